@@ -1,0 +1,228 @@
+// Package config is Vigil's configuration model: the regions, health checks, zones and record
+// sets that one document holds, their defaults, their file format (YAML, or JSON, which is YAML
+// too) and their validation.
+//
+// The same model travels through the control plane, the checkers and the DNS locations. It is
+// plain data: nothing in this package performs I/O beyond reading the bytes it is given.
+package config
+
+// Protocol names how a check probes its target, or that it is calculated from other checks.
+type Protocol string
+
+// The protocols a check may use.
+const (
+	ProtocolHTTP       Protocol = "http"
+	ProtocolHTTPS      Protocol = "https"
+	ProtocolTCP        Protocol = "tcp"
+	ProtocolCalculated Protocol = "calculated"
+)
+
+// Policy is a record set's routing policy: how a DNS location chooses among its records.
+type Policy string
+
+// The routing policies of a record set.
+const (
+	PolicySimple     Policy = "simple"
+	PolicyFailover   Policy = "failover"
+	PolicyWeighted   Policy = "weighted"
+	PolicyMultivalue Policy = "multivalue"
+)
+
+// Role is a record's role in a failover record set.
+type Role string
+
+// The failover roles.
+const (
+	RolePrimary   Role = "primary"
+	RoleSecondary Role = "secondary"
+)
+
+// RecordType is the DNS type of a record set.
+type RecordType string
+
+// The record types a zone may hold.
+const (
+	TypeA     RecordType = "A"
+	TypeAAAA  RecordType = "AAAA"
+	TypeCNAME RecordType = "CNAME"
+	TypeTXT   RecordType = "TXT"
+	TypeMX    RecordType = "MX"
+	TypeNS    RecordType = "NS"
+)
+
+// Document is one whole configuration: everything the control plane stores and every
+// data-plane node runs from.
+type Document struct {
+	// Regions names the places that checks and nodes refer to, e.g. "us-east".
+	Regions []string `yaml:"regions" json:"regions"`
+	// Quorum holds the location-wide settings of verdicts: freshness and hold time.
+	Quorum QuorumSettings `yaml:"quorum" json:"quorum"`
+	// NameServers configures the fleet of virtual name servers that zones are sharded over.
+	NameServers NameServerSettings `yaml:"name_servers" json:"name_servers"`
+	// Checks are the health checks, probed or calculated.
+	Checks []Check `yaml:"checks" json:"checks"`
+	// Zones are the DNS zones that locations serve authoritatively.
+	Zones []Zone `yaml:"zones" json:"zones"`
+}
+
+// QuorumSettings are the rules every location applies to the reports it holds.
+type QuorumSettings struct {
+	// FreshnessWindow is how long a checker's reports count after this location last heard
+	// that checker make progress. Older reports count neither for nor against. Default 15s.
+	FreshnessWindow Duration `yaml:"freshness_window" json:"freshness_window"`
+	// Hold is how long a location keeps its previous verdict when too few reports are fresh,
+	// before the verdict becomes unknown (fail static, then fail open). Default 60s.
+	Hold Duration `yaml:"hold" json:"hold"`
+}
+
+// NameServerSettings describe the virtual name servers of Route 53 style shuffle sharding:
+// Fleet servers named ns-<n>.<Domain>, ShardSize of them per zone, and no two zones sharing
+// more than MaxOverlap of them when Mode is "stateful".
+type NameServerSettings struct {
+	// Domain is the domain the virtual name servers are named under. Default "ns.vigil.test.".
+	Domain string `yaml:"domain" json:"domain"`
+	// Fleet is the number of virtual name servers. Default 2048.
+	Fleet int `yaml:"fleet" json:"fleet"`
+	// ShardSize is the number of name servers each zone gets. Default 4.
+	ShardSize int `yaml:"shard_size" json:"shard_size"`
+	// MaxOverlap is the most name servers two zones may share in stateful mode. Default 2.
+	MaxOverlap int `yaml:"max_overlap" json:"max_overlap"`
+	// Mode is "stateless" (derived from the zone name, no guarantee) or "stateful" (allocated
+	// by the control plane with the overlap guarantee). Default "stateless".
+	Mode string `yaml:"mode" json:"mode"`
+}
+
+// Target is what a check probes: a host (an IP address or a host name resolved at each probe)
+// and a port.
+type Target struct {
+	// Host is an IP address or a host name.
+	Host string `yaml:"host" json:"host"`
+	// Port is the TCP port; defaults to 80 for http and 443 for https, required for tcp.
+	Port int `yaml:"port" json:"port"`
+}
+
+// Check is the configuration of one health check.
+type Check struct {
+	// ID names the check; records and calculated checks refer to it by this name.
+	ID string `yaml:"id" json:"id"`
+	// Protocol is http, https, tcp or calculated.
+	Protocol Protocol `yaml:"protocol" json:"protocol"`
+	// Target is the address probed (not used by calculated checks).
+	Target Target `yaml:"target" json:"target"`
+	// IPVersion chooses the address family a host name resolves to: 4 (default) or 6.
+	IPVersion int `yaml:"ip_version" json:"ip_version"`
+
+	// Path is the HTTP request path. Default "/".
+	Path string `yaml:"path" json:"path"`
+	// Method is the HTTP method. Default GET.
+	Method string `yaml:"method" json:"method"`
+	// HostHeader overrides the HTTP Host header; default the target host.
+	HostHeader string `yaml:"host_header" json:"host_header"`
+	// SNI overrides the TLS server name; default the host header or target host.
+	SNI string `yaml:"sni" json:"sni"`
+	// Headers are extra HTTP request headers.
+	Headers map[string]string `yaml:"headers" json:"headers"`
+	// ExpectStatus lists the HTTP status ranges counted as healthy. Default 200-399.
+	ExpectStatus []StatusRange `yaml:"expect_status" json:"expect_status"`
+	// BodyMatch, when set, must appear within the first BodyMatchLimit bytes of the body.
+	BodyMatch string `yaml:"body_match" json:"body_match"`
+	// TLSVerify verifies the server's certificate chain and name. Default true.
+	TLSVerify bool `yaml:"tls_verify" json:"tls_verify"`
+	// FollowRedirects follows HTTP redirects (each hop checked like the first). Default false.
+	FollowRedirects bool `yaml:"follow_redirects" json:"follow_redirects"`
+
+	// Interval is the time between probes by one checker: 1s to 300s, default 10s.
+	Interval Duration `yaml:"interval" json:"interval"`
+	// Timeout bounds one probe; it must be shorter than Interval. Default 4s.
+	Timeout Duration `yaml:"timeout" json:"timeout"`
+	// FailureThreshold is the number of consecutive failures that turn a checker's report
+	// unhealthy: 1 to 10, default 3.
+	FailureThreshold int `yaml:"failure_threshold" json:"failure_threshold"`
+	// SuccessThreshold is the number of consecutive successes that turn it healthy again:
+	// 1 to 10, default 3.
+	SuccessThreshold int `yaml:"success_threshold" json:"success_threshold"`
+
+	// Regions are the regions whose checkers probe this check. Default: every region.
+	Regions []string `yaml:"regions" json:"regions"`
+	// AllowFewerRegions permits fewer than MinCheckRegions regions.
+	AllowFewerRegions bool `yaml:"allow_fewer_regions" json:"allow_fewer_regions"`
+	// CheckersPerRegion is the shard size k: how many checkers of each region probe the
+	// check. Default 2.
+	CheckersPerRegion int `yaml:"checkers_per_region" json:"checkers_per_region"`
+	// HealthyThreshold is the fraction of fresh reports that must be healthy, strictly
+	// exceeded, for a healthy verdict. Default 0.18 (Route 53: more than 18%).
+	HealthyThreshold float64 `yaml:"healthy_threshold" json:"healthy_threshold"`
+	// MinReporters is how many fresh reports a verdict needs. Default 1.
+	MinReporters int `yaml:"min_reporters" json:"min_reporters"`
+	// Inverted flips the verdict: healthy becomes unhealthy and back.
+	Inverted bool `yaml:"inverted" json:"inverted"`
+	// Disabled makes the check always healthy, whatever its probes say.
+	Disabled bool `yaml:"disabled" json:"disabled"`
+
+	// Children are the checks a calculated check combines.
+	Children []string `yaml:"children" json:"children"`
+	// MinHealthy is how many children must be healthy for a calculated check to be healthy.
+	// Default len(Children) (AND); 1 is OR.
+	MinHealthy int `yaml:"min_healthy" json:"min_healthy"`
+}
+
+// Zone is a DNS zone that locations answer for authoritatively.
+type Zone struct {
+	// Name is the apex, e.g. "demo.vigil.test." (normalised to lower case with the final dot).
+	Name string `yaml:"name" json:"name"`
+	// TTL is the default TTL of the zone's record sets, in seconds. Default 60.
+	TTL uint32 `yaml:"ttl" json:"ttl"`
+	// SOA holds the fields of the zone's SOA record.
+	SOA SOA `yaml:"soa" json:"soa"`
+	// NameServers, when set, are the zone's NS records; otherwise they come from its
+	// name-server shard.
+	NameServers []string `yaml:"name_servers" json:"name_servers"`
+	// RecordSets are the zone's record sets, at most one per (name, type).
+	RecordSets []RecordSet `yaml:"record_sets" json:"record_sets"`
+}
+
+// SOA holds the fields of a zone's SOA record. Times are in seconds, as in the record.
+type SOA struct {
+	// MName is the primary name server. Default: the zone's first name server.
+	MName string `yaml:"mname" json:"mname"`
+	// RName is the mailbox of the person responsible, as a domain name. Default
+	// "hostmaster.<zone>".
+	RName string `yaml:"rname" json:"rname"`
+	// Serial is the zone serial. Default 1; the control plane sets it from its index.
+	Serial uint32 `yaml:"serial" json:"serial"`
+	// Refresh, Retry and Expire are for secondaries. Defaults 7200, 900, 1209600.
+	Refresh uint32 `yaml:"refresh" json:"refresh"`
+	Retry   uint32 `yaml:"retry" json:"retry"`
+	Expire  uint32 `yaml:"expire" json:"expire"`
+	// Minimum is the negative-caching TTL (RFC 2308). Default 300.
+	Minimum uint32 `yaml:"minimum" json:"minimum"`
+	// TTL is the TTL of the SOA record itself. Default 900.
+	TTL uint32 `yaml:"ttl" json:"ttl"`
+}
+
+// RecordSet is all the records of one name and type, and the policy that chooses among them.
+type RecordSet struct {
+	// Name is the owner name: relative to the zone ("www"), "@" for the apex, or absolute
+	// with a final dot. Normalised to the absolute lower-case name.
+	Name string `yaml:"name" json:"name"`
+	// Type is the record type.
+	Type RecordType `yaml:"type" json:"type"`
+	// TTL in seconds; default the zone's TTL.
+	TTL uint32 `yaml:"ttl" json:"ttl"`
+	// Policy is the routing policy. Default simple.
+	Policy Policy `yaml:"policy" json:"policy"`
+	// Records are the candidate values.
+	Records []Record `yaml:"records" json:"records"`
+}
+
+// Record is one value of a record set, with what the routing policy needs to know about it.
+type Record struct {
+	// Value is the record data in presentation form: "192.0.2.1", "10 mail.example.com.".
+	Value string `yaml:"value" json:"value"`
+	// HealthCheck names the check that decides this record's health; empty means healthy.
+	HealthCheck string `yaml:"health_check" json:"health_check,omitempty"`
+	// Weight is the record's weight in a weighted record set, 0 to 255.
+	Weight *int `yaml:"weight" json:"weight,omitempty"`
+	// Role is the record's role in a failover record set.
+	Role Role `yaml:"role" json:"role,omitempty"`
+}
