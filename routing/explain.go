@@ -23,17 +23,17 @@ const (
 	HealthIgnored
 )
 
-var healthNames = [...]string{
-	HealthNoCheck:   "no-check",
-	HealthHealthy:   "healthy",
-	HealthUnhealthy: "unhealthy",
-	HealthIgnored:   "ignored",
-}
-
 // String returns the state's name, e.g. "unhealthy".
 func (h HealthState) String() string {
-	if int(h) < len(healthNames) {
-		return healthNames[h]
+	switch h {
+	case HealthNoCheck:
+		return "no-check"
+	case HealthHealthy:
+		return "healthy"
+	case HealthUnhealthy:
+		return "unhealthy"
+	case HealthIgnored:
+		return "ignored"
 	}
 	return fmt.Sprintf("health(%d)", uint8(h))
 }

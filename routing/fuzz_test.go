@@ -8,11 +8,13 @@ import (
 	"github.com/vigil-dns/vigil/config"
 )
 
-// fuzzPolicies are the policies a fuzz input picks from: the known ones, the empty default
+// fuzzPolicies returns the policies a fuzz input picks from: the known ones, the empty default
 // and two that must be refused.
-var fuzzPolicies = []config.Policy{
-	config.PolicySimple, "", config.PolicyWeighted, config.PolicyMultivalue, config.PolicyFailover,
-	"geolocation", "Weighted",
+func fuzzPolicies() []config.Policy {
+	return []config.Policy{
+		config.PolicySimple, "", config.PolicyWeighted, config.PolicyMultivalue, config.PolicyFailover,
+		"geolocation", "Weighted",
+	}
 }
 
 // fuzzSet builds a record set from fuzz bytes: three bytes a record, at most 64 records.
@@ -21,7 +23,7 @@ var fuzzPolicies = []config.Policy{
 // byte 2 chooses one of eight checks, so records may share a check.
 func fuzzSet(policy uint8, spec []byte) *config.RecordSet {
 	rs := &config.RecordSet{Name: "fuzz.vigil.test.", Type: config.TypeA,
-		Policy: fuzzPolicies[int(policy)%len(fuzzPolicies)]}
+		Policy: fuzzPolicies()[int(policy)%len(fuzzPolicies())]}
 	for i := 0; i+3 <= len(spec) && len(rs.Records) < 64; i += 3 {
 		w, flags, check := int(spec[i]), spec[i+1], spec[i+2]
 		r := config.Record{Value: fmt.Sprintf("10.0.%d.%d", i/256, i%256)}
@@ -72,7 +74,7 @@ func FuzzSelect(f *testing.F) {
 
 // checkSelection checks every property a selection must have, for any input.
 func checkSelection(rs *config.RecordSet, health Health, rnd uint64) error {
-	known := slices.Contains(fuzzPolicies[:5], rs.Policy)
+	known := slices.Contains(fuzzPolicies()[:5], rs.Policy)
 	idx, rule, err := Select(rs, health, rnd, nil)
 	res, xerr := Explain(rs, health, rnd)
 	if !known {

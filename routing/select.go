@@ -43,21 +43,25 @@ const (
 	RuleLastResort
 )
 
-var ruleNames = [...]string{
-	RuleNoRecords:  "no-records",
-	RuleAll:        "all",
-	RuleHealthy:    "healthy",
-	RuleWeighted:   "weighted",
-	RuleZeroWeight: "zero-weight",
-	RulePrimary:    "primary",
-	RuleSecondary:  "secondary",
-	RuleLastResort: "last-resort",
-}
-
 // String returns the rule's name, e.g. "last-resort".
 func (r Rule) String() string {
-	if int(r) < len(ruleNames) {
-		return ruleNames[r]
+	switch r {
+	case RuleNoRecords:
+		return "no-records"
+	case RuleAll:
+		return "all"
+	case RuleHealthy:
+		return "healthy"
+	case RuleWeighted:
+		return "weighted"
+	case RuleZeroWeight:
+		return "zero-weight"
+	case RulePrimary:
+		return "primary"
+	case RuleSecondary:
+		return "secondary"
+	case RuleLastResort:
+		return "last-resort"
 	}
 	return fmt.Sprintf("rule(%d)", uint8(r))
 }
