@@ -121,6 +121,9 @@ func Explain(rs *config.RecordSet, health Health, rnd uint64) (Result, error) {
 	if rs == nil {
 		return Result{Policy: config.PolicySimple, Rule: RuleNoRecords, Answer: []int{}, Candidates: []Candidate{}}, nil
 	}
+	if err := checkPolicy(rs.Policy); err != nil {
+		return Result{}, err
+	}
 	policy := rs.Policy
 	if policy == "" {
 		policy = config.PolicySimple

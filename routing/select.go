@@ -103,14 +103,21 @@ func weight(r *config.Record) uint64 {
 	return uint64(*r.Weight)
 }
 
+// checkPolicy returns an error for a policy this package does not know; empty is simple.
+func checkPolicy(policy config.Policy) error {
+	switch policy {
+	case config.PolicySimple, "", config.PolicyWeighted, config.PolicyMultivalue, config.PolicyFailover:
+		return nil
+	}
+	return fmt.Errorf("routing: unknown policy %q", policy)
+}
+
 // choose applies policy to recs; healthy(i) is the health of recs[i], asked at most once per
 // record and only when the policy needs it.
 func choose(policy config.Policy, recs []config.Record, healthy func(int) bool, rnd uint64, buf []int) ([]int, Rule, error) {
 	buf = buf[:0]
-	switch policy {
-	case config.PolicySimple, "", config.PolicyWeighted, config.PolicyMultivalue, config.PolicyFailover:
-	default:
-		return buf, RuleNoRecords, fmt.Errorf("routing: unknown policy %q", policy)
+	if err := checkPolicy(policy); err != nil {
+		return buf, RuleNoRecords, err
 	}
 	if len(recs) == 0 {
 		return buf, RuleNoRecords, nil
