@@ -1,7 +1,7 @@
 package quorum
 
 import (
-	"fmt"
+	"slices"
 	"time"
 
 	"github.com/vigil-dns/vigil/config"
@@ -122,11 +122,8 @@ func Explain(p Policy, reports []Report, expected []string, prev Verdict, now ti
 	e := v.Summary()
 	e.FreshnessWindow = config.Duration(p.FreshnessWindow)
 	e.Inverted, e.Disabled = p.Inverted, p.Disabled
-	want := make(map[string]bool, len(expected))
-	for _, id := range expected {
-		want[id] = true
-	}
 	e.Votes = make([]Vote, len(reports))
+	window := p.FreshnessWindow.String()
 	for i := range reports {
 		r := &reports[i]
 		status := classify(&p, r, now)
@@ -135,7 +132,7 @@ func Explain(p Policy, reports []Report, expected []string, prev Verdict, now ti
 			Region:       r.Region,
 			Status:       status,
 			Counted:      status.Counted(),
-			Expected:     want[r.Checker],
+			Expected:     slices.Contains(expected, r.Checker),
 			Reason:       r.Reason,
 			Latency:      config.Duration(r.Latency),
 			Sequence:     r.Sequence,
@@ -143,15 +140,15 @@ func Explain(p Policy, reports []Report, expected []string, prev Verdict, now ti
 		}
 		switch status {
 		case VoteHealthy, VoteUnhealthy:
-			vote.Why = fmt.Sprintf("counted %s: heard %s ago, within the %s freshness window",
-				status, now.Sub(r.LastProgress), p.FreshnessWindow)
+			vote.Why = "counted " + status.String() + ": heard " + now.Sub(r.LastProgress).String() +
+				" ago, within the " + window + " freshness window"
 		case VoteStale:
 			if r.LastProgress.IsZero() {
 				vote.Why = "not counted: never heard making progress"
 			} else {
 				vote.StaleSince = r.LastProgress.Add(p.FreshnessWindow)
-				vote.Why = fmt.Sprintf("not counted: stale, last heard %s ago, longer than the %s freshness window",
-					now.Sub(r.LastProgress), p.FreshnessWindow)
+				vote.Why = "not counted: stale, last heard " + now.Sub(r.LastProgress).String() +
+					" ago, longer than the " + window + " freshness window"
 			}
 		case VoteWithdrawn:
 			vote.Why = "not counted: withdrawn by its checker"
