@@ -24,8 +24,9 @@ type Explanation struct {
 	At time.Time `json:"evaluated_at"`
 	// Since is when the state last changed.
 	Since time.Time `json:"since"`
-	// HeldSince is when the fresh reports ran short; absent while there are enough.
-	HeldSince time.Time `json:"short_since,omitzero"`
+	// HeldSince is when the fresh reports ran short, the start of the hold: present while
+	// there are too few fresh reports, held or (once the hold is over) unknown.
+	HeldSince time.Time `json:"held_since,omitzero"`
 	// Counts are what the verdict counted.
 	Counts Counts `json:"counts"`
 	// HealthyThreshold is the fraction of healthy fresh reports that had to be exceeded.

@@ -3,6 +3,7 @@ package quorum
 import (
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -43,8 +44,8 @@ func TestExplanationJSON(t *testing.T) {
 			t.Errorf("%s: got %#v, want %#v", key, got[key], want)
 		}
 	}
-	if _, ok := got["short_since"]; ok {
-		t.Error("short_since present while reports are enough")
+	if _, ok := got["held_since"]; ok {
+		t.Error("held_since present while reports are enough")
 	}
 	votes, _ := got["votes"].([]any)
 	if len(votes) != 3 {
@@ -91,5 +92,31 @@ func TestExplainAgreesWithEvaluate(t *testing.T) {
 			t.Errorf("at %v: %d votes counted, verdict counted %d", now, counted, v.Counts.Fresh)
 		}
 		prev = v
+	}
+}
+
+// TestHeldAndCombinedJSON checks the fields a held verdict and a calculated one add.
+func TestHeldAndCombinedJSON(t *testing.T) {
+	p := defaultPolicy()
+	prev := Evaluate(p, fleet(3, 3), nil, Verdict{}, t0)
+	held := Explain(p, fleet(3, 3), nil, prev, t0.Add(20*time.Second))
+	b, err := json.Marshal(held)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got["held"] != true || got["held_since"] != "2026-11-30T12:00:20Z" || got["state"] != "healthy" || got["rule"] != "held" {
+		t.Errorf("held explanation: %s", b)
+	}
+	e := ExplainCombined(2, []string{"web", "db"}, []Verdict{{State: StateUnknown}, {State: StateUnhealthy}}, false, false, Verdict{}, t0)
+	if b, err = json.Marshal(e); err != nil {
+		t.Fatal(err)
+	}
+	want := `"children":[{"check":"web","state":"unknown","counted_healthy":true},{"check":"db","state":"unhealthy","counted_healthy":false}]`
+	if !strings.Contains(string(b), want) || !strings.Contains(string(b), `"min_healthy":2`) || strings.Contains(string(b), "min_reporters") {
+		t.Errorf("combined explanation: %s", b)
 	}
 }
