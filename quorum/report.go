@@ -1,0 +1,79 @@
+package quorum
+
+import "time"
+
+// Report is one checker's latest status for one check, as this location holds it: the row that
+// gossip carries, plus when this location last heard that checker make progress. A location
+// holds at most one report per checker and check; Evaluate counts the reports it is given.
+type Report struct {
+	// Checker identifies the checker node that owns the report.
+	Checker string
+	// Region is the checker's region.
+	Region string
+	// Healthy is the checker's status after its rise/fall thresholds.
+	Healthy bool
+	// Withdrawn says the checker no longer stands behind the report: it left the check's shard,
+	// or withdrew itself because it cannot reach anything. A withdrawn report never counts.
+	Withdrawn bool
+	// Reason says why the checker holds its status, e.g. "HTTP 503" or "left the shard".
+	Reason string
+	// Latency is the duration of the checker's last probe.
+	Latency time.Duration
+	// Sequence is the checker's sequence number for this row; it grows with every change.
+	Sequence uint64
+	// LastProgress is when this location last heard the checker make progress (a new sequence
+	// or a heartbeat), by this location's own clock. The zero time means never.
+	LastProgress time.Time
+}
+
+// VoteStatus is what one report contributes to a verdict.
+type VoteStatus uint8
+
+// The contributions of a report.
+const (
+	// VoteHealthy: a fresh report that says healthy; it counts.
+	VoteHealthy VoteStatus = iota
+	// VoteUnhealthy: a fresh report that says unhealthy; it counts.
+	VoteUnhealthy
+	// VoteStale: the location has not heard the checker within the freshness window; the
+	// report counts neither way.
+	VoteStale
+	// VoteWithdrawn: the checker withdrew the report; it does not count.
+	VoteWithdrawn
+)
+
+var voteNames = [...]string{
+	VoteHealthy:   "healthy",
+	VoteUnhealthy: "unhealthy",
+	VoteStale:     "stale",
+	VoteWithdrawn: "withdrawn",
+}
+
+// String returns "healthy", "unhealthy", "stale" or "withdrawn".
+func (v VoteStatus) String() string {
+	if int(v) < len(voteNames) {
+		return voteNames[v]
+	}
+	return "invalid"
+}
+
+// MarshalText writes the status's name, so JSON shows it as a string.
+func (v VoteStatus) MarshalText() ([]byte, error) { return []byte(v.String()), nil }
+
+// Counted reports whether a report with this status counts toward the verdict.
+func (v VoteStatus) Counted() bool { return v == VoteHealthy || v == VoteUnhealthy }
+
+// classify decides what r contributes at now under p. Withdrawn wins over stale: a checker that
+// said it no longer stands behind a report is not waiting to be heard again.
+func classify(p *Policy, r *Report, now time.Time) VoteStatus {
+	switch {
+	case r.Withdrawn:
+		return VoteWithdrawn
+	case r.LastProgress.IsZero() || now.Sub(r.LastProgress) > p.FreshnessWindow:
+		return VoteStale
+	case r.Healthy:
+		return VoteHealthy
+	default:
+		return VoteUnhealthy
+	}
+}
