@@ -34,17 +34,17 @@ type Allocator struct {
 	ns      *NameServers
 	subset  int                 // m+1 servers per packed subset; 0 when every shard fits
 	width   uint                // bits per server in a packed subset
-	used    map[uint64]struct{} // packed subsets held by some zone
-	zones   map[string]int32    // canonical zone name -> slot
-	names   []string            // slot -> zone name, "" when free
-	servers []uint16            // slot -> its shard, ShardSize entries per slot
-	free    []int32             // released slots
-	keys    []uint64            // scratch: the subsets of one candidate
+	used    wordSet   // packed subsets held by some zone
+	zones   zoneIndex // canonical zone name -> slot
+	names   []string  // slot -> zone name, "" when free
+	servers []uint16  // slot -> its shard, ShardSize entries per slot
+	free    []int32   // released slots
+	keys    []uint64  // scratch: the subsets of one candidate
 }
 
 // NewAllocator returns an empty stateful allocator for the fleet, whatever the fleet's mode.
 func (n *NameServers) NewAllocator() (*Allocator, error) {
-	a := &Allocator{ns: n, width: uint(n.subsetBits()), used: map[uint64]struct{}{}, zones: map[string]int32{}}
+	a := &Allocator{ns: n, width: uint(n.subsetBits())}
 	if n.maxOverlap < n.shardSize {
 		a.subset = n.maxOverlap + 1
 		if a.subset*int(a.width) > 64 {
@@ -56,15 +56,16 @@ func (n *NameServers) NewAllocator() (*Allocator, error) {
 }
 
 // Len returns the number of zones allocated.
-func (a *Allocator) Len() int { return len(a.zones) }
+func (a *Allocator) Len() int { return a.zones.n }
 
-// Subsets returns the number of packed server subsets held: the allocator's main memory, 8
-// bytes each plus the map's overhead.
-func (a *Allocator) Subsets() int { return len(a.used) }
+// Subsets returns the number of packed server subsets held: the allocator's main memory, 11
+// to 21 bytes each.
+func (a *Allocator) Subsets() int { return a.used.n }
 
 // Servers returns the zone's name servers, sorted, and whether it has any.
 func (a *Allocator) Servers(zone string) ([]int, bool) {
-	slot, ok := a.zones[CanonicalName(zone)]
+	name := CanonicalName(zone)
+	slot, ok := a.zones.get(name, HashKey(name), a.names)
 	if !ok {
 		return nil, false
 	}
@@ -91,19 +92,19 @@ func (a *Allocator) Allocate(zone string) ([]int, error) {
 	if name == "." {
 		return nil, errors.New("shard: allocate: empty zone name")
 	}
-	if slot, ok := a.zones[name]; ok {
+	h := HashKey(name)
+	if slot, ok := a.zones.get(name, h, a.names); ok {
 		return a.shardOf(slot), nil
 	}
-	h := HashKey(name)
 	for attempt := range maxAttempts {
 		c := a.ns.candidate(h, attempt)
 		if a.fits(c) {
-			a.commit(name, c)
+			a.commit(name, h, c)
 			return c, nil
 		}
 	}
 	if c := a.search(); c != nil {
-		a.commit(name, c)
+		a.commit(name, h, c)
 		return c, nil
 	}
 	return nil, fmt.Errorf("shard: allocate %s: %w", name, ErrFleetFull)
@@ -130,7 +131,8 @@ func (a *Allocator) Restore(zone string, servers []int) error {
 			return fmt.Errorf("shard: restore %s: name server %d repeated", name, s)
 		}
 	}
-	if slot, ok := a.zones[name]; ok {
+	h := HashKey(name)
+	if slot, ok := a.zones.get(name, h, a.names); ok {
 		if slices.Equal(a.shardOf(slot), c) {
 			return nil
 		}
@@ -140,7 +142,7 @@ func (a *Allocator) Restore(zone string, servers []int) error {
 		return fmt.Errorf("shard: restore %s: %v shares more than %d name servers with zone %s",
 			name, c, a.ns.maxOverlap, a.conflict(c))
 	}
-	a.commit(name, c)
+	a.commit(name, h, c)
 	return nil
 }
 
@@ -148,14 +150,15 @@ func (a *Allocator) Restore(zone string, servers []int) error {
 // had one.
 func (a *Allocator) Release(zone string) bool {
 	name := CanonicalName(zone)
-	slot, ok := a.zones[name]
+	h := HashKey(name)
+	slot, ok := a.zones.get(name, h, a.names)
 	if !ok {
 		return false
 	}
 	for _, k := range a.subsets(a.shardOf(slot)) {
-		delete(a.used, k)
+		a.used.remove(k)
 	}
-	delete(a.zones, name)
+	a.zones.del(name, h, a.names)
 	a.names[slot] = ""
 	a.free = append(a.free, slot)
 	return true
@@ -164,17 +167,17 @@ func (a *Allocator) Release(zone string) bool {
 // fits reports whether shard c (sorted) shares at most the limit with every zone held.
 func (a *Allocator) fits(c []int) bool {
 	for _, k := range a.subsets(c) {
-		if _, taken := a.used[k]; taken {
+		if a.used.has(k) {
 			return false
 		}
 	}
 	return true
 }
 
-// commit records shard c (sorted) for a zone that has none.
-func (a *Allocator) commit(name string, c []int) {
+// commit records shard c (sorted) for a zone (hash h) that has none.
+func (a *Allocator) commit(name string, h uint64, c []int) {
 	for _, k := range a.subsets(c) {
-		a.used[k] = struct{}{}
+		a.used.add(k)
 	}
 	var slot int32
 	if n := len(a.free); n > 0 {
@@ -191,7 +194,7 @@ func (a *Allocator) commit(name string, c []int) {
 			a.servers = append(a.servers, uint16(s))
 		}
 	}
-	a.zones[name] = slot
+	a.zones.put(name, h, slot, a.names)
 }
 
 // shardOf returns a copy of the servers of a slot.

@@ -127,7 +127,26 @@ func (n *NameServers) candidate(h uint64, attempt int) []int {
 // CanonicalName returns a domain name in lower case with one final dot, so that
 // "Example.COM" and "example.com." shard alike.
 func CanonicalName(name string) string {
+	if isCanonical(name) {
+		return name
+	}
 	return strings.ToLower(strings.TrimSuffix(strings.TrimSpace(name), ".")) + "."
+}
+
+// isCanonical reports whether name is already lower case ASCII with one final dot and no
+// surrounding space, so that CanonicalName need not copy it.
+func isCanonical(name string) bool {
+	n := len(name)
+	if n < 2 || name[n-1] != '.' || name[n-2] == '.' {
+		return false
+	}
+	for i := range n {
+		c := name[i]
+		if c <= ' ' || c >= 0x80 || ('A' <= c && c <= 'Z') {
+			return false
+		}
+	}
+	return true
 }
 
 // subsetBits returns how many bits one server number takes in a packed subset.

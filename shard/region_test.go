@@ -153,3 +153,24 @@ func diff(a, b []string) int {
 	}
 	return n
 }
+
+// The comparison ring of the benchmarks works: shards of distinct members, all used.
+func TestKetamaComparison(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	r := newKetama(ids(rng, "c", 50), 160)
+	if len(r.points) != 50*160 {
+		t.Fatalf("%d points, want %d", len(r.points), 50*160)
+	}
+	counts := r.loads(hashes("check", 20000), 3)
+	for m, c := range counts {
+		if c == 0 {
+			t.Errorf("member %d holds nothing", m)
+		}
+	}
+	for _, key := range hashes("x", 100) {
+		s := r.appendShard(nil, key, 3)
+		if len(s) != 3 || s[0] == s[1] || s[1] == s[2] || s[0] == s[2] {
+			t.Fatalf("ring shard %v, want 3 distinct members", s)
+		}
+	}
+}
