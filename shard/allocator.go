@@ -32,8 +32,8 @@ const (
 // concurrent use; the control plane applies its log in order.
 type Allocator struct {
 	ns      *NameServers
-	subset  int                 // m+1 servers per packed subset; 0 when every shard fits
-	width   uint                // bits per server in a packed subset
+	subset  int       // m+1 servers per packed subset; 0 when every shard fits
+	width   uint      // bits per server in a packed subset
 	used    wordSet   // packed subsets held by some zone
 	zones   zoneIndex // canonical zone name -> slot
 	names   []string  // slot -> zone name, "" when free
