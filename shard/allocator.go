@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"iter"
 	"slices"
+	"strings"
 )
 
 // ErrFleetFull is returned by Allocate when no shard of the fleet fits the overlap limit
@@ -89,8 +90,8 @@ func (a *Allocator) All() iter.Seq2[string, []int] {
 // ErrFleetFull when none is found.
 func (a *Allocator) Allocate(zone string) ([]int, error) {
 	name := CanonicalName(zone)
-	if name == "." {
-		return nil, errors.New("shard: allocate: empty zone name")
+	if err := checkZoneName(name); err != nil {
+		return nil, fmt.Errorf("shard: allocate: %w", err)
 	}
 	h := HashKey(name)
 	if slot, ok := a.zones.get(name, h, a.names); ok {
@@ -115,8 +116,8 @@ func (a *Allocator) Allocate(zone string) ([]int, error) {
 // servers again is a no-op.
 func (a *Allocator) Restore(zone string, servers []int) error {
 	name := CanonicalName(zone)
-	if name == "." {
-		return errors.New("shard: restore: empty zone name")
+	if err := checkZoneName(name); err != nil {
+		return fmt.Errorf("shard: restore: %w", err)
 	}
 	c := slices.Clone(servers)
 	slices.Sort(c)
@@ -162,6 +163,18 @@ func (a *Allocator) Release(zone string) bool {
 	a.names[slot] = ""
 	a.free = append(a.free, slot)
 	return true
+}
+
+// checkZoneName rejects a canonical name that is not a zone: the root, or one with an empty
+// label.
+func checkZoneName(name string) error {
+	if name == "." {
+		return errors.New("empty zone name")
+	}
+	if strings.Contains(name, "..") || strings.HasPrefix(name, ".") {
+		return fmt.Errorf("zone name %q has an empty label", name)
+	}
+	return nil
 }
 
 // fits reports whether shard c (sorted) shares at most the limit with every zone held.

@@ -286,7 +286,9 @@ func TestAllocatorRestoreErrors(t *testing.T) {
 	if err := a.Restore("b.example.", []int{1, 2, 3, 10}); err != nil {
 		t.Errorf("after release, its servers are free again: %v", err)
 	}
-	if _, err := a.Allocate(" "); err == nil {
-		t.Error("allocated an empty zone name")
+	for _, bad := range []string{" ", ".", "a..b.", ".a."} {
+		if _, err := a.Allocate(bad); err == nil || !strings.HasPrefix(err.Error(), "shard: allocate: ") {
+			t.Errorf("Allocate(%q) = %v, want an error", bad, err)
+		}
 	}
 }
