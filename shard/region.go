@@ -92,11 +92,12 @@ func (r *Region) AppendShard(dst []int32, key uint64, k int) []int32 {
 		scores, idx = make([]uint64, 0, k), make([]int32, 0, k)
 	}
 	// Keep the best k seen so far in descending order of weight; a new member enters only
-	// when it beats the current k-th, which after the first few is rare.
+	// when it beats the current k-th (the threshold), which after the first few is rare.
+	var threshold uint64
 	for i, h := range r.hashes {
 		s := score(h, key)
 		if len(scores) == k {
-			if s <= scores[k-1] {
+			if s <= threshold {
 				continue
 			}
 			scores, idx = scores[:k-1], idx[:k-1]
@@ -108,6 +109,7 @@ func (r *Region) AppendShard(dst []int32, key uint64, k int) []int32 {
 			j--
 		}
 		scores[j], idx[j] = s, int32(i)
+		threshold = scores[len(scores)-1]
 	}
 	return append(dst, idx...)
 }
