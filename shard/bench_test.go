@@ -148,9 +148,9 @@ func BenchmarkMovement(b *testing.B) {
 		extra, took, held = 0, 0, 0
 		var x, y, z []int32
 		for _, key := range keys {
-			x = names32(before, before.AppendShard(x[:0], key, k))
-			y = names32(left, left.AppendShard(y[:0], key, k))
-			z = names32(joined, joined.AppendShard(z[:0], key, k))
+			x = before.AppendShard(x[:0], key, k)
+			y = left.AppendShard(y[:0], key, k)
+			z = joined.AppendShard(z[:0], key, k)
 			holds := slices.Contains(x, int32(before.Index(leaver)))
 			if holds {
 				held++
@@ -167,10 +167,6 @@ func BenchmarkMovement(b *testing.B) {
 	b.ReportMetric(float64(extra), "moved_not_held")
 	b.ReportMetric(float64(took)/float64(len(keys)*k)*101, "join_moved/ideal")
 }
-
-// names32 returns idx unchanged: it documents that shards are compared by position and
-// translated with sameMembers.
-func names32(_ *Region, idx []int32) []int32 { return idx }
 
 // sameMembers reports whether shard x of region a and shard y of region b name the same
 // checkers in the same order.
