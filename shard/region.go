@@ -91,17 +91,10 @@ func (r *Region) AppendShard(dst []int32, key uint64, k int) []int32 {
 	if k > maxStackK {
 		scores, idx = make([]uint64, 0, k), make([]int32, 0, k)
 	}
-	// Keep the best k seen so far in descending order of weight; a new member enters only
-	// when it beats the current k-th (the threshold), which after the first few is rare.
-	var threshold uint64
-	for i, h := range r.hashes {
-		s := score(h, key)
-		if len(scores) == k {
-			if s <= threshold {
-				continue
-			}
-			scores, idx = scores[:k-1], idx[:k-1]
-		}
+	// Keep the best k seen so far in descending order of weight. After the first k, a member
+	// enters only when it beats the current k-th (the threshold), which is rare, so the main
+	// loop is one mix and one comparison per member.
+	insert := func(s uint64, i int) {
 		j := len(scores)
 		scores, idx = append(scores, 0), append(idx, 0)
 		for j > 0 && scores[j-1] < s {
@@ -109,7 +102,17 @@ func (r *Region) AppendShard(dst []int32, key uint64, k int) []int32 {
 			j--
 		}
 		scores[j], idx[j] = s, int32(i)
-		threshold = scores[len(scores)-1]
+	}
+	for i, h := range r.hashes[:k] {
+		insert(score(h, key), i)
+	}
+	threshold := scores[k-1]
+	for i, h := range r.hashes[k:] {
+		if s := score(h, key); s > threshold {
+			scores, idx = scores[:k-1], idx[:k-1]
+			insert(s, k+i)
+			threshold = scores[k-1]
+		}
 	}
 	return append(dst, idx...)
 }
