@@ -130,6 +130,8 @@ func (p *Plan) Update(m Membership) error {
 		for j := range int(c.nregions) {
 			r := regions[p.regionRefs[int(c.refs)+j]]
 			base := int(c.slots) + j*k
+			// The zero-length slice at base has the rest of slots as capacity, so the
+			// shard is written in place.
 			got := r.AppendShard(p.slots[base:base], c.hash, k)
 			for s := len(got); s < k; s++ {
 				p.slots[base+s] = -1
