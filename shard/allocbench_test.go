@@ -27,6 +27,7 @@ func BenchmarkAllocateZones(b *testing.B) {
 			var peak uint64
 			var ms runtime.MemStats
 			base := heapAfterGC()
+			cpu, _ := processCPU()
 			for b.Loop() {
 				a = nil
 				var err error
@@ -45,6 +46,7 @@ func BenchmarkAllocateZones(b *testing.B) {
 				runtime.ReadMemStats(&ms)
 				peak = max(peak, ms.HeapInuse)
 			}
+			reportCPU(b, cpu, n)
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/zone")
 			b.ReportMetric(float64(peak)/(1<<20), "peak_heap_inuse_MiB")
 			retained := heapAfterGC() - base

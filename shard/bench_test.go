@@ -40,25 +40,31 @@ func BenchmarkAssignOne(b *testing.B) {
 		b.Run(fmt.Sprintf("rendezvous/k=%d", k), func(b *testing.B) {
 			buf := make([]int32, 0, k)
 			i := 0
+			cpu, _ := processCPU()
 			for b.Loop() {
 				buf = r.AppendShard(buf[:0], keys[i&1023], k)
 				i++
 			}
+			reportCPU(b, cpu, 1)
 		})
 		b.Run(fmt.Sprintf("rendezvous-by-id/k=%d", k), func(b *testing.B) {
 			i := 0
+			cpu, _ := processCPU()
 			for b.Loop() {
 				_ = r.Shard(checkIDs[i&1023], k)
 				i++
 			}
+			reportCPU(b, cpu, 1)
 		})
 		b.Run(fmt.Sprintf("ketama160/k=%d", k), func(b *testing.B) {
 			buf := make([]int32, 0, k)
 			i := 0
+			cpu, _ := processCPU()
 			for b.Loop() {
 				buf = ring.appendShard(buf[:0], keys[i&1023], k)
 				i++
 			}
+			reportCPU(b, cpu, 1)
 		})
 	}
 }
@@ -92,12 +98,14 @@ func BenchmarkRecomputeAll(b *testing.B) {
 	}
 	views := []Membership{m2, m1}
 	i := 0
+	cpu, _ := processCPU()
 	for b.Loop() {
 		if err := p.Update(views[i&1]); err != nil {
 			b.Fatal(err)
 		}
 		i++
 	}
+	reportCPU(b, cpu, 1)
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/3e5, "ns/check-region")
 }
 
