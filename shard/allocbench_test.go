@@ -46,7 +46,7 @@ func BenchmarkAllocateZones(b *testing.B) {
 				runtime.ReadMemStats(&ms)
 				peak = max(peak, ms.HeapInuse)
 			}
-			reportCPU(b, cpu, n)
+			reportCPU(b, cpu, n, "cpu-ns/zone")
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/zone")
 			b.ReportMetric(float64(peak)/(1<<20), "peak_heap_inuse_MiB")
 			retained := heapAfterGC() - base
@@ -64,11 +64,13 @@ func BenchmarkAllocateZones(b *testing.B) {
 		})
 		b.Run(fmt.Sprintf("stateless/zones=%d", n), func(b *testing.B) {
 			ns := mustNameServers(b, settings(2048, 4, 2))
+			cpu, _ := processCPU()
 			for b.Loop() {
 				for _, z := range names {
 					_ = ns.Stateless(z)
 				}
 			}
+			reportCPU(b, cpu, n, "cpu-ns/zone")
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/zone")
 		})
 	}

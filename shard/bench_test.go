@@ -45,7 +45,7 @@ func BenchmarkAssignOne(b *testing.B) {
 				buf = r.AppendShard(buf[:0], keys[i&1023], k)
 				i++
 			}
-			reportCPU(b, cpu, 1)
+			reportCPU(b, cpu, 1, "cpu-ns/op")
 		})
 		b.Run(fmt.Sprintf("rendezvous-by-id/k=%d", k), func(b *testing.B) {
 			i := 0
@@ -54,7 +54,7 @@ func BenchmarkAssignOne(b *testing.B) {
 				_ = r.Shard(checkIDs[i&1023], k)
 				i++
 			}
-			reportCPU(b, cpu, 1)
+			reportCPU(b, cpu, 1, "cpu-ns/op")
 		})
 		b.Run(fmt.Sprintf("ketama160/k=%d", k), func(b *testing.B) {
 			buf := make([]int32, 0, k)
@@ -64,7 +64,7 @@ func BenchmarkAssignOne(b *testing.B) {
 				buf = ring.appendShard(buf[:0], keys[i&1023], k)
 				i++
 			}
-			reportCPU(b, cpu, 1)
+			reportCPU(b, cpu, 1, "cpu-ns/op")
 		})
 	}
 }
@@ -105,7 +105,7 @@ func BenchmarkRecomputeAll(b *testing.B) {
 		}
 		i++
 	}
-	reportCPU(b, cpu, 1)
+	reportCPU(b, cpu, 1, "cpu-ns/op")
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/3e5, "ns/check-region")
 }
 

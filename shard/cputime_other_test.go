@@ -8,4 +8,4 @@ import "testing"
 func processCPU() (int64, bool) { return 0, false }
 
 // reportCPU reports nothing on this platform.
-func reportCPU(*testing.B, int64, int) {}
+func reportCPU(*testing.B, int64, int, string) {}
