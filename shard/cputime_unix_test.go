@@ -17,11 +17,10 @@ func processCPU() (int64, bool) {
 	return ru.Utime.Nano() + ru.Stime.Nano(), true
 }
 
-// reportCPU reports the CPU time since start (from processCPU) per op, or per item when an
-// op handles perOp items, in the given unit ("cpu-ns/op"): on a
-// machine shared with other builds, wall time includes the time the benchmark waited for a
-// core and CPU time does not. It is only meaningful with -cpu 1, when this process runs one
-// goroutine at a time.
+// reportCPU reports the CPU time used since start (from processCPU) per op, or per item when
+// an op handles perOp items, in the given unit: on a machine shared with other builds, wall
+// time includes the time the benchmark waited for a core and CPU time does not. It is only
+// meaningful with -cpu 1, when this process runs one goroutine at a time.
 func reportCPU(b *testing.B, start int64, perOp int, unit string) {
 	if end, ok := processCPU(); ok && b.N > 0 {
 		b.ReportMetric(float64(end-start)/float64(b.N*perOp), unit)
