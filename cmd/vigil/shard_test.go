@@ -199,3 +199,36 @@ func TestShardAnalyzeMembershipFile(t *testing.T) {
 		t.Errorf("workers %v, want %v", got, want)
 	}
 }
+
+// Zones that name their own name servers keep them when they are on the fleet and are left
+// out, with the reason, when they are not.
+func TestShardAnalyzeExplicitNameServers(t *testing.T) {
+	cfg := `regions: [us-east, eu-west, sa-east]
+name_servers: {mode: stateful}
+zones:
+  - name: a.test
+    name_servers: [ns-1.ns.vigil.test., ns-2.ns.vigil.test., ns-3.ns.vigil.test., ns-4.ns.vigil.test.]
+  - name: b.test
+    name_servers: [ns-1.ns.vigil.test., ns-2.ns.vigil.test., ns-3.ns.vigil.test., ns-9.ns.vigil.test.]
+  - name: c.test
+    name_servers: [ns1.example.com.]
+  - name: d.test
+`
+	file := filepath.Join(t.TempDir(), "zones.yaml")
+	if err := os.WriteFile(file, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runCLI(t, "shard", "analyze", "-f", file, "--zone", "a.test", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	a := decodeAnalysis(t, out)
+	want := []string{"ns-1.ns.vigil.test.", "ns-2.ns.vigil.test.", "ns-3.ns.vigil.test.", "ns-4.ns.vigil.test."}
+	if !slices.Equal(a.Workers, want) || a.Others != 1 {
+		t.Errorf("workers %v others %d; want %v and 1 other (d.test)", a.Workers, a.Others, want)
+	}
+	if len(a.Skipped) != 2 || !strings.Contains(a.Skipped[0], "b.test.: ") || !strings.Contains(a.Skipped[0], "shares more than 2") ||
+		!strings.Contains(a.Skipped[1], "c.test.: ") || !strings.Contains(a.Skipped[1], "not a name server of the fleet") {
+		t.Errorf("skipped %q", a.Skipped)
+	}
+}
