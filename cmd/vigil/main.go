@@ -22,6 +22,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"dev", "run a whole multi-region network in this process, on loopback", runDev},
+		{"shard", "analyse the blast radius of shuffle shards (vigil shard analyze)", runShard},
 		{"validate", "check a configuration file and list every problem", runValidate},
 		{"version", "print the build version", runVersion},
 	}
