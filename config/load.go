@@ -94,68 +94,173 @@ func (s *SOA) UnmarshalYAML(n *yaml.Node) error {
 	return n.Decode((*plain)(s))
 }
 
-// maxDepth bounds the recursion of checkFields on hostile input.
+// maxDepth bounds the recursion of the field walk on hostile input.
 const maxDepth = 32
+
+// maxNodes bounds how many nodes the field walk visits. Aliases let a small document name
+// the same subtree many times over; this stops the walk before that costs much.
+const maxNodes = 1_000_000
 
 var textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
 
-// checkFields reports every mapping key that names no field of t, with its path. The YAML
-// library's own strict mode does not reach through UnmarshalYAML methods, so Vigil walks the
-// tree itself, which also gives each error its path in the document.
+// fieldWalk checks a YAML tree against the Go types it will decode into, before decoding, so
+// that each problem carries its path in the document: every mapping key that names no field,
+// and every value of the wrong shape or type. The YAML library's own strict mode does not
+// reach through UnmarshalYAML methods, and its type errors carry line numbers, not paths.
+type fieldWalk struct {
+	errs  Errors
+	nodes int
+}
+
 func checkFields(n *yaml.Node, t reflect.Type, path string, errs *Errors, depth int) {
+	w := fieldWalk{}
+	w.walk(n, t, path, depth)
+	*errs = append(*errs, w.errs...)
+}
+
+func (w *fieldWalk) walk(n *yaml.Node, t reflect.Type, path string, depth int) {
 	if n == nil || depth > maxDepth {
 		return
 	}
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
+	if w.nodes++; w.nodes == maxNodes {
+		w.errs.add("", "document too large: more than %d values, counting each use of an alias", maxNodes)
 	}
-	if reflect.PointerTo(t).Implements(textUnmarshaler) {
+	if w.nodes >= maxNodes {
 		return
 	}
 	switch n.Kind {
 	case yaml.DocumentNode:
 		for _, c := range n.Content {
-			checkFields(c, t, path, errs, depth+1)
+			w.walk(c, t, path, depth+1)
 		}
 		return
 	case yaml.AliasNode:
-		checkFields(n.Alias, t, path, errs, depth+1)
+		w.walk(n.Alias, t, path, depth+1)
+		return
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null" {
+		return // null leaves the field as it was: its default
+	}
+	if reflect.PointerTo(t).Implements(textUnmarshaler) {
+		if n.Kind != yaml.ScalarNode {
+			w.errs.add(path, "want a single value, got %s", kindName(n))
+			return
+		}
+		u := reflect.New(t).Interface().(encoding.TextUnmarshaler)
+		if err := u.UnmarshalText([]byte(n.Value)); err != nil {
+			w.errs.add(path, "%v", err)
+		}
 		return
 	}
 	switch t.Kind() {
 	case reflect.Struct:
+		if n.Kind != yaml.MappingNode && path == "" {
+			w.errs.add(path, "the document must be a mapping of fields (regions, quorum, name_servers, checks, zones), got %s", kindName(n))
+			return
+		}
 		if n.Kind != yaml.MappingNode {
-			return // the decoder reports the type mismatch
+			w.errs.add(path, "want a mapping of fields, got %s", kindName(n))
+			return
 		}
 		fields := yamlFields(t)
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			key, val := n.Content[i], n.Content[i+1]
-			if key.Value == "<<" {
-				checkFields(val, t, path, errs, depth+1)
+			if key.Value == "<<" && key.Kind == yaml.ScalarNode {
+				w.walkMerge(val, t, path, depth+1)
 				continue
 			}
 			ft, ok := fields[key.Value]
-			if !ok {
-				errs.add(join(path, key.Value), "unknown field")
+			if !ok || key.Kind != yaml.ScalarNode {
+				w.errs.add(join(path, key.Value), "unknown field")
 				continue
 			}
-			checkFields(val, ft, join(path, key.Value), errs, depth+1)
+			w.walk(val, ft, join(path, key.Value), depth+1)
 		}
 	case reflect.Slice, reflect.Array:
 		if n.Kind != yaml.SequenceNode {
+			w.errs.add(path, "want a list, got %s", kindName(n))
 			return
 		}
 		for i, c := range n.Content {
-			checkFields(c, t.Elem(), path+"["+strconv.Itoa(i)+"]", errs, depth+1)
+			w.walk(c, t.Elem(), path+"["+strconv.Itoa(i)+"]", depth+1)
 		}
 	case reflect.Map:
 		if n.Kind != yaml.MappingNode {
+			w.errs.add(path, "want a mapping, got %s", kindName(n))
 			return
 		}
 		for i := 0; i+1 < len(n.Content); i += 2 {
-			checkFields(n.Content[i+1], t.Elem(), join(path, n.Content[i].Value), errs, depth+1)
+			if n.Content[i].Kind != yaml.ScalarNode {
+				w.errs.add(path, "want plain keys, got %s as a key", kindName(n.Content[i]))
+				continue
+			}
+			w.walk(n.Content[i+1], t.Elem(), join(path, n.Content[i].Value), depth+1)
 		}
+	default:
+		w.scalar(n, t, path)
 	}
+}
+
+// walkMerge walks the value of a "<<" merge key: a mapping, or a list of mappings.
+func (w *fieldWalk) walkMerge(n *yaml.Node, t reflect.Type, path string, depth int) {
+	if n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	if n.Kind == yaml.SequenceNode {
+		for _, c := range n.Content {
+			w.walk(c, t, path, depth+1)
+		}
+		return
+	}
+	w.walk(n, t, path, depth)
+}
+
+// scalar checks that n decodes into a value of the basic type t, and says what it wanted.
+func (w *fieldWalk) scalar(n *yaml.Node, t reflect.Type, path string) {
+	if n.Kind != yaml.ScalarNode {
+		w.errs.add(path, "want a single value, got %s", kindName(n))
+		return
+	}
+	if err := n.Decode(reflect.New(t).Interface()); err == nil {
+		return
+	}
+	switch t.Kind() {
+	case reflect.Bool:
+		w.errs.add(path, "want true or false, got %s", shortQuote(n.Value))
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		w.errs.add(path, "want a whole number, got %s", shortQuote(n.Value))
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		w.errs.add(path, "want a whole number 0..%d, got %s", uint64(1)<<(t.Bits())-1, shortQuote(n.Value))
+	case reflect.Float32, reflect.Float64:
+		w.errs.add(path, "want a number, got %s", shortQuote(n.Value))
+	default:
+		w.errs.add(path, "want a %s, got %s", t.Kind(), shortQuote(n.Value))
+	}
+}
+
+// kindName names a node's kind for an error message.
+func kindName(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.AliasNode:
+		return "an alias"
+	}
+	return shortQuote(n.Value)
+}
+
+// shortQuote quotes s for an error message, cut to its first 64 bytes.
+func shortQuote(s string) string {
+	const limit = 64
+	if len(s) > limit {
+		return strconv.Quote(s[:limit]) + "..."
+	}
+	return strconv.Quote(s)
 }
 
 // yamlFields maps the YAML names of t's fields to their types.
