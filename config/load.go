@@ -166,6 +166,7 @@ func (w *fieldWalk) walk(n *yaml.Node, t reflect.Type, path string, depth int) {
 			return
 		}
 		fields := yamlFields(t)
+		seen := map[string]int{}
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			key, val := n.Content[i], n.Content[i+1]
 			if key.Value == "<<" && key.Kind == yaml.ScalarNode {
@@ -177,6 +178,11 @@ func (w *fieldWalk) walk(n *yaml.Node, t reflect.Type, path string, depth int) {
 				w.errs.add(join(path, key.Value), "unknown field")
 				continue
 			}
+			if line, dup := seen[key.Value]; dup {
+				w.errs.add(join(path, key.Value), "set twice (first on line %d)", line)
+				continue
+			}
+			seen[key.Value] = key.Line
 			w.walk(val, ft, join(path, key.Value), depth+1)
 		}
 	case reflect.Slice, reflect.Array:
@@ -192,12 +198,19 @@ func (w *fieldWalk) walk(n *yaml.Node, t reflect.Type, path string, depth int) {
 			w.errs.add(path, "want a mapping, got %s", kindName(n))
 			return
 		}
+		seen := map[string]int{}
 		for i := 0; i+1 < len(n.Content); i += 2 {
-			if n.Content[i].Kind != yaml.ScalarNode {
-				w.errs.add(path, "want plain keys, got %s as a key", kindName(n.Content[i]))
+			key := n.Content[i]
+			if key.Kind != yaml.ScalarNode {
+				w.errs.add(path, "want plain keys, got %s as a key", kindName(key))
 				continue
 			}
-			w.walk(n.Content[i+1], t.Elem(), join(path, n.Content[i].Value), depth+1)
+			if line, dup := seen[key.Value]; dup {
+				w.errs.add(join(path, key.Value), "set twice (first on line %d)", line)
+				continue
+			}
+			seen[key.Value] = key.Line
+			w.walk(n.Content[i+1], t.Elem(), join(path, key.Value), depth+1)
 		}
 	default:
 		w.scalar(n, t, path)
