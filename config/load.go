@@ -108,8 +108,9 @@ var textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
 // and every value of the wrong shape or type. The YAML library's own strict mode does not
 // reach through UnmarshalYAML methods, and its type errors carry line numbers, not paths.
 type fieldWalk struct {
-	errs  Errors
-	nodes int
+	errs   Errors
+	nodes  int
+	fields map[reflect.Type]map[string]reflect.Type // yamlFields, once per type
 }
 
 func checkFields(n *yaml.Node, t reflect.Type, path string, errs *Errors, depth int) {
@@ -165,7 +166,14 @@ func (w *fieldWalk) walk(n *yaml.Node, t reflect.Type, path string, depth int) {
 			w.errs.add(path, "want a mapping of fields, got %s", kindName(n))
 			return
 		}
-		fields := yamlFields(t)
+		fields, ok := w.fields[t]
+		if !ok {
+			if w.fields == nil {
+				w.fields = map[reflect.Type]map[string]reflect.Type{}
+			}
+			fields = yamlFields(t)
+			w.fields[t] = fields
+		}
 		seen := map[string]int{}
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			key, val := n.Content[i], n.Content[i+1]
@@ -237,6 +245,9 @@ func (w *fieldWalk) scalar(n *yaml.Node, t reflect.Type, path string) {
 		w.errs.add(path, "want a single value, got %s", kindName(n))
 		return
 	}
+	if plainScalar(n, t) {
+		return
+	}
 	if err := n.Decode(reflect.New(t).Interface()); err == nil {
 		return
 	}
@@ -252,6 +263,29 @@ func (w *fieldWalk) scalar(n *yaml.Node, t reflect.Type, path string) {
 	default:
 		w.errs.add(path, "want a %s, got %s", t.Kind(), shortQuote(n.Value))
 	}
+}
+
+// plainScalar reports, cheaply, whether n is a plain value that certainly decodes into the
+// basic type t: a string, or a decimal number or boolean that fits. Anything else takes the
+// YAML library's own (slower) decoding to decide.
+func plainScalar(n *yaml.Node, t reflect.Type) bool {
+	tag := n.ShortTag()
+	switch t.Kind() {
+	case reflect.String:
+		return tag == "!!str" || tag == "!!int" || tag == "!!float" || tag == "!!bool"
+	case reflect.Bool:
+		return tag == "!!bool" && (n.Value == "true" || n.Value == "false")
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		_, err := strconv.ParseInt(n.Value, 10, t.Bits())
+		return tag == "!!int" && err == nil
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		_, err := strconv.ParseUint(n.Value, 10, t.Bits())
+		return tag == "!!int" && err == nil
+	case reflect.Float32, reflect.Float64:
+		_, err := strconv.ParseFloat(n.Value, t.Bits())
+		return (tag == "!!int" || tag == "!!float") && err == nil
+	}
+	return false
 }
 
 // kindName names a node's kind for an error message.
