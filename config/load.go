@@ -24,7 +24,9 @@ func Load(path string) (*Document, error) {
 }
 
 // Parse decodes a YAML or JSON document, applies defaults and validates it. The error, when
-// not nil, lists every problem; an Errors value can be recovered with errors.As.
+// not nil, lists every problem with its path; an Errors value can be recovered with
+// errors.As. Problems of form (unknown fields, values of the wrong type, fields set twice)
+// come first, all of them; when there are none, every problem of content that Validate finds.
 func Parse(data []byte) (*Document, error) {
 	doc, err := Decode(data)
 	if err != nil {
@@ -36,8 +38,9 @@ func Parse(data []byte) (*Document, error) {
 	return doc, nil
 }
 
-// Decode reads a YAML or JSON document and applies defaults, without validating it.
-// Unknown fields are errors, reported with their paths.
+// Decode reads a YAML or JSON document, applies defaults and normalises it (see normalize),
+// without validating it. Unknown fields, values of the wrong type and fields set twice are
+// errors, every one of them reported with its path.
 func Decode(data []byte) (*Document, error) {
 	var root yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
@@ -181,8 +184,12 @@ func (w *fieldWalk) walk(n *yaml.Node, t reflect.Type, path string, depth int) {
 				w.walkMerge(val, t, path, depth+1)
 				continue
 			}
+			if key.Kind != yaml.ScalarNode {
+				w.errs.add(path, "want field names as keys, got %s as a key", kindName(key))
+				continue
+			}
 			ft, ok := fields[key.Value]
-			if !ok || key.Kind != yaml.ScalarNode {
+			if !ok {
 				w.errs.add(join(path, key.Value), "unknown field")
 				continue
 			}

@@ -118,7 +118,11 @@ func (v *validator) validateProbe(c *Check, p string) {
 	for j, r := range c.Regions {
 		rp := fmt.Sprintf("%s.regions[%d]", p, j)
 		if !v.regions[r] {
-			v.add(rp, "unknown region %q (the document's regions are %s)", r, strings.Join(v.doc.Regions, ", "))
+			if len(v.doc.Regions) == 0 {
+				v.add(rp, "unknown region %q (the document names no regions)", r)
+			} else {
+				v.add(rp, "unknown region %q (the document's regions are %s)", r, strings.Join(v.doc.Regions, ", "))
+			}
 			regionsOK = false
 		} else if k, dup := seen[r]; dup {
 			v.add(rp, "duplicate region %q (also regions[%d])", r, k)
