@@ -42,6 +42,17 @@ func Parse(data []byte) (*Document, error) {
 // without validating it. Unknown fields, values of the wrong type and fields set twice are
 // errors, every one of them reported with its path.
 func Decode(data []byte) (*Document, error) {
+	doc, err := decodeRaw(data)
+	if err != nil {
+		return nil, err
+	}
+	doc.normalize()
+	return doc, nil
+}
+
+// decodeRaw is Decode without normalising: the document as written, with the defaults that
+// do not depend on other fields.
+func decodeRaw(data []byte) (*Document, error) {
 	var root yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&root); err != nil {
@@ -51,8 +62,11 @@ func Decode(data []byte) (*Document, error) {
 		return nil, Errors{{Message: cleanYAMLError(err)}}
 	}
 	var extra yaml.Node
-	if err := dec.Decode(&extra); err == nil {
+	switch err := dec.Decode(&extra); {
+	case err == nil:
 		return nil, Errors{{Message: "more than one YAML document; put everything in one"}}
+	case !errors.Is(err, io.EOF):
+		return nil, Errors{{Message: cleanYAMLError(err)}}
 	}
 	var unknown Errors
 	checkFields(&root, reflect.TypeFor[Document](), "", &unknown, 0)
@@ -63,7 +77,6 @@ func Decode(data []byte) (*Document, error) {
 	if err := root.Decode(&doc); err != nil {
 		return nil, Errors{{Message: cleanYAMLError(err)}}
 	}
-	doc.normalize()
 	return &doc, nil
 }
 

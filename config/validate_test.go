@@ -71,7 +71,7 @@ func TestGoldenFilesHaveInputs(t *testing.T) {
 // field it is about, so an operator can find it.
 func TestErrorsCarryPaths(t *testing.T) {
 	files, _ := filepath.Glob("testdata/invalid/*.yaml")
-	wholeDocument := map[string]bool{"empty": true, "two-documents": true, "syntax": true, "not-a-mapping": true}
+	wholeDocument := map[string]bool{"empty": true, "two-documents": true, "second-document-broken": true, "syntax": true, "not-a-mapping": true}
 	for _, file := range files {
 		name := strings.TrimSuffix(filepath.Base(file), ".yaml")
 		if wholeDocument[name] {
@@ -166,4 +166,46 @@ func TestValidateEmpty(t *testing.T) {
 		t.Fatalf("got %v, want many problems", err)
 	}
 	doc.normalize() // must not panic either
+}
+
+// TestValidateSameWithoutNormalize validates every test document twice, as written and
+// normalised: the problems must be found at the same paths. Validate reads empty fields as
+// their defaults and relative names against their zone, so it needs no normalising first.
+func TestValidateSameWithoutNormalize(t *testing.T) {
+	files, _ := filepath.Glob("testdata/invalid/*.yaml")
+	valid, _ := filepath.Glob("testdata/valid/*")
+	files = append(append(files, valid...), "../examples/demo.yaml")
+	compared := 0
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, err := decodeRaw(data)
+		if err != nil {
+			continue // a problem of form: nothing to validate
+		}
+		normal, err := Decode(data)
+		if err != nil {
+			t.Fatalf("%s: Decode failed after decodeRaw succeeded: %v", file, err)
+		}
+		if paths(raw.Validate()) != paths(normal.Validate()) {
+			t.Errorf("%s: paths differ\nas written: %s\nnormalised: %s", file, paths(raw.Validate()), paths(normal.Validate()))
+		}
+		compared++
+	}
+	if compared < 30 {
+		t.Errorf("compared only %d documents", compared)
+	}
+}
+
+// paths lists the paths of err's problems, one per line.
+func paths(err error) string {
+	var es Errors
+	errors.As(err, &es)
+	var b strings.Builder
+	for _, e := range es {
+		b.WriteString(e.Path + "\n")
+	}
+	return b.String()
 }
