@@ -100,11 +100,16 @@ func (v *validator) validateProbe(c *Check, p string) {
 	} else {
 		v.validateHTTP(c, p)
 	}
-	if iv := c.Interval.Std(); iv < minInterval || iv > maxInterval {
+	iv, to := c.Interval.Std(), c.Timeout.Std()
+	intervalOK := iv >= minInterval && iv <= maxInterval
+	if !intervalOK {
 		v.add(p+".interval", "must be %s..%s, got %s", minInterval, maxInterval, iv)
 	}
-	if to := c.Timeout.Std(); to <= 0 || to >= c.Interval.Std() {
-		v.add(p+".timeout", "must be positive and shorter than interval (%s), got %s", c.Interval.Std(), to)
+	switch {
+	case to <= 0:
+		v.add(p+".timeout", "must be positive, got %s", to)
+	case intervalOK && to >= iv:
+		v.add(p+".timeout", "must be positive and shorter than interval (%s), got %s", iv, to)
 	}
 	if c.FailureThreshold < 1 || c.FailureThreshold > 10 {
 		v.add(p+".failure_threshold", "must be 1..10, got %d", c.FailureThreshold)
