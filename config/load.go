@@ -86,7 +86,32 @@ func cleanYAMLError(err error) string {
 	if errors.As(err, &te) {
 		return strings.Join(te.Errors, "; ")
 	}
-	return strings.TrimPrefix(err.Error(), "yaml: ")
+	return fixParserLine(strings.TrimPrefix(err.Error(), "yaml: "))
+}
+
+// fixParserLine corrects the line number of the YAML library's parser errors, which it counts
+// from 0 (its scanner errors count from 1, as editors do). The parser's problems are the
+// messages below; a parser error on the first line carries no line at all.
+func fixParserLine(msg string) string {
+	rest, ok := strings.CutPrefix(msg, "line ")
+	if !ok {
+		return msg
+	}
+	num, problem, ok := strings.Cut(rest, ": ")
+	line, err := strconv.Atoi(num)
+	if !ok || err != nil {
+		return msg
+	}
+	switch problem {
+	case "did not find expected <stream-start>", "did not find expected <document start>",
+		"did not find expected node content", "did not find expected '-' indicator",
+		"did not find expected key", "did not find expected ',' or ']'",
+		"did not find expected ',' or '}'", "found undefined tag handle",
+		"found duplicate %YAML directive", "found incompatible YAML document",
+		"found duplicate %TAG directive":
+		return "line " + strconv.Itoa(line+1) + ": " + problem
+	}
+	return msg
 }
 
 // UnmarshalYAML fills in the defaults before the fields the document sets.
