@@ -53,7 +53,8 @@ const (
 // Document is one whole configuration: everything the control plane stores and every
 // data-plane node runs from.
 type Document struct {
-	// Regions names the places that checks and nodes refer to, e.g. "us-east".
+	// Regions names the places that checks and nodes refer to, e.g. "us-east": unique,
+	// lower-case words of letters and digits joined by '-', starting with a letter.
 	Regions []string `yaml:"regions" json:"regions"`
 	// Quorum holds the location-wide settings of verdicts: freshness and hold time.
 	Quorum QuorumSettings `yaml:"quorum" json:"quorum"`

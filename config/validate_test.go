@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -121,23 +122,27 @@ func TestValidateReportsEverything(t *testing.T) {
 // build them: relative names, empty policies and default ports count as their defaults, and
 // the document is left as it was.
 func TestValidateNeverNormalised(t *testing.T) {
-	web := DefaultCheck()
-	web.ID, web.Protocol, web.Target = "web", ProtocolHTTP, Target{Host: "192.0.2.1"}
-	both := Check{ID: "both", Protocol: ProtocolCalculated, Children: []string{"web"}}
-	zone := DefaultZone()
-	zone.Name = "Example.TEST"
-	zone.RecordSets = []RecordSet{
-		{Name: "www", Type: TypeA, Policy: PolicyMultivalue, Records: []Record{{Value: "192.0.2.1", HealthCheck: "both"}}},
-		{Name: "@", Type: TypeMX, Records: []Record{{Value: "10 mail.example.test"}}},
+	build := func() *Document {
+		web := DefaultCheck()
+		web.ID, web.Protocol, web.Target, web.Method = "web", ProtocolHTTP, Target{Host: "192.0.2.1"}, "get"
+		both := Check{ID: "both", Protocol: ProtocolCalculated, Children: []string{"web"}}
+		zone := DefaultZone()
+		zone.Name = "Example.TEST"
+		zone.RecordSets = []RecordSet{
+			{Name: "www", Type: TypeA, Policy: PolicyMultivalue, Records: []Record{{Value: "192.0.2.1", HealthCheck: "both"}}},
+			{Name: "@", Type: TypeMX, Records: []Record{{Value: "10 mail.example.test"}}},
+		}
+		doc := DefaultDocument()
+		doc.Regions = []string{"us-east", "eu-west", "ap-south"}
+		doc.Checks = []Check{web, both}
+		doc.Zones = []Zone{zone}
+		return &doc
 	}
-	doc := DefaultDocument()
-	doc.Regions = []string{"us-east", "eu-west", "ap-south"}
-	doc.Checks = []Check{web, both}
-	doc.Zones = []Zone{zone}
+	doc := build()
 	if err := doc.Validate(); err != nil {
 		t.Fatalf("a valid document built in Go: %v", err)
 	}
-	if doc.Zones[0].Name != "Example.TEST" || doc.Zones[0].RecordSets[0].Name != "www" || doc.Checks[0].Target.Port != 0 || doc.Checks[1].MinHealthy != 0 {
+	if !reflect.DeepEqual(doc, build()) {
 		t.Errorf("Validate changed the document: %+v", doc)
 	}
 
