@@ -146,7 +146,8 @@ type Check struct {
 	// 1 to 10, default 3.
 	SuccessThreshold int `yaml:"success_threshold" json:"success_threshold"`
 
-	// Regions are the regions whose checkers probe this check. Default: every region.
+	// Regions are the regions whose checkers probe this check. Default: every region of the
+	// document (filled in when the document is decoded; a calculated check has none).
 	Regions []string `yaml:"regions" json:"regions"`
 	// AllowFewerRegions permits fewer than MinCheckRegions regions.
 	AllowFewerRegions bool `yaml:"allow_fewer_regions" json:"allow_fewer_regions"`
