@@ -24,7 +24,9 @@ func Load(path string) (*Document, error) {
 }
 
 // Parse decodes a YAML or JSON document, applies defaults and validates it. The error, when
-// not nil, lists every problem; an Errors value can be recovered with errors.As.
+// not nil, lists every problem with its path; an Errors value can be recovered with
+// errors.As. Problems of form (unknown fields, values of the wrong type, fields set twice)
+// come first, all of them; when there are none, every problem of content that Validate finds.
 func Parse(data []byte) (*Document, error) {
 	doc, err := Decode(data)
 	if err != nil {
@@ -36,9 +38,21 @@ func Parse(data []byte) (*Document, error) {
 	return doc, nil
 }
 
-// Decode reads a YAML or JSON document and applies defaults, without validating it.
-// Unknown fields are errors, reported with their paths.
+// Decode reads a YAML or JSON document, applies defaults and normalises it (see normalize),
+// without validating it. Unknown fields, values of the wrong type and fields set twice are
+// errors, every one of them reported with its path.
 func Decode(data []byte) (*Document, error) {
+	doc, err := decodeRaw(data)
+	if err != nil {
+		return nil, err
+	}
+	doc.normalize()
+	return doc, nil
+}
+
+// decodeRaw is Decode without normalising: the document as written, with the defaults that
+// do not depend on other fields.
+func decodeRaw(data []byte) (*Document, error) {
 	var root yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&root); err != nil {
@@ -48,8 +62,11 @@ func Decode(data []byte) (*Document, error) {
 		return nil, Errors{{Message: cleanYAMLError(err)}}
 	}
 	var extra yaml.Node
-	if err := dec.Decode(&extra); err == nil {
+	switch err := dec.Decode(&extra); {
+	case err == nil:
 		return nil, Errors{{Message: "more than one YAML document; put everything in one"}}
+	case !errors.Is(err, io.EOF):
+		return nil, Errors{{Message: cleanYAMLError(err)}}
 	}
 	var unknown Errors
 	checkFields(&root, reflect.TypeFor[Document](), "", &unknown, 0)
@@ -60,7 +77,6 @@ func Decode(data []byte) (*Document, error) {
 	if err := root.Decode(&doc); err != nil {
 		return nil, Errors{{Message: cleanYAMLError(err)}}
 	}
-	doc.normalize()
 	return &doc, nil
 }
 
@@ -70,7 +86,32 @@ func cleanYAMLError(err error) string {
 	if errors.As(err, &te) {
 		return strings.Join(te.Errors, "; ")
 	}
-	return strings.TrimPrefix(err.Error(), "yaml: ")
+	return fixParserLine(strings.TrimPrefix(err.Error(), "yaml: "))
+}
+
+// fixParserLine corrects the line number of the YAML library's parser errors, which it counts
+// from 0 (its scanner errors count from 1, as editors do). The parser's problems are the
+// messages below; a parser error on the first line carries no line at all.
+func fixParserLine(msg string) string {
+	rest, ok := strings.CutPrefix(msg, "line ")
+	if !ok {
+		return msg
+	}
+	num, problem, ok := strings.Cut(rest, ": ")
+	line, err := strconv.Atoi(num)
+	if !ok || err != nil {
+		return msg
+	}
+	switch problem {
+	case "did not find expected <stream-start>", "did not find expected <document start>",
+		"did not find expected node content", "did not find expected '-' indicator",
+		"did not find expected key", "did not find expected ',' or ']'",
+		"did not find expected ',' or '}'", "found undefined tag handle",
+		"found duplicate %YAML directive", "found incompatible YAML document",
+		"found duplicate %TAG directive":
+		return "line " + strconv.Itoa(line+1) + ": " + problem
+	}
+	return msg
 }
 
 // UnmarshalYAML fills in the defaults before the fields the document sets.
@@ -94,68 +135,224 @@ func (s *SOA) UnmarshalYAML(n *yaml.Node) error {
 	return n.Decode((*plain)(s))
 }
 
-// maxDepth bounds the recursion of checkFields on hostile input.
+// maxDepth bounds the recursion of the field walk on hostile input.
 const maxDepth = 32
+
+// maxNodes bounds how many nodes the field walk visits. Aliases let a small document name
+// the same subtree many times over; this stops the walk before that costs much.
+const maxNodes = 1_000_000
 
 var textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
 
-// checkFields reports every mapping key that names no field of t, with its path. The YAML
-// library's own strict mode does not reach through UnmarshalYAML methods, so Vigil walks the
-// tree itself, which also gives each error its path in the document.
+// fieldWalk checks a YAML tree against the Go types it will decode into, before decoding, so
+// that each problem carries its path in the document: every mapping key that names no field,
+// and every value of the wrong shape or type. The YAML library's own strict mode does not
+// reach through UnmarshalYAML methods, and its type errors carry line numbers, not paths.
+type fieldWalk struct {
+	errs   Errors
+	nodes  int
+	fields map[reflect.Type]map[string]reflect.Type // yamlFields, once per type
+}
+
 func checkFields(n *yaml.Node, t reflect.Type, path string, errs *Errors, depth int) {
+	w := fieldWalk{}
+	w.walk(n, t, path, depth)
+	*errs = append(*errs, w.errs...)
+}
+
+func (w *fieldWalk) walk(n *yaml.Node, t reflect.Type, path string, depth int) {
 	if n == nil || depth > maxDepth {
 		return
 	}
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
+	if w.nodes++; w.nodes == maxNodes {
+		w.errs.add("", "document too large: more than %d values, counting each use of an alias", maxNodes)
 	}
-	if reflect.PointerTo(t).Implements(textUnmarshaler) {
+	if w.nodes >= maxNodes {
 		return
 	}
 	switch n.Kind {
 	case yaml.DocumentNode:
 		for _, c := range n.Content {
-			checkFields(c, t, path, errs, depth+1)
+			w.walk(c, t, path, depth+1)
 		}
 		return
 	case yaml.AliasNode:
-		checkFields(n.Alias, t, path, errs, depth+1)
+		w.walk(n.Alias, t, path, depth+1)
+		return
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null" {
+		return // null leaves the field as it was: its default
+	}
+	if reflect.PointerTo(t).Implements(textUnmarshaler) {
+		if n.Kind != yaml.ScalarNode {
+			w.errs.add(path, "want a single value, got %s", kindName(n))
+			return
+		}
+		u := reflect.New(t).Interface().(encoding.TextUnmarshaler)
+		if err := u.UnmarshalText([]byte(n.Value)); err != nil {
+			w.errs.add(path, "%v", err)
+		}
 		return
 	}
 	switch t.Kind() {
 	case reflect.Struct:
-		if n.Kind != yaml.MappingNode {
-			return // the decoder reports the type mismatch
+		if n.Kind != yaml.MappingNode && path == "" {
+			w.errs.add(path, "the document must be a mapping of fields (regions, quorum, name_servers, checks, zones), got %s", kindName(n))
+			return
 		}
-		fields := yamlFields(t)
+		if n.Kind != yaml.MappingNode {
+			w.errs.add(path, "want a mapping of fields, got %s", kindName(n))
+			return
+		}
+		fields, ok := w.fields[t]
+		if !ok {
+			if w.fields == nil {
+				w.fields = map[reflect.Type]map[string]reflect.Type{}
+			}
+			fields = yamlFields(t)
+			w.fields[t] = fields
+		}
+		seen := map[string]int{}
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			key, val := n.Content[i], n.Content[i+1]
-			if key.Value == "<<" {
-				checkFields(val, t, path, errs, depth+1)
+			if key.Value == "<<" && key.Kind == yaml.ScalarNode {
+				w.walkMerge(val, t, path, depth+1)
+				continue
+			}
+			if key.Kind != yaml.ScalarNode {
+				w.errs.add(path, "want field names as keys, got %s as a key", kindName(key))
 				continue
 			}
 			ft, ok := fields[key.Value]
 			if !ok {
-				errs.add(join(path, key.Value), "unknown field")
+				w.errs.add(join(path, key.Value), "unknown field")
 				continue
 			}
-			checkFields(val, ft, join(path, key.Value), errs, depth+1)
+			if line, dup := seen[key.Value]; dup {
+				w.errs.add(join(path, key.Value), "set twice (first on line %d)", line)
+				continue
+			}
+			seen[key.Value] = key.Line
+			w.walk(val, ft, join(path, key.Value), depth+1)
 		}
 	case reflect.Slice, reflect.Array:
 		if n.Kind != yaml.SequenceNode {
+			w.errs.add(path, "want a list, got %s", kindName(n))
 			return
 		}
 		for i, c := range n.Content {
-			checkFields(c, t.Elem(), path+"["+strconv.Itoa(i)+"]", errs, depth+1)
+			w.walk(c, t.Elem(), path+"["+strconv.Itoa(i)+"]", depth+1)
 		}
 	case reflect.Map:
 		if n.Kind != yaml.MappingNode {
+			w.errs.add(path, "want a mapping, got %s", kindName(n))
 			return
 		}
+		seen := map[string]int{}
 		for i := 0; i+1 < len(n.Content); i += 2 {
-			checkFields(n.Content[i+1], t.Elem(), join(path, n.Content[i].Value), errs, depth+1)
+			key := n.Content[i]
+			if key.Kind != yaml.ScalarNode {
+				w.errs.add(path, "want plain keys, got %s as a key", kindName(key))
+				continue
+			}
+			if line, dup := seen[key.Value]; dup {
+				w.errs.add(join(path, key.Value), "set twice (first on line %d)", line)
+				continue
+			}
+			seen[key.Value] = key.Line
+			w.walk(n.Content[i+1], t.Elem(), join(path, key.Value), depth+1)
 		}
+	default:
+		w.scalar(n, t, path)
 	}
+}
+
+// walkMerge walks the value of a "<<" merge key: a mapping, or a list of mappings.
+func (w *fieldWalk) walkMerge(n *yaml.Node, t reflect.Type, path string, depth int) {
+	if n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	if n.Kind == yaml.SequenceNode {
+		for _, c := range n.Content {
+			w.walk(c, t, path, depth+1)
+		}
+		return
+	}
+	w.walk(n, t, path, depth)
+}
+
+// scalar checks that n decodes into a value of the basic type t, and says what it wanted.
+func (w *fieldWalk) scalar(n *yaml.Node, t reflect.Type, path string) {
+	if n.Kind != yaml.ScalarNode {
+		w.errs.add(path, "want a single value, got %s", kindName(n))
+		return
+	}
+	if plainScalar(n, t) {
+		return
+	}
+	if err := n.Decode(reflect.New(t).Interface()); err == nil {
+		return
+	}
+	switch t.Kind() {
+	case reflect.Bool:
+		w.errs.add(path, "want true or false, got %s", shortQuote(n.Value))
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		w.errs.add(path, "want a whole number, got %s", shortQuote(n.Value))
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		w.errs.add(path, "want a whole number 0..%d, got %s", uint64(1)<<(t.Bits())-1, shortQuote(n.Value))
+	case reflect.Float32, reflect.Float64:
+		w.errs.add(path, "want a number, got %s", shortQuote(n.Value))
+	default:
+		w.errs.add(path, "want a %s, got %s", t.Kind(), shortQuote(n.Value))
+	}
+}
+
+// plainScalar reports, cheaply, whether n is a plain value that certainly decodes into the
+// basic type t: a string, or a decimal number or boolean that fits. Anything else takes the
+// YAML library's own (slower) decoding to decide.
+func plainScalar(n *yaml.Node, t reflect.Type) bool {
+	tag := n.ShortTag()
+	switch t.Kind() {
+	case reflect.String:
+		return tag == "!!str" || tag == "!!int" || tag == "!!float" || tag == "!!bool"
+	case reflect.Bool:
+		return tag == "!!bool" && (n.Value == "true" || n.Value == "false")
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		_, err := strconv.ParseInt(n.Value, 10, t.Bits())
+		return tag == "!!int" && err == nil
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		_, err := strconv.ParseUint(n.Value, 10, t.Bits())
+		return tag == "!!int" && err == nil
+	case reflect.Float32, reflect.Float64:
+		_, err := strconv.ParseFloat(n.Value, t.Bits())
+		return (tag == "!!int" || tag == "!!float") && err == nil
+	}
+	return false
+}
+
+// kindName names a node's kind for an error message.
+func kindName(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.AliasNode:
+		return "an alias"
+	}
+	return shortQuote(n.Value)
+}
+
+// shortQuote quotes s for an error message, cut to its first 64 bytes.
+func shortQuote(s string) string {
+	const limit = 64
+	if len(s) > limit {
+		return strconv.Quote(s[:limit]) + "..."
+	}
+	return strconv.Quote(s)
 }
 
 // yamlFields maps the YAML names of t's fields to their types.

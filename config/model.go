@@ -53,7 +53,8 @@ const (
 // Document is one whole configuration: everything the control plane stores and every
 // data-plane node runs from.
 type Document struct {
-	// Regions names the places that checks and nodes refer to, e.g. "us-east".
+	// Regions names the places that checks and nodes refer to, e.g. "us-east": unique,
+	// lower-case words of letters and digits joined by '-', starting with a letter.
 	Regions []string `yaml:"regions" json:"regions"`
 	// Quorum holds the location-wide settings of verdicts: freshness and hold time.
 	Quorum QuorumSettings `yaml:"quorum" json:"quorum"`
@@ -68,10 +69,11 @@ type Document struct {
 // QuorumSettings are the rules every location applies to the reports it holds.
 type QuorumSettings struct {
 	// FreshnessWindow is how long a checker's reports count after this location last heard
-	// that checker make progress. Older reports count neither for nor against. Default 15s.
+	// that checker make progress. Older reports count neither for nor against. 1s to 10m,
+	// default 15s.
 	FreshnessWindow Duration `yaml:"freshness_window" json:"freshness_window"`
 	// Hold is how long a location keeps its previous verdict when too few reports are fresh,
-	// before the verdict becomes unknown (fail static, then fail open). Default 60s.
+	// before the verdict becomes unknown (fail static, then fail open). 0 to 1h, default 60s.
 	Hold Duration `yaml:"hold" json:"hold"`
 }
 
@@ -81,9 +83,10 @@ type QuorumSettings struct {
 type NameServerSettings struct {
 	// Domain is the domain the virtual name servers are named under. Default "ns.vigil.test.".
 	Domain string `yaml:"domain" json:"domain"`
-	// Fleet is the number of virtual name servers. Default 2048.
+	// Fleet is the number of virtual name servers: 1 to 65536, default 2048.
 	Fleet int `yaml:"fleet" json:"fleet"`
-	// ShardSize is the number of name servers each zone gets. Default 4.
+	// ShardSize is the number of name servers each zone gets: 1 to 13 and at most Fleet,
+	// default 4.
 	ShardSize int `yaml:"shard_size" json:"shard_size"`
 	// MaxOverlap is the most name servers two zones may share in stateful mode. Default 2.
 	MaxOverlap int `yaml:"max_overlap" json:"max_overlap"`
@@ -103,7 +106,8 @@ type Target struct {
 
 // Check is the configuration of one health check.
 type Check struct {
-	// ID names the check; records and calculated checks refer to it by this name.
+	// ID names the check; records and calculated checks refer to it by this name. Unique,
+	// lower-case letters, digits, '.', '_' and '-' ([a-z0-9][a-z0-9._-]*), at most 64 bytes.
 	ID string `yaml:"id" json:"id"`
 	// Protocol is http, https, tcp or calculated.
 	Protocol Protocol `yaml:"protocol" json:"protocol"`
@@ -142,17 +146,19 @@ type Check struct {
 	// 1 to 10, default 3.
 	SuccessThreshold int `yaml:"success_threshold" json:"success_threshold"`
 
-	// Regions are the regions whose checkers probe this check. Default: every region.
+	// Regions are the regions whose checkers probe this check. Default: every region of the
+	// document (filled in when the document is decoded; a calculated check has none).
 	Regions []string `yaml:"regions" json:"regions"`
 	// AllowFewerRegions permits fewer than MinCheckRegions regions.
 	AllowFewerRegions bool `yaml:"allow_fewer_regions" json:"allow_fewer_regions"`
 	// CheckersPerRegion is the shard size k: how many checkers of each region probe the
-	// check. Default 2.
+	// check: 1 to 16, default 2.
 	CheckersPerRegion int `yaml:"checkers_per_region" json:"checkers_per_region"`
 	// HealthyThreshold is the fraction of fresh reports that must be healthy, strictly
 	// exceeded, for a healthy verdict. Default 0.18 (Route 53: more than 18%).
 	HealthyThreshold float64 `yaml:"healthy_threshold" json:"healthy_threshold"`
-	// MinReporters is how many fresh reports a verdict needs. Default 1.
+	// MinReporters is how many fresh reports a verdict needs: at least 1, at most the number
+	// of assigned checkers (regions × checkers_per_region). Default 1.
 	MinReporters int `yaml:"min_reporters" json:"min_reporters"`
 	// Inverted flips the verdict: healthy becomes unhealthy and back.
 	Inverted bool `yaml:"inverted" json:"inverted"`
@@ -183,7 +189,9 @@ type Zone struct {
 
 // SOA holds the fields of a zone's SOA record. Times are in seconds, as in the record.
 type SOA struct {
-	// MName is the primary name server. Default: the zone's first name server.
+	// MName is the primary name server. Default: the zone's first explicit name server (its
+	// first name_servers entry, or the first value of an NS record set at its apex); left
+	// empty when it has none, for the DNS location to fill from the zone's name-server shard.
 	MName string `yaml:"mname" json:"mname"`
 	// RName is the mailbox of the person responsible, as a domain name. Default
 	// "hostmaster.<zone>".
@@ -203,7 +211,9 @@ type SOA struct {
 // RecordSet is all the records of one name and type, and the policy that chooses among them.
 type RecordSet struct {
 	// Name is the owner name: relative to the zone ("www"), "@" for the apex, or absolute
-	// with a final dot. Normalised to the absolute lower-case name.
+	// with a final dot. A name that already ends with the zone's name is absolute without
+	// the dot too ("www.example.com" in zone example.com). Normalised to the absolute
+	// lower-case name with the final dot.
 	Name string `yaml:"name" json:"name"`
 	// Type is the record type.
 	Type RecordType `yaml:"type" json:"type"`
@@ -218,6 +228,8 @@ type RecordSet struct {
 // Record is one value of a record set, with what the routing policy needs to know about it.
 type Record struct {
 	// Value is the record data in presentation form: "192.0.2.1", "10 mail.example.com.".
+	// CNAME, NS and MX targets are fully qualified, the final dot optional (as in Route 53).
+	// Normalised: addresses as net/netip writes them, names lower-case with the final dot.
 	Value string `yaml:"value" json:"value"`
 	// HealthCheck names the check that decides this record's health; empty means healthy.
 	HealthCheck string `yaml:"health_check" json:"health_check,omitempty"`

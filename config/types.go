@@ -21,7 +21,7 @@ func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d)
 func (d *Duration) UnmarshalText(b []byte) error {
 	v, err := time.ParseDuration(strings.TrimSpace(string(b)))
 	if err != nil {
-		return fmt.Errorf("invalid duration %q (want e.g. 10s, 1m30s)", b)
+		return fmt.Errorf("invalid duration %s (want e.g. 10s, 1m30s)", shortQuote(string(b)))
 	}
 	*d = Duration(v)
 	return nil
@@ -53,12 +53,12 @@ func (r *StatusRange) UnmarshalText(b []byte) error {
 	lo, hi, isRange := strings.Cut(s, "-")
 	l, err := strconv.Atoi(strings.TrimSpace(lo))
 	if err != nil {
-		return fmt.Errorf("invalid status range %q (want e.g. 200-399 or 204)", s)
+		return fmt.Errorf("invalid status range %s (want e.g. 200-399 or 204)", shortQuote(s))
 	}
 	h := l
 	if isRange {
 		if h, err = strconv.Atoi(strings.TrimSpace(hi)); err != nil {
-			return fmt.Errorf("invalid status range %q (want e.g. 200-399 or 204)", s)
+			return fmt.Errorf("invalid status range %s (want e.g. 200-399 or 204)", shortQuote(s))
 		}
 	}
 	*r = StatusRange{Low: l, High: h}

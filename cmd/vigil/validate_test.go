@@ -1,0 +1,69 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// runValidateCmd runs the binary's entry point in process and returns its exit code and output.
+func runValidateCmd(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = run(context.Background(), args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestValidateDemo(t *testing.T) {
+	code, stdout, stderr := runValidateCmd(t, "validate", "-f", "../../examples/demo.yaml")
+	if code != 0 || stderr != "" {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	want := "../../examples/demo.yaml: valid: 3 regions, 4 checks, 1 zone, 5 record sets\n"
+	if stdout != want {
+		t.Errorf("stdout %q, want %q", stdout, want)
+	}
+}
+
+func TestValidateListsEveryProblem(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "bad.yaml")
+	doc := `regions: [us-east, eu-west, ap-south]
+checks:
+  - {id: web, protocol: http, target: {host: 192.0.2.1}, interval: 1s, timeout: 2s}
+zones:
+  - name: example.test
+    record_sets:
+      - {name: www, type: A, policy: weighted, records: [{value: 192.0.2.1, weight: 300, health_check: nope}]}
+`
+	if err := os.WriteFile(file, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runValidateCmd(t, "validate", "-f", file)
+	if code != 1 || stdout != "" {
+		t.Fatalf("exit %d, stdout %q", code, stdout)
+	}
+	want := []string{
+		file + ": checks[0].timeout: must be positive and shorter than interval (1s), got 2s",
+		file + ": zones[0].record_sets[0].records[0].health_check: no check has id \"nope\"",
+		file + ": zones[0].record_sets[0].records[0].weight: must be 0..255, got 300",
+		file + ": 3 problems",
+	}
+	if got := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n"); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("stderr:\n%s\nwant:\n%s", stderr, strings.Join(want, "\n"))
+	}
+}
+
+func TestValidateUsage(t *testing.T) {
+	for _, args := range [][]string{{"validate"}, {"validate", "demo.yaml"}, {"validate", "-x"}} {
+		if code, _, stderr := runValidateCmd(t, args...); code != 2 || stderr == "" {
+			t.Errorf("%q: exit %d, stderr %q; want 2 and a usage message", args, code, stderr)
+		}
+	}
+	code, _, stderr := runValidateCmd(t, "validate", "-f", filepath.Join(t.TempDir(), "missing.yaml"))
+	if code != 1 || !strings.Contains(stderr, "no such file") {
+		t.Errorf("missing file: exit %d, stderr %q", code, stderr)
+	}
+}

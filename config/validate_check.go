@@ -1,0 +1,331 @@
+package config
+
+import (
+	"fmt"
+	"math"
+	"net/netip"
+	"net/url"
+	"slices"
+	"sort"
+	"strings"
+	"unicode/utf8"
+)
+
+// httpMethods are the methods a check may probe with.
+func httpMethods() []string {
+	return []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"}
+}
+
+// validateCheck checks the check at index i: its identity, then the fields of its protocol.
+func (v *validator) validateCheck(i int) {
+	c := &v.doc.Checks[i]
+	p := fmt.Sprintf("checks[%d]", i)
+	switch {
+	case c.ID == "":
+		v.add(p+".id", "required: a name such as web-us-east")
+	case !validCheckID(c.ID):
+		v.add(p+".id", "invalid id %q: want lower-case letters, digits, '.', '_' and '-', starting with a letter or digit, at most %d bytes", c.ID, maxCheckID)
+	case v.checks[c.ID] != i:
+		v.add(p+".id", "duplicate id %q (also checks[%d])", c.ID, v.checks[c.ID])
+	}
+	switch c.Protocol {
+	case ProtocolHTTP, ProtocolHTTPS, ProtocolTCP:
+		v.validateProbe(c, p)
+	case ProtocolCalculated:
+		v.validateCalculated(c, p)
+	case "":
+		v.add(p+".protocol", "required: http, https, tcp or calculated")
+	default:
+		v.add(p+".protocol", "must be http, https, tcp or calculated, got %q", c.Protocol)
+	}
+}
+
+// validCheckID reports whether id matches [a-z0-9][a-z0-9._-]* and is at most maxCheckID bytes.
+func validCheckID(id string) bool {
+	if id == "" || len(id) > maxCheckID {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || i > 0 && (c == '.' || c == '_' || c == '-') {
+			continue
+		}
+		return false
+	}
+	return true
+}
+
+// defaultPort is the port a check of protocol pr probes when it names none; 0 when it must.
+func defaultPort(pr Protocol) int {
+	switch pr {
+	case ProtocolHTTP:
+		return 80
+	case ProtocolHTTPS:
+		return 443
+	}
+	return 0
+}
+
+// effectiveRegions is the regions a probed check runs in: its own, or every region.
+func (v *validator) effectiveRegions(c *Check) []string {
+	if len(c.Regions) == 0 {
+		return v.doc.Regions
+	}
+	return c.Regions
+}
+
+// validateProbe checks a check that probes a target: http, https or tcp.
+func (v *validator) validateProbe(c *Check, p string) {
+	switch {
+	case c.Target.Host == "":
+		v.add(p+".target.host", "required: an IP address or a host name")
+	case hostProblem(c.Target.Host) != "":
+		v.add(p+".target.host", "invalid host %q: %s", c.Target.Host, hostProblem(c.Target.Host))
+	}
+	port := c.Target.Port
+	if port == 0 {
+		port = defaultPort(c.Protocol)
+	}
+	switch {
+	case port == 0:
+		v.add(p+".target.port", "required for tcp checks")
+	case port < 1 || port > 65535:
+		v.add(p+".target.port", "must be 1..65535, got %d", port)
+	}
+	if c.IPVersion != 4 && c.IPVersion != 6 {
+		v.add(p+".ip_version", "must be 4 or 6, got %d", c.IPVersion)
+	}
+	if c.Protocol == ProtocolTCP {
+		v.refuseHTTPFields(c, p)
+	} else {
+		v.validateHTTP(c, p)
+	}
+	iv, to := c.Interval.Std(), c.Timeout.Std()
+	intervalOK := iv >= minInterval && iv <= maxInterval
+	if !intervalOK {
+		v.add(p+".interval", "must be %s..%s, got %s", minInterval, maxInterval, iv)
+	}
+	switch {
+	case to <= 0:
+		v.add(p+".timeout", "must be positive, got %s", to)
+	case intervalOK && to >= iv:
+		v.add(p+".timeout", "must be positive and shorter than interval (%s), got %s", iv, to)
+	}
+	if c.FailureThreshold < 1 || c.FailureThreshold > 10 {
+		v.add(p+".failure_threshold", "must be 1..10, got %d", c.FailureThreshold)
+	}
+	if c.SuccessThreshold < 1 || c.SuccessThreshold > 10 {
+		v.add(p+".success_threshold", "must be 1..10, got %d", c.SuccessThreshold)
+	}
+	regions := v.effectiveRegions(c)
+	regionsOK := len(regions) > 0
+	seen := map[string]int{}
+	for j, r := range c.Regions {
+		rp := fmt.Sprintf("%s.regions[%d]", p, j)
+		if !v.regions[r] {
+			if len(v.doc.Regions) == 0 {
+				v.add(rp, "unknown region %q (the document names no regions)", r)
+			} else {
+				v.add(rp, "unknown region %q (the document's regions are %s)", r, strings.Join(v.doc.Regions, ", "))
+			}
+			regionsOK = false
+		} else if k, dup := seen[r]; dup {
+			v.add(rp, "duplicate region %q (also regions[%d])", r, k)
+			regionsOK = false
+		}
+		seen[r] = j
+	}
+	if len(v.doc.Regions) > 0 && len(regions) < MinCheckRegions && !c.AllowFewerRegions {
+		v.add(p+".regions", "need at least %d regions, got %d (set allow_fewer_regions: true to accept fewer)", MinCheckRegions, len(regions))
+	}
+	if c.CheckersPerRegion < 1 || c.CheckersPerRegion > maxCheckersPerRegion {
+		v.add(p+".checkers_per_region", "must be 1..%d, got %d", maxCheckersPerRegion, c.CheckersPerRegion)
+		regionsOK = false
+	}
+	if t := c.HealthyThreshold; math.IsNaN(t) || t < 0 || t >= 1 {
+		v.add(p+".healthy_threshold", "must be at least 0 and below 1 (healthy when more than this fraction of fresh reports is healthy), got %g", t)
+	}
+	if most := len(regions) * c.CheckersPerRegion; c.MinReporters < 1 || regionsOK && c.MinReporters > most {
+		if regionsOK {
+			v.add(p+".min_reporters", "must be 1..%d (regions × checkers_per_region), got %d", most, c.MinReporters)
+		} else {
+			v.add(p+".min_reporters", "must be at least 1, got %d", c.MinReporters)
+		}
+	}
+	if len(c.Children) > 0 {
+		v.add(p+".children", "only calculated checks have children")
+	}
+	if c.MinHealthy != 0 {
+		v.add(p+".min_healthy", "only calculated checks have min_healthy")
+	}
+}
+
+// validateHTTP checks the request and response fields of an http or https check.
+func (v *validator) validateHTTP(c *Check, p string) {
+	switch {
+	case c.Path == "":
+		v.add(p+".path", "required: a request path such as /healthz")
+	case c.Path[0] != '/':
+		v.add(p+".path", "must start with '/', got %q", c.Path)
+	case len(c.Path) > maxPathLen:
+		v.add(p+".path", "must be at most %d bytes, got %d", maxPathLen, len(c.Path))
+	case strings.ContainsFunc(c.Path, func(r rune) bool { return r <= ' ' || r == 0x7f }):
+		v.add(p+".path", "must not hold spaces or control characters (escape them as %%20), got %q", c.Path)
+	default:
+		if _, err := url.ParseRequestURI(c.Path); err != nil {
+			v.add(p+".path", "invalid request path %q", c.Path)
+		}
+	}
+	if m := strings.ToUpper(c.Method); !slices.Contains(httpMethods(), m) {
+		v.add(p+".method", "must be one of %s, got %q", strings.Join(httpMethods(), ", "), c.Method)
+	}
+	if c.HostHeader != "" {
+		if prob := hostPortProblem(c.HostHeader); prob != "" {
+			v.add(p+".host_header", "invalid host %q: %s", c.HostHeader, prob)
+		}
+	}
+	switch {
+	case c.SNI == "":
+	case c.Protocol != ProtocolHTTPS:
+		v.add(p+".sni", "only https checks use sni")
+	case hostProblem(c.SNI) != "":
+		v.add(p+".sni", "invalid server name %q: %s", c.SNI, hostProblem(c.SNI))
+	case isIP(c.SNI):
+		v.add(p+".sni", "must be a host name, not an IP address, got %q", c.SNI)
+	}
+	names := make([]string, 0, len(c.Headers))
+	for k := range c.Headers {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		hp := p + ".headers." + k
+		switch {
+		case !validToken(k):
+			v.add(hp, "invalid header name %q", k)
+		case strings.EqualFold(k, "Host"):
+			v.add(hp, "set host_header instead of a Host header")
+		case strings.ContainsFunc(c.Headers[k], func(r rune) bool { return r < ' ' && r != '\t' || r == 0x7f }):
+			v.add(hp, "header value holds a control character")
+		}
+	}
+	if len(c.ExpectStatus) == 0 {
+		v.add(p+".expect_status", "at least one status range is required, e.g. [200-399]")
+	}
+	for j, r := range c.ExpectStatus {
+		rp := fmt.Sprintf("%s.expect_status[%d]", p, j)
+		switch {
+		case r.Low < 100 || r.High > 599:
+			v.add(rp, "must lie within 100-599, got %s", r)
+		case r.Low > r.High:
+			v.add(rp, "low bound above high bound, got %s", r)
+		}
+	}
+	if n := utf8.RuneCountInString(c.BodyMatch); n > MaxBodyMatch {
+		v.add(p+".body_match", "must be at most %d characters, got %d", MaxBodyMatch, n)
+	}
+}
+
+// refuseHTTPFields reports each HTTP field that a tcp check sets to other than its default.
+func (v *validator) refuseHTTPFields(c *Check, p string) {
+	def := DefaultCheck()
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{
+		{"path", c.Path != "" && c.Path != def.Path},
+		{"method", c.Method != "" && c.Method != def.Method},
+		{"host_header", c.HostHeader != ""},
+		{"sni", c.SNI != ""},
+		{"headers", len(c.Headers) > 0},
+		{"expect_status", len(c.ExpectStatus) > 0 && !slices.Equal(c.ExpectStatus, def.ExpectStatus)},
+		{"body_match", c.BodyMatch != ""},
+		{"follow_redirects", c.FollowRedirects},
+	} {
+		if f.set {
+			v.add(p+"."+f.name, "only http and https checks use %s", f.name)
+		}
+	}
+}
+
+// validateCalculated checks a calculated check: its children and min_healthy, and that it
+// sets no probe field.
+func (v *validator) validateCalculated(c *Check, p string) {
+	switch n := len(c.Children); {
+	case n == 0:
+		v.add(p+".children", "a calculated check needs at least one child")
+	case n > MaxChildren:
+		v.add(p+".children", "at most %d children, got %d", MaxChildren, n)
+	}
+	seen := map[string]int{}
+	for j, id := range c.Children {
+		cp := fmt.Sprintf("%s.children[%d]", p, j)
+		if first, dup := seen[id]; dup {
+			v.add(cp, "duplicate child %q (also children[%d])", id, first)
+			continue
+		}
+		seen[id] = j
+		if id == c.ID {
+			v.add(cp, "a check cannot be its own child")
+		} else if _, exists := v.checks[id]; !exists {
+			v.add(cp, "no check has id %q", id)
+		}
+	}
+	mh := c.MinHealthy
+	if mh == 0 {
+		mh = len(c.Children)
+	}
+	if len(c.Children) > 0 && (mh < 1 || mh > len(c.Children)) {
+		v.add(p+".min_healthy", "must be 1..%d (the number of children), got %d", len(c.Children), c.MinHealthy)
+	}
+	def := DefaultCheck()
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{
+		{"target", c.Target != Target{}},
+		{"ip_version", c.IPVersion != 0 && c.IPVersion != def.IPVersion},
+		{"path", c.Path != "" && c.Path != def.Path},
+		{"method", c.Method != "" && c.Method != def.Method},
+		{"host_header", c.HostHeader != ""},
+		{"sni", c.SNI != ""},
+		{"headers", len(c.Headers) > 0},
+		{"expect_status", len(c.ExpectStatus) > 0 && !slices.Equal(c.ExpectStatus, def.ExpectStatus)},
+		{"body_match", c.BodyMatch != ""},
+		{"follow_redirects", c.FollowRedirects},
+		{"interval", c.Interval != 0 && c.Interval != def.Interval},
+		{"timeout", c.Timeout != 0 && c.Timeout != def.Timeout},
+		{"failure_threshold", c.FailureThreshold != 0 && c.FailureThreshold != def.FailureThreshold},
+		{"success_threshold", c.SuccessThreshold != 0 && c.SuccessThreshold != def.SuccessThreshold},
+		{"regions", len(c.Regions) > 0},
+		{"allow_fewer_regions", c.AllowFewerRegions},
+		{"checkers_per_region", c.CheckersPerRegion != 0 && c.CheckersPerRegion != def.CheckersPerRegion},
+		{"healthy_threshold", c.HealthyThreshold != 0 && c.HealthyThreshold != def.HealthyThreshold},
+		{"min_reporters", c.MinReporters != 0 && c.MinReporters != def.MinReporters},
+	} {
+		if f.set {
+			v.add(p+"."+f.name, "calculated checks do not probe: remove %s", f.name)
+		}
+	}
+}
+
+// isIP reports whether s is an IP address literal.
+func isIP(s string) bool {
+	_, err := netip.ParseAddr(s)
+	return err == nil
+}
+
+// validToken reports whether s is an HTTP token (RFC 9110), as header names must be.
+func validToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0 {
+			continue
+		}
+		return false
+	}
+	return true
+}
