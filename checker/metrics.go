@@ -36,8 +36,8 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Help: "Probes finished, by protocol, result (healthy or unhealthy) and reason code.",
 		}, []string{"protocol", "result", "reason"}),
 		phases: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "vigil_checker_probe_duration_seconds",
-			Help: "Probe duration by phase: dns, connect and tls are phase lengths; first_byte and total are measured from the start of the probe.",
+			Name:    "vigil_checker_probe_duration_seconds",
+			Help:    "Probe duration by phase: dns, connect and tls are phase lengths; first_byte and total are measured from the start of the probe.",
 			Buckets: buckets,
 		}, []string{"phase"}),
 		assigned: prometheus.NewGauge(prometheus.GaugeOpts{

@@ -35,7 +35,7 @@ func TestNextDue(t *testing.T) {
 	}{
 		{base, base, base.Add(iv)},
 		{base, base.Add(9 * time.Second), base.Add(iv)},
-		{base, base.Add(iv), base.Add(2 * iv)},                // exactly at the next slot: skip it
+		{base, base.Add(iv), base.Add(2 * iv)},               // exactly at the next slot: skip it
 		{base, base.Add(35 * time.Second), base.Add(4 * iv)}, // 3 slots missed, not run in a burst
 	}
 	for _, tt := range tests {
