@@ -10,6 +10,7 @@ import (
 	"crypto/x509/pkix"
 	"io"
 	"log"
+	"log/slog"
 	"math/big"
 	"net"
 	"net/http"
@@ -235,3 +236,6 @@ func (r *staticResolver) count(network string) int {
 }
 
 func port(ap netip.AddrPort) string { return strconv.Itoa(int(ap.Port())) }
+
+// quiet is a logger for checkers whose warnings a test provokes on purpose.
+func quiet() *slog.Logger { return slog.New(slog.DiscardHandler) }

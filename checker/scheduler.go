@@ -138,7 +138,7 @@ func (c *Checker) finish(s *slot, check *config.Check, res *Result) {
 	}
 	var out []Report
 	var self *SelfHealth
-	if c.self.observe(check.ID, s.canary, res.Healthy, res.Reason) {
+	if c.self.observe(check.ID, hostPort(check.Target.Host, check.Target.Port), s.canary, res.Healthy, res.Reason) {
 		h := c.self.health()
 		self = &h
 		if c.self.isolated {

@@ -13,9 +13,10 @@ type IsolationPolicy struct {
 	// MinFailures is how many such failures in a row, over all checks and canaries, make
 	// the checker isolated. Default 8.
 	MinFailures int
-	// MinChecks is how many distinct checks (canaries included) that run must span, so that
-	// one dead target cannot isolate a checker. Default 3.
-	MinChecks int
+	// MinTargets is how many distinct targets (host and port; canaries included) that run
+	// must span, so that one dead target, however many checks point at it, cannot isolate a
+	// checker. Default 3.
+	MinTargets int
 }
 
 // withDefaults fills unset fields.
@@ -23,8 +24,8 @@ func (p IsolationPolicy) withDefaults() IsolationPolicy {
 	if p.MinFailures <= 0 {
 		p.MinFailures = 8
 	}
-	if p.MinChecks <= 0 {
-		p.MinChecks = 3
+	if p.MinTargets <= 0 {
+		p.MinTargets = 3
 	}
 	return p
 }
@@ -57,7 +58,7 @@ func reachability(healthy bool, reason Reason) int {
 type selfTracker struct {
 	policy   IsolationPolicy
 	run      int      // consecutive reachability failures
-	checks   []string // distinct check ids in the run, at most policy.MinChecks
+	hosts    []string // distinct targets (host:port) in the run, at most policy.MinTargets
 	canaries int      // canaries configured
 	down     []string // canaries whose latest result was a reachability failure
 	isolated bool
@@ -67,8 +68,9 @@ func newSelfTracker(p IsolationPolicy, canaries int) selfTracker {
 	return selfTracker{policy: p.withDefaults(), canaries: canaries}
 }
 
-// observe applies one result and reports whether isolation began or ended.
-func (t *selfTracker) observe(id string, canary, healthy bool, reason Reason) bool {
+// observe applies one result of check id (a canary or not) of target (host:port), and reports
+// whether isolation began or ended.
+func (t *selfTracker) observe(id, host string, canary, healthy bool, reason Reason) bool {
 	r := reachability(healthy, reason)
 	if canary {
 		i := slices.Index(t.down, id)
@@ -81,15 +83,15 @@ func (t *selfTracker) observe(id string, canary, healthy bool, reason Reason) bo
 	}
 	switch {
 	case r > 0:
-		t.run, t.checks = 0, t.checks[:0]
+		t.run, t.hosts = 0, t.hosts[:0]
 	case r < 0:
 		t.run++
-		if len(t.checks) < t.policy.MinChecks && !slices.Contains(t.checks, id) {
-			t.checks = append(t.checks, id)
+		if len(t.hosts) < t.policy.MinTargets && !slices.Contains(t.hosts, host) {
+			t.hosts = append(t.hosts, host)
 		}
 	}
 	was := t.isolated
-	t.isolated = t.run >= t.policy.MinFailures && len(t.checks) >= t.policy.MinChecks &&
+	t.isolated = t.run >= t.policy.MinFailures && len(t.hosts) >= t.policy.MinTargets &&
 		len(t.down) == t.canaries
 	return t.isolated != was
 }
@@ -99,6 +101,6 @@ func (t *selfTracker) health() SelfHealth {
 	if !t.isolated {
 		return SelfHealth{Healthy: true}
 	}
-	return SelfHealth{Reason: fmt.Sprintf("isolated: %d probes in a row failed to reach anything across %d+ checks, %d of %d canaries down",
-		t.run, len(t.checks), len(t.down), t.canaries)}
+	return SelfHealth{Reason: fmt.Sprintf("isolated: %d probes in a row failed to reach anything across %d+ targets, %d of %d canaries down",
+		t.run, len(t.hosts), len(t.down), t.canaries)}
 }

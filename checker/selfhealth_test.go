@@ -1,6 +1,9 @@
 package checker
 
-import "testing"
+import (
+	"fmt"
+	"testing"
+)
 
 func TestSelfTracker(t *testing.T) {
 	type obs struct {
@@ -17,7 +20,8 @@ func TestSelfTracker(t *testing.T) {
 		seq      []obs
 		isolated bool
 	}{
-		{"one dead target never isolates", 0, repeat(fail("a"), 20), false},
+		{"one dead check never isolates", 0, repeat(fail("a"), 20), false},
+		{"one dead target never isolates, however many checks", 0, nil, false},
 		{"failures across three checks isolate", 0,
 			[]obs{fail("a"), fail("b"), fail("c"), fail("a"), fail("b"), fail("c"), fail("a"), fail("b")}, true},
 		{"seven failures are not enough", 0,
@@ -39,7 +43,12 @@ func TestSelfTracker(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			tr := newSelfTracker(IsolationPolicy{}, tt.canaries)
 			for _, o := range tt.seq {
-				tr.observe(o.id, o.canary, o.healthy, o.reason)
+				tr.observe(o.id, "host-"+o.id, o.canary, o.healthy, o.reason)
+			}
+			if tt.seq == nil {
+				for i := range 30 {
+					tr.observe(fmt.Sprint("check-", i), "203.0.113.9:443", false, false, ReasonTimeout)
+				}
 			}
 			if tr.isolated != tt.isolated {
 				t.Fatalf("isolated = %v, want %v (%+v)", tr.isolated, tt.isolated, tr.health())
@@ -52,17 +61,17 @@ func TestSelfTracker(t *testing.T) {
 }
 
 func TestSelfTrackerReportsTransitions(t *testing.T) {
-	tr := newSelfTracker(IsolationPolicy{MinFailures: 2, MinChecks: 2}, 0)
-	if tr.observe("a", false, false, ReasonTimeout) {
+	tr := newSelfTracker(IsolationPolicy{MinFailures: 2, MinTargets: 2}, 0)
+	if tr.observe("a", "a", false, false, ReasonTimeout) {
 		t.Fatal("changed after one failure")
 	}
-	if !tr.observe("b", false, false, ReasonTimeout) || !tr.isolated {
+	if !tr.observe("b", "b", false, false, ReasonTimeout) || !tr.isolated {
 		t.Fatal("not isolated after two failures across two checks")
 	}
-	if tr.observe("a", false, false, ReasonTimeout) {
+	if tr.observe("a", "a", false, false, ReasonTimeout) {
 		t.Fatal("a further failure reported a change")
 	}
-	if !tr.observe("a", false, true, ReasonOK) || tr.isolated {
+	if !tr.observe("a", "a", false, true, ReasonOK) || tr.isolated {
 		t.Fatal("a success did not end the isolation")
 	}
 }
