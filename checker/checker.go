@@ -36,9 +36,10 @@ type Options struct {
 	Registerer prometheus.Registerer
 	// Logger logs changes of self-health and rejected checks; default slog.Default().
 	Logger *slog.Logger
-	// OnReport receives every report emitted, in Seq order. It must not call SetChecks.
+	// OnReport receives every report emitted, one at a time, in Seq order. It may call the
+	// Checker's methods; it should return quickly, as it holds up later reports.
 	OnReport func(Report)
-	// OnSelf receives every change of the checker's self-health.
+	// OnSelf receives every change of the checker's self-health, in order with the reports.
 	OnSelf func(SelfHealth)
 	// OnResult, when set, receives every probe result of an assigned check (not canaries),
 	// with Result.Lag set. It is called from probing goroutines: keep it quick.
@@ -67,7 +68,8 @@ type Checker struct {
 	self     selfTracker
 	seq      uint64
 
-	emitMu sync.Mutex // held while emitting, so reports leave in Seq order
+	pending []event    // stamped, not yet delivered; guarded by mu
+	emitMu  sync.Mutex // held by the goroutine delivering pending events
 }
 
 // slot is the checker's state for one assigned check (or canary).
@@ -226,22 +228,6 @@ func (c *Checker) stampLocked(r Report) Report {
 		s.seq = c.seq
 	}
 	return r
-}
-
-// emitLocked hands reports and a self-health change to the callbacks, in order, and
-// releases c.mu, which the caller holds.
-func (c *Checker) emitLocked(reports []Report, self *SelfHealth) {
-	c.emitMu.Lock()
-	c.mu.Unlock()
-	defer c.emitMu.Unlock()
-	if self != nil && c.onSelf != nil {
-		c.onSelf(*self)
-	}
-	if c.onReport != nil {
-		for _, r := range reports {
-			c.onReport(r)
-		}
-	}
 }
 
 // poke wakes the dispatcher to look at the queue again.

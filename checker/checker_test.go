@@ -295,3 +295,78 @@ func ids(n int, prefix string) []string {
 	}
 	return out
 }
+
+// TestCallbacksMayCallBack lets OnReport call Reports and SetChecks (a status API or an
+// assignment loop may well do so): no deadlock, and reports still arrive in Seq order.
+func TestCallbacksMayCallBack(t *testing.T) {
+	t.Parallel()
+	ap, status := switchable(t)
+	rec := newRecorder()
+	var c *Checker
+	checks := []config.Check{fastCheck("a", ap), fastCheck("b", ap)}
+	var once sync.Once
+	c, err := New(Options{Name: "t", Logger: quiet(), Prober: ProberOptions{Addresses: AddressPolicy{AllowLoopback: true}},
+		OnReport: func(r Report) {
+			_ = c.Reports()
+			once.Do(func() {
+				if err := c.SetChecks(checks[:1]); err != nil { // drops b from inside a callback
+					t.Error(err)
+				}
+			})
+			rec.onReport(r)
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.SetChecks(checks); err != nil {
+		t.Fatal(err)
+	}
+	runChecker(t, c)
+	status.Store(500)
+	rec.waitFor(t, 5*time.Second, "a unhealthy", func(rs []Report, _ []SelfHealth) bool {
+		return latest(rs)["a"].Status == StatusUnhealthy
+	})
+	var last uint64
+	for _, r := range rec.snapshot() {
+		if r.Seq <= last {
+			t.Errorf("Seq %d delivered after %d", r.Seq, last)
+		}
+		last = r.Seq
+	}
+	if got := c.Reports(); len(got) != 1 || got[0].CheckID != "a" {
+		t.Errorf("Reports() = %+v, want only a", got)
+	}
+}
+
+// TestStopWithdrawsAndRestartReportsAgain: a stopped checker withdraws its reports; run again,
+// it reports afresh, as a checker that has just started.
+func TestStopWithdrawsAndRestartReportsAgain(t *testing.T) {
+	t.Parallel()
+	ap, _ := switchable(t)
+	rec := newRecorder()
+	c, err := New(Options{Name: "t", Logger: quiet(), Prober: ProberOptions{Addresses: AddressPolicy{AllowLoopback: true}},
+		OnReport: rec.onReport})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.SetChecks([]config.Check{fastCheck("a", ap)}); err != nil {
+		t.Fatal(err)
+	}
+	for round := range 2 {
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- c.Run(ctx) }()
+		rec.waitFor(t, 5*time.Second, "a healthy", func(rs []Report, _ []SelfHealth) bool {
+			r := latest(rs)["a"]
+			return r.Status == StatusHealthy && !r.Withdrawn
+		})
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		r := latest(rec.snapshot())["a"]
+		if !r.Withdrawn || r.Withdraw != WithdrawStopped {
+			t.Fatalf("round %d: after stop, a's report is %+v", round, r)
+		}
+	}
+}

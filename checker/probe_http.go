@@ -266,7 +266,9 @@ func (p *Prober) exchange(ctx context.Context, c *config.Check, h *hop, res *Res
 			NextProtos:         []string{"http/1.1"},
 			MinVersion:         tls.VersionTLS12,
 		})
-		err := tc.HandshakeContext(ctx)
+		// The connection's deadline and the AfterFunc above end a stalled handshake;
+		// HandshakeContext would add a goroutine per probe to do the same.
+		err := tc.Handshake()
 		res.Timings.TLS += time.Since(t0)
 		if err != nil {
 			var cve *tls.CertificateVerificationError

@@ -39,13 +39,18 @@ func (c *Checker) Run(ctx context.Context) error {
 	close(work)
 	wg.Wait()
 
+	// Stopped: withdraw every report and forget every state, so that a later Run starts
+	// as a fresh checker does.
 	c.mu.Lock()
 	var out []Report
 	for _, s := range c.slots {
 		if s.reported {
 			out = append(out, c.withdrawLocked(s, WithdrawStopped))
 		}
+		s.rf, s.last = RiseFall{}, lastResult{}
 	}
+	c.self = newSelfTracker(c.self.policy, c.self.canaries)
+	c.metrics.selfHealthy.Set(1)
 	c.running = false
 	c.emitLocked(out, nil)
 	return nil
