@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/vigil-dns/vigil/config"
 )
 
@@ -267,7 +268,7 @@ func BenchmarkHostileMixLag(b *testing.B) {
 
 func benchMix(b *testing.B, withHostile bool) {
 	for range b.N {
-		_, rec, _, stop := startMix(b, withHostile)
+		c, rec, _, stop := startMix(b, withHostile)
 		cpu0, t0 := cpuTime(), time.Now()
 		time.Sleep(10 * time.Second)
 		stop()
@@ -278,6 +279,7 @@ func benchMix(b *testing.B, withHostile bool) {
 		b.ReportMetric(float64(quantile(rec.lags, 0.99).Microseconds())/1000, "lag-p99-ms")
 		b.ReportMetric(float64(quantile(rec.lags, 1).Microseconds())/1000, "lag-max-ms")
 		b.ReportMetric(float64(len(rec.failures)), "healthy-failed")
+		b.ReportMetric(testutil.ToFloat64(c.metrics.skipped), "skipped")
 		rec.mu.Unlock()
 	}
 }
