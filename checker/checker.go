@@ -129,7 +129,8 @@ func New(opts Options) (*Checker, error) {
 // SetChecks replaces the set of assigned checks. New checks are scheduled at their place in
 // their interval; removed checks stop and their reports are withdrawn; a check whose probe
 // changed has its report withdrawn and starts over; a check whose thresholds or interval
-// changed keeps its state. Calculated checks are ignored (locations evaluate them). Checks
+// changed keeps its state. Calculated and disabled checks are not probed (locations evaluate
+// them; a disabled check is healthy whatever probes say), so they are left out too. Checks
 // that cannot be probed, and repeated ids, are left out and listed in the returned error;
 // every other check is applied.
 func (c *Checker) SetChecks(checks []config.Check) error {
@@ -140,8 +141,8 @@ func (c *Checker) SetChecks(checks []config.Check) error {
 	keep := make(map[string]bool, len(checks))
 	for i := range checks {
 		nc := &checks[i]
-		if nc.Protocol == config.ProtocolCalculated {
-			continue
+		if nc.Protocol == config.ProtocolCalculated || nc.Disabled {
+			continue // not probed: locations evaluate these
 		}
 		if err := validateCheck(nc); err != nil {
 			errs = append(errs, err)

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/vigil-dns/vigil/config"
 )
 
@@ -203,8 +204,13 @@ func TestSetChecksChanges(t *testing.T) {
 	}
 	a, b := fastCheck("a", ap), fastCheck("b", bAP)
 	calc := config.Check{ID: "calc", Protocol: config.ProtocolCalculated, Children: []string{"a", "b"}}
-	if err := c.SetChecks([]config.Check{a, b, calc}); err != nil {
+	disabled := fastCheck("disabled", ap)
+	disabled.Disabled = true
+	if err := c.SetChecks([]config.Check{a, b, calc, disabled}); err != nil {
 		t.Fatal(err)
+	}
+	if got := testutil.ToFloat64(c.metrics.assigned); got != 2 {
+		t.Errorf("%v checks probed, want 2 (calculated and disabled checks are not probed)", got)
 	}
 	runChecker(t, c)
 	rec.waitFor(t, 5*time.Second, "a and b reported", func(rs []Report, _ []SelfHealth) bool {

@@ -136,14 +136,20 @@ func (c *Checker) finish(s *slot, check *config.Check, res *Result) {
 	}
 	c.mu.Lock()
 	s.inFlight = false
-	if s.removed || s.check != check {
-		// Unassigned or changed while the probe ran: the result describes nothing current.
+	if s.removed || (s.check != check && !sameProbe(s.check, check)) {
+		// Unassigned, or its probe changed, while the probe ran: the result describes
+		// nothing current.
 		c.mu.Unlock()
 		return
 	}
+	check = s.check // the current thresholds apply
 	var out []Report
 	var self *SelfHealth
-	if c.self.observe(check.ID, hostPort(check.Target.Host, check.Target.Port), s.canary, res.Healthy, res.Reason) {
+	target := ""
+	if reachability(res.Healthy, res.Reason) < 0 {
+		target = hostPort(check.Target.Host, check.Target.Port)
+	}
+	if c.self.observe(check.ID, target, s.canary, res.Healthy, res.Reason) {
 		h := c.self.health()
 		self = &h
 		if c.self.isolated {

@@ -68,8 +68,8 @@ func newSelfTracker(p IsolationPolicy, canaries int) selfTracker {
 	return selfTracker{policy: p.withDefaults(), canaries: canaries}
 }
 
-// observe applies one result of check id (a canary or not) of target (host:port), and reports
-// whether isolation began or ended.
+// observe applies one result of check id (a canary or not) of target (host:port, needed
+// only for failures), and reports whether isolation began or ended.
 func (t *selfTracker) observe(id, host string, canary, healthy bool, reason Reason) bool {
 	r := reachability(healthy, reason)
 	if canary {
