@@ -33,11 +33,11 @@ func classify(err error) (Reason, string) {
 	switch {
 	case errors.As(err, &ae):
 		return ReasonAddressRefused, msg
+	case phase == phaseDNS, errors.As(err, &dnsErr):
+		return ReasonDNS, msg // a resolver timeout too: the message says so
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, os.ErrDeadlineExceeded),
 		errors.As(err, &netErr) && netErr.Timeout():
 		return ReasonTimeout, msg
-	case phase == phaseDNS, errors.As(err, &dnsErr):
-		return ReasonDNS, msg
 	case errors.As(err, &cve), errors.As(err, &unknownAuthority), errors.As(err, &invalidCert),
 		errors.As(err, &hostnameErr):
 		return ReasonTLSCertificate, msg
@@ -54,7 +54,7 @@ func classify(err error) (Reason, string) {
 		return ReasonProtocol, msg
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 		return ReasonConnectionClosed, msg
-	case phase == phaseRead:
+	case phase == phaseRead, phase == phaseBody:
 		return ReasonProtocol, msg
 	}
 	return ReasonError, msg

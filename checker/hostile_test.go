@@ -134,6 +134,16 @@ func TestHostileEndpoints(t *testing.T) {
 			})
 			return checkFor("headers", config.ProtocolHTTP, ap), loopbackProber(ProberOptions{})
 		}, ReasonProtocol, "cap"},
+		{"broken chunked body", func(t *testing.T) (config.Check, *Prober) {
+			ap := rawServer(t, func(ctx context.Context, c net.Conn) {
+				readRequest(c)
+				c.Write([]byte("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nhello\r\n"))
+				c.Close()
+			})
+			c := checkFor("chunked", config.ProtocolHTTP, ap)
+			c.BodyMatch = "hello"
+			return c, loopbackProber(ProberOptions{})
+		}, ReasonProtocol, "read body"},
 		{"redirect loop", func(t *testing.T) (config.Check, *Prober) {
 			ap := httpServer(t, func(w http.ResponseWriter, r *http.Request) {
 				if r.URL.Path == "/a" {

@@ -271,6 +271,7 @@ func TestRequestInjectionRefused(t *testing.T) {
 		func(c *config.Check) { c.Path = "no-slash" },
 		func(c *config.Check) { c.Method = "GET /" },
 		func(c *config.Check) { c.HostHeader = "a\r\nX-Evil: 1" },
+		func(c *config.Check) { c.Target.Host = "a\r\nX-Evil: 1" },
 		func(c *config.Check) { c.Headers = map[string]string{"X-A": "1\r\nX-Evil: 1"} },
 		func(c *config.Check) { c.Headers = map[string]string{"X A": "1"} },
 	}

@@ -20,8 +20,8 @@ func validateCheck(c *config.Check) error {
 	default:
 		return fmt.Errorf("checker: check %q: protocol %q is not probed", c.ID, c.Protocol)
 	}
-	if c.Target.Host == "" {
-		return fmt.Errorf("checker: check %q: target host is empty", c.ID)
+	if c.Target.Host == "" || strings.ContainsFunc(c.Target.Host, isCtlOrSpace) {
+		return fmt.Errorf("checker: check %q: invalid target host %q", c.ID, c.Target.Host)
 	}
 	if c.Target.Port < 0 || c.Target.Port > 65535 || (c.Protocol == config.ProtocolTCP && c.Target.Port == 0) {
 		return fmt.Errorf("checker: check %q: invalid target port %d", c.ID, c.Target.Port)
@@ -49,6 +49,9 @@ func validateHTTP(c *config.Check) error {
 	}
 	if c.Method != "" && !isToken(c.Method) {
 		return fmt.Errorf("invalid method %q", c.Method)
+	}
+	if strings.ContainsFunc(c.Target.Host, isCtlOrSpace) {
+		return fmt.Errorf("invalid target host %q", c.Target.Host)
 	}
 	if strings.ContainsFunc(c.HostHeader, isCtlOrSpace) {
 		return fmt.Errorf("invalid host header %q", c.HostHeader)
