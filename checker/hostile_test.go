@@ -37,6 +37,10 @@ func TestHostileEndpoints(t *testing.T) {
 			ap := rawServer(t, func(ctx context.Context, c net.Conn) { readRequest(c); <-ctx.Done() })
 			return checkFor("silent", config.ProtocolHTTP, ap), loopbackProber(ProberOptions{})
 		}, ReasonTimeout, ""},
+		{"TLS port that never sends a ServerHello", func(t *testing.T) (config.Check, *Prober) {
+			ap := rawServer(t, func(ctx context.Context, c net.Conn) { <-ctx.Done() })
+			return checkFor("tls-hang", config.ProtocolHTTPS, ap), loopbackProber(ProberOptions{})
+		}, ReasonTimeout, "tls handshake"},
 		{"trickles one byte a second", func(t *testing.T) (config.Check, *Prober) {
 			ap := rawServer(t, func(ctx context.Context, c net.Conn) {
 				readRequest(c)
