@@ -169,8 +169,11 @@ func (c *Checker) finish(s *slot, check *config.Check, res *Result) {
 	}
 	if !s.canary && !c.self.isolated {
 		s.last = summarize(res)
-		var changed bool
-		s.rf, changed = s.rf.Next(res.Healthy, check.FailureThreshold, check.SuccessThreshold)
+		next, changed := s.rf.Next(res.Healthy, check.FailureThreshold, check.SuccessThreshold)
+		if changed && next.Status == StatusUnhealthy && c.self.suspect() {
+			next.Status, changed = s.rf.Status, false // held: see selfTracker.suspect
+		}
+		s.rf = next
 		if changed {
 			s.reported = true
 			out = append(out, c.stampLocked(s.report()))

@@ -96,6 +96,15 @@ func (t *selfTracker) observe(id, host string, canary, healthy bool, reason Reas
 	return t.isolated != was
 }
 
+// suspect reports whether the latest probes look like the checker's own failure: at least
+// the last two failed to reach two different targets, and no canary answers. A check does not
+// turn unhealthy on such a failure: if the checker is isolated, its reports are about to be
+// withdrawn; if not, a success elsewhere soon clears the suspicion and the check's next
+// failure (its failure count keeps running) turns it.
+func (t *selfTracker) suspect() bool {
+	return t.run >= 2 && len(t.hosts) >= 2 && len(t.down) == t.canaries
+}
+
 // health describes the tracker's state.
 func (t *selfTracker) health() SelfHealth {
 	if !t.isolated {

@@ -39,18 +39,22 @@ func TestIsolatedCheckerWithdraws(t *testing.T) {
 		Logger:    quiet(),
 		Prober:    ProberOptions{Dialer: dialer, Addresses: AddressPolicy{AllowLoopback: true}},
 		Canaries:  []config.Check{canary},
-		Isolation: IsolationPolicy{MinFailures: 4, MinTargets: 3},
 		OnReport:  rec.onReport,
 		OnSelf:    rec.onSelf,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Default isolation policy (8 failures across 3 targets) and a failure threshold of 2:
+	// each check fails about twice before the checker can tell that it is isolated, so
+	// without holding suspect failures every check would be declared unhealthy first.
 	names := ids(4, "c")
 	var checks []config.Check
 	for _, id := range names {
 		ap, _ := switchable(t)
-		checks = append(checks, fastCheck(id, ap))
+		c := fastCheck(id, ap)
+		c.FailureThreshold = 2
+		checks = append(checks, c)
 	}
 	if err := c.SetChecks(checks); err != nil {
 		t.Fatal(err)

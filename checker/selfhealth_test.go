@@ -76,6 +76,33 @@ func TestSelfTrackerReportsTransitions(t *testing.T) {
 	}
 }
 
+func TestSelfTrackerSuspect(t *testing.T) {
+	tr := newSelfTracker(IsolationPolicy{}, 0)
+	tr.observe("a", "a:80", false, false, ReasonTimeout)
+	if tr.suspect() {
+		t.Fatal("one failure is suspect")
+	}
+	tr.observe("a", "a:80", false, false, ReasonTimeout)
+	if tr.suspect() {
+		t.Fatal("two failures of one target are suspect")
+	}
+	tr.observe("b", "b:80", false, false, ReasonUnreachable)
+	if !tr.suspect() {
+		t.Fatal("failures across two targets with nothing answering are not suspect")
+	}
+	tr.observe("c", "c:80", false, false, ReasonStatus)
+	if tr.suspect() {
+		t.Fatal("still suspect after a target answered (with a 503)")
+	}
+	withCanary := newSelfTracker(IsolationPolicy{}, 1)
+	withCanary.observe("k", "k:80", true, true, ReasonOK)
+	withCanary.observe("a", "a:80", false, false, ReasonTimeout)
+	withCanary.observe("b", "b:80", false, false, ReasonTimeout)
+	if withCanary.suspect() {
+		t.Fatal("suspect while the canary answers")
+	}
+}
+
 func repeat[T any](x T, n int) []T {
 	out := make([]T, n)
 	for i := range out {
