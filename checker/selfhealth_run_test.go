@@ -35,12 +35,12 @@ func TestIsolatedCheckerWithdraws(t *testing.T) {
 	canaryAP, _ := switchable(t)
 	canary := fastCheck("canary", canaryAP)
 	c, err := New(Options{
-		Name:      "t",
-		Logger:    quiet(),
-		Prober:    ProberOptions{Dialer: dialer, Addresses: AddressPolicy{AllowLoopback: true}},
-		Canaries:  []config.Check{canary},
-		OnReport:  rec.onReport,
-		OnSelf:    rec.onSelf,
+		Name:     "t",
+		Logger:   quiet(),
+		Prober:   ProberOptions{Dialer: dialer, Addresses: AddressPolicy{AllowLoopback: true}},
+		Canaries: []config.Check{canary},
+		OnReport: rec.onReport,
+		OnSelf:   rec.onSelf,
 	})
 	if err != nil {
 		t.Fatal(err)
