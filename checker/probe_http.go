@@ -229,13 +229,13 @@ func (p *Prober) probeHTTP(ctx context.Context, c *config.Check, res *Result) {
 		if visited == nil {
 			visited = append(visited, h.key())
 		}
-		if k := next.key(); slices.Contains(visited, k) {
+		k := next.key()
+		if slices.Contains(visited, k) {
 			res.fail(ReasonRedirectLoop, fmt.Sprintf("redirect %d to %s://%s%s was already visited",
 				res.Redirects+1, next.scheme(), next.hostHeader, next.target))
 			return
-		} else {
-			visited = append(visited, k)
 		}
+		visited = append(visited, k)
 		res.Redirects++
 		h = next
 	}
