@@ -1,0 +1,374 @@
+package checker
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/vigil-dns/vigil/config"
+)
+
+// hop is one HTTP request of a probe: the first one, or one per redirect followed.
+type hop struct {
+	https      bool
+	host       string // dialled (resolved at each probe if a name)
+	port       int
+	target     string // request target: path and query
+	hostHeader string
+	sni        string
+	method     string
+}
+
+// firstHop is the request c describes.
+func firstHop(c *config.Check) hop {
+	h := hop{
+		https:  c.Protocol == config.ProtocolHTTPS,
+		host:   c.Target.Host,
+		port:   c.Target.Port,
+		target: c.Path,
+		method: c.Method,
+	}
+	if h.port == 0 {
+		h.port = defaultPort(h.https)
+	}
+	if h.target == "" {
+		h.target = "/"
+	}
+	if h.method == "" {
+		h.method = http.MethodGet
+	}
+	h.hostHeader = c.HostHeader
+	if h.hostHeader == "" {
+		h.hostHeader = authority(h.host, h.port, h.https)
+	}
+	h.sni = c.SNI
+	if h.sni == "" {
+		h.sni = stripPort(h.hostHeader)
+	}
+	return h
+}
+
+func defaultPort(https bool) int {
+	if https {
+		return 443
+	}
+	return 80
+}
+
+// authority writes host and port as a Host header does: the port only when not the default.
+func authority(host string, port int, https bool) string {
+	if port == defaultPort(https) {
+		if strings.Contains(host, ":") && !strings.HasPrefix(host, "[") {
+			return "[" + host + "]"
+		}
+		return host
+	}
+	return hostPort(host, port)
+}
+
+// stripPort returns the host of a Host header value, without port or brackets.
+func stripPort(hostHeader string) string {
+	if h, _, err := net.SplitHostPort(hostHeader); err == nil {
+		return h
+	}
+	return strings.TrimSuffix(strings.TrimPrefix(hostHeader, "["), "]")
+}
+
+func (h *hop) scheme() string {
+	if h.https {
+		return "https"
+	}
+	return "http"
+}
+
+// key identifies the hop's URL, for redirect loop detection.
+func (h *hop) key() string {
+	return h.scheme() + "://" + hostPort(h.host, h.port) + h.target + " host=" + h.hostHeader
+}
+
+// follow returns the hop a redirect with Location loc and status code leads to.
+func (h *hop) follow(loc string, code int) (hop, error) {
+	base, err := url.Parse(h.scheme() + "://" + hostPort(h.host, h.port) + h.target)
+	if err != nil {
+		return hop{}, fmt.Errorf("checker: redirect base: %w", err)
+	}
+	ref, err := url.Parse(loc)
+	if err != nil {
+		return hop{}, fmt.Errorf("checker: status %d with invalid Location %q: %w", code, loc, err)
+	}
+	u := base.ResolveReference(ref)
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return hop{}, fmt.Errorf("checker: status %d redirects to unsupported scheme %q", code, u.Scheme)
+	}
+	next := hop{https: u.Scheme == "https", host: u.Hostname(), method: h.method, target: u.RequestURI()}
+	if next.host == "" {
+		return hop{}, fmt.Errorf("checker: status %d redirects to %q without a host", code, loc)
+	}
+	next.port = defaultPort(next.https)
+	if p := u.Port(); p != "" {
+		if next.port, err = strconv.Atoi(p); err != nil || next.port < 1 || next.port > 65535 {
+			return hop{}, fmt.Errorf("checker: status %d redirects to invalid port %q", code, p)
+		}
+	}
+	if code == http.StatusSeeOther && h.method != http.MethodHead {
+		next.method = http.MethodGet
+	}
+	if u.Host == base.Host && next.https == h.https {
+		next.hostHeader, next.sni = h.hostHeader, h.sni
+	} else {
+		next.hostHeader = authority(next.host, next.port, next.https)
+		next.sni = next.host
+	}
+	return next, nil
+}
+
+// appendRequest writes the request of h to b: HTTP/1.1, a fresh connection that the server
+// is asked to close.
+func (h *hop) appendRequest(b []byte, c *config.Check, userAgent string) []byte {
+	b = append(b, h.method...)
+	b = append(b, ' ')
+	b = append(b, h.target...)
+	b = append(b, " HTTP/1.1\r\nHost: "...)
+	b = append(b, h.hostHeader...)
+	ua := true
+	for k, v := range c.Headers {
+		if strings.EqualFold(k, "Host") || strings.EqualFold(k, "Connection") {
+			continue
+		}
+		if strings.EqualFold(k, "User-Agent") {
+			ua = false
+		}
+		b = append(b, "\r\n"...)
+		b = append(b, k...)
+		b = append(b, ": "...)
+		b = append(b, v...)
+	}
+	if ua {
+		b = append(b, "\r\nUser-Agent: "...)
+		b = append(b, userAgent...)
+	}
+	return append(b, "\r\nAccept: */*\r\nConnection: close\r\n\r\n"...)
+}
+
+// isRedirect reports whether code is a redirect that carries a Location.
+func isRedirect(code int) bool {
+	switch code {
+	case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther,
+		http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
+		return true
+	}
+	return false
+}
+
+// statusExpected reports whether code is in ranges (200-399 when there are none).
+func statusExpected(ranges []config.StatusRange, code int) bool {
+	if len(ranges) == 0 {
+		return code >= 200 && code <= 399
+	}
+	for _, r := range ranges {
+		if r.Contains(code) {
+			return true
+		}
+	}
+	return false
+}
+
+func expectedString(ranges []config.StatusRange) string {
+	if len(ranges) == 0 {
+		return "200-399"
+	}
+	s := make([]string, len(ranges))
+	for i, r := range ranges {
+		s[i] = r.String()
+	}
+	return strings.Join(s, ",")
+}
+
+// probeHTTP runs an HTTP or HTTPS probe: one request on a fresh connection, and one more per
+// redirect followed when the check asks for it, each hop resolved and checked like the first.
+func (p *Prober) probeHTTP(ctx context.Context, c *config.Check, res *Result) {
+	if err := validateHTTP(c); err != nil {
+		res.fail(ReasonError, err.Error())
+		return
+	}
+	h := firstHop(c)
+	var visited []string
+	for {
+		loc, err := p.exchange(ctx, c, &h, res)
+		if err != nil {
+			if dl, ok := ctx.Deadline(); ok && !time.Now().Before(dl) {
+				// The deadline cut the exchange short; the error it caused may look like
+				// something else (a status line cut in the middle reads as malformed).
+				err = fmt.Errorf("%w (%w)", err, context.DeadlineExceeded)
+			}
+			res.fail(classify(err))
+			return
+		}
+		if loc == "" {
+			return // exchange judged the response
+		}
+		if res.Redirects >= p.maxRedirects {
+			res.fail(ReasonTooManyRedirects, fmt.Sprintf("more than %d redirects", p.maxRedirects))
+			return
+		}
+		next, err := h.follow(loc, res.StatusCode)
+		if err != nil {
+			res.fail(ReasonBadRedirect, err.Error())
+			return
+		}
+		if visited == nil {
+			visited = append(visited, h.key())
+		}
+		k := next.key()
+		if slices.Contains(visited, k) {
+			res.fail(ReasonRedirectLoop, fmt.Sprintf("redirect %d to %s://%s%s was already visited",
+				res.Redirects+1, next.scheme(), next.hostHeader, next.target))
+			return
+		}
+		visited = append(visited, k)
+		res.Redirects++
+		h = next
+	}
+}
+
+// exchange sends h's request on a fresh connection and reads the response. It returns the
+// redirect location to follow, or "" once it has judged the response into res, or an error
+// for the caller to classify.
+func (p *Prober) exchange(ctx context.Context, c *config.Check, h *hop, res *Result) (string, error) {
+	conn, err := p.dial(ctx, h.host, h.port, c.IPVersion, res)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close()
+	if dl, ok := ctx.Deadline(); ok {
+		_ = conn.SetDeadline(dl) // slow drips and silent servers end at the timeout
+	}
+	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Unix(1, 0)) })
+	defer stop()
+
+	var rw net.Conn = conn
+	if h.https {
+		t0 := time.Now()
+		tc := tls.Client(conn, &tls.Config{
+			ServerName:         h.sni,
+			InsecureSkipVerify: !c.TLSVerify,
+			RootCAs:            p.roots,
+			NextProtos:         []string{"http/1.1"},
+			MinVersion:         tls.VersionTLS12,
+		})
+		// The connection's deadline and the AfterFunc above end a stalled handshake;
+		// HandshakeContext would add a goroutine per probe to do the same.
+		err := tc.Handshake()
+		res.Timings.TLS += time.Since(t0)
+		if err != nil {
+			var cve *tls.CertificateVerificationError
+			if errors.As(err, &cve) && len(cve.UnverifiedCertificates) > 0 {
+				res.CertNotAfter = cve.UnverifiedCertificates[0].NotAfter
+			}
+			return "", &phaseError{phaseTLS, err}
+		}
+		if st := tc.ConnectionState(); len(st.PeerCertificates) > 0 {
+			res.CertNotAfter = st.PeerCertificates[0].NotAfter
+		}
+		rw = tc
+	}
+
+	buf := p.buffer()
+	defer p.putBuffer(buf)
+	*buf = h.appendRequest(*buf, c, p.userAgent)
+	if _, err := rw.Write(*buf); err != nil {
+		return "", &phaseError{phaseWrite, err}
+	}
+	lr := &limitedReader{r: rw, n: maxHeaderBytes}
+	br := p.reader(lr)
+	defer p.putReader(br)
+	if _, err := br.Peek(1); err != nil {
+		return "", &phaseError{phaseRead, err}
+	}
+	res.Timings.FirstByte = time.Since(res.Start)
+	var req *http.Request
+	if h.method == http.MethodHead {
+		req = &http.Request{Method: http.MethodHead}
+	}
+	resp, err := http.ReadResponse(br, req)
+	if err != nil {
+		return "", &phaseError{phaseRead, err}
+	}
+	res.StatusCode = resp.StatusCode
+	if c.FollowRedirects && isRedirect(resp.StatusCode) {
+		loc := resp.Header.Get("Location")
+		if loc == "" {
+			res.fail(ReasonBadRedirect, fmt.Sprintf("status %d without a Location", resp.StatusCode))
+		}
+		return loc, nil
+	}
+	if !statusExpected(c.ExpectStatus, resp.StatusCode) {
+		res.fail(ReasonStatus, fmt.Sprintf("status %d (expected %s)", resp.StatusCode, expectedString(c.ExpectStatus)))
+		return "", nil
+	}
+	if c.BodyMatch != "" {
+		// Chunk framing counts against the raw cap, so allow it generously.
+		lr.n = 16 * config.BodyMatchLimit
+		found, err := matchBody(resp.Body, []byte(c.BodyMatch), (*buf)[:0])
+		if err != nil {
+			return "", &phaseError{phaseBody, err}
+		}
+		if !found {
+			res.fail(ReasonBodyMismatch, fmt.Sprintf("status %d but %q not in the first %d bytes of the body",
+				resp.StatusCode, c.BodyMatch, config.BodyMatchLimit))
+			return "", nil
+		}
+	}
+	res.Healthy, res.Reason = true, ReasonOK
+	res.Message = "status " + strconv.Itoa(resp.StatusCode)
+	return "", nil
+}
+
+// matchBody reads at most BodyMatchLimit bytes of body into buf and reports whether match
+// occurs in them. It stops as soon as match is found, so a slow body that has already shown
+// the match does not wait for the rest; an error after a match is not one.
+func matchBody(body io.Reader, match, buf []byte) (bool, error) {
+	buf = slices.Grow(buf[:0], config.BodyMatchLimit)
+	for len(buf) < config.BodyMatchLimit {
+		n, err := body.Read(buf[len(buf):config.BodyMatchLimit])
+		buf = buf[:len(buf)+n]
+		if bytes.Contains(buf, match) {
+			return true, nil
+		}
+		switch {
+		case errors.Is(err, io.EOF), errors.Is(err, errResponseTooLarge):
+			return false, nil
+		case err != nil:
+			return false, err
+		}
+	}
+	return false, nil
+}
+
+// limitedReader reads at most n bytes from r, then fails with errResponseTooLarge.
+type limitedReader struct {
+	r io.Reader
+	n int64
+}
+
+func (l *limitedReader) Read(p []byte) (int, error) {
+	if l.n <= 0 {
+		return 0, errResponseTooLarge
+	}
+	if int64(len(p)) > l.n {
+		p = p[:l.n]
+	}
+	n, err := l.r.Read(p)
+	l.n -= int64(n)
+	return n, err
+}

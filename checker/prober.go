@@ -1,0 +1,130 @@
+package checker
+
+import (
+	"bufio"
+	"context"
+	"crypto/x509"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/vigil-dns/vigil/config"
+)
+
+// Limits of one probe.
+const (
+	// DefaultMaxRedirects is how many redirects a check that follows them may follow.
+	DefaultMaxRedirects = 10
+	// maxHeaderBytes caps the status line and headers of a response.
+	maxHeaderBytes = 16 << 10
+	// defaultTimeout bounds a probe whose check has no timeout.
+	defaultTimeout = 4 * time.Second
+)
+
+// ProberOptions configure a Prober. The zero value probes through the real network with the
+// default address policy (public addresses only).
+type ProberOptions struct {
+	// Dialer opens connections; default a net.Dialer whose Control applies Addresses.
+	Dialer Dialer
+	// Resolver resolves host names at each probe; default net.DefaultResolver.
+	Resolver Resolver
+	// Addresses is the address policy applied to every address dialled.
+	Addresses AddressPolicy
+	// RootCAs verifies HTTPS targets; nil means the system's roots.
+	RootCAs *x509.CertPool
+	// UserAgent is sent with every HTTP request; default "vigil-checker".
+	UserAgent string
+	// MaxRedirects bounds redirects followed; default DefaultMaxRedirects.
+	MaxRedirects int
+}
+
+// Prober runs single probes. It is safe for concurrent use and holds no per-check state.
+type Prober struct {
+	dialer       Dialer
+	resolver     Resolver
+	guard        *guard
+	roots        *x509.CertPool
+	userAgent    string
+	maxRedirects int
+	readers      sync.Pool // *bufio.Reader
+	buffers      sync.Pool // *[]byte, request and body buffers
+}
+
+// NewProber returns a Prober with opts' defaults applied.
+func NewProber(opts ProberOptions) *Prober {
+	p := &Prober{
+		dialer:       opts.Dialer,
+		resolver:     opts.Resolver,
+		guard:        newGuard(opts.Addresses),
+		roots:        opts.RootCAs,
+		userAgent:    opts.UserAgent,
+		maxRedirects: opts.MaxRedirects,
+	}
+	if p.dialer == nil {
+		p.dialer = defaultDialer(p.guard)
+	}
+	if p.resolver == nil {
+		p.resolver = net.DefaultResolver
+	}
+	if p.userAgent == "" {
+		p.userAgent = "vigil-checker"
+	}
+	if p.maxRedirects <= 0 {
+		p.maxRedirects = DefaultMaxRedirects
+	}
+	return p
+}
+
+// Probe runs one probe of c and returns its result. It returns within c's timeout (or
+// earlier if ctx ends); it never panics on what a target sends.
+func (p *Prober) Probe(ctx context.Context, c *config.Check) Result {
+	res := Result{Start: time.Now()}
+	timeout := c.Timeout.Std()
+	if timeout <= 0 {
+		timeout = defaultTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	switch c.Protocol {
+	case config.ProtocolTCP:
+		p.probeTCP(ctx, c, &res)
+	case config.ProtocolHTTP, config.ProtocolHTTPS:
+		p.probeHTTP(ctx, c, &res)
+	default:
+		res.fail(ReasonError, "checker: protocol "+string(c.Protocol)+" is not probed")
+	}
+	res.Timings.Total = time.Since(res.Start)
+	return res
+}
+
+// reader returns a pooled bufio.Reader reading from r.
+func (p *Prober) reader(r *limitedReader) *bufio.Reader {
+	if br, ok := p.readers.Get().(*bufio.Reader); ok {
+		br.Reset(r)
+		return br
+	}
+	return bufio.NewReaderSize(r, 4096)
+}
+
+// putReader returns br to the pool, dropping its reference to the connection.
+func (p *Prober) putReader(br *bufio.Reader) {
+	br.Reset(nil)
+	p.readers.Put(br)
+}
+
+// buffer returns a pooled byte slice of length 0.
+func (p *Prober) buffer() *[]byte {
+	if b, ok := p.buffers.Get().(*[]byte); ok {
+		*b = (*b)[:0]
+		return b
+	}
+	b := make([]byte, 0, 1024)
+	return &b
+}
+
+// putBuffer returns b to the pool unless it grew unusually large.
+func (p *Prober) putBuffer(b *[]byte) {
+	if cap(*b) <= 8<<10 {
+		p.buffers.Put(b)
+	}
+}

@@ -1,0 +1,92 @@
+package checker
+
+import (
+	"context"
+	"net"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/vigil-dns/vigil/config"
+)
+
+// cuttableDialer is the real net.Dialer behind a switch that takes the checker's own network
+// down: while down, every dial fails as an unplugged host's would.
+type cuttableDialer struct {
+	down atomic.Bool
+	d    net.Dialer
+}
+
+func (c *cuttableDialer) DialContext(ctx context.Context, network, address string) (net.Conn, error) {
+	if c.down.Load() {
+		return nil, &net.OpError{Op: "dial", Net: network, Err: syscall.ENETUNREACH}
+	}
+	return c.d.DialContext(ctx, network, address)
+}
+
+// TestIsolatedCheckerWithdraws cuts the checker's own network: it must withdraw its reports
+// (and say why) instead of declaring every endpoint unhealthy, and report afresh when the
+// network is back.
+func TestIsolatedCheckerWithdraws(t *testing.T) {
+	t.Parallel()
+	dialer := &cuttableDialer{}
+	rec := newRecorder()
+	canaryAP, _ := switchable(t)
+	canary := fastCheck("canary", canaryAP)
+	c, err := New(Options{
+		Name:     "t",
+		Logger:   quiet(),
+		Prober:   ProberOptions{Dialer: dialer, Addresses: AddressPolicy{AllowLoopback: true}},
+		Canaries: []config.Check{canary},
+		OnReport: rec.onReport,
+		OnSelf:   rec.onSelf,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Default isolation policy (8 failures across 3 targets) and a failure threshold of 2:
+	// each check fails about twice before the checker can tell that it is isolated, so
+	// without holding suspect failures every check would be declared unhealthy first.
+	names := ids(4, "c")
+	var checks []config.Check
+	for _, id := range names {
+		ap, _ := switchable(t)
+		c := fastCheck(id, ap)
+		c.FailureThreshold = 2
+		checks = append(checks, c)
+	}
+	if err := c.SetChecks(checks); err != nil {
+		t.Fatal(err)
+	}
+	runChecker(t, c)
+	rec.waitFor(t, 5*time.Second, "healthy reports", func(rs []Report, _ []SelfHealth) bool {
+		return all(rs, names, func(r Report) bool { return r.Status == StatusHealthy })
+	})
+	before := len(rec.snapshot())
+
+	dialer.down.Store(true)
+	rec.waitFor(t, 5*time.Second, "isolation and withdrawals", func(rs []Report, ss []SelfHealth) bool {
+		return len(ss) == 1 && !ss[0].Healthy &&
+			all(rs, names, func(r Report) bool { return r.Withdrawn && r.Withdraw == WithdrawIsolated })
+	})
+	for _, r := range rec.snapshot()[before:] {
+		if r.Status == StatusUnhealthy && !r.Withdrawn {
+			t.Errorf("the isolated checker declared %s unhealthy: %+v", r.CheckID, r)
+		}
+	}
+	if s := c.Self(); s.Healthy || s.Reason == "" {
+		t.Errorf("Self() = %+v while isolated", s)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if got := c.Reports(); len(got) != 0 {
+		t.Errorf("reports while isolated: %+v", got)
+	}
+	mid := len(rec.snapshot())
+
+	dialer.down.Store(false)
+	rec.waitFor(t, 5*time.Second, "recovery and fresh reports", func(rs []Report, ss []SelfHealth) bool {
+		return len(ss) == 2 && ss[1].Healthy &&
+			all(rs[mid:], names, func(r Report) bool { return r.Status == StatusHealthy && !r.Withdrawn })
+	})
+}
