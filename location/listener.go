@@ -131,34 +131,6 @@ func (s *Server) Serve(ctx context.Context) error {
 	return nil
 }
 
-// serveUDP is one UDP worker: it reads a query, answers it and writes the response, until
-// the socket closes.
-func (s *Server) serveUDP(l *listener) {
-	scr := newScratch()
-	buf := make([]byte, 65535)
-	for {
-		n, from, err := l.udp.ReadFromUDPAddrPort(buf)
-		if err != nil {
-			if errors.Is(err, net.ErrClosed) {
-				return
-			}
-			continue
-		}
-		start := time.Now()
-		if !l.budget.take(s.now()) {
-			s.metrics.dropped.WithLabelValues(l.label, dropBudget).Inc()
-			continue
-		}
-		out, oc := s.respond(scr, buf[:n], Request{From: from.Addr(), NameServer: l.index})
-		if out != nil {
-			if _, err := l.udp.WriteToUDPAddrPort(out, from); err != nil && errors.Is(err, net.ErrClosed) {
-				return
-			}
-		}
-		s.metrics.observe(l.label, &oc, time.Since(start))
-	}
-}
-
 // serveTCP accepts connections until the socket closes, serving at most MaxTCPConns at once;
 // each served connection is added to wg.
 func (s *Server) serveTCP(ctx context.Context, l *listener, wg *sync.WaitGroup) {
