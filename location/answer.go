@@ -31,7 +31,7 @@ type Request struct {
 type outcome struct {
 	qtype  uint16
 	rcode  int
-	zone   string // the hosted zone, or "" outside every hosted zone
+	zone   *zone  // the hosted zone, or nil outside every hosted zone
 	drop   string // the reason the query got no response; empty when it got one
 	slip   bool   // response rate limiting answered with an empty truncated response
 	answer bool   // the query was parsed and answered (even with an error rcode)
@@ -125,7 +125,7 @@ func (s *Server) respond(scr *scratch, query []byte, req Request) ([]byte, outco
 	if z == nil || (req.NameServer >= 0 && !z.shard[req.NameServer]) {
 		return s.finish(scr, req, dns.RcodeRefused, limit, &oc)
 	}
-	oc.zone = z.name
+	oc.zone = z
 	switch qn.Qtype {
 	case dns.TypeAXFR, dns.TypeIXFR:
 		// Zone transfers are not offered: every location builds its zones from the control

@@ -2,6 +2,7 @@ package location
 
 import (
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/miekg/dns"
@@ -29,6 +30,8 @@ type metrics struct {
 	duration    prometheus.Histogram
 	lastResorts *prometheus.CounterVec
 	withheld    *prometheus.GaugeVec
+	// noZone caches the counters of queries outside every hosted zone.
+	noZone counterCache
 }
 
 // newMetrics creates the metrics and registers them on reg; a nil reg registers nothing.
@@ -60,6 +63,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Help: "Records currently withheld from answers because their health check is unhealthy, by zone.",
 		}, []string{"zone"}),
 	}
+	m.noZone = counterCache{m: m, zone: noZone}
 	if reg == nil {
 		return m, nil
 	}
@@ -80,38 +84,123 @@ func (m *metrics) observe(listener string, oc *outcome, took time.Duration) {
 	if oc.slip {
 		m.slipped.Inc()
 	}
-	zone := oc.zone
-	if zone == "" {
-		zone = noZone
+	cache := &m.noZone
+	if oc.zone != nil {
+		cache = oc.zone.counters.Load()
+		if cache == nil || cache.m != m {
+			cache = &counterCache{m: m, zone: oc.zone.name}
+			oc.zone.counters.Store(cache)
+		}
 	}
-	m.queries.WithLabelValues(qtypeLabel(oc.qtype), rcodeLabel(oc.rcode), zone).Inc()
+	cache.counter(oc.qtype, oc.rcode).Inc()
 	m.duration.Observe(took.Seconds())
+}
+
+// counterCache holds the query counters of one zone by query type and response code, so that
+// counting a query costs no label hashing. A snapshot's zone holds one for the server that
+// answers from it.
+type counterCache struct {
+	m    *metrics
+	zone string
+	c    [qtypeSlots][rcodeSlots]atomic.Pointer[counterRef]
+}
+
+// counterRef boxes a counter for an atomic pointer.
+type counterRef struct{ prometheus.Counter }
+
+// counter returns the counter of qtype and rcode in the cache's zone.
+func (cc *counterCache) counter(qtype uint16, rcode int) prometheus.Counter {
+	p := &cc.c[qtypeSlot(qtype)][rcodeSlot(rcode)]
+	if ref := p.Load(); ref != nil {
+		return ref.Counter
+	}
+	ref := &counterRef{cc.m.queries.WithLabelValues(qtypeLabel(qtype), rcodeLabel(rcode), cc.zone)}
+	p.Store(ref)
+	return ref.Counter
 }
 
 // lastResort counts one answer in last resort.
 func (m *metrics) lastResort(label string) { m.lastResorts.WithLabelValues(label).Inc() }
 
+// The number of label values of qtype and rcode, each known value and "other" (and "none",
+// for queries without a question).
+const (
+	qtypeSlots = 19
+	rcodeSlots = 8
+)
+
+// qtypeSlot numbers the label value of a query type, from 0 to qtypeSlots-1.
+func qtypeSlot(t uint16) int {
+	switch t {
+	case dns.TypeA:
+		return 1
+	case dns.TypeAAAA:
+		return 2
+	case dns.TypeCNAME:
+		return 3
+	case dns.TypeTXT:
+		return 4
+	case dns.TypeMX:
+		return 5
+	case dns.TypeNS:
+		return 6
+	case dns.TypeSOA:
+		return 7
+	case dns.TypeANY:
+		return 8
+	case dns.TypePTR:
+		return 9
+	case dns.TypeSRV:
+		return 10
+	case dns.TypeCAA:
+		return 11
+	case dns.TypeHTTPS:
+		return 12
+	case dns.TypeSVCB:
+		return 13
+	case dns.TypeDS:
+		return 14
+	case dns.TypeDNSKEY:
+		return 15
+	case dns.TypeAXFR:
+		return 16
+	case dns.TypeIXFR:
+		return 17
+	case 0:
+		return 18
+	}
+	return 0
+}
+
 // qtypeLabel names a query type for the metrics: the common ones by name, the rest "other".
 func qtypeLabel(t uint16) string {
-	switch t {
-	case dns.TypeA, dns.TypeAAAA, dns.TypeCNAME, dns.TypeTXT, dns.TypeMX, dns.TypeNS, dns.TypeSOA,
-		dns.TypeANY, dns.TypePTR, dns.TypeSRV, dns.TypeCAA, dns.TypeHTTPS, dns.TypeSVCB, dns.TypeDS,
-		dns.TypeDNSKEY, dns.TypeAXFR, dns.TypeIXFR:
-		return dns.TypeToString[t]
+	switch qtypeSlot(t) {
 	case 0:
+		return otherLabel
+	case 18:
 		return "none"
 	}
-	return otherLabel
+	return dns.TypeToString[t]
+}
+
+// rcodeSlot numbers the label value of a response code, from 0 to rcodeSlots-1.
+func rcodeSlot(rc int) int {
+	switch rc {
+	case dns.RcodeSuccess, dns.RcodeFormatError, dns.RcodeServerFailure, dns.RcodeNameError,
+		dns.RcodeNotImplemented, dns.RcodeRefused:
+		return rc + 1
+	case dns.RcodeBadVers:
+		return 7
+	}
+	return 0
 }
 
 // rcodeLabel names a response code for the metrics.
 func rcodeLabel(rc int) string {
-	switch rc {
-	case dns.RcodeSuccess, dns.RcodeFormatError, dns.RcodeServerFailure, dns.RcodeNameError,
-		dns.RcodeNotImplemented, dns.RcodeRefused, dns.RcodeBadVers:
-		return dns.RcodeToString[rc]
+	if rcodeSlot(rc) == 0 {
+		return otherLabel
 	}
-	return otherLabel
+	return dns.RcodeToString[rc]
 }
 
 // listenerLabel names a listener: "main", or "ns-<index>" for a virtual name server.

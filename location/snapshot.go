@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"sort"
 	"strings"
+	"sync/atomic"
 
 	"github.com/miekg/dns"
 	"github.com/vigil-dns/vigil/config"
@@ -53,6 +54,8 @@ type zone struct {
 	// cuts says the zone delegates names below its apex (NS record sets there).
 	cuts bool
 	ttl  uint32
+	// counters caches this zone's query counters, filled as queries come.
+	counters atomic.Pointer[counterCache]
 }
 
 // node is one owner name of a zone; a node without record sets is an empty non-terminal.
