@@ -81,8 +81,11 @@ func newRRL(cfg RRLConfig) *rrl {
 }
 
 // networkKey returns the client's network as a key: a /24 for IPv4, a /56 for IPv6, tagged
-// so that the two families never share a key, and never 0.
+// so that the two families never share a key, and never 0. Unknown addresses share one key.
 func networkKey(addr netip.Addr) uint64 {
+	if !addr.IsValid() {
+		return 3 << 62
+	}
 	addr = addr.Unmap()
 	if addr.Is4() {
 		b := addr.As4()

@@ -50,6 +50,9 @@ func TestRRL(t *testing.T) {
 		t.Error("the families share a key")
 	}
 
+	if networkKey(netip.Addr{}) == 0 || networkKey(netip.Addr{}) == networkKey(netip.MustParseAddr("0.0.0.0")) {
+		t.Error("an unknown address has no key of its own")
+	}
 	if newRRL(RRLConfig{}) != nil {
 		t.Error("rate limiting on by default")
 	}

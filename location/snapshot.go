@@ -372,3 +372,15 @@ func addrRR(name string, addr netip.Addr, ttl uint32) dns.RR {
 	}
 	return &dns.AAAA{Hdr: hdr(name, dns.TypeAAAA, ttl), AAAA: addr.AsSlice()}
 }
+
+// ShardNameServers returns the name servers of a shard of virtual name servers: for each
+// index, the name "ns-<index>.<domain>" (as config.NameServerSettings names them) and, when
+// addrs holds one, its address.
+func ShardNameServers(indices []int, domain string, addrs map[int]netip.Addr) []NameServer {
+	domain = canonical(domain)
+	out := make([]NameServer, 0, len(indices))
+	for _, i := range indices {
+		out = append(out, NameServer{Index: i, Name: fmt.Sprintf("ns-%d.%s", i, domain), Addr: addrs[i]})
+	}
+	return out
+}
