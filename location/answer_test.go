@@ -249,3 +249,75 @@ func TestTCPSeveralQueries(t *testing.T) {
 		}
 	}
 }
+
+// TestIPv6Listener serves on ::1 when the machine has it, over UDP and TCP.
+func TestIPv6Listener(t *testing.T) {
+	probe, err := net.ListenPacket("udp6", "[::1]:0")
+	if err != nil {
+		t.Skipf("no IPv6 loopback: %v", err)
+	}
+	probe.Close()
+	s := startServer(t, Config{Addr: "[::1]:0"})
+	if !s.Addr().Addr().Is6() {
+		t.Fatalf("listening on %v", s.Addr())
+	}
+	for _, network := range []string{"udp", "tcp"} {
+		if r := exchange(t, network, s.Addr(), query("www.example.test.", dns.TypeA, 1232)); len(r.Answer) != 1 {
+			t.Errorf("%s over IPv6: %v", network, r)
+		}
+	}
+}
+
+// TestTCPConnLimit checks that connections over the limit are closed while those within it
+// are served.
+func TestTCPConnLimit(t *testing.T) {
+	s := startServer(t, Config{MaxTCPConns: 2})
+	var held []net.Conn
+	for range 2 {
+		c, err := dns.Dial("tcp", s.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		// A query and its answer make sure the server has taken the connection.
+		c.SetDeadline(time.Now().Add(2 * time.Second))
+		if err := c.WriteMsg(query("www.example.test.", dns.TypeA, 0)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.ReadMsg(); err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, c)
+	}
+	c, err := dns.Dial("tcp", s.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(2 * time.Second))
+	c.WriteMsg(query("www.example.test.", dns.TypeA, 0))
+	if r, err := c.ReadMsg(); err == nil {
+		t.Errorf("a third connection was served: %v", r)
+	}
+	held[0].Close()
+	// The freed slot serves a new connection (the server notices the close first).
+	var served bool
+	for range 20 {
+		c, err := dns.Dial("tcp", s.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.SetDeadline(time.Now().Add(time.Second))
+		c.WriteMsg(query("www.example.test.", dns.TypeA, 0))
+		_, err = c.ReadMsg()
+		c.Close()
+		if err == nil {
+			served = true
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if !served {
+		t.Error("no connection served after one closed")
+	}
+}

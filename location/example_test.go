@@ -24,7 +24,7 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	doc, err := config.Parse([]byte(`
+	doc, err := config.Decode([]byte(`
 regions: [us-east, eu-west, sa-east]
 zones:
   - name: demo.vigil.test

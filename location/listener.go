@@ -148,6 +148,7 @@ func (s *Server) serveTCP(ctx context.Context, l *listener, wg *sync.WaitGroup) 
 		case l.conns <- struct{}{}:
 		default:
 			c.Close()
+			s.metrics.dropped.WithLabelValues(l.label, dropTCPConns).Inc()
 			continue
 		}
 		wg.Go(func() {

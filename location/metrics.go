@@ -14,6 +14,7 @@ const (
 	dropMalformed = "malformed" // not a DNS query this server can read or answer
 	dropBudget    = "budget"    // the listener's query budget is spent
 	dropRRL       = "rrl"       // response rate limiting dropped it
+	dropTCPConns  = "tcp_conns" // a TCP connection over the listener's limit, closed at once
 )
 
 // noZone is the zone label of queries outside every hosted zone (and of malformed ones).
@@ -43,7 +44,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		}, []string{"qtype", "rcode", "zone"}),
 		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "vigil_location_queries_dropped_total",
-			Help: "DNS queries that got no response, by listener (main or ns-<index>) and reason (malformed, budget, rrl).",
+			Help: "DNS queries that got no response, by listener (main or ns-<index>) and reason (malformed, budget, rrl, tcp_conns).",
 		}, []string{"listener", "reason"}),
 		slipped: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "vigil_location_rrl_slipped_total",

@@ -195,3 +195,26 @@ func rcodeOf(t testing.TB, b []byte) int {
 	}
 	return r.Rcode
 }
+
+// TestExplain checks that the explanation agrees with the verdicts and reports errors for
+// names the location cannot explain.
+func TestExplain(t *testing.T) {
+	s, err := New(Config{Addr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.SetSnapshot(mustSnapshot(t, testZones(), testShards()))
+	s.SetVerdicts(map[string]bool{"p": false})
+	res, err := s.Explain("FO.example.test", "A", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.String(); got != "failover secondary: 192.0.2.11 (primary unhealthy, secondary healthy)" {
+		t.Errorf("explained as %q", got)
+	}
+	for _, c := range [][2]string{{"fo.example.org.", "A"}, {"nope.example.test.", "A"}, {"fo.example.test.", "AAAA"}, {"fo.example.test.", "BOGUS"}} {
+		if _, err := s.Explain(c[0], c[1], 0); err == nil {
+			t.Errorf("Explain(%s, %s): no error", c[0], c[1])
+		}
+	}
+}
