@@ -122,10 +122,14 @@ func (s *Server) respond(scr *scratch, query []byte, req Request) ([]byte, outco
 	snap := s.snap.Load()
 	name := strings.ToLower(qn.Name)
 	z := snap.zoneOf(name)
-	if z == nil || (req.NameServer >= 0 && !z.shard[req.NameServer]) {
+	if z == nil {
 		return s.finish(scr, req, dns.RcodeRefused, limit, &oc)
 	}
 	oc.zone = z
+	if req.NameServer >= 0 && !z.shard[req.NameServer] {
+		// A virtual name server outside the zone's shard: not this zone's server here.
+		return s.finish(scr, req, dns.RcodeRefused, limit, &oc)
+	}
 	switch qn.Qtype {
 	case dns.TypeAXFR, dns.TypeIXFR:
 		// Zone transfers are not offered: every location builds its zones from the control
