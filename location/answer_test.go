@@ -1,6 +1,7 @@
 package location
 
 import (
+	"context"
 	"net"
 	"slices"
 	"testing"
@@ -319,5 +320,37 @@ func TestTCPConnLimit(t *testing.T) {
 	}
 	if !served {
 		t.Error("no connection served after one closed")
+	}
+}
+
+// TestServeAgain checks that a server stops when its context ends and can serve again.
+func TestServeAgain(t *testing.T) {
+	s, err := New(Config{Addr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.SetSnapshot(mustSnapshot(t, testZones(), testShards()))
+	for round := range 2 {
+		ctx, cancel := context.WithCancel(context.Background())
+		if err := s.Listen(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- s.Serve(ctx) }()
+		if r := exchange(t, "udp", s.Addr(), query("www.example.test.", dns.TypeA, 0)); len(r.Answer) != 1 {
+			t.Errorf("round %d: %v", round, r)
+		}
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("round %d: %v", round, err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("round %d: Serve did not return", round)
+		}
+	}
+	if err := s.Serve(context.Background()); err == nil {
+		t.Error("Serve without Listen did not fail")
 	}
 }

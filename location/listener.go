@@ -107,7 +107,7 @@ func (s *Server) listenerAddr(index int) netip.AddrPort {
 }
 
 // Serve answers on the sockets Listen bound until ctx ends, then closes them and returns when
-// every worker and connection has stopped.
+// every worker and connection has stopped. The server may then Listen and Serve again.
 func (s *Server) Serve(ctx context.Context) error {
 	s.mu.Lock()
 	ls := s.listeners
@@ -128,6 +128,9 @@ func (s *Server) Serve(ctx context.Context) error {
 		l.close()
 	}
 	wg.Wait()
+	s.mu.Lock()
+	s.listeners = nil
+	s.mu.Unlock()
 	return nil
 }
 
