@@ -188,7 +188,7 @@ func (s *Server) serveConn(l *listener, c *net.TCPConn) {
 			return
 		}
 		start := time.Now()
-		if !l.budget.take(s.now()) {
+		if l.budget != nil && !l.budget.take(s.now()) {
 			s.metrics.dropped.WithLabelValues(l.label, dropBudget).Inc()
 			continue
 		}

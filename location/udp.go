@@ -60,7 +60,7 @@ func (s *Server) serveUDP(l *listener) {
 				continue
 			}
 			start := time.Now()
-			if !l.budget.take(s.now()) {
+			if l.budget != nil && !l.budget.take(s.now()) {
 				s.metrics.dropped.WithLabelValues(l.label, dropBudget).Inc()
 				continue
 			}
