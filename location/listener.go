@@ -169,7 +169,10 @@ func (s *Server) serveConn(l *listener, c *net.TCPConn) {
 	defer c.Close()
 	scr := s.scratch.Get().(*scratch)
 	defer s.scratch.Put(scr)
-	from := c.RemoteAddr().(*net.TCPAddr).AddrPort().Addr()
+	var from netip.Addr
+	if a, ok := c.RemoteAddr().(*net.TCPAddr); ok {
+		from = a.AddrPort().Addr()
+	}
 	var lenBuf [2]byte
 	query := make([]byte, 0, 512)
 	for {
