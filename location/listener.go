@@ -1,0 +1,212 @@
+package location
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"sort"
+	"sync"
+	"time"
+)
+
+// listener is one address the server answers on, UDP and TCP, with its own workers, budget
+// and TCP connection limit: the main listener (index -1) or a virtual name server.
+type listener struct {
+	index   int
+	label   string
+	udp     *net.UDPConn
+	tcp     *net.TCPListener
+	workers int
+	budget  *budget
+	conns   chan struct{} // one token per TCP connection being served
+}
+
+// Listen binds the main listener and one listener per virtual name server, UDP and TCP on
+// the same port each. It is called by Run; call it first to learn the bound addresses.
+func (s *Server) Listen() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.listeners != nil {
+		return nil
+	}
+	main, err := s.bind(-1, s.cfg.Addr, s.cfg.Workers, s.cfg.Budget)
+	if err != nil {
+		return err
+	}
+	ls := []*listener{main}
+	indices := make([]int, 0, len(s.cfg.NameServers))
+	for i := range s.cfg.NameServers {
+		indices = append(indices, i)
+	}
+	sort.Ints(indices)
+	for _, i := range indices {
+		l, err := s.bind(i, s.cfg.NameServers[i], s.cfg.NameServerWorkers, s.cfg.NameServerBudget)
+		if err != nil {
+			for _, l := range ls {
+				l.close()
+			}
+			return err
+		}
+		ls = append(ls, l)
+	}
+	s.listeners = ls
+	return nil
+}
+
+// bind opens the UDP and TCP sockets of one listener on the same port.
+func (s *Server) bind(index int, addr string, workers, rate int) (*listener, error) {
+	l := &listener{index: index, label: listenerLabel(index), workers: workers,
+		budget: newBudget(rate), conns: make(chan struct{}, s.cfg.MaxTCPConns)}
+	ua, err := net.ResolveUDPAddr("udp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("location: listener %s: %w", l.label, err)
+	}
+	// With port 0 the kernel picks the UDP port, which TCP may find taken: try a few times.
+	for attempt := 0; ; attempt++ {
+		if l.udp, err = net.ListenUDP("udp", ua); err != nil {
+			return nil, fmt.Errorf("location: listener %s: %w", l.label, err)
+		}
+		ta := &net.TCPAddr{IP: ua.IP, Port: l.udp.LocalAddr().(*net.UDPAddr).Port, Zone: ua.Zone}
+		if l.tcp, err = net.ListenTCP("tcp", ta); err == nil {
+			return l, nil
+		}
+		l.udp.Close()
+		if ua.Port != 0 || attempt == 4 {
+			return nil, fmt.Errorf("location: listener %s: %w", l.label, err)
+		}
+	}
+}
+
+// close closes the listener's sockets.
+func (l *listener) close() {
+	l.udp.Close()
+	l.tcp.Close()
+}
+
+// Addr returns the main listener's address (UDP and TCP share it), or the zero value before
+// Listen.
+func (s *Server) Addr() netip.AddrPort { return s.listenerAddr(-1) }
+
+// NameServerAddr returns the address virtual name server index listens on, or the zero value
+// when this location does not host it or has not listened yet.
+func (s *Server) NameServerAddr(index int) netip.AddrPort { return s.listenerAddr(index) }
+
+func (s *Server) listenerAddr(index int) netip.AddrPort {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, l := range s.listeners {
+		if l.index == index {
+			return l.udp.LocalAddr().(*net.UDPAddr).AddrPort()
+		}
+	}
+	return netip.AddrPort{}
+}
+
+// Serve answers on the sockets Listen bound until ctx ends, then closes them and returns when
+// every worker and connection has stopped. The server may then Listen and Serve again.
+func (s *Server) Serve(ctx context.Context) error {
+	s.mu.Lock()
+	ls := s.listeners
+	s.mu.Unlock()
+	if ls == nil {
+		return errors.New("location: serve before listen")
+	}
+	var wg sync.WaitGroup
+	for _, l := range ls {
+		for range l.workers {
+			wg.Go(func() { s.serveUDP(l) })
+		}
+		wg.Go(func() { s.serveTCP(ctx, l, &wg) })
+	}
+	s.log.Info("location: serving", "addr", s.Addr().String(), "name_servers", len(ls)-1)
+	<-ctx.Done()
+	for _, l := range ls {
+		l.close()
+	}
+	wg.Wait()
+	s.mu.Lock()
+	s.listeners = nil
+	s.mu.Unlock()
+	return nil
+}
+
+// serveTCP accepts connections until the socket closes, serving at most MaxTCPConns at once;
+// each served connection is added to wg.
+func (s *Server) serveTCP(ctx context.Context, l *listener, wg *sync.WaitGroup) {
+	for {
+		c, err := l.tcp.AcceptTCP()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			// Out of file descriptors, say: wait a little rather than spin.
+			time.Sleep(10 * time.Millisecond)
+			continue
+		}
+		select {
+		case l.conns <- struct{}{}:
+		default:
+			c.Close()
+			s.metrics.dropped.WithLabelValues(l.label, dropTCPConns).Inc()
+			continue
+		}
+		wg.Go(func() {
+			defer func() { <-l.conns }()
+			stop := context.AfterFunc(ctx, func() { c.Close() })
+			defer stop()
+			s.serveConn(l, c)
+		})
+	}
+}
+
+// serveConn answers the queries of one TCP connection, in order, until the client closes it,
+// sends something unreadable or stays idle past the timeout.
+func (s *Server) serveConn(l *listener, c *net.TCPConn) {
+	defer c.Close()
+	scr := s.scratch.Get().(*scratch)
+	defer s.scratch.Put(scr)
+	var from netip.Addr
+	if a, ok := c.RemoteAddr().(*net.TCPAddr); ok {
+		from = a.AddrPort().Addr()
+	}
+	var lenBuf [2]byte
+	query := make([]byte, 0, 512)
+	for {
+		if err := c.SetReadDeadline(time.Now().Add(s.cfg.TCPIdleTimeout)); err != nil {
+			return
+		}
+		if _, err := io.ReadFull(c, lenBuf[:]); err != nil {
+			return
+		}
+		n := int(binary.BigEndian.Uint16(lenBuf[:]))
+		if cap(query) < n {
+			query = make([]byte, n)
+		}
+		query = query[:n]
+		if _, err := io.ReadFull(c, query); err != nil {
+			return
+		}
+		start := time.Now()
+		if l.budget != nil && !l.budget.take(s.now()) {
+			s.metrics.dropped.WithLabelValues(l.label, dropBudget).Inc()
+			continue
+		}
+		out, oc := s.respond(scr, query, Request{From: from, TCP: true, NameServer: l.index})
+		s.metrics.observe(l.label, &oc, time.Since(start))
+		if out == nil {
+			continue
+		}
+		binary.BigEndian.PutUint16(lenBuf[:], uint16(len(out)))
+		if err := c.SetWriteDeadline(time.Now().Add(s.cfg.TCPIdleTimeout)); err != nil {
+			return
+		}
+		bufs := net.Buffers{lenBuf[:], out}
+		if _, err := bufs.WriteTo(c); err != nil {
+			return
+		}
+	}
+}

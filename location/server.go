@@ -1,0 +1,277 @@
+package location
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/miekg/dns"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/vigil-dns/vigil/routing"
+)
+
+// Defaults of Config.
+const (
+	// DefaultNameServerWorkers is the number of UDP workers of each virtual name server.
+	DefaultNameServerWorkers = 2
+	// DefaultNameServerBudget is the queries a second each virtual name server answers.
+	DefaultNameServerBudget = 20000
+	// DefaultMaxTCPConns is the number of TCP connections each listener serves at once.
+	DefaultMaxTCPConns = 64
+	// DefaultTCPIdleTimeout is how long a TCP connection may wait for its next query.
+	DefaultTCPIdleTimeout = 10 * time.Second
+)
+
+// Config configures a location's DNS server.
+type Config struct {
+	// Addr is the main listener's address, for UDP and TCP on the same port, e.g.
+	// "127.0.0.1:5353". Port 0 picks a free port (the same for both). The main listener
+	// answers every hosted zone.
+	Addr string
+	// NameServers maps the index of each virtual name server this location hosts to the
+	// address it listens on. There a zone is answered only when that name server is in the
+	// zone's shard, and REFUSED otherwise.
+	NameServers map[int]string
+	// UDPSize is the largest UDP response, and the payload size the server advertises in its
+	// OPT record. Default DefaultUDPSize (1,232 bytes); at least 512.
+	UDPSize int
+	// Workers is the number of goroutines reading the main listener's UDP socket. Default
+	// twice GOMAXPROCS.
+	Workers int
+	// Budget is the queries a second the main listener answers; 0 means unlimited.
+	Budget int
+	// NameServerWorkers is the number of UDP workers of each virtual name server. Default
+	// DefaultNameServerWorkers.
+	NameServerWorkers int
+	// NameServerBudget is the queries a second each virtual name server answers, beyond
+	// which queries are dropped. Default DefaultNameServerBudget; negative means unlimited.
+	NameServerBudget int
+	// MaxTCPConns bounds the TCP connections each listener serves at once; further
+	// connections are closed at once. Default DefaultMaxTCPConns.
+	MaxTCPConns int
+	// TCPIdleTimeout closes a TCP connection that sends no query for this long. Default
+	// DefaultTCPIdleTimeout.
+	TCPIdleTimeout time.Duration
+	// RRL configures response rate limiting; off by default.
+	RRL RRLConfig
+	// Registerer receives the server's metrics; nil registers none.
+	Registerer prometheus.Registerer
+	// Logger receives the server's logs; nil discards them.
+	Logger *slog.Logger
+	// Now is the clock of the query budgets and the rate limiter; nil is time.Now.
+	Now func() time.Time
+}
+
+// Server is a location's authoritative DNS server. Create it with New, install zones with
+// SetSnapshot and verdicts with SetVerdicts (both at any time, also while it serves), then
+// Run it.
+type Server struct {
+	cfg      Config
+	udpSize  int
+	log      *slog.Logger
+	now      func() time.Time
+	metrics  *metrics
+	rrl      *rrl
+	snap     atomic.Pointer[Snapshot]
+	verdicts atomic.Pointer[verdicts]
+	scratch  sync.Pool
+
+	mu        sync.Mutex // serialises swaps and the listeners' setup
+	listeners []*listener
+	// withheld counts, per health-aware record set of the current snapshot, the records
+	// withheld as unhealthy; guarded by mu.
+	withheld map[*rrset]int
+	// zoneWithheld sums withheld by zone; guarded by mu.
+	zoneWithheld map[string]int
+}
+
+// verdicts is an immutable set of health verdicts: check ID to served healthy. A check it does
+// not hold is served as healthy.
+type verdicts struct {
+	m      map[string]bool
+	health routing.Health
+}
+
+// newVerdicts wraps m, which it takes ownership of.
+func newVerdicts(m map[string]bool) *verdicts {
+	v := &verdicts{m: m}
+	v.health = func(id string) bool {
+		h, ok := v.m[id]
+		return !ok || h
+	}
+	return v
+}
+
+// New returns a server for cfg with no zones (every query REFUSED) and no verdicts (every
+// check served as healthy) until SetSnapshot and SetVerdicts say otherwise.
+func New(cfg Config) (*Server, error) {
+	if cfg.Addr == "" {
+		return nil, errors.New("location: no listen address")
+	}
+	switch {
+	case cfg.UDPSize == 0:
+		cfg.UDPSize = DefaultUDPSize
+	case cfg.UDPSize < dns.MinMsgSize || cfg.UDPSize > dns.MaxMsgSize:
+		return nil, fmt.Errorf("location: udp size %d: want 512 to 65535", cfg.UDPSize)
+	}
+	if cfg.Workers <= 0 {
+		cfg.Workers = 2 * runtime.GOMAXPROCS(0)
+	}
+	if cfg.NameServerWorkers <= 0 {
+		cfg.NameServerWorkers = DefaultNameServerWorkers
+	}
+	if cfg.NameServerBudget == 0 {
+		cfg.NameServerBudget = DefaultNameServerBudget
+	}
+	if cfg.MaxTCPConns <= 0 {
+		cfg.MaxTCPConns = DefaultMaxTCPConns
+	}
+	if cfg.TCPIdleTimeout <= 0 {
+		cfg.TCPIdleTimeout = DefaultTCPIdleTimeout
+	}
+	for i := range cfg.NameServers {
+		if i < 0 {
+			return nil, fmt.Errorf("location: virtual name server index %d: must not be negative", i)
+		}
+	}
+	cfg.NameServers = maps.Clone(cfg.NameServers)
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	m, err := newMetrics(cfg.Registerer)
+	if err != nil {
+		return nil, fmt.Errorf("location: metrics: %w", err)
+	}
+	s := &Server{cfg: cfg, udpSize: cfg.UDPSize, log: cfg.Logger, now: cfg.Now, metrics: m, rrl: newRRL(cfg.RRL)}
+	s.scratch.New = func() any { return newScratch() }
+	empty, _ := NewSnapshot(nil, nil)
+	s.snap.Store(empty)
+	s.verdicts.Store(newVerdicts(nil))
+	return s, nil
+}
+
+// SetSnapshot installs snap: every query that starts after it returns reads the new zones, and
+// every query reads one snapshot whole.
+func (s *Server) SetSnapshot(snap *Snapshot) {
+	if snap == nil {
+		snap, _ = NewSnapshot(nil, nil)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old := s.snap.Swap(snap)
+	for name := range old.zones {
+		if snap.zones[name] == nil {
+			s.metrics.queries.DeletePartialMatch(prometheus.Labels{"zone": name})
+			s.metrics.withheld.DeleteLabelValues(name)
+		}
+	}
+	kept := make(map[string]bool, len(snap.healthSets))
+	for _, rs := range snap.healthSets {
+		kept[rs.label] = true
+	}
+	for _, rs := range old.healthSets {
+		if !kept[rs.label] {
+			s.metrics.lastResorts.DeleteLabelValues(rs.label)
+		}
+	}
+	s.updateWithheld()
+	s.log.Info("location: zones installed", "zones", len(snap.zones))
+}
+
+// Snapshot returns the snapshot in use.
+func (s *Server) Snapshot() *Snapshot { return s.snap.Load() }
+
+// SetVerdicts installs this location's verdicts: for each check ID, whether it is served as
+// healthy (map an unknown verdict to true: fail open). Checks absent from the map are served
+// as healthy. The server keeps a copy; the next query answers from it.
+func (s *Server) SetVerdicts(healthy map[string]bool) {
+	v := newVerdicts(maps.Clone(healthy))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old := s.verdicts.Swap(v)
+	// Only the record sets of checks whose verdict changed need counting again.
+	snap := s.snap.Load()
+	changed := map[*rrset]bool{}
+	for id, sets := range snap.byCheck {
+		if old.health(id) != v.health(id) {
+			for _, rs := range sets {
+				changed[rs] = true
+			}
+		}
+	}
+	zones := map[string]bool{}
+	for rs := range changed {
+		n := withheldIn(rs, v)
+		s.zoneWithheld[rs.zone] += n - s.withheld[rs]
+		s.withheld[rs] = n
+		zones[rs.zone] = true
+	}
+	for name := range zones {
+		s.metrics.withheld.WithLabelValues(name).Set(float64(s.zoneWithheld[name]))
+	}
+}
+
+// updateWithheld counts the withheld records of every record set and sets the gauge of every
+// zone. The caller holds s.mu.
+func (s *Server) updateWithheld() {
+	snap, v := s.snap.Load(), s.verdicts.Load()
+	s.withheld = make(map[*rrset]int, len(snap.healthSets))
+	s.zoneWithheld = make(map[string]int, len(snap.zones))
+	for name := range snap.zones {
+		s.zoneWithheld[name] = 0
+	}
+	for _, rs := range snap.healthSets {
+		n := withheldIn(rs, v)
+		s.withheld[rs] = n
+		s.zoneWithheld[rs.zone] += n
+	}
+	for name, n := range s.zoneWithheld {
+		s.metrics.withheld.WithLabelValues(name).Set(float64(n))
+	}
+}
+
+// withheldIn returns how many records of rs the verdicts v withhold: the unhealthy ones,
+// unless the set is in last resort.
+func withheldIn(rs *rrset, v *verdicts) int {
+	res, err := routing.Explain(&rs.cfg, v.health, 0)
+	if err != nil || res.LastResort {
+		return 0
+	}
+	n := 0
+	for _, c := range res.Candidates {
+		if c.Health == routing.HealthUnhealthy {
+			n++
+		}
+	}
+	return n
+}
+
+// Respond answers one query given as bytes, without sockets, as the listeners do (without
+// their query budgets): it returns the response's bytes, or nil when the query gets none.
+func (s *Server) Respond(query []byte, req Request) []byte {
+	scr := s.scratch.Get().(*scratch)
+	defer s.scratch.Put(scr)
+	start := time.Now()
+	out, oc := s.respond(scr, query, req)
+	s.metrics.observe(listenerLabel(req.NameServer), &oc, time.Since(start))
+	return bytes.Clone(out)
+}
+
+// Run listens on the configured addresses (unless Listen already did) and serves until ctx
+// ends; then it closes every socket and returns when every worker has stopped.
+func (s *Server) Run(ctx context.Context) error {
+	if err := s.Listen(); err != nil {
+		return err
+	}
+	return s.Serve(ctx)
+}

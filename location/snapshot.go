@@ -1,0 +1,386 @@
+package location
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"sort"
+	"strings"
+	"sync/atomic"
+
+	"github.com/miekg/dns"
+	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/routing"
+)
+
+// NameServer is one name server of a zone: a virtual name server of the zone's shard, or a
+// name server the zone names itself.
+type NameServer struct {
+	// Index is the virtual name server's number in the fleet, or -1 for a name server that is
+	// not a virtual name server (one from the zone's own name_servers list).
+	Index int
+	// Name is the name server's absolute domain name, e.g. "ns-17.ns.vigil.test.".
+	Name string
+	// Addr is the name server's address, when known. It is served as glue when Name lies in
+	// the zone.
+	Addr netip.Addr
+}
+
+// Snapshot is an immutable, compiled view of the hosted zones: what every query reads. Build
+// one with NewSnapshot and install it with Server.SetSnapshot.
+type Snapshot struct {
+	zones map[string]*zone
+	// sets lists every record set that consults health checks, for the withheld gauge.
+	healthSets []*rrset
+	// byCheck lists, for each health check, the record sets whose answers it can change.
+	byCheck map[string][]*rrset
+	// maxRecords is the largest record set, so that selection buffers never grow.
+	maxRecords int
+	// maxLabels is the most labels of any zone apex, to bound the zone search.
+	maxLabels int
+}
+
+// zone is one hosted zone, compiled.
+type zone struct {
+	name   string // apex, lower case, absolute
+	soa    *dns.SOA
+	negTTL uint32 // min(SOA TTL, SOA MINIMUM), RFC 2308
+	// neg is the SOA record of negative answers, with the negative TTL.
+	neg *dns.SOA
+	ns  []dns.RR
+	// glue holds the A and AAAA records of the in-zone name-server names.
+	glue []dns.RR
+	// shard is the set of virtual name servers that answer this zone.
+	shard map[int]bool
+	names map[string]*node
+	// cuts says the zone delegates names below its apex (NS record sets there).
+	cuts bool
+	ttl  uint32
+	// counters caches this zone's query counters, filled as queries come.
+	counters atomic.Pointer[counterCache]
+}
+
+// node is one owner name of a zone; a node without record sets is an empty non-terminal.
+type node struct {
+	sets  []*rrset // sorted by type
+	cname *rrset
+	cut   *rrset // an NS record set below the apex: a delegation
+}
+
+// rrset is one record set, compiled: the configuration the selection reads, and the resource
+// record of each record, in the same order.
+type rrset struct {
+	cfg   config.RecordSet
+	rtype uint16
+	rrs   []dns.RR
+	// label names the record set in metrics: "<owner>/<type>".
+	label string
+	// health says the policy consults health checks and some record has one.
+	health bool
+	zone   string
+}
+
+// find returns the record set of type t at n, or nil.
+func (n *node) find(t uint16) *rrset {
+	for _, s := range n.sets {
+		if s.rtype == t {
+			return s
+		}
+	}
+	return nil
+}
+
+// NewSnapshot compiles zones. shards maps a zone's apex to the name servers of its shard; a
+// zone absent from shards uses the name servers it lists itself, and is then answered only on
+// the main listener. Names are compared without case and may be given without the final dot.
+// The error lists every problem found.
+func NewSnapshot(zones []config.Zone, shards map[string][]NameServer) (*Snapshot, error) {
+	s := &Snapshot{zones: make(map[string]*zone, len(zones))}
+	byApex := make(map[string][]NameServer, len(shards))
+	for apex, nss := range shards {
+		byApex[canonical(apex)] = nss
+	}
+	var errs []error
+	for i := range zones {
+		z, err := compileZone(&zones[i], byApex[canonical(zones[i].Name)])
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if _, dup := s.zones[z.name]; dup {
+			errs = append(errs, fmt.Errorf("location: zone %s: hosted twice", z.name))
+			continue
+		}
+		s.zones[z.name] = z
+		s.maxLabels = max(s.maxLabels, dns.CountLabel(z.name))
+		for _, n := range z.names {
+			for _, rs := range n.sets {
+				s.maxRecords = max(s.maxRecords, len(rs.rrs))
+				if rs.health {
+					s.healthSets = append(s.healthSets, rs)
+				}
+			}
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	sort.Slice(s.healthSets, func(i, j int) bool { return s.healthSets[i].label < s.healthSets[j].label })
+	s.byCheck = map[string][]*rrset{}
+	for _, rs := range s.healthSets {
+		for _, r := range rs.cfg.Records {
+			if r.HealthCheck == "" {
+				continue
+			}
+			if l := s.byCheck[r.HealthCheck]; len(l) == 0 || l[len(l)-1] != rs {
+				s.byCheck[r.HealthCheck] = append(l, rs)
+			}
+		}
+	}
+	return s, nil
+}
+
+// Zones returns the apexes of the hosted zones, sorted.
+func (s *Snapshot) Zones() []string {
+	out := make([]string, 0, len(s.zones))
+	for name := range s.zones {
+		out = append(out, name)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// canonical returns name in lower case with the final dot.
+func canonical(name string) string {
+	return dns.Fqdn(strings.ToLower(strings.TrimSpace(name)))
+}
+
+// owner returns the absolute lower-case owner name of a record set named name in zone apex.
+func owner(name, apex string) string {
+	name = strings.ToLower(strings.TrimSpace(name))
+	switch {
+	case name == "" || name == "@":
+		return apex
+	case strings.HasSuffix(name, "."):
+		return name
+	}
+	return name + "." + apex
+}
+
+// compileZone builds one zone and its name servers.
+func compileZone(cz *config.Zone, shard []NameServer) (*zone, error) {
+	apex := canonical(cz.Name)
+	if _, ok := dns.IsDomainName(apex); !ok || apex == "." {
+		return nil, fmt.Errorf("location: zone %q: not a domain name", cz.Name)
+	}
+	fail := func(format string, args ...any) error {
+		return fmt.Errorf("location: zone %s: "+format, append([]any{apex}, args...)...)
+	}
+	z := &zone{name: apex, names: map[string]*node{}, shard: map[int]bool{}, ttl: cz.TTL}
+	if z.ttl == 0 {
+		z.ttl = config.DefaultZone().TTL
+	}
+	nss := shard
+	if len(nss) == 0 {
+		for _, n := range cz.NameServers {
+			nss = append(nss, NameServer{Index: -1, Name: n})
+		}
+	}
+	if len(nss) == 0 {
+		return nil, fail("no name servers: neither a shard nor name_servers")
+	}
+	for _, ns := range nss {
+		name := canonical(ns.Name)
+		if _, ok := dns.IsDomainName(name); !ok {
+			return nil, fail("name server %q: not a domain name", ns.Name)
+		}
+		if ns.Index >= 0 {
+			z.shard[ns.Index] = true
+		}
+		z.ns = append(z.ns, &dns.NS{Hdr: hdr(apex, dns.TypeNS, nsTTL), Ns: name})
+		if ns.Addr.IsValid() && dns.IsSubDomain(apex, name) {
+			z.glue = append(z.glue, addrRR(name, ns.Addr, nsTTL))
+		}
+	}
+	z.soa = buildSOA(cz, apex, z.ns[0].(*dns.NS).Ns)
+	z.negTTL = min(z.soa.Hdr.Ttl, z.soa.Minttl)
+	neg := *z.soa
+	neg.Hdr.Ttl = z.negTTL
+	z.neg = &neg
+
+	apexNode := z.node(apex)
+	apexNode.sets = append(apexNode.sets,
+		&rrset{rtype: dns.TypeSOA, rrs: []dns.RR{z.soa}, label: apex + "/SOA", zone: apex,
+			cfg: config.RecordSet{Name: apex, Type: "SOA", Records: []config.Record{{Value: z.soa.String()}}}},
+		nsSet(apex, z.ns))
+	// Glue names in the zone answer their own A and AAAA queries too.
+	for _, g := range z.glue {
+		n := z.node(g.Header().Name)
+		if t := g.Header().Rrtype; n.find(t) == nil {
+			n.sets = append(n.sets, &rrset{rtype: t, rrs: []dns.RR{g}, zone: apex,
+				label: g.Header().Name + "/" + dns.TypeToString[t],
+				cfg:   config.RecordSet{Name: g.Header().Name, Records: []config.Record{{}}}})
+		}
+	}
+
+	var errs []error
+	for i := range cz.RecordSets {
+		if err := z.addSet(&cz.RecordSets[i]); err != nil {
+			errs = append(errs, fail("record_sets[%d]: %w", i, err))
+		}
+	}
+	for name, n := range z.names {
+		if n.cname != nil && len(n.sets) > 1 {
+			errs = append(errs, fail("%s: a CNAME cannot share its name with other records", name))
+		}
+		sort.Slice(n.sets, func(i, j int) bool { return n.sets[i].rtype < n.sets[j].rtype })
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return z, nil
+}
+
+// nsTTL is the TTL of the NS records and glue, as the parent zone would publish them.
+const nsTTL = 172800
+
+// nsSet returns the apex NS record set built from the zone's name servers.
+func nsSet(apex string, ns []dns.RR) *rrset {
+	recs := make([]config.Record, len(ns))
+	for i, rr := range ns {
+		recs[i] = config.Record{Value: rr.(*dns.NS).Ns}
+	}
+	return &rrset{rtype: dns.TypeNS, rrs: ns, label: apex + "/NS", zone: apex,
+		cfg: config.RecordSet{Name: apex, Type: config.TypeNS, Records: recs}}
+}
+
+// node returns the node of name, creating it and the empty non-terminals between it and the
+// apex.
+func (z *zone) node(name string) *node {
+	n := z.names[name]
+	if n != nil {
+		return n
+	}
+	n = &node{}
+	z.names[name] = n
+	for parent := name; parent != z.name; {
+		off, end := dns.NextLabel(parent, 0)
+		if end {
+			break
+		}
+		parent = parent[off:]
+		if _, ok := z.names[parent]; ok {
+			break
+		}
+		z.names[parent] = &node{}
+	}
+	return n
+}
+
+// addSet compiles one record set into the zone.
+func (z *zone) addSet(cs *config.RecordSet) error {
+	name := owner(cs.Name, z.name)
+	if _, ok := dns.IsDomainName(name); !ok {
+		return fmt.Errorf("name %q: not a domain name", cs.Name)
+	}
+	if !dns.IsSubDomain(z.name, name) {
+		return fmt.Errorf("name %s: outside the zone", name)
+	}
+	rtype, ok := dns.StringToType[strings.ToUpper(string(cs.Type))]
+	if !ok {
+		return fmt.Errorf("%s: unknown type %q", name, cs.Type)
+	}
+	switch rtype {
+	case dns.TypeA, dns.TypeAAAA, dns.TypeCNAME, dns.TypeTXT, dns.TypeMX, dns.TypeNS:
+	default:
+		return fmt.Errorf("%s: type %s is not served", name, cs.Type)
+	}
+	if rtype == dns.TypeNS && name == z.name {
+		// The apex NS records come from the zone's name-server shard.
+		return nil
+	}
+	if len(cs.Records) == 0 {
+		return fmt.Errorf("%s %s: no records", name, cs.Type)
+	}
+	ttl := cs.TTL
+	if ttl == 0 {
+		ttl = z.ttl
+	}
+	rs := &rrset{cfg: *cs, rtype: rtype, zone: z.name, label: name + "/" + dns.TypeToString[rtype]}
+	rs.cfg.Name = name
+	rs.cfg.Records = append([]config.Record(nil), cs.Records...)
+	for i, r := range cs.Records {
+		rr, err := buildRR(name, rtype, ttl, r.Value, z.name)
+		if err != nil {
+			return fmt.Errorf("%s %s: records[%d]: %w", name, cs.Type, i, err)
+		}
+		rs.rrs = append(rs.rrs, rr)
+		if r.HealthCheck != "" && cs.Policy != config.PolicySimple && cs.Policy != "" {
+			rs.health = true
+		}
+	}
+	if rtype == dns.TypeCNAME && len(rs.rrs) > 1 && (cs.Policy == "" || cs.Policy == config.PolicySimple || cs.Policy == config.PolicyMultivalue) {
+		return fmt.Errorf("%s CNAME: only one CNAME may be answered; use a weighted or failover policy for several", name)
+	}
+	if _, _, err := routing.Select(&rs.cfg, nil, 0, nil); err != nil {
+		return fmt.Errorf("%s %s: %w", name, cs.Type, err)
+	}
+	n := z.node(name)
+	if n.find(rtype) != nil {
+		return fmt.Errorf("%s %s: defined twice", name, cs.Type)
+	}
+	n.sets = append(n.sets, rs)
+	switch rtype {
+	case dns.TypeCNAME:
+		n.cname = rs
+	case dns.TypeNS:
+		n.cut = rs
+		z.cuts = true
+	}
+	return nil
+}
+
+// buildSOA returns the zone's SOA record with defaults for the names the zone leaves empty.
+func buildSOA(cz *config.Zone, apex, firstNS string) *dns.SOA {
+	s := cz.SOA
+	d := config.DefaultSOA()
+	mname, rname := firstNS, "hostmaster."+apex
+	if s.MName != "" {
+		mname = owner(s.MName, apex)
+	}
+	if s.RName != "" {
+		rname = owner(s.RName, apex)
+	}
+	ttl := s.TTL
+	if ttl == 0 {
+		ttl = d.TTL
+	}
+	return &dns.SOA{Hdr: hdr(apex, dns.TypeSOA, ttl), Ns: mname, Mbox: rname, Serial: s.Serial,
+		Refresh: s.Refresh, Retry: s.Retry, Expire: s.Expire, Minttl: s.Minimum}
+}
+
+// hdr returns a resource record header of class IN.
+func hdr(name string, t uint16, ttl uint32) dns.RR_Header {
+	return dns.RR_Header{Name: name, Rrtype: t, Class: dns.ClassINET, Ttl: ttl}
+}
+
+// addrRR returns the A or AAAA record of name for addr.
+func addrRR(name string, addr netip.Addr, ttl uint32) dns.RR {
+	addr = addr.Unmap()
+	if addr.Is4() {
+		return &dns.A{Hdr: hdr(name, dns.TypeA, ttl), A: addr.AsSlice()}
+	}
+	return &dns.AAAA{Hdr: hdr(name, dns.TypeAAAA, ttl), AAAA: addr.AsSlice()}
+}
+
+// ShardNameServers returns the name servers of a shard of virtual name servers: for each
+// index, the name "ns-<index>.<domain>" (as config.NameServerSettings names them) and, when
+// addrs holds one, its address.
+func ShardNameServers(indices []int, domain string, addrs map[int]netip.Addr) []NameServer {
+	domain = canonical(domain)
+	out := make([]NameServer, 0, len(indices))
+	for _, i := range indices {
+		out = append(out, NameServer{Index: i, Name: fmt.Sprintf("ns-%d.%s", i, domain), Addr: addrs[i]})
+	}
+	return out
+}
