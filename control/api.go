@@ -36,6 +36,9 @@ type APIConfig struct {
 	// StaleAfter is how long a follower may go without hearing the leader before its reads
 	// are marked stale; default 5s.
 	StaleAfter time.Duration
+	// LeaderWait is how long a voter that knows no leader waits for one before it refuses a
+	// write; default 2s (about one election).
+	LeaderWait time.Duration
 	// Client forwards writes and linearizable reads to the leader; default a plain client.
 	Client *http.Client
 	// Registerer receives the API's metrics; nil registers none.
@@ -86,6 +89,9 @@ func NewAPI(cfg APIConfig) (*API, error) {
 	}
 	if cfg.Client == nil {
 		cfg.Client = &http.Client{}
+	}
+	if cfg.LeaderWait <= 0 {
+		cfg.LeaderWait = 2 * time.Second
 	}
 	log := cfg.Logger
 	if log == nil {

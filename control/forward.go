@@ -18,7 +18,7 @@ func (a *API) forward(w http.ResponseWriter, r *http.Request, body []byte) {
 		writeError(w, http.StatusServiceUnavailable, fmt.Errorf("%w: leadership is changing, retry", ErrNoLeader))
 		return
 	}
-	id, url := a.cfg.Node.Leader()
+	id, url := a.leader(r.Context())
 	switch {
 	case id == "":
 		writeError(w, http.StatusServiceUnavailable, ErrNoLeader)
@@ -59,4 +59,21 @@ func (a *API) forward(w http.ResponseWriter, r *http.Request, body []byte) {
 	}
 	w.WriteHeader(resp.StatusCode)
 	_, _ = io.Copy(w, resp.Body)
+}
+
+// leader returns the leader's ID and API URL, waiting up to LeaderWait for one to be known:
+// just after an election a follower may not have heard the new leader yet.
+func (a *API) leader(ctx context.Context) (id, url string) {
+	deadline := time.Now().Add(a.cfg.LeaderWait)
+	for {
+		id, url = a.cfg.Node.Leader()
+		if (id != "" && url != "" && id != a.cfg.Node.ID()) || time.Now().After(deadline) {
+			return id, url
+		}
+		select {
+		case <-ctx.Done():
+			return id, url
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }

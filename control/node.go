@@ -76,6 +76,7 @@ type Node struct {
 	trans raft.Transport
 
 	bootLast uint64 // last log index on disk at start: reads wait until it is applied
+	existing bool   // the data directory held raft state at start
 	ready    atomic.Bool
 
 	cancel context.CancelFunc
@@ -113,6 +114,10 @@ func NewNode(cfg NodeConfig) (*Node, error) {
 	if n.bootLast, err = n.store.LastIndex(); err != nil {
 		n.store.Close()
 		return nil, fmt.Errorf("control: read raft log: %w", err)
+	}
+	if n.existing, err = raft.HasExistingState(n.store, n.store, snaps); err != nil {
+		n.store.Close()
+		return nil, fmt.Errorf("control: read raft state: %w", err)
 	}
 	n.trans = cfg.Transport
 	if n.trans == nil {
@@ -177,6 +182,10 @@ func (n *Node) Bootstrap() error {
 	}
 	return nil
 }
+
+// HasExistingState reports whether the data directory held raft state when the voter
+// started: a restarted voter neither bootstraps nor joins again.
+func (n *Node) HasExistingState() bool { return n.existing }
 
 // ID returns the voter's raft ID.
 func (n *Node) ID() string { return n.cfg.ID }
