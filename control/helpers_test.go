@@ -100,11 +100,13 @@ type voter struct {
 func (v *voter) url() string { return "http://" + v.apiAddr }
 
 type cluster struct {
-	t      *testing.T
-	voters []*voter
+	t       testing.TB
+	voters  []*voter
+	maxBody int64  // API body limit; default 1 MiB
+	timing  Timing // raft timeouts; default testTiming
 }
 
-func freeAddr(t *testing.T) string {
+func freeAddr(t testing.TB) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -114,7 +116,7 @@ func freeAddr(t *testing.T) string {
 	return ln.Addr().String()
 }
 
-func testLogger(t *testing.T) *slog.Logger {
+func testLogger(t testing.TB) *slog.Logger {
 	if os.Getenv("VIGIL_TEST_LOG") != "" {
 		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
@@ -122,9 +124,14 @@ func testLogger(t *testing.T) *slog.Logger {
 }
 
 // newCluster starts n voters: the first bootstraps, the others join through its API.
-func newCluster(t *testing.T, n int) *cluster {
+func newCluster(t testing.TB, n int) *cluster {
+	return newClusterWith(t, n, &cluster{maxBody: 1 << 20, timing: testTiming})
+}
+
+// newClusterWith starts n voters with the body limit and timing of c.
+func newClusterWith(t testing.TB, n int, c *cluster) *cluster {
 	t.Helper()
-	c := &cluster{t: t}
+	c.t = t
 	for i := range n {
 		v := &voter{id: fmt.Sprintf("v%d", i), dir: filepath.Join(t.TempDir(), "data"), raftAddr: freeAddr(t), apiAddr: freeAddr(t)}
 		c.voters = append(c.voters, v)
@@ -161,13 +168,13 @@ func (c *cluster) start(i int) {
 	v.reg = prometheus.NewRegistry()
 	var err error
 	v.node, err = NewNode(NodeConfig{
-		ID: v.id, DataDir: v.dir, RaftAddr: v.raftAddr, APIURL: v.url(), Timing: testTiming,
+		ID: v.id, DataDir: v.dir, RaftAddr: v.raftAddr, APIURL: v.url(), Timing: c.timing,
 		Allocators: newSeqAllocator, Logger: testLogger(t), Registerer: v.reg, ApplyTimeout: 5 * time.Second,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	api, err := NewAPI(APIConfig{Node: v.node, WriteTokens: []string{testToken}, OpenReads: true, Registerer: v.reg, StaleAfter: time.Second, MaxBodyBytes: 1 << 20})
+	api, err := NewAPI(APIConfig{Node: v.node, WriteTokens: []string{testToken}, OpenReads: true, Registerer: v.reg, StaleAfter: time.Second, MaxBodyBytes: c.maxBody, LeaderWait: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,7 +227,7 @@ func (c *cluster) follower() *voter {
 	return nil
 }
 
-func waitFor(t *testing.T, within time.Duration, what string, cond func() bool) {
+func waitFor(t testing.TB, within time.Duration, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(within)
 	for !cond() {
@@ -234,7 +241,7 @@ func waitFor(t *testing.T, within time.Duration, what string, cond func() bool) 
 var httpClient = &http.Client{Timeout: 20 * time.Second}
 
 // do makes one request and returns the status code and body.
-func do(t *testing.T, method, url, token, ctype, body string) (int, []byte) {
+func do(t testing.TB, method, url, token, ctype, body string) (int, []byte) {
 	t.Helper()
 	req, err := http.NewRequest(method, url, strings.NewReader(body))
 	if err != nil {
@@ -256,7 +263,7 @@ func do(t *testing.T, method, url, token, ctype, body string) (int, []byte) {
 }
 
 // mustWrite makes a write that must succeed and returns its index.
-func mustWrite(t *testing.T, method, url, ctype, body string) uint64 {
+func mustWrite(t testing.TB, method, url, ctype, body string) uint64 {
 	t.Helper()
 	code, out := do(t, method, url, testToken, ctype, body)
 	if code != http.StatusOK && code != http.StatusCreated {
@@ -270,7 +277,7 @@ func mustWrite(t *testing.T, method, url, ctype, body string) uint64 {
 }
 
 // readState reads /v1/state with the given query.
-func readState(t *testing.T, base, query string) (ReadMeta, *State) {
+func readState(t testing.TB, base, query string) (ReadMeta, *State) {
 	t.Helper()
 	code, out := do(t, "GET", base+"/v1/state"+query, "", "", "")
 	if code != http.StatusOK {
@@ -286,7 +293,7 @@ func readState(t *testing.T, base, query string) (ReadMeta, *State) {
 	return body.ReadMeta, body.Data
 }
 
-func decodeError(t *testing.T, out []byte) ErrorBody {
+func decodeError(t testing.TB, out []byte) ErrorBody {
 	t.Helper()
 	var e ErrorBody
 	if err := json.NewDecoder(bytes.NewReader(out)).Decode(&e); err != nil || e.Error == "" {

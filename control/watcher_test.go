@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-func runWatcher(t *testing.T, cfg WatcherConfig) (*Watcher, context.CancelFunc) {
+func runWatcher(t testing.TB, cfg WatcherConfig) (*Watcher, context.CancelFunc) {
 	t.Helper()
 	w, err := NewWatcher(cfg)
 	if err != nil {
