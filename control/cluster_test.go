@@ -131,3 +131,39 @@ func TestVoterRemoval(t *testing.T) {
 		t.Fatalf("removing an unknown voter: %d, want 404", code)
 	}
 }
+
+// TestCatchUpFromSnapshot: a voter that was down while the leader compacted its log past
+// what the voter has catches up from the leader's snapshot, shards included.
+func TestCatchUpFromSnapshot(t *testing.T) {
+	c := newClusterWith(t, 3, &cluster{maxBody: 1 << 20, timing: testTiming, snapshotThreshold: 4})
+	l := c.leader(5 * time.Second)
+	mustWrite(t, "PUT", l.url()+"/v1/document", "application/yaml", testDoc)
+	down := -1
+	for i, v := range c.voters {
+		if v != l {
+			down = i
+			break
+		}
+	}
+	c.stop(down)
+	var last uint64
+	for i := range 20 {
+		last = mustWrite(t, "POST", l.url()+"/v1/checks", "application/json", checkJSON(fmt.Sprintf("s-%d", i), 9400+i))
+	}
+	if err := l.node.Snapshot(); err != nil {
+		t.Fatal(err)
+	}
+	c.start(down)
+	v := c.voters[down].node
+	waitFor(t, 10*time.Second, "the voter to catch up from the snapshot", func() bool {
+		s := v.State()
+		_, ok := s.Check("s-19")
+		return ok && s.Index >= last && v.Ready()
+	})
+	if got, want := v.State().Shards, l.node.State().Shards; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("shards after snapshot: %v, leader has %v", got, want)
+	}
+	if st := v.Stats(); st["last_snapshot_index"] == "0" {
+		t.Fatalf("the voter caught up without a snapshot: %v", st)
+	}
+}

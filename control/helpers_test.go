@@ -104,6 +104,8 @@ type cluster struct {
 	voters  []*voter
 	maxBody int64  // API body limit; default 1 MiB
 	timing  Timing // raft timeouts; default testTiming
+	// snapshotThreshold, when set, keeps that many log entries after a snapshot.
+	snapshotThreshold uint64
 }
 
 func freeAddr(t testing.TB) string {
@@ -170,6 +172,7 @@ func (c *cluster) start(i int) {
 	v.node, err = NewNode(NodeConfig{
 		ID: v.id, DataDir: v.dir, RaftAddr: v.raftAddr, APIURL: v.url(), Timing: c.timing,
 		Allocators: newSeqAllocator, Logger: testLogger(t), Registerer: v.reg, ApplyTimeout: 5 * time.Second,
+		SnapshotThreshold: c.snapshotThreshold,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -330,6 +330,14 @@ func (n *Node) Servers() (map[string]string, error) {
 	return out, nil
 }
 
+// Snapshot makes raft take a snapshot of the state now and compact its log.
+func (n *Node) Snapshot() error {
+	if err := n.raft.Snapshot().Error(); err != nil {
+		return fmt.Errorf("control: snapshot: %w", err)
+	}
+	return nil
+}
+
 // Stats returns raft's own counters (term, indexes, state) for the status of a voter.
 func (n *Node) Stats() map[string]string { return n.raft.Stats() }
 
