@@ -2,6 +2,7 @@ package control
 
 import (
 	"bytes"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -95,9 +96,15 @@ type voter struct {
 	node                       *Node
 	srv                        *http.Server
 	reg                        *prometheus.Registry
+	tls                        bool
 }
 
-func (v *voter) url() string { return "http://" + v.apiAddr }
+func (v *voter) url() string {
+	if v.tls {
+		return "https://" + v.apiAddr
+	}
+	return "http://" + v.apiAddr
+}
 
 type cluster struct {
 	t       testing.TB
@@ -106,6 +113,9 @@ type cluster struct {
 	timing  Timing // raft timeouts; default testTiming
 	// snapshotThreshold, when set, keeps that many log entries after a snapshot.
 	snapshotThreshold uint64
+	// serverTLS, when set, serves the APIs over TLS; client then forwards between voters.
+	serverTLS *tls.Config
+	client    *http.Client
 }
 
 func freeAddr(t testing.TB) string {
@@ -135,7 +145,7 @@ func newClusterWith(t testing.TB, n int, c *cluster) *cluster {
 	t.Helper()
 	c.t = t
 	for i := range n {
-		v := &voter{id: fmt.Sprintf("v%d", i), dir: filepath.Join(t.TempDir(), "data"), raftAddr: freeAddr(t), apiAddr: freeAddr(t)}
+		v := &voter{id: fmt.Sprintf("v%d", i), dir: filepath.Join(t.TempDir(), "data"), raftAddr: freeAddr(t), apiAddr: freeAddr(t), tls: c.serverTLS != nil}
 		c.voters = append(c.voters, v)
 		c.start(i)
 		if i == 0 {
@@ -149,7 +159,7 @@ func newClusterWith(t testing.TB, n int, c *cluster) *cluster {
 			continue
 		}
 		body := fmt.Sprintf(`{"id": %q, "raft_address": %q, "api": %q}`, v.id, v.raftAddr, v.url())
-		code, out := do(t, "POST", c.voters[0].url()+"/v1/cluster/voters", testToken, "application/json", body)
+		code, out := doWith(t, c.client, "POST", c.voters[0].url()+"/v1/cluster/voters", testToken, "application/json", body)
 		if code != http.StatusOK {
 			t.Fatalf("join %s: %d %s", v.id, code, out)
 		}
@@ -177,7 +187,7 @@ func (c *cluster) start(i int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	api, err := NewAPI(APIConfig{Node: v.node, WriteTokens: []string{testToken}, OpenReads: true, Registerer: v.reg, StaleAfter: time.Second, MaxBodyBytes: c.maxBody, LeaderWait: time.Second})
+	api, err := NewAPI(APIConfig{Node: v.node, WriteTokens: []string{testToken}, OpenReads: true, Registerer: v.reg, StaleAfter: time.Second, MaxBodyBytes: c.maxBody, LeaderWait: time.Second, Client: c.client})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,8 +196,12 @@ func (c *cluster) start(i int) {
 		ln, err = net.Listen("tcp", v.apiAddr)
 		return err == nil
 	})
-	v.srv = &http.Server{Handler: api, ReadHeaderTimeout: 5 * time.Second}
-	go v.srv.Serve(ln)
+	v.srv = &http.Server{Handler: api, ReadHeaderTimeout: 5 * time.Second, TLSConfig: c.serverTLS}
+	if c.serverTLS != nil {
+		go v.srv.ServeTLS(ln, "", "")
+	} else {
+		go v.srv.Serve(ln)
+	}
 }
 
 // stop shuts voter i down as a crash would leave it: its files stay.
@@ -246,6 +260,15 @@ var httpClient = &http.Client{Timeout: 20 * time.Second}
 // do makes one request and returns the status code and body.
 func do(t testing.TB, method, url, token, ctype, body string) (int, []byte) {
 	t.Helper()
+	return doWith(t, httpClient, method, url, token, ctype, body)
+}
+
+// doWith is do with a given client.
+func doWith(t testing.TB, client *http.Client, method, url, token, ctype, body string) (int, []byte) {
+	t.Helper()
+	if client == nil {
+		client = httpClient
+	}
 	req, err := http.NewRequest(method, url, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
@@ -256,7 +279,7 @@ func do(t testing.TB, method, url, token, ctype, body string) (int, []byte) {
 	if ctype != "" {
 		req.Header.Set("Content-Type", ctype)
 	}
-	resp, err := httpClient.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, url, err)
 	}

@@ -130,7 +130,7 @@ func runControl(ctx context.Context, f agentFlags, stdout, stderr io.Writer) err
 	if err != nil {
 		return fmt.Errorf("API listener: %w", err)
 	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, TLSConfig: serverTLS}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, TLSConfig: serverTLS}
 	serveErr := make(chan error, 1)
 	go func() {
 		if serverTLS != nil {
