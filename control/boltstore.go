@@ -11,9 +11,9 @@ import (
 )
 
 // Bucket names of the BoltDB file.
-var (
-	bucketLogs   = []byte("logs")
-	bucketStable = []byte("stable")
+const (
+	bucketLogs   = "logs"
+	bucketStable = "stable"
 )
 
 // BoltStore is raft's log store and stable store in one BoltDB file. Every write is one
@@ -33,10 +33,10 @@ func OpenBoltStore(path string) (*BoltStore, error) {
 		return nil, fmt.Errorf("control: open raft store %s: %w", path, err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
-		if _, err := tx.CreateBucketIfNotExists(bucketLogs); err != nil {
+		if _, err := tx.CreateBucketIfNotExists([]byte(bucketLogs)); err != nil {
 			return err
 		}
-		_, err := tx.CreateBucketIfNotExists(bucketStable)
+		_, err := tx.CreateBucketIfNotExists([]byte(bucketStable))
 		return err
 	})
 	if err != nil {
@@ -53,7 +53,7 @@ func (s *BoltStore) Close() error { return s.db.Close() }
 func (s *BoltStore) FirstIndex() (uint64, error) {
 	var idx uint64
 	err := s.db.View(func(tx *bolt.Tx) error {
-		if k, _ := tx.Bucket(bucketLogs).Cursor().First(); k != nil {
+		if k, _ := tx.Bucket([]byte(bucketLogs)).Cursor().First(); k != nil {
 			idx = binary.BigEndian.Uint64(k)
 		}
 		return nil
@@ -65,7 +65,7 @@ func (s *BoltStore) FirstIndex() (uint64, error) {
 func (s *BoltStore) LastIndex() (uint64, error) {
 	var idx uint64
 	err := s.db.View(func(tx *bolt.Tx) error {
-		if k, _ := tx.Bucket(bucketLogs).Cursor().Last(); k != nil {
+		if k, _ := tx.Bucket([]byte(bucketLogs)).Cursor().Last(); k != nil {
 			idx = binary.BigEndian.Uint64(k)
 		}
 		return nil
@@ -76,7 +76,7 @@ func (s *BoltStore) LastIndex() (uint64, error) {
 // GetLog reads the entry at index into log, or returns raft.ErrLogNotFound.
 func (s *BoltStore) GetLog(index uint64, log *raft.Log) error {
 	return s.db.View(func(tx *bolt.Tx) error {
-		v := tx.Bucket(bucketLogs).Get(uint64Key(index))
+		v := tx.Bucket([]byte(bucketLogs)).Get(uint64Key(index))
 		if v == nil {
 			return raft.ErrLogNotFound
 		}
@@ -94,7 +94,7 @@ func (s *BoltStore) StoreLog(log *raft.Log) error { return s.StoreLogs([]*raft.L
 // StoreLogs stores entries in one transaction.
 func (s *BoltStore) StoreLogs(logs []*raft.Log) error {
 	return s.db.Update(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketLogs)
+		b := tx.Bucket([]byte(bucketLogs))
 		for _, l := range logs {
 			if err := b.Put(uint64Key(l.Index), encodeLog(l)); err != nil {
 				return fmt.Errorf("control: store raft log entry %d: %w", l.Index, err)
@@ -107,7 +107,7 @@ func (s *BoltStore) StoreLogs(logs []*raft.Log) error {
 // DeleteRange deletes the entries from min to max, both included.
 func (s *BoltStore) DeleteRange(minIdx, maxIdx uint64) error {
 	return s.db.Update(func(tx *bolt.Tx) error {
-		c := tx.Bucket(bucketLogs).Cursor()
+		c := tx.Bucket([]byte(bucketLogs)).Cursor()
 		for k, _ := c.Seek(uint64Key(minIdx)); k != nil; k, _ = c.Next() {
 			if binary.BigEndian.Uint64(k) > maxIdx {
 				break
@@ -122,14 +122,14 @@ func (s *BoltStore) DeleteRange(minIdx, maxIdx uint64) error {
 
 // Set stores a value of the stable store.
 func (s *BoltStore) Set(key, val []byte) error {
-	return s.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketStable).Put(key, val) })
+	return s.db.Update(func(tx *bolt.Tx) error { return tx.Bucket([]byte(bucketStable)).Put(key, val) })
 }
 
 // Get returns a value of the stable store, or an empty slice when key is not set.
 func (s *BoltStore) Get(key []byte) ([]byte, error) {
 	var out []byte
 	err := s.db.View(func(tx *bolt.Tx) error {
-		out = append([]byte(nil), tx.Bucket(bucketStable).Get(key)...)
+		out = append([]byte(nil), tx.Bucket([]byte(bucketStable)).Get(key)...)
 		return nil
 	})
 	return out, err
@@ -169,11 +169,9 @@ func encodeLog(l *raft.Log) []byte {
 	return append(b, l.Extensions...)
 }
 
-var errShortEntry = errors.New("truncated entry")
-
 func decodeLog(b []byte, l *raft.Log) error {
 	if len(b) < 8+1+8+4 {
-		return errShortEntry
+		return errors.New("truncated entry")
 	}
 	l.Term = binary.BigEndian.Uint64(b)
 	l.Type = raft.LogType(b[8])
@@ -184,10 +182,10 @@ func decodeLog(b []byte, l *raft.Log) error {
 	rest := b[17:]
 	var ok bool
 	if l.Data, rest, ok = lengthPrefixed(rest); !ok {
-		return errShortEntry
+		return errors.New("truncated entry")
 	}
 	if l.Extensions, _, ok = lengthPrefixed(rest); !ok {
-		return errShortEntry
+		return errors.New("truncated entry")
 	}
 	return nil
 }

@@ -18,7 +18,7 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 	}
 	var spec struct {
 		OpenAPI string                            `yaml:"openapi"`
-		Paths   map[string]map[string]interface{} `yaml:"paths"`
+		Paths   map[string]map[string]any `yaml:"paths"`
 	}
 	if err := yaml.Unmarshal(data, &spec); err != nil {
 		t.Fatalf("api/openapi.yaml: %v", err)
