@@ -17,7 +17,7 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 		t.Fatal(err)
 	}
 	var spec struct {
-		OpenAPI string                            `yaml:"openapi"`
+		OpenAPI string                    `yaml:"openapi"`
 		Paths   map[string]map[string]any `yaml:"paths"`
 	}
 	if err := yaml.Unmarshal(data, &spec); err != nil {
