@@ -203,7 +203,9 @@ func (n *Node) Wait(ctx context.Context, index uint64) *State { return n.fsm.Wai
 func (n *Node) IsLeader() bool { return n.raft.State() == raft.Leader }
 
 // Ready reports whether the voter has applied every log entry it had on disk at start, so
-// its state is at least as new as anything it served before a restart.
+// its state is at least as new as anything it served before a restart. Until then its API
+// refuses reads (503) and a Watcher asks another voter. (A follower whose uncommitted tail
+// was discarded by a new leader becomes ready only when the log reaches that index again.)
 func (n *Node) Ready() bool { return n.ready.Load() }
 
 // Leader returns the leader's raft ID and API URL, empty when no leader is known.

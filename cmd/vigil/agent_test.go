@@ -133,9 +133,9 @@ func waitUntil(t *testing.T, within time.Duration, what string, cond func() bool
 	}
 }
 
-// TestAgentKill9: three `vigil agent` processes; one is killed with SIGKILL in the middle of
-// a stream of writes and restarted from its data directory: every acknowledged write is
-// there, and the index it serves never goes backwards.
+// TestAgentKill9: three `vigil agent` processes; the leader is killed with SIGKILL in the
+// middle of a stream of writes and restarted from its data directory: every acknowledged
+// write is there, and the index it serves never goes backwards.
 func TestAgentKill9(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs processes")
@@ -189,7 +189,19 @@ func TestAgentKill9(t *testing.T) {
 		return err == nil && code == 200 && json.Unmarshal(out, &cv) == nil && len(cv.Servers) == 3 && len(cv.APIs) == 3
 	})
 
-	victim := procs[1]
+	// The victim is the leader: the hardest case for acknowledged writes.
+	var victim *agentProc
+	waitUntil(t, 10*time.Second, "a known leader", func() bool {
+		_, out, err := request("GET", procs[2].api+"/v1/cluster", "")
+		var cv struct {
+			Leader string `json:"leader"`
+		}
+		if err != nil || json.Unmarshal(out, &cv) != nil || len(cv.Leader) != 2 || cv.Leader[1] < '0' || cv.Leader[1] > '2' {
+			return false
+		}
+		victim = procs[cv.Leader[1]-'0']
+		return true
+	})
 	var (
 		mu      sync.Mutex
 		acked   = map[string]bool{}
