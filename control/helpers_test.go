@@ -196,7 +196,7 @@ func (c *cluster) start(i int) {
 		ln, err = net.Listen("tcp", v.apiAddr)
 		return err == nil
 	})
-	v.srv = &http.Server{Handler: api, ReadHeaderTimeout: 5 * time.Second, TLSConfig: c.serverTLS}
+	v.srv = &http.Server{Handler: api, ReadHeaderTimeout: 5 * time.Second, TLSConfig: c.serverTLS.Clone()} // http2 setup writes to it
 	if c.serverTLS != nil {
 		go v.srv.ServeTLS(ln, "", "")
 	} else {
