@@ -12,7 +12,10 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Source says where a Watcher's configuration came from.
@@ -48,6 +51,8 @@ type WatcherConfig struct {
 	RetryMin, RetryMax time.Duration
 	// Logger receives the Watcher's logs; nil discards them.
 	Logger *slog.Logger
+	// Registerer receives the Watcher's metrics; nil registers none.
+	Registerer prometheus.Registerer
 }
 
 // WatcherStatus is what a data-plane node reports about its configuration.
@@ -72,6 +77,8 @@ type WatcherStatus struct {
 type Watcher struct {
 	cfg WatcherConfig
 	log *slog.Logger
+
+	failures atomic.Uint64 // failed reads of voters, for the metrics
 
 	mu      sync.Mutex
 	state   *State
@@ -103,6 +110,11 @@ func NewWatcher(cfg WatcherConfig) (*Watcher, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	w := &Watcher{cfg: cfg, log: log, source: SourceNone, changed: make(chan struct{})}
+	if cfg.Registerer != nil {
+		if err := w.registerMetrics(cfg.Registerer); err != nil {
+			return nil, err
+		}
+	}
 	w.setVoters(nil)
 	if cfg.CachePath != "" {
 		s, err := LoadCache(cfg.CachePath)
@@ -193,6 +205,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 			continue
 		}
 		w.log.Debug("control: watch failed", "voter", voter, "err", err)
+		w.failures.Add(1)
 		w.mu.Lock()
 		w.status.LastError = err.Error()
 		w.mu.Unlock()
@@ -277,4 +290,37 @@ func (w *Watcher) touch(voter string) {
 	w.mu.Lock()
 	w.status.Voter, w.status.LastContact, w.status.LastError = voter, time.Now(), ""
 	w.mu.Unlock()
+}
+
+// registerMetrics registers the index and source of the configuration in use and the count
+// of failed reads.
+func (w *Watcher) registerMetrics(reg prometheus.Registerer) error {
+	cs := []prometheus.Collector{
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "vigil_config_watch_index",
+			Help: "The raft index of the configuration this node runs from; 0 when it has none.",
+		}, func() float64 { return float64(w.Status().Index) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "vigil_config_watch_failures_total",
+			Help: "Reads of a voter that failed (unreachable, refused or undecodable).",
+		}, func() float64 { return float64(w.failures.Load()) }),
+	}
+	for _, src := range []Source{SourceNone, SourceDisk, SourceControlPlane} {
+		cs = append(cs, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name:        "vigil_config_watch_source",
+			Help:        "1 for where the configuration in use came from: none, disk or control-plane.",
+			ConstLabels: prometheus.Labels{"source": string(src)},
+		}, func() float64 {
+			if _, cur := w.Current(); cur == src {
+				return 1
+			}
+			return 0
+		}))
+	}
+	for _, c := range cs {
+		if err := reg.Register(c); err != nil {
+			return fmt.Errorf("control: register watcher metrics: %w", err)
+		}
+	}
+	return nil
 }

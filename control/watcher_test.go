@@ -2,10 +2,15 @@ package control
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"strings"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
 func runWatcher(t testing.TB, cfg WatcherConfig) (*Watcher, context.CancelFunc) {
@@ -67,8 +72,10 @@ func TestWatcherStaticStability(t *testing.T) {
 	}
 	stop()
 
-	// The node restarts with the control plane still down: it serves the disk copy.
-	w2, _ := runWatcher(t, WatcherConfig{Voters: []string{c.voters[0].url()}, CachePath: cache, RetryMin: 10 * time.Millisecond, RetryMax: 50 * time.Millisecond})
+	// The node restarts with the control plane still down: it serves the disk copy, and its
+	// metrics say so.
+	reg := prometheus.NewRegistry()
+	w2, _ := runWatcher(t, WatcherConfig{Voters: []string{c.voters[0].url()}, CachePath: cache, RetryMin: 10 * time.Millisecond, RetryMax: 50 * time.Millisecond, Registerer: reg})
 	time.Sleep(100 * time.Millisecond)
 	s, src := w2.Current()
 	if src != SourceDisk || s == nil || s.Index < next {
@@ -76,6 +83,25 @@ func TestWatcherStaticStability(t *testing.T) {
 	}
 	if _, ok := s.Check("web-7"); !ok || w2.Status().Index != s.Index {
 		t.Fatalf("disk copy lacks the last write: %+v", w2.Status())
+	}
+	want := fmt.Sprintf(`
+# HELP vigil_config_watch_index The raft index of the configuration this node runs from; 0 when it has none.
+# TYPE vigil_config_watch_index gauge
+vigil_config_watch_index %d
+# HELP vigil_config_watch_source 1 for where the configuration in use came from: none, disk or control-plane.
+# TYPE vigil_config_watch_source gauge
+vigil_config_watch_source{source="control-plane"} 0
+vigil_config_watch_source{source="disk"} 1
+vigil_config_watch_source{source="none"} 0
+`, s.Index)
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "vigil_config_watch_index", "vigil_config_watch_source"); err != nil {
+		t.Fatal(err)
+	}
+	if n := counterValue(t, reg, "vigil_config_watch_failures_total"); n < 1 {
+		t.Fatalf("failures counted: %v", n)
+	}
+	if problems, err := testutil.GatherAndLint(reg); err != nil || len(problems) > 0 {
+		t.Fatalf("promlint: %v %v", problems, err)
 	}
 	// No temporary files are left beside the copy.
 	entries, _ := os.ReadDir(filepath.Dir(cache))
@@ -116,4 +142,20 @@ func TestCorruptCache(t *testing.T) {
 	if s, src := w.Current(); s != nil || src != SourceNone || w.Status().LastError == "" {
 		t.Fatalf("corrupt copy: %v %+v", src, w.Status())
 	}
+}
+
+// counterValue returns the value of the registry's counter name.
+func counterValue(t *testing.T, reg *prometheus.Registry, name string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == name && len(mf.GetMetric()) == 1 {
+			return mf.GetMetric()[0].GetCounter().GetValue()
+		}
+	}
+	t.Fatalf("no counter %s", name)
+	return 0
 }
