@@ -52,7 +52,10 @@ type NodeConfig struct {
 	APIURL string
 	// Timing overrides raft's timeouts.
 	Timing Timing
-	// SnapshotThreshold is how many log entries trigger a snapshot; 0 keeps raft's 8192.
+	// SnapshotThreshold is how many log entries trigger a snapshot, and how many are kept
+	// after one; default 256. Raft's own defaults (8192 and 10240) would keep gigabytes of
+	// log when whole documents of thousands of checks are applied; a follower that lags
+	// further catches up from the snapshot instead.
 	SnapshotThreshold uint64
 	// ApplyTimeout bounds one write; default 10s.
 	ApplyTimeout time.Duration
@@ -141,10 +144,11 @@ func NewNode(cfg NodeConfig) (*Node, error) {
 		setIf(&rc.LeaderLeaseTimeout, t.LeaderLease)
 		setIf(&rc.CommitTimeout, t.Commit)
 	}
-	if cfg.SnapshotThreshold > 0 {
-		rc.SnapshotThreshold = cfg.SnapshotThreshold
-		rc.TrailingLogs = cfg.SnapshotThreshold
+	if cfg.SnapshotThreshold == 0 {
+		cfg.SnapshotThreshold = 256
 	}
+	rc.SnapshotThreshold = cfg.SnapshotThreshold
+	rc.TrailingLogs = cfg.SnapshotThreshold
 	if n.raft, err = raft.NewRaft(rc, n.fsm, n.store, n.store, snaps, n.trans); err != nil {
 		n.closeTransport()
 		n.store.Close()
