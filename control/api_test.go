@@ -37,6 +37,7 @@ func TestBadInput(t *testing.T) {
 		{"unknown document fields", "PUT", "/v1/document", testToken, "application/yaml",
 			"regions: [a]\nchecks:\n  - id: x\n    colour: red\nzonez: []\n", http.StatusBadRequest, []string{"checks[0].colour", "zonez"}},
 		{"not an object", "POST", "/v1/checks", testToken, "application/json", `[1, 2]`, http.StatusBadRequest, []string{""}},
+		{"two YAML documents", "POST", "/v1/checks", testToken, "application/yaml", "id: a\n---\nid: b\n", http.StatusBadRequest, []string{""}},
 		{"broken JSON", "POST", "/v1/checks", testToken, "application/json", `{"id": `, http.StatusBadRequest, []string{""}},
 		{"invalid document", "PUT", "/v1/document", testToken, "application/yaml", "checks: []\n", http.StatusUnprocessableEntity, []string{"regions"}},
 		{"id mismatch", "PUT", "/v1/checks/web-1", testToken, "application/json", checkJSON("web-2", 1), http.StatusBadRequest, []string{"id"}},
