@@ -1,0 +1,102 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/vigil-dns/vigil/control"
+)
+
+// runApply sends a whole configuration document to the control plane, which applies it
+// atomically or rejects it with every problem listed.
+func runApply(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("apply", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	file := fs.String("f", "", "configuration file to apply (YAML or JSON)")
+	servers := fs.String("server", "http://127.0.0.1:7100", "comma-separated API URLs of voters; any of them forwards to the leader")
+	tokenFile := fs.String("token-file", "", "file holding the write token (default: $VIGIL_TOKEN)")
+	timeout := fs.Duration("timeout", 30*time.Second, "give up after this long")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *file == "" {
+		fmt.Fprintln(stderr, "vigil apply: -f FILE is required")
+		return 2
+	}
+	body, err := os.ReadFile(*file)
+	if err != nil {
+		fmt.Fprintf(stderr, "vigil apply: %v\n", err)
+		return 1
+	}
+	token := os.Getenv("VIGIL_TOKEN")
+	if *tokenFile != "" {
+		tokens, err := readTokens(*tokenFile)
+		if err != nil || len(tokens) == 0 {
+			fmt.Fprintf(stderr, "vigil apply: no token in %s (%v)\n", *tokenFile, err)
+			return 1
+		}
+		token = tokens[0]
+	}
+	ctype := "application/yaml"
+	if strings.HasSuffix(strings.ToLower(*file), ".json") {
+		ctype = "application/json"
+	}
+	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	defer cancel()
+	var lastErr error
+	for _, s := range strings.Split(*servers, ",") {
+		s = strings.TrimRight(strings.TrimSpace(s), "/")
+		if s == "" {
+			continue
+		}
+		code, out, err := putDocument(ctx, s, token, ctype, body)
+		if err != nil || code == http.StatusServiceUnavailable || code == http.StatusBadGateway {
+			lastErr = fmt.Errorf("%s: %v%s", s, err, strings.TrimSpace(string(out)))
+			continue // another voter may reach the leader
+		}
+		if code/100 == 2 {
+			var res control.WriteResult
+			_ = json.Unmarshal(out, &res)
+			fmt.Fprintf(stdout, "%s: applied at index %d\n", *file, res.Index)
+			return 0
+		}
+		var e control.ErrorBody
+		if json.Unmarshal(out, &e) != nil || e.Error == "" {
+			fmt.Fprintf(stderr, "vigil apply: %s: HTTP %d: %s\n", s, code, out)
+			return 1
+		}
+		fmt.Fprintf(stderr, "%s: rejected (HTTP %d): %s\n", *file, code, e.Error)
+		for _, fe := range e.Errors {
+			fmt.Fprintf(stderr, "  %s\n", fe.Error())
+		}
+		return 1
+	}
+	fmt.Fprintf(stderr, "vigil apply: no voter applied the document: %v\n", lastErr)
+	return 1
+}
+
+func putDocument(ctx context.Context, server, token, ctype string, body []byte) (int, []byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPut, server+"/v1/document", bytes.NewReader(body))
+	if err != nil {
+		return 0, nil, err
+	}
+	req.Header.Set("Content-Type", ctype)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+	return resp.StatusCode, out, err
+}

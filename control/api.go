@@ -1,0 +1,282 @@
+package control
+
+import (
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/vigil-dns/vigil/config"
+)
+
+// APIConfig configures the HTTP API of one voter.
+type APIConfig struct {
+	// Node is the voter the API serves.
+	Node *Node
+	// WriteTokens are the bearer tokens that may write (and read). No token, no write.
+	WriteTokens []string
+	// ReadTokens are bearer tokens that may only read.
+	ReadTokens []string
+	// OpenReads lets anyone read without a token.
+	OpenReads bool
+	// MaxBodyBytes bounds a request body; default 32 MiB (a document of 10,000 checks is
+	// about 4 MiB of JSON).
+	MaxBodyBytes int64
+	// MaxWait bounds the wait of a blocking read; default 5 minutes. DefaultWait is the wait
+	// when a blocking read names none; default 30s.
+	MaxWait, DefaultWait time.Duration
+	// MaxWatchers bounds the blocking reads waiting at once; default 4096.
+	MaxWatchers int
+	// StaleAfter is how long a follower may go without hearing the leader before its reads
+	// are marked stale; default 5s.
+	StaleAfter time.Duration
+	// LeaderWait is how long a voter that knows no leader waits for one before it refuses a
+	// write; default 2s (about one election).
+	LeaderWait time.Duration
+	// Client forwards writes and linearizable reads to the leader; default a plain client.
+	Client *http.Client
+	// Registerer receives the API's metrics; nil registers none.
+	Registerer prometheus.Registerer
+	// Logger receives the API's logs; nil discards them.
+	Logger *slog.Logger
+}
+
+// API is the control plane's HTTP API: an http.Handler.
+type API struct {
+	cfg      APIConfig
+	log      *slog.Logger
+	metrics  *apiMetrics
+	watchers chan struct{}
+	mux      *http.ServeMux
+}
+
+// Route is one method and path pattern of the API, as the OpenAPI document lists it.
+type Route struct {
+	Method, Path string
+}
+
+type route struct {
+	Route
+	write   bool
+	handler http.HandlerFunc
+}
+
+// NewAPI returns the API of cfg.Node.
+func NewAPI(cfg APIConfig) (*API, error) {
+	if cfg.Node == nil {
+		return nil, errors.New("control: the API needs a voter")
+	}
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = 32 << 20
+	}
+	if cfg.MaxWait <= 0 {
+		cfg.MaxWait = 5 * time.Minute
+	}
+	if cfg.DefaultWait <= 0 {
+		cfg.DefaultWait = 30 * time.Second
+	}
+	if cfg.MaxWatchers <= 0 {
+		cfg.MaxWatchers = 4096
+	}
+	if cfg.StaleAfter <= 0 {
+		cfg.StaleAfter = 5 * time.Second
+	}
+	if cfg.Client == nil {
+		cfg.Client = &http.Client{}
+	}
+	if cfg.LeaderWait <= 0 {
+		cfg.LeaderWait = 2 * time.Second
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	m, err := newAPIMetrics(cfg.Registerer)
+	if err != nil {
+		return nil, err
+	}
+	a := &API{cfg: cfg, log: log, metrics: m, watchers: make(chan struct{}, cfg.MaxWatchers), mux: http.NewServeMux()}
+	for _, rt := range a.routes() {
+		a.mux.Handle(rt.Method+" "+rt.Path, a.instrument(rt))
+	}
+	a.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, fmt.Errorf("control: no such API path %s", r.URL.Path))
+	})
+	return a, nil
+}
+
+// Routes returns every route of the API.
+func (a *API) Routes() []Route {
+	var out []Route
+	for _, rt := range a.routes() {
+		out = append(out, rt.Route)
+	}
+	return out
+}
+
+func (a *API) routes() []route {
+	r := func(method, path string, write bool, h http.HandlerFunc) route {
+		return route{Route{method, path}, write, h}
+	}
+	return []route{
+		r("GET", "/v1/state", false, a.getState),
+		r("GET", "/v1/document", false, a.getDocument),
+		r("PUT", "/v1/document", true, a.putDocument),
+		r("GET", "/v1/checks", false, a.listChecks),
+		r("POST", "/v1/checks", true, a.putCheck),
+		r("GET", "/v1/checks/{id}", false, a.getCheck),
+		r("PUT", "/v1/checks/{id}", true, a.putCheck),
+		r("DELETE", "/v1/checks/{id}", true, a.deleteCheck),
+		r("GET", "/v1/zones", false, a.listZones),
+		r("POST", "/v1/zones", true, a.putZone),
+		r("GET", "/v1/zones/{zone}", false, a.getZone),
+		r("PUT", "/v1/zones/{zone}", true, a.putZone),
+		r("DELETE", "/v1/zones/{zone}", true, a.deleteZone),
+		r("GET", "/v1/zones/{zone}/record_sets", false, a.listRecordSets),
+		r("POST", "/v1/zones/{zone}/record_sets", true, a.putRecordSet),
+		r("GET", "/v1/zones/{zone}/record_sets/{name}/{type}", false, a.getRecordSet),
+		r("PUT", "/v1/zones/{zone}/record_sets/{name}/{type}", true, a.putRecordSet),
+		r("DELETE", "/v1/zones/{zone}/record_sets/{name}/{type}", true, a.deleteRecordSet),
+		r("GET", "/v1/cluster", false, a.getCluster),
+		r("POST", "/v1/cluster/voters", true, a.joinVoter),
+		r("DELETE", "/v1/cluster/voters/{id}", true, a.removeVoter),
+	}
+}
+
+// ServeHTTP serves the API.
+func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) { a.mux.ServeHTTP(w, r) }
+
+// statusRecorder remembers the status code written.
+type statusRecorder struct {
+	http.ResponseWriter
+	code int
+}
+
+func (s *statusRecorder) WriteHeader(code int) {
+	if s.code == 0 {
+		s.code = code
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusRecorder) Write(b []byte) (int, error) {
+	if s.code == 0 {
+		s.code = http.StatusOK
+	}
+	return s.ResponseWriter.Write(b)
+}
+
+// instrument wraps a route with its metrics, authentication and body limit.
+func (a *API) instrument(rt route) http.Handler {
+	label := rt.Method + " " + rt.Path
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rec := &statusRecorder{ResponseWriter: w}
+		defer func() {
+			code := rec.code
+			if code == 0 {
+				code = http.StatusOK
+			}
+			a.metrics.requests.WithLabelValues(label, strconv.Itoa(code)).Inc()
+			a.metrics.duration.WithLabelValues(label).Observe(time.Since(start).Seconds())
+		}()
+		if err := a.authorize(r, rt.write); err != nil {
+			rec.Header().Set("WWW-Authenticate", `Bearer realm="vigil"`)
+			writeError(rec, http.StatusUnauthorized, err)
+			return
+		}
+		if r.Body != nil {
+			r.Body = http.MaxBytesReader(rec, r.Body, a.cfg.MaxBodyBytes)
+		}
+		rt.handler(rec, r)
+	})
+}
+
+// authorize checks the bearer token: a write needs a write token; a read needs a read or
+// write token unless reads are open. Tokens are compared in constant time.
+func (a *API) authorize(r *http.Request, write bool) error {
+	if !write && a.cfg.OpenReads {
+		return nil
+	}
+	h := r.Header.Get("Authorization")
+	tok, ok := strings.CutPrefix(h, "Bearer ")
+	if h == "" || !ok || tok == "" {
+		return errors.New("control: missing bearer token (Authorization: Bearer TOKEN)")
+	}
+	match := false
+	for _, t := range a.cfg.WriteTokens {
+		match = tokenEqual(t, tok) || match
+	}
+	if !write {
+		for _, t := range a.cfg.ReadTokens {
+			match = tokenEqual(t, tok) || match
+		}
+	}
+	if !match {
+		return errors.New("control: the bearer token is not valid for this request")
+	}
+	return nil
+}
+
+func tokenEqual(want, got string) bool {
+	return want != "" && subtle.ConstantTimeCompare([]byte(want), []byte(got)) == 1
+}
+
+// ErrorBody is the JSON of every error the API answers.
+type ErrorBody struct {
+	// Error says what went wrong.
+	Error string `json:"error"`
+	// Errors lists every problem of an invalid document, with its path.
+	Errors config.Errors `json:"errors,omitempty"`
+}
+
+func writeError(w http.ResponseWriter, code int, err error) {
+	body := ErrorBody{Error: err.Error()}
+	var ve *ValidationError
+	var es config.Errors
+	switch {
+	case errors.As(err, &ve):
+		body.Error = "control: the resulting configuration is invalid, nothing was applied"
+		body.Errors = ve.Errors
+	case errors.As(err, &es):
+		body.Error = "control: the request body is invalid, nothing was applied"
+		body.Errors = es
+	}
+	writeJSON(w, code, body)
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+}
+
+// statusOf maps an error of a write or read to its HTTP status code.
+func statusOf(err error) int {
+	var ve *ValidationError
+	var es config.Errors
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &mbe):
+		return http.StatusRequestEntityTooLarge
+	case errors.As(err, &ve):
+		return http.StatusUnprocessableEntity
+	case errors.As(err, &es):
+		return http.StatusBadRequest
+	case errors.Is(err, ErrNotFound):
+		return http.StatusNotFound
+	case errors.Is(err, ErrConflict):
+		return http.StatusConflict
+	case errors.Is(err, ErrNoLeader), errors.Is(err, ErrUnknownOutcome), errors.Is(err, ErrNotReady), errors.Is(err, ErrNotLeader):
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusInternalServerError
+}

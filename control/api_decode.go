@@ -1,0 +1,146 @@
+package control
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+
+	"github.com/vigil-dns/vigil/config"
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// errUnsupportedType is a body that is neither JSON nor YAML.
+var errUnsupportedType = errors.New("control: unsupported content type: send application/json or application/yaml")
+
+// readBody checks the content type and reads the body within the API's limit.
+func readBody(r *http.Request) ([]byte, error) {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil {
+		return nil, errUnsupportedType
+	}
+	switch mt {
+	case "application/json", "application/yaml", "application/x-yaml", "text/yaml":
+	default:
+		return nil, errUnsupportedType
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, fmt.Errorf("control: request body larger than %d bytes: %w", mbe.Limit, err)
+		}
+		return nil, fmt.Errorf("control: read request body: %w", err)
+	}
+	return body, nil
+}
+
+// decodeDocument decodes a whole document (YAML or JSON) with its defaults.
+func decodeDocument(body []byte) (*config.Document, error) {
+	return config.Decode(body)
+}
+
+// decodeItem decodes one check, zone or record set by placing it in a document, so that it
+// gets the same defaults and unknown-field errors as in a file. wrap builds the document
+// around the item's node; prefix is the item's path in that document, removed from errors.
+func decodeItem(body []byte, prefix string, wrap func(item *yaml.Node) *yaml.Node) (*config.Document, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(body))
+	var root yaml.Node
+	if err := dec.Decode(&root); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, config.Errors{{Message: "empty body"}}
+		}
+		return nil, config.Errors{{Message: strings.TrimPrefix(err.Error(), "yaml: ")}}
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		return nil, config.Errors{{Message: "more than one document in the body"}}
+	}
+	item := &root
+	if item.Kind == yaml.DocumentNode && len(item.Content) == 1 {
+		item = item.Content[0]
+	}
+	if item.Kind != yaml.MappingNode {
+		return nil, config.Errors{{Message: "the body must be an object"}}
+	}
+	data, err := yaml.Marshal(wrap(item))
+	if err != nil {
+		return nil, config.Errors{{Message: err.Error()}}
+	}
+	doc, err := config.Decode(data)
+	if err != nil {
+		var es config.Errors
+		if errors.As(err, &es) {
+			return nil, stripPrefix(es, prefix)
+		}
+		return nil, err
+	}
+	return doc, nil
+}
+
+// stripPrefix removes the wrapper's path from every error.
+func stripPrefix(es config.Errors, prefix string) config.Errors {
+	out := make(config.Errors, len(es))
+	for i, e := range es {
+		e.Path = strings.TrimPrefix(strings.TrimPrefix(e.Path, prefix), ".")
+		out[i] = e
+	}
+	return out
+}
+
+func mapping(kv ...*yaml.Node) *yaml.Node {
+	return &yaml.Node{Kind: yaml.MappingNode, Content: kv}
+}
+
+func scalar(s string) *yaml.Node {
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s}
+}
+
+func seq(items ...*yaml.Node) *yaml.Node {
+	return &yaml.Node{Kind: yaml.SequenceNode, Content: items}
+}
+
+// decodeCheck decodes one check.
+func decodeCheck(body []byte) (*config.Check, error) {
+	doc, err := decodeItem(body, "checks[0]", func(n *yaml.Node) *yaml.Node {
+		return mapping(scalar("checks"), seq(n))
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(doc.Checks) != 1 {
+		return nil, config.Errors{{Message: "the body must be one check"}}
+	}
+	return &doc.Checks[0], nil
+}
+
+// decodeZone decodes one zone with its record sets.
+func decodeZone(body []byte) (*config.Zone, error) {
+	doc, err := decodeItem(body, "zones[0]", func(n *yaml.Node) *yaml.Node {
+		return mapping(scalar("zones"), seq(n))
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(doc.Zones) != 1 {
+		return nil, config.Errors{{Message: "the body must be one zone"}}
+	}
+	return &doc.Zones[0], nil
+}
+
+// decodeRecordSet decodes one record set of zone, so that relative names are relative to it.
+func decodeRecordSet(body []byte, zone string) (*config.RecordSet, error) {
+	doc, err := decodeItem(body, "zones[0].record_sets[0]", func(n *yaml.Node) *yaml.Node {
+		return mapping(scalar("zones"), seq(mapping(scalar("name"), scalar(zone), scalar("record_sets"), seq(n))))
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(doc.Zones) != 1 || len(doc.Zones[0].RecordSets) != 1 {
+		return nil, config.Errors{{Message: "the body must be one record set"}}
+	}
+	return &doc.Zones[0].RecordSets[0], nil
+}

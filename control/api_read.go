@@ -1,0 +1,224 @@
+package control
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/vigil-dns/vigil/config"
+)
+
+// Response headers of every read.
+const (
+	headerIndex       = "X-Vigil-Index"
+	headerKnownLeader = "X-Vigil-Known-Leader"
+	headerLastContact = "X-Vigil-Last-Contact"
+	headerStale       = "X-Vigil-Stale"
+	headerForwarded   = "X-Vigil-Forwarded"
+)
+
+// ReadMeta is what every read says about where its data comes from.
+type ReadMeta struct {
+	// Index is the raft index of the state read.
+	Index uint64 `json:"index"`
+	// Stale is true when the voter that answered is not the leader and has not heard from
+	// one recently (as on the minority side of a partition): the data may be out of date.
+	Stale bool `json:"stale"`
+	// Consistent is true for a linearizable read (?consistent), confirmed by the leader.
+	Consistent bool `json:"consistent,omitempty"`
+	// KnownLeader is true when the voter knows a leader.
+	KnownLeader bool `json:"known_leader"`
+}
+
+// read answers a GET: authentication is done; this handles readiness, ?consistent,
+// blocking (?index=N&wait=30s) and the metadata, then renders the state.
+func (a *API) read(w http.ResponseWriter, r *http.Request, render func(s *State) (any, error)) {
+	n := a.cfg.Node
+	q := r.URL.Query()
+	_, consistent := q["consistent"]
+	var index uint64
+	if v := q.Get("index"); v != "" {
+		var err error
+		if index, err = strconv.ParseUint(v, 10, 64); err != nil {
+			writeError(w, http.StatusBadRequest, config.Errors{{Path: "index", Message: fmt.Sprintf("not an index: %q", v)}})
+			return
+		}
+	}
+	wait := a.cfg.DefaultWait
+	if v := q.Get("wait"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			writeError(w, http.StatusBadRequest, config.Errors{{Path: "wait", Message: fmt.Sprintf("not a duration: %q (want e.g. 30s)", v)}})
+			return
+		}
+		wait = min(d, a.cfg.MaxWait)
+	}
+	if consistent && !n.IsLeader() {
+		if r.Header.Get(headerForwarded) != "" {
+			writeError(w, http.StatusServiceUnavailable, fmt.Errorf("%w: leadership is changing, retry", ErrNoLeader))
+			return
+		}
+		a.forward(w, r, nil)
+		return
+	}
+	if !n.Ready() {
+		writeError(w, http.StatusServiceUnavailable, ErrNotReady)
+		return
+	}
+	s := n.State()
+	if _, blocking := q["index"]; blocking && s.Index <= index {
+		select {
+		case a.watchers <- struct{}{}:
+			ctx, cancel := context.WithTimeout(r.Context(), wait)
+			s = n.Wait(ctx, index)
+			cancel()
+			<-a.watchers
+		default:
+			writeError(w, http.StatusTooManyRequests, errors.New("control: too many blocking reads waiting on this voter; retry later or use another voter"))
+			return
+		}
+	}
+	if consistent {
+		if err := n.Barrier(); err != nil {
+			writeError(w, statusOf(err), err)
+			return
+		}
+		s = n.State()
+	}
+	leaderID, _ := n.Leader()
+	last := n.LastContact()
+	meta := ReadMeta{
+		Index:       s.Index,
+		Consistent:  consistent,
+		KnownLeader: leaderID != "",
+		Stale:       !n.IsLeader() && (leaderID == "" || time.Since(last) > a.cfg.StaleAfter),
+	}
+	v, err := render(s)
+	if err != nil {
+		writeError(w, statusOf(err), err)
+		return
+	}
+	h := w.Header()
+	h.Set(headerIndex, strconv.FormatUint(s.Index, 10))
+	h.Set(headerKnownLeader, strconv.FormatBool(meta.KnownLeader))
+	h.Set(headerStale, strconv.FormatBool(meta.Stale))
+	if !last.IsZero() {
+		h.Set(headerLastContact, strconv.FormatInt(time.Since(last).Milliseconds(), 10))
+	}
+	writeJSON(w, http.StatusOK, struct {
+		ReadMeta
+		Data any `json:"data"`
+	}{meta, v})
+}
+
+func (a *API) getState(w http.ResponseWriter, r *http.Request) {
+	a.read(w, r, func(s *State) (any, error) { return s, nil })
+}
+
+func (a *API) getDocument(w http.ResponseWriter, r *http.Request) {
+	a.read(w, r, func(s *State) (any, error) { return s.Document, nil })
+}
+
+func (a *API) listChecks(w http.ResponseWriter, r *http.Request) {
+	a.read(w, r, func(s *State) (any, error) { return nonNil(s.Document.Checks), nil })
+}
+
+func (a *API) getCheck(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	a.read(w, r, func(s *State) (any, error) {
+		if c, ok := s.Check(id); ok {
+			return c, nil
+		}
+		return nil, fmt.Errorf("control: check %q: %w", id, ErrNotFound)
+	})
+}
+
+// ZoneView is a zone as the API shows it: the zone and its name-server shard.
+type ZoneView struct {
+	config.Zone
+	// Shard is the zone's name-server numbers from the stateful allocator, if any.
+	Shard []int `json:"shard,omitempty"`
+}
+
+func (a *API) listZones(w http.ResponseWriter, r *http.Request) {
+	a.read(w, r, func(s *State) (any, error) {
+		out := make([]ZoneView, 0, len(s.Document.Zones))
+		for _, z := range s.Document.Zones {
+			out = append(out, ZoneView{z, s.Shards[CanonicalZone(z.Name)]})
+		}
+		return out, nil
+	})
+}
+
+func (a *API) getZone(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("zone")
+	a.read(w, r, func(s *State) (any, error) {
+		if z, ok := s.Zone(name); ok {
+			return ZoneView{z, s.Shards[CanonicalZone(z.Name)]}, nil
+		}
+		return nil, fmt.Errorf("control: zone %q: %w", name, ErrNotFound)
+	})
+}
+
+func (a *API) listRecordSets(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("zone")
+	a.read(w, r, func(s *State) (any, error) {
+		if z, ok := s.Zone(name); ok {
+			return nonNil(z.RecordSets), nil
+		}
+		return nil, fmt.Errorf("control: zone %q: %w", name, ErrNotFound)
+	})
+}
+
+func (a *API) getRecordSet(w http.ResponseWriter, r *http.Request) {
+	zone, name, typ := r.PathValue("zone"), r.PathValue("name"), config.RecordType(strings.ToUpper(r.PathValue("type")))
+	a.read(w, r, func(s *State) (any, error) {
+		if rs, ok := s.RecordSet(zone, name, typ); ok {
+			return rs, nil
+		}
+		return nil, fmt.Errorf("control: record set %s %s in zone %q: %w", name, typ, zone, ErrNotFound)
+	})
+}
+
+// ClusterView is the cluster as one voter sees it.
+type ClusterView struct {
+	// ID is the answering voter.
+	ID string `json:"id"`
+	// Leader is the leader's raft ID, empty when none is known.
+	Leader string `json:"leader"`
+	// Servers maps each voter's raft ID to its raft address.
+	Servers map[string]string `json:"servers"`
+	// APIs maps each voter's raft ID to its API URL.
+	APIs map[string]string `json:"apis"`
+	// Ready is false while the voter replays its log after a restart.
+	Ready bool `json:"ready"`
+	// Raft holds raft's own statistics of the answering voter.
+	Raft map[string]string `json:"raft"`
+}
+
+func (a *API) getCluster(w http.ResponseWriter, r *http.Request) {
+	n := a.cfg.Node
+	servers, err := n.Servers()
+	if err != nil {
+		writeError(w, http.StatusServiceUnavailable, err)
+		return
+	}
+	leader, _ := n.Leader()
+	s := n.State()
+	w.Header().Set(headerIndex, strconv.FormatUint(s.Index, 10))
+	writeJSON(w, http.StatusOK, ClusterView{
+		ID: n.ID(), Leader: leader, Servers: servers, APIs: s.Voters, Ready: n.Ready(), Raft: n.Stats(),
+	})
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return slices.Clip(make([]T, 0))
+	}
+	return s
+}

@@ -1,0 +1,226 @@
+package control
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/vigil-dns/vigil/config"
+)
+
+// WriteResult is the answer to a successful write.
+type WriteResult struct {
+	// Index is the raft index the write produced; a blocking read with ?index=Index-1
+	// returns a state that includes it.
+	Index uint64 `json:"index"`
+}
+
+// commit applies cmd on the leader, or forwards the request there, and answers.
+func (a *API) commit(w http.ResponseWriter, r *http.Request, body []byte, cmd *Command, created bool) {
+	idx, err := a.cfg.Node.Apply(cmd)
+	if errors.Is(err, ErrNotLeader) {
+		a.forward(w, r, body)
+		return
+	}
+	if err != nil {
+		writeError(w, statusOf(err), err)
+		return
+	}
+	w.Header().Set(headerIndex, fmt.Sprint(idx))
+	code := http.StatusOK
+	if created {
+		code = http.StatusCreated
+	}
+	writeJSON(w, code, WriteResult{Index: idx})
+}
+
+// bodyOf reads a write's body, answering the error itself when it cannot.
+func bodyOf(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	body, err := readBody(r)
+	switch {
+	case errors.Is(err, errUnsupportedType):
+		writeError(w, http.StatusUnsupportedMediaType, err)
+		return nil, false
+	case err != nil:
+		writeError(w, statusOf(err), err)
+		return nil, false
+	}
+	return body, true
+}
+
+// mismatch is the error of a body whose name disagrees with the URL.
+func mismatch(path, got, want string) error {
+	return config.Errors{{Path: path, Message: fmt.Sprintf("%q does not match the URL's %q", got, want)}}
+}
+
+func (a *API) putDocument(w http.ResponseWriter, r *http.Request) {
+	body, ok := bodyOf(w, r)
+	if !ok {
+		return
+	}
+	doc, err := decodeDocument(body)
+	if err != nil {
+		writeError(w, statusOf(err), err)
+		return
+	}
+	a.commit(w, r, body, &Command{Op: OpApplyDocument, Document: doc}, false)
+}
+
+func (a *API) putCheck(w http.ResponseWriter, r *http.Request) {
+	body, ok := bodyOf(w, r)
+	if !ok {
+		return
+	}
+	c, err := decodeCheck(body)
+	if err != nil {
+		writeError(w, statusOf(err), err)
+		return
+	}
+	create := r.Method == http.MethodPost
+	if id := r.PathValue("id"); !create {
+		if c.ID == "" {
+			c.ID = id
+		} else if c.ID != id {
+			writeError(w, http.StatusBadRequest, mismatch("id", c.ID, id))
+			return
+		}
+	}
+	if c.ID == "" {
+		writeError(w, http.StatusBadRequest, config.Errors{{Path: "id", Message: "required"}})
+		return
+	}
+	a.commit(w, r, body, &Command{Op: OpPutCheck, Check: c, Create: create}, create)
+}
+
+func (a *API) deleteCheck(w http.ResponseWriter, r *http.Request) {
+	a.commit(w, r, nil, &Command{Op: OpDeleteCheck, ID: r.PathValue("id")}, false)
+}
+
+func (a *API) putZone(w http.ResponseWriter, r *http.Request) {
+	body, ok := bodyOf(w, r)
+	if !ok {
+		return
+	}
+	z, err := decodeZone(body)
+	if err != nil {
+		writeError(w, statusOf(err), err)
+		return
+	}
+	create := r.Method == http.MethodPost
+	if name := r.PathValue("zone"); !create {
+		if z.Name == "" {
+			z.Name = name
+		} else if CanonicalZone(z.Name) != CanonicalZone(name) {
+			writeError(w, http.StatusBadRequest, mismatch("name", z.Name, name))
+			return
+		}
+	}
+	if strings.TrimSpace(z.Name) == "" {
+		writeError(w, http.StatusBadRequest, config.Errors{{Path: "name", Message: "required"}})
+		return
+	}
+	a.commit(w, r, body, &Command{Op: OpPutZone, Zone: z, Create: create}, create)
+}
+
+func (a *API) deleteZone(w http.ResponseWriter, r *http.Request) {
+	a.commit(w, r, nil, &Command{Op: OpDeleteZone, ZoneName: r.PathValue("zone")}, false)
+}
+
+func (a *API) putRecordSet(w http.ResponseWriter, r *http.Request) {
+	body, ok := bodyOf(w, r)
+	if !ok {
+		return
+	}
+	zone := r.PathValue("zone")
+	rs, err := decodeRecordSet(body, zone)
+	if err != nil {
+		writeError(w, statusOf(err), err)
+		return
+	}
+	create := r.Method == http.MethodPost
+	if !create {
+		name, typ := r.PathValue("name"), config.RecordType(strings.ToUpper(r.PathValue("type")))
+		switch {
+		case rs.Name == "":
+			rs.Name = name
+		case CanonicalOwner(zone, rs.Name) != CanonicalOwner(zone, name):
+			writeError(w, http.StatusBadRequest, mismatch("name", rs.Name, name))
+			return
+		}
+		switch {
+		case rs.Type == "":
+			rs.Type = typ
+		case !strings.EqualFold(string(rs.Type), string(typ)):
+			writeError(w, http.StatusBadRequest, mismatch("type", string(rs.Type), string(typ)))
+			return
+		}
+	}
+	if rs.Name == "" || rs.Type == "" {
+		writeError(w, http.StatusBadRequest, config.Errors{{Message: "a record set needs a name and a type"}})
+		return
+	}
+	a.commit(w, r, body, &Command{Op: OpPutRecordSet, ZoneName: zone, RecordSet: rs, Create: create}, create)
+}
+
+func (a *API) deleteRecordSet(w http.ResponseWriter, r *http.Request) {
+	a.commit(w, r, nil, &Command{
+		Op: OpDeleteRecordSet, ZoneName: r.PathValue("zone"),
+		Name: r.PathValue("name"), Type: config.RecordType(strings.ToUpper(r.PathValue("type"))),
+	}, false)
+}
+
+// JoinRequest asks the cluster to add a voter.
+type JoinRequest struct {
+	// ID is the new voter's raft ID.
+	ID string `json:"id"`
+	// RaftAddress is the address of its raft transport.
+	RaftAddress string `json:"raft_address"`
+	// API is the base URL of its HTTP API.
+	API string `json:"api"`
+}
+
+func (a *API) joinVoter(w http.ResponseWriter, r *http.Request) {
+	body, ok := bodyOf(w, r)
+	if !ok {
+		return
+	}
+	var jr JoinRequest
+	dec := json.NewDecoder(strings.NewReader(string(body)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&jr); err != nil {
+		writeError(w, http.StatusBadRequest, config.Errors{{Message: "join request: " + err.Error()}})
+		return
+	}
+	var es config.Errors
+	if jr.ID == "" {
+		es = append(es, config.FieldError{Path: "id", Message: "required"})
+	}
+	if jr.RaftAddress == "" {
+		es = append(es, config.FieldError{Path: "raft_address", Message: "required"})
+	}
+	if len(es) > 0 {
+		writeError(w, http.StatusBadRequest, es)
+		return
+	}
+	idx, err := a.cfg.Node.AddVoter(Voter{ID: jr.ID, API: jr.API}, jr.RaftAddress)
+	a.answerMembership(w, r, body, idx, err)
+}
+
+func (a *API) removeVoter(w http.ResponseWriter, r *http.Request) {
+	idx, err := a.cfg.Node.RemoveVoter(r.PathValue("id"))
+	a.answerMembership(w, r, nil, idx, err)
+}
+
+func (a *API) answerMembership(w http.ResponseWriter, r *http.Request, body []byte, idx uint64, err error) {
+	switch {
+	case errors.Is(err, ErrNotLeader):
+		a.forward(w, r, body)
+	case err != nil:
+		writeError(w, statusOf(err), err)
+	default:
+		w.Header().Set(headerIndex, fmt.Sprint(idx))
+		writeJSON(w, http.StatusOK, WriteResult{Index: idx})
+	}
+}

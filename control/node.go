@@ -1,0 +1,421 @@
+package control
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/raft"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Errors of a write that a caller branches on.
+var (
+	// ErrNotLeader: this voter is not the leader; the write must go to the leader.
+	ErrNotLeader = errors.New("control: this voter is not the leader")
+	// ErrNoLeader: no leader is known, as on the minority side of a partition.
+	ErrNoLeader = errors.New("control: no leader: this voter cannot reach a majority of voters; nothing was written")
+	// ErrUnknownOutcome: leadership was lost before the write was known to commit.
+	ErrUnknownOutcome = errors.New("control: leadership lost during the write; it may or may not have been applied")
+	// ErrNotReady: the voter is still replaying its log after a restart.
+	ErrNotReady = errors.New("control: this voter is still catching up with its raft log")
+)
+
+// Timing holds raft's timeouts; a zero field keeps raft's default. Tests use short ones.
+type Timing struct {
+	Heartbeat   time.Duration
+	Election    time.Duration
+	LeaderLease time.Duration
+	Commit      time.Duration
+}
+
+// NodeConfig configures one voter.
+type NodeConfig struct {
+	// ID is the voter's raft server ID, unique in the cluster.
+	ID string
+	// DataDir holds raft.db (log and stable store) and snapshots/.
+	DataDir string
+	// RaftAddr is the TCP address the raft transport listens on and advertises,
+	// e.g. "127.0.0.1:7000". Ignored when Transport is set.
+	RaftAddr string
+	// Transport replaces the TCP transport (tests partition with raft's InmemTransport).
+	Transport raft.Transport
+	// APIURL is the base URL of this voter's HTTP API, recorded in the state for forwarding.
+	APIURL string
+	// Timing overrides raft's timeouts.
+	Timing Timing
+	// SnapshotThreshold is how many log entries trigger a snapshot, and how many are kept
+	// after one; default 256. Raft's own defaults (8192 and 10240) would keep gigabytes of
+	// log when whole documents of thousands of checks are applied; a follower that lags
+	// further catches up from the snapshot instead.
+	SnapshotThreshold uint64
+	// ApplyTimeout bounds one write; default 10s.
+	ApplyTimeout time.Duration
+	// Allocators makes the name-server allocator; nil stores no shards.
+	Allocators AllocatorFactory
+	// Logger receives the voter's and raft's logs; nil discards them.
+	Logger *slog.Logger
+	// RaftLogLevel is the least level of raft's own logs passed on; default Info.
+	RaftLogLevel slog.Level
+	// Registerer receives the voter's metrics; nil registers none.
+	Registerer prometheus.Registerer
+}
+
+// Node is one running voter.
+type Node struct {
+	cfg   NodeConfig
+	log   *slog.Logger
+	fsm   *FSM
+	raft  *raft.Raft
+	store *BoltStore
+	trans raft.Transport
+
+	bootLast uint64 // last log index on disk at start: reads wait until it is applied
+	existing bool   // the data directory held raft state at start
+	ready    atomic.Bool
+
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// NewNode opens the voter's data directory and starts raft. A new cluster also needs
+// Bootstrap on exactly one voter; the others join through the API.
+func NewNode(cfg NodeConfig) (*Node, error) {
+	if cfg.ID == "" || cfg.DataDir == "" {
+		return nil, errors.New("control: a voter needs an id and a data directory")
+	}
+	if cfg.ApplyTimeout == 0 {
+		cfg.ApplyTimeout = 10 * time.Second
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	log = log.With("voter", cfg.ID)
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("control: data directory: %w", err)
+	}
+	n := &Node{cfg: cfg, log: log, fsm: NewFSM(cfg.Allocators, log)}
+	hlog := newHCLogger(log, cfg.RaftLogLevel)
+	var err error
+	if n.store, err = OpenBoltStore(filepath.Join(cfg.DataDir, "raft.db")); err != nil {
+		return nil, err
+	}
+	snaps, err := raft.NewFileSnapshotStoreWithLogger(cfg.DataDir, 2, hlog)
+	if err != nil {
+		n.store.Close()
+		return nil, fmt.Errorf("control: snapshot store: %w", err)
+	}
+	if n.bootLast, err = n.store.LastIndex(); err != nil {
+		n.store.Close()
+		return nil, fmt.Errorf("control: read raft log: %w", err)
+	}
+	if n.existing, err = raft.HasExistingState(n.store, n.store, snaps); err != nil {
+		n.store.Close()
+		return nil, fmt.Errorf("control: read raft state: %w", err)
+	}
+	n.trans = cfg.Transport
+	if n.trans == nil {
+		addr, err := net.ResolveTCPAddr("tcp", cfg.RaftAddr)
+		if err != nil {
+			n.store.Close()
+			return nil, fmt.Errorf("control: raft address %q: %w", cfg.RaftAddr, err)
+		}
+		if n.trans, err = raft.NewTCPTransportWithLogger(cfg.RaftAddr, addr, 3, 10*time.Second, hlog); err != nil {
+			n.store.Close()
+			return nil, fmt.Errorf("control: raft transport: %w", err)
+		}
+	}
+	rc := raft.DefaultConfig()
+	rc.LocalID = raft.ServerID(cfg.ID)
+	rc.Logger = hlog
+	rc.PreVoteDisabled = false
+	if t := cfg.Timing; t != (Timing{}) {
+		setIf(&rc.HeartbeatTimeout, t.Heartbeat)
+		setIf(&rc.ElectionTimeout, t.Election)
+		setIf(&rc.LeaderLeaseTimeout, t.LeaderLease)
+		setIf(&rc.CommitTimeout, t.Commit)
+	}
+	if cfg.SnapshotThreshold == 0 {
+		cfg.SnapshotThreshold = 256
+	}
+	rc.SnapshotThreshold = cfg.SnapshotThreshold
+	rc.TrailingLogs = cfg.SnapshotThreshold
+	if n.raft, err = raft.NewRaft(rc, n.fsm, n.store, n.store, snaps, n.trans); err != nil {
+		n.closeTransport()
+		n.store.Close()
+		return nil, fmt.Errorf("control: start raft: %w", err)
+	}
+	if cfg.Registerer != nil {
+		if err := registerNodeMetrics(cfg.Registerer, n); err != nil {
+			n.Close()
+			return nil, err
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	n.cancel = cancel
+	n.wg.Add(2)
+	go n.watchLeadership(ctx)
+	go n.waitReady(ctx)
+	return n, nil
+}
+
+func setIf(dst *time.Duration, v time.Duration) {
+	if v > 0 {
+		*dst = v
+	}
+}
+
+// Bootstrap makes this voter the first member of a new cluster. On a voter that already has
+// state it does nothing.
+func (n *Node) Bootstrap() error {
+	cfg := raft.Configuration{Servers: []raft.Server{{
+		Suffrage: raft.Voter, ID: raft.ServerID(n.cfg.ID), Address: n.trans.LocalAddr(),
+	}}}
+	err := n.raft.BootstrapCluster(cfg).Error()
+	if err != nil && !errors.Is(err, raft.ErrCantBootstrap) {
+		return fmt.Errorf("control: bootstrap: %w", err)
+	}
+	return nil
+}
+
+// HasExistingState reports whether the data directory held raft state when the voter
+// started: a restarted voter neither bootstraps nor joins again.
+func (n *Node) HasExistingState() bool { return n.existing }
+
+// ID returns the voter's raft ID.
+func (n *Node) ID() string { return n.cfg.ID }
+
+// RaftAddr returns the address of the voter's raft transport.
+func (n *Node) RaftAddr() string { return string(n.trans.LocalAddr()) }
+
+// State returns the current state of this voter's replica (possibly stale on a follower).
+func (n *Node) State() *State { return n.fsm.State() }
+
+// Wait blocks until the state's index exceeds index or ctx ends, and returns the state.
+func (n *Node) Wait(ctx context.Context, index uint64) *State { return n.fsm.Wait(ctx, index) }
+
+// IsLeader reports whether this voter is the leader.
+func (n *Node) IsLeader() bool { return n.raft.State() == raft.Leader }
+
+// Ready reports whether the voter has applied every log entry it had on disk at start, so
+// its state is at least as new as anything it served before a restart. Until then its API
+// refuses reads (503) and a Watcher asks another voter. (A follower whose uncommitted tail
+// was discarded by a new leader becomes ready only when the log reaches that index again.)
+func (n *Node) Ready() bool { return n.ready.Load() }
+
+// Leader returns the leader's raft ID and API URL, empty when no leader is known.
+func (n *Node) Leader() (id, apiURL string) {
+	_, lid := n.raft.LeaderWithID()
+	if lid == "" {
+		return "", ""
+	}
+	return string(lid), n.fsm.State().Voters[string(lid)]
+}
+
+// LastContact returns when this voter last heard from the leader (now, on the leader).
+func (n *Node) LastContact() time.Time {
+	if n.IsLeader() {
+		return time.Now()
+	}
+	return n.raft.LastContact()
+}
+
+// Apply commits a command through raft and returns the index it produced. Only the leader
+// can apply: elsewhere it returns ErrNotLeader. The resulting document is validated before
+// the command reaches the log, and again when it is applied.
+func (n *Node) Apply(cmd *Command) (uint64, error) {
+	if !n.IsLeader() {
+		return 0, ErrNotLeader
+	}
+	cur := n.fsm.State()
+	if _, err := applyCommand(cur, cmd, cur.Index+1); err != nil {
+		return 0, err
+	}
+	data, err := json.Marshal(cmd)
+	if err != nil {
+		return 0, fmt.Errorf("control: encode command: %w", err)
+	}
+	f := n.raft.Apply(data, n.cfg.ApplyTimeout)
+	if err := f.Error(); err != nil {
+		return 0, raftWriteError(err)
+	}
+	res, ok := f.Response().(ApplyResult)
+	if !ok {
+		return 0, fmt.Errorf("control: unexpected apply response %T", f.Response())
+	}
+	return res.Index, res.Err
+}
+
+// raftWriteError maps raft's errors to the control plane's.
+func raftWriteError(err error) error {
+	switch {
+	case errors.Is(err, raft.ErrNotLeader):
+		return ErrNotLeader
+	case errors.Is(err, raft.ErrLeadershipLost), errors.Is(err, raft.ErrLeadershipTransferInProgress):
+		return ErrUnknownOutcome
+	case errors.Is(err, raft.ErrEnqueueTimeout), errors.Is(err, raft.ErrRaftShutdown):
+		return fmt.Errorf("%w (%v)", ErrNoLeader, err)
+	}
+	return fmt.Errorf("control: raft: %w", err)
+}
+
+// Barrier returns once every entry committed before it is applied on this voter, the
+// leader; with it a read is linearizable.
+func (n *Node) Barrier() error {
+	if !n.IsLeader() {
+		return ErrNotLeader
+	}
+	if err := n.raft.Barrier(n.cfg.ApplyTimeout).Error(); err != nil {
+		return raftWriteError(err)
+	}
+	return nil
+}
+
+// AddVoter adds a voter to the cluster and records its API URL. Leader only.
+func (n *Node) AddVoter(v Voter, raftAddr string) (uint64, error) {
+	if !n.IsLeader() {
+		return 0, ErrNotLeader
+	}
+	if v.ID == "" || raftAddr == "" {
+		return 0, errors.New("control: a voter needs an id and a raft address")
+	}
+	f := n.raft.AddVoter(raft.ServerID(v.ID), raft.ServerAddress(raftAddr), 0, n.cfg.ApplyTimeout)
+	if err := f.Error(); err != nil {
+		return 0, raftWriteError(err)
+	}
+	return n.Apply(&Command{Op: OpPutVoter, Voter: &v})
+}
+
+// RemoveVoter removes a voter from the cluster and from the state. Leader only.
+func (n *Node) RemoveVoter(id string) (uint64, error) {
+	if !n.IsLeader() {
+		return 0, ErrNotLeader
+	}
+	cf := n.raft.GetConfiguration()
+	if err := cf.Error(); err != nil {
+		return 0, raftWriteError(err)
+	}
+	found := false
+	for _, s := range cf.Configuration().Servers {
+		found = found || string(s.ID) == id
+	}
+	_, recorded := n.fsm.State().Voters[id]
+	if !found && !recorded {
+		return 0, fmt.Errorf("control: voter %q: %w", id, ErrNotFound)
+	}
+	if found {
+		if err := n.raft.RemoveServer(raft.ServerID(id), 0, n.cfg.ApplyTimeout).Error(); err != nil {
+			return 0, raftWriteError(err)
+		}
+	}
+	if !recorded || id == n.cfg.ID {
+		return n.fsm.State().Index, nil
+	}
+	return n.Apply(&Command{Op: OpDeleteVoter, ID: id})
+}
+
+// Servers returns the voters of the raft configuration as ID → raft address.
+func (n *Node) Servers() (map[string]string, error) {
+	cf := n.raft.GetConfiguration()
+	if err := cf.Error(); err != nil {
+		return nil, fmt.Errorf("control: raft configuration: %w", err)
+	}
+	out := map[string]string{}
+	for _, s := range cf.Configuration().Servers {
+		out[string(s.ID)] = string(s.Address)
+	}
+	return out, nil
+}
+
+// Snapshot makes raft take a snapshot of the state now and compact its log.
+func (n *Node) Snapshot() error {
+	if err := n.raft.Snapshot().Error(); err != nil {
+		return fmt.Errorf("control: snapshot: %w", err)
+	}
+	return nil
+}
+
+// Stats returns raft's own counters (term, indexes, state) for the status of a voter.
+func (n *Node) Stats() map[string]string { return n.raft.Stats() }
+
+// Close stops the voter: raft, its transport and its store.
+func (n *Node) Close() error {
+	if n.cancel != nil {
+		n.cancel()
+	}
+	err := n.raft.Shutdown().Error()
+	n.wg.Wait()
+	n.closeTransport()
+	if cerr := n.store.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("control: close voter %s: %w", n.cfg.ID, err)
+	}
+	return nil
+}
+
+func (n *Node) closeTransport() {
+	if c, ok := n.trans.(raft.WithClose); ok {
+		_ = c.Close()
+	}
+}
+
+// watchLeadership records this voter's API URL in the state whenever it becomes leader and
+// the state does not have it yet.
+func (n *Node) watchLeadership(ctx context.Context) {
+	defer n.wg.Done()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case leader := <-n.raft.LeaderCh():
+			if !leader || n.cfg.APIURL == "" {
+				continue
+			}
+			for attempt := 0; attempt < 5 && n.IsLeader(); attempt++ {
+				if n.fsm.State().Voters[n.cfg.ID] == n.cfg.APIURL {
+					break
+				}
+				_, err := n.Apply(&Command{Op: OpPutVoter, Voter: &Voter{ID: n.cfg.ID, API: n.cfg.APIURL}})
+				if err == nil {
+					break
+				}
+				n.log.Warn("control: recording this voter's API URL", "err", err)
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(200 * time.Millisecond):
+				}
+			}
+		}
+	}
+}
+
+// waitReady marks the voter ready once it has applied the log it had on disk at start.
+func (n *Node) waitReady(ctx context.Context) {
+	defer n.wg.Done()
+	t := time.NewTicker(20 * time.Millisecond)
+	defer t.Stop()
+	for {
+		if n.raft.AppliedIndex() >= n.bootLast {
+			n.ready.Store(true)
+			n.log.Info("control: voter ready", "applied_index", n.raft.AppliedIndex())
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}

@@ -1,0 +1,168 @@
+package control
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/hashicorp/raft"
+	"github.com/vigil-dns/vigil/config"
+)
+
+func mustDoc(t *testing.T, y string) *config.Document {
+	t.Helper()
+	d, err := config.Decode([]byte(y))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func applyLog(t *testing.T, f *FSM, index uint64, c *Command) error {
+	t.Helper()
+	data, err := json.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := f.Apply(&raft.Log{Index: index, Data: data}).(ApplyResult)
+	return res.Err
+}
+
+// TestFSMCommandsAndSnapshot applies a sequence of commands, takes a snapshot, restores it
+// into a fresh state machine and checks that both agree, shards and allocator included.
+func TestFSMCommandsAndSnapshot(t *testing.T) {
+	f := NewFSM(newSeqAllocator, nil)
+	if err := applyLog(t, f, 1, &Command{Op: OpPutCheck, Check: &config.Check{ID: "x"}}); err == nil {
+		t.Fatal("a check on an empty store (no regions) was accepted")
+	}
+	if f.State().Index != 0 {
+		t.Fatalf("rejected command moved the index to %d", f.State().Index)
+	}
+	if err := applyLog(t, f, 2, &Command{Op: OpApplyDocument, Document: mustDoc(t, testDoc)}); err != nil {
+		t.Fatal(err)
+	}
+	z := config.DefaultZone()
+	z.Name = "b.test."
+	if err := applyLog(t, f, 3, &Command{Op: OpPutZone, Zone: &z}); err != nil {
+		t.Fatal(err)
+	}
+	if err := applyLog(t, f, 4, &Command{Op: OpPutZone, Zone: &z, Create: true}); !errors.Is(err, ErrConflict) {
+		t.Fatalf("create of an existing zone: %v", err)
+	}
+	if err := applyLog(t, f, 5, &Command{Op: OpDeleteCheck, ID: "missing"}); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("delete of a missing check: %v", err)
+	}
+	s := f.State()
+	if s.Index != 3 || !reflect.DeepEqual(s.Shards, map[string][]int{"example.test.": {0, 1, 2, 3}, "b.test.": {4, 5, 6, 7}}) {
+		t.Fatalf("state: index %d shards %v", s.Index, s.Shards)
+	}
+
+	snap, _ := f.Snapshot()
+	sink := &memSink{}
+	if err := snap.Persist(sink); err != nil {
+		t.Fatal(err)
+	}
+	g := NewFSM(newSeqAllocator, nil)
+	if err := g.Restore(io.NopCloser(bytes.NewReader(sink.Bytes()))); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(roundTrip(t, f.State()), roundTrip(t, g.State())) {
+		t.Fatal("restored state differs")
+	}
+	// The restored allocator knows the shards in use: a new zone gets a free block.
+	z.Name = "c.test."
+	for _, m := range []*FSM{f, g} {
+		if err := applyLog(t, m, 6, &Command{Op: OpPutZone, Zone: &z}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if a, b := f.State().Shards["c.test."], g.State().Shards["c.test."]; !reflect.DeepEqual(a, b) || a[0] != 8 {
+		t.Fatalf("new shard after restore: %v vs %v", a, b)
+	}
+}
+
+// TestShardRollback: a document whose zones do not fit in the fleet is rejected whole and
+// the allocator keeps what it had.
+func TestShardRollback(t *testing.T) {
+	f := NewFSM(newSeqAllocator, nil)
+	small := "regions: [a, b, c]\nname_servers: {mode: stateful, fleet: 8, shard_size: 4}\nzones:\n  - name: one.test\n"
+	if err := applyLog(t, f, 1, &Command{Op: OpApplyDocument, Document: mustDoc(t, small)}); err != nil {
+		t.Fatal(err)
+	}
+	three := small + "  - name: two.test\n  - name: three.test\n"
+	if err := applyLog(t, f, 2, &Command{Op: OpApplyDocument, Document: mustDoc(t, three)}); err == nil {
+		t.Fatal("three zones of 4 in a fleet of 8 were accepted")
+	}
+	two := small + "  - name: two.test\n"
+	if err := applyLog(t, f, 3, &Command{Op: OpApplyDocument, Document: mustDoc(t, two)}); err != nil {
+		t.Fatalf("after the rollback two zones must fit: %v", err)
+	}
+	if s := f.State(); len(s.Shards) != 2 || s.Index != 3 {
+		t.Fatalf("shards %v at index %d", s.Shards, s.Index)
+	}
+}
+
+func roundTrip(t *testing.T, s *State) string {
+	b, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+type memSink struct{ bytes.Buffer }
+
+func (m *memSink) ID() string    { return "mem" }
+func (m *memSink) Cancel() error { return nil }
+func (m *memSink) Close() error  { return nil }
+
+// TestBoltStore: entries and stable values survive a close and reopen; ranges delete.
+func TestBoltStore(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "raft.db")
+	s, err := OpenBoltStore(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := []*raft.Log{
+		{Index: 1, Term: 1, Type: raft.LogCommand, Data: []byte("a")},
+		{Index: 2, Term: 1, Type: raft.LogNoop},
+		{Index: 3, Term: 2, Type: raft.LogCommand, Data: []byte("ccc"), Extensions: []byte("x")},
+	}
+	if err := s.StoreLogs(logs); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetUint64([]byte("CurrentTerm"), 2); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if s, err = OpenBoltStore(path); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	first, _ := s.FirstIndex()
+	last, _ := s.LastIndex()
+	term, _ := s.GetUint64([]byte("CurrentTerm"))
+	if first != 1 || last != 3 || term != 2 {
+		t.Fatalf("first %d last %d term %d", first, last, term)
+	}
+	var l raft.Log
+	if err := s.GetLog(3, &l); err != nil || string(l.Data) != "ccc" || string(l.Extensions) != "x" || l.Term != 2 {
+		t.Fatalf("entry 3: %+v %v", l, err)
+	}
+	if err := s.DeleteRange(1, 2); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.GetLog(1, &l); !errors.Is(err, raft.ErrLogNotFound) {
+		t.Fatalf("deleted entry: %v", err)
+	}
+	if first, _ = s.FirstIndex(); first != 3 {
+		t.Fatalf("first after delete: %d", first)
+	}
+	if v, _ := s.Get([]byte("missing")); len(v) != 0 {
+		t.Fatalf("missing key: %q", v)
+	}
+}

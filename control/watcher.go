@@ -1,0 +1,326 @@
+package control
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Source says where a Watcher's configuration came from.
+type Source string
+
+// The sources of a Watcher's configuration.
+const (
+	// SourceNone: no configuration has ever been seen; the node serves nothing.
+	SourceNone Source = "none"
+	// SourceDisk: the copy on local disk, because no voter has answered yet.
+	SourceDisk Source = "disk"
+	// SourceControlPlane: a voter answered with it.
+	SourceControlPlane Source = "control-plane"
+)
+
+// maxVoters bounds the voter URLs a Watcher keeps.
+const maxVoters = 64
+
+// WatcherConfig configures a Watcher.
+type WatcherConfig struct {
+	// Voters are base URLs of voters' APIs to start with; the Watcher also learns every
+	// voter recorded in the state.
+	Voters []string
+	// Token is the bearer token for reads, if reads are not open.
+	Token string
+	// CachePath is the file of the local copy; empty keeps none.
+	CachePath string
+	// Client makes the requests; default a plain client (set its TLS config for https).
+	Client *http.Client
+	// Wait is the wait of each blocking read; default 30s.
+	Wait time.Duration
+	// RetryMin and RetryMax bound the back-off between failed attempts; default 100ms, 5s.
+	RetryMin, RetryMax time.Duration
+	// Logger receives the Watcher's logs; nil discards them.
+	Logger *slog.Logger
+	// Registerer receives the Watcher's metrics; nil registers none.
+	Registerer prometheus.Registerer
+}
+
+// WatcherStatus is what a data-plane node reports about its configuration.
+type WatcherStatus struct {
+	// Source is where the configuration in use came from.
+	Source Source `json:"source"`
+	// Index is the raft index of the configuration in use; 0 when there is none.
+	Index uint64 `json:"index"`
+	// Voter is the voter that last answered.
+	Voter string `json:"voter,omitempty"`
+	// LastContact is when a voter last answered.
+	LastContact time.Time `json:"last_contact,omitzero"`
+	// LastError is the last failure to reach a voter.
+	LastError string `json:"last_error,omitempty"`
+	// Message says in words what the node runs from.
+	Message string `json:"message"`
+}
+
+// Watcher follows the control plane for a data-plane node: blocking reads of /v1/state from
+// any reachable voter, a copy on local disk after every change, and that copy at start when
+// no voter answers. Its index never goes backwards.
+type Watcher struct {
+	cfg WatcherConfig
+	log *slog.Logger
+
+	failures atomic.Uint64 // failed reads of voters, for the metrics
+
+	mu      sync.Mutex
+	state   *State
+	source  Source
+	status  WatcherStatus
+	voters  []string
+	changed chan struct{}
+}
+
+// NewWatcher returns a Watcher that starts from the disk copy, if there is a readable one.
+func NewWatcher(cfg WatcherConfig) (*Watcher, error) {
+	if len(cfg.Voters) == 0 && cfg.CachePath == "" {
+		return nil, errors.New("control: a watcher needs voters or a disk copy")
+	}
+	if cfg.Client == nil {
+		cfg.Client = &http.Client{}
+	}
+	if cfg.Wait <= 0 {
+		cfg.Wait = 30 * time.Second
+	}
+	if cfg.RetryMin <= 0 {
+		cfg.RetryMin = 100 * time.Millisecond
+	}
+	if cfg.RetryMax <= 0 {
+		cfg.RetryMax = 5 * time.Second
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	w := &Watcher{cfg: cfg, log: log, source: SourceNone, changed: make(chan struct{})}
+	if cfg.Registerer != nil {
+		if err := w.registerMetrics(cfg.Registerer); err != nil {
+			return nil, err
+		}
+	}
+	w.setVoters(nil)
+	if cfg.CachePath != "" {
+		s, err := LoadCache(cfg.CachePath)
+		switch {
+		case err == nil:
+			w.state, w.source = s, SourceDisk
+			w.setVoters(s.VoterURLs())
+			log.Info("control: starting from the configuration copy on disk", "index", s.Index, "path", cfg.CachePath)
+		case errors.Is(err, os.ErrNotExist):
+		default:
+			log.Error("control: ignoring the configuration copy on disk", "err", err)
+			w.status.LastError = err.Error()
+		}
+	}
+	return w, nil
+}
+
+// Current returns the configuration in use and its source; nil with SourceNone when the node
+// has never seen one and must serve nothing.
+func (w *Watcher) Current() (*State, Source) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.state, w.source
+}
+
+// Changed returns a channel closed at the next change of the configuration or its source.
+func (w *Watcher) Changed() <-chan struct{} {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.changed
+}
+
+// Status reports the source and index of the configuration in use.
+func (w *Watcher) Status() WatcherStatus {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	st := w.status
+	st.Source = w.source
+	if w.state != nil {
+		st.Index = w.state.Index
+	}
+	switch w.source {
+	case SourceNone:
+		st.Message = "no configuration yet: no voter has answered and there is no copy on disk; serving nothing"
+	case SourceDisk:
+		st.Message = fmt.Sprintf("running from the copy on disk (index %d): no voter has answered yet", st.Index)
+	default:
+		st.Message = fmt.Sprintf("running from the control plane (index %d)", st.Index)
+	}
+	return st
+}
+
+// setVoters sets the voter list: the configured ones, then learned ones, without repeats.
+// Called with w.mu held or before the Watcher is shared.
+func (w *Watcher) setVoters(learned []string) {
+	var vs []string
+	for _, v := range slices.Concat(w.cfg.Voters, learned) {
+		v = strings.TrimRight(v, "/")
+		if v != "" && !slices.Contains(vs, v) && len(vs) < maxVoters {
+			vs = append(vs, v)
+		}
+	}
+	w.voters = vs
+}
+
+// Run follows the control plane until ctx ends. It never returns an error of a voter: it
+// retries, with back-off, from voter to voter.
+func (w *Watcher) Run(ctx context.Context) error {
+	backoff := w.cfg.RetryMin
+	var seen uint64 // the index the control plane last answered: the next read waits past it
+	for i := 0; ; i++ {
+		w.mu.Lock()
+		voters := w.voters
+		w.mu.Unlock()
+		if len(voters) == 0 {
+			<-ctx.Done()
+			return ctx.Err()
+		}
+		voter := voters[i%len(voters)]
+		got, err := w.poll(ctx, voter, seen)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err == nil {
+			seen = got
+			backoff = w.cfg.RetryMin
+			i-- // stay with a voter that answers
+			continue
+		}
+		w.log.Debug("control: watch failed", "voter", voter, "err", err)
+		w.failures.Add(1)
+		w.mu.Lock()
+		w.status.LastError = err.Error()
+		w.mu.Unlock()
+		if (i+1)%len(voters) == 0 {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(backoff):
+			}
+			backoff = min(2*backoff, w.cfg.RetryMax)
+		}
+	}
+}
+
+// poll makes one blocking read of voter, takes its answer if it is new, and returns the
+// index the voter answered.
+func (w *Watcher) poll(ctx context.Context, voter string, index uint64) (uint64, error) {
+	ctx, cancel := context.WithTimeout(ctx, w.cfg.Wait+10*time.Second)
+	defer cancel()
+	url := fmt.Sprintf("%s/v1/state?index=%d&wait=%s", voter, index, w.cfg.Wait)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return 0, fmt.Errorf("control: watch %s: %w", voter, err)
+	}
+	if w.cfg.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+w.cfg.Token)
+	}
+	resp, err := w.cfg.Client.Do(req)
+	if err != nil {
+		return 0, fmt.Errorf("control: watch %s: %w", voter, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		return 0, fmt.Errorf("control: watch %s: %s: %s", voter, resp.Status, strings.TrimSpace(string(b)))
+	}
+	var body struct {
+		ReadMeta
+		Data *State `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil || body.Data == nil {
+		return 0, fmt.Errorf("control: watch %s: undecodable answer: %v", voter, err)
+	}
+	w.take(voter, body.Data)
+	return body.Data.Index, nil
+}
+
+// take adopts s from voter unless it is older than the configuration in use.
+func (w *Watcher) take(voter string, s *State) {
+	w.mu.Lock()
+	cur, src := w.state, w.source
+	w.mu.Unlock()
+	if cur != nil && s.Index < cur.Index {
+		w.log.Debug("control: ignoring an older configuration", "voter", voter, "index", s.Index, "have", cur.Index)
+		w.touch(voter)
+		return
+	}
+	if s.Index == 0 {
+		w.touch(voter) // the control plane has no configuration either
+		return
+	}
+	if cur != nil && s.Index == cur.Index && src == SourceControlPlane {
+		w.touch(voter)
+		return
+	}
+	if w.cfg.CachePath != "" && (cur == nil || s.Index > cur.Index) {
+		if err := SaveCache(w.cfg.CachePath, s); err != nil {
+			w.log.Error("control: saving the configuration copy", "err", err)
+		}
+	}
+	w.mu.Lock()
+	w.state, w.source = s, SourceControlPlane
+	w.setVoters(s.VoterURLs())
+	w.status.Voter, w.status.LastContact, w.status.LastError = voter, time.Now(), ""
+	close(w.changed)
+	w.changed = make(chan struct{})
+	w.mu.Unlock()
+	w.log.Info("control: new configuration", "index", s.Index, "voter", voter)
+}
+
+func (w *Watcher) touch(voter string) {
+	w.mu.Lock()
+	w.status.Voter, w.status.LastContact, w.status.LastError = voter, time.Now(), ""
+	w.mu.Unlock()
+}
+
+// registerMetrics registers the index and source of the configuration in use and the count
+// of failed reads.
+func (w *Watcher) registerMetrics(reg prometheus.Registerer) error {
+	cs := []prometheus.Collector{
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "vigil_config_watch_index",
+			Help: "The raft index of the configuration this node runs from; 0 when it has none.",
+		}, func() float64 { return float64(w.Status().Index) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "vigil_config_watch_failures_total",
+			Help: "Reads of a voter that failed (unreachable, refused or undecodable).",
+		}, func() float64 { return float64(w.failures.Load()) }),
+	}
+	for _, src := range []Source{SourceNone, SourceDisk, SourceControlPlane} {
+		cs = append(cs, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name:        "vigil_config_watch_source",
+			Help:        "1 for where the configuration in use came from: none, disk or control-plane.",
+			ConstLabels: prometheus.Labels{"source": string(src)},
+		}, func() float64 {
+			if _, cur := w.Current(); cur == src {
+				return 1
+			}
+			return 0
+		}))
+	}
+	for _, c := range cs {
+		if err := reg.Register(c); err != nil {
+			return fmt.Errorf("control: register watcher metrics: %w", err)
+		}
+	}
+	return nil
+}
