@@ -98,7 +98,7 @@ func TestCRUD(t *testing.T) {
 
 	mustWrite(t, "POST", base+"/v1/zones", "application/json", `{"name": "other.test", "ttl": 30}`)
 	mustWrite(t, "PUT", base+"/v1/zones/other.test/record_sets/api/A", "application/json",
-		`{"records": [{"value": "192.0.2.7", "health_check": "web-3"}]}`)
+		`{"policy": "multivalue", "records": [{"value": "192.0.2.7", "health_check": "web-3"}]}`)
 	code, out = do(t, "GET", base+"/v1/zones/OTHER.test./record_sets/api.other.test./a", "", "", "")
 	if code != 200 || !strings.Contains(string(out), "192.0.2.7") {
 		t.Fatalf("record set: %d %s", code, out)

@@ -4,8 +4,8 @@
 // that data-plane nodes embed to follow it and to keep a copy on local disk.
 //
 // The pieces, by file: state.go and commands.go hold the state and the pure functions that
-// apply a typed command to it; fsm.go is the raft state machine around them; boltstore.go is
-// the raft log and stable store in a BoltDB file; node.go runs one voter; api*.go and
+// apply a typed command to it; fsm.go is the raft state machine around them; node.go runs one voter,
+// with its raft log and stable store in a BoltDB file (hashicorp/raft-boltdb); api*.go and
 // forward.go are the HTTP API (any voter accepts a write and forwards it to the leader);
 // watcher.go and cache.go are the data plane's client and its disk copy.
 package control

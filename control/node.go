@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
+	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -75,7 +76,7 @@ type Node struct {
 	log   *slog.Logger
 	fsm   *FSM
 	raft  *raft.Raft
-	store *BoltStore
+	store *raftboltdb.BoltStore
 	trans raft.Transport
 
 	bootLast uint64 // last log index on disk at start: reads wait until it is applied
@@ -106,7 +107,7 @@ func NewNode(cfg NodeConfig) (*Node, error) {
 	n := &Node{cfg: cfg, log: log, fsm: NewFSM(cfg.Allocators, log)}
 	hlog := newHCLogger(log, cfg.RaftLogLevel)
 	var err error
-	if n.store, err = OpenBoltStore(filepath.Join(cfg.DataDir, "raft.db")); err != nil {
+	if n.store, err = openStore(filepath.Join(cfg.DataDir, "raft.db")); err != nil {
 		return nil, err
 	}
 	snaps, err := raft.NewFileSnapshotStoreWithLogger(cfg.DataDir, 2, hlog)
@@ -418,4 +419,14 @@ func (n *Node) waitReady(ctx context.Context) {
 		case <-t.C:
 		}
 	}
+}
+
+// openStore opens the voter's raft log and stable store: one BoltDB file, through
+// raft-boltdb, synced on every write.
+func openStore(path string) (*raftboltdb.BoltStore, error) {
+	s, err := raftboltdb.New(raftboltdb.Options{Path: path})
+	if err != nil {
+		return nil, fmt.Errorf("control: open raft store %s: %w", path, err)
+	}
+	return s, nil
 }

@@ -120,10 +120,11 @@ func (m *memSink) ID() string    { return "mem" }
 func (m *memSink) Cancel() error { return nil }
 func (m *memSink) Close() error  { return nil }
 
-// TestBoltStore: entries and stable values survive a close and reopen; ranges delete.
+// TestBoltStore: entries and stable values survive a close and reopen of the raft-boltdb
+// file the way a voter opens it; ranges delete.
 func TestBoltStore(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "raft.db")
-	s, err := OpenBoltStore(path)
+	s, err := openStore(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +140,7 @@ func TestBoltStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Close()
-	if s, err = OpenBoltStore(path); err != nil {
+	if s, err = openStore(path); err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
