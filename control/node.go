@@ -60,7 +60,8 @@ type NodeConfig struct {
 	SnapshotThreshold uint64
 	// ApplyTimeout bounds one write; default 10s.
 	ApplyTimeout time.Duration
-	// Allocators makes the name-server allocator; nil stores no shards.
+	// Allocators makes the name-server allocator of stateful zones; nil means
+	// ShardAllocators, the guaranteed allocator of package shard.
 	Allocators AllocatorFactory
 	// Logger receives the voter's and raft's logs; nil discards them.
 	Logger *slog.Logger
@@ -103,6 +104,9 @@ func NewNode(cfg NodeConfig) (*Node, error) {
 	log = log.With("voter", cfg.ID)
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("control: data directory: %w", err)
+	}
+	if cfg.Allocators == nil {
+		cfg.Allocators = ShardAllocators
 	}
 	n := &Node{cfg: cfg, log: log, fsm: NewFSM(cfg.Allocators, log)}
 	hlog := newHCLogger(log, cfg.RaftLogLevel)

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/shard"
 )
 
 // Allocator gives each zone its name-server shard with the overlap guarantee of stateful
@@ -122,3 +123,24 @@ func (k *shardKeeper) restore(doc *config.Document, shards map[string][]int) err
 	k.alloc = a
 	return nil
 }
+
+// ShardAllocators is the allocator factory voters use unless told otherwise: the stateful
+// allocator of package shard, which guarantees that no two zones share more than the
+// configured overlap of their name servers.
+func ShardAllocators(s config.NameServerSettings) (Allocator, error) {
+	ns, err := shard.NewNameServers(s)
+	if err != nil {
+		return nil, err
+	}
+	a, err := ns.NewAllocator()
+	if err != nil {
+		return nil, err
+	}
+	return shardAllocator{a}, nil
+}
+
+// shardAllocator adapts *shard.Allocator to Allocator.
+type shardAllocator struct{ *shard.Allocator }
+
+// Release forgets the zone's shard.
+func (s shardAllocator) Release(zone string) { s.Allocator.Release(zone) }

@@ -4,9 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"maps"
 	"path/filepath"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/raft"
@@ -165,5 +169,61 @@ func TestBoltStore(t *testing.T) {
 	}
 	if v, _ := s.Get([]byte("missing")); len(v) != 0 {
 		t.Fatalf("missing key: %q", v)
+	}
+}
+
+// TestShardAllocatorsGuarantee: through the state machine, the real allocator of package
+// shard gives 60 zones shards of 4 out of 24 name servers with no two sharing more than 2,
+// and a voter restored from a snapshot allocates the next zone exactly as the original does.
+func TestShardAllocatorsGuarantee(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("regions: [a, b, c]\nname_servers: {mode: stateful, fleet: 24, shard_size: 4, max_overlap: 2}\nzones:\n")
+	for i := range 60 {
+		fmt.Fprintf(&b, "  - name: zone%02d.test\n", i)
+	}
+	f := NewFSM(ShardAllocators, nil)
+	if err := applyLog(t, f, 1, &Command{Op: OpApplyDocument, Document: mustDoc(t, b.String())}); err != nil {
+		t.Fatal(err)
+	}
+	shards := f.State().Shards
+	if len(shards) != 60 {
+		t.Fatalf("%d shards for 60 zones", len(shards))
+	}
+	zones := slices.Sorted(maps.Keys(shards))
+	for i, z := range zones {
+		if len(shards[z]) != 4 {
+			t.Fatalf("zone %s: shard %v", z, shards[z])
+		}
+		for _, o := range zones[i+1:] {
+			shared := 0
+			for _, s := range shards[z] {
+				if slices.Contains(shards[o], s) {
+					shared++
+				}
+			}
+			if shared > 2 {
+				t.Fatalf("zones %s %v and %s %v share %d name servers", z, shards[z], o, shards[o], shared)
+			}
+		}
+	}
+
+	snap, _ := f.Snapshot()
+	sink := &memSink{}
+	if err := snap.Persist(sink); err != nil {
+		t.Fatal(err)
+	}
+	g := NewFSM(ShardAllocators, nil)
+	if err := g.Restore(io.NopCloser(bytes.NewReader(sink.Bytes()))); err != nil {
+		t.Fatal(err)
+	}
+	z := config.DefaultZone()
+	z.Name = "late.test."
+	for _, m := range []*FSM{f, g} {
+		if err := applyLog(t, m, 2, &Command{Op: OpPutZone, Zone: &z}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if a, c := f.State().Shards["late.test."], g.State().Shards["late.test."]; len(a) != 4 || !reflect.DeepEqual(a, c) {
+		t.Fatalf("next zone after restore: %v on the original, %v on the restored voter", a, c)
 	}
 }
