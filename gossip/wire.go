@@ -15,8 +15,9 @@ import (
 // wireVersion is the version byte every message starts with.
 const wireVersion = 1
 
-// MaxMessageSize bounds a message that travels over a stream (row repairs, push/pull state).
-const MaxMessageSize = 8 << 20
+// MaxMessageSize bounds a message that travels over a stream (row repairs, push/pull state):
+// under memberlist's 20 MB cap on push/pull state.
+const MaxMessageSize = 16 << 20
 
 // kind is the type of a gossip message.
 type kind uint8
