@@ -110,6 +110,12 @@ func (c *Config) setDefaults() {
 	}
 }
 
+// Validate reports every problem of the configuration, with defaults applied first.
+func (c Config) Validate() error {
+	c.setDefaults()
+	return c.validate()
+}
+
 // validate reports every problem of a configuration with defaults applied.
 func (c *Config) validate() error {
 	var errs []error

@@ -30,6 +30,7 @@ func fleet(t *testing.T, n int) *cluster {
 		} else {
 			c.add(fmt.Sprintf("c%03d", i), region, RoleChecker, nil)
 		}
+		time.Sleep(20 * time.Millisecond) // nodes start one after another, as in a rollout
 	}
 	start := time.Now()
 	waitFor(t, 5*time.Minute, time.Second, fmt.Sprintf("%d nodes converge", n), c.converged)
@@ -104,8 +105,12 @@ func TestFleetGrowth(t *testing.T) {
 	if large.goroutines > small.goroutines+1 {
 		t.Errorf("goroutines per node grew from %.1f to %.1f", small.goroutines, large.goroutines)
 	}
-	if large.heap > 3*small.heap {
-		t.Errorf("heap per node grew from %.0f to %.0f bytes", small.heap, large.heap)
+	// Every node knows every member (memberlist) and every checker's row header: that much
+	// grows with the pool. A per-peer buffer or queue would cost far more than 4 KiB a peer.
+	slope := (large.heap - small.heap) / float64(sizes[len(sizes)-1]-sizes[0])
+	t.Logf("heap per node grows by %.2f KiB per member", slope/1024)
+	if slope > 4096 {
+		t.Errorf("heap per node grows by %.0f bytes per member, more than 4 KiB", slope)
 	}
 }
 

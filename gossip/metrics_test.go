@@ -58,6 +58,9 @@ func TestConfigErrors(t *testing.T) {
 		{"tiny interval", Config{ID: "a", Region: "r", Roles: RoleLocation, Insecure: true, HeartbeatInterval: 1},
 			[]string{"heartbeat interval 1ns is below 10ms"}},
 	} {
+		if tc.cfg.Validate() == nil {
+			t.Errorf("%s: Validate accepted", tc.name)
+		}
 		_, err := New(tc.cfg)
 		if err == nil {
 			t.Errorf("%s: accepted", tc.name)

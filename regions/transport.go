@@ -15,7 +15,7 @@ import (
 
 // packetQueue is how many packets wait for a transport's reader before more are dropped, as
 // a socket's receive buffer would.
-const packetQueue = 1024
+const packetQueue = 4096
 
 // Port is the port every simulated node advertises.
 const Port = 7946
