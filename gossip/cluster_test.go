@@ -6,6 +6,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
 const window = 15 * time.Second // the default freshness window of config.QuorumSettings
@@ -147,6 +149,43 @@ func TestWithdraw(t *testing.T) {
 		waitFor(t, 2*time.Second, 10*time.Millisecond, "all withdrawn", func() bool { return count() == 0 })
 		if err := loc.Publish("x", Entry{}); err == nil {
 			t.Error("a location published a report")
+		}
+	})
+}
+
+// TestForgetDeadPeersAndRows: a checker that dies (no goodbye) is rejoined for a while, its
+// row stays until RowTTL after it stopped changing, and then both are forgotten: nothing
+// grows without bound.
+func TestForgetDeadPeersAndRows(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := newCluster(t, spec{regions: []string{"r1"}, checkers: 1, locations: 1, tune: func(cfg *Config) {
+			cfg.RowTTL = 2 * time.Minute
+			cfg.ForgetPeersAfter = 5 * time.Minute
+		}})
+		defer c.close()
+		waitFor(t, 30*time.Second, 100*time.Millisecond, "pool converges", c.converged)
+		ch, loc := c.node("r1-c0"), c.node("r1-l0")
+		if err := ch.Publish("api", Entry{Status: StatusHealthy}); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, 2*time.Second, 10*time.Millisecond, "report arrives", func() bool { return len(loc.Reports()) == 1 })
+		ch.Shutdown()
+		waitFor(t, time.Minute, time.Second, "checker declared dead", func() bool { return len(loc.Members()) == 1 })
+		known := func() int {
+			loc.mu.Lock()
+			defer loc.mu.Unlock()
+			return len(loc.known)
+		}
+		if known() != 1 || len(loc.Reports()) != 1 {
+			t.Fatalf("right after death: %d known peers, %d reports; want 1 and 1", known(), len(loc.Reports()))
+		}
+		waitFor(t, 4*time.Minute, time.Second, "row forgotten", func() bool { return len(loc.Reports()) == 0 })
+		if known() != 1 {
+			t.Error("the dead peer was forgotten before ForgetPeersAfter")
+		}
+		waitFor(t, 7*time.Minute, time.Second, "peer forgotten", func() bool { return known() == 0 })
+		if testutil.ToFloat64(loc.m.rejoins) == 0 {
+			t.Error("the dead peer was never rejoined")
 		}
 	})
 }

@@ -58,6 +58,8 @@ type Config struct {
 	MaxRows int
 	// MaxKnownPeers bounds the peers remembered for rejoining. Default 1,024.
 	MaxKnownPeers int
+	// ForgetPeersAfter is how long a peer that is not alive is still rejoined. Default 72h.
+	ForgetPeersAfter time.Duration
 
 	// OnMembership, when set, is called for every membership event, in order. It must not
 	// block: it runs inside memberlist's event handling.
@@ -101,6 +103,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.MaxKnownPeers == 0 {
 		c.MaxKnownPeers = 1024
+	}
+	if c.ForgetPeersAfter == 0 {
+		c.ForgetPeersAfter = 72 * time.Hour
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
@@ -148,7 +153,7 @@ func (c *Config) validate() error {
 	for _, d := range []struct {
 		name string
 		v    time.Duration
-	}{{"heartbeat interval", c.HeartbeatInterval}, {"rejoin interval", c.RejoinInterval}, {"row ttl", c.RowTTL}} {
+	}{{"heartbeat interval", c.HeartbeatInterval}, {"rejoin interval", c.RejoinInterval}, {"row ttl", c.RowTTL}, {"forget peers after", c.ForgetPeersAfter}} {
 		if d.v < 10*time.Millisecond {
 			errs = append(errs, fmt.Errorf("gossip: %s %v is below 10ms", d.name, d.v))
 		}

@@ -47,8 +47,9 @@ type Node struct {
 	requested map[string]time.Time
 	rng       *rand.Rand
 
-	runOnce      sync.Once
-	shutdownOnce sync.Once
+	runOnce sync.Once
+	life    sync.Mutex // orders Leave and Shutdown: memberlist panics on Leave after Shutdown
+	down    bool
 }
 
 // knownPeer is a peer remembered for rejoining.
@@ -195,9 +196,7 @@ func (n *Node) Run(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			wg.Wait()
-			if err := n.ml.Leave(leaveTimeout); err != nil {
-				n.log.Warn("leave failed", "err", err)
-			}
+			n.leave()
 			return nil
 		case <-beat:
 			n.heartbeat()
@@ -207,13 +206,30 @@ func (n *Node) Run(ctx context.Context) error {
 	}
 }
 
-// Shutdown stops memberlist without leaving; Run calls it when its context ends.
+// Shutdown stops memberlist without leaving: the pool will find this node dead. Run calls it
+// when its context ends, after leaving.
 func (n *Node) Shutdown() {
-	n.shutdownOnce.Do(func() {
-		if err := n.ml.Shutdown(); err != nil {
-			n.log.Warn("shutdown failed", "err", err)
-		}
-	})
+	n.life.Lock()
+	defer n.life.Unlock()
+	if n.down {
+		return
+	}
+	n.down = true
+	if err := n.ml.Shutdown(); err != nil {
+		n.log.Warn("shutdown failed", "err", err)
+	}
+}
+
+// leave tells the pool this node is going, unless it is already down.
+func (n *Node) leave() {
+	n.life.Lock()
+	defer n.life.Unlock()
+	if n.down {
+		return
+	}
+	if err := n.ml.Leave(leaveTimeout); err != nil {
+		n.log.Warn("leave failed", "err", err)
+	}
 }
 
 // heartbeat advances this checker's beat and spreads it.
@@ -429,8 +445,8 @@ func (n *Node) rejoin() {
 	}
 }
 
-// forget drops rows that stopped changing RowTTL ago whose checkers are gone, and old
-// bookkeeping.
+// forget drops rows that stopped changing RowTTL ago whose checkers are gone, peers not
+// alive for ForgetPeersAfter, and old bookkeeping.
 func (n *Node) forget() {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -439,6 +455,14 @@ func (n *Node) forget() {
 		_, ok := n.members[id]
 		return ok || id == n.cfg.ID
 	})
+	for id, k := range n.known {
+		if _, alive := n.members[id]; alive {
+			k.lastSeen = now
+			n.known[id] = k
+		} else if now.Sub(k.lastSeen) > n.cfg.ForgetPeersAfter {
+			delete(n.known, id)
+		}
+	}
 	for c, t := range n.requested {
 		if now.Sub(t) > askAgainAfter {
 			delete(n.requested, c)
