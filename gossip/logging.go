@@ -15,6 +15,7 @@ func newMemberlistLogger(l *slog.Logger) *log.Logger {
 	return log.New(logWriter{l}, "", 0)
 }
 
+// Write logs one memberlist line.
 func (w logWriter) Write(p []byte) (int, error) {
 	line := bytes.TrimSpace(p)
 	level := slog.LevelInfo

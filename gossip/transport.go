@@ -27,10 +27,12 @@ var _ memberlist.NodeAwareTransport = (*countingTransport)(nil)
 // shim gives a plain transport the node-aware methods, as memberlist itself does.
 type shim struct{ memberlist.Transport }
 
+// WriteToAddress implements memberlist.NodeAwareTransport.
 func (s shim) WriteToAddress(b []byte, a memberlist.Address) (time.Time, error) {
 	return s.WriteTo(b, a.Addr)
 }
 
+// DialAddressTimeout implements memberlist.NodeAwareTransport.
 func (s shim) DialAddressTimeout(a memberlist.Address, timeout time.Duration) (net.Conn, error) {
 	return s.DialTimeout(a.Addr, timeout)
 }
@@ -77,27 +79,35 @@ func (c *countingTransport) forward() {
 	}
 }
 
+// FinalAdvertiseAddr implements memberlist.Transport.
 func (c *countingTransport) FinalAdvertiseAddr(ip string, port int) (net.IP, int, error) {
 	return c.inner.FinalAdvertiseAddr(ip, port)
 }
 
+// WriteTo implements memberlist.Transport, counting the bytes sent.
 func (c *countingTransport) WriteTo(b []byte, addr string) (time.Time, error) {
 	c.sent.Add(float64(len(b)))
 	return c.inner.WriteTo(b, addr)
 }
 
+// WriteToAddress implements memberlist.NodeAwareTransport, counting the bytes sent.
 func (c *countingTransport) WriteToAddress(b []byte, a memberlist.Address) (time.Time, error) {
 	c.sent.Add(float64(len(b)))
 	return c.inner.WriteToAddress(b, a)
 }
 
+// PacketCh implements memberlist.Transport.
 func (c *countingTransport) PacketCh() <-chan *memberlist.Packet { return c.packetCh }
-func (c *countingTransport) StreamCh() <-chan net.Conn           { return c.streamCh }
 
+// StreamCh implements memberlist.Transport.
+func (c *countingTransport) StreamCh() <-chan net.Conn { return c.streamCh }
+
+// DialTimeout implements memberlist.Transport.
 func (c *countingTransport) DialTimeout(addr string, timeout time.Duration) (net.Conn, error) {
 	return c.DialAddressTimeout(memberlist.Address{Addr: addr}, timeout)
 }
 
+// DialAddressTimeout implements memberlist.NodeAwareTransport, counting the stream.
 func (c *countingTransport) DialAddressTimeout(a memberlist.Address, timeout time.Duration) (net.Conn, error) {
 	conn, err := c.inner.DialAddressTimeout(a, timeout)
 	if err != nil {
@@ -106,6 +116,7 @@ func (c *countingTransport) DialAddressTimeout(a memberlist.Address, timeout tim
 	return &countingConn{Conn: conn, t: c}, nil
 }
 
+// Shutdown implements memberlist.Transport and stops the forwarder.
 func (c *countingTransport) Shutdown() error {
 	c.once.Do(func() { close(c.done) })
 	err := c.inner.Shutdown()
@@ -119,12 +130,14 @@ type countingConn struct {
 	t *countingTransport
 }
 
+// Read counts received bytes.
 func (c *countingConn) Read(b []byte) (int, error) {
 	n, err := c.Conn.Read(b)
 	c.t.received.Add(float64(n))
 	return n, err
 }
 
+// Write counts sent bytes.
 func (c *countingConn) Write(b []byte) (int, error) {
 	n, err := c.Conn.Write(b)
 	c.t.sent.Add(float64(n))

@@ -34,6 +34,7 @@ const (
 // kindNames name the kinds in metrics.
 var kindNames = [...]string{"invalid", "delta", "heartbeat", "row_request", "rows", "state"}
 
+// String names the kind for metrics.
 func (k kind) String() string {
 	if k < kindEnd {
 		return kindNames[k]

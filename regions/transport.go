@@ -39,8 +39,11 @@ var _ memberlist.NodeAwareTransport = (*Transport)(nil)
 
 type simAddr struct{ hostport string }
 
+// Network implements net.Addr.
 func (a simAddr) Network() string { return "sim" }
-func (a simAddr) String() string  { return a.hostport }
+
+// String implements net.Addr.
+func (a simAddr) String() string { return a.hostport }
 
 // NewTransport returns a transport for one node of region, with a fresh address in it.
 func (n *Network) NewTransport(region string) (*Transport, error) {
