@@ -3,6 +3,7 @@ package gossip
 import (
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -186,6 +187,49 @@ func TestForgetDeadPeersAndRows(t *testing.T) {
 		waitFor(t, 7*time.Minute, time.Second, "peer forgotten", func() bool { return known() == 0 })
 		if testutil.ToFloat64(loc.m.rejoins) == 0 {
 			t.Error("the dead peer was never rejoined")
+		}
+	})
+}
+
+// TestMembershipEvents: a location hears joins, a graceful leave and a death, in order, and
+// its live checkers per region follow.
+func TestMembershipEvents(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		var got []string
+		c := newCluster(t, spec{regions: []string{"r1"}, locations: 1})
+		defer c.close()
+		loc := c.node("r1-l0")
+		c.add("r2-c0", "r1", RoleChecker, nil)
+		c3 := c.add("r3-c0", "r1", RoleChecker, nil)
+		waitFor(t, 30*time.Second, 100*time.Millisecond, "pool converges", c.converged)
+		if got := loc.Checkers(); len(got["r1"]) != 2 {
+			t.Fatalf("live checkers %v", got)
+		}
+		watcher := c.add("watcher", "r1", RoleLocation, func(cfg *Config) {
+			cfg.OnMembership = func(e MemberEvent) {
+				mu.Lock()
+				defer mu.Unlock()
+				got = append(got, fmt.Sprintf("%s %s dead=%v", e.Kind, e.Member.ID, e.Dead))
+			}
+		})
+		waitFor(t, 30*time.Second, 100*time.Millisecond, "watcher joins", c.converged)
+		c.stop["r2-c0"]() // leaves gracefully
+		waitFor(t, 30*time.Second, 100*time.Millisecond, "leave seen", func() bool { return len(watcher.Members()) == 3 })
+		c3.Shutdown() // dies
+		waitFor(t, time.Minute, 100*time.Millisecond, "death seen", func() bool { return len(watcher.Members()) == 2 })
+		mu.Lock()
+		defer mu.Unlock()
+		want := map[string]bool{"joined r2-c0 dead=false": true, "joined r3-c0 dead=false": true,
+			"joined r1-l0 dead=false": true, "left r2-c0 dead=false": true, "left r3-c0 dead=true": true}
+		for _, e := range got {
+			delete(want, e)
+		}
+		if len(want) != 0 {
+			t.Errorf("events %v lack %v", got, want)
+		}
+		if ch := watcher.Checkers(); len(ch["r1"]) != 0 {
+			t.Errorf("live checkers after both left: %v", ch)
 		}
 	})
 }

@@ -43,6 +43,14 @@ type MemberEvent struct {
 	Dead bool
 }
 
+// Membership is what assignment and locations need of the pool: the live checkers of each
+// region. *Node implements it; events arrive through Config.OnMembership.
+type Membership interface {
+	Checkers() map[string][]string
+}
+
+var _ Membership = (*Node)(nil)
+
 // Members returns the live members of the pool, this node included, sorted by id.
 func (n *Node) Members() []Member {
 	n.mu.Lock()
@@ -94,7 +102,8 @@ func (e *events) NotifyLeave(node *memberlist.Node) {
 		return
 	}
 	delete(n.members, node.Name)
-	dead := node.State != memberlist.StateLeft
+	// memberlist's NotifyLeave does not say whether the node left or died: the metadata does.
+	dead := !m.Leaving && node.State != memberlist.StateLeft
 	if !dead {
 		delete(n.known, node.Name) // it said goodbye: nothing to rejoin
 	}

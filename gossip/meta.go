@@ -51,7 +51,13 @@ type Member struct {
 	Version string
 	// Addr is the node's gossip address, host:port.
 	Addr string
+	// Leaving is set when the member announced that it is leaving the pool for good, just
+	// before it left (memberlist does not tell a leave from a death by itself).
+	Leaving bool
 }
+
+// metaLeaving is the flag bit of the roles byte that says the member is leaving.
+const metaLeaving = 0x80
 
 // metaVersion is the first byte of encoded node metadata.
 const metaVersion = 1
@@ -61,7 +67,11 @@ const maxMetaField = 64
 
 // encodeMeta encodes a member's metadata (not its address, which memberlist carries).
 func encodeMeta(m Member) []byte {
-	b := []byte{metaVersion, byte(m.Roles)}
+	flags := byte(m.Roles)
+	if m.Leaving {
+		flags |= metaLeaving
+	}
+	b := []byte{metaVersion, flags}
 	for _, s := range []string{m.ID, m.Region, m.Version} {
 		b = append(b, byte(len(s)))
 		b = append(b, s...)
@@ -74,7 +84,7 @@ func decodeMeta(b []byte) (Member, error) {
 	if len(b) < 2 || b[0] != metaVersion {
 		return Member{}, fmt.Errorf("gossip: node metadata: %w", errMalformed)
 	}
-	m := Member{Roles: Roles(b[1])}
+	m := Member{Roles: Roles(b[1] &^ metaLeaving), Leaving: b[1]&metaLeaving != 0}
 	if m.Roles&^rolesAll != 0 {
 		return Member{}, fmt.Errorf("gossip: node metadata roles %#x: %w", b[1], errMalformed)
 	}

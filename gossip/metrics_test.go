@@ -83,11 +83,14 @@ func TestConfigErrors(t *testing.T) {
 // TestMeta: node metadata round-trips and bad metadata is refused.
 func TestMeta(t *testing.T) {
 	m := Member{ID: "eu-c0", Region: "eu", Roles: RoleChecker | RoleLocation, Version: "v1.2.3"}
-	got, err := decodeMeta(encodeMeta(m))
-	if err != nil || got != m {
-		t.Errorf("round trip: %+v, %v", got, err)
+	for _, leaving := range []bool{false, true} {
+		m.Leaving = leaving
+		got, err := decodeMeta(encodeMeta(m))
+		if err != nil || got != m {
+			t.Errorf("round trip: %+v, %v", got, err)
+		}
 	}
-	for _, b := range [][]byte{nil, {2, 1}, {1, 0xff, 0, 0, 0}, {1, 1, 5, 'a'}, append(encodeMeta(m), 0)} {
+	for _, b := range [][]byte{nil, {2, 1}, {1, 0x7f, 0, 0, 0}, {1, 1, 5, 'a'}, append(encodeMeta(m), 0)} {
 		if _, err := decodeMeta(b); err == nil {
 			t.Errorf("decodeMeta(%x) accepted", b)
 		}

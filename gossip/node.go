@@ -37,6 +37,7 @@ type Node struct {
 	deltas  *memberlist.TransmitLimitedQueue
 	beats   *memberlist.TransmitLimitedQueue
 	alive   atomic.Int64
+	leaving atomic.Bool
 	work    chan job
 
 	mu        sync.Mutex // guards everything below; never held while calling into memberlist
@@ -226,6 +227,11 @@ func (n *Node) leave() {
 	defer n.life.Unlock()
 	if n.down {
 		return
+	}
+	// Say so in the metadata first, so that peers stop rejoining this node.
+	n.leaving.Store(true)
+	if err := n.ml.UpdateNode(leaveTimeout); err != nil {
+		n.log.Warn("announce leave failed", "err", err)
 	}
 	if err := n.ml.Leave(leaveTimeout); err != nil {
 		n.log.Warn("leave failed", "err", err)
