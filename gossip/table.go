@@ -240,9 +240,14 @@ func (t *Table) applyRow(f *fullRow, now time.Time) outcome {
 }
 
 // applyDigest merges the headers of a peer's rows: heartbeats it heard that this location did
-// not. It returns the checkers whose rows the peer holds newer than here.
+// not. It returns the checkers whose rows the peer holds newer than here. It creates no row:
+// live checkers make themselves known by their heartbeats, and rows of checkers long gone,
+// which some peer has not forgotten yet, do not come back.
 func (t *Table) applyDigest(hs []header, now time.Time) (behind []string) {
 	for _, h := range hs {
+		if t.rows[h.checker] == nil {
+			continue
+		}
 		r, _ := t.lookup(h, now)
 		if r == nil {
 			continue

@@ -108,6 +108,10 @@ func TestTableMerge(t *testing.T) {
 func TestTableDigestAndLimits(t *testing.T) {
 	tb := NewTable(2)
 	tb.applyDelta(set(1, 1, 1, "a", StatusHealthy), at(0))
+	if behind := tb.applyDigest([]header{{checker: "gone", gen: 1, seq: 9, beat: 9}}, at(1)); len(behind) != 0 || tb.rows["gone"] != nil {
+		t.Errorf("a digest brought back an unknown row: behind %v", behind)
+	}
+	tb.applyHeartbeat(header{checker: "d", gen: 1, seq: 0, beat: 1}, at(0))
 	behind := tb.applyDigest([]header{{checker: "c", gen: 1, seq: 1, beat: 5}, {checker: "d", gen: 1, seq: 4, beat: 1}}, at(5))
 	if len(behind) != 1 || behind[0] != "d" {
 		t.Errorf("behind %v, want [d]", behind)
