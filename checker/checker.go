@@ -82,6 +82,7 @@ type slot struct {
 	canary   bool
 	reported bool // a report that is not withdrawn is out
 	rf       RiseFall
+	heldAt   uint64 // selfTracker.successes when a turn to unhealthy was last held; 0 never
 	last     lastResult
 	seq      uint64 // of the latest report emitted for this check
 }

@@ -163,15 +163,15 @@ func (c *Checker) finish(s *slot, check *config.Check, res *Result) {
 			// Back: start every check over, as a checker that has just started.
 			c.metrics.selfHealthy.Set(1)
 			for _, o := range c.slots {
-				o.rf = RiseFall{}
+				o.rf, o.heldAt = RiseFall{}, 0
 			}
 		}
 	}
 	if !s.canary && !c.self.isolated {
 		s.last = summarize(res)
 		next, changed := s.rf.Next(res.Healthy, check.FailureThreshold, check.SuccessThreshold)
-		if changed && next.Status == StatusUnhealthy && c.self.suspect() {
-			next.Status, changed = s.rf.Status, false // held: see selfTracker.suspect
+		if changed && next.Status == StatusUnhealthy && c.self.hold(&s.heldAt) {
+			next.Status, changed = s.rf.Status, false // held: see selfTracker.hold
 		}
 		s.rf = next
 		if changed {

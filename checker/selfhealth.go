@@ -62,10 +62,13 @@ type selfTracker struct {
 	canaries int      // canaries configured
 	down     []string // canaries whose latest result was a reachability failure
 	isolated bool
+	// successes counts results that proved the network works (never 0 after the first:
+	// it starts at 1), so that a hold can tell whether one came since.
+	successes uint64
 }
 
 func newSelfTracker(p IsolationPolicy, canaries int) selfTracker {
-	return selfTracker{policy: p.withDefaults(), canaries: canaries}
+	return selfTracker{policy: p.withDefaults(), canaries: canaries, successes: 1}
 }
 
 // observe applies one result of check id (a canary or not) of target (host:port, needed
@@ -84,6 +87,7 @@ func (t *selfTracker) observe(id, host string, canary, healthy bool, reason Reas
 	switch {
 	case r > 0:
 		t.run, t.hosts = 0, t.hosts[:0]
+		t.successes++
 	case r < 0:
 		t.run++
 		if len(t.hosts) < t.policy.MinTargets && !slices.Contains(t.hosts, host) {
@@ -103,6 +107,23 @@ func (t *selfTracker) observe(id, host string, canary, healthy bool, reason Reas
 // failure (its failure count keeps running) turns it.
 func (t *selfTracker) suspect() bool {
 	return t.run >= 2 && len(t.hosts) >= 2 && len(t.down) == t.canaries
+}
+
+// hold decides whether a check's turn to unhealthy waits: only while the probes look
+// suspect, and only once per stretch of suspicion. heldAt is the check's own record of when it
+// was last held (the success count then). When a success has come since that hold, the
+// checker was not isolated after all, so the check turns now; otherwise a checker that reaches
+// its own region but nothing beyond it would hold the far checks healthy for ever, because
+// the near target's success keeps resetting the suspicion between them.
+func (t *selfTracker) hold(heldAt *uint64) bool {
+	if !t.suspect() {
+		return false
+	}
+	if *heldAt != 0 && *heldAt != t.successes {
+		return false
+	}
+	*heldAt = t.successes
+	return true
 }
 
 // health describes the tracker's state.

@@ -118,3 +118,48 @@ func repeat3[T any](a, b, c T) []T {
 	}
 	return out
 }
+
+// TestHoldIsBounded: a checker cut off from two far regions but still reaching its own
+// target sees, round after round, "near ok, far-1 timeout, far-2 timeout". far-2's failure is
+// suspect every round, because the near success resets the suspicion in between. It may be
+// held once; after a success has come since, the next failure must not be held again, or the
+// checker would report the far endpoint healthy for as long as the cut lasts.
+func TestHoldIsBounded(t *testing.T) {
+	tr := newSelfTracker(IsolationPolicy{}, 0)
+	var nearHeld, far1Held, far2Held uint64
+	holds := map[string]int{}
+	for round := range 10 {
+		tr.observe("near", "", false, true, ReasonOK)
+		if tr.hold(&nearHeld) {
+			t.Fatalf("round %d: a success is never held", round)
+		}
+		tr.observe("far-1", "far-1:80", false, false, ReasonTimeout)
+		if tr.hold(&far1Held) {
+			holds["far-1"]++
+		}
+		tr.observe("far-2", "far-2:80", false, false, ReasonTimeout)
+		if tr.hold(&far2Held) {
+			holds["far-2"]++
+		}
+	}
+	if holds["far-1"] != 0 {
+		t.Errorf("far-1's failure was held %d times, though it was never suspect", holds["far-1"])
+	}
+	if holds["far-2"] != 1 {
+		t.Errorf("far-2's failure was held %d times in 10 rounds, want exactly once", holds["far-2"])
+	}
+
+	// With nothing answering at all, the hold lasts until isolation withdraws the reports.
+	iso := newSelfTracker(IsolationPolicy{}, 0)
+	var held uint64
+	n := 0
+	for i := range 8 {
+		iso.observe("x", fmt.Sprintf("t%d:80", i%3), false, false, ReasonTimeout)
+		if iso.hold(&held) {
+			n++
+		}
+	}
+	if n != 7 || !iso.isolated {
+		t.Errorf("with nothing answering: held %d of 8 failures (want 7, all but the first), isolated %v", n, iso.isolated)
+	}
+}
