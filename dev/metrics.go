@@ -18,6 +18,8 @@ type locationMetrics struct {
 	verdicts  *prometheus.GaugeVec
 	changes   *prometheus.CounterVec
 	lastHeard *prometheus.GaugeVec
+	votes     *prometheus.GaugeVec
+	latency   *prometheus.GaugeVec
 	fresh     prometheus.Gauge
 	known     prometheus.Gauge
 	expected  prometheus.Gauge
@@ -37,6 +39,14 @@ func newLocationMetrics(reg prometheus.Registerer) (*locationMetrics, error) {
 			Name: "vigil_location_checker_last_heard_seconds",
 			Help: "Time since this location last heard each checker make progress (its freshness), by this location's clock.",
 		}, []string{"checker", "region"}),
+		votes: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "vigil_location_votes",
+			Help: "Reports this location holds for each check, by the checker's region and their vote: healthy or unhealthy (fresh, counted), stale.",
+		}, []string{"check", "region", "vote"}),
+		latency: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "vigil_location_report_latency_seconds",
+			Help: "The longest last-probe latency among the fresh reports of each check, by the checkers' region.",
+		}, []string{"check", "region"}),
 		fresh: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "vigil_location_checkers_fresh",
 			Help: "Checkers this location heard make progress within the freshness window.",
@@ -53,7 +63,7 @@ func newLocationMetrics(reg prometheus.Registerer) (*locationMetrics, error) {
 	if reg == nil {
 		return m, nil
 	}
-	for _, c := range []prometheus.Collector{m.verdicts, m.changes, m.lastHeard, m.fresh, m.known, m.expected} {
+	for _, c := range []prometheus.Collector{m.verdicts, m.changes, m.lastHeard, m.votes, m.latency, m.fresh, m.known, m.expected} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("dev: location metrics: %w", err)
 		}
@@ -79,12 +89,29 @@ func (m *locationMetrics) observe(verdicts map[string]quorum.Verdict, reports []
 		}
 	}
 	window := doc.Quorum.FreshnessWindow.Std()
+	m.votes.Reset()
+	m.latency.Reset()
 	last := make(map[[2]string]time.Time)
+	maxLatency := make(map[[2]string]float64)
 	for _, r := range reports {
+		region := r.Region
+		if region == "" {
+			region = "unknown"
+		}
+		vote := "stale"
+		if r.Fresh(now, window) {
+			vote = r.Entry.Status.String()
+			k := [2]string{r.Check, region}
+			maxLatency[k] = max(maxLatency[k], r.Entry.Latency.Seconds())
+		}
+		m.votes.WithLabelValues(r.Check, region, vote).Inc()
 		k := [2]string{r.Checker, r.Region}
 		if r.LastProgress.After(last[k]) || last[k].IsZero() {
 			last[k] = r.LastProgress
 		}
+	}
+	for k, v := range maxLatency {
+		m.latency.WithLabelValues(k[0], k[1]).Set(v)
 	}
 	m.lastHeard.Reset()
 	fresh := 0
