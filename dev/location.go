@@ -22,6 +22,7 @@ type locationNode struct {
 	id, region string
 	pool       *gossip.Node
 	dns        *location.Server
+	httpAddr   string // where /metrics, /healthz and /readyz are served
 	metrics    *locationMetrics
 	log        *slog.Logger
 

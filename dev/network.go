@@ -234,6 +234,7 @@ func (n *Network) startRegion(ctx context.Context, r string, key []byte, seed st
 	if err != nil {
 		return seed, fmt.Errorf("dev: location %s: %w", r, err)
 	}
+	loc.httpAddr = ln.Addr().String()
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
@@ -322,6 +323,15 @@ func (n *Network) ControlURL() string { return "http://" + n.control }
 func (n *Network) DNSAddr(r string) string {
 	if l, ok := n.locations[r]; ok {
 		return l.dns.Addr().String()
+	}
+	return ""
+}
+
+// HTTPAddr returns the address of region r's location HTTP server (/metrics, /healthz,
+// /readyz).
+func (n *Network) HTTPAddr(r string) string {
+	if l, ok := n.locations[r]; ok {
+		return l.httpAddr
 	}
 	return ""
 }
