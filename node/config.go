@@ -58,7 +58,8 @@ func ParseRoles(s string) (Roles, error) {
 type Config struct {
 	// ID names the node: its gossip name and, with the control role, its raft ID. Required.
 	ID string
-	// Region is the node's region, one of the configuration's regions. Required.
+	// Region is the node's region, one of the configuration's regions. Required for the
+	// checker and location roles.
 	Region string
 	// Roles are the roles the node runs; at least one.
 	Roles Roles
@@ -233,8 +234,9 @@ func (c Config) Validate() error {
 	} else if len(c.ID) > gossip.MaxIDLen {
 		bad("id is longer than %d bytes", gossip.MaxIDLen)
 	}
-	if c.Region == "" {
-		bad("region is required")
+	dataPlane := c.Roles.Has(RoleChecker) || c.Roles.Has(RoleLocation)
+	if c.Region == "" && dataPlane {
+		bad("region is required for the checker and location roles")
 	}
 	if c.Roles == 0 {
 		bad("at least one role is required (control, checker, location)")
@@ -250,7 +252,6 @@ func (c Config) Validate() error {
 	if c.HTTPAddr != "off" {
 		checkAddr(bad, "http address", c.HTTPAddr)
 	}
-	dataPlane := c.Roles.Has(RoleChecker) || c.Roles.Has(RoleLocation)
 	if dataPlane {
 		g := c.Gossip
 		switch {
