@@ -144,7 +144,8 @@ type ControlConfig struct {
 	RaftAddr string
 	// APIAddr is the API's listen address. Default "127.0.0.1:7100".
 	APIAddr string
-	// APIURL is the URL other voters reach the API at. Default from APIAddr.
+	// APIURL is the URL other voters reach the API at. Default from the address the API
+	// listens on.
 	APIURL string
 	// Bootstrap starts a new cluster with this voter as its first member.
 	Bootstrap bool
@@ -214,13 +215,6 @@ func (c *Config) setDefaults() {
 	}
 	if c.Control.APIAddr == "" {
 		c.Control.APIAddr = d.Control.APIAddr
-	}
-	if c.Control.APIURL == "" {
-		scheme := "http"
-		if c.Control.ServerTLS != nil {
-			scheme = "https"
-		}
-		c.Control.APIURL = scheme + "://" + c.Control.APIAddr
 	}
 }
 

@@ -85,6 +85,7 @@ func New(cfg Config) (*Node, error) {
 			return nil, err
 		}
 		n.ctl = ctl
+		n.cfg.Control.APIURL = ctl.cfg.APIURL
 	}
 	if cfg.Roles.Has(RoleChecker) || cfg.Roles.Has(RoleLocation) {
 		if err := n.newPool(); err != nil {

@@ -89,7 +89,7 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	self := n.Self()
 	fmt.Fprintf(stdout, "vigil agent: node %s (%s) in %q: data %s", self.ID, self.Roles, self.Region, cfg.DataDir)
 	if a := n.ControlAPIAddr(); a != "" {
-		fmt.Fprintf(stdout, ", control API %s", cfg.Control.APIURL)
+		fmt.Fprintf(stdout, ", control API %s", self.ControlAPI)
 	}
 	if a := n.GossipAddr(); a != "" {
 		fmt.Fprintf(stdout, ", gossip %s", a)
