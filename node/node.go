@@ -31,6 +31,7 @@ type Node struct {
 	log *slog.Logger
 	reg prometheus.Registerer
 	gat prometheus.Gatherer
+	m   *metrics
 
 	ctl     *controlRole // nil without the control role
 	pool    *gossip.Node // nil without a data-plane role
@@ -73,6 +74,11 @@ func New(cfg Config) (*Node, error) {
 			n.gat = g
 		}
 	}
+	m, err := newMetrics(n.reg)
+	if err != nil {
+		return nil, err
+	}
+	n.m = m
 	ok := false
 	defer func() {
 		if !ok {
@@ -215,6 +221,7 @@ func (n *Node) Run(ctx context.Context) error {
 		return errors.New("node: run called twice")
 	}
 	n.started = time.Now()
+	n.http.freeze()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -320,6 +327,7 @@ func (n *Node) setConfig(s *control.State, src control.Source) {
 	}
 	doc := &s.Document
 	n.state, n.doc, n.source = s, doc, src
+	n.m.configIndex.Set(float64(s.Index))
 	plan, err := shard.NewPlan(doc, n.membershipLocked(doc))
 	if err != nil {
 		n.log.Error("node: assignment plan", "err", err)
