@@ -192,6 +192,37 @@ func TestLatencyAndStreamsUnderSynctest(t *testing.T) {
 	})
 }
 
+// TestCutBreaksOpenStreams: a stream opened before a cut stops carrying data once the link is
+// cut, in either direction, instead of tunnelling state through the partition.
+func TestCutBreaksOpenStreams(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		n := newNet(t)
+		tr := transports(t, n, "eu", "ap")
+		eu, ap := tr[0], tr[1]
+		accepted := make(chan net.Conn, 1)
+		go func() { accepted <- <-ap.StreamCh() }()
+		c, err := eu.DialTimeout(ap.Addr(), time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := <-accepted
+		go io.Copy(io.Discard, srv)
+		if _, err := c.Write([]byte("before")); err != nil {
+			t.Fatalf("write before the cut: %v", err)
+		}
+		if err := n.CutOneWay("ap", "eu"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Write([]byte("after")); err == nil {
+			t.Fatal("a stream carried data across a cut link")
+		}
+		if _, err := srv.Write([]byte("reply")); err == nil {
+			t.Fatal("the far end of a broken stream still writes")
+		}
+		srv.Close()
+	})
+}
+
 // TestMemberlistOverTransport: two real memberlist instances join over the simulated network
 // in a synctest bubble, and a cut makes each declare the other dead.
 func TestMemberlistOverTransport(t *testing.T) {

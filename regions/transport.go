@@ -161,7 +161,9 @@ func (t *Transport) DialAddressTimeout(a memberlist.Address, timeout time.Durati
 	if rtt > 0 {
 		time.Sleep(rtt)
 	}
-	local, remote := net.Pipe()
+	l, r := net.Pipe()
+	local := &streamConn{Conn: l, net: t.net, from: t.region, to: dest.region}
+	remote := &streamConn{Conn: r, net: t.net, from: dest.region, to: t.region}
 	timer := time.NewTimer(timeout - rtt)
 	defer timer.Stop()
 	select {
@@ -174,6 +176,24 @@ func (t *Transport) DialAddressTimeout(a memberlist.Address, timeout time.Durati
 	local.Close()
 	remote.Close()
 	return nil, fmt.Errorf("regions: dial %s from %s: connection refused", a.Addr, t.region)
+}
+
+// streamConn is one end of a simulated stream. Every write crosses the link again, so a cut
+// made while a stream is open breaks it, as a partition breaks a TCP connection in flight;
+// without this, a push/pull that began before a cut would go on carrying state across it.
+type streamConn struct {
+	net.Conn
+	net      *Network
+	from, to string
+}
+
+// Write sends b, or closes the stream when the link is cut in either direction.
+func (c *streamConn) Write(b []byte) (int, error) {
+	if ok, _ := c.net.connect(c.from, c.to); !ok {
+		c.Conn.Close()
+		return 0, fmt.Errorf("regions: stream from %s to %s: link cut: %w", c.from, c.to, net.ErrClosed)
+	}
+	return c.Conn.Write(b)
 }
 
 // StreamCh implements memberlist.Transport.
