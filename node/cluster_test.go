@@ -126,7 +126,9 @@ func TestSimulatedRegions(t *testing.T) {
 		}
 	}
 	// Warm: every location holds a fresh healthy report from each of the 6 checkers of every
-	// probed check (not merely serving them open for want of reports).
+	// probed check (not merely serving them open for want of reports). The bound leaves room
+	// for gossip's anti-entropy (push/pull every 15s at memberlist's local profile), which
+	// repairs a report delta that a location missed.
 	took := eventually(t, 45*time.Second, "every location hears all 6 checkers healthy", func() (bool, string) {
 		for _, r := range demoRegions {
 			v, err := c.locations[r].Verdicts()
