@@ -317,22 +317,28 @@ func (n *Node) awaitJoin(ctx context.Context, max time.Duration) {
 // a steady tick.
 func (n *Node) loop(ctx context.Context) error {
 	var changed <-chan struct{}
-	if n.watcher != nil {
+	// follow takes the Watcher's configuration, after asking to hear of the next change, so
+	// that a change between the two is never missed.
+	follow := func() {
+		if n.watcher == nil {
+			return
+		}
 		changed = n.watcher.Changed()
+		if s, src := n.watcher.Current(); s != nil {
+			n.setConfig(s, src)
+		}
 	}
 	tick := time.NewTicker(n.cfg.EvalInterval)
 	defer tick.Stop()
+	follow()
 	n.reassign()
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-changed:
-			changed = n.watcher.Changed()
-			if s, src := n.watcher.Current(); s != nil {
-				n.setConfig(s, src)
-				n.reassign()
-			}
+			follow()
+			n.reassign()
 		case <-n.memberCh:
 			n.reassign()
 		case now := <-tick.C:
@@ -347,7 +353,7 @@ func (n *Node) loop(ctx context.Context) error {
 // location's zones.
 func (n *Node) setConfig(s *control.State, src control.Source) {
 	n.mu.Lock()
-	if n.state != nil && n.state.Index == s.Index && n.state.Index != 0 && src == n.source {
+	if src == n.source && (s == n.state || (n.state != nil && n.state.Index == s.Index && s.Index != 0)) {
 		n.mu.Unlock()
 		return
 	}
