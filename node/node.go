@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -369,6 +370,9 @@ func (n *Node) setConfig(s *control.State, src control.Source) {
 	n.mu.Unlock()
 	n.log.Info("node: configuration installed", "index", s.Index, "source", string(src),
 		"checks", len(doc.Checks), "zones", len(doc.Zones))
+	if n.chk != nil && !slices.Contains(doc.Regions, n.cfg.Region) {
+		n.log.Warn("node: this checker's region is not in the configuration: it probes nothing", "region", n.cfg.Region)
+	}
 	if n.dns != nil {
 		n.installZones(s)
 	}
