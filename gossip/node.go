@@ -196,8 +196,8 @@ func (n *Node) Run(ctx context.Context) error {
 	for {
 		select {
 		case <-ctx.Done():
-			wg.Wait()
 			n.leave()
+			wg.Wait() // a rejoin in flight ends within memberlist's TCP timeout
 			return nil
 		case <-beat:
 			n.heartbeat()
