@@ -248,8 +248,14 @@ func (n *Node) Run(ctx context.Context) error {
 	if n.httpLn != nil {
 		goRun("http", n.http.serve(n.httpLn))
 	}
+	// The pool outlives the roles that use it, so that a stopping checker's withdrawals
+	// still spread before the node leaves.
+	var poolDone chan error
+	poolCtx, poolCancel := context.WithCancel(context.Background())
+	defer poolCancel()
 	if n.pool != nil {
-		goRun("gossip", n.pool.Run)
+		poolDone = make(chan error, 1)
+		go func() { poolDone <- n.pool.Run(poolCtx) }()
 		if n.watcher != nil {
 			goRun("watcher", n.watcher.Run)
 		}
@@ -276,10 +282,21 @@ func (n *Node) Run(ctx context.Context) error {
 		if err != nil {
 			err = fmt.Errorf("node: control: %w", err)
 		}
-		cancel()
+	case err = <-poolDone:
+		poolDone = nil
+		if err == nil {
+			err = errors.New("stopped before the node did")
+		}
+		err = fmt.Errorf("node: gossip: %w", err)
 	}
 	cancel()
 	wg.Wait()
+	poolCancel()
+	if poolDone != nil {
+		if perr := <-poolDone; perr != nil && err == nil {
+			err = fmt.Errorf("node: gossip: %w", perr)
+		}
+	}
 	ctlCancel()
 	if ctlDone != nil {
 		if cerr := <-ctlDone; cerr != nil && err == nil {
