@@ -74,7 +74,7 @@ func WriteVerdicts(w io.Writer, l VerdictList, now time.Time) error {
 				cells = append(cells, "-")
 				continue
 			}
-			cells = append(cells, fmt.Sprintf("%s %d/%d", cell.State, cell.Healthy, cell.Healthy+cell.Unhealthy))
+			cells = append(cells, cellText(cell))
 		}
 		row(tw, cells...)
 	}
@@ -230,4 +230,15 @@ func yesNo(b bool) string {
 		return "yes"
 	}
 	return "no"
+}
+
+// cellText writes a region's cell: "healthy 2/3" (healthy of fresh), "stale (2)", "unknown".
+func cellText(c RegionCell) string {
+	switch fresh := c.Healthy + c.Unhealthy; {
+	case fresh > 0:
+		return fmt.Sprintf("%s %d/%d", c.State, c.Healthy, fresh)
+	case c.Stale > 0:
+		return fmt.Sprintf("%s (%d)", c.State, c.Stale)
+	}
+	return c.State
 }
