@@ -8,6 +8,9 @@
   const marks = { healthy: "\u2714", unhealthy: "\u2716", stale: "\u25CC", unknown: "?" };
   let selected = decodeURIComponent((location.hash.match(/^#check=(.+)$/) || [])[1] || "");
   let timer = 0;
+  // skew is the node's clock minus this browser's, from the latest response: ages are counted
+  // by the node's clock, as the evidence's own sentences are.
+  let skew = 0;
 
   function el(tag, attrs, text) {
     const e = document.createElement(tag);
@@ -29,7 +32,7 @@
 
   function ago(iso) {
     if (!iso) return "never";
-    const s = Math.round((Date.now() - Date.parse(iso)) / 1000);
+    const s = Math.round((Date.now() + skew - Date.parse(iso)) / 1000);
     if (s < 0) return "just now";
     if (s < 120) return s + "s ago";
     if (s < 7200) return Math.round(s / 60) + "m ago";
@@ -43,6 +46,7 @@
   }
 
   function drawMatrix(list) {
+    skew = Date.parse(list.generated_at) - Date.now();
     document.getElementById("location").textContent =
       list.location ? "\u2014 location " + list.location + (list.region ? " (" + list.region + ")" : "") : "";
     const head = document.querySelector("#matrix thead tr");
@@ -68,7 +72,9 @@
           continue;
         }
         const fresh = cell.healthy + cell.unhealthy;
-        const text = fresh > 0 ? cell.healthy + "/" + fresh : (cell.stale > 0 ? cell.stale + " stale" : "none");
+        const text = fresh > 0 ? cell.healthy + "/" + fresh :
+          cell.stale > 0 ? cell.stale + " stale" :
+          cell.withdrawn > 0 ? cell.withdrawn + " withdrawn" : "never heard";
         tr.append(el("td", { "data-region": r, "data-state": cell.state, title: r + ": " + cell.state },
           marks[cell.state] + " " + text));
       }
