@@ -135,4 +135,3 @@ func TestPageInBrowser(t *testing.T) {
 		t.Logf("screenshot: %s", path)
 	}
 }
-
