@@ -82,8 +82,14 @@ func New(opts Options) (*API, error) {
 	a.handle("GET /metrics", a.metricsHandler())
 	a.handle("GET /{$}", page.index)
 	a.handle("GET /static/{file}", page.static)
-	// Anything else is a JSON 404, not the mux's plain-text one.
+	// Anything else is a JSON error, not the mux's plain-text one: every resource is
+	// read-only, so another method is 405, and an unknown path 404.
 	a.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			writeError(w, http.StatusMethodNotAllowed, "status: the status API is read-only: "+r.Method+" is not allowed")
+			return
+		}
 		writeError(w, http.StatusNotFound, "status: no such resource: "+r.URL.Path)
 	})
 	return a, nil

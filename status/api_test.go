@@ -373,6 +373,23 @@ func TestNodeRoutes(t *testing.T) {
 	}
 }
 
+func TestReadOnly(t *testing.T) {
+	a, _, _ := newTestAPI(t, nil, nil)
+	for _, p := range []string{"/v1/node", "/v1/verdicts/x", "/nowhere"} {
+		rec := httptest.NewRecorder()
+		a.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, p, strings.NewReader("{}")))
+		if rec.Code != http.StatusMethodNotAllowed || rec.Header().Get("Allow") != "GET, HEAD" {
+			t.Errorf("POST %s: %d %v", p, rec.Code, rec.Header())
+		}
+		wantError("read-only")(t, rec.Body.Bytes())
+	}
+	rec := httptest.NewRecorder()
+	a.ServeHTTP(rec, httptest.NewRequest(http.MethodHead, "/v1/node", nil))
+	if rec.Code != http.StatusOK {
+		t.Errorf("HEAD /v1/node: %d", rec.Code)
+	}
+}
+
 func TestNewNeedsNode(t *testing.T) {
 	if _, err := New(Options{}); err == nil || !strings.HasPrefix(err.Error(), "status: ") {
 		t.Errorf("New without a node: %v", err)
