@@ -23,7 +23,7 @@ type Options struct {
 	Gatherer prometheus.Gatherer
 	// Registerer receives the API's own metrics; nil registers none.
 	Registerer prometheus.Registerer
-	// Logger logs failed responses; nil discards.
+	// Logger logs server errors (5xx responses); nil discards.
 	Logger *slog.Logger
 	// Now is the clock of generated_at stamps; nil is time.Now.
 	Now func() time.Time
@@ -105,7 +105,7 @@ func (a *API) handle(pattern string, h http.HandlerFunc) {
 		}
 	}
 	a.routes = append(a.routes, rt)
-	a.mux.Handle(pattern, a.metrics.instrument(rt.Path, h))
+	a.mux.Handle(pattern, a.metrics.instrument(rt.Path, a.log, h))
 }
 
 // Routes returns every route the API serves, for the OpenAPI test.

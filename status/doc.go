@@ -12,4 +12,17 @@
 //
 // Every response is JSON in the shapes of wire.go, which the client decodes with the same types;
 // every error is {"error": "..."} with a 4xx or 5xx status.
+//
+// Wiring a node (what cmd/vigil or node/ does): New(Options{Node, Location, Checker, Gatherer,
+// Registerer}) and serve the API on the node's status address (default 127.0.0.1:7701).
+//   - Location: Verdicts returns the verdicts the location last installed in its DNS server;
+//     Explain runs quorum.Explain (quorum.ExplainCombined for calculated checks) over the reports
+//     it holds for the check now, with the expected checkers and the previous verdict it passed
+//     to Evaluate; Checkers is HeardFrom over every report it holds; Answer is
+//     location.Server.Explain with a random draw.
+//   - Checker: Probes pairs each assigned check (what was given to checker.SetChecks) with its
+//     report from checker.Checker.Reports and the latest result from checker.Options.OnResult;
+//     Self is checker.Checker.Self.
+//   - Node: Config is control.Watcher.Status; Members and Readiness come from the gossip pool
+//     and the node's own warm-up.
 package status

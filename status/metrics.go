@@ -2,6 +2,7 @@ package status
 
 import (
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"time"
@@ -40,14 +41,18 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 }
 
 // instrument counts and times h's requests under the label route (a fixed pattern, never the
-// request's path, so the label's values are bounded).
-func (m *metrics) instrument(route string, h http.Handler) http.Handler {
+// request's path, so the label's values are bounded), and logs server errors.
+func (m *metrics) instrument(route string, log *slog.Logger, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		rec := &codeRecorder{ResponseWriter: w, code: http.StatusOK}
 		h.ServeHTTP(rec, r)
+		took := time.Since(start)
 		m.requests.WithLabelValues(route, strconv.Itoa(rec.code)).Inc()
-		m.duration.WithLabelValues(route).Observe(time.Since(start).Seconds())
+		m.duration.WithLabelValues(route).Observe(took.Seconds())
+		if rec.code >= http.StatusInternalServerError {
+			log.Warn("status: request failed", "method", r.Method, "path", r.URL.Path, "code", rec.code, "took", took)
+		}
 	})
 }
 
