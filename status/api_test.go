@@ -331,7 +331,7 @@ func TestNodeRoutes(t *testing.T) {
 	code, body := get(t, a, "/v1/node")
 	var n NodeInfo
 	decodeStrict(t, body, &n)
-	if code != 200 || n.ID != "loc-us" || n.Version != "test-1.2.3" || n.Config.Index != 42 || n.Config.Source != "disk" || !n.Ready {
+	if code != 200 || n.ID != "loc-us" || n.Version != "test-1.2.3" || n.Config.Index != 42 || n.Config.Source != "disk" || !n.Readiness.Ready {
 		t.Errorf("node: %d %+v", code, n)
 	}
 	code, body = get(t, a, "/v1/members")
@@ -351,12 +351,12 @@ func TestNodeRoutes(t *testing.T) {
 		t.Errorf("readyz: %d %s", code, body)
 	}
 	node.mu.Lock()
-	node.ready = Readiness{HasConfig: true, Joined: true, Detail: "warming up: 2 of 6 checkers heard"}
+	node.ready = Readiness{Reasons: []string{"location warming up: not yet a freshness window of reports"}}
 	node.mu.Unlock()
 	code, body = get(t, a, "/readyz")
 	var h Health
 	decodeStrict(t, body, &h)
-	if code != 503 || h.Status != "not ready" || h.Readiness == nil || h.Readiness.Warm || h.Readiness.Detail == "" {
+	if code != 503 || h.Status != "not ready" || h.Readiness == nil || h.Readiness.Ready || len(h.Readiness.Reasons) != 1 {
 		t.Errorf("readyz while warming: %d %+v", code, h)
 	}
 	if code, _ := get(t, a, "/healthz"); code != 200 {

@@ -40,7 +40,7 @@ func newFleetLocation(n int) *fleetLocation {
 		}
 		l.ids = append(l.ids, id)
 		l.reports[id] = rs
-		l.verdicts = append(l.verdicts, CheckVerdict{ID: id, Verdict: quorum.Evaluate(l.policy, rs, nil, quorum.Verdict{}, t0)})
+		l.verdicts = append(l.verdicts, CheckVerdict{ID: id, Verdict: quorum.Evaluate(l.policy, rs, nil, quorum.Verdict{}, t0).Summary()})
 	}
 	return l
 }

@@ -5,8 +5,7 @@
 // region, embedded in the binary) and the client and tables behind `vigil status`.
 //
 // The package reads a node through three small interfaces, LocationView, CheckerView and
-// NodeView, written in terms of the types that compute the data (quorum.Verdict and
-// quorum.Explanation, routing.Result, checker.Report and checker.Result, control.WatcherStatus).
+// NodeView, written in terms of the types that compute the data (quorum.Explanation, routing.Result, checker.Report and checker.Result, control.WatcherStatus).
 // It computes nothing of its own beyond arranging that data: the verdict, its evidence and the
 // answer come from the quorum and routing packages, so what the page shows is what DNS serves.
 //

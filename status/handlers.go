@@ -75,7 +75,7 @@ func (a *API) verdicts(w http.ResponseWriter, r *http.Request) {
 		if want != nil && cv.Verdict.State != *want {
 			continue
 		}
-		s := summaryOf(cv.ID, cv.Calculated, cv.Verdict.Summary())
+		s := summaryOf(cv.ID, cv.Calculated, cv.Verdict)
 		if !cv.Calculated {
 			if e, ok := a.opts.Location.Explain(cv.ID); ok {
 				s.Regions = evidenceOf(cv.ID, e, region).Regions
@@ -189,12 +189,10 @@ func (a *API) node(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	rd := a.opts.Node.Readiness()
 	writeJSON(w, http.StatusOK, NodeInfo{
 		Identity:  a.opts.Node.Identity(),
 		Config:    a.opts.Node.Config(),
-		Ready:     rd.Ready(),
-		Readiness: rd,
+		Readiness: a.opts.Node.Readiness(),
 	})
 }
 
@@ -222,7 +220,7 @@ func (a *API) healthz(w http.ResponseWriter, _ *http.Request) {
 // readyz serves GET /readyz: 200 when ready, 503 with what is missing otherwise.
 func (a *API) readyz(w http.ResponseWriter, _ *http.Request) {
 	rd := a.opts.Node.Readiness()
-	if rd.Ready() {
+	if rd.Ready {
 		writeJSON(w, http.StatusOK, Health{Status: "ready", Readiness: &rd})
 		return
 	}

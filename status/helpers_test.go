@@ -110,7 +110,7 @@ func (l *testLocation) Verdicts() []CheckVerdict {
 	var out []CheckVerdict
 	for _, c := range l.doc.Checks {
 		if v, ok := l.verdicts[c.ID]; ok {
-			out = append(out, CheckVerdict{ID: c.ID, Verdict: v, Calculated: c.Protocol == config.ProtocolCalculated})
+			out = append(out, CheckVerdict{ID: c.ID, Verdict: v.Summary(), Calculated: c.Protocol == config.ProtocolCalculated})
 		}
 	}
 	return out
@@ -182,7 +182,7 @@ type testNode struct {
 }
 
 func newTestNode() *testNode {
-	n := &testNode{ready: Readiness{HasConfig: true, Joined: true, Warm: true}}
+	n := &testNode{ready: Readiness{Ready: true}}
 	for i, id := range []string{"us-1", "us-2", "eu-1", "eu-2", "sa-1", "sa-2"} {
 		region := map[string]string{"us": "us-east", "eu": "eu-west", "sa": "sa-east"}[id[:2]]
 		n.members = append(n.members, Member{ID: id, Region: region, Roles: []string{"checker"},

@@ -45,7 +45,7 @@ func (l *liveLocation) Verdicts() []CheckVerdict {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.prev = quorum.Evaluate(l.policy, l.reports(), []string{"us-1"}, l.prev, time.Now())
-	return []CheckVerdict{{ID: l.check.ID, Verdict: l.prev}}
+	return []CheckVerdict{{ID: l.check.ID, Verdict: l.prev.Summary()}}
 }
 
 func (l *liveLocation) Explain(id string) (quorum.Explanation, bool) {

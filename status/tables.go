@@ -204,10 +204,10 @@ func WriteProbes(w io.Writer, l ProbeList, now time.Time) error {
 // WriteMembers writes the node's configuration and version, then the pool as it sees it.
 func WriteMembers(w io.Writer, n NodeInfo, l MemberList) error {
 	ready := "ready"
-	if !n.Ready {
+	if !n.Readiness.Ready {
 		ready = "NOT READY"
-		if n.Readiness.Detail != "" {
-			ready += ": " + n.Readiness.Detail
+		if len(n.Readiness.Reasons) > 0 {
+			ready += ": " + strings.Join(n.Readiness.Reasons, "; ")
 		}
 	}
 	fmt.Fprintf(w, "node %s (%s), roles %s, version %s, %s\n", clean(n.ID), clean(n.Region),

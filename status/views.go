@@ -13,8 +13,8 @@ import (
 // LocationView is what the status API reads of a DNS location. Every method is called from
 // HTTP handlers, concurrently, and must not block on the network.
 type LocationView interface {
-	// Verdicts returns this location's current verdict for every check it evaluates, in any
-	// order: the same verdicts DNS answers from.
+	// Verdicts returns this location's current verdict for every check it evaluates, without
+	// per-report evidence (quorum.Verdict.Summary), in any order: the verdicts DNS answers from.
 	Verdicts() []CheckVerdict
 	// Explain returns one check's verdict with its evidence (quorum.Explain or
 	// quorum.ExplainCombined over the reports this location holds now); ok is false when the
@@ -31,8 +31,9 @@ type LocationView interface {
 type CheckVerdict struct {
 	// ID is the check's id.
 	ID string
-	// Verdict is the location's decision, as quorum.Evaluate or quorum.Combine returned it.
-	Verdict quorum.Verdict
+	// Verdict is the location's decision, as quorum.Evaluate or quorum.Combine returned it,
+	// summarised (quorum.Verdict.Summary).
+	Verdict quorum.Explanation
 	// Calculated says the check is calculated from other checks' verdicts.
 	Calculated bool
 }
@@ -115,18 +116,12 @@ type Member struct {
 	State string `json:"state"`
 }
 
-// Readiness is whether a node is ready to serve, and what it still lacks.
+// Readiness is whether a node is ready to serve: it has a configuration (from the control
+// plane or its disk copy), has joined the gossip pool, and is warm (a location has had a
+// freshness window to hear every reachable checker); and what it still lacks.
 type Readiness struct {
-	// HasConfig: the node holds a configuration (from the control plane or its disk copy).
-	HasConfig bool `json:"has_config"`
-	// Joined: the node has joined the gossip pool.
-	Joined bool `json:"joined"`
-	// Warm: a location has heard enough to decide (or waited its warm-up out); a checker has
-	// probed each assigned check once.
-	Warm bool `json:"warm"`
-	// Detail says, in words, what is missing.
-	Detail string `json:"detail,omitempty"`
+	// Ready says every condition holds.
+	Ready bool `json:"ready"`
+	// Reasons lists, in words, what the node still lacks.
+	Reasons []string `json:"reasons,omitempty"`
 }
-
-// Ready reports whether every condition holds.
-func (r Readiness) Ready() bool { return r.HasConfig && r.Joined && r.Warm }

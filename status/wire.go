@@ -267,8 +267,7 @@ type NodeInfo struct {
 	Identity
 	// Config is the configuration in use: its index and source (control plane or disk copy).
 	Config control.WatcherStatus `json:"config"`
-	// Ready says whether the node is ready; Readiness what it lacks.
-	Ready     bool      `json:"ready"`
+	// Readiness says whether the node is ready, and what it lacks.
 	Readiness Readiness `json:"readiness"`
 }
 

@@ -59,7 +59,7 @@ func newDemoLocation(t *testing.T, reports map[string][]quorum.Report, now time.
 func (l *demoLocation) Verdicts() []status.CheckVerdict {
 	var out []status.CheckVerdict
 	for id, v := range l.verdicts {
-		out = append(out, status.CheckVerdict{ID: id, Verdict: v})
+		out = append(out, status.CheckVerdict{ID: id, Verdict: v.Summary()})
 	}
 	return out
 }
@@ -98,7 +98,7 @@ func (demoNode) Config() control.WatcherStatus {
 	return control.WatcherStatus{Source: control.SourceControlPlane, Index: 17}
 }
 func (demoNode) Readiness() status.Readiness {
-	return status.Readiness{HasConfig: true, Joined: true, Warm: true}
+	return status.Readiness{Ready: true}
 }
 
 func TestStatusCommand(t *testing.T) {
