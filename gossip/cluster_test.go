@@ -1,0 +1,235 @@
+package gossip
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+)
+
+const window = 15 * time.Second // the default freshness window of config.QuorumSettings
+
+// TestStatusChangeAndRegionCut: 3 regions × 3 checkers + 3 locations at LAN settings. A
+// status change reaches every location within 2 s; a cut region's checkers go stale at the
+// far locations and stay fresh at their own; after the cut heals, a long time later, every
+// report is fresh everywhere again without a manual join.
+func TestStatusChangeAndRegionCut(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := newCluster(t, spec{regions: []string{"r1", "r2", "r3"}, checkers: 3, locations: 1})
+		defer c.close()
+		waitFor(t, 30*time.Second, 100*time.Millisecond, "pool converges", c.converged)
+
+		checkers, locations := c.with(RoleChecker), c.with(RoleLocation)
+		for _, ch := range checkers {
+			if err := ch.Publish("api", Entry{Status: StatusHealthy, Consecutive: 3, Reason: "http 200"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		waitFor(t, 10*time.Second, 100*time.Millisecond, "every report everywhere", func() bool {
+			for _, l := range locations {
+				if len(freshCheckers(l, "api", window)) != len(checkers) {
+					return false
+				}
+			}
+			return true
+		})
+
+		// One status change reaches every location within 2 s.
+		changer := c.node("r2-c1")
+		if err := changer.Publish("api", Entry{Status: StatusUnhealthy, Consecutive: 3, Reason: "http 503"}); err != nil {
+			t.Fatal(err)
+		}
+		took := waitFor(t, 2*time.Second, 10*time.Millisecond, "change reaches every location", func() bool {
+			for _, l := range locations {
+				if statusAt(l, "api", "r2-c1") != StatusUnhealthy {
+					return false
+				}
+			}
+			return true
+		})
+		t.Logf("status change reached all %d locations in %v (simulated)", len(locations), took)
+
+		// Cut r1 off for 3 minutes: far longer than memberlist's GossipToTheDeadTime.
+		if err := c.net.Isolate("r1"); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(3 * time.Minute)
+		r1 := []string{"r1-c0", "r1-c1", "r1-c2"}
+		others := []string{"r2-c0", "r2-c1", "r2-c2", "r3-c0", "r3-c1", "r3-c2"}
+		if got := freshCheckers(c.node("r1-l0"), "api", window); strings.Join(got, ",") != strings.Join(r1, ",") {
+			t.Errorf("r1's location during the cut: fresh %v, want %v", got, r1)
+		}
+		for _, id := range []string{"r2-l0", "r3-l0"} {
+			if got := freshCheckers(c.node(id), "api", window); strings.Join(got, ",") != strings.Join(others, ",") {
+				t.Errorf("%s during the cut: fresh %v, want %v", id, got, others)
+			}
+		}
+		if n := len(c.node("r2-l0").Members()); n != 8 {
+			t.Errorf("r2-l0 sees %d members during the cut, want the 8 outside r1", n)
+		}
+
+		// A change inside the cut region is seen at home and not across the cut.
+		if err := c.node("r1-c0").Publish("api", Entry{Status: StatusUnhealthy, Reason: "timeout"}); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(2 * time.Second)
+		if got := statusAt(c.node("r1-l0"), "api", "r1-c0"); got != StatusUnhealthy {
+			t.Errorf("r1-l0 sees r1-c0 as %v, want unhealthy", got)
+		}
+		if got := statusAt(c.node("r3-l0"), "api", "r1-c0"); got != StatusHealthy {
+			t.Errorf("r3-l0 sees r1-c0 as %v across the cut, want its old healthy", got)
+		}
+
+		// Heal: no manual join; the periodic rejoin merges the pool again.
+		c.net.HealAll()
+		took = waitFor(t, 2*time.Minute, 250*time.Millisecond, "pool merges and every report is fresh", func() bool {
+			if !c.converged() {
+				return false
+			}
+			for _, l := range locations {
+				if len(freshCheckers(l, "api", window)) != len(checkers) {
+					return false
+				}
+				if statusAt(l, "api", "r1-c0") != StatusUnhealthy {
+					return false
+				}
+			}
+			return true
+		})
+		t.Logf("after a 3-minute cut healed, all fresh again in %v (simulated)", took)
+	})
+}
+
+// statusAt returns the status a location holds for one checker's report of check.
+func statusAt(loc *Node, check, checker string) Status {
+	for _, r := range loc.ReportsFor(check) {
+		if r.Checker == checker {
+			return r.Entry.Status
+		}
+	}
+	return Status(255)
+}
+
+// TestWithdraw: a checker that leaves a check's shard withdraws that report; one that can
+// reach nothing withdraws all of them; every location follows.
+func TestWithdraw(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := newCluster(t, spec{regions: []string{"r1", "r2"}, checkers: 1, locations: 1})
+		defer c.close()
+		waitFor(t, 30*time.Second, 100*time.Millisecond, "pool converges", c.converged)
+		ch := c.node("r1-c0")
+		for i := range 5 {
+			if err := ch.Publish(fmt.Sprintf("check-%d", i), Entry{Status: StatusHealthy}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		loc := c.node("r2-l0")
+		count := func() int {
+			n := 0
+			for _, r := range loc.Reports() {
+				if r.Checker == "r1-c0" {
+					n++
+				}
+			}
+			return n
+		}
+		waitFor(t, 2*time.Second, 10*time.Millisecond, "five reports", func() bool { return count() == 5 })
+		if err := ch.Withdraw("check-3"); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, 2*time.Second, 10*time.Millisecond, "one withdrawn", func() bool {
+			return count() == 4 && statusAt(loc, "check-3", "r1-c0") == Status(255)
+		})
+		if err := ch.WithdrawAll(); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, 2*time.Second, 10*time.Millisecond, "all withdrawn", func() bool { return count() == 0 })
+		if err := loc.Publish("x", Entry{}); err == nil {
+			t.Error("a location published a report")
+		}
+	})
+}
+
+// TestForgetDeadPeersAndRows: a checker that dies (no goodbye) is rejoined for a while, its
+// row stays until RowTTL after it stopped changing, and then both are forgotten: nothing
+// grows without bound.
+func TestForgetDeadPeersAndRows(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := newCluster(t, spec{regions: []string{"r1"}, checkers: 1, locations: 1, tune: func(cfg *Config) {
+			cfg.RowTTL = 2 * time.Minute
+			cfg.ForgetPeersAfter = 5 * time.Minute
+		}})
+		defer c.close()
+		waitFor(t, 30*time.Second, 100*time.Millisecond, "pool converges", c.converged)
+		ch, loc := c.node("r1-c0"), c.node("r1-l0")
+		if err := ch.Publish("api", Entry{Status: StatusHealthy}); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, 2*time.Second, 10*time.Millisecond, "report arrives", func() bool { return len(loc.Reports()) == 1 })
+		ch.Shutdown()
+		waitFor(t, time.Minute, time.Second, "checker declared dead", func() bool { return len(loc.Members()) == 1 })
+		known := func() int {
+			loc.mu.Lock()
+			defer loc.mu.Unlock()
+			return len(loc.known)
+		}
+		if known() != 1 || len(loc.Reports()) != 1 {
+			t.Fatalf("right after death: %d known peers, %d reports; want 1 and 1", known(), len(loc.Reports()))
+		}
+		waitFor(t, 4*time.Minute, time.Second, "row forgotten", func() bool { return len(loc.Reports()) == 0 })
+		if known() != 1 {
+			t.Error("the dead peer was forgotten before ForgetPeersAfter")
+		}
+		waitFor(t, 7*time.Minute, time.Second, "peer forgotten", func() bool { return known() == 0 })
+		if testutil.ToFloat64(loc.m.rejoins) == 0 {
+			t.Error("the dead peer was never rejoined")
+		}
+	})
+}
+
+// TestMembershipEvents: a location hears joins, a graceful leave and a death, in order, and
+// its live checkers per region follow.
+func TestMembershipEvents(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		var got []string
+		c := newCluster(t, spec{regions: []string{"r1"}, locations: 1})
+		defer c.close()
+		loc := c.node("r1-l0")
+		c.add("r2-c0", "r1", RoleChecker, nil)
+		c3 := c.add("r3-c0", "r1", RoleChecker, nil)
+		waitFor(t, 30*time.Second, 100*time.Millisecond, "pool converges", c.converged)
+		if got := loc.Checkers(); len(got["r1"]) != 2 {
+			t.Fatalf("live checkers %v", got)
+		}
+		watcher := c.add("watcher", "r1", RoleLocation, func(cfg *Config) {
+			cfg.OnMembership = func(e MemberEvent) {
+				mu.Lock()
+				defer mu.Unlock()
+				got = append(got, fmt.Sprintf("%s %s dead=%v", e.Kind, e.Member.ID, e.Dead))
+			}
+		})
+		waitFor(t, 30*time.Second, 100*time.Millisecond, "watcher joins", c.converged)
+		c.stop["r2-c0"]() // leaves gracefully
+		waitFor(t, 30*time.Second, 100*time.Millisecond, "leave seen", func() bool { return len(watcher.Members()) == 3 })
+		c3.Shutdown() // dies
+		waitFor(t, time.Minute, 100*time.Millisecond, "death seen", func() bool { return len(watcher.Members()) == 2 })
+		mu.Lock()
+		defer mu.Unlock()
+		want := map[string]bool{"joined r2-c0 dead=false": true, "joined r3-c0 dead=false": true,
+			"joined r1-l0 dead=false": true, "left r2-c0 dead=false": true, "left r3-c0 dead=true": true}
+		for _, e := range got {
+			delete(want, e)
+		}
+		if len(want) != 0 {
+			t.Errorf("events %v lack %v", got, want)
+		}
+		if ch := watcher.Checkers(); len(ch["r1"]) != 0 {
+			t.Errorf("live checkers after both left: %v", ch)
+		}
+	})
+}

@@ -1,0 +1,108 @@
+package gossip
+
+import (
+	"fmt"
+	"time"
+	"unicode/utf8"
+)
+
+// Limits on what a report carries, so that every delta fits in one UDP packet.
+const (
+	// MaxIDLen is the longest node or check id, in bytes.
+	MaxIDLen = 128
+	// MaxReasonLen is the longest reason a report carries; longer reasons are cut.
+	MaxReasonLen = 160
+	// MaxDeltaSize bounds the encoded size of one delta: far under memberlist's 1,400-byte
+	// UDP packet, with room for its compound-message overhead.
+	MaxDeltaSize = 600
+)
+
+// Status is a checker's current view of one check.
+type Status uint8
+
+// The statuses of a report.
+const (
+	// StatusUnknown means the checker has no status yet (e.g. before its first probes).
+	StatusUnknown Status = iota
+	// StatusHealthy means the check passed its success threshold.
+	StatusHealthy
+	// StatusUnhealthy means the check passed its failure threshold.
+	StatusUnhealthy
+	statusEnd
+)
+
+// String returns the status name.
+func (s Status) String() string {
+	switch s {
+	case StatusUnknown:
+		return "unknown"
+	case StatusHealthy:
+		return "healthy"
+	case StatusUnhealthy:
+		return "unhealthy"
+	}
+	return fmt.Sprintf("status(%d)", uint8(s))
+}
+
+// Entry is one check in a checker's row: the checker's report for that check.
+type Entry struct {
+	// Status is the status after rise/fall thresholds.
+	Status Status
+	// Consecutive is how many probe results in a row agreed with Status.
+	Consecutive uint32
+	// Latency is the latency of the last probe, kept to the microsecond.
+	Latency time.Duration
+	// Reason says why, e.g. "http 503" or "dial: connection refused"; at most MaxReasonLen
+	// bytes.
+	Reason string
+}
+
+// Report is a location's view of one checker's report for one check: the entry, where it
+// stands in the checker's row, and when this location last heard that checker make progress,
+// by this location's own clock.
+type Report struct {
+	// Check is the check id.
+	Check string
+	// Checker is the id of the checker that owns the report.
+	Checker string
+	// Region is the checker's region, when known.
+	Region string
+	// Entry is the report itself.
+	Entry Entry
+	// Seq is the sequence number of the checker's row at the entry's last change.
+	Seq uint64
+	// LastProgress is when this location last heard the checker's heartbeat or sequence
+	// advance with its row complete here (this location's clock).
+	LastProgress time.Time
+}
+
+// Fresh reports whether the report's checker made progress within window before now.
+func (r Report) Fresh(now time.Time, window time.Duration) bool {
+	return !r.LastProgress.IsZero() && now.Sub(r.LastProgress) <= window
+}
+
+// validID checks a node or check id.
+func validID(kind, id string) error {
+	if id == "" {
+		return fmt.Errorf("gossip: empty %s id", kind)
+	}
+	if len(id) > MaxIDLen {
+		return fmt.Errorf("gossip: %s id is %d bytes, more than %d", kind, len(id), MaxIDLen)
+	}
+	if !utf8.ValidString(id) {
+		return fmt.Errorf("gossip: %s id %q is not UTF-8", kind, id)
+	}
+	return nil
+}
+
+// clampReason cuts a reason to MaxReasonLen bytes on a rune boundary.
+func clampReason(s string) string {
+	if len(s) <= MaxReasonLen {
+		return s
+	}
+	s = s[:MaxReasonLen]
+	for len(s) > 0 && !utf8.ValidString(s) {
+		s = s[:len(s)-1]
+	}
+	return s
+}

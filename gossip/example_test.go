@@ -1,0 +1,36 @@
+package gossip_test
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/vigil-dns/vigil/gossip"
+	"github.com/vigil-dns/vigil/regions"
+)
+
+// A checker and a location on a simulated two-region network: the checker publishes, the
+// location reads the report with the time it last heard the checker make progress.
+func Example() {
+	nw, _ := regions.NewNetwork(1, "eu", "us")
+	key, _ := gossip.ParseKey("dmlnaWwtZXhhbXBsZS1rZXktMzItYnl0ZXMtbG9uZyE=")
+	start := func(id, region string, roles gossip.Roles, seeds ...string) *gossip.Node {
+		tr, _ := nw.NewTransport(region)
+		n, err := gossip.New(gossip.Config{ID: id, Region: region, Roles: roles, Transport: tr,
+			Keys: [][]byte{key}, Seeds: seeds, Registerer: prometheus.NewRegistry()})
+		if err != nil {
+			panic(err)
+		}
+		go n.Run(context.Background())
+		return n
+	}
+	checker := start("eu-c0", "eu", gossip.RoleChecker)
+	location := start("us-l0", "us", gossip.RoleLocation, checker.Addr())
+
+	_ = checker.Publish("api", gossip.Entry{Status: gossip.StatusHealthy, Consecutive: 3, Reason: "http 200"})
+	time.Sleep(time.Second)
+	for _, r := range location.ReportsFor("api") {
+		fmt.Println(r.Checker, r.Region, r.Entry.Status, r.Fresh(time.Now(), 15*time.Second))
+	}
+}

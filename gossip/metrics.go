@@ -1,0 +1,98 @@
+package gossip
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Reasons a message is dropped, as the metrics label them.
+const (
+	reasonMalformed = "malformed"
+	reasonOversized = "oversized"
+	reasonVersion   = "unknown_version"
+	reasonTableFull = "table_full"
+	reasonQueueFull = "queue_full"
+	reasonRole      = "not_for_role"
+)
+
+// metrics are one node's gossip metrics.
+type metrics struct {
+	received      *prometheus.CounterVec
+	dropped       *prometheus.CounterVec
+	sentBytes     prometheus.Counter
+	receivedBytes prometheus.Counter
+	members       *prometheus.GaugeVec
+	reports       prometheus.Gauge
+	checkers      prometheus.Gauge
+	repairs       prometheus.Counter
+	rejoins       prometheus.Counter
+}
+
+func newMetrics(reg prometheus.Registerer) (*metrics, error) {
+	m := &metrics{
+		received: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "vigil_gossip_messages_received_total",
+			Help: "Gossip messages received, by kind.",
+		}, []string{"kind"}),
+		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "vigil_gossip_messages_dropped_total",
+			Help: "Gossip messages dropped, by kind and reason.",
+		}, []string{"kind", "reason"}),
+		sentBytes: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "vigil_gossip_sent_bytes_total",
+			Help: "Bytes this node sent on its gossip transport, packets and streams.",
+		}),
+		receivedBytes: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "vigil_gossip_received_bytes_total",
+			Help: "Bytes this node received on its gossip transport, packets and streams.",
+		}),
+		members: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "vigil_gossip_members",
+			Help: "Live members of the pool, by region.",
+		}, []string{"region"}),
+		reports: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "vigil_gossip_table_reports",
+			Help: "Reports held in this node's table.",
+		}),
+		checkers: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "vigil_gossip_table_checkers",
+			Help: "Checkers whose rows this node's table holds.",
+		}),
+		repairs: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "vigil_gossip_row_repairs_total",
+			Help: "Rows this node asked peers for because it missed changes.",
+		}),
+		rejoins: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "vigil_gossip_rejoins_total",
+			Help: "Rejoin attempts of known peers that were not alive.",
+		}),
+	}
+	if reg == nil {
+		return m, nil
+	}
+	for _, c := range []prometheus.Collector{m.received, m.dropped, m.sentBytes, m.receivedBytes,
+		m.members, m.reports, m.checkers, m.repairs, m.rejoins} {
+		if err := reg.Register(c); err != nil {
+			return nil, fmt.Errorf("gossip: register metrics: %w", err)
+		}
+	}
+	return m, nil
+}
+
+// drop counts a dropped message.
+func (m *metrics) drop(k kind, reason string) {
+	m.dropped.WithLabelValues(k.String(), reason).Inc()
+}
+
+// dropReason names the reason of a decoding error.
+func dropReason(err error) string {
+	switch {
+	case errors.Is(err, errOversized):
+		return reasonOversized
+	case errors.Is(err, errVersion):
+		return reasonVersion
+	}
+	return reasonMalformed
+}

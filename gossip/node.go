@@ -1,0 +1,481 @@
+package gossip
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"log/slog"
+	"math/rand/v2"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/memberlist"
+)
+
+// Bounds of the node's own queues and bookkeeping.
+const (
+	workQueue      = 256             // repair jobs waiting for the worker
+	maxRowsPerAsk  = 256             // rows asked for, or sent, in one message
+	askAgainAfter  = time.Second     // a row is asked for at most this often
+	rejoinFanout   = 3               // known peers rejoined per round
+	maxDeltaQueue  = 8192            // deltas waiting to be relayed
+	leaveTimeout   = 2 * time.Second // graceful leave at shutdown
+	forgetInterval = time.Minute
+)
+
+// Node is one node of the pool. Its methods are safe for concurrent use.
+type Node struct {
+	cfg     Config
+	log     *slog.Logger
+	m       *metrics
+	ml      *memberlist.Memberlist
+	keyring *memberlist.Keyring
+	addr    string
+	deltas  *memberlist.TransmitLimitedQueue
+	beats   *memberlist.TransmitLimitedQueue
+	alive   atomic.Int64
+	leaving atomic.Bool
+	work    chan job
+
+	mu        sync.Mutex // guards everything below; never held while calling into memberlist
+	table     *Table
+	own       *ownRow
+	members   map[string]Member
+	known     map[string]knownPeer
+	requested map[string]time.Time
+	rng       *rand.Rand
+
+	runOnce sync.Once
+	life    sync.Mutex // orders Leave and Shutdown: memberlist panics on Leave after Shutdown
+	down    bool
+}
+
+// knownPeer is a peer remembered for rejoining.
+type knownPeer struct {
+	addr     string
+	lastSeen time.Time
+}
+
+// job is work for the node's repair worker: ask a peer for rows, or answer a peer's ask.
+type job struct {
+	peer     string
+	checkers []string
+	answer   bool
+}
+
+// New starts a node: memberlist is up and listening, alone until Join or Run joins seeds.
+// Run runs the node's periodic work; without Run, call Shutdown.
+func New(cfg Config) (*Node, error) {
+	cfg.setDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	m, err := newMetrics(cfg.Registerer)
+	if err != nil {
+		return nil, err
+	}
+	log := cfg.Logger.With("component", "gossip", "node", cfg.ID)
+	h := fnv.New64a()
+	h.Write([]byte(cfg.ID))
+	n := &Node{
+		cfg:       cfg,
+		log:       log,
+		m:         m,
+		work:      make(chan job, workQueue),
+		table:     NewTable(cfg.MaxRows),
+		members:   map[string]Member{},
+		known:     map[string]knownPeer{},
+		requested: map[string]time.Time{},
+		rng:       rand.New(rand.NewPCG(h.Sum64(), uint64(cfg.Now().UnixNano()))),
+	}
+	if cfg.Roles.Has(RoleChecker) {
+		// The generation orders restarts of this checker by its own clock only.
+		n.own = newOwnRow(cfg.ID, uint64(max(cfg.Now().UnixNano(), 1)))
+	}
+	mc := cfg.memberlistConfig()
+	mlog := newMemberlistLogger(log)
+	mc.Logger = mlog
+	n.deltas = &memberlist.TransmitLimitedQueue{NumNodes: n.numNodes, RetransmitMult: mc.RetransmitMult}
+	n.beats = &memberlist.TransmitLimitedQueue{NumNodes: n.numNodes, RetransmitMult: 1}
+	if !cfg.Insecure {
+		kr, err := memberlist.NewKeyring(cfg.Keys, cfg.Keys[0])
+		if err != nil {
+			return nil, fmt.Errorf("gossip: keyring: %w", err)
+		}
+		n.keyring = kr
+		mc.Keyring = kr
+	}
+	inner := cfg.Transport
+	if inner == nil {
+		nt, err := memberlist.NewNetTransport(&memberlist.NetTransportConfig{
+			BindAddrs: []string{cfg.BindAddr}, BindPort: cfg.BindPort, Logger: mlog})
+		if err != nil {
+			return nil, fmt.Errorf("gossip: listen on %s:%d: %w", cfg.BindAddr, cfg.BindPort, err)
+		}
+		inner = nt
+	}
+	mc.Transport = newCountingTransport(inner, m)
+	mc.Delegate = (*delegate)(n)
+	mc.Events = (*events)(n)
+	ml, err := memberlist.Create(mc)
+	if err != nil {
+		_ = mc.Transport.Shutdown()
+		return nil, fmt.Errorf("gossip: start memberlist: %w", err)
+	}
+	n.ml = ml
+	n.addr = ml.LocalNode().Address()
+	return n, nil
+}
+
+// numNodes is the pool size the broadcast queues scale retransmissions by.
+func (n *Node) numNodes() int { return int(max(n.alive.Load(), 1)) }
+
+// ID returns the node's id.
+func (n *Node) ID() string { return n.cfg.ID }
+
+// Addr returns the node's gossip address, host:port, for others to join.
+func (n *Node) Addr() string { return n.addr }
+
+// Join joins the pool through the given addresses and returns how many it reached.
+func (n *Node) Join(addrs ...string) (int, error) {
+	k, err := n.ml.Join(addrs)
+	if err != nil {
+		return k, fmt.Errorf("gossip: join: %w", err)
+	}
+	return k, nil
+}
+
+// Run joins the seeds, then heartbeats (as a checker), rejoins known peers, answers and asks
+// for row repairs, and forgets old rows until ctx ends; then it leaves the pool and shuts
+// down. Run may be called once.
+func (n *Node) Run(ctx context.Context) error {
+	ran := false
+	n.runOnce.Do(func() { ran = true })
+	if !ran {
+		return errors.New("gossip: run called twice")
+	}
+	defer n.Shutdown()
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		n.worker(ctx)
+	}()
+	go func() {
+		// Joins block on dials into black holes: they get a goroutine of their own, so that
+		// heartbeats never wait for them.
+		defer wg.Done()
+		t := time.NewTicker(n.cfg.RejoinInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				n.rejoin()
+			}
+		}
+	}()
+	if len(n.cfg.Seeds) > 0 {
+		if _, err := n.Join(n.cfg.Seeds...); err != nil {
+			n.log.Warn("join seeds failed; will retry", "err", err)
+		}
+	}
+	var beat <-chan time.Time
+	if n.own != nil {
+		t := time.NewTicker(n.cfg.HeartbeatInterval)
+		defer t.Stop()
+		beat = t.C
+		n.heartbeat()
+	}
+	forget := time.NewTicker(min(n.cfg.RowTTL/4, forgetInterval))
+	defer forget.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			wg.Wait()
+			n.leave()
+			return nil
+		case <-beat:
+			n.heartbeat()
+		case <-forget.C:
+			n.forget()
+		}
+	}
+}
+
+// Shutdown stops memberlist without leaving: the pool will find this node dead. Run calls it
+// when its context ends, after leaving.
+func (n *Node) Shutdown() {
+	n.life.Lock()
+	defer n.life.Unlock()
+	if n.down {
+		return
+	}
+	n.down = true
+	if err := n.ml.Shutdown(); err != nil {
+		n.log.Warn("shutdown failed", "err", err)
+	}
+}
+
+// leave tells the pool this node is going, unless it is already down.
+func (n *Node) leave() {
+	n.life.Lock()
+	defer n.life.Unlock()
+	if n.down {
+		return
+	}
+	// Say so in the metadata first, so that peers stop rejoining this node.
+	n.leaving.Store(true)
+	if err := n.ml.UpdateNode(leaveTimeout); err != nil {
+		n.log.Warn("announce leave failed", "err", err)
+	}
+	if err := n.ml.Leave(leaveTimeout); err != nil {
+		n.log.Warn("leave failed", "err", err)
+	}
+}
+
+// heartbeat advances this checker's beat and spreads it.
+func (n *Node) heartbeat() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	h := n.own.heartbeat()
+	n.table.applyHeartbeat(h, n.cfg.Now())
+	n.beats.QueueBroadcast(newBroadcast("h/"+h.checker, encodeHeartbeat(h)))
+}
+
+// Publish sets this checker's report for check. An unchanged report sends nothing: the
+// heartbeat already says the checker is making progress.
+func (n *Node) Publish(check string, e Entry) error {
+	if err := validID("check", check); err != nil {
+		return err
+	}
+	if e.Status >= statusEnd {
+		return fmt.Errorf("gossip: publish %s: unknown status %d", check, e.Status)
+	}
+	return n.change(func(o *ownRow) (delta, bool) { return o.set(check, e) })
+}
+
+// Withdraw removes this checker's report for check, e.g. when it left the check's shard.
+func (n *Node) Withdraw(check string) error {
+	if err := validID("check", check); err != nil {
+		return err
+	}
+	return n.change(func(o *ownRow) (delta, bool) { return o.withdraw(check) })
+}
+
+// WithdrawAll removes every report of this checker, e.g. when it cannot reach anything.
+func (n *Node) WithdrawAll() error {
+	return n.change(func(o *ownRow) (delta, bool) { return o.withdrawAll() })
+}
+
+func (n *Node) change(f func(*ownRow) (delta, bool)) error {
+	if n.own == nil {
+		return errors.New("gossip: only a checker publishes reports")
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	d, changed := f(n.own)
+	if !changed {
+		return nil
+	}
+	n.table.applyDelta(d, n.cfg.Now())
+	n.queueDelta(d.header, d.check, encodeDelta(d))
+	n.gauges()
+	return nil
+}
+
+// queueDelta queues an encoded delta for gossip; a newer delta for the same check of the same
+// checker replaces it in the queue. Called with n.mu held.
+func (n *Node) queueDelta(h header, check string, msg []byte) {
+	name := "d/" + h.checker + "/" + check
+	if check == "" {
+		name = "a/" + h.checker
+	}
+	n.deltas.QueueBroadcast(newBroadcast(name, msg))
+	if n.deltas.NumQueued() > maxDeltaQueue {
+		n.deltas.Prune(maxDeltaQueue)
+	}
+}
+
+// gauges refreshes the table gauges. Called with n.mu held.
+func (n *Node) gauges() {
+	r, c := n.table.Len()
+	n.m.reports.Set(float64(r))
+	n.m.checkers.Set(float64(c))
+}
+
+// Reports returns every report this node holds, sorted by check then checker.
+func (n *Node) Reports() []Report {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.regions(n.table.Reports())
+}
+
+// ReportsFor returns the reports of one check, sorted by checker.
+func (n *Node) ReportsFor(check string) []Report {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.regions(n.table.ReportsFor(check))
+}
+
+// regions fills in the regions the table has not learnt. Called with n.mu held.
+func (n *Node) regions(rs []Report) []Report {
+	for i := range rs {
+		if rs[i].Region == "" {
+			rs[i].Region = n.members[rs[i].Checker].Region
+		}
+	}
+	return rs
+}
+
+// want asks peer for the rows of checkers that this node is behind on, at most once per
+// askAgainAfter per row. Called with n.mu held.
+func (n *Node) want(peer string, checkers []string) {
+	now := n.cfg.Now()
+	var ask []string
+	for _, c := range checkers {
+		if c == n.cfg.ID || now.Sub(n.requested[c]) < askAgainAfter || len(ask) == maxRowsPerAsk {
+			continue
+		}
+		n.requested[c] = now
+		ask = append(ask, c)
+	}
+	if len(ask) > 0 {
+		n.m.repairs.Add(float64(len(ask)))
+		n.enqueue(job{peer: peer, checkers: ask})
+	}
+}
+
+func (n *Node) enqueue(j job) {
+	select {
+	case n.work <- j:
+	default:
+		k := kindRequest
+		if j.answer {
+			k = kindRows
+		}
+		n.m.drop(k, reasonQueueFull)
+	}
+}
+
+// worker asks for and sends row repairs over memberlist's reliable stream until ctx ends.
+func (n *Node) worker(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case j := <-n.work:
+			to := n.member(j.peer)
+			if to == nil {
+				continue
+			}
+			var msg []byte
+			if j.answer {
+				msg = n.answer(j.checkers)
+			} else {
+				msg = encodeRequest(request{from: n.cfg.ID, checkers: j.checkers})
+			}
+			if msg == nil {
+				continue
+			}
+			if err := n.ml.SendReliable(to, msg); err != nil {
+				n.log.Debug("row repair send failed", "peer", j.peer, "err", err)
+			}
+		}
+	}
+}
+
+// answer encodes the rows a peer asked for, as many as fit in one message.
+func (n *Node) answer(checkers []string) []byte {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	var rows []*fullRow
+	size := 0
+	for _, c := range checkers {
+		r := n.table.fullRow(c)
+		if r == nil || n.table.behind(c) {
+			continue
+		}
+		s := len(appendRow(nil, r))
+		if size+s > MaxMessageSize-16 {
+			break
+		}
+		size += s
+		rows = append(rows, r)
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	return encodeRows(rows)
+}
+
+// member returns memberlist's node of id, when alive.
+func (n *Node) member(id string) *memberlist.Node {
+	for _, m := range n.ml.Members() {
+		if m.Name == id && m.State == memberlist.StateAlive {
+			return m
+		}
+	}
+	return nil
+}
+
+// rejoin joins a few known peers that are not alive, or the seeds when alone: memberlist
+// alone does not heal a partition that outlasts its memory of the dead.
+func (n *Node) rejoin() {
+	n.mu.Lock()
+	var addrs []string
+	for id, k := range n.known {
+		if _, alive := n.members[id]; !alive && id != n.cfg.ID {
+			addrs = append(addrs, k.addr)
+		}
+	}
+	if len(n.members) <= 1 {
+		addrs = append(addrs, n.cfg.Seeds...)
+	}
+	sort.Strings(addrs)
+	n.rng.Shuffle(len(addrs), func(i, j int) { addrs[i], addrs[j] = addrs[j], addrs[i] })
+	n.mu.Unlock()
+	if len(addrs) > rejoinFanout {
+		addrs = addrs[:rejoinFanout]
+	}
+	if len(addrs) == 0 {
+		return
+	}
+	n.m.rejoins.Add(float64(len(addrs)))
+	if k, err := n.ml.Join(addrs); err != nil {
+		n.log.Debug("rejoin", "reached", k, "tried", len(addrs), "err", err)
+	}
+}
+
+// forget drops rows that stopped changing RowTTL ago whose checkers are gone, peers not
+// alive for ForgetPeersAfter, and old bookkeeping.
+func (n *Node) forget() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	now := n.cfg.Now()
+	n.table.forget(now.Add(-n.cfg.RowTTL), func(id string) bool {
+		_, ok := n.members[id]
+		return ok || id == n.cfg.ID
+	})
+	for id, k := range n.known {
+		if _, alive := n.members[id]; alive {
+			k.lastSeen = now
+			n.known[id] = k
+		} else if now.Sub(k.lastSeen) > n.cfg.ForgetPeersAfter {
+			delete(n.known, id)
+		}
+	}
+	for c, t := range n.requested {
+		if now.Sub(t) > askAgainAfter {
+			delete(n.requested, c)
+		}
+	}
+	if n.beats.NumQueued() > n.cfg.MaxRows {
+		n.beats.Prune(n.cfg.MaxRows)
+	}
+	n.gauges()
+}

@@ -1,0 +1,353 @@
+package gossip
+
+import (
+	"sort"
+	"time"
+)
+
+// maxAhead bounds how many out-of-order deltas a row remembers before it relies on repair.
+const maxAhead = 64
+
+// outcome says what a message did to the table.
+type outcome uint8
+
+const (
+	// outcomeOld: nothing new; the message is not relayed.
+	outcomeOld outcome = iota
+	// outcomeNew: the table advanced; the message is worth relaying.
+	outcomeNew
+	// outcomeFull: the row is new and the table holds its limit of rows.
+	outcomeFull
+)
+
+// cell is one entry of a row as a location holds it.
+type cell struct {
+	seq   uint64
+	entry Entry
+}
+
+// row is one checker's row as a location holds it.
+type row struct {
+	checker string
+	region  string
+	gen     uint64
+	seq     uint64 // every change up to seq is applied
+	beat    uint64
+	want    uint64 // the highest seq heard of; the row is behind while want > seq
+	floor   uint64 // a withdraw-all at floor removed every older entry
+	cells   map[string]cell
+	tombs   map[string]uint64 // withdrawals newer than seq, against late deltas
+	ahead   map[uint64]bool   // applied deltas newer than seq+1
+	// progress is when this location last saw the row advance while complete.
+	progress time.Time
+	// touched is when the row last changed at all, for forgetting it.
+	touched time.Time
+}
+
+func newRow(checker string, gen uint64) *row {
+	return &row{checker: checker, gen: gen, cells: map[string]cell{}}
+}
+
+// complete reports whether the row holds every change it has heard of.
+func (r *row) complete() bool { return r.want <= r.seq }
+
+// Table is a location's table of reports: one row per checker, merged by sequence. It is pure
+// data: every method takes the location's clock reading as an argument. It is not safe for
+// concurrent use.
+type Table struct {
+	rows    map[string]*row
+	maxRows int
+	reports int
+}
+
+// NewTable returns an empty table that holds at most maxRows checkers' rows.
+func NewTable(maxRows int) *Table {
+	return &Table{rows: map[string]*row{}, maxRows: maxRows}
+}
+
+// lookup returns the row of h's checker at h's generation, creating or resetting it, or nil
+// when h is of an older generation or the table is full.
+func (t *Table) lookup(h header, now time.Time) (*row, outcome) {
+	r := t.rows[h.checker]
+	switch {
+	case r == nil:
+		if len(t.rows) >= t.maxRows {
+			return nil, outcomeFull
+		}
+		r = newRow(h.checker, h.gen)
+		r.touched = now
+		t.rows[h.checker] = r
+	case h.gen < r.gen:
+		return nil, outcomeOld
+	case h.gen > r.gen:
+		// The checker restarted: its old row is void.
+		t.reports -= len(r.cells)
+		region := r.region
+		*r = *newRow(h.checker, h.gen)
+		r.region, r.touched = region, now
+	}
+	return r, outcomeNew
+}
+
+// note records what a message tells of the row's progress: the heartbeat, and a sequence the
+// row must catch up to. It returns whether the beat advanced.
+func (r *row) note(h header) bool {
+	r.want = max(r.want, h.seq)
+	if h.beat > r.beat {
+		r.beat = h.beat
+		return true
+	}
+	return false
+}
+
+// finish marks progress when the row advanced and is complete.
+func (r *row) finish(advanced bool, now time.Time) outcome {
+	if !advanced {
+		return outcomeOld
+	}
+	r.touched = now
+	if r.complete() {
+		r.progress = now
+	}
+	return outcomeNew
+}
+
+// ApplyHeartbeat merges a heartbeat: the row makes progress if it is complete.
+func (t *Table) applyHeartbeat(h header, now time.Time) outcome {
+	r, o := t.lookup(h, now)
+	if r == nil {
+		return o
+	}
+	return r.finish(r.note(h), now)
+}
+
+// applyDelta merges one change of a row.
+func (t *Table) applyDelta(d delta, now time.Time) outcome {
+	r, o := t.lookup(d.header, now)
+	if r == nil {
+		return o
+	}
+	advanced := r.note(d.header)
+	if d.seq > r.seq && !r.ahead[d.seq] {
+		t.change(r, d)
+		advanced = true
+		if d.seq == r.seq+1 {
+			r.seq = d.seq
+			for r.ahead[r.seq+1] {
+				delete(r.ahead, r.seq+1)
+				r.seq++
+			}
+			r.settle()
+		} else if len(r.ahead) < maxAhead {
+			if r.ahead == nil {
+				r.ahead = map[uint64]bool{}
+			}
+			r.ahead[d.seq] = true
+		}
+	}
+	return r.finish(advanced, now)
+}
+
+// change applies a delta's operation to the cells it is newer than.
+func (t *Table) change(r *row, d delta) {
+	if d.seq < r.floor {
+		return
+	}
+	switch d.op {
+	case opSet:
+		if c, ok := r.cells[d.check]; ok && c.seq >= d.seq || r.tombs[d.check] >= d.seq {
+			return
+		}
+		if _, ok := r.cells[d.check]; !ok {
+			t.reports++
+		}
+		r.cells[d.check] = cell{seq: d.seq, entry: d.entry}
+	case opWithdraw:
+		if c, ok := r.cells[d.check]; ok && c.seq >= d.seq {
+			return
+		}
+		if _, ok := r.cells[d.check]; ok {
+			t.reports--
+			delete(r.cells, d.check)
+		}
+		if r.tombs == nil {
+			r.tombs = map[string]uint64{}
+		}
+		r.tombs[d.check] = d.seq
+	case opWithdrawAll:
+		for check, c := range r.cells {
+			if c.seq < d.seq {
+				delete(r.cells, check)
+				t.reports--
+			}
+		}
+		r.floor = d.seq
+	}
+}
+
+// settle forgets withdrawals that the row's sequence now covers.
+func (r *row) settle() {
+	for check, seq := range r.tombs {
+		if seq <= r.seq {
+			delete(r.tombs, check)
+		}
+	}
+	for seq := range r.ahead {
+		if seq <= r.seq {
+			delete(r.ahead, seq)
+		}
+	}
+}
+
+// applyRow merges a whole row: it replaces the held row when newer, keeping only changes that
+// are newer still.
+func (t *Table) applyRow(f *fullRow, now time.Time) outcome {
+	r, o := t.lookup(f.header, now)
+	if r == nil {
+		return o
+	}
+	advanced := r.note(f.header)
+	if f.seq > r.seq {
+		cells := make(map[string]cell, len(f.entries))
+		if r.floor <= f.seq { // else a withdraw-all newer than f removed all of f
+			for _, e := range f.entries {
+				cells[e.check] = cell{seq: e.seq, entry: e.entry}
+			}
+		}
+		for check, c := range r.cells {
+			if c.seq > f.seq {
+				cells[check] = c
+			}
+		}
+		for check, seq := range r.tombs {
+			if seq > f.seq {
+				delete(cells, check)
+			}
+		}
+		if r.floor <= f.seq {
+			r.floor = 0
+		}
+		t.reports += len(cells) - len(r.cells)
+		r.cells = cells
+		r.seq = f.seq
+		for r.ahead[r.seq+1] {
+			r.seq++
+		}
+		r.settle()
+		advanced = true
+	}
+	return r.finish(advanced, now)
+}
+
+// applyDigest merges the headers of a peer's rows: heartbeats it heard that this location did
+// not. It returns the checkers whose rows the peer holds newer than here. It creates no row:
+// live checkers make themselves known by their heartbeats, and rows of checkers long gone,
+// which some peer has not forgotten yet, do not come back.
+func (t *Table) applyDigest(hs []header, now time.Time) (behind []string) {
+	for _, h := range hs {
+		if t.rows[h.checker] == nil {
+			continue
+		}
+		r, _ := t.lookup(h, now)
+		if r == nil {
+			continue
+		}
+		r.finish(r.note(h), now)
+		if !r.complete() {
+			behind = append(behind, h.checker)
+		}
+	}
+	return behind
+}
+
+// behind reports whether the table's row of checker misses changes it has heard of.
+func (t *Table) behind(checker string) bool {
+	r := t.rows[checker]
+	return r != nil && !r.complete()
+}
+
+// digest returns the header of every row.
+func (t *Table) digest() []header {
+	out := make([]header, 0, len(t.rows))
+	for _, r := range t.rows {
+		out = append(out, header{checker: r.checker, gen: r.gen, seq: r.seq, beat: r.beat})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].checker < out[j].checker })
+	return out
+}
+
+// fullRow returns the whole row of checker as held, or nil.
+func (t *Table) fullRow(checker string) *fullRow {
+	r := t.rows[checker]
+	if r == nil {
+		return nil
+	}
+	f := &fullRow{header: header{checker: r.checker, gen: r.gen, seq: r.seq, beat: r.beat}}
+	f.entries = make([]rowEntry, 0, len(r.cells))
+	for check, c := range r.cells {
+		if c.seq <= r.seq {
+			f.entries = append(f.entries, rowEntry{check: check, seq: c.seq, entry: c.entry})
+		}
+	}
+	sort.Slice(f.entries, func(i, j int) bool { return f.entries[i].check < f.entries[j].check })
+	return f
+}
+
+// setRegion records the region of a checker whose row the table holds.
+func (t *Table) setRegion(checker, region string) {
+	if r := t.rows[checker]; r != nil {
+		r.region = region
+	}
+}
+
+// Reports returns every report the table holds, sorted by check then checker.
+func (t *Table) Reports() []Report {
+	out := make([]Report, 0, t.reports)
+	for _, r := range t.rows {
+		for check, c := range r.cells {
+			out = append(out, Report{Check: check, Checker: r.checker, Region: r.region,
+				Entry: c.entry, Seq: c.seq, LastProgress: r.progress})
+		}
+	}
+	sortReports(out)
+	return out
+}
+
+// ReportsFor returns the reports of one check, sorted by checker.
+func (t *Table) ReportsFor(check string) []Report {
+	var out []Report
+	for _, r := range t.rows {
+		if c, ok := r.cells[check]; ok {
+			out = append(out, Report{Check: check, Checker: r.checker, Region: r.region,
+				Entry: c.entry, Seq: c.seq, LastProgress: r.progress})
+		}
+	}
+	sortReports(out)
+	return out
+}
+
+func sortReports(rs []Report) {
+	sort.Slice(rs, func(i, j int) bool {
+		if rs[i].Check != rs[j].Check {
+			return rs[i].Check < rs[j].Check
+		}
+		return rs[i].Checker < rs[j].Checker
+	})
+}
+
+// Len returns how many reports and how many checkers' rows the table holds.
+func (t *Table) Len() (reports, checkers int) { return t.reports, len(t.rows) }
+
+// forget removes the rows that have not changed since before cutoff, except those keep says
+// to keep, and returns how many it removed.
+func (t *Table) forget(cutoff time.Time, keep func(checker string) bool) int {
+	n := 0
+	for id, r := range t.rows {
+		if r.touched.Before(cutoff) && !keep(id) {
+			t.reports -= len(r.cells)
+			delete(t.rows, id)
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,145 @@
+package gossip
+
+import (
+	"net"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/memberlist"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// countingTransport wraps a memberlist transport and counts the bytes it carries. One
+// goroutine forwards what arrives; it ends at Shutdown.
+type countingTransport struct {
+	inner    memberlist.NodeAwareTransport
+	sent     prometheus.Counter
+	received prometheus.Counter
+	packetCh chan *memberlist.Packet
+	streamCh chan net.Conn
+	done     chan struct{}
+	once     sync.Once
+	wg       sync.WaitGroup
+}
+
+var _ memberlist.NodeAwareTransport = (*countingTransport)(nil)
+
+// shim gives a plain transport the node-aware methods, as memberlist itself does.
+type shim struct{ memberlist.Transport }
+
+// WriteToAddress implements memberlist.NodeAwareTransport.
+func (s shim) WriteToAddress(b []byte, a memberlist.Address) (time.Time, error) {
+	return s.WriteTo(b, a.Addr)
+}
+
+// DialAddressTimeout implements memberlist.NodeAwareTransport.
+func (s shim) DialAddressTimeout(a memberlist.Address, timeout time.Duration) (net.Conn, error) {
+	return s.DialTimeout(a.Addr, timeout)
+}
+
+func newCountingTransport(t memberlist.Transport, m *metrics) *countingTransport {
+	inner, ok := t.(memberlist.NodeAwareTransport)
+	if !ok {
+		inner = shim{t}
+	}
+	c := &countingTransport{
+		inner:    inner,
+		sent:     m.sentBytes,
+		received: m.receivedBytes,
+		packetCh: make(chan *memberlist.Packet),
+		streamCh: make(chan net.Conn),
+		done:     make(chan struct{}),
+	}
+	c.wg.Add(1)
+	go c.forward()
+	return c
+}
+
+func (c *countingTransport) forward() {
+	defer c.wg.Done()
+	for {
+		select {
+		case p := <-c.inner.PacketCh():
+			c.received.Add(float64(len(p.Buf)))
+			select {
+			case c.packetCh <- p:
+			case <-c.done:
+				return
+			}
+		case conn := <-c.inner.StreamCh():
+			select {
+			case c.streamCh <- &countingConn{Conn: conn, t: c}:
+			case <-c.done:
+				conn.Close()
+				return
+			}
+		case <-c.done:
+			return
+		}
+	}
+}
+
+// FinalAdvertiseAddr implements memberlist.Transport.
+func (c *countingTransport) FinalAdvertiseAddr(ip string, port int) (net.IP, int, error) {
+	return c.inner.FinalAdvertiseAddr(ip, port)
+}
+
+// WriteTo implements memberlist.Transport, counting the bytes sent.
+func (c *countingTransport) WriteTo(b []byte, addr string) (time.Time, error) {
+	c.sent.Add(float64(len(b)))
+	return c.inner.WriteTo(b, addr)
+}
+
+// WriteToAddress implements memberlist.NodeAwareTransport, counting the bytes sent.
+func (c *countingTransport) WriteToAddress(b []byte, a memberlist.Address) (time.Time, error) {
+	c.sent.Add(float64(len(b)))
+	return c.inner.WriteToAddress(b, a)
+}
+
+// PacketCh implements memberlist.Transport.
+func (c *countingTransport) PacketCh() <-chan *memberlist.Packet { return c.packetCh }
+
+// StreamCh implements memberlist.Transport.
+func (c *countingTransport) StreamCh() <-chan net.Conn { return c.streamCh }
+
+// DialTimeout implements memberlist.Transport.
+func (c *countingTransport) DialTimeout(addr string, timeout time.Duration) (net.Conn, error) {
+	return c.DialAddressTimeout(memberlist.Address{Addr: addr}, timeout)
+}
+
+// DialAddressTimeout implements memberlist.NodeAwareTransport, counting the stream.
+func (c *countingTransport) DialAddressTimeout(a memberlist.Address, timeout time.Duration) (net.Conn, error) {
+	conn, err := c.inner.DialAddressTimeout(a, timeout)
+	if err != nil {
+		return nil, err
+	}
+	return &countingConn{Conn: conn, t: c}, nil
+}
+
+// Shutdown implements memberlist.Transport and stops the forwarder.
+func (c *countingTransport) Shutdown() error {
+	c.once.Do(func() { close(c.done) })
+	err := c.inner.Shutdown()
+	c.wg.Wait()
+	return err
+}
+
+// countingConn counts a stream's bytes in both directions.
+type countingConn struct {
+	net.Conn
+	t *countingTransport
+}
+
+// Read counts received bytes.
+func (c *countingConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	c.t.received.Add(float64(n))
+	return n, err
+}
+
+// Write counts sent bytes.
+func (c *countingConn) Write(b []byte) (int, error) {
+	n, err := c.Conn.Write(b)
+	c.t.sent.Add(float64(n))
+	return n, err
+}
