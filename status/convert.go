@@ -161,9 +161,11 @@ func probeStatusOf(p Probe) ProbeStatus {
 	ps := ProbeStatus{
 		Check:    p.Check.ID,
 		Protocol: string(p.Check.Protocol),
-		Target:   net.JoinHostPort(p.Check.Target.Host, strconv.Itoa(p.Check.Target.Port)),
 		Interval: p.Check.Interval,
 		Status:   checker.StatusUnknown.String(),
+	}
+	if p.Check.Target.Host != "" {
+		ps.Target = net.JoinHostPort(p.Check.Target.Host, strconv.Itoa(p.Check.Target.Port))
 	}
 	if r := p.Report; r != nil && !r.Withdrawn {
 		ps.Status = r.Status.String()

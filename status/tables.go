@@ -180,7 +180,14 @@ func WriteProbes(w io.Writer, l ProbeList, now time.Time) error {
 	tw := newTable(w)
 	row(tw, "CHECK", "TARGET", "STATUS", "RUN", "LAST", "REASON", "TOTAL", "CONNECT", "TLS", "FIRST BYTE", "PROBED")
 	for _, p := range l.Probes {
-		cells := []string{p.Check, p.Protocol + "://" + p.Target, p.Status, strconv.Itoa(p.Consecutive)}
+		target := p.Target
+		switch {
+		case p.Protocol != "" && target != "":
+			target = p.Protocol + "://" + target
+		case target == "" && p.Last != nil:
+			target = p.Last.Address
+		}
+		cells := []string{p.Check, target, p.Status, strconv.Itoa(p.Consecutive)}
 		if p.Last == nil {
 			cells = append(cells, "-", "not probed yet", "", "", "", "", "never")
 		} else {

@@ -219,10 +219,10 @@ type SelfHealth struct {
 type ProbeStatus struct {
 	// Check is the check's id; Protocol and Target what it probes.
 	Check    string `json:"check"`
-	Protocol string `json:"protocol"`
-	Target   string `json:"target"`
-	// Interval is the check's probe interval.
-	Interval config.Duration `json:"interval"`
+	Protocol string `json:"protocol,omitempty"`
+	Target   string `json:"target,omitempty"`
+	// Interval is the check's probe interval (zero when the node does not say).
+	Interval config.Duration `json:"interval,omitzero"`
 	// Status is the reported status after rise/fall: "healthy", "unhealthy", or "unknown"
 	// (no report out: not probed yet, or withdrawn while the checker is isolated).
 	Status string `json:"status"`
