@@ -168,6 +168,11 @@ func (n *Node) Run(ctx context.Context) error {
 		// Joins block on dials into black holes: they get a goroutine of their own, so that
 		// heartbeats never wait for them.
 		defer wg.Done()
+		if len(n.cfg.Seeds) > 0 {
+			if _, err := n.Join(n.cfg.Seeds...); err != nil {
+				n.log.Warn("join seeds failed; will retry", "err", err)
+			}
+		}
 		t := time.NewTicker(n.cfg.RejoinInterval)
 		defer t.Stop()
 		for {
@@ -179,11 +184,6 @@ func (n *Node) Run(ctx context.Context) error {
 			}
 		}
 	}()
-	if len(n.cfg.Seeds) > 0 {
-		if _, err := n.Join(n.cfg.Seeds...); err != nil {
-			n.log.Warn("join seeds failed; will retry", "err", err)
-		}
-	}
 	var beat <-chan time.Time
 	if n.own != nil {
 		t := time.NewTicker(n.cfg.HeartbeatInterval)
@@ -196,8 +196,8 @@ func (n *Node) Run(ctx context.Context) error {
 	for {
 		select {
 		case <-ctx.Done():
-			wg.Wait()
 			n.leave()
+			wg.Wait() // a rejoin in flight ends within memberlist's TCP timeout
 			return nil
 		case <-beat:
 			n.heartbeat()

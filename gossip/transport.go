@@ -116,11 +116,29 @@ func (c *countingTransport) DialAddressTimeout(a memberlist.Address, timeout tim
 	return &countingConn{Conn: conn, t: c}, nil
 }
 
-// Shutdown implements memberlist.Transport and stops the forwarder.
+// Shutdown implements memberlist.Transport and stops the forwarder. The inner transport's
+// listeners may be blocked handing over a packet or stream: they are drained, and what they
+// hand over is discarded, until the inner transport has shut down.
 func (c *countingTransport) Shutdown() error {
 	c.once.Do(func() { close(c.done) })
-	err := c.inner.Shutdown()
 	c.wg.Wait()
+	stop := make(chan struct{})
+	drained := make(chan struct{})
+	go func() {
+		defer close(drained)
+		for {
+			select {
+			case <-c.inner.PacketCh():
+			case conn := <-c.inner.StreamCh():
+				conn.Close()
+			case <-stop:
+				return
+			}
+		}
+	}()
+	err := c.inner.Shutdown()
+	close(stop)
+	<-drained
 	return err
 }
 

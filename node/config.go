@@ -58,7 +58,8 @@ func ParseRoles(s string) (Roles, error) {
 type Config struct {
 	// ID names the node: its gossip name and, with the control role, its raft ID. Required.
 	ID string
-	// Region is the node's region, one of the configuration's regions. Required.
+	// Region is the node's region, one of the configuration's regions. Required for the
+	// checker and location roles.
 	Region string
 	// Roles are the roles the node runs; at least one.
 	Roles Roles
@@ -143,7 +144,8 @@ type ControlConfig struct {
 	RaftAddr string
 	// APIAddr is the API's listen address. Default "127.0.0.1:7100".
 	APIAddr string
-	// APIURL is the URL other voters reach the API at. Default from APIAddr.
+	// APIURL is the URL other voters reach the API at. Default from the address the API
+	// listens on.
 	APIURL string
 	// Bootstrap starts a new cluster with this voter as its first member.
 	Bootstrap bool
@@ -214,13 +216,6 @@ func (c *Config) setDefaults() {
 	if c.Control.APIAddr == "" {
 		c.Control.APIAddr = d.Control.APIAddr
 	}
-	if c.Control.APIURL == "" {
-		scheme := "http"
-		if c.Control.ServerTLS != nil {
-			scheme = "https"
-		}
-		c.Control.APIURL = scheme + "://" + c.Control.APIAddr
-	}
 }
 
 // Validate reports every problem of the configuration, defaults applied first, one per line.
@@ -233,8 +228,9 @@ func (c Config) Validate() error {
 	} else if len(c.ID) > gossip.MaxIDLen {
 		bad("id is longer than %d bytes", gossip.MaxIDLen)
 	}
-	if c.Region == "" {
-		bad("region is required")
+	dataPlane := c.Roles.Has(RoleChecker) || c.Roles.Has(RoleLocation)
+	if c.Region == "" && dataPlane {
+		bad("region is required for the checker and location roles")
 	}
 	if c.Roles == 0 {
 		bad("at least one role is required (control, checker, location)")
@@ -250,7 +246,6 @@ func (c Config) Validate() error {
 	if c.HTTPAddr != "off" {
 		checkAddr(bad, "http address", c.HTTPAddr)
 	}
-	dataPlane := c.Roles.Has(RoleChecker) || c.Roles.Has(RoleLocation)
 	if dataPlane {
 		g := c.Gossip
 		switch {

@@ -40,11 +40,23 @@ func newControlRole(cfg Config, reg prometheus.Registerer, log *slog.Logger) (*c
 		client = &http.Client{}
 	}
 	dir := filepath.Join(cfg.DataDir, "control")
+	ln, err := net.Listen("tcp", cc.APIAddr)
+	if err != nil {
+		return nil, fmt.Errorf("node: control: API listener: %w", err)
+	}
+	if cc.APIURL == "" {
+		scheme := "http"
+		if cc.ServerTLS != nil {
+			scheme = "https"
+		}
+		cc.APIURL = scheme + "://" + ln.Addr().String()
+	}
 	node, err := control.NewNode(control.NodeConfig{
 		ID: cfg.ID, DataDir: dir, RaftAddr: cc.RaftAddr, APIURL: cc.APIURL, Timing: cc.Timing,
 		Logger: log, RaftLogLevel: max(cc.RaftLogLevel, slog.LevelInfo), Registerer: reg,
 	})
 	if err != nil {
+		ln.Close()
 		return nil, fmt.Errorf("node: control: %w", err)
 	}
 	api, err := control.NewAPI(control.APIConfig{
@@ -52,13 +64,9 @@ func newControlRole(cfg Config, reg prometheus.Registerer, log *slog.Logger) (*c
 		Client: client, Registerer: reg, Logger: log,
 	})
 	if err != nil {
+		ln.Close()
 		node.Close()
 		return nil, fmt.Errorf("node: control: %w", err)
-	}
-	ln, err := net.Listen("tcp", cc.APIAddr)
-	if err != nil {
-		node.Close()
-		return nil, fmt.Errorf("node: control: API listener: %w", err)
 	}
 	g, _ := reg.(prometheus.Gatherer)
 	mux := http.NewServeMux()

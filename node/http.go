@@ -59,12 +59,16 @@ func (n *Node) HTTPAddr() string {
 	return n.httpLn.Addr().String()
 }
 
+// freeze ends the mounting of handlers: Run calls it before it serves.
+func (h *httpServer) freeze() {
+	h.mu.Lock()
+	h.started = true
+	h.mu.Unlock()
+}
+
 // serve returns the function that serves ln until its context ends.
 func (h *httpServer) serve(ln net.Listener) func(context.Context) error {
 	return func(ctx context.Context) error {
-		h.mu.Lock()
-		h.started = true
-		h.mu.Unlock()
 		srv := &http.Server{Handler: h.mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 		done := make(chan error, 1)
 		go func() { done <- srv.Serve(ln) }()

@@ -130,6 +130,7 @@ func (n *Node) evaluate(now time.Time) {
 	if doc == nil {
 		return
 	}
+	t0 := time.Now()
 	byCheck := map[string][]quorum.Report{}
 	for _, r := range n.pool.Reports() {
 		if r.Entry.Status == gossip.StatusUnknown {
@@ -168,6 +169,7 @@ func (n *Node) evaluate(now time.Time) {
 		verdicts[id], inputs[id], serving[id] = v, in, v.Serving()
 	}
 	n.dns.SetVerdicts(serving)
+	n.m.observe(verdicts, time.Since(t0).Seconds())
 	window := freshnessWindow(doc)
 	n.mu.Lock()
 	if n.doc == doc {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -31,6 +32,7 @@ type Node struct {
 	log *slog.Logger
 	reg prometheus.Registerer
 	gat prometheus.Gatherer
+	m   *metrics
 
 	ctl     *controlRole // nil without the control role
 	pool    *gossip.Node // nil without a data-plane role
@@ -73,6 +75,11 @@ func New(cfg Config) (*Node, error) {
 			n.gat = g
 		}
 	}
+	m, err := newMetrics(n.reg)
+	if err != nil {
+		return nil, err
+	}
+	n.m = m
 	ok := false
 	defer func() {
 		if !ok {
@@ -85,6 +92,7 @@ func New(cfg Config) (*Node, error) {
 			return nil, err
 		}
 		n.ctl = ctl
+		n.cfg.Control.APIURL = ctl.cfg.APIURL
 	}
 	if cfg.Roles.Has(RoleChecker) || cfg.Roles.Has(RoleLocation) {
 		if err := n.newPool(); err != nil {
@@ -214,6 +222,7 @@ func (n *Node) Run(ctx context.Context) error {
 		return errors.New("node: run called twice")
 	}
 	n.started = time.Now()
+	n.http.freeze()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -246,7 +255,10 @@ func (n *Node) Run(ctx context.Context) error {
 		}
 	}
 	if n.chk != nil {
-		goRun("checker", n.chk.Run)
+		goRun("checker", func(ctx context.Context) error {
+			n.awaitJoin(ctx, maxJoinWait)
+			return n.chk.Run(ctx)
+		})
 	}
 	if n.dns != nil {
 		goRun("dns", n.dns.Serve)
@@ -278,27 +290,56 @@ func (n *Node) Run(ctx context.Context) error {
 	return err
 }
 
+// maxJoinWait bounds how long a checker waits for the pool before it probes anyway.
+const maxJoinWait = 10 * time.Second
+
+// awaitJoin waits until the node has joined the pool (it sees another member, or it has no
+// peers to join), at most max or until ctx ends. A checker that published before joining
+// would spread its first reports to nobody, and they would wait for anti-entropy.
+func (n *Node) awaitJoin(ctx context.Context, max time.Duration) {
+	deadline := time.NewTimer(max)
+	defer deadline.Stop()
+	poll := time.NewTicker(50 * time.Millisecond)
+	defer poll.Stop()
+	for len(n.cfg.Gossip.Join) > 0 && len(n.pool.Members()) < 2 {
+		select {
+		case <-ctx.Done():
+			return
+		case <-deadline.C:
+			n.log.Warn("node: not joined to the pool yet; probing anyway", "after", max)
+			return
+		case <-poll.C:
+		}
+	}
+}
+
 // loop is the data plane's one goroutine of coordination: it applies configuration changes,
 // recomputes assignment on membership changes, and (as a location) evaluates every check on
 // a steady tick.
 func (n *Node) loop(ctx context.Context) error {
 	var changed <-chan struct{}
-	if n.watcher != nil {
+	// follow takes the Watcher's configuration, after asking to hear of the next change, so
+	// that a change between the two is never missed.
+	follow := func() {
+		if n.watcher == nil {
+			return
+		}
 		changed = n.watcher.Changed()
+		if s, src := n.watcher.Current(); s != nil {
+			n.setConfig(s, src)
+		}
 	}
 	tick := time.NewTicker(n.cfg.EvalInterval)
 	defer tick.Stop()
+	follow()
 	n.reassign()
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-changed:
-			changed = n.watcher.Changed()
-			if s, src := n.watcher.Current(); s != nil {
-				n.setConfig(s, src)
-				n.reassign()
-			}
+			follow()
+			n.reassign()
 		case <-n.memberCh:
 			n.reassign()
 		case now := <-tick.C:
@@ -313,12 +354,13 @@ func (n *Node) loop(ctx context.Context) error {
 // location's zones.
 func (n *Node) setConfig(s *control.State, src control.Source) {
 	n.mu.Lock()
-	if n.state != nil && n.state.Index == s.Index && n.state.Index != 0 && src == n.source {
+	if src == n.source && (s == n.state || (n.state != nil && n.state.Index == s.Index && s.Index != 0)) {
 		n.mu.Unlock()
 		return
 	}
 	doc := &s.Document
 	n.state, n.doc, n.source = s, doc, src
+	n.m.configIndex.Set(float64(s.Index))
 	plan, err := shard.NewPlan(doc, n.membershipLocked(doc))
 	if err != nil {
 		n.log.Error("node: assignment plan", "err", err)
@@ -328,6 +370,9 @@ func (n *Node) setConfig(s *control.State, src control.Source) {
 	n.mu.Unlock()
 	n.log.Info("node: configuration installed", "index", s.Index, "source", string(src),
 		"checks", len(doc.Checks), "zones", len(doc.Zones))
+	if n.chk != nil && !slices.Contains(doc.Regions, n.cfg.Region) {
+		n.log.Warn("node: this checker's region is not in the configuration: it probes nothing", "region", n.cfg.Region)
+	}
 	if n.dns != nil {
 		n.installZones(s)
 	}

@@ -21,7 +21,7 @@ type command struct {
 // commands lists the subcommands. Each lives in a file of its own name.
 func commands() []command {
 	return []command{
-		{"agent", "run a node's roles: control (a raft voter and its API)", runAgent},
+		{"agent", "run a node's roles: control (raft voter and API), checker, location (DNS)", runAgent},
 		{"apply", "apply a whole configuration file through the control plane", runApply},
 		{"dev", "run a whole multi-region network in this process, on loopback", runDev},
 		{"shard", "analyse the blast radius of shuffle shards (vigil shard analyze)", runShard},
