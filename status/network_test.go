@@ -86,7 +86,6 @@ func TestNetworkEndpointFailureShows(t *testing.T) {
 			}
 		}
 	}
-	doc.Quorum.FreshnessWindow = config.Duration(2 * time.Second)
 
 	mk := func(id, region string, roles node.Roles, join []string) (*node.Node, *prometheus.Registry) {
 		reg := prometheus.NewRegistry()
@@ -155,12 +154,13 @@ func TestNetworkEndpointFailureShows(t *testing.T) {
 	// Detection: failure threshold × interval of failed probes, up to an interval before the
 	// first failing probe, an evaluation, gossip; plus slack for a machine shared with builds.
 	bound := time.Duration(check.FailureThreshold+1)*check.Interval.Std() + check.Timeout.Std() + 5*time.Second
-	took := poll("web-us-east unhealthy", bound, func() (bool, string) {
+	// Every region's checker sees the endpoint fail: unhealthy by all three fresh votes.
+	took := poll("web-us-east unhealthy by every region's checker", bound, func() (bool, string) {
 		e, err := client.Check(ctx, "web-us-east")
 		if err != nil {
 			return false, err.Error()
 		}
-		return e.State == quorum.StateUnhealthy, e.Explanation
+		return e.State == quorum.StateUnhealthy && e.Counts.Unhealthy == 3, e.Explanation
 	})
 	t.Logf("web-us-east unhealthy in the status API %s after the endpoint failed (failure threshold %d × interval %s; bound %s)",
 		took.Round(10*time.Millisecond), check.FailureThreshold, check.Interval.Std(), bound)
