@@ -212,17 +212,21 @@ func (a *API) members(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, MemberList{Node: a.opts.Node.Identity().ID, Members: ms})
 }
 
-// healthz serves GET /healthz: the process answers.
+// healthz serves GET /healthz: the process answers "ok" (a starting node is alive). The body
+// is plain text, as node.Node's own /healthz writes it, so that either may serve the path.
 func (a *API) healthz(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, Health{Status: "alive"})
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	_, _ = w.Write([]byte("ok\n"))
 }
 
-// readyz serves GET /readyz: 200 when ready, 503 with what is missing otherwise.
+// readyz serves GET /readyz: the readiness, 200 when ready and 503 otherwise (the shape of
+// node.Node's own /readyz).
 func (a *API) readyz(w http.ResponseWriter, _ *http.Request) {
 	rd := a.opts.Node.Readiness()
-	if rd.Ready {
-		writeJSON(w, http.StatusOK, Health{Status: "ready", Readiness: &rd})
-		return
+	code := http.StatusOK
+	if !rd.Ready {
+		code = http.StatusServiceUnavailable
 	}
-	writeJSON(w, http.StatusServiceUnavailable, Health{Status: "not ready", Readiness: &rd})
+	writeJSON(w, code, rd)
 }

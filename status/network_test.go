@@ -2,6 +2,7 @@ package status
 
 import (
 	"context"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -216,6 +217,19 @@ func TestNetworkEndpointFailureShows(t *testing.T) {
 	info, err := client.Node(ctx)
 	if err != nil || info.Config.Source != "static" || info.Version != "test" {
 		t.Errorf("node: %+v %v", info, err)
+	}
+
+	// The node's own /readyz (mounted before the API's) answers in the API's documented shape.
+	res, err := http.Get("http://" + loc.HTTPAddr() + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	var rd Readiness
+	decodeStrict(t, body, &rd)
+	if res.StatusCode != http.StatusOK && res.StatusCode != http.StatusServiceUnavailable || rd.Ready != (res.StatusCode == http.StatusOK) {
+		t.Errorf("/readyz: %d %s", res.StatusCode, body)
 	}
 
 	// The page, as a browser draws it from this node.

@@ -15,7 +15,7 @@ import (
 // ForNode returns the options that serve n's status: its node view, and its location and
 // checker views when it runs those roles. The caller adds Gatherer, Registerer and Logger.
 // Mount the API with n.Handle("/", api) before n.Run; the node's own /healthz, /readyz and
-// /metrics, being more specific patterns, answer those paths.
+// /metrics, being more specific patterns, answer those paths, in the shapes the API documents.
 func ForNode(n *node.Node) Options {
 	opts := Options{Node: nodeView{n}}
 	roles := n.Self().Roles

@@ -278,11 +278,3 @@ type MemberList struct {
 	// Members are sorted by region, then id.
 	Members []Member `json:"members"`
 }
-
-// Health is the body of /healthz and /readyz.
-type Health struct {
-	// Status is "alive", "ready" or "not ready".
-	Status string `json:"status"`
-	// Readiness is present on /readyz.
-	Readiness *Readiness `json:"readiness,omitempty"`
-}
