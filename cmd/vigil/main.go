@@ -25,6 +25,7 @@ func commands() []command {
 		{"apply", "apply a whole configuration file through the control plane", runApply},
 		{"dev", "run a whole multi-region network in this process, on loopback; drive its faults", runDev},
 		{"shard", "analyse the blast radius of shuffle shards (vigil shard analyze)", runShard},
+		{"status", "print a node's status: verdicts, evidence, checkers, answers, probes, members", runStatus},
 		{"target", "serve a demo target whose health endpoint can be switched down and up", runTarget},
 		{"validate", "check a configuration file and list every problem", runValidate},
 		{"version", "print the build version", runVersion},

@@ -1,0 +1,151 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/vigil-dns/vigil/status"
+)
+
+// statusUsage is the help of vigil status.
+const statusUsage = `usage: vigil status [--addr HOST:PORT] [--json] VIEW [ARGS]
+
+Prints a node's status API as tables (or as its JSON with --json). Views:
+  verdicts [STATE]   a location's verdicts, one column per region (STATE: healthy, unhealthy, unknown)
+  check ID           one check's verdict with its evidence: each checker's vote or why it does not count
+  checkers           the checkers as a location hears them: fresh, or stale since when
+  answer NAME TYPE   what a location would answer now, with the policy and last resort
+  probes             a checker's assigned checks with their latest results and self-health
+  members            the node's configuration and version, and the pool as it sees it
+
+flags:
+`
+
+// statusArgs returns how many arguments a view takes, at least and at most; ok is false for
+// an unknown view.
+func statusArgs(view string) (least, most int, ok bool) {
+	switch view {
+	case "verdicts":
+		return 0, 1, true
+	case "check":
+		return 1, 1, true
+	case "answer":
+		return 2, 2, true
+	case "checkers", "probes", "members":
+		return 0, 0, true
+	}
+	return 0, 0, false
+}
+
+func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("status", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, statusUsage)
+		fs.PrintDefaults()
+	}
+	addr := fs.String("addr", "127.0.0.1:7701", "the node's status API (host:port or URL)")
+	asJSON := fs.Bool("json", false, "print the API's JSON instead of tables")
+	timeout := fs.Duration("timeout", 10*time.Second, "give up after this long")
+	// Flags may come before, between or after the view's arguments.
+	var pos []string
+	for rest := args; ; {
+		if err := fs.Parse(rest); err != nil {
+			if err == flag.ErrHelp {
+				return 0
+			}
+			return 2
+		}
+		rest = fs.Args()
+		if len(rest) == 0 {
+			break
+		}
+		pos, rest = append(pos, rest[0]), rest[1:]
+	}
+	if len(pos) == 0 {
+		fs.Usage()
+		return 2
+	}
+	view, vargs := pos[0], pos[1:]
+	least, most, ok := statusArgs(view)
+	if !ok || len(vargs) < least || len(vargs) > most {
+		if !ok {
+			fmt.Fprintf(stderr, "vigil status: unknown view %q\n\n", view)
+		} else {
+			fmt.Fprintf(stderr, "vigil status %s: wrong number of arguments\n\n", view)
+		}
+		fs.Usage()
+		return 2
+	}
+	c, err := status.NewClient(*addr)
+	if err != nil {
+		fmt.Fprintf(stderr, "vigil status: %v\n", err)
+		return 2
+	}
+	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	defer cancel()
+	if err := printStatus(ctx, c, view, vargs, *asJSON, stdout); err != nil {
+		fmt.Fprintf(stderr, "vigil status: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// printStatus fetches one view and prints it.
+func printStatus(ctx context.Context, c *status.Client, view string, args []string, asJSON bool, w io.Writer) error {
+	now := time.Now()
+	var (
+		v     any
+		err   error
+		table func() error
+	)
+	switch view {
+	case "verdicts":
+		state := ""
+		if len(args) > 0 {
+			state = args[0]
+		}
+		var l status.VerdictList
+		l, err = c.Verdicts(ctx, state)
+		v, table = l, func() error { return status.WriteVerdicts(w, l, now) }
+	case "check":
+		var e status.CheckEvidence
+		e, err = c.Check(ctx, args[0])
+		v, table = e, func() error { return status.WriteCheck(w, e, now) }
+	case "checkers":
+		var l status.CheckerList
+		l, err = c.Checkers(ctx)
+		v, table = l, func() error { return status.WriteCheckers(w, l, now) }
+	case "answer":
+		var a status.Answer
+		a, err = c.Answer(ctx, args[0], args[1])
+		v, table = a, func() error { return status.WriteAnswer(w, a) }
+	case "probes":
+		var l status.ProbeList
+		l, err = c.Probes(ctx)
+		v, table = l, func() error { return status.WriteProbes(w, l, now) }
+	case "members":
+		var n status.NodeInfo
+		var l status.MemberList
+		if n, err = c.Node(ctx); err == nil {
+			l, err = c.Members(ctx)
+		}
+		v, table = struct {
+			Node    status.NodeInfo   `json:"node"`
+			Members status.MemberList `json:"members"`
+		}{n, l}, func() error { return status.WriteMembers(w, n, l) }
+	}
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(v)
+	}
+	return table()
+}

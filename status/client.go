@@ -1,0 +1,118 @@
+package status
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// maxBody bounds a response the client reads: a status response is far smaller.
+const maxBody = 32 << 20
+
+// Client reads a node's status API.
+type Client struct {
+	// Base is the node's API URL, e.g. "http://127.0.0.1:7701".
+	Base string
+	// HTTP is the client used; nil is http.DefaultClient.
+	HTTP *http.Client
+}
+
+// NewClient returns a client of the node at addr: "host:port" or a URL.
+func NewClient(addr string) (*Client, error) {
+	if addr == "" {
+		return nil, errors.New("status: no address")
+	}
+	if !strings.Contains(addr, "://") {
+		addr = "http://" + addr
+	}
+	u, err := url.Parse(addr)
+	if err != nil || u.Host == "" {
+		return nil, fmt.Errorf("status: bad address %q", addr)
+	}
+	return &Client{Base: strings.TrimRight(u.String(), "/")}, nil
+}
+
+// get decodes the JSON at path into out; an error response becomes an error with its message.
+func (c *Client) get(ctx context.Context, path string, out any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.Base+path, nil)
+	if err != nil {
+		return fmt.Errorf("status: %w", err)
+	}
+	req.Header.Set("Accept", "application/json")
+	hc := c.HTTP
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	res, err := hc.Do(req)
+	if err != nil {
+		return fmt.Errorf("status: %w", err)
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(res.Body, maxBody))
+	if err != nil {
+		return fmt.Errorf("status: reading %s: %w", path, err)
+	}
+	if res.StatusCode != http.StatusOK {
+		var e ErrorBody
+		if json.Unmarshal(body, &e) == nil && e.Error != "" {
+			return fmt.Errorf("status: %s: %s (HTTP %d)", path, e.Error, res.StatusCode)
+		}
+		return fmt.Errorf("status: %s: HTTP %d", path, res.StatusCode)
+	}
+	if err := json.Unmarshal(body, out); err != nil {
+		return fmt.Errorf("status: decoding %s: %w", path, err)
+	}
+	return nil
+}
+
+// Verdicts returns the location's verdicts; state, when not empty, keeps only that state.
+func (c *Client) Verdicts(ctx context.Context, state string) (VerdictList, error) {
+	var v VerdictList
+	path := "/v1/verdicts"
+	if state != "" {
+		path += "?state=" + url.QueryEscape(state)
+	}
+	return v, c.get(ctx, path, &v)
+}
+
+// Check returns one check's verdict with its evidence.
+func (c *Client) Check(ctx context.Context, id string) (CheckEvidence, error) {
+	var v CheckEvidence
+	return v, c.get(ctx, "/v1/verdicts/"+url.PathEscape(id), &v)
+}
+
+// Checkers returns the checkers as the location hears them.
+func (c *Client) Checkers(ctx context.Context) (CheckerList, error) {
+	var v CheckerList
+	return v, c.get(ctx, "/v1/checkers", &v)
+}
+
+// Answer returns what the location would answer now for name and type.
+func (c *Client) Answer(ctx context.Context, name, rtype string) (Answer, error) {
+	var v Answer
+	q := url.Values{"name": {name}, "type": {rtype}}
+	return v, c.get(ctx, "/v1/answer?"+q.Encode(), &v)
+}
+
+// Probes returns the checker's assigned checks and latest results.
+func (c *Client) Probes(ctx context.Context) (ProbeList, error) {
+	var v ProbeList
+	return v, c.get(ctx, "/v1/probes", &v)
+}
+
+// Members returns the pool as the node sees it.
+func (c *Client) Members(ctx context.Context) (MemberList, error) {
+	var v MemberList
+	return v, c.get(ctx, "/v1/members", &v)
+}
+
+// Node returns the node's identity, configuration and readiness.
+func (c *Client) Node(ctx context.Context) (NodeInfo, error) {
+	var v NodeInfo
+	return v, c.get(ctx, "/v1/node", &v)
+}

@@ -1,0 +1,242 @@
+package status
+
+import (
+	"cmp"
+	"net"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/vigil-dns/vigil/checker"
+	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/quorum"
+	"github.com/vigil-dns/vigil/routing"
+)
+
+// summaryOf turns a quorum explanation (with or without evidence) into a summary.
+func summaryOf(id string, calculated bool, e quorum.Explanation) VerdictSummary {
+	return VerdictSummary{
+		ID:               id,
+		State:            e.State,
+		ServedAsHealthy:  e.ServedAsHealthy,
+		Held:             e.Held,
+		Calculated:       calculated,
+		Rule:             e.Rule.String(),
+		Explanation:      e.Sentence,
+		EvaluatedAt:      e.At,
+		Since:            e.Since,
+		HeldSince:        e.HeldSince,
+		Counts:           e.Counts,
+		HealthyThreshold: e.HealthyThreshold,
+		MinReporters:     e.MinReporters,
+		MinHealthy:       e.MinHealthy,
+	}
+}
+
+// evidenceOf turns a check's full explanation into its evidence. region names the regions of
+// checkers that the explanation lists without one (those never heard from).
+func evidenceOf(id string, e quorum.Explanation, region func(checker string) string) CheckEvidence {
+	calculated := e.Rule == quorum.RuleCombined || len(e.Children) > 0
+	out := CheckEvidence{
+		VerdictSummary:  summaryOf(id, calculated, e),
+		FreshnessWindow: e.FreshnessWindow,
+		Hold:            e.Hold,
+		Inverted:        e.Inverted,
+		Disabled:        e.Disabled,
+		Votes:           make([]Vote, 0, len(e.Votes)),
+		NeverHeard:      make([]Absent, 0, len(e.NeverHeard)),
+	}
+	for _, v := range e.Votes {
+		out.Votes = append(out.Votes, Vote{
+			Checker:      v.Checker,
+			Region:       v.Region,
+			Status:       v.Status.String(),
+			Counted:      v.Counted,
+			Expected:     v.Expected,
+			Why:          v.Why,
+			Reason:       v.Reason,
+			Latency:      v.Latency,
+			Sequence:     v.Sequence,
+			LastProgress: v.LastProgress,
+			StaleSince:   v.StaleSince,
+		})
+	}
+	for _, c := range e.NeverHeard {
+		out.NeverHeard = append(out.NeverHeard, Absent{
+			Checker: c,
+			Region:  region(c),
+			Why:     "not counted: expected by the assignment, but this location holds no report from it",
+		})
+	}
+	for _, c := range e.Children {
+		out.Children = append(out.Children, Child{Check: c.Check, State: c.State, CountedHealthy: c.CountedHealthy})
+	}
+	if !calculated {
+		out.Regions = regionCells(out.Votes, out.NeverHeard)
+	}
+	return out
+}
+
+// regionCells counts a check's votes and absent checkers by region and decides each region's
+// cell. Checkers of no known region are left out of the matrix (they still count in the
+// verdict).
+func regionCells(votes []Vote, absent []Absent) map[string]RegionCell {
+	cells := map[string]RegionCell{}
+	for _, v := range votes {
+		if v.Region == "" {
+			continue
+		}
+		c := cells[v.Region]
+		switch v.Status {
+		case "healthy":
+			c.Healthy++
+		case "unhealthy":
+			c.Unhealthy++
+		case "stale":
+			c.Stale++
+		default:
+			c.Withdrawn++
+		}
+		cells[v.Region] = c
+	}
+	for _, a := range absent {
+		if a.Region == "" {
+			continue
+		}
+		c := cells[a.Region]
+		c.NeverHeard++
+		cells[a.Region] = c
+	}
+	for r, c := range cells {
+		c.State = cellState(c)
+		cells[r] = c
+	}
+	return cells
+}
+
+// cellState decides a region's cell from its counts: healthy when more than half of the fresh
+// reports say healthy, unhealthy when there are fresh reports but no more than half say so,
+// stale when there are only stale ones, unknown when nothing is heard at all.
+func cellState(c RegionCell) string {
+	fresh := c.Healthy + c.Unhealthy
+	switch {
+	case fresh > 0 && 2*c.Healthy > fresh:
+		return CellHealthy
+	case fresh > 0:
+		return CellUnhealthy
+	case c.Stale > 0:
+		return CellStale
+	}
+	return CellUnknown
+}
+
+// answerOf turns a routing result into an Answer for name and type.
+func answerOf(name, rtype string, r routing.Result) Answer {
+	a := Answer{
+		Name:       name,
+		Type:       rtype,
+		Policy:     string(r.Policy),
+		Rule:       r.Rule.String(),
+		LastResort: r.LastResort,
+		Values:     r.Values(),
+		Candidates: make([]Candidate, 0, len(r.Candidates)),
+	}
+	for _, c := range r.Candidates {
+		a.Candidates = append(a.Candidates, Candidate{
+			Index:       c.Index,
+			Value:       c.Value,
+			HealthCheck: c.HealthCheck,
+			Health:      c.Health.String(),
+			Eligible:    c.Eligible,
+			Weight:      c.Weight,
+			Role:        string(c.Role),
+			Chosen:      c.Chosen,
+		})
+	}
+	return a
+}
+
+// probeStatusOf turns an assigned check with its report and latest result into a ProbeStatus.
+func probeStatusOf(p Probe) ProbeStatus {
+	ps := ProbeStatus{
+		Check:    p.Check.ID,
+		Protocol: string(p.Check.Protocol),
+		Interval: p.Check.Interval,
+		Status:   checker.StatusUnknown.String(),
+	}
+	if p.Check.Target.Host != "" {
+		ps.Target = net.JoinHostPort(p.Check.Target.Host, strconv.Itoa(p.Check.Target.Port))
+	}
+	if r := p.Report; r != nil && !r.Withdrawn {
+		ps.Status = r.Status.String()
+		ps.Consecutive = r.Consecutive
+		ps.Sequence = r.Seq
+	}
+	if l := p.Last; l != nil {
+		pr := &ProbeResult{
+			Healthy:    l.Healthy,
+			Reason:     string(l.Reason),
+			Message:    l.Message,
+			At:         l.Start,
+			Lag:        config.Duration(l.Lag),
+			StatusCode: l.StatusCode,
+			Redirects:  l.Redirects,
+			Timings: Timings{
+				DNS:       config.Duration(l.Timings.DNS),
+				Connect:   config.Duration(l.Timings.Connect),
+				TLS:       config.Duration(l.Timings.TLS),
+				FirstByte: config.Duration(l.Timings.FirstByte),
+				Total:     config.Duration(l.Timings.Total),
+			},
+			CertNotAfter: l.CertNotAfter,
+		}
+		if l.Address.IsValid() {
+			pr.Address = l.Address.String()
+		}
+		ps.Last = pr
+	}
+	return ps
+}
+
+// HeardFrom returns the checkers as a location hears them, from the reports it holds (of every
+// check) and the freshness window, at now: one entry per checker, fresh when its latest
+// progress is within the window, sorted by region, then id. A location implementing
+// LocationView.Checkers can return it.
+func HeardFrom(reports []quorum.Report, window time.Duration, now time.Time) []HeardChecker {
+	byID := map[string]*HeardChecker{}
+	for i := range reports {
+		r := &reports[i]
+		h := byID[r.Checker]
+		if h == nil {
+			h = &HeardChecker{ID: r.Checker, Region: r.Region}
+			byID[r.Checker] = h
+		}
+		h.Reports++
+		if r.Withdrawn {
+			h.Withdrawn++
+		}
+		if r.LastProgress.After(h.LastProgress) {
+			h.LastProgress = r.LastProgress
+		}
+	}
+	out := make([]HeardChecker, 0, len(byID))
+	for _, h := range byID {
+		if !h.LastProgress.IsZero() {
+			if now.Sub(h.LastProgress) <= window {
+				h.Fresh = true
+			} else {
+				h.StaleSince = h.LastProgress.Add(window)
+			}
+		}
+		out = append(out, *h)
+	}
+	sortHeard(out)
+	return out
+}
+
+// sortHeard sorts checkers by region, then id.
+func sortHeard(hs []HeardChecker) {
+	slices.SortFunc(hs, func(a, b HeardChecker) int {
+		return cmp.Or(cmp.Compare(a.Region, b.Region), cmp.Compare(a.ID, b.ID))
+	})
+}

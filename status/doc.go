@@ -1,0 +1,27 @@
+// Package status owns what a Vigil node tells the people who run it: the JSON status API under
+// /v1/ (a location's verdicts with their evidence, the checkers it hears and what it would answer;
+// a checker's probes and self-health; every node's members, configuration and version), the
+// /healthz and /readyz probes, /metrics, the status page of a location (a matrix of checks by
+// region, embedded in the binary) and the client and tables behind `vigil status`.
+//
+// The package reads a node through three small interfaces, LocationView, CheckerView and
+// NodeView, written in terms of the types that compute the data (quorum.Explanation, routing.Result, checker.Report and checker.Result, control.WatcherStatus).
+// It computes nothing of its own beyond arranging that data: the verdict, its evidence and the
+// answer come from the quorum and routing packages, so what the page shows is what DNS serves.
+//
+// Every response is JSON in the shapes of wire.go, which the client decodes with the same types;
+// every error is {"error": "..."} with a 4xx or 5xx status.
+//
+// Wiring a node (what cmd/vigil or node/ does): New(Options{Node, Location, Checker, Gatherer,
+// Registerer}) and serve the API on the node's status address (default 127.0.0.1:7701).
+//   - Location: Verdicts returns the verdicts the location last installed in its DNS server;
+//     Explain runs quorum.Explain (quorum.ExplainCombined for calculated checks) over the reports
+//     it holds for the check now, with the expected checkers and the previous verdict it passed
+//     to Evaluate; Checkers is HeardFrom over every report it holds; Answer is
+//     location.Server.Explain with a random draw.
+//   - Checker: Probes pairs each assigned check (what was given to checker.SetChecks) with its
+//     report from checker.Checker.Reports and the latest result from checker.Options.OnResult;
+//     Self is checker.Checker.Self.
+//   - Node: Config is control.Watcher.Status; Members and Readiness come from the gossip pool
+//     and the node's own warm-up.
+package status

@@ -1,0 +1,138 @@
+package status
+
+import (
+	"strings"
+
+	"github.com/vigil-dns/vigil/checker"
+	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/gossip"
+	"github.com/vigil-dns/vigil/node"
+	"github.com/vigil-dns/vigil/quorum"
+	"github.com/vigil-dns/vigil/routing"
+)
+
+// ForNode returns the options that serve n's status: its node view, and its location and
+// checker views when it runs those roles. The caller adds Gatherer, Registerer and Logger.
+// Mount the API with n.Handle("/", api) before n.Run; the node's own /healthz, /readyz and
+// /metrics, being more specific patterns, answer those paths, in the shapes the API documents.
+func ForNode(n *node.Node) Options {
+	opts := Options{Node: nodeView{n}}
+	roles := n.Self().Roles
+	if hasRole(roles, "location") {
+		opts.Location = locationView{n}
+	}
+	if hasRole(roles, "checker") {
+		opts.Checker = checkerView{n}
+	}
+	return opts
+}
+
+// hasRole reports whether roles ("checker+location") holds role.
+func hasRole(roles, role string) bool {
+	for r := range strings.SplitSeq(roles, "+") {
+		if r == role {
+			return true
+		}
+	}
+	return false
+}
+
+// nodeView adapts *node.Node to NodeView.
+type nodeView struct{ n *node.Node }
+
+func (v nodeView) Identity() Identity {
+	s := v.n.Self()
+	return Identity{ID: s.ID, Region: s.Region, Roles: strings.Split(s.Roles, "+"), Version: s.Version}
+}
+
+func (v nodeView) Members() []Member {
+	ms := v.n.Members()
+	out := make([]Member, 0, len(ms))
+	for _, m := range ms {
+		state := "alive"
+		if m.Leaving {
+			state = "left"
+		}
+		out = append(out, Member{ID: m.ID, Region: m.Region, Roles: rolesOf(m.Roles), Addr: m.Addr, State: state})
+	}
+	return out
+}
+
+// rolesOf lists a member's roles.
+func rolesOf(r gossip.Roles) []string {
+	if s := r.String(); s != "none" {
+		return strings.Split(s, "+")
+	}
+	return []string{}
+}
+
+func (v nodeView) Config() control.WatcherStatus {
+	ci := v.n.ConfigInfo()
+	return control.WatcherStatus{Source: ci.Source, Index: ci.Index, LastContact: ci.LastContact,
+		LastError: ci.LastError, Message: ci.Message}
+}
+
+func (v nodeView) Readiness() Readiness {
+	rd := v.n.Ready()
+	return Readiness{Ready: rd.Ready, Reasons: rd.Reasons}
+}
+
+// locationView adapts *node.Node's location to LocationView.
+type locationView struct{ n *node.Node }
+
+func (v locationView) Verdicts() []CheckVerdict {
+	m, err := v.n.Verdicts()
+	if err != nil {
+		return nil
+	}
+	out := make([]CheckVerdict, 0, len(m))
+	for id, e := range m {
+		out = append(out, CheckVerdict{ID: id, Verdict: e, Calculated: e.Rule == quorum.RuleCombined})
+	}
+	return out
+}
+
+func (v locationView) Explain(id string) (quorum.Explanation, bool) {
+	e, err := v.n.ExplainCheck(id)
+	return e, err == nil
+}
+
+func (v locationView) Checkers() []HeardChecker {
+	cs := v.n.Checkers()
+	out := make([]HeardChecker, 0, len(cs))
+	for _, c := range cs {
+		if c.Reports == 0 && c.LastProgress.IsZero() {
+			continue // a member this location holds no report from: not heard
+		}
+		out = append(out, HeardChecker{ID: c.ID, Region: c.Region, Fresh: c.Fresh, LastProgress: c.LastProgress,
+			StaleSince: c.StaleSince, Reports: c.Reports})
+	}
+	return out
+}
+
+func (v locationView) Answer(name, rtype string) (routing.Result, error) {
+	return v.n.Answer(name, rtype)
+}
+
+// checkerView adapts *node.Node's checker to CheckerView. The node exposes its reports, not
+// its assigned checks' configuration or each probe's full result: each probe shows the
+// report's latest reason, message, address and total time, without the phases.
+type checkerView struct{ n *node.Node }
+
+func (v checkerView) Probes() []Probe {
+	rs := v.n.CheckerResults()
+	out := make([]Probe, 0, len(rs))
+	for i := range rs {
+		r := &rs[i]
+		last := &checker.Result{Healthy: r.Reason == checker.ReasonOK, Reason: r.Reason, Message: r.Message,
+			Start: r.At, Timings: checker.Timings{Total: r.Latency}, Address: r.Address, CertNotAfter: r.CertNotAfter}
+		out = append(out, Probe{Check: config.Check{ID: r.CheckID}, Report: r, Last: last})
+	}
+	return out
+}
+
+func (v checkerView) Self() checker.SelfHealth {
+	s := v.n.Self()
+	return checker.SelfHealth{Healthy: s.CheckerHealthy, Reason: s.CheckerReason}
+}

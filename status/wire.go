@@ -1,0 +1,280 @@
+package status
+
+import (
+	"time"
+
+	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/quorum"
+)
+
+// The JSON bodies of the status API. The server writes them and the client reads them with the
+// same types, so every field round-trips: names of states, rules and votes are strings,
+// durations are Go durations ("15s"), times RFC 3339.
+
+// ErrorBody is the body of every error response.
+type ErrorBody struct {
+	// Error says what went wrong.
+	Error string `json:"error"`
+}
+
+// VerdictList is GET /v1/verdicts: every verdict of a location, with the matrix of checks by
+// region that the status page draws.
+type VerdictList struct {
+	// Location is the answering node; Region its region.
+	Location string `json:"location"`
+	Region   string `json:"region"`
+	// GeneratedAt is when the list was made, by the location's clock.
+	GeneratedAt time.Time `json:"generated_at"`
+	// Regions are the matrix's columns: every region a checker was heard from or is a member
+	// of, sorted.
+	Regions []string `json:"regions"`
+	// Checks are the verdicts, sorted by check id.
+	Checks []VerdictSummary `json:"checks"`
+}
+
+// VerdictSummary is one check's verdict without per-report evidence, and what each region's
+// checkers say of it.
+type VerdictSummary struct {
+	// ID is the check's id.
+	ID string `json:"id"`
+	// State is "healthy", "unhealthy" or "unknown".
+	State quorum.State `json:"state"`
+	// ServedAsHealthy says DNS answers with the check's records (healthy or unknown).
+	ServedAsHealthy bool `json:"served_as_healthy"`
+	// Held says the state is an earlier one, kept because too few reports are fresh.
+	Held bool `json:"held"`
+	// Calculated says the check is computed from other checks' verdicts.
+	Calculated bool `json:"calculated"`
+	// Rule is the quorum rule applied ("threshold", "held", "short", "disabled", "combined").
+	Rule string `json:"rule"`
+	// Explanation says the verdict in one sentence.
+	Explanation string `json:"explanation"`
+	// EvaluatedAt is when the verdict was computed; Since when its state last changed.
+	EvaluatedAt time.Time `json:"evaluated_at"`
+	Since       time.Time `json:"since"`
+	// HeldSince is when the fresh reports ran short.
+	HeldSince time.Time `json:"held_since,omitzero"`
+	// Counts are what the verdict counted.
+	Counts quorum.Counts `json:"counts"`
+	// HealthyThreshold is the healthy fraction that had to be exceeded.
+	HealthyThreshold float64 `json:"healthy_threshold"`
+	// MinReporters (probed checks) and MinHealthy (calculated checks) are the minimums.
+	MinReporters int `json:"min_reporters,omitempty"`
+	MinHealthy   int `json:"min_healthy,omitempty"`
+	// Regions says, for each region with a checker expected or heard, what its checkers say
+	// (absent for calculated checks).
+	Regions map[string]RegionCell `json:"regions,omitempty"`
+}
+
+// The states of a region's cell in the matrix.
+const (
+	// CellHealthy: more than half of the region's fresh reports say healthy.
+	CellHealthy = "healthy"
+	// CellUnhealthy: the region has fresh reports, and no more than half of them say healthy.
+	CellUnhealthy = "unhealthy"
+	// CellStale: the region's reports are all stale at this location.
+	CellStale = "stale"
+	// CellUnknown: no report from the region counts or waits to be heard again (withdrawn,
+	// or expected and never heard).
+	CellUnknown = "unknown"
+)
+
+// RegionCell is what one region's checkers say of one check, as this location hears them.
+// Votes are the checkers' own (before inversion).
+type RegionCell struct {
+	// State is CellHealthy, CellUnhealthy, CellStale or CellUnknown.
+	State string `json:"state"`
+	// The region's reports by vote, and its expected checkers never heard from.
+	Healthy    int `json:"healthy"`
+	Unhealthy  int `json:"unhealthy"`
+	Stale      int `json:"stale"`
+	Withdrawn  int `json:"withdrawn"`
+	NeverHeard int `json:"never_heard"`
+}
+
+// CheckEvidence is GET /v1/verdicts/{id}: one check's verdict with its full evidence.
+type CheckEvidence struct {
+	VerdictSummary
+	// FreshnessWindow is how long a report counts after its checker was last heard.
+	FreshnessWindow config.Duration `json:"freshness_window,omitzero"`
+	// Hold is how long an earlier state is held when reports run short.
+	Hold config.Duration `json:"hold"`
+	// Inverted and Disabled are the check's switches.
+	Inverted bool `json:"inverted"`
+	Disabled bool `json:"disabled"`
+	// Votes are the reports this location holds: each one's vote or why it does not count.
+	Votes []Vote `json:"votes"`
+	// NeverHeard are the expected checkers this location holds no report from.
+	NeverHeard []Absent `json:"never_heard"`
+	// Children are a calculated check's children.
+	Children []Child `json:"children,omitempty"`
+}
+
+// Vote is one checker's report and its part in a verdict.
+type Vote struct {
+	// Checker and Region identify the checker.
+	Checker string `json:"checker"`
+	Region  string `json:"region"`
+	// Status is "healthy" or "unhealthy" (counted), "stale" or "withdrawn" (not counted).
+	Status string `json:"status"`
+	// Counted says whether the report counted; Expected whether the assignment expects it.
+	Counted  bool `json:"counted"`
+	Expected bool `json:"expected"`
+	// Why says in words why it counted or not; Reason is the checker's own reason.
+	Why    string `json:"why"`
+	Reason string `json:"reason,omitempty"`
+	// Latency is the checker's last probe duration.
+	Latency config.Duration `json:"latency"`
+	// Sequence is the report's sequence number.
+	Sequence uint64 `json:"sequence"`
+	// LastProgress is when this location last heard the checker; StaleSince when it went
+	// stale.
+	LastProgress time.Time `json:"last_progress,omitzero"`
+	StaleSince   time.Time `json:"stale_since,omitzero"`
+}
+
+// Absent is an expected checker this location holds no report from.
+type Absent struct {
+	// Checker is its id; Region its region when this node knows it.
+	Checker string `json:"checker"`
+	Region  string `json:"region,omitempty"`
+	// Why says why it does not count.
+	Why string `json:"why"`
+}
+
+// Child is one child of a calculated check.
+type Child struct {
+	// Check is the child's id; State its verdict.
+	Check string       `json:"check"`
+	State quorum.State `json:"state"`
+	// CountedHealthy says the child counted as healthy (healthy or unknown).
+	CountedHealthy bool `json:"counted_healthy"`
+}
+
+// CheckerList is GET /v1/checkers: the checkers as a location hears them.
+type CheckerList struct {
+	// Location is the answering node.
+	Location string `json:"location"`
+	// GeneratedAt is when the list was made.
+	GeneratedAt time.Time `json:"generated_at"`
+	// Checkers are sorted by region, then id.
+	Checkers []HeardChecker `json:"checkers"`
+}
+
+// Answer is GET /v1/answer: what a location would answer now for a name and type.
+type Answer struct {
+	// Name (absolute, lower case) and Type are the question.
+	Name string `json:"name"`
+	Type string `json:"type"`
+	// Policy is the record set's routing policy; Rule how the answer was reached.
+	Policy string `json:"policy"`
+	Rule   string `json:"rule"`
+	// LastResort says no record was healthy, so all were treated as healthy.
+	LastResort bool `json:"last_resort"`
+	// Values are the answered records' data, in answer order.
+	Values []string `json:"values"`
+	// Candidates are every record of the set and what the selection made of it.
+	Candidates []Candidate `json:"candidates"`
+}
+
+// Candidate is one record of an answered record set.
+type Candidate struct {
+	// Index is the record's position in the set; Value its data.
+	Index int    `json:"index"`
+	Value string `json:"value"`
+	// HealthCheck names the record's check.
+	HealthCheck string `json:"health_check,omitempty"`
+	// Health is "healthy", "unhealthy", "no-check" or "ignored".
+	Health string `json:"health"`
+	// Eligible says the policy chose among this record.
+	Eligible bool `json:"eligible"`
+	// Weight (weighted sets) and Role (failover sets).
+	Weight int    `json:"weight,omitempty"`
+	Role   string `json:"role,omitempty"`
+	// Chosen says the record is in the answer.
+	Chosen bool `json:"chosen"`
+}
+
+// ProbeList is GET /v1/probes: a checker's assigned checks and latest results.
+type ProbeList struct {
+	// Checker is the answering node; Region its region.
+	Checker string `json:"checker"`
+	Region  string `json:"region"`
+	// Self is the checker's self-health.
+	Self SelfHealth `json:"self"`
+	// Probes are sorted by check id.
+	Probes []ProbeStatus `json:"probes"`
+}
+
+// SelfHealth is GET /v1/self: whether a checker's reports stand.
+type SelfHealth struct {
+	// Healthy is false while the checker is isolated and withdraws its reports.
+	Healthy bool `json:"healthy"`
+	// Reason explains an isolation.
+	Reason string `json:"reason,omitempty"`
+}
+
+// ProbeStatus is one assigned check at a checker.
+type ProbeStatus struct {
+	// Check is the check's id; Protocol and Target what it probes.
+	Check    string `json:"check"`
+	Protocol string `json:"protocol,omitempty"`
+	Target   string `json:"target,omitempty"`
+	// Interval is the check's probe interval (zero when the node does not say).
+	Interval config.Duration `json:"interval,omitzero"`
+	// Status is the reported status after rise/fall: "healthy", "unhealthy", or "unknown"
+	// (no report out: not probed yet, or withdrawn while the checker is isolated).
+	Status string `json:"status"`
+	// Consecutive counts the latest results with the same outcome; Sequence orders reports.
+	Consecutive int    `json:"consecutive"`
+	Sequence    uint64 `json:"sequence,omitempty"`
+	// Last is the latest probe result; absent before the first.
+	Last *ProbeResult `json:"last,omitempty"`
+}
+
+// ProbeResult is one probe's outcome, with its timings.
+type ProbeResult struct {
+	// Healthy says the probe met every condition of the check.
+	Healthy bool `json:"healthy"`
+	// Reason is the reason code (e.g. "status", "timeout"); Message says it for a person.
+	Reason  string `json:"reason"`
+	Message string `json:"message,omitempty"`
+	// At is when the probe began; Lag how late after its due time.
+	At  time.Time       `json:"at"`
+	Lag config.Duration `json:"lag"`
+	// Timings are the probe's phases.
+	Timings Timings `json:"timings"`
+	// Address is the address reached; StatusCode the last HTTP status; Redirects followed.
+	Address    string `json:"address,omitempty"`
+	StatusCode int    `json:"status_code,omitempty"`
+	Redirects  int    `json:"redirects,omitempty"`
+	// CertNotAfter is the expiry of the target's certificate (HTTPS).
+	CertNotAfter time.Time `json:"cert_not_after,omitzero"`
+}
+
+// Timings are a probe's phases (see checker.Timings).
+type Timings struct {
+	DNS       config.Duration `json:"dns"`
+	Connect   config.Duration `json:"connect"`
+	TLS       config.Duration `json:"tls"`
+	FirstByte config.Duration `json:"first_byte"`
+	Total     config.Duration `json:"total"`
+}
+
+// NodeInfo is GET /v1/node: who the node is, its configuration and its readiness.
+type NodeInfo struct {
+	Identity
+	// Config is the configuration in use: its index and source (control plane or disk copy).
+	Config control.WatcherStatus `json:"config"`
+	// Readiness says whether the node is ready, and what it lacks.
+	Readiness Readiness `json:"readiness"`
+}
+
+// MemberList is GET /v1/members: the pool as this node sees it.
+type MemberList struct {
+	// Node is the answering node.
+	Node string `json:"node"`
+	// Members are sorted by region, then id.
+	Members []Member `json:"members"`
+}
