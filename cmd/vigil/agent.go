@@ -1,170 +1,206 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
-	"slices"
+	"strconv"
 	"strings"
-	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/node"
 )
 
 // agentFlags is the configuration of `vigil agent`.
 type agentFlags struct {
-	roles, id, dataDir, raftAddr, apiAddr, apiURL string
-	bootstrap                                     bool
-	join                                          string
-	tokenFile, readTokenFile                      string
-	openReads                                     bool
-	tlsCert, tlsKey, tlsCA                        string
-	logLevel                                      string
+	roles, id, region, dataDir                 string
+	raftAddr, apiAddr, apiURL                  string
+	bootstrap                                  bool
+	join                                       string
+	gossipBind, gossipAdvertise, gossipKeyFile string
+	insecureGossip                             bool
+	voters                                     string
+	tokenFile, readTokenFile                   string
+	openReads                                  bool
+	dnsAddr, nameServers, httpAddr             string
+	allowLoopback                              bool
+	probeAllow                                 string
+	tlsCert, tlsKey, tlsCA                     string
+	logLevel                                   string
 }
 
-// runAgent runs the roles of one node. Today that is the control role: a raft voter and
-// its HTTP API (with /metrics beside it).
+// runAgent runs the roles of one node: control (a raft voter and its HTTP API, with /metrics
+// beside it), checker and location (the data plane, with its own HTTP listener), in any
+// combination.
 func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var f agentFlags
 	fs := flag.NewFlagSet("agent", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&f.roles, "roles", "control", "comma-separated roles to run (control)")
-	fs.StringVar(&f.id, "id", "", "this voter's raft ID (default: the host name)")
-	fs.StringVar(&f.dataDir, "data-dir", "vigil-data", "directory of the raft log, stable store and snapshots")
-	fs.StringVar(&f.raftAddr, "raft-addr", "127.0.0.1:7000", "address of the raft transport (listen and advertise)")
-	fs.StringVar(&f.apiAddr, "api-addr", "127.0.0.1:7100", "address of the HTTP API")
-	fs.StringVar(&f.apiURL, "api-url", "", "URL other voters reach this API at (default from -api-addr)")
-	fs.BoolVar(&f.bootstrap, "bootstrap", false, "start a new cluster with this voter as its first member")
-	fs.StringVar(&f.join, "join", "", "comma-separated API URLs of voters of the cluster to join")
-	fs.StringVar(&f.tokenFile, "token-file", "", "file of bearer tokens allowed to write, one per line (required)")
-	fs.StringVar(&f.readTokenFile, "read-token-file", "", "file of bearer tokens allowed to read, one per line")
-	fs.BoolVar(&f.openReads, "open-reads", false, "let anyone read without a token")
+	fs.StringVar(&f.roles, "roles", "control", "comma-separated roles to run: control, checker, location")
+	fs.StringVar(&f.id, "id", "", "this node's id: gossip name and raft ID (default: the host name)")
+	fs.StringVar(&f.region, "region", "", "this node's region (required for checker and location)")
+	fs.StringVar(&f.dataDir, "data-dir", "vigil-data", "directory of the node's state: raft log and snapshots (control/), configuration copy (config.json)")
+	fs.StringVar(&f.raftAddr, "raft-addr", "127.0.0.1:7000", "control: address of the raft transport (listen and advertise)")
+	fs.StringVar(&f.apiAddr, "api-addr", "127.0.0.1:7100", "control: address of the HTTP API")
+	fs.StringVar(&f.apiURL, "api-url", "", "control: URL other voters reach this API at (default from -api-addr)")
+	fs.BoolVar(&f.bootstrap, "bootstrap", false, "control: start a new cluster with this voter as its first member")
+	fs.StringVar(&f.join, "join", "", "comma-separated peers to join: gossip members (host:port) and, for the control role, voters' API URLs (http:// or https://)")
+	fs.StringVar(&f.gossipBind, "gossip-bind", "127.0.0.1:7946", "gossip: address to listen on (UDP and TCP)")
+	fs.StringVar(&f.gossipAdvertise, "gossip-advertise", "", "gossip: address other nodes dial (default the bind address)")
+	fs.StringVar(&f.gossipKeyFile, "gossip-key-file", "", "gossip: file of base64 encryption keys, one per line, the primary first")
+	fs.BoolVar(&f.insecureGossip, "insecure-gossip", false, "gossip: run unencrypted (development only)")
+	fs.StringVar(&f.voters, "control", "", "comma-separated API URLs of control voters the data plane follows (default: this node's own voter)")
+	fs.StringVar(&f.tokenFile, "token-file", "", "file of bearer tokens, one per line: allowed to write (control role); the first one reads the configuration (data plane)")
+	fs.StringVar(&f.readTokenFile, "read-token-file", "", "file of bearer tokens allowed to read, one per line; the data plane reads with the first")
+	fs.BoolVar(&f.openReads, "open-reads", false, "control: let anyone read without a token")
+	fs.StringVar(&f.dnsAddr, "dns", "127.0.0.1:5353", "location: DNS listen address (UDP and TCP)")
+	fs.StringVar(&f.nameServers, "ns", "", "location: virtual name servers this location hosts, as index=host:port, comma-separated")
+	fs.StringVar(&f.httpAddr, "http", "", "data plane: HTTP listen address of /metrics, /healthz, /readyz (default 127.0.0.1:9090; \"off\" for none)")
+	fs.BoolVar(&f.allowLoopback, "allow-loopback-probes", false, "checker: allow probing loopback addresses (development and tests only)")
+	fs.StringVar(&f.probeAllow, "probe-allow", "", "checker: comma-separated reserved prefixes that may be probed, e.g. 10.1.0.0/16")
 	fs.StringVar(&f.tlsCert, "tls-cert", "", "certificate file: serve the API over TLS")
 	fs.StringVar(&f.tlsKey, "tls-key", "", "key file of -tls-cert")
-	fs.StringVar(&f.tlsCA, "tls-ca", "", "CA file to verify other voters' APIs (forwarding and joining)")
+	fs.StringVar(&f.tlsCA, "tls-ca", "", "CA file to verify voters' APIs (forwarding, joining, following)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	for _, r := range strings.Split(f.roles, ",") {
-		if r = strings.TrimSpace(r); r != "control" {
-			fmt.Fprintf(stderr, "vigil agent: role %q is not available yet (available: control)\n", r)
-			return 2
-		}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "vigil agent: unexpected arguments %q\n", fs.Args())
+		return 2
 	}
-	if err := runControl(ctx, f, stdout, stderr); err != nil {
+	cfg, log, err := agentConfig(f, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "vigil agent: %v\n", err)
+		return 2
+	}
+	n, err := node.New(cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "vigil agent: %v\n", err)
+		return 1
+	}
+	self := n.Self()
+	fmt.Fprintf(stdout, "vigil agent: node %s (%s) in %q: data %s", self.ID, self.Roles, self.Region, cfg.DataDir)
+	if a := n.ControlAPIAddr(); a != "" {
+		fmt.Fprintf(stdout, ", control API %s", self.ControlAPI)
+	}
+	if a := n.GossipAddr(); a != "" {
+		fmt.Fprintf(stdout, ", gossip %s", a)
+	}
+	if a := n.DNSAddr(); a != "" {
+		fmt.Fprintf(stdout, ", DNS %s", a)
+	}
+	if a := n.HTTPAddr(); a != "" {
+		fmt.Fprintf(stdout, ", HTTP %s", a)
+	}
+	fmt.Fprintln(stdout)
+	if err := n.Run(ctx); err != nil {
+		log.Error("vigil agent: stopped", "err", err)
 		fmt.Fprintf(stderr, "vigil agent: %v\n", err)
 		return 1
 	}
 	return 0
 }
 
-func runControl(ctx context.Context, f agentFlags, stdout, stderr io.Writer) error {
+// agentConfig turns the flags into a node configuration and the process's logger.
+func agentConfig(f agentFlags, stderr io.Writer) (node.Config, *slog.Logger, error) {
+	cfg := node.DefaultConfig()
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
-		return fmt.Errorf("-log-level: %w", err)
+		return cfg, nil, fmt.Errorf("-log-level: %w", err)
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	roles, err := node.ParseRoles(f.roles)
+	if err != nil {
+		return cfg, nil, fmt.Errorf("-roles: %w", err)
+	}
 	if f.id == "" {
 		h, err := os.Hostname()
 		if err != nil {
-			return fmt.Errorf("-id: %w", err)
+			return cfg, nil, fmt.Errorf("-id: %w", err)
 		}
 		f.id = h
 	}
 	writeTokens, err := readTokens(f.tokenFile)
 	if err != nil {
-		return err
-	}
-	if len(writeTokens) == 0 {
-		return errors.New("-token-file with at least one write token is required: no token, no write")
+		return cfg, nil, err
 	}
 	readTokenList, err := readTokens(f.readTokenFile)
 	if err != nil {
-		return err
+		return cfg, nil, err
 	}
 	client, serverTLS, err := tlsSetup(f)
 	if err != nil {
-		return err
+		return cfg, nil, err
 	}
-	scheme := "http"
-	if serverTLS != nil {
-		scheme = "https"
+	cfg.ID, cfg.Region, cfg.Roles, cfg.DataDir, cfg.Version = f.id, f.region, roles, f.dataDir, version
+	cfg.Logger, cfg.WatcherClient = log, client
+	cfg.Control = node.ControlConfig{
+		RaftAddr: f.raftAddr, APIAddr: f.apiAddr, APIURL: f.apiURL, Bootstrap: f.bootstrap,
+		WriteTokens: writeTokens, ReadTokens: readTokenList, OpenReads: f.openReads,
+		ServerTLS: serverTLS, Client: client, RaftLogLevel: max(level, slog.LevelInfo),
 	}
-	if f.apiURL == "" {
-		f.apiURL = scheme + "://" + f.apiAddr
-	}
-	reg := prometheus.NewRegistry()
-	node, err := control.NewNode(control.NodeConfig{
-		ID: f.id, DataDir: f.dataDir, RaftAddr: f.raftAddr, APIURL: f.apiURL,
-		Logger: log, RaftLogLevel: max(level, slog.LevelInfo), Registerer: reg,
-	})
-	if err != nil {
-		return err
-	}
-	defer node.Close()
-	api, err := control.NewAPI(control.APIConfig{
-		Node: node, WriteTokens: writeTokens, ReadTokens: readTokenList, OpenReads: f.openReads,
-		Client: client, Registerer: reg, Logger: log,
-	})
-	if err != nil {
-		return err
-	}
-	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	mux.Handle("/", api)
-	ln, err := net.Listen("tcp", f.apiAddr)
-	if err != nil {
-		return fmt.Errorf("API listener: %w", err)
-	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, TLSConfig: serverTLS}
-	serveErr := make(chan error, 1)
-	go func() {
-		if serverTLS != nil {
-			serveErr <- srv.ServeTLS(ln, "", "")
+	for _, j := range splitList(f.join) {
+		if strings.HasPrefix(j, "http://") || strings.HasPrefix(j, "https://") {
+			cfg.Control.Join = append(cfg.Control.Join, j)
 		} else {
-			serveErr <- srv.Serve(ln)
+			cfg.Gossip.Join = append(cfg.Gossip.Join, j)
 		}
-	}()
-	defer srv.Close()
-
+	}
+	cfg.Gossip.Bind, cfg.Gossip.Advertise = f.gossipBind, f.gossipAdvertise
+	cfg.Gossip.KeyringFile, cfg.Gossip.Insecure = f.gossipKeyFile, f.insecureGossip
+	cfg.Voters = splitList(f.voters)
 	switch {
-	case node.HasExistingState():
-		log.Info("vigil agent: restarting from the data directory", "dir", f.dataDir)
-	case f.bootstrap:
-		if err := node.Bootstrap(); err != nil {
-			return err
-		}
-	case f.join != "":
-		if err := joinCluster(ctx, client, strings.Split(f.join, ","), writeTokens[0], control.JoinRequest{ID: f.id, RaftAddress: f.raftAddr, API: f.apiURL}, log); err != nil {
-			return err
-		}
-	default:
-		log.Warn("vigil agent: no state, no -bootstrap and no -join: waiting to be added by a voter of a cluster")
+	case len(readTokenList) > 0:
+		cfg.Token = readTokenList[0]
+	case len(writeTokens) > 0:
+		cfg.Token = writeTokens[0]
 	}
-	fmt.Fprintf(stdout, "vigil agent: voter %s: API %s, raft %s, data %s\n", f.id, f.apiURL, node.RaftAddr(), f.dataDir)
-	select {
-	case <-ctx.Done():
-	case err := <-serveErr:
-		return fmt.Errorf("API server: %w", err)
+	cfg.DNSAddr = f.dnsAddr
+	if f.nameServers != "" {
+		cfg.NameServers = map[int]string{}
+		for _, item := range splitList(f.nameServers) {
+			idx, addr, ok := strings.Cut(item, "=")
+			i, err := strconv.Atoi(idx)
+			if !ok || err != nil {
+				return cfg, nil, fmt.Errorf("-ns: %q is not index=host:port", item)
+			}
+			cfg.NameServers[i] = addr
+		}
 	}
-	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	_ = srv.Shutdown(sctx)
-	return node.Close()
+	switch {
+	case f.httpAddr != "":
+		cfg.HTTPAddr = f.httpAddr
+	case roles == node.RoleControl:
+		cfg.HTTPAddr = "off" // the API listener serves /metrics
+	}
+	cfg.Probe.AllowLoopback = f.allowLoopback
+	for _, p := range splitList(f.probeAllow) {
+		prefix, err := netip.ParsePrefix(p)
+		if err != nil {
+			return cfg, nil, fmt.Errorf("-probe-allow: %w", err)
+		}
+		cfg.Probe.Allow = append(cfg.Probe.Allow, prefix)
+	}
+	return cfg, log, nil
+}
+
+// splitList splits a comma-separated flag, dropping blanks.
+func splitList(s string) []string {
+	var out []string
+	for _, item := range strings.Split(s, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
 }
 
 // readTokens reads one token per line; blank lines and lines starting with # are skipped.
@@ -207,50 +243,4 @@ func tlsSetup(f agentFlags) (*http.Client, *tls.Config, error) {
 		return nil, nil, fmt.Errorf("-tls-cert/-tls-key: %w", err)
 	}
 	return client, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
-}
-
-// joinCluster asks the given voters, in turn, to add this one, until one accepts or ctx ends.
-func joinCluster(ctx context.Context, client *http.Client, voters []string, token string, jr control.JoinRequest, log *slog.Logger) error {
-	body, err := json.Marshal(jr)
-	if err != nil {
-		return err
-	}
-	voters = slices.DeleteFunc(voters, func(s string) bool { return strings.TrimSpace(s) == "" })
-	backoff := 200 * time.Millisecond
-	for attempt := 0; ; attempt++ {
-		v := strings.TrimRight(strings.TrimSpace(voters[attempt%len(voters)]), "/")
-		err := joinOnce(ctx, client, v, token, body)
-		if err == nil {
-			log.Info("vigil agent: joined the cluster", "via", v)
-			return nil
-		}
-		log.Warn("vigil agent: join failed, retrying", "via", v, "err", err)
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("join: %w", ctx.Err())
-		case <-time.After(backoff):
-		}
-		backoff = min(2*backoff, 5*time.Second)
-	}
-}
-
-func joinOnce(ctx context.Context, client *http.Client, voter, token string, body []byte) error {
-	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, voter+"/v1/cluster/voters", bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := client.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	out, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%s: %s", resp.Status, strings.TrimSpace(string(out)))
-	}
-	return nil
 }

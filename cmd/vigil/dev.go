@@ -2,21 +2,46 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
+	"os"
+	"time"
 
 	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/dev"
 )
 
-// runDev will run the whole demo network in one process. Until the checker, gossip, control
-// plane and location roles land, it loads and validates the demo configuration and says what
-// it is going to run.
-func runDev(_ context.Context, args []string, stdout, stderr io.Writer) int {
+// runDev runs the whole demo network in this process (`vigil dev`), or drives the faults of
+// a running one (`vigil dev target|cut|heal|faults`).
+func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		switch args[0] {
+		case "target", "cut", "heal", "faults":
+			return runDevFault(ctx, args[0], args[1:], stdout, stderr)
+		}
+	}
 	fs := flag.NewFlagSet("dev", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	file := fs.String("f", "examples/demo.yaml", "configuration to load")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: vigil dev [flags]                   run the demo network\n"+
+			"       vigil dev target <region> down|up    fail or recover a demo target's health check\n"+
+			"       vigil dev cut <region> [<region>]    cut two regions apart, or one from all others\n"+
+			"       vigil dev heal                       restore every link\n"+
+			"       vigil dev faults                     list the faults in force\n\nflags:")
+		fs.PrintDefaults()
+	}
+	file := fs.String("f", "examples/demo.yaml", "configuration to apply at start")
+	dataDir := fs.String("data-dir", "", "directory of the control plane's data and the locations' disk copies (default: a temporary directory, removed at exit)")
+	logLevel := fs.String("log-level", "warn", "debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
+		fmt.Fprintf(stderr, "vigil dev: -log-level: %v\n", err)
 		return 2
 	}
 	doc, err := config.Load(*file)
@@ -24,8 +49,84 @@ func runDev(_ context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "vigil dev: %s:\n%v\n", *file, err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "vigil dev: %s is valid: %d regions, %d checks, %d zones.\n",
-		*file, len(doc.Regions), len(doc.Checks), len(doc.Zones))
-	fmt.Fprintln(stdout, "vigil dev: the embedded network (checkers, gossip, control plane, DNS locations) is not built yet; see the open issues.")
+	cfg := dev.DefaultConfig()
+	cfg.Document = doc
+	cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	cfg.DataDir = *dataDir
+	if cfg.DataDir == "" {
+		tmp, err := os.MkdirTemp("", "vigil-dev-")
+		if err != nil {
+			fmt.Fprintf(stderr, "vigil dev: %v\n", err)
+			return 1
+		}
+		defer os.RemoveAll(tmp)
+		cfg.DataDir = tmp
+	}
+	n, err := dev.Start(ctx, cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "vigil dev: %v\n", err)
+		return 1
+	}
+	printDevAddresses(stdout, cfg, *file)
+	<-ctx.Done()
+	fmt.Fprintln(stdout, "vigil dev: stopping")
+	if err := n.Wait(); err != nil {
+		fmt.Fprintf(stderr, "vigil dev: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+func printDevAddresses(w io.Writer, cfg dev.Config, file string) {
+	fmt.Fprintf(w, "vigil dev: %s applied; data in %s\n", file, cfg.DataDir)
+	fmt.Fprintf(w, "  control API   http://%s  (write token %q; faults under /v1/dev/; /metrics)\n", cfg.ControlAddr, dev.DemoToken)
+	for _, r := range cfg.Regions {
+		l := cfg.Locations[r]
+		fmt.Fprintf(w, "  %-8s DNS %s (udp+tcp)  HTTP http://%s  target http://%s/healthz  checkers %d\n",
+			r, l.DNS, l.HTTP, cfg.Targets[r], cfg.CheckersPerRegion)
+	}
+	fmt.Fprintf(w, "try: dig @127.0.0.1 -p 5301 www.demo.vigil.test   then: vigil dev target us-east down\n")
+}
+
+// runDevFault drives the faults of a running `vigil dev` through its control API.
+func runDevFault(ctx context.Context, verb string, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("dev "+verb, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	base := fs.String("control", "http://127.0.0.1:7700", "base URL of the dev network's control API")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	c := dev.Client{BaseURL: *base}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	rest := fs.Args()
+	var (
+		faults []dev.Fault
+		err    error
+	)
+	switch {
+	case verb == "target" && len(rest) == 2 && (rest[1] == "down" || rest[1] == "up"):
+		faults, err = c.SetTargetDown(ctx, rest[0], rest[1] == "down")
+	case verb == "cut" && (len(rest) == 1 || len(rest) == 2):
+		faults, err = c.Cut(ctx, rest...)
+	case verb == "heal" && len(rest) == 0:
+		faults, err = c.Heal(ctx)
+	case verb == "faults" && len(rest) == 0:
+		faults, err = c.Faults(ctx)
+	default:
+		err = errors.New("usage: vigil dev target <region> down|up | cut <region> [<region>] | heal | faults")
+		fmt.Fprintln(stderr, err)
+		return 2
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "vigil dev %s: %v\n", verb, err)
+		return 1
+	}
+	if len(faults) == 0 {
+		fmt.Fprintln(stdout, "no faults")
+	}
+	for _, f := range faults {
+		fmt.Fprintln(stdout, f)
+	}
 	return 0
 }

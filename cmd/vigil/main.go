@@ -21,10 +21,11 @@ type command struct {
 // commands lists the subcommands. Each lives in a file of its own name.
 func commands() []command {
 	return []command{
-		{"agent", "run a node's roles: control (a raft voter and its API)", runAgent},
+		{"agent", "run a node's roles: control (raft voter and API), checker, location (DNS)", runAgent},
 		{"apply", "apply a whole configuration file through the control plane", runApply},
-		{"dev", "run a whole multi-region network in this process, on loopback", runDev},
+		{"dev", "run a whole multi-region network in this process, on loopback; drive its faults", runDev},
 		{"shard", "analyse the blast radius of shuffle shards (vigil shard analyze)", runShard},
+		{"target", "serve a demo target whose health endpoint can be switched down and up", runTarget},
 		{"validate", "check a configuration file and list every problem", runValidate},
 		{"version", "print the build version", runVersion},
 	}

@@ -1,0 +1,14 @@
+// Package dev is `vigil dev`: a whole multi-region Vigil network in one process, on
+// loopback, for the demo and for tests.
+//
+// It runs a single-voter control plane (real raft, BoltDB files, the control API), three
+// regions of checkers and one DNS location per region, each a gossip node over the regions
+// simulated network (so a cut region is cut for memberlist and for probes alike), and one
+// demo HTTP target per region whose health endpoint can be switched off. Faults (a target
+// down, regions cut) are driven through dev-only endpoints of the control API, under
+// /v1/dev/, and listed there.
+//
+// The wiring of a checker (assignment from the pool's membership, probe, publish) and of a
+// location (reports heard, quorum verdicts, DNS answers) is kept minimal here: the agent
+// runtime owns the production wiring.
+package dev

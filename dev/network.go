@@ -1,0 +1,353 @@
+package dev
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/raft"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/vigil-dns/vigil/checker"
+	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/gossip"
+	"github.com/vigil-dns/vigil/location"
+	"github.com/vigil-dns/vigil/quorum"
+	"github.com/vigil-dns/vigil/regions"
+)
+
+// controlID is the raft ID (and raft address) of the dev network's one voter: it has no
+// peer, so its raft transport is in memory, and a fixed address lets it restart from
+// --data-dir.
+const controlID = "dev-control"
+
+// Network is a running dev network. Start it with Start; it stops when the context given to
+// Start ends, and Wait returns once everything has stopped.
+type Network struct {
+	cfg       Config
+	log       *slog.Logger
+	sim       *regions.Network
+	voter     *control.Node
+	targets   map[string]*Target
+	locations map[string]*locationNode
+	checkers  []*checkerNode
+	control   string // the control API's address
+
+	wg   sync.WaitGroup
+	mu   sync.Mutex
+	errs []error
+}
+
+// Start starts a dev network and returns once the configuration is applied and every node
+// runs; the network stops when ctx ends. On error, whatever started is stopped.
+func Start(ctx context.Context, cfg Config) (n *Network, err error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	n = &Network{cfg: cfg, log: cfg.Logger, targets: map[string]*Target{}, locations: map[string]*locationNode{}}
+	defer func() {
+		if err != nil {
+			cancel()
+			_ = n.Wait()
+		}
+	}()
+	n.wg.Go(func() { <-ctx.Done() }) // Wait returns after cancel even if nothing else started
+	if n.sim, err = regions.NewNetwork(cfg.Seed, cfg.Regions...); err != nil {
+		return n, fmt.Errorf("dev: %w", err)
+	}
+	for _, r := range cfg.Regions {
+		t, err := NewTarget(r, cfg.Targets[r])
+		if err != nil {
+			return n, err
+		}
+		n.targets[r] = t
+		n.goRun(ctx, "target "+r, t.Run)
+		if err := n.sim.PlaceTarget(t.Addr(), r); err != nil {
+			return n, fmt.Errorf("dev: %w", err)
+		}
+	}
+	if err := n.startControl(ctx); err != nil {
+		return n, err
+	}
+	key, err := gossip.ParseKey(DemoKey)
+	if err != nil {
+		return n, fmt.Errorf("dev: %w", err)
+	}
+	var seed string
+	for _, r := range cfg.Regions {
+		if seed, err = n.startRegion(ctx, r, key, seed); err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// goRun runs f in a goroutine of the network, keeping its error.
+func (n *Network) goRun(ctx context.Context, what string, f func(context.Context) error) {
+	n.wg.Go(func() {
+		if err := f(ctx); err != nil && ctx.Err() == nil {
+			n.log.Error("dev: stopped", "what", what, "err", err)
+			n.mu.Lock()
+			n.errs = append(n.errs, fmt.Errorf("%s: %w", what, err))
+			n.mu.Unlock()
+		}
+	})
+}
+
+// Wait waits until everything has stopped and returns the errors of what stopped early.
+func (n *Network) Wait() error {
+	n.wg.Wait()
+	if n.voter != nil {
+		if err := n.voter.Close(); err != nil {
+			n.errs = append(n.errs, err)
+		}
+		n.voter = nil
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return errors.Join(n.errs...)
+}
+
+// startControl starts the voter, its API with the dev endpoints, and applies the document.
+func (n *Network) startControl(ctx context.Context) error {
+	reg := prometheus.NewRegistry()
+	ln, err := net.Listen("tcp", n.cfg.ControlAddr)
+	if err != nil {
+		return fmt.Errorf("dev: control API: %w", err)
+	}
+	n.control = ln.Addr().String()
+	_, trans := raft.NewInmemTransport(raft.ServerAddress(controlID))
+	voter, err := control.NewNode(control.NodeConfig{
+		ID: controlID, DataDir: filepath.Join(n.cfg.DataDir, "control"), Transport: trans,
+		APIURL: "http://" + n.control, Logger: n.log, RaftLogLevel: slog.LevelWarn,
+		Registerer: prometheus.WrapRegistererWith(prometheus.Labels{"node": controlID}, reg),
+	})
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	n.voter = voter
+	api, err := control.NewAPI(control.APIConfig{
+		Node: voter, WriteTokens: []string{DemoToken}, OpenReads: true, Logger: n.log,
+		Registerer: prometheus.WrapRegistererWith(prometheus.Labels{"node": controlID}, reg),
+	})
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux.Handle("/v1/dev/", n.faultsHandler())
+	mux.Handle("/", api)
+	n.serveHTTP(ctx, "control API", ln, mux)
+	if !voter.HasExistingState() {
+		if err := voter.Bootstrap(); err != nil {
+			return err
+		}
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for !voter.IsLeader() {
+		if time.Now().After(deadline) {
+			return errors.New("dev: control: no leader within 30s")
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("dev: control: %w", ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	if _, err := voter.Apply(&control.Command{Op: control.OpApplyDocument, Document: n.cfg.Document}); err != nil {
+		return fmt.Errorf("dev: apply the document: %w", err)
+	}
+	return nil
+}
+
+// serveHTTP serves h on ln until ctx ends.
+func (n *Network) serveHTTP(ctx context.Context, what string, ln net.Listener, h http.Handler) {
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: time.Minute}
+	n.goRun(ctx, what, func(ctx context.Context) error {
+		errc := make(chan error, 1)
+		go func() { errc <- srv.Serve(ln) }()
+		select {
+		case <-ctx.Done():
+			sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			_ = srv.Shutdown(sctx)
+			<-errc
+			return nil
+		case err := <-errc:
+			return err
+		}
+	})
+}
+
+// startRegion starts the location and the checkers of region r, joining the pool through
+// seed (none for the first region); it returns the seed for the next regions.
+func (n *Network) startRegion(ctx context.Context, r string, key []byte, seed string) (string, error) {
+	reg := prometheus.NewRegistry()
+	locID := r + "-location"
+	nodeReg := func(id string) prometheus.Registerer {
+		return prometheus.WrapRegistererWith(prometheus.Labels{"node": id}, reg)
+	}
+	watcher, err := control.NewWatcher(control.WatcherConfig{
+		Voters: []string{"http://" + n.control}, CachePath: filepath.Join(n.cfg.DataDir, locID+".json"),
+		Wait: 10 * time.Second, RetryMax: 2 * time.Second, Logger: n.log, Registerer: nodeReg(locID),
+	})
+	if err != nil {
+		return seed, err
+	}
+	n.goRun(ctx, "watcher "+r, watcher.Run)
+	cfg := newConfigHolder()
+	n.wg.Go(func() { cfg.follow(ctx, watcher) })
+
+	pool, err := n.startPool(ctx, locID, r, gossip.RoleLocation, key, seed, nodeReg(locID))
+	if err != nil {
+		return seed, err
+	}
+	if seed == "" {
+		seed = pool.Addr()
+	}
+	dns, err := location.New(location.Config{Addr: n.cfg.Locations[r].DNS, Registerer: nodeReg(locID), Logger: n.log})
+	if err != nil {
+		return seed, err
+	}
+	if err := dns.Listen(); err != nil {
+		return seed, err
+	}
+	n.goRun(ctx, "location "+r, dns.Run)
+	m, err := newLocationMetrics(nodeReg(locID))
+	if err != nil {
+		return seed, err
+	}
+	loc := &locationNode{id: locID, region: r, pool: pool, dns: dns, metrics: m, log: n.log}
+	n.locations[r] = loc
+	n.wg.Go(func() { loc.loop(ctx, cfg, n.cfg.Evaluate, time.Now) })
+	ln, err := net.Listen("tcp", n.cfg.Locations[r].HTTP)
+	if err != nil {
+		return seed, fmt.Errorf("dev: location %s: %w", r, err)
+	}
+	loc.httpAddr = ln.Addr().String()
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if !loc.ready() {
+			http.Error(w, "no configuration yet", http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprintln(w, "ready")
+	})
+	n.serveHTTP(ctx, "location HTTP "+r, ln, mux)
+	// The location's HTTP port is the region's canary: it always answers, so a checker that
+	// still reaches it knows that failures elsewhere are not its own network's.
+	canary, err := n.canary(r, ln.Addr().(*net.TCPAddr))
+	if err != nil {
+		return seed, err
+	}
+
+	dialer, err := n.sim.Dialer(r)
+	if err != nil {
+		return seed, fmt.Errorf("dev: %w", err)
+	}
+	for i := range n.cfg.CheckersPerRegion {
+		id := fmt.Sprintf("%s-checker-%d", r, i+1)
+		pool, err := n.startPool(ctx, id, r, gossip.RoleChecker, key, seed, nodeReg(id))
+		if err != nil {
+			return seed, err
+		}
+		cn := &checkerNode{id: id, region: r, pool: pool, log: n.log}
+		cn.chk, err = checker.New(checker.Options{
+			Name:       id,
+			Prober:     checker.ProberOptions{Dialer: dialer, Addresses: checker.AddressPolicy{AllowLoopback: true}},
+			Canaries:   []config.Check{canary},
+			Registerer: nodeReg(id), Logger: n.log, OnReport: cn.publish,
+		})
+		if err != nil {
+			return seed, err
+		}
+		n.checkers = append(n.checkers, cn)
+		n.goRun(ctx, "checker "+id, cn.chk.Run)
+		n.wg.Go(func() { cn.assign(ctx, cfg, n.cfg.Assign) })
+	}
+	return seed, nil
+}
+
+// canary returns the canary check of region r's checkers: a TCP check of addr, placed in r.
+func (n *Network) canary(r string, addr *net.TCPAddr) (config.Check, error) {
+	c := config.DefaultCheck()
+	c.ID = "canary-" + r
+	c.Protocol = config.ProtocolTCP
+	c.Target = config.Target{Host: addr.IP.String(), Port: addr.Port}
+	c.Interval = config.Duration(time.Second)
+	c.Timeout = config.Duration(500 * time.Millisecond)
+	if err := n.sim.PlaceTarget(addr.String(), r); err != nil {
+		return c, fmt.Errorf("dev: canary: %w", err)
+	}
+	return c, nil
+}
+
+// startPool starts one gossip node over the simulated network.
+func (n *Network) startPool(ctx context.Context, id, region string, roles gossip.Roles, key []byte, seed string, reg prometheus.Registerer) (*gossip.Node, error) {
+	tr, err := n.sim.NewTransport(region)
+	if err != nil {
+		return nil, fmt.Errorf("dev: %w", err)
+	}
+	var seeds []string
+	if seed != "" {
+		seeds = []string{seed}
+	}
+	pool, err := gossip.New(gossip.Config{
+		ID: id, Region: region, Roles: roles, Version: "dev", Transport: tr, Keys: [][]byte{key},
+		Profile: gossip.ProfileLocal, Seeds: seeds, HeartbeatInterval: time.Second,
+		RejoinInterval: 2 * time.Second, Registerer: reg, Logger: n.log.With("node", id),
+	})
+	if err != nil {
+		return nil, err
+	}
+	n.goRun(ctx, "gossip "+id, pool.Run)
+	return pool, nil
+}
+
+// ControlURL returns the base URL of the control API.
+func (n *Network) ControlURL() string { return "http://" + n.control }
+
+// DNSAddr returns the address of region r's location DNS listener.
+func (n *Network) DNSAddr(r string) string {
+	if l, ok := n.locations[r]; ok {
+		return l.dns.Addr().String()
+	}
+	return ""
+}
+
+// HTTPAddr returns the address of region r's location HTTP server (/metrics, /healthz,
+// /readyz).
+func (n *Network) HTTPAddr(r string) string {
+	if l, ok := n.locations[r]; ok {
+		return l.httpAddr
+	}
+	return ""
+}
+
+// TargetAddr returns the address of region r's demo target.
+func (n *Network) TargetAddr(r string) string {
+	if t, ok := n.targets[r]; ok {
+		return t.Addr()
+	}
+	return ""
+}
+
+// Verdicts returns the current verdicts of region r's location, by check.
+func (n *Network) Verdicts(r string) map[string]quorum.Verdict {
+	if l, ok := n.locations[r]; ok {
+		return l.Verdicts()
+	}
+	return nil
+}

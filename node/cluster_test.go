@@ -1,0 +1,231 @@
+package node
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/gossip"
+	"github.com/vigil-dns/vigil/regions"
+)
+
+// simCluster is 3 regions × (2 checkers + 1 location) on the regions simulated network, with
+// one real HTTP target per region placed in it.
+type simCluster struct {
+	net       *regions.Network
+	targets   map[string]*target
+	locations map[string]*started
+	nodes     []*started
+}
+
+var demoRegions = []string{"us-east", "eu-west", "sa-east"}
+
+func newSimCluster(t *testing.T) *simCluster {
+	t.Helper()
+	nw, err := regions.NewNetwork(7, demoRegions...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &simCluster{net: nw, targets: map[string]*target{}, locations: map[string]*started{}}
+	for _, r := range demoRegions {
+		c.targets[r] = newTarget(t)
+		if err := nw.PlaceTarget(c.targets[r].addr(), r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	doc := demoDoc(t, c.targets)
+	var seed string
+	for _, r := range demoRegions {
+		for i := range 3 {
+			roles, id := RoleChecker, fmt.Sprintf("%s-c%d", r, i)
+			if i == 2 {
+				roles, id = RoleLocation, r+"-loc"
+			}
+			s := c.add(t, id, r, roles, doc, seed)
+			if seed == "" {
+				seed = s.GossipAddr()
+			}
+			if roles == RoleLocation {
+				c.locations[r] = s
+			}
+		}
+	}
+	return c
+}
+
+func (c *simCluster) add(t *testing.T, id, region string, roles Roles, doc *config.Document, seed string) *started {
+	t.Helper()
+	tr, err := c.net.NewTransport(region)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dialer, err := c.net.Dialer(region)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultConfig()
+	cfg.ID, cfg.Region, cfg.Roles, cfg.DataDir = id, region, roles, t.TempDir()
+	cfg.Transport, cfg.Dialer, cfg.Static = tr, dialer, doc
+	cfg.Gossip.Keys, cfg.Gossip.Profile = [][]byte{testKey}, gossip.ProfileLocal
+	cfg.Gossip.HeartbeatInterval, cfg.Gossip.RejoinInterval = 500*time.Millisecond, time.Second
+	if seed != "" {
+		cfg.Gossip.Join = []string{seed}
+	}
+	cfg.DNSAddr, cfg.HTTPAddr, cfg.EvalInterval = "127.0.0.1:0", "off", 100*time.Millisecond
+	cfg.Probe.AllowLoopback = true
+	cfg.Logger, cfg.Registerer = testLogger().With("id", id), newReg()
+	n, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := start(t, n)
+	c.nodes = append(c.nodes, s)
+	return s
+}
+
+// answers returns the A records a location's DNS socket answers for name.
+func (c *simCluster) answers(region, name string) ([]string, error) {
+	got, err := query(c.locations[region].DNSAddr(), name)
+	slices.Sort(got)
+	return got, err
+}
+
+// state is a location's current verdict of a check.
+func (c *simCluster) state(region, check string) string {
+	v, err := c.locations[region].Verdicts()
+	if err != nil {
+		return err.Error()
+	}
+	return v[check].State.String()
+}
+
+// The demo network on the simulated regions: DNS answers from the locations' real UDP sockets
+// follow the targets' health; the São Paulo story (a region cut off keeps serving its own
+// endpoint while the far locations drop it) and its healing.
+func TestSimulatedRegions(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 9-node network in real time")
+	}
+	c := newSimCluster(t)
+	interval := time.Second // the demo checks' interval
+	for _, r := range demoRegions {
+		eventually(t, 15*time.Second, r+": www answers the us-east record", func() (bool, string) {
+			got, err := c.answers(r, "www.demo.vigil.test")
+			return err == nil && slices.Equal(got, []string{"192.0.2.1"}), fmtAnswer(got, err)
+		})
+	}
+	// Every checker is assigned its shard: 2 checkers per region probe each of the 3 checks.
+	for _, s := range c.nodes {
+		if s.cfg.Roles.Has(RoleChecker) {
+			eventually(t, 5*time.Second, s.cfg.ID+" assigned", func() (bool, string) {
+				a := s.Self().AssignedChecks
+				return a == 3, fmt.Sprint(a)
+			})
+		}
+	}
+	// Warm: every location holds a fresh healthy report from each of the 6 checkers of every
+	// probed check (not merely serving them open for want of reports).
+	took := eventually(t, 20*time.Second, "every location hears all 6 checkers healthy", func() (bool, string) {
+		for _, r := range demoRegions {
+			v, err := c.locations[r].Verdicts()
+			if err != nil {
+				return false, err.Error()
+			}
+			for _, id := range []string{"web-us-east", "web-eu-west", "web-sa-east"} {
+				if x := v[id]; x.State.String() != "healthy" || x.Counts.Fresh != 6 || x.Counts.Healthy != 6 {
+					return false, fmt.Sprintf("%s: %s: %s %+v", r, id, x.State, x.Counts)
+				}
+			}
+		}
+		return true, ""
+	})
+	t.Logf("warm after %s", took)
+	eventually(t, 5*time.Second, "all three regions in every location's answer", func() (bool, string) {
+		for _, r := range demoRegions {
+			got, err := c.answers(r, "all.demo.vigil.test")
+			if err != nil || len(got) != 3 {
+				return false, r + ": " + fmtAnswer(got, err)
+			}
+		}
+		return true, ""
+	})
+
+	// A target made unhealthy drops out within (failure threshold + 2) intervals plus
+	// propagation (one evaluation tick and gossip's delta spread, well under 2s here).
+	c.targets["us-east"].down.Store(true)
+	bound := time.Duration(3+2)*interval + 2*time.Second
+	took = eventually(t, bound, "us-east drops out of www everywhere", func() (bool, string) {
+		for _, r := range demoRegions {
+			got, err := c.answers(r, "www.demo.vigil.test")
+			if err != nil || !slices.Equal(got, []string{"198.51.100.1"}) {
+				return false, r + ": " + fmtAnswer(got, err)
+			}
+		}
+		return true, ""
+	})
+	t.Logf("failover everywhere after %s (bound %s)", took, bound)
+	c.targets["us-east"].down.Store(false)
+	eventually(t, 3*interval+2*time.Second, "us-east back in www", func() (bool, string) {
+		for _, r := range demoRegions {
+			got, err := c.answers(r, "www.demo.vigil.test")
+			if err != nil || !slices.Equal(got, []string{"192.0.2.1"}) {
+				return false, r + ": " + fmtAnswer(got, err)
+			}
+		}
+		return true, ""
+	})
+
+	// Cut sa-east off. Far locations hear only checkers that cannot reach the sa-east target:
+	// they mark it unhealthy once sa-east's checkers go stale (freshness 5s) and their own fail
+	// (3 × 1s). The sa-east location hears only sa-east's checkers, which still reach it.
+	if err := c.net.Isolate("sa-east"); err != nil {
+		t.Fatal(err)
+	}
+	took = eventually(t, 5*time.Second+5*interval+3*time.Second, "far locations drop sa-east", func() (bool, string) {
+		for _, r := range []string{"us-east", "eu-west"} {
+			if st := c.state(r, "web-sa-east"); st != "unhealthy" {
+				return false, r + ": " + st
+			}
+			got, err := c.answers(r, "all.demo.vigil.test")
+			if err != nil || slices.Contains(got, "203.0.113.1") {
+				return false, r + ": " + fmtAnswer(got, err)
+			}
+		}
+		return true, ""
+	})
+	t.Logf("far locations dropped sa-east after %s", took)
+	// Meanwhile, and for a while longer, the sa-east location keeps serving it.
+	for range 10 {
+		if st := c.state("sa-east", "web-sa-east"); st != "healthy" {
+			ex, _ := c.locations["sa-east"].ExplainCheck("web-sa-east")
+			t.Fatalf("sa-east location: web-sa-east is %s during the cut: %s", st, ex.Sentence)
+		}
+		got, err := c.answers("sa-east", "all.demo.vigil.test")
+		if err != nil || !slices.Contains(got, "203.0.113.1") {
+			t.Fatalf("sa-east location does not answer its own endpoint: %s", fmtAnswer(got, err))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	ex, err := c.locations["us-east"].ExplainCheck("web-sa-east")
+	if err != nil || ex.Counts.Healthy != 0 || ex.Counts.Unhealthy == 0 {
+		t.Errorf("us-east's evidence for web-sa-east: %+v, %v", ex.Counts, err)
+	}
+
+	// Heal: gossip rejoins, checkers reach the target again, and every location agrees.
+	c.net.HealAll()
+	took = eventually(t, 25*time.Second, "agreement after healing", func() (bool, string) {
+		for _, r := range demoRegions {
+			if st := c.state(r, "web-sa-east"); st != "healthy" {
+				return false, r + ": " + st
+			}
+			got, err := c.answers(r, "all.demo.vigil.test")
+			if err != nil || len(got) != 3 {
+				return false, r + ": " + fmtAnswer(got, err)
+			}
+		}
+		return true, ""
+	})
+	t.Logf("agreement restored after %s", took)
+}

@@ -1,0 +1,352 @@
+package node
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/memberlist"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/vigil-dns/vigil/checker"
+	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/gossip"
+)
+
+// Roles is the set of roles a node runs; it is gossip's role set, carried in the node's
+// gossip metadata.
+type Roles = gossip.Roles
+
+// The roles a node may run, in any combination.
+const (
+	RoleControl  = gossip.RoleControl
+	RoleChecker  = gossip.RoleChecker
+	RoleLocation = gossip.RoleLocation
+)
+
+// ParseRoles reads a comma-separated list of roles, e.g. "control,checker,location".
+func ParseRoles(s string) (Roles, error) {
+	var r Roles
+	for _, name := range strings.Split(s, ",") {
+		switch strings.TrimSpace(name) {
+		case "control":
+			r |= RoleControl
+		case "checker":
+			r |= RoleChecker
+		case "location":
+			r |= RoleLocation
+		case "":
+		default:
+			return 0, fmt.Errorf("node: unknown role %q (roles are control, checker and location)", strings.TrimSpace(name))
+		}
+	}
+	if r == 0 {
+		return 0, errors.New("node: no role given (roles are control, checker and location)")
+	}
+	return r, nil
+}
+
+// Config configures one node. Start from DefaultConfig; the zero value of an optional field
+// means its default, listed with the field.
+type Config struct {
+	// ID names the node: its gossip name and, with the control role, its raft ID. Required.
+	ID string
+	// Region is the node's region, one of the configuration's regions. Required for the
+	// checker and location roles.
+	Region string
+	// Roles are the roles the node runs; at least one.
+	Roles Roles
+	// DataDir holds the node's state: the disk copy of the configuration (config.json) and,
+	// with the control role, the raft log and snapshots (control/). Required.
+	DataDir string
+	// Version is the software version the node reports.
+	Version string
+
+	// Gossip configures the data-plane pool (checker and location roles).
+	Gossip GossipConfig
+	// Control configures the control role.
+	Control ControlConfig
+
+	// Voters are the base URLs of control voters' APIs that the data plane's Watcher follows.
+	// With the control role and no voters, the node follows its own voter.
+	Voters []string
+	// Token is the bearer token the Watcher reads with, unless reads are open.
+	Token string
+	// WatcherClient makes the Watcher's requests (e.g. with a TLS config); default a plain
+	// client.
+	WatcherClient *http.Client
+	// Static, when set, is the configuration the node runs, instead of following the control
+	// plane (tests, `vigil dev`, a node without a control plane).
+	Static *config.Document
+
+	// DNSAddr is the location's main DNS listener, UDP and TCP on the same port. Default
+	// "127.0.0.1:5353"; port 0 picks a free port.
+	DNSAddr string
+	// NameServers maps the virtual name servers this location hosts to their listen
+	// addresses.
+	NameServers map[int]string
+	// HTTPAddr is the node's HTTP listener: /metrics, /healthz, /readyz and mounted handlers.
+	// Default "127.0.0.1:9090"; port 0 picks a free port; "off" serves none.
+	HTTPAddr string
+
+	// Probe configures the checker's probes.
+	Probe ProbeConfig
+	// EvalInterval is how often a location re-evaluates every check. Default 500ms;
+	// 50ms to 10s.
+	EvalInterval time.Duration
+
+	// Transport replaces gossip's real network, e.g. with a regions.Transport.
+	Transport memberlist.Transport
+	// Dialer replaces the checker's probe dialer, e.g. with a regions.Dialer.
+	Dialer checker.Dialer
+	// Logger receives the node's logs. Default slog.Default().
+	Logger *slog.Logger
+	// Registerer receives every metric of the node. Default a fresh registry, which is then
+	// also the Gatherer.
+	Registerer prometheus.Registerer
+	// Gatherer is what /metrics serves. Default the Registerer, when it is a Gatherer too.
+	Gatherer prometheus.Gatherer
+}
+
+// GossipConfig configures the node's membership of the data-plane pool.
+type GossipConfig struct {
+	// Bind is where the real transport listens, host:port. Default "127.0.0.1:7946"; port 0
+	// picks a free port. Unused with Config.Transport.
+	Bind string
+	// Advertise, when set, is the host:port other nodes dial.
+	Advertise string
+	// Join are addresses (host:port) of pool members to join at start and to rejoin.
+	Join []string
+	// Keys is the keyring: the first key encrypts, every key decrypts; 16, 24 or 32 bytes.
+	Keys [][]byte
+	// KeyringFile is a file of base64 keys, one per line, the primary first; read by New and
+	// added after Keys.
+	KeyringFile string
+	// Insecure runs the pool unencrypted: development only, and never with keys.
+	Insecure bool
+	// Profile is memberlist's timing. Default gossip.ProfileLAN.
+	Profile gossip.Profile
+	// HeartbeatInterval and RejoinInterval override gossip's defaults (2s, 15s).
+	HeartbeatInterval, RejoinInterval time.Duration
+}
+
+// ControlConfig configures the control role: a raft voter and its HTTP API.
+type ControlConfig struct {
+	// RaftAddr is the raft transport's address (listen and advertise). Default
+	// "127.0.0.1:7000".
+	RaftAddr string
+	// APIAddr is the API's listen address. Default "127.0.0.1:7100".
+	APIAddr string
+	// APIURL is the URL other voters reach the API at. Default from the address the API
+	// listens on.
+	APIURL string
+	// Bootstrap starts a new cluster with this voter as its first member.
+	Bootstrap bool
+	// Join are API URLs of voters of the cluster to join.
+	Join []string
+	// WriteTokens may write and read; at least one is required. ReadTokens may only read.
+	WriteTokens, ReadTokens []string
+	// OpenReads lets anyone read without a token.
+	OpenReads bool
+	// ServerTLS, when set, serves the API over TLS.
+	ServerTLS *tls.Config
+	// Client reaches other voters (forwarding, joining). Default a plain client.
+	Client *http.Client
+	// Timing overrides raft's timeouts (tests use short ones).
+	Timing control.Timing
+	// RaftLogLevel is the least level of raft's logs passed on. Default Info.
+	RaftLogLevel slog.Level
+}
+
+// ProbeConfig is the checker's probe safety and capacity.
+type ProbeConfig struct {
+	// Allow lists reserved prefixes the checker may probe anyway (a private network it
+	// watches).
+	Allow []netip.Prefix
+	// AllowLoopback permits probing 127.0.0.0/8 and ::1: dev mode and tests only.
+	AllowLoopback bool
+	// Concurrency bounds the probes in flight. Default checker.DefaultConcurrency.
+	Concurrency int
+}
+
+// DefaultConfig returns a configuration with every default filled in: a location and
+// checker on loopback, no identity, region or data directory yet.
+func DefaultConfig() Config {
+	return Config{
+		Roles:        RoleChecker | RoleLocation,
+		DNSAddr:      "127.0.0.1:5353",
+		HTTPAddr:     "127.0.0.1:9090",
+		EvalInterval: 500 * time.Millisecond,
+		Gossip:       GossipConfig{Bind: "127.0.0.1:7946"},
+		Control:      ControlConfig{RaftAddr: "127.0.0.1:7000", APIAddr: "127.0.0.1:7100"},
+	}
+}
+
+// The bounds of Config.EvalInterval.
+const (
+	minEvalInterval = 50 * time.Millisecond
+	maxEvalInterval = 10 * time.Second
+)
+
+// setDefaults fills the optional fields left zero.
+func (c *Config) setDefaults() {
+	d := DefaultConfig()
+	if c.DNSAddr == "" {
+		c.DNSAddr = d.DNSAddr
+	}
+	if c.HTTPAddr == "" {
+		c.HTTPAddr = d.HTTPAddr
+	}
+	if c.EvalInterval == 0 {
+		c.EvalInterval = d.EvalInterval
+	}
+	if c.Gossip.Bind == "" {
+		c.Gossip.Bind = d.Gossip.Bind
+	}
+	if c.Control.RaftAddr == "" {
+		c.Control.RaftAddr = d.Control.RaftAddr
+	}
+	if c.Control.APIAddr == "" {
+		c.Control.APIAddr = d.Control.APIAddr
+	}
+}
+
+// Validate reports every problem of the configuration, defaults applied first, one per line.
+func (c Config) Validate() error {
+	c.setDefaults()
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf("node: "+format, args...)) }
+	if c.ID == "" {
+		bad("id is required")
+	} else if len(c.ID) > gossip.MaxIDLen {
+		bad("id is longer than %d bytes", gossip.MaxIDLen)
+	}
+	dataPlane := c.Roles.Has(RoleChecker) || c.Roles.Has(RoleLocation)
+	if c.Region == "" && dataPlane {
+		bad("region is required for the checker and location roles")
+	}
+	if c.Roles == 0 {
+		bad("at least one role is required (control, checker, location)")
+	} else if c.Roles&^(RoleControl|RoleChecker|RoleLocation) != 0 {
+		bad("unknown role bits %d", c.Roles)
+	}
+	if c.DataDir == "" {
+		bad("data directory is required (it keeps the disk copy of the configuration)")
+	}
+	if c.EvalInterval < minEvalInterval || c.EvalInterval > maxEvalInterval {
+		bad("eval interval %s is outside %s to %s", c.EvalInterval, minEvalInterval, maxEvalInterval)
+	}
+	if c.HTTPAddr != "off" {
+		checkAddr(bad, "http address", c.HTTPAddr)
+	}
+	if dataPlane {
+		g := c.Gossip
+		switch {
+		case g.Insecure && (len(g.Keys) > 0 || g.KeyringFile != ""):
+			bad("gossip: insecure and encryption keys are exclusive")
+		case !g.Insecure && len(g.Keys) == 0 && g.KeyringFile == "":
+			bad("gossip: an encryption key (keys or keyring file) is required, or the explicit insecure flag")
+		}
+		for i, k := range g.Keys {
+			if l := len(k); l != 16 && l != 24 && l != 32 {
+				bad("gossip: key %d is %d bytes; keys are 16, 24 or 32 bytes", i, l)
+			}
+		}
+		if c.Transport == nil {
+			checkAddr(bad, "gossip bind address", g.Bind)
+		}
+		if g.Advertise != "" {
+			checkAddr(bad, "gossip advertise address", g.Advertise)
+		}
+		for _, j := range g.Join {
+			if _, _, err := net.SplitHostPort(j); err != nil {
+				bad("gossip: join address %q is not host:port", j)
+			}
+		}
+		if c.Static == nil && len(c.Voters) == 0 && !c.Roles.Has(RoleControl) {
+			bad("the data plane needs control voters to follow (or a static configuration)")
+		}
+		for _, v := range c.Voters {
+			if !strings.HasPrefix(v, "http://") && !strings.HasPrefix(v, "https://") {
+				bad("voter %q is not an http:// or https:// URL", v)
+			}
+		}
+	}
+	if c.Roles.Has(RoleLocation) {
+		checkAddr(bad, "dns address", c.DNSAddr)
+		for i, a := range c.NameServers {
+			if i < 0 {
+				bad("name server %d: index is negative", i)
+			}
+			checkAddr(bad, fmt.Sprintf("name server %d address", i), a)
+		}
+	} else if len(c.NameServers) > 0 {
+		bad("name servers are set but the node has no location role")
+	}
+	if c.Roles.Has(RoleChecker) {
+		if c.Probe.Concurrency < 0 {
+			bad("probe concurrency %d is negative", c.Probe.Concurrency)
+		}
+	}
+	if c.Roles.Has(RoleControl) {
+		cc := c.Control
+		if c.Static != nil {
+			bad("a static configuration and the control role are exclusive")
+		}
+		if len(cc.WriteTokens) == 0 {
+			bad("control: at least one write token is required: no token, no write")
+		}
+		if cc.Bootstrap && len(cc.Join) > 0 {
+			bad("control: bootstrap and join are exclusive")
+		}
+		checkAddr(bad, "control raft address", cc.RaftAddr)
+		checkAddr(bad, "control api address", cc.APIAddr)
+	}
+	if c.Registerer == nil && c.Gatherer != nil {
+		bad("a gatherer without its registerer")
+	}
+	return errors.Join(errs...)
+}
+
+// checkAddr reports an address that is not host:port with a numeric port.
+func checkAddr(bad func(string, ...any), what, addr string) {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		bad("%s %q is not host:port", what, addr)
+		return
+	}
+	if _, err := netip.ParseAddrPort("0.0.0.0:" + port); err != nil {
+		bad("%s %q has a bad port", what, addr)
+	}
+}
+
+// readKeyring reads base64 keys, one per line; blank lines and # comments are skipped.
+func readKeyring(path string) ([][]byte, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("node: keyring: %w", err)
+	}
+	var keys [][]byte
+	for i, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		k, err := gossip.ParseKey(line)
+		if err != nil {
+			return nil, fmt.Errorf("node: keyring %s line %d: %w", path, i+1, err)
+		}
+		keys = append(keys, k)
+	}
+	if len(keys) == 0 {
+		return nil, fmt.Errorf("node: keyring %s holds no key", path)
+	}
+	return keys, nil
+}

@@ -1,0 +1,199 @@
+package node
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/vigil-dns/vigil/control"
+)
+
+// controlRole is a raft voter and its HTTP API, as `vigil agent --roles control` runs it.
+type controlRole struct {
+	cfg    ControlConfig
+	dir    string
+	node   *control.Node
+	api    *control.API
+	ln     net.Listener
+	srv    *http.Server
+	client *http.Client
+	closed bool
+}
+
+// newControlRole opens the voter's data directory, starts raft and binds the API listener.
+func newControlRole(cfg Config, reg prometheus.Registerer, log *slog.Logger) (*controlRole, error) {
+	cc := cfg.Control
+	client := cc.Client
+	if client == nil {
+		client = &http.Client{}
+	}
+	dir := filepath.Join(cfg.DataDir, "control")
+	ln, err := net.Listen("tcp", cc.APIAddr)
+	if err != nil {
+		return nil, fmt.Errorf("node: control: API listener: %w", err)
+	}
+	if cc.APIURL == "" {
+		scheme := "http"
+		if cc.ServerTLS != nil {
+			scheme = "https"
+		}
+		cc.APIURL = scheme + "://" + ln.Addr().String()
+	}
+	node, err := control.NewNode(control.NodeConfig{
+		ID: cfg.ID, DataDir: dir, RaftAddr: cc.RaftAddr, APIURL: cc.APIURL, Timing: cc.Timing,
+		Logger: log, RaftLogLevel: max(cc.RaftLogLevel, slog.LevelInfo), Registerer: reg,
+	})
+	if err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("node: control: %w", err)
+	}
+	api, err := control.NewAPI(control.APIConfig{
+		Node: node, WriteTokens: cc.WriteTokens, ReadTokens: cc.ReadTokens, OpenReads: cc.OpenReads,
+		Client: client, Registerer: reg, Logger: log,
+	})
+	if err != nil {
+		ln.Close()
+		node.Close()
+		return nil, fmt.Errorf("node: control: %w", err)
+	}
+	g, _ := reg.(prometheus.Gatherer)
+	mux := http.NewServeMux()
+	if g != nil {
+		mux.Handle("GET /metrics", promhttp.HandlerFor(g, promhttp.HandlerOpts{}))
+	}
+	mux.Handle("/", api)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, TLSConfig: cc.ServerTLS}
+	return &controlRole{cfg: cc, dir: dir, node: node, api: api, ln: ln, srv: srv, client: client}, nil
+}
+
+// run serves the API, bootstraps or joins the cluster, and stops the voter when ctx ends.
+func (c *controlRole) run(ctx context.Context, log *slog.Logger) error {
+	serveErr := make(chan error, 1)
+	go func() {
+		var err error
+		if c.cfg.ServerTLS != nil {
+			err = c.srv.ServeTLS(c.ln, "", "")
+		} else {
+			err = c.srv.Serve(c.ln)
+		}
+		if errors.Is(err, http.ErrServerClosed) {
+			err = nil
+		}
+		serveErr <- err
+	}()
+	joinDone := make(chan error, 1)
+	switch {
+	case c.node.HasExistingState():
+		log.Info("node: control: restarting from the data directory", "dir", c.dir)
+		joinDone <- nil
+	case c.cfg.Bootstrap:
+		joinDone <- c.node.Bootstrap()
+	case len(c.cfg.Join) > 0:
+		go func() {
+			joinDone <- joinCluster(ctx, c.client, c.cfg.Join, c.cfg.WriteTokens[0],
+				control.JoinRequest{ID: c.node.ID(), RaftAddress: c.node.RaftAddr(), API: c.cfg.APIURL}, log)
+		}()
+	default:
+		log.Warn("node: control: no state, no bootstrap and no join: waiting to be added by a voter of a cluster")
+		joinDone <- nil
+	}
+	log.Info("node: control: voter running", "api", c.cfg.APIURL, "raft", c.node.RaftAddr(), "dir", c.dir)
+	var err error
+	select {
+	case <-ctx.Done():
+	case err = <-serveErr:
+		if err == nil {
+			err = errors.New("API server stopped")
+		}
+		err = fmt.Errorf("API server: %w", err)
+	case err = <-joinDone:
+		if err == nil {
+			select {
+			case <-ctx.Done():
+			case err = <-serveErr:
+				err = fmt.Errorf("API server: %w", err)
+			}
+		}
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = c.srv.Shutdown(sctx)
+	if cerr := c.close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// APIAddr returns the address the API listens on.
+func (c *controlRole) apiAddr() string { return c.ln.Addr().String() }
+
+// close stops the voter and its listener.
+func (c *controlRole) close() error {
+	if c.closed {
+		return nil
+	}
+	c.closed = true
+	c.ln.Close()
+	return c.node.Close()
+}
+
+// joinCluster asks the given voters, in turn, to add this one, until one accepts or ctx ends.
+func joinCluster(ctx context.Context, client *http.Client, voters []string, token string, jr control.JoinRequest, log *slog.Logger) error {
+	body, err := json.Marshal(jr)
+	if err != nil {
+		return err
+	}
+	voters = slices.DeleteFunc(slices.Clone(voters), func(s string) bool { return strings.TrimSpace(s) == "" })
+	if len(voters) == 0 {
+		return errors.New("join: no voter to join")
+	}
+	backoff := 200 * time.Millisecond
+	for attempt := 0; ; attempt++ {
+		v := strings.TrimRight(strings.TrimSpace(voters[attempt%len(voters)]), "/")
+		err := joinOnce(ctx, client, v, token, body)
+		if err == nil {
+			log.Info("node: control: joined the cluster", "via", v)
+			return nil
+		}
+		log.Warn("node: control: join failed, retrying", "via", v, "err", err)
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("join: %w", ctx.Err())
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 5*time.Second)
+	}
+}
+
+func joinOnce(ctx context.Context, client *http.Client, voter, token string, body []byte) error {
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, voter+"/v1/cluster/voters", bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: %s", resp.Status, strings.TrimSpace(string(out)))
+	}
+	return nil
+}

@@ -1,0 +1,86 @@
+package node
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// httpServer is the node's HTTP listener: metrics, liveness, readiness and mounted handlers.
+type httpServer struct {
+	mu      sync.Mutex
+	mux     *http.ServeMux
+	started bool
+}
+
+func newHTTPServer(n *Node) *httpServer {
+	h := &httpServer{mux: http.NewServeMux()}
+	if n.gat != nil {
+		h.mux.Handle("GET /metrics", promhttp.HandlerFor(n.gat, promhttp.HandlerOpts{}))
+	}
+	h.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	h.mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		rd := n.Ready()
+		w.Header().Set("Content-Type", "application/json")
+		if !rd.Ready {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+		_ = json.NewEncoder(w).Encode(rd)
+	})
+	return h
+}
+
+// Handle mounts a handler on the node's HTTP listener, e.g. the status API. It must be
+// called before Run; patterns are http.ServeMux's.
+func (n *Node) Handle(pattern string, h http.Handler) error {
+	n.http.mu.Lock()
+	defer n.http.mu.Unlock()
+	if n.http.started {
+		return errors.New("node: handlers are mounted before Run")
+	}
+	n.http.mux.Handle(pattern, h)
+	return nil
+}
+
+// HTTPAddr returns the address of the node's HTTP listener, or "" when it has none.
+func (n *Node) HTTPAddr() string {
+	if n.httpLn == nil {
+		return ""
+	}
+	return n.httpLn.Addr().String()
+}
+
+// freeze ends the mounting of handlers: Run calls it before it serves.
+func (h *httpServer) freeze() {
+	h.mu.Lock()
+	h.started = true
+	h.mu.Unlock()
+}
+
+// serve returns the function that serves ln until its context ends.
+func (h *httpServer) serve(ln net.Listener) func(context.Context) error {
+	return func(ctx context.Context) error {
+		srv := &http.Server{Handler: h.mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+		done := make(chan error, 1)
+		go func() { done <- srv.Serve(ln) }()
+		select {
+		case err := <-done:
+			return err
+		case <-ctx.Done():
+		}
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+		<-done
+		return nil
+	}
+}

@@ -1,0 +1,398 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/vigil-dns/vigil/checker"
+	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/gossip"
+	"github.com/vigil-dns/vigil/location"
+	"github.com/vigil-dns/vigil/shard"
+)
+
+// SourceStatic: the configuration was given to the node (Config.Static).
+const SourceStatic control.Source = "static"
+
+// Node is one running agent: its roles, its gossip membership, its configuration and its
+// HTTP listener. Create it with New (which binds every socket, so that addresses are known),
+// then Run it. Its read-only methods are safe for concurrent use at any time.
+type Node struct {
+	cfg Config
+	log *slog.Logger
+	reg prometheus.Registerer
+	gat prometheus.Gatherer
+	m   *metrics
+
+	ctl     *controlRole // nil without the control role
+	pool    *gossip.Node // nil without a data-plane role
+	watcher *control.Watcher
+	chk     *checker.Checker // nil without the checker role
+	dns     *location.Server // nil without the location role
+	httpLn  net.Listener     // nil when HTTP is off
+	http    *httpServer
+
+	memberCh chan struct{} // membership changed (buffer 1)
+	started  time.Time
+	ran      atomic.Bool
+
+	mu     sync.Mutex // guards everything below
+	doc    *config.Document
+	state  *control.State
+	source control.Source
+	plan   *shard.Plan
+	loc    locationState
+}
+
+// New validates cfg, binds the node's sockets (gossip, DNS, HTTP, raft and API) and prepares
+// every role. Nothing runs until Run; if Run is never called, Close releases the sockets.
+func New(cfg Config) (*Node, error) {
+	cfg.setDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	n := &Node{cfg: cfg, log: cfg.Logger, memberCh: make(chan struct{}, 1), source: control.SourceNone}
+	if n.log == nil {
+		n.log = slog.Default()
+	}
+	n.log = n.log.With("node", cfg.ID)
+	n.reg, n.gat = cfg.Registerer, cfg.Gatherer
+	if n.reg == nil {
+		r := prometheus.NewRegistry()
+		n.reg, n.gat = r, r
+	} else if n.gat == nil {
+		if g, ok := n.reg.(prometheus.Gatherer); ok {
+			n.gat = g
+		}
+	}
+	m, err := newMetrics(n.reg)
+	if err != nil {
+		return nil, err
+	}
+	n.m = m
+	ok := false
+	defer func() {
+		if !ok {
+			n.Close()
+		}
+	}()
+	if cfg.Roles.Has(RoleControl) {
+		ctl, err := newControlRole(cfg, n.reg, n.log)
+		if err != nil {
+			return nil, err
+		}
+		n.ctl = ctl
+		n.cfg.Control.APIURL = ctl.cfg.APIURL
+	}
+	if cfg.Roles.Has(RoleChecker) || cfg.Roles.Has(RoleLocation) {
+		if err := n.newPool(); err != nil {
+			return nil, err
+		}
+		if err := n.newConfigSource(); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.Roles.Has(RoleChecker) {
+		if err := n.newChecker(); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.Roles.Has(RoleLocation) {
+		if err := n.newLocation(); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.HTTPAddr != "off" {
+		ln, err := net.Listen("tcp", cfg.HTTPAddr)
+		if err != nil {
+			return nil, fmt.Errorf("node: http listener: %w", err)
+		}
+		n.httpLn = ln
+	}
+	n.http = newHTTPServer(n)
+	ok = true
+	return n, nil
+}
+
+// newPool creates the node's gossip membership.
+func (n *Node) newPool() error {
+	g := n.cfg.Gossip
+	keys := append([][]byte(nil), g.Keys...)
+	if g.KeyringFile != "" {
+		more, err := readKeyring(g.KeyringFile)
+		if err != nil {
+			return err
+		}
+		keys = append(keys, more...)
+	}
+	gc := gossip.Config{
+		ID: n.cfg.ID, Region: n.cfg.Region, Roles: n.cfg.Roles, Version: n.cfg.Version,
+		Transport: n.cfg.Transport, Keys: keys, Insecure: g.Insecure, Profile: g.Profile,
+		Seeds: g.Join, HeartbeatInterval: g.HeartbeatInterval, RejoinInterval: g.RejoinInterval,
+		Registerer: n.reg, Logger: n.log,
+		OnMembership: func(gossip.MemberEvent) {
+			select {
+			case n.memberCh <- struct{}{}:
+			default:
+			}
+		},
+	}
+	if n.cfg.Transport == nil {
+		host, port, err := splitHostPort(g.Bind)
+		if err != nil {
+			return fmt.Errorf("node: gossip bind: %w", err)
+		}
+		gc.BindAddr, gc.BindPort = host, port
+		if g.Advertise != "" {
+			host, port, err := splitHostPort(g.Advertise)
+			if err != nil {
+				return fmt.Errorf("node: gossip advertise: %w", err)
+			}
+			gc.AdvertiseAddr, gc.AdvertisePort = host, port
+		}
+	}
+	pool, err := gossip.New(gc)
+	if err != nil {
+		return fmt.Errorf("node: %w", err)
+	}
+	n.pool = pool
+	return nil
+}
+
+// newConfigSource sets up where the data plane's configuration comes from: the static
+// document, or a Watcher with its disk copy (which it loads now, so that a restarted node
+// serves at once without the control plane).
+func (n *Node) newConfigSource() error {
+	if n.cfg.Static != nil {
+		n.setConfig(&control.State{Document: *n.cfg.Static}, SourceStatic)
+		return nil
+	}
+	voters := n.cfg.Voters
+	if len(voters) == 0 && n.ctl != nil {
+		voters = []string{n.cfg.Control.APIURL}
+	}
+	w, err := control.NewWatcher(control.WatcherConfig{
+		Voters: voters, Token: n.cfg.Token, CachePath: filepath.Join(n.cfg.DataDir, "config.json"),
+		Client: n.cfg.WatcherClient, RetryMax: 2 * time.Second, Logger: n.log, Registerer: n.reg,
+	})
+	if err != nil {
+		return fmt.Errorf("node: %w", err)
+	}
+	n.watcher = w
+	if s, src := w.Current(); s != nil {
+		n.setConfig(s, src)
+	}
+	return nil
+}
+
+// Close releases what New bound, for a node that will not Run. Run releases everything
+// itself when its context ends.
+func (n *Node) Close() {
+	if n.ran.Load() {
+		return
+	}
+	if n.pool != nil {
+		n.pool.Shutdown()
+	}
+	if n.httpLn != nil {
+		n.httpLn.Close()
+	}
+	if n.dns != nil {
+		closeDNS(n.dns)
+	}
+	if n.ctl != nil {
+		n.ctl.close()
+	}
+}
+
+// Run runs every role until ctx ends, then stops them (data plane first, control plane last)
+// and returns once every goroutine has stopped. Run may be called once.
+func (n *Node) Run(ctx context.Context) error {
+	if n.ran.Swap(true) {
+		return errors.New("node: run called twice")
+	}
+	n.started = time.Now()
+	n.http.freeze()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	goRun := func(name string, f func(context.Context) error) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := f(ctx); err != nil && ctx.Err() == nil {
+				errs <- fmt.Errorf("node: %s: %w", name, err)
+				cancel()
+			}
+		}()
+	}
+	// The control plane outlives the data plane: it gets its own context, ended last.
+	var ctlDone chan error
+	ctlCtx, ctlCancel := context.WithCancel(context.Background())
+	defer ctlCancel()
+	if n.ctl != nil {
+		ctlDone = make(chan error, 1)
+		go func() { ctlDone <- n.ctl.run(ctlCtx, n.log) }()
+	}
+	if n.httpLn != nil {
+		goRun("http", n.http.serve(n.httpLn))
+	}
+	if n.pool != nil {
+		goRun("gossip", n.pool.Run)
+		if n.watcher != nil {
+			goRun("watcher", n.watcher.Run)
+		}
+	}
+	if n.chk != nil {
+		goRun("checker", n.chk.Run)
+	}
+	if n.dns != nil {
+		goRun("dns", n.dns.Serve)
+	}
+	if n.pool != nil {
+		goRun("data plane", n.loop)
+	}
+	n.log.Info("node: running", "roles", n.cfg.Roles.String(), "region", n.cfg.Region)
+	var err error
+	select {
+	case <-ctx.Done():
+	case err = <-errs:
+	case err = <-ctlDone:
+		ctlDone = nil
+		if err != nil {
+			err = fmt.Errorf("node: control: %w", err)
+		}
+		cancel()
+	}
+	cancel()
+	wg.Wait()
+	ctlCancel()
+	if ctlDone != nil {
+		if cerr := <-ctlDone; cerr != nil && err == nil {
+			err = fmt.Errorf("node: control: %w", cerr)
+		}
+	}
+	n.log.Info("node: stopped")
+	return err
+}
+
+// loop is the data plane's one goroutine of coordination: it applies configuration changes,
+// recomputes assignment on membership changes, and (as a location) evaluates every check on
+// a steady tick.
+func (n *Node) loop(ctx context.Context) error {
+	var changed <-chan struct{}
+	if n.watcher != nil {
+		changed = n.watcher.Changed()
+	}
+	tick := time.NewTicker(n.cfg.EvalInterval)
+	defer tick.Stop()
+	n.reassign()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-changed:
+			changed = n.watcher.Changed()
+			if s, src := n.watcher.Current(); s != nil {
+				n.setConfig(s, src)
+				n.reassign()
+			}
+		case <-n.memberCh:
+			n.reassign()
+		case now := <-tick.C:
+			if n.dns != nil {
+				n.evaluate(now)
+			}
+		}
+	}
+}
+
+// setConfig installs a configuration: the document, a fresh assignment plan, and the
+// location's zones.
+func (n *Node) setConfig(s *control.State, src control.Source) {
+	n.mu.Lock()
+	if n.state != nil && n.state.Index == s.Index && n.state.Index != 0 && src == n.source {
+		n.mu.Unlock()
+		return
+	}
+	doc := &s.Document
+	n.state, n.doc, n.source = s, doc, src
+	n.m.configIndex.Set(float64(s.Index))
+	plan, err := shard.NewPlan(doc, n.membershipLocked(doc))
+	if err != nil {
+		n.log.Error("node: assignment plan", "err", err)
+		plan = nil
+	}
+	n.plan = plan
+	n.mu.Unlock()
+	n.log.Info("node: configuration installed", "index", s.Index, "source", string(src),
+		"checks", len(doc.Checks), "zones", len(doc.Zones))
+	if n.dns != nil {
+		n.installZones(s)
+	}
+}
+
+// membershipLocked returns the live checkers per region as gossip shows them, limited to the
+// document's regions (a plan refuses others).
+func (n *Node) membershipLocked(doc *config.Document) shard.Membership {
+	m := shard.Membership{}
+	if n.pool == nil {
+		return m
+	}
+	live := n.pool.Checkers()
+	for _, r := range doc.Regions {
+		if ids, ok := live[r]; ok {
+			m[r] = ids
+		}
+	}
+	return m
+}
+
+// reassign recomputes the plan for the current membership and gives the checker its checks.
+func (n *Node) reassign() {
+	n.mu.Lock()
+	if n.plan == nil || n.doc == nil {
+		n.mu.Unlock()
+		return
+	}
+	if err := n.plan.Update(n.membershipLocked(n.doc)); err != nil {
+		n.log.Error("node: assignment update", "err", err)
+	}
+	var mine []config.Check
+	if n.chk != nil {
+		for _, id := range n.plan.ChecksFor(n.cfg.Region, n.cfg.ID) {
+			if c, ok := n.doc.CheckByID(id); ok {
+				mine = append(mine, *c)
+			}
+		}
+	}
+	n.mu.Unlock()
+	if n.chk != nil {
+		if err := n.chk.SetChecks(mine); err != nil {
+			n.log.Warn("node: some assigned checks cannot be probed", "err", err)
+		}
+	}
+}
+
+// splitHostPort splits host:port with a numeric port.
+func splitHostPort(s string) (string, int, error) {
+	host, port, err := net.SplitHostPort(s)
+	if err != nil {
+		return "", 0, err
+	}
+	var p int
+	if _, err := fmt.Sscan(port, &p); err != nil || p < 0 || p > 65535 {
+		return "", 0, fmt.Errorf("bad port in %q", s)
+	}
+	return host, p, nil
+}

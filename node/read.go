@@ -1,0 +1,306 @@
+package node
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/vigil-dns/vigil/checker"
+	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/gossip"
+	"github.com/vigil-dns/vigil/quorum"
+	"github.com/vigil-dns/vigil/routing"
+)
+
+// The read-only view of a node, for the status API. Every method returns plain values that
+// the caller owns, is safe for concurrent use, and is cheap: none probes, queries or
+// evaluates anything.
+
+// ErrNoLocation is returned by the location's read methods on a node without that role.
+var ErrNoLocation = errors.New("node: this node has no location role")
+
+// SelfInfo describes the node itself.
+type SelfInfo struct {
+	ID      string `json:"id"`
+	Region  string `json:"region"`
+	Roles   string `json:"roles"`
+	Version string `json:"version"`
+	// GossipAddr, DNSAddr, HTTPAddr and ControlAPI are the node's addresses (empty when the
+	// node does not run that part).
+	GossipAddr string `json:"gossip_addr,omitempty"`
+	DNSAddr    string `json:"dns_addr,omitempty"`
+	HTTPAddr   string `json:"http_addr,omitempty"`
+	ControlAPI string `json:"control_api,omitempty"`
+	// CheckerHealthy and CheckerReason are the checker's self-health (checker role only).
+	CheckerHealthy bool   `json:"checker_healthy"`
+	CheckerReason  string `json:"checker_reason,omitempty"`
+	// AssignedChecks is how many checks this checker probes.
+	AssignedChecks int `json:"assigned_checks"`
+}
+
+// Self describes the node: identity, roles, addresses and the checker's self-health.
+func (n *Node) Self() SelfInfo {
+	s := SelfInfo{ID: n.cfg.ID, Region: n.cfg.Region, Roles: n.cfg.Roles.String(), Version: n.cfg.Version,
+		HTTPAddr: n.HTTPAddr()}
+	if n.pool != nil {
+		s.GossipAddr = n.pool.Addr()
+	}
+	if n.dns != nil {
+		s.DNSAddr = n.dns.Addr().String()
+	}
+	if n.ctl != nil {
+		s.ControlAPI = n.cfg.Control.APIURL
+	}
+	if n.chk != nil {
+		h := n.chk.Self()
+		s.CheckerHealthy, s.CheckerReason = h.Healthy, h.Reason
+		n.mu.Lock()
+		if n.plan != nil {
+			s.AssignedChecks = len(n.plan.ChecksFor(n.cfg.Region, n.cfg.ID))
+		}
+		n.mu.Unlock()
+	}
+	return s
+}
+
+// Version returns the node's software version.
+func (n *Node) Version() string { return n.cfg.Version }
+
+// Members returns the live members of the gossip pool, this node included, sorted by id.
+func (n *Node) Members() []gossip.Member {
+	if n.pool == nil {
+		return nil
+	}
+	return n.pool.Members()
+}
+
+// ConfigInfo says which configuration the node runs and where it came from.
+type ConfigInfo struct {
+	// Index is the control plane's raft index of the configuration; 0 for none or static.
+	Index uint64 `json:"index"`
+	// Source is "control-plane", "disk" (the local copy, no voter answered), "static" or
+	// "none" (never seen one: the node serves nothing).
+	Source control.Source `json:"source"`
+	// Message says the same in words.
+	Message string `json:"message"`
+	// Regions, Checks and Zones count what the configuration holds.
+	Regions int `json:"regions"`
+	Checks  int `json:"checks"`
+	Zones   int `json:"zones"`
+	// LastContact is when a voter last answered the Watcher.
+	LastContact time.Time `json:"last_contact,omitzero"`
+	// LastError is the Watcher's last failure to reach a voter.
+	LastError string `json:"last_error,omitempty"`
+}
+
+// ConfigInfo returns the configuration's index and source.
+func (n *Node) ConfigInfo() ConfigInfo {
+	n.mu.Lock()
+	ci := ConfigInfo{Source: n.source}
+	if n.state != nil {
+		ci.Index = n.state.Index
+		ci.Regions, ci.Checks, ci.Zones = len(n.doc.Regions), len(n.doc.Checks), len(n.doc.Zones)
+	}
+	n.mu.Unlock()
+	switch {
+	case n.watcher != nil:
+		ws := n.watcher.Status()
+		ci.Message, ci.LastContact, ci.LastError = ws.Message, ws.LastContact, ws.LastError
+	case ci.Source == SourceStatic:
+		ci.Message = "running from a static configuration given at start"
+	case n.pool == nil:
+		ci.Message = "control voter only: the data plane runs no configuration here"
+	default:
+		ci.Message = "no configuration: this node serves nothing"
+	}
+	return ci
+}
+
+// Verdicts returns this location's latest verdict of every check, without per-report
+// evidence, by check id.
+func (n *Node) Verdicts() (map[string]quorum.Explanation, error) {
+	if n.dns == nil {
+		return nil, ErrNoLocation
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	out := make(map[string]quorum.Explanation, len(n.loc.verdicts))
+	for id, v := range n.loc.verdicts {
+		out[id] = v.Summary()
+	}
+	return out, nil
+}
+
+// ExplainCheck returns this location's latest verdict of one check with its evidence: every
+// checker's vote or why it did not count, and the expected checkers never heard from.
+func (n *Node) ExplainCheck(id string) (quorum.Explanation, error) {
+	if n.dns == nil {
+		return quorum.Explanation{}, ErrNoLocation
+	}
+	n.mu.Lock()
+	in, ok := n.loc.inputs[id]
+	v := n.loc.verdicts[id]
+	n.mu.Unlock()
+	if !ok {
+		return quorum.Explanation{}, fmt.Errorf("node: check %q: no verdict (unknown check, or not evaluated yet)", id)
+	}
+	return in.explain(in.children, v.At), nil
+}
+
+// CheckerView is one checker as this location hears it.
+type CheckerView struct {
+	ID     string `json:"id"`
+	Region string `json:"region"`
+	// Member says whether the checker is a live member of the pool as this node sees it.
+	Member bool `json:"member"`
+	// Fresh says whether this location heard the checker make progress within the freshness
+	// window; LastProgress is when it last did (zero: never heard a report).
+	Fresh        bool      `json:"fresh"`
+	LastProgress time.Time `json:"last_progress,omitzero"`
+	// StaleSince is when the checker's reports went stale, for a stale checker heard before.
+	StaleSince time.Time `json:"stale_since,omitzero"`
+	// Reports is how many reports of the checker this node holds.
+	Reports int `json:"reports"`
+}
+
+// Checkers returns every checker this node knows, from membership and from the reports it
+// holds, with its freshness by this node's clock, sorted by region then id.
+func (n *Node) Checkers() []CheckerView {
+	if n.pool == nil {
+		return nil
+	}
+	n.mu.Lock()
+	window := freshnessWindow(n.doc)
+	n.mu.Unlock()
+	now := time.Now()
+	views := map[string]*CheckerView{}
+	get := func(id, region string) *CheckerView {
+		v, ok := views[id]
+		if !ok {
+			v = &CheckerView{ID: id, Region: region}
+			views[id] = v
+		}
+		if v.Region == "" {
+			v.Region = region
+		}
+		return v
+	}
+	for _, m := range n.pool.Members() {
+		if m.Roles.Has(gossip.RoleChecker) {
+			get(m.ID, m.Region).Member = true
+		}
+	}
+	for _, r := range n.pool.Reports() {
+		v := get(r.Checker, r.Region)
+		v.Reports++
+		if r.LastProgress.After(v.LastProgress) {
+			v.LastProgress = r.LastProgress
+		}
+	}
+	out := make([]CheckerView, 0, len(views))
+	for _, v := range views {
+		if !v.LastProgress.IsZero() {
+			v.Fresh = now.Sub(v.LastProgress) <= window
+			if !v.Fresh {
+				v.StaleSince = v.LastProgress.Add(window)
+			}
+		}
+		out = append(out, *v)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Region != out[j].Region {
+			return out[i].Region < out[j].Region
+		}
+		return out[i].ID < out[j].ID
+	})
+	return out
+}
+
+// CheckerResults returns this node's checker's current reports (not withdrawn ones), sorted
+// by check id; nil without the checker role.
+func (n *Node) CheckerResults() []checker.Report {
+	if n.chk == nil {
+		return nil
+	}
+	return n.chk.Reports()
+}
+
+// Answer says what this location answers now for the record set of name and type (e.g.
+// "www.demo.vigil.test.", "A"), and why: the routing decision from the current zones and
+// verdicts.
+func (n *Node) Answer(name, qtype string) (routing.Result, error) {
+	if n.dns == nil {
+		return routing.Result{}, ErrNoLocation
+	}
+	return n.dns.Explain(name, qtype, uint64(time.Now().UnixNano()))
+}
+
+// Readiness says whether the node is ready to serve, and if not, why.
+type Readiness struct {
+	Ready bool `json:"ready"`
+	// Reasons lists what the node still lacks.
+	Reasons []string `json:"reasons,omitempty"`
+}
+
+// Ready reports whether the node has a configuration, has joined the pool, and (as a
+// location) is warm: it has evaluated at least once a freshness window after its start, so
+// it has had time to hear every reachable checker.
+func (n *Node) Ready() Readiness {
+	var rd Readiness
+	n.mu.Lock()
+	hasConfig, warm := n.state != nil, !n.loc.warmAt.IsZero()
+	n.mu.Unlock()
+	// A node with no peers to join is the pool's first member; any other has joined once it
+	// sees another member.
+	joined := n.pool != nil && (len(n.cfg.Gossip.Join) == 0 || len(n.pool.Members()) > 1)
+	if n.pool != nil {
+		if !hasConfig {
+			rd.Reasons = append(rd.Reasons, "no configuration yet: serving nothing")
+		}
+		if !joined {
+			rd.Reasons = append(rd.Reasons, "not joined to the gossip pool")
+		}
+	}
+	if n.dns != nil && !warm {
+		rd.Reasons = append(rd.Reasons, "location warming up: not yet a freshness window of reports")
+	}
+	if n.ctl != nil && !n.ctl.node.Ready() {
+		rd.Reasons = append(rd.Reasons, "control voter catching up with its raft log")
+	}
+	rd.Ready = len(rd.Reasons) == 0
+	return rd
+}
+
+// DNSAddr returns the address of the location's main DNS listener (UDP and TCP), or "".
+func (n *Node) DNSAddr() string {
+	if n.dns == nil {
+		return ""
+	}
+	return n.dns.Addr().String()
+}
+
+// GossipAddr returns the node's gossip address for others to join, or "".
+func (n *Node) GossipAddr() string {
+	if n.pool == nil {
+		return ""
+	}
+	return n.pool.Addr()
+}
+
+// ControlAPIAddr returns the address the control API listens on, or "".
+func (n *Node) ControlAPIAddr() string {
+	if n.ctl == nil {
+		return ""
+	}
+	return n.ctl.apiAddr()
+}
+
+// freshnessWindow is the document's freshness window, as verdicts apply it.
+func freshnessWindow(doc *config.Document) time.Duration {
+	if doc == nil {
+		return quorum.Policy{}.Normalize().FreshnessWindow
+	}
+	return quorum.Policy{FreshnessWindow: doc.Quorum.FreshnessWindow.Std()}.Normalize().FreshnessWindow
+}
