@@ -139,6 +139,9 @@ func (q *querier) run(ctx context.Context, every time.Duration) {
 		q.mu.Unlock()
 		if !full {
 			a := q.ask(ctx, q.names[i%len(q.names)])
+			if a.Err != "" && ctx.Err() != nil {
+				return // cut short by the end of the run, not unanswered
+			}
 			q.mu.Lock()
 			q.answers = append(q.answers, a)
 			q.mu.Unlock()
