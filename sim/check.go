@@ -34,8 +34,10 @@ func (v Violation) String() string {
 type Verification struct {
 	// Answers is how many answers were checked; Unanswered how many queries got none.
 	Answers, Unanswered int
-	// LastResort counts the answers that only last resort allowed.
-	LastResort int
+	// LastResort counts the answers that only last resort allowed; LastResortAt counts them
+	// by location.
+	LastResort   int
+	LastResortAt map[string]int
 	// Violations are the answers no valid verdict allowed, in history order.
 	Violations []Violation
 }
@@ -98,7 +100,7 @@ func (c *Checker) Verify(h History) Verification {
 		}
 		spans[key] = append(s, span{from: ch.After, serving: ch.Serving, what: fmt.Sprintf("%s since %s", ch.State, h.Changes[i].At.Format("15:04:05.000"))})
 	}
-	var out Verification
+	out := Verification{LastResortAt: map[string]int{}}
 	for _, a := range h.Answers {
 		if a.Err != "" {
 			out.Unanswered++
@@ -110,6 +112,7 @@ func (c *Checker) Verify(h History) Verification {
 			out.Violations = append(out.Violations, *v)
 		} else if last {
 			out.LastResort++
+			out.LastResortAt[a.Location]++
 		}
 	}
 	return out

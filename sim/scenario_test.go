@@ -2,6 +2,7 @@ package sim
 
 import (
 	"log/slog"
+	"os"
 	"strings"
 	"testing"
 
@@ -14,11 +15,18 @@ import (
 // violation or flip of a healthy endpoint.
 func runScenario(t *testing.T, name string) Result {
 	t.Helper()
-	doc, err := config.Load("../examples/demo.yaml")
+	sc, err := Scenario(name, dev.DefaultConfig().Regions)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc, err := Scenario(name, dev.DefaultConfig().Regions)
+	return runScript(t, sc)
+}
+
+// runScript runs sc on a fresh dev network of the demo configuration and fails the test on
+// any error, violation or flip of a healthy endpoint.
+func runScript(t *testing.T, sc Script) Result {
+	t.Helper()
+	doc, err := config.Load("../examples/demo.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,26 +61,88 @@ func TestPartition(t *testing.T) {
 	res := runScenario(t, "partition")
 	// During the cut, sa-east answered all.demo.vigil.test with its own endpoint only, and
 	// the other locations without it.
-	saOnly, othersWithout := false, false
-	for _, a := range res.History.Answers {
-		if a.Name != "all.demo.vigil.test." {
-			continue
-		}
-		if a.Location == "sa-east" && strings.Join(a.Values, " ") == "203.0.113.1" {
-			saOnly = true
-		}
-		if a.Location == "us-east" && strings.Join(a.Values, " ") == "192.0.2.1 198.51.100.1" {
-			othersWithout = true
-		}
-	}
+	saOnly := answered(res, "sa-east", all, saEast)
+	othersWithout := answered(res, "us-east", all, usEast, euWest) && answered(res, "eu-west", all, usEast, euWest)
 	if !saOnly || !othersWithout {
 		t.Errorf("partition answers: sa-east served only São Paulo: %v; us-east dropped São Paulo: %v", saOnly, othersWithout)
+	}
+	// sa-east heard that neither us-east nor eu-west works: www in last resort there only.
+	if res.Verification.LastResortAt["sa-east"] == 0 || res.Verification.LastResortAt["us-east"] != 0 {
+		t.Errorf("last-resort answers by location: %v; want some at sa-east, none at us-east", res.Verification.LastResortAt)
 	}
 	for _, l := range res.Regions {
 		for id, s := range res.Final[l] {
 			if s != quorum.StateHealthy {
 				t.Errorf("after the heal, %s at %s is %s", id, l, s)
 			}
+		}
+	}
+}
+
+const (
+	usEast, euWest, saEast = "192.0.2.1", "198.51.100.1", "203.0.113.1"
+	www, all               = "www.demo.vigil.test.", "all.demo.vigil.test."
+)
+
+// answered reports whether location answered name with values at least once.
+func answered(res Result, location, name string, values ...string) bool {
+	for _, a := range res.History.Answers {
+		if a.Location == location && a.Name == name && strings.Join(a.Values, " ") == strings.Join(values, " ") {
+			return true
+		}
+	}
+	return false
+}
+
+// TestAllDown: every endpoint fails; every location answers in last resort, never nothing.
+func TestAllDown(t *testing.T) {
+	res := runScenario(t, "all-down")
+	for _, l := range res.Regions {
+		if res.Verification.LastResortAt[l] == 0 {
+			t.Errorf("%s never answered in last resort", l)
+		}
+		if !answered(res, l, all, usEast, euWest, saEast) || !answered(res, l, www, usEast) {
+			t.Errorf("%s: no last-resort answer of every record for all, or of the primary for www", l)
+		}
+	}
+}
+
+// TestCascade: one endpoint fails and traffic moves to the others; they fail too, and the
+// answers go to last resort, not to an empty answer.
+func TestCascade(t *testing.T) {
+	res := runScenario(t, "cascade")
+	for _, l := range res.Regions {
+		if !answered(res, l, www, euWest) || !answered(res, l, all, euWest, saEast) {
+			t.Errorf("%s never failed over to the two survivors", l)
+		}
+		if res.Verification.LastResortAt[l] == 0 {
+			t.Errorf("%s never answered in last resort", l)
+		}
+	}
+	if res.Detection <= 0 {
+		t.Errorf("no detection time")
+	}
+}
+
+// TestScriptSplit runs testdata/split-us-eu.txt: one link cut, gossip relays through the
+// third region, so nothing flips, then a failover across the split.
+func TestScriptSplit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long: a third dev network")
+	}
+	f, err := os.Open("testdata/split-us-eu.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc, err := ParseScript("split-us-eu", f, dev.DefaultConfig().Regions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := runScript(t, sc)
+	for _, l := range res.Regions {
+		if !answered(res, l, www, euWest) {
+			t.Errorf("%s never failed over while us-east and eu-west were split", l)
 		}
 	}
 }
