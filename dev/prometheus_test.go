@@ -33,6 +33,7 @@ func TestPrometheusAndDashboards(t *testing.T) {
 	}
 	promtool("check", "config", "../deploy/prometheus/prometheus-dev.yml")
 	promtool("check", "rules", "../deploy/prometheus/rules.yml")
+	promtool("test", "rules", "../deploy/prometheus/rules_test.yml")
 	compose := strings.ReplaceAll(readFile(t, "../deploy/prometheus/prometheus-compose.yml"), "/etc/prometheus/rules.yml", abs(t, "../deploy/prometheus/rules.yml"))
 	composeFile := filepath.Join(t.TempDir(), "compose.yml")
 	writeFile(t, composeFile, compose)

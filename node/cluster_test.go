@@ -126,8 +126,10 @@ func TestSimulatedRegions(t *testing.T) {
 		}
 	}
 	// Warm: every location holds a fresh healthy report from each of the 6 checkers of every
-	// probed check (not merely serving them open for want of reports).
-	took := eventually(t, 20*time.Second, "every location hears all 6 checkers healthy", func() (bool, string) {
+	// probed check (not merely serving them open for want of reports). The bound leaves room
+	// for gossip's anti-entropy (push/pull every 15s at memberlist's local profile), which
+	// repairs a report delta that a location missed.
+	took := eventually(t, 45*time.Second, "every location hears all 6 checkers healthy", func() (bool, string) {
 		for _, r := range demoRegions {
 			v, err := c.locations[r].Verdicts()
 			if err != nil {
@@ -135,7 +137,12 @@ func TestSimulatedRegions(t *testing.T) {
 			}
 			for _, id := range []string{"web-us-east", "web-eu-west", "web-sa-east"} {
 				if x := v[id]; x.State.String() != "healthy" || x.Counts.Fresh != 6 || x.Counts.Healthy != 6 {
-					return false, fmt.Sprintf("%s: %s: %s %+v", r, id, x.State, x.Counts)
+					ex, _ := c.locations[r].ExplainCheck(id)
+					var votes []string
+					for _, vt := range ex.Votes {
+						votes = append(votes, vt.Checker+"="+vt.Status.String()+" ("+vt.Why+")")
+					}
+					return false, fmt.Sprintf("%s: %s: %s %+v %v; members %d", r, id, x.State, x.Counts, votes, len(c.locations[r].Members()))
 				}
 			}
 		}
@@ -183,7 +190,7 @@ func TestSimulatedRegions(t *testing.T) {
 	if err := c.net.Isolate("sa-east"); err != nil {
 		t.Fatal(err)
 	}
-	took = eventually(t, 5*time.Second+5*interval+3*time.Second, "far locations drop sa-east", func() (bool, string) {
+	took = eventually(t, 5*time.Second+(3+2)*interval+5*time.Second, "far locations drop sa-east", func() (bool, string) {
 		for _, r := range []string{"us-east", "eu-west"} {
 			if st := c.state(r, "web-sa-east"); st != "unhealthy" {
 				return false, r + ": " + st

@@ -254,7 +254,10 @@ func (n *Node) Run(ctx context.Context) error {
 		}
 	}
 	if n.chk != nil {
-		goRun("checker", n.chk.Run)
+		goRun("checker", func(ctx context.Context) error {
+			n.awaitJoin(ctx, maxJoinWait)
+			return n.chk.Run(ctx)
+		})
 	}
 	if n.dns != nil {
 		goRun("dns", n.dns.Serve)
@@ -284,6 +287,29 @@ func (n *Node) Run(ctx context.Context) error {
 	}
 	n.log.Info("node: stopped")
 	return err
+}
+
+// maxJoinWait bounds how long a checker waits for the pool before it probes anyway.
+const maxJoinWait = 10 * time.Second
+
+// awaitJoin waits until the node has joined the pool (it sees another member, or it has no
+// peers to join), at most max or until ctx ends. A checker that published before joining
+// would spread its first reports to nobody, and they would wait for anti-entropy.
+func (n *Node) awaitJoin(ctx context.Context, max time.Duration) {
+	deadline := time.NewTimer(max)
+	defer deadline.Stop()
+	poll := time.NewTicker(50 * time.Millisecond)
+	defer poll.Stop()
+	for len(n.cfg.Gossip.Join) > 0 && len(n.pool.Members()) < 2 {
+		select {
+		case <-ctx.Done():
+			return
+		case <-deadline.C:
+			n.log.Warn("node: not joined to the pool yet; probing anyway", "after", max)
+			return
+		case <-poll.C:
+		}
+	}
 }
 
 // loop is the data plane's one goroutine of coordination: it applies configuration changes,

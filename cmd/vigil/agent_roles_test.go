@@ -1,0 +1,113 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/miekg/dns"
+	"github.com/vigil-dns/vigil/node"
+)
+
+// The flags map onto the node's configuration: -join splits into gossip peers and voters'
+// URLs, -ns into virtual name servers, and the data plane reads with the first read token.
+func TestAgentConfigFromFlags(t *testing.T) {
+	dir := t.TempDir()
+	tokens := filepath.Join(dir, "tokens")
+	reads := filepath.Join(dir, "reads")
+	if err := os.WriteFile(tokens, []byte("w1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(reads, []byte("# readers\nr1\nr2\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f := agentFlags{roles: "control,checker,location", id: "n1", region: "us-east", dataDir: dir,
+		raftAddr: "127.0.0.1:7000", apiAddr: "127.0.0.1:7100", join: "10.0.0.1:7946, http://10.0.0.2:7100",
+		gossipBind: "127.0.0.1:7946", insecureGossip: true, voters: "http://10.0.0.3:7100",
+		tokenFile: tokens, readTokenFile: reads, dnsAddr: "127.0.0.1:53", nameServers: "17=127.0.0.17:53,302=127.0.0.3:53",
+		probeAllow: "10.1.0.0/16", allowLoopback: true, logLevel: "warn"}
+	cfg, _, err := agentConfig(f, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Roles != node.RoleControl|node.RoleChecker|node.RoleLocation || cfg.ID != "n1" || cfg.Region != "us-east" {
+		t.Errorf("identity: %+v", cfg)
+	}
+	if len(cfg.Gossip.Join) != 1 || cfg.Gossip.Join[0] != "10.0.0.1:7946" ||
+		len(cfg.Control.Join) != 1 || cfg.Control.Join[0] != "http://10.0.0.2:7100" {
+		t.Errorf("join: gossip %v, control %v", cfg.Gossip.Join, cfg.Control.Join)
+	}
+	if cfg.Token != "r1" || len(cfg.Control.WriteTokens) != 1 || len(cfg.Control.ReadTokens) != 2 {
+		t.Errorf("tokens: %q %v %v", cfg.Token, cfg.Control.WriteTokens, cfg.Control.ReadTokens)
+	}
+	if cfg.NameServers[17] != "127.0.0.17:53" || cfg.NameServers[302] != "127.0.0.3:53" || len(cfg.NameServers) != 2 {
+		t.Errorf("name servers: %v", cfg.NameServers)
+	}
+	if !cfg.Probe.AllowLoopback || len(cfg.Probe.Allow) != 1 || cfg.Probe.Allow[0] != netip.MustParsePrefix("10.1.0.0/16") {
+		t.Errorf("probe: %+v", cfg.Probe)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Errorf("validate: %v", err)
+	}
+	for _, bad := range []struct {
+		edit func(*agentFlags)
+		want string
+	}{
+		{func(f *agentFlags) { f.roles = "checker,resolver" }, `-roles: node: unknown role "resolver"`},
+		{func(f *agentFlags) { f.nameServers = "ns1=127.0.0.1:53" }, `-ns: "ns1=127.0.0.1:53" is not index=host:port`},
+		{func(f *agentFlags) { f.probeAllow = "10.1.0.0" }, "-probe-allow: netip.ParsePrefix"},
+		{func(f *agentFlags) { f.logLevel = "loud" }, "-log-level: "},
+	} {
+		g := f
+		bad.edit(&g)
+		if _, _, err := agentConfig(g, &bytes.Buffer{}); err == nil || !strings.HasPrefix(err.Error(), bad.want) {
+			t.Errorf("got %v, want %s...", err, bad.want)
+		}
+	}
+}
+
+// One `vigil agent` with every role, in process: it bootstraps its voter, takes a document
+// through its API, follows it with its own data plane, and answers DNS.
+func TestAgentAllRoles(t *testing.T) {
+	dir := t.TempDir()
+	tokens := filepath.Join(dir, "tokens")
+	if err := os.WriteFile(tokens, []byte(agentToken+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	api, dnsAddr := freePort(t), freePort(t)
+	args := []string{"-roles", "control,checker,location", "-id", "solo", "-region", "us-east",
+		"-data-dir", dir, "-raft-addr", freePort(t), "-api-addr", api, "-bootstrap", "-token-file", tokens,
+		"-gossip-bind", freePort(t), "-insecure-gossip", "-dns", dnsAddr, "-http", freePort(t), "-log-level", "error"}
+	ctx, cancel := context.WithCancel(context.Background())
+	var stdout, stderr bytes.Buffer
+	done := make(chan int, 1)
+	go func() { done <- runAgent(ctx, args, &stdout, &stderr) }()
+	defer func() {
+		cancel()
+		select {
+		case code := <-done:
+			if code != 0 {
+				t.Errorf("agent exit %d: %s", code, stderr.String())
+			}
+		case <-time.After(20 * time.Second):
+			t.Error("agent did not stop within 20s")
+		}
+	}()
+	doc := `{"regions": ["us-east", "eu-west", "sa-east"], "zones": [{"name": "solo.vigil.test",
+		"record_sets": [{"name": "www", "type": "A", "records": [{"value": "192.0.2.7"}]}]}]}`
+	waitUntil(t, 20*time.Second, "the voter to take the document", func() bool {
+		code, _, err := request("PUT", "http://"+api+"/v1/document", doc)
+		return err == nil && code == 200
+	})
+	waitUntil(t, 20*time.Second, "a DNS answer from the document", func() bool {
+		m := new(dns.Msg)
+		m.SetQuestion("www.solo.vigil.test.", dns.TypeA)
+		r, _, err := (&dns.Client{Timeout: time.Second}).Exchange(m, dnsAddr)
+		return err == nil && len(r.Answer) == 1 && r.Answer[0].(*dns.A).A.String() == "192.0.2.7"
+	})
+}
