@@ -23,7 +23,7 @@ func (r Result) WriteReport(w io.Writer) error {
 	for _, l := range r.Regions {
 		fmt.Fprintf(&b, "\nlocation %s\n", l)
 		tw := tabwriter.NewWriter(&b, 2, 8, 2, ' ', 0)
-		fmt.Fprintln(tw, "  check\tverdicts seen\tchanges\tfinal")
+		fmt.Fprintln(tw, "  check\tverdicts seen since the network started\tchanges\tfinal")
 		for _, id := range sortedKeys(r.Final[l]) {
 			var seen []string
 			for _, c := range r.History.Changes {

@@ -70,6 +70,20 @@ func TestPartition(t *testing.T) {
 	if res.Verification.LastResortAt["sa-east"] == 0 || res.Verification.LastResortAt["us-east"] != 0 {
 		t.Errorf("last-resort answers by location: %v; want some at sa-east, none at us-east", res.Verification.LastResortAt)
 	}
+	// The same history against a zone whose failover pair is swapped must fail: the checker
+	// sees what the locations really answered.
+	doc, err := config.Load("../examples/demo.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wrong := NewChecker(doc, 0)
+	swapped := *wrong.Sets[www]
+	swapped.Records = []config.Record{swapped.Records[1], swapped.Records[0]}
+	swapped.Records[0].Role, swapped.Records[1].Role = config.RolePrimary, config.RoleSecondary
+	wrong.Sets[www] = &swapped
+	if v := wrong.Verify(res.History); len(v.Violations) == 0 {
+		t.Errorf("a checker of a swapped failover pair found no violation in %d answers", v.Answers)
+	}
 	for _, l := range res.Regions {
 		for id, s := range res.Final[l] {
 			if s != quorum.StateHealthy {
