@@ -15,7 +15,7 @@ import (
 const maxAnswersPerLocation = 200_000
 
 // verdictSource gives a location's current verdicts, by check.
-type verdictSource func(location string) map[string]quorum.Verdict
+type verdictSource func(location string) map[string]verdictView
 
 // sampler records the verdict changes of every location by sampling their verdicts.
 type sampler struct {
@@ -28,6 +28,28 @@ type sampler struct {
 	prev    map[string]time.Time               // start of the last sample, by location
 	// onChange, when set, hears every change as it is recorded (under the sampler's lock).
 	onChange func(Change)
+	// counted holds, once armed, the extremes of what every verdict counted.
+	counted map[string]map[string]Counted
+}
+
+// Counted is the extremes of what a location's verdict of one check counted while the script
+// ran: the fewest and the most fresh reports, and the most unhealthy ones.
+type Counted struct {
+	MinFresh, MaxFresh, MaxUnhealthy int
+}
+
+// arm starts keeping the extremes of the counts.
+func (s *sampler) arm() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.counted = map[string]map[string]Counted{}
+}
+
+// extremes returns the extremes kept since arm.
+func (s *sampler) extremes() map[string]map[string]Counted {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.counted
 }
 
 func newSampler(source verdictSource, locations []string) *sampler {
@@ -57,13 +79,27 @@ func (s *sampler) sample() {
 		slices.Sort(ids)
 		for _, id := range ids {
 			v := vs[id]
+			if s.counted != nil {
+				m := s.counted[l]
+				if m == nil {
+					m = map[string]Counted{}
+					s.counted[l] = m
+				}
+				c, seen := m[id]
+				if !seen || v.Fresh < c.MinFresh {
+					c.MinFresh = v.Fresh
+				}
+				c.MaxFresh = max(c.MaxFresh, v.Fresh)
+				c.MaxUnhealthy = max(c.MaxUnhealthy, v.Unhealthy)
+				m[id] = c
+			}
 			if old, seen := last[id]; seen && old == v.State {
 				continue
 			}
 			last[id] = v.State
 			s.changes = append(s.changes, Change{
-				Location: l, Check: id, State: v.State, Serving: v.Serving(),
-				After: after, At: end, Reason: v.Sentence(),
+				Location: l, Check: id, State: v.State, Serving: v.Serving,
+				After: after, At: end, Reason: v.Sentence,
 			})
 			if s.onChange != nil {
 				s.onChange(s.changes[len(s.changes)-1])

@@ -23,7 +23,7 @@ func (r Result) WriteReport(w io.Writer) error {
 	for _, l := range r.Regions {
 		fmt.Fprintf(&b, "\nlocation %s\n", l)
 		tw := tabwriter.NewWriter(&b, 2, 8, 2, ' ', 0)
-		fmt.Fprintln(tw, "  check\tverdicts seen since the network started\tchanges\tfinal")
+		fmt.Fprintln(tw, "  check\tverdicts seen since the network started\tchanges\tfinal\tfresh reports until the last repair\tmost unhealthy\tafter")
 		for _, id := range sortedKeys(r.Final[l]) {
 			var seen []string
 			for _, c := range r.History.Changes {
@@ -31,7 +31,9 @@ func (r Result) WriteReport(w io.Writer) error {
 					seen = append(seen, c.State.String())
 				}
 			}
-			fmt.Fprintf(tw, "  %s\t%s\t%d\t%s\n", id, strings.Join(seen, " > "), max(len(seen)-1, 0), r.Final[l][id])
+			c := r.Counted[l][id]
+			a := r.AfterRepair[l][id]
+			fmt.Fprintf(tw, "  %s\t%s\t%d\t%s\t%d to %d\t%d\t%d to %d, %d unhealthy\n", id, strings.Join(seen, " > "), max(len(seen)-1, 0), r.Final[l][id], c.MinFresh, c.MaxFresh, c.MaxUnhealthy, a.MinFresh, a.MaxFresh, a.MaxUnhealthy)
 		}
 		tw.Flush()
 	}

@@ -75,6 +75,10 @@ type Result struct {
 	// Flips counts verdict changes, after the network was ready, of the (location, check)
 	// pairs the fault model kept healthy throughout: healthy endpoints flipped. Target 0.
 	Flips []Change
+	// Counted are, by location and check, the extremes of what the verdicts counted from
+	// ready to the last repair; AfterRepair from the last repair to the end. Without a
+	// repair, AfterRepair is empty.
+	Counted, AfterRepair map[string]map[string]Counted
 	// Final are the last verdict states seen at every location.
 	Final map[string]map[string]quorum.State
 }
@@ -106,11 +110,6 @@ func Run(ctx context.Context, o Options) (res Result, err error) {
 	if err != nil {
 		return res, err
 	}
-	cfg.Document, cfg.DataDir, cfg.Logger = doc, o.DataDir, o.Logger
-	cfg.ControlAddr = "127.0.0.1:0"
-	for _, r := range cfg.Regions {
-		cfg.Locations[r] = dev.Location{DNS: "127.0.0.1:0", HTTP: "127.0.0.1:0"}
-	}
 	checker := NewChecker(doc, o.Slack)
 	names := make([]string, 0, len(checker.Sets))
 	for name := range checker.Sets {
@@ -122,14 +121,14 @@ func Run(ctx context.Context, o Options) (res Result, err error) {
 	}
 
 	netCtx, stop := context.WithCancel(ctx)
-	n, err := dev.Start(netCtx, cfg)
+	n, wait, err := startNetwork(netCtx, o, cfg, doc)
 	if err != nil {
 		stop()
-		return res, fmt.Errorf("sim: %w", err)
+		return res, err
 	}
 	defer func() {
 		stop()
-		if werr := n.Wait(); werr != nil && err == nil {
+		if werr := wait(); werr != nil && err == nil {
 			o.Logger.Warn("sim: network stopped with errors", "err", werr)
 		}
 	}()
@@ -156,6 +155,7 @@ func Run(ctx context.Context, o Options) (res Result, err error) {
 		if _, err := r.settle(ctx, faults, o.Ready); err != nil {
 			return fmt.Errorf("sim: ready: %w", err)
 		}
+		r.sampler.arm()
 		r.mu.Lock()
 		r.readyAt = time.Now()
 		r.mu.Unlock()
@@ -176,9 +176,39 @@ func Run(ctx context.Context, o Options) (res Result, err error) {
 		res.Dropped += d
 	}
 	res.Final = r.sampler.states()
+	if r.lastRepair.IsZero() {
+		res.Counted = r.sampler.extremes()
+	} else {
+		res.AfterRepair = r.sampler.extremes()
+	}
 	res.Verification = checker.Verify(res.History)
 	res.Flips = r.flips()
 	return res, runErr
+}
+
+// startNetwork starts the network the script asks for; wait waits until it has stopped
+// after ctx ends.
+func startNetwork(ctx context.Context, o Options, cfg dev.Config, doc *config.Document) (network, func() error, error) {
+	switch o.Script.Network {
+	case NetworkDev, "":
+		cfg.Document, cfg.DataDir, cfg.Logger = doc, o.DataDir, o.Logger
+		cfg.ControlAddr = "127.0.0.1:0"
+		for _, r := range cfg.Regions {
+			cfg.Locations[r] = dev.Location{DNS: "127.0.0.1:0", HTTP: "127.0.0.1:0"}
+		}
+		n, err := dev.Start(ctx, cfg)
+		if err != nil {
+			return nil, nil, fmt.Errorf("sim: %w", err)
+		}
+		return devNetwork{n}, n.Wait, nil
+	case NetworkNodes:
+		n, err := startNodes(ctx, cfg, doc, o.DataDir, o.Logger)
+		if err != nil {
+			return nil, nil, err
+		}
+		return n, n.wait, nil
+	}
+	return nil, nil, fmt.Errorf("sim: unknown network %q (networks: %s, %s)", o.Script.Network, NetworkDev, NetworkNodes)
 }
 
 // placeTargets copies doc, moving the checks that probe the dev network's default target

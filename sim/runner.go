@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/vigil-dns/vigil/config"
-	"github.com/vigil-dns/vigil/dev"
 	"github.com/vigil-dns/vigil/quorum"
 )
 
@@ -20,7 +19,7 @@ type runner struct {
 	regions []string
 	doc     *config.Document
 	targets map[string]string
-	net     *dev.Network
+	net     network
 	sampler *sampler
 
 	readyAt          time.Time
@@ -92,6 +91,12 @@ func (r *runner) script(ctx context.Context, faults Faults) error {
 				r.firstFault = now
 			}
 			if st.repair() {
+				if r.lastRepair.IsZero() {
+					r.res.Counted = r.sampler.extremes()
+				} else {
+					mergeCounted(r.res.Counted, r.sampler.extremes())
+				}
+				r.sampler.arm()
 				r.lastRepair, r.healed = now, false
 			}
 		}
@@ -116,6 +121,8 @@ func (r *runner) inject(st Step) error {
 	case StepHeal:
 		r.net.Heal()
 		return nil
+	case StepOffline, StepOnline:
+		return r.net.SetOffline(st.Regions[0], st.Kind == StepOffline)
 	}
 	return fmt.Errorf("unknown step %q", st.Kind)
 }
@@ -220,4 +227,21 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// mergeCounted widens the extremes of into by those of from.
+func mergeCounted(into, from map[string]map[string]Counted) {
+	for l, m := range from {
+		if into[l] == nil {
+			into[l] = map[string]Counted{}
+		}
+		for id, c := range m {
+			o, ok := into[l][id]
+			if !ok {
+				into[l][id] = c
+				continue
+			}
+			into[l][id] = Counted{MinFresh: min(o.MinFresh, c.MinFresh), MaxFresh: max(o.MaxFresh, c.MaxFresh), MaxUnhealthy: max(o.MaxUnhealthy, c.MaxUnhealthy)}
+		}
+	}
 }

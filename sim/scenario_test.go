@@ -50,7 +50,7 @@ func runScript(t *testing.T, sc Script) Result {
 	if res.Verification.Answers < 100 {
 		t.Errorf("only %d answers recorded", res.Verification.Answers)
 	}
-	if res.Detection <= 0 || res.Recovery <= 0 {
+	if res.Detection <= 0 || res.Recovery <= 0 || res.Counted == nil {
 		t.Errorf("detection %v, recovery %v: both must have been measured", res.Detection, res.Recovery)
 	}
 	return res
@@ -158,5 +158,30 @@ func TestScriptSplit(t *testing.T) {
 		if !answered(res, l, www, euWest) {
 			t.Errorf("%s never failed over while us-east and eu-west were split", l)
 		}
+	}
+}
+
+// TestCheckerOffline: one checker loses its own network. The locations stop counting it; it
+// is never counted as unhealthy, and no verdict changes.
+func TestCheckerOffline(t *testing.T) {
+	res := runScenario(t, "checker-offline")
+	dropped := false
+	for _, l := range res.Regions {
+		for _, id := range []string{"web-us-east", "web-eu-west", "web-sa-east"} {
+			c := res.Counted[l][id]
+			if c.MaxUnhealthy != 0 {
+				t.Errorf("%s at %s counted %d unhealthy reports while a checker was offline", id, l, c.MaxUnhealthy)
+			}
+			if c.MinFresh == 0 {
+				t.Errorf("%s at %s had no fresh report at some point", id, l)
+			}
+			dropped = dropped || c.MinFresh < c.MaxFresh
+		}
+	}
+	if !dropped {
+		t.Errorf("no location ever counted fewer fresh reports: the checker never went offline")
+	}
+	if res.Verification.LastResort != 0 {
+		t.Errorf("%d last-resort answers with every endpoint up", res.Verification.LastResort)
 	}
 }

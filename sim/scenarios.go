@@ -47,6 +47,19 @@ up eu-west
 up us-east
 wait 30s
 `,
+		// One checker loses its own network (its gossip and its probes): the locations stop
+		// hearing it and stop counting it once its reports are older than the freshness
+		// window (5s); it is never counted as unhealthy, and no verdict changes. Then it comes
+		// back.
+		"checker-offline": `
+network nodes
+offline us-east-checker-1
+hold 8s
+wait 10s
+online us-east-checker-1
+hold 5s
+wait 30s
+`,
 	}
 }
 

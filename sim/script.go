@@ -18,6 +18,10 @@ const (
 	StepHeal = "heal" // every link restored
 	StepHold = "hold" // let the network run as it is for a while
 	StepWait = "wait" // wait until every location's verdicts match the fault model
+
+	StepOffline = "offline" // one checker loses its own network (nodes network)
+	StepOnline  = "online"  // it gets it back
+	StepNetwork = "network" // the network to run on: the first step, if any
 )
 
 // DefaultWait bounds a wait step that names no bound.
@@ -48,13 +52,15 @@ func (s Step) String() string {
 }
 
 // fault reports whether the step injects a fault, repair whether it removes one.
-func (s Step) fault() bool  { return s.Kind == StepDown || s.Kind == StepCut }
-func (s Step) repair() bool { return s.Kind == StepUp || s.Kind == StepHeal }
+func (s Step) fault() bool  { return s.Kind == StepDown || s.Kind == StepCut || s.Kind == StepOffline }
+func (s Step) repair() bool { return s.Kind == StepUp || s.Kind == StepHeal || s.Kind == StepOnline }
 
-// Script is a scenario: a name and its steps, run in order.
+// Script is a scenario: a name, the network it runs on and its steps, run in order.
 type Script struct {
-	Name  string
-	Steps []Step
+	Name string
+	// Network is NetworkDev (the default) or NetworkNodes.
+	Network string
+	Steps   []Step
 }
 
 // ParseScript reads a script: one step per line, '#' starts a comment. The steps:
@@ -65,6 +71,9 @@ type Script struct {
 //	heal                      restore every link
 //	hold <duration>           let the network run, e.g. "hold 3s"
 //	wait [<duration>]         wait until every location's verdicts match the fault model
+//	offline <checker>         a checker loses its own network (nodes network only)
+//	online <checker>          it gets it back
+//	network dev|nodes         the network to run on (default dev); first, if present
 //
 // regions lists the regions a script may name. Every problem is reported, with its line.
 func ParseScript(name string, r io.Reader, regions []string) (Script, error) {
@@ -85,6 +94,13 @@ func ParseScript(name string, r io.Reader, regions []string) (Script, error) {
 			continue
 		}
 		st.Line = line
+		if st.Kind == StepNetwork {
+			if len(sc.Steps) > 0 || sc.Network != "" {
+				errs = append(errs, fmt.Errorf("sim: %s:%d: network must be the first step", name, line))
+			}
+			sc.Network = st.Regions[0]
+			continue
+		}
 		if len(sc.Steps) == maxSteps {
 			errs = append(errs, fmt.Errorf("sim: %s:%d: more than %d steps", name, line, maxSteps))
 			break
@@ -138,6 +154,16 @@ func parseStep(f []string, regions []string) (Step, error) {
 			return st, fmt.Errorf("cut: a region cannot be cut from itself")
 		}
 		st.Regions = args
+	case StepOffline, StepOnline:
+		if len(args) != 1 {
+			return st, fmt.Errorf("%s takes one checker, got %d arguments", st.Kind, len(args))
+		}
+		st.Regions = args
+	case StepNetwork:
+		if len(args) != 1 || (args[0] != NetworkDev && args[0] != NetworkNodes) {
+			return st, fmt.Errorf("network takes %s or %s, got %q", NetworkDev, NetworkNodes, strings.Join(args, " "))
+		}
+		st.Regions = args
 	case StepHeal:
 		if len(args) != 0 {
 			return st, fmt.Errorf("heal takes no arguments, got %d", len(args))
@@ -157,7 +183,7 @@ func parseStep(f []string, regions []string) (Step, error) {
 			return st, fmt.Errorf("wait takes at most one duration, got %d arguments", len(args))
 		}
 	default:
-		return st, fmt.Errorf("unknown step %q (steps: down, up, cut, heal, hold, wait)", st.Kind)
+		return st, fmt.Errorf("unknown step %q (steps: down, up, cut, heal, hold, wait, offline, online, network)", st.Kind)
 	}
 	return st, err
 }
