@@ -25,7 +25,6 @@ type runner struct {
 	readyAt          time.Time
 	firstFault       time.Time
 	lastRepair       time.Time
-	lastAction       time.Time
 	mu               sync.Mutex         // guards the timeline
 	kept             map[[2]string]bool // (location, check) pairs the model kept healthy so far
 	detected, healed bool
@@ -86,7 +85,6 @@ func (r *runner) script(ctx context.Context, faults Faults) error {
 			faults.Apply(st, r.regions)
 			r.keep(faults)
 			r.event(st.String() + r.expectation(faults))
-			r.lastAction = now
 			if st.fault() && r.firstFault.IsZero() {
 				r.firstFault = now
 			}
