@@ -31,6 +31,8 @@ type network interface {
 	Cut(regions ...string) error
 	Heal()
 	SetOffline(checker string, offline bool) error
+	StopControl() error
+	Restart() error
 	Verdicts(location string) map[string]verdictView
 	DNSAddr(location string) string
 }
@@ -41,6 +43,16 @@ type devNetwork struct{ *dev.Network }
 // SetOffline is not possible on the dev network: its links are between whole regions.
 func (devNetwork) SetOffline(string, bool) error {
 	return errors.New("the dev network cannot take a single checker offline: run this script on the nodes network")
+}
+
+// StopControl is not offered on the dev network, whose locations need their voter to start.
+func (devNetwork) StopControl() error {
+	return errors.New("the dev network cannot lose its control plane: run this script on the nodes network")
+}
+
+// Restart is not offered on the dev network.
+func (devNetwork) Restart() error {
+	return errors.New("the dev network cannot restart its nodes: run this script on the nodes network")
 }
 
 // Verdicts returns the location's verdicts.

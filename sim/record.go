@@ -105,6 +105,19 @@ func (s *sampler) sample() {
 				s.onChange(s.changes[len(s.changes)-1])
 			}
 		}
+		for _, id := range sortedKeys(last) {
+			if _, ok := vs[id]; ok || last[id] == noVerdictState {
+				continue
+			}
+			last[id] = noVerdictState
+			s.changes = append(s.changes, Change{
+				Location: l, Check: id, State: quorum.StateUnknown, Serving: true,
+				After: after, At: end, Reason: noVerdict,
+			})
+			if s.onChange != nil {
+				s.onChange(s.changes[len(s.changes)-1])
+			}
+		}
 		s.prev[l] = start
 		s.mu.Unlock()
 	}
@@ -132,7 +145,9 @@ func (s *sampler) states() map[string]map[string]quorum.State {
 	for l, m := range s.last {
 		c := make(map[string]quorum.State, len(m))
 		for k, v := range m {
-			c[k] = v
+			if v != noVerdictState {
+				c[k] = v
+			}
 		}
 		out[l] = c
 	}
@@ -145,6 +160,13 @@ func (s *sampler) history() []Change {
 	defer s.mu.Unlock()
 	return slices.Clone(s.changes)
 }
+
+// noVerdictState marks, in the sampler's last states, a check the location has no verdict of.
+const noVerdictState = quorum.State(255)
+
+// noVerdict is the reason of a change to no verdict: the location lost the verdict (it
+// restarted, or has no configuration); until it decides again it serves the check (fail open).
+const noVerdict = "no verdict: the location serves the check as healthy until it decides (fail open)"
 
 // querier asks one location for names in turn at a steady rate and records the answers.
 type querier struct {

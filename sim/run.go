@@ -202,7 +202,7 @@ func startNetwork(ctx context.Context, o Options, cfg dev.Config, doc *config.Do
 		}
 		return devNetwork{n}, n.Wait, nil
 	case NetworkNodes:
-		n, err := startNodes(ctx, cfg, doc, o.DataDir, o.Logger)
+		n, err := startNodes(ctx, cfg, doc, o.DataDir, o.Logger, o.Script.needsControl())
 		if err != nil {
 			return nil, nil, err
 		}

@@ -121,6 +121,10 @@ func (r *runner) inject(st Step) error {
 		return nil
 	case StepOffline, StepOnline:
 		return r.net.SetOffline(st.Regions[0], st.Kind == StepOffline)
+	case StepControlDown:
+		return r.net.StopControl()
+	case StepRestart:
+		return r.net.Restart()
 	}
 	return fmt.Errorf("unknown step %q", st.Kind)
 }
@@ -171,8 +175,25 @@ func (r *runner) flips() []Change {
 		return nil
 	}
 	var out []Change
+	restarted := map[[2]string]bool{} // the pair lost its verdict and has not decided since
 	for _, c := range r.sampler.history() {
-		if r.kept[[2]string{c.Location, c.Check}] && c.At.After(r.readyAt) {
+		k := [2]string{c.Location, c.Check}
+		// A restarted location has no verdict, then unknown ones until its reports are fresh
+		// again, and serves the check meanwhile (fail open): neither those nor the healthy
+		// verdict that ends them is a flip; an unhealthy one is.
+		switch {
+		case c.Reason == noVerdict:
+			restarted[k] = true
+			continue
+		case restarted[k] && c.State == quorum.StateUnknown:
+			continue
+		case restarted[k]:
+			restarted[k] = false
+			if c.State == quorum.StateHealthy {
+				continue
+			}
+		}
+		if r.kept[k] && c.At.After(r.readyAt) {
 			out = append(out, c)
 		}
 	}

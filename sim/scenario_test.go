@@ -185,3 +185,21 @@ func TestCheckerOffline(t *testing.T) {
 		t.Errorf("%d last-resort answers with every endpoint up", res.Verification.LastResort)
 	}
 }
+
+// TestControlDown: the control plane is lost and every data-plane node restarts from its disk
+// copy; the locations keep answering, and still fail over when a target goes down.
+func TestControlDown(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long: ten agent runtimes restarted one by one")
+	}
+	res := runScenario(t, "control-down")
+	for _, l := range res.Regions {
+		if !answered(res, l, www, euWest) {
+			t.Errorf("%s never failed over after the restart, the control plane down", l)
+		}
+	}
+	// Only a location's own restart may leave queries unanswered: a small share.
+	if v := res.Verification; v.Unanswered*10 > v.Answers {
+		t.Errorf("%d queries unanswered, %d answered", v.Unanswered, v.Answers)
+	}
+}

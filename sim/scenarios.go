@@ -60,6 +60,20 @@ online us-east-checker-1
 hold 5s
 wait 30s
 `,
+		// The control plane is lost for good, and every data-plane node restarts, one at a
+		// time, from the disk copy of its configuration (static stability): answers go on,
+		// and the restarted network still decides, failing over when a target goes down.
+		"control-down": `
+network nodes
+control-down
+hold 2s
+restart
+wait 30s
+down us-east
+wait 30s
+up us-east
+wait 30s
+`,
 	}
 }
 

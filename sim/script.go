@@ -22,6 +22,9 @@ const (
 	StepOffline = "offline" // one checker loses its own network (nodes network)
 	StepOnline  = "online"  // it gets it back
 	StepNetwork = "network" // the network to run on: the first step, if any
+
+	StepControlDown = "control-down" // the control plane is lost for good (nodes network)
+	StepRestart     = "restart"      // every data-plane node restarts from its data directory
 )
 
 // DefaultWait bounds a wait step that names no bound.
@@ -52,7 +55,9 @@ func (s Step) String() string {
 }
 
 // fault reports whether the step injects a fault, repair whether it removes one.
-func (s Step) fault() bool  { return s.Kind == StepDown || s.Kind == StepCut || s.Kind == StepOffline }
+func (s Step) fault() bool {
+	return s.Kind == StepDown || s.Kind == StepCut || s.Kind == StepOffline || s.Kind == StepControlDown
+}
 func (s Step) repair() bool { return s.Kind == StepUp || s.Kind == StepHeal || s.Kind == StepOnline }
 
 // Script is a scenario: a name, the network it runs on and its steps, run in order.
@@ -74,6 +79,8 @@ type Script struct {
 //	offline <checker>         a checker loses its own network (nodes network only)
 //	online <checker>          it gets it back
 //	network dev|nodes         the network to run on (default dev); first, if present
+//	control-down              the control plane is lost for good (nodes network only)
+//	restart                   every data-plane node restarts, one at a time (nodes network)
 //
 // regions lists the regions a script may name. Every problem is reported, with its line.
 func ParseScript(name string, r io.Reader, regions []string) (Script, error) {
@@ -164,9 +171,9 @@ func parseStep(f []string, regions []string) (Step, error) {
 			return st, fmt.Errorf("network takes %s or %s, got %q", NetworkDev, NetworkNodes, strings.Join(args, " "))
 		}
 		st.Regions = args
-	case StepHeal:
+	case StepHeal, StepControlDown, StepRestart:
 		if len(args) != 0 {
-			return st, fmt.Errorf("heal takes no arguments, got %d", len(args))
+			return st, fmt.Errorf("%s takes no arguments, got %d", st.Kind, len(args))
 		}
 	case StepHold:
 		if len(args) != 1 {
@@ -183,7 +190,12 @@ func parseStep(f []string, regions []string) (Step, error) {
 			return st, fmt.Errorf("wait takes at most one duration, got %d arguments", len(args))
 		}
 	default:
-		return st, fmt.Errorf("unknown step %q (steps: down, up, cut, heal, hold, wait, offline, online, network)", st.Kind)
+		return st, fmt.Errorf("unknown step %q (steps: down, up, cut, heal, hold, wait, offline, online, control-down, restart, network)", st.Kind)
 	}
 	return st, err
+}
+
+// needsControl reports whether the script runs the nodes network with a control plane.
+func (sc Script) needsControl() bool {
+	return slices.ContainsFunc(sc.Steps, func(st Step) bool { return st.Kind == StepControlDown })
 }
