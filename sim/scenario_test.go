@@ -15,6 +15,9 @@ import (
 // violation or flip of a healthy endpoint.
 func runScenario(t *testing.T, name string) Result {
 	t.Helper()
+	// Networks on loopback with ports of their own, mostly waiting on timers: two at a time
+	// (go test's default -parallel on this machine) halve the package's time.
+	t.Parallel()
 	sc, err := Scenario(name, dev.DefaultConfig().Regions)
 	if err != nil {
 		t.Fatal(err)
@@ -144,6 +147,7 @@ func TestScriptSplit(t *testing.T) {
 	if testing.Short() {
 		t.Skip("long: a third dev network")
 	}
+	t.Parallel()
 	f, err := os.Open("testdata/split-us-eu.txt")
 	if err != nil {
 		t.Fatal(err)
