@@ -39,6 +39,23 @@ wait
 	}
 }
 
+func TestParseScriptNetwork(t *testing.T) {
+	sc, err := ParseScript("t", strings.NewReader("network nodes\ncontrol-down\nrestart\noffline us-east-checker-1\nonline us-east-checker-1\nwait\n"), testRegions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sc.Network != NetworkNodes || len(sc.Steps) != 5 || !sc.needsControl() {
+		t.Errorf("network %q, %d steps, needs control %v", sc.Network, len(sc.Steps), sc.needsControl())
+	}
+	if !sc.Steps[0].fault() || sc.Steps[1].fault() || !sc.Steps[2].fault() || !sc.Steps[3].repair() {
+		t.Errorf("fault and repair steps: %v", sc.Steps)
+	}
+	sc, err = ParseScript("t", strings.NewReader("down us-east\n"), testRegions)
+	if err != nil || sc.Network != "" || sc.needsControl() {
+		t.Errorf("default network: %q, %v", sc.Network, err)
+	}
+}
+
 func TestParseScriptErrors(t *testing.T) {
 	tests := []struct{ script, want string }{
 		{"", "sim: t: no steps"},
@@ -55,6 +72,12 @@ func TestParseScriptErrors(t *testing.T) {
 		{"hold -1s", `sim: t:1: hold: "-1s" is not a duration from 1ns to 1h`},
 		{"wait 2h", `sim: t:1: wait: "2h" is not a duration from 1ns to 1h`},
 		{"wait 1s 2s", "sim: t:1: wait takes at most one duration, got 2 arguments"},
+		{"offline", "sim: t:1: offline takes one checker, got 0 arguments"},
+		{"online a b", "sim: t:1: online takes one checker, got 2 arguments"},
+		{"control-down now", "sim: t:1: control-down takes no arguments, got 1"},
+		{"restart all", "sim: t:1: restart takes no arguments, got 1"},
+		{"network mars", `sim: t:1: network takes dev or nodes, got "mars"`},
+		{"heal\nnetwork nodes", "sim: t:2: network must be the first step"},
 		{"heal\n\ndown mars\nup", "sim: t:3: down: unknown region \"mars\" (regions: us-east, eu-west, sa-east)\nsim: t:4: up takes one region, got 0 arguments"},
 	}
 	for _, tt := range tests {
