@@ -38,11 +38,13 @@ func (f Fault) String() string {
 
 // FaultList is the body of every answer of the dev endpoints.
 type FaultList struct {
+	// Faults are the faults in force, never null.
 	Faults []Fault `json:"faults"`
 }
 
 // CutRequest is the body of POST /v1/dev/cut: one region (cut from every other) or two.
 type CutRequest struct {
+	// Regions names one region (cut from every other) or two (the link between them).
 	Regions []string `json:"regions"`
 }
 
@@ -162,5 +164,6 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 
 // errorBody is an error answer of the dev endpoints.
 type errorBody struct {
+	// Error says what was wrong.
 	Error string `json:"error"`
 }

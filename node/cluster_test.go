@@ -36,20 +36,20 @@ func newSimCluster(t *testing.T) *simCluster {
 		}
 	}
 	doc := demoDoc(t, c.targets)
+	// Locations first, as in a running network: a location that joins after a checker's
+	// first reports spread hears them only from gossip's anti-entropy, which takes up to
+	// tens of seconds at memberlist's local profile.
 	var seed string
 	for _, r := range demoRegions {
-		for i := range 3 {
-			roles, id := RoleChecker, fmt.Sprintf("%s-c%d", r, i)
-			if i == 2 {
-				roles, id = RoleLocation, r+"-loc"
-			}
-			s := c.add(t, id, r, roles, doc, seed)
-			if seed == "" {
-				seed = s.GossipAddr()
-			}
-			if roles == RoleLocation {
-				c.locations[r] = s
-			}
+		s := c.add(t, r+"-loc", r, RoleLocation, doc, seed)
+		if seed == "" {
+			seed = s.GossipAddr()
+		}
+		c.locations[r] = s
+	}
+	for _, r := range demoRegions {
+		for i := range 2 {
+			c.add(t, fmt.Sprintf("%s-c%d", r, i), r, RoleChecker, doc, seed)
 		}
 	}
 	return c

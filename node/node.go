@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -247,8 +248,14 @@ func (n *Node) Run(ctx context.Context) error {
 	if n.httpLn != nil {
 		goRun("http", n.http.serve(n.httpLn))
 	}
+	// The pool outlives the roles that use it, so that a stopping checker's withdrawals
+	// still spread before the node leaves.
+	var poolDone chan error
+	poolCtx, poolCancel := context.WithCancel(context.Background())
+	defer poolCancel()
 	if n.pool != nil {
-		goRun("gossip", n.pool.Run)
+		poolDone = make(chan error, 1)
+		go func() { poolDone <- n.pool.Run(poolCtx) }()
 		if n.watcher != nil {
 			goRun("watcher", n.watcher.Run)
 		}
@@ -275,10 +282,21 @@ func (n *Node) Run(ctx context.Context) error {
 		if err != nil {
 			err = fmt.Errorf("node: control: %w", err)
 		}
-		cancel()
+	case err = <-poolDone:
+		poolDone = nil
+		if err == nil {
+			err = errors.New("stopped before the node did")
+		}
+		err = fmt.Errorf("node: gossip: %w", err)
 	}
 	cancel()
 	wg.Wait()
+	poolCancel()
+	if poolDone != nil {
+		if perr := <-poolDone; perr != nil && err == nil {
+			err = fmt.Errorf("node: gossip: %w", perr)
+		}
+	}
 	ctlCancel()
 	if ctlDone != nil {
 		if cerr := <-ctlDone; cerr != nil && err == nil {
@@ -317,22 +335,28 @@ func (n *Node) awaitJoin(ctx context.Context, max time.Duration) {
 // a steady tick.
 func (n *Node) loop(ctx context.Context) error {
 	var changed <-chan struct{}
-	if n.watcher != nil {
+	// follow takes the Watcher's configuration, after asking to hear of the next change, so
+	// that a change between the two is never missed.
+	follow := func() {
+		if n.watcher == nil {
+			return
+		}
 		changed = n.watcher.Changed()
+		if s, src := n.watcher.Current(); s != nil {
+			n.setConfig(s, src)
+		}
 	}
 	tick := time.NewTicker(n.cfg.EvalInterval)
 	defer tick.Stop()
+	follow()
 	n.reassign()
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-changed:
-			changed = n.watcher.Changed()
-			if s, src := n.watcher.Current(); s != nil {
-				n.setConfig(s, src)
-				n.reassign()
-			}
+			follow()
+			n.reassign()
 		case <-n.memberCh:
 			n.reassign()
 		case now := <-tick.C:
@@ -347,7 +371,7 @@ func (n *Node) loop(ctx context.Context) error {
 // location's zones.
 func (n *Node) setConfig(s *control.State, src control.Source) {
 	n.mu.Lock()
-	if n.state != nil && n.state.Index == s.Index && n.state.Index != 0 && src == n.source {
+	if src == n.source && (s == n.state || (n.state != nil && n.state.Index == s.Index && s.Index != 0)) {
 		n.mu.Unlock()
 		return
 	}
@@ -363,6 +387,9 @@ func (n *Node) setConfig(s *control.State, src control.Source) {
 	n.mu.Unlock()
 	n.log.Info("node: configuration installed", "index", s.Index, "source", string(src),
 		"checks", len(doc.Checks), "zones", len(doc.Zones))
+	if n.chk != nil && !slices.Contains(doc.Regions, n.cfg.Region) {
+		n.log.Warn("node: this checker's region is not in the configuration: it probes nothing", "region", n.cfg.Region)
+	}
 	if n.dns != nil {
 		n.installZones(s)
 	}

@@ -87,7 +87,11 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return 1
 	}
 	self := n.Self()
-	fmt.Fprintf(stdout, "vigil agent: node %s (%s) in %q: data %s", self.ID, self.Roles, self.Region, cfg.DataDir)
+	fmt.Fprintf(stdout, "vigil agent: node %s (%s)", self.ID, self.Roles)
+	if self.Region != "" {
+		fmt.Fprintf(stdout, " in %s", self.Region)
+	}
+	fmt.Fprintf(stdout, ": data %s", cfg.DataDir)
 	if a := n.ControlAPIAddr(); a != "" {
 		fmt.Fprintf(stdout, ", control API %s", self.ControlAPI)
 	}
