@@ -1,0 +1,98 @@
+package sim
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/quorum"
+)
+
+// demoDoc is the shape of the demo: one check per region and a majority of them.
+func demoDoc() (*config.Document, map[string]string) {
+	doc := &config.Document{}
+	targets := map[string]string{}
+	for _, r := range testRegions {
+		doc.Checks = append(doc.Checks, config.Check{ID: "web-" + r, Protocol: config.ProtocolHTTP})
+		targets["web-"+r] = r
+	}
+	doc.Checks = append(doc.Checks, config.Check{ID: "majority", Protocol: config.ProtocolCalculated,
+		Children: []string{"web-us-east", "web-eu-west", "web-sa-east"}, MinHealthy: 2})
+	return doc, targets
+}
+
+// unhealthyAt lists, per location, the checks the model does not expect healthy.
+func unhealthyAt(exp map[string]map[string]quorum.State) string {
+	var parts []string
+	for _, l := range testRegions {
+		var bad []string
+		for _, id := range sortedKeys(exp[l]) {
+			if exp[l][id] != quorum.StateHealthy {
+				bad = append(bad, id)
+			}
+		}
+		parts = append(parts, fmt.Sprintf("%s:%s", l, strings.Join(bad, ",")))
+	}
+	return strings.Join(parts, " ")
+}
+
+func TestExpect(t *testing.T) {
+	tests := []struct {
+		name  string
+		steps []Step
+		want  string
+	}{
+		{"no fault", nil, "us-east: eu-west: sa-east:"},
+		{"one target down", []Step{{Kind: StepDown, Regions: []string{"us-east"}}},
+			"us-east:web-us-east eu-west:web-us-east sa-east:web-us-east"},
+		{"two targets down break the majority", []Step{{Kind: StepDown, Regions: []string{"us-east"}}, {Kind: StepDown, Regions: []string{"sa-east"}}},
+			"us-east:majority,web-sa-east,web-us-east eu-west:majority,web-sa-east,web-us-east sa-east:majority,web-sa-east,web-us-east"},
+		{"down then up", []Step{{Kind: StepDown, Regions: []string{"us-east"}}, {Kind: StepUp, Regions: []string{"us-east"}}},
+			"us-east: eu-west: sa-east:"},
+		{"São Paulo cut off", []Step{{Kind: StepCut, Regions: []string{"sa-east"}}},
+			"us-east:web-sa-east eu-west:web-sa-east sa-east:majority,web-eu-west,web-us-east"},
+		{"one link cut: gossip relays, probes go direct", []Step{{Kind: StepCut, Regions: []string{"us-east", "eu-west"}}},
+			"us-east: eu-west: sa-east:"},
+		{"cut and heal", []Step{{Kind: StepCut, Regions: []string{"sa-east"}}, {Kind: StepHeal}},
+			"us-east: eu-west: sa-east:"},
+		{"cut off and its own target down", []Step{{Kind: StepCut, Regions: []string{"sa-east"}}, {Kind: StepDown, Regions: []string{"sa-east"}}},
+			"us-east:web-sa-east eu-west:web-sa-east sa-east:majority,web-eu-west,web-sa-east,web-us-east"},
+	}
+	doc, targets := demoDoc()
+	for _, tt := range tests {
+		f := NewFaults()
+		for _, st := range tt.steps {
+			f.Apply(st, testRegions)
+		}
+		if got := unhealthyAt(Expect(doc, testRegions, targets, f)); got != tt.want {
+			t.Errorf("%s:\n got %s\nwant %s", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestPermitted(t *testing.T) {
+	doc := testDoc()
+	sets := NewChecker(doc, 0).Sets
+	tests := []struct {
+		name, set string
+		down      string // checks not serving
+		want      string // pool/count/last resort
+	}{
+		{"failover primary", "www.example.test.", "", "10.0.0.1/1/false"},
+		{"failover secondary", "www.example.test.", "a", "10.0.0.2/1/false"},
+		{"failover secondary down only", "www.example.test.", "b", "10.0.0.1/1/false"},
+		{"failover last resort", "www.example.test.", "ab", "10.0.0.1/1/true"},
+		{"multivalue healthy", "all.example.test.", "b", "10.0.0.1 10.0.0.3/2/false"},
+		{"multivalue last resort", "all.example.test.", "abc", "10.0.0.1 10.0.0.2 10.0.0.3/3/true"},
+		{"weighted healthy", "api.example.test.", "a", "10.0.0.2/1/false"},
+		{"weighted last resort", "api.example.test.", "ab", "10.0.0.1 10.0.0.2/1/true"},
+		{"simple ignores health", "example.test.", "abc", "10.0.0.9/1/false"},
+	}
+	for _, tt := range tests {
+		a := permitted(sets[tt.set], func(id string) bool { return !strings.Contains(tt.down, id) })
+		if got := fmt.Sprintf("%s/%d/%v", strings.Join(a.pool, " "), a.count, a.lastResort); got != tt.want {
+			t.Errorf("%s: %s, want %s", tt.name, got, tt.want)
+		}
+	}
+}

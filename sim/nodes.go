@@ -1,0 +1,366 @@
+package sim
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/dev"
+	"github.com/vigil-dns/vigil/gossip"
+	"github.com/vigil-dns/vigil/node"
+	"github.com/vigil-dns/vigil/regions"
+)
+
+// checkersPerRegion is the number of checkers per region of the nodes network.
+const checkersPerRegion = 3
+
+// nodesToken is the control API token of the nodes network, which listens on loopback only.
+const nodesToken = "vigil-sim"
+
+// running is one node of the nodes network, with what it takes to restart it.
+type running struct {
+	cfg    node.Config
+	link   string // its simulated region: its region, or its own ID for a checker
+	node   *node.Node
+	cancel context.CancelFunc
+	done   chan error
+}
+
+// nodesNetwork is three regions of agent runtimes (package node) on the regions simulated
+// network: per region one location and three checkers, each checker on a simulated link of
+// its own (named by its ID, linked to every region) so that it alone can lose its network.
+// With a control plane, one voter (real raft, BoltDB, the control API over loopback) feeds
+// every node's Watcher, and every node keeps the disk copy it restarts from; without, the
+// nodes run the document statically.
+type nodesNetwork struct {
+	ctx      context.Context
+	log      *slog.Logger
+	sim      *regions.Network
+	targets  map[string]*dev.Target
+	regions  []string
+	checkers []string
+
+	mu    sync.Mutex
+	voter *running
+	nodes []*running // locations first, in region order, then checkers
+	errs  []error
+	wg    sync.WaitGroup
+	stop  context.CancelFunc
+}
+
+// startNodes starts the targets of cfg, the voter when withControl, and the nodes; they stop
+// when ctx ends or wait is called.
+func startNodes(ctx context.Context, cfg dev.Config, doc *config.Document, dir string, log *slog.Logger, withControl bool) (n *nodesNetwork, err error) {
+	ctx, stop := context.WithCancel(ctx)
+	n = &nodesNetwork{ctx: ctx, log: log, targets: map[string]*dev.Target{}, regions: cfg.Regions, stop: stop}
+	defer func() {
+		if err != nil {
+			_ = n.wait()
+		}
+	}()
+	simRegions := slices.Clone(cfg.Regions)
+	for _, r := range cfg.Regions {
+		for i := range checkersPerRegion {
+			id := fmt.Sprintf("%s-checker-%d", r, i+1)
+			n.checkers = append(n.checkers, id)
+			simRegions = append(simRegions, id)
+		}
+	}
+	if n.sim, err = regions.NewNetwork(cfg.Seed, simRegions...); err != nil {
+		return n, fmt.Errorf("sim: %w", err)
+	}
+	for _, r := range cfg.Regions {
+		t, err := dev.NewTarget(r, cfg.Targets[r])
+		if err != nil {
+			return n, fmt.Errorf("sim: %w", err)
+		}
+		n.targets[r] = t
+		n.wg.Go(func() { _ = t.Run(ctx) })
+		if err := n.sim.PlaceTarget(t.Addr(), r); err != nil {
+			return n, fmt.Errorf("sim: %w", err)
+		}
+	}
+	var voters []string
+	if withControl {
+		api, err := n.startVoter(filepath.Join(dir, "voter"), doc)
+		if err != nil {
+			return n, err
+		}
+		voters = []string{api}
+	}
+	key, err := gossip.ParseKey(dev.DemoKey)
+	if err != nil {
+		return n, fmt.Errorf("sim: %w", err)
+	}
+	var seed string
+	add := func(id, region, link string, roles node.Roles) error {
+		c := node.DefaultConfig()
+		c.ID, c.Region, c.Roles, c.DataDir = id, region, roles, filepath.Join(dir, id)
+		if withControl {
+			c.Voters, c.Token = voters, nodesToken
+		} else {
+			c.Static = doc
+		}
+		c.Gossip.Keys, c.Gossip.Profile = [][]byte{key}, gossip.ProfileLocal
+		c.Gossip.HeartbeatInterval, c.Gossip.RejoinInterval = 500*time.Millisecond, time.Second
+		if seed != "" {
+			c.Gossip.Join = []string{seed}
+		}
+		c.DNSAddr, c.HTTPAddr, c.EvalInterval = "127.0.0.1:0", "off", 100*time.Millisecond
+		c.Probe.AllowLoopback = true
+		c.Logger = log.With("node", id)
+		rn := &running{cfg: c, link: link}
+		if err := n.run(rn); err != nil {
+			return err
+		}
+		// A restart keeps the DNS port, as a restarted process would.
+		rn.cfg.DNSAddr = rn.node.DNSAddr()
+		n.nodes = append(n.nodes, rn)
+		if seed == "" {
+			seed = rn.node.GossipAddr()
+		}
+		return nil
+	}
+	for _, r := range cfg.Regions {
+		if err := add(r+"-location", r, r, node.RoleLocation); err != nil {
+			return n, err
+		}
+	}
+	for _, id := range n.checkers {
+		r, _, _ := strings.Cut(id, "-checker-")
+		if err := add(id, r, id, node.RoleChecker); err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// run creates rn's node on a fresh transport of its link and runs it until it is stopped.
+func (n *nodesNetwork) run(rn *running) error {
+	if rn.link != "" {
+		tr, err := n.sim.NewTransport(rn.link)
+		if err != nil {
+			return fmt.Errorf("sim: %w", err)
+		}
+		dialer, err := n.sim.Dialer(rn.link)
+		if err != nil {
+			return fmt.Errorf("sim: %w", err)
+		}
+		rn.cfg.Transport, rn.cfg.Dialer = tr, dialer
+	}
+	rn.cfg.Registerer = prometheus.NewRegistry()
+	nd, err := node.New(rn.cfg) // binds every socket; Run releases them
+	if err != nil {
+		return fmt.Errorf("sim: %w", err)
+	}
+	ctx, cancel := context.WithCancel(n.ctx)
+	rn.node, rn.cancel, rn.done = nd, cancel, make(chan error, 1)
+	n.wg.Go(func() {
+		err := nd.Run(ctx)
+		if err != nil && n.ctx.Err() == nil {
+			n.mu.Lock()
+			n.errs = append(n.errs, fmt.Errorf("node %s: %w", rn.cfg.ID, err))
+			n.mu.Unlock()
+		}
+		rn.done <- err
+	})
+	return nil
+}
+
+// halt stops rn's node and waits until it has stopped (at most 20s).
+func (n *nodesNetwork) halt(rn *running) error {
+	rn.cancel()
+	select {
+	case <-rn.done:
+		return nil
+	case <-time.After(20 * time.Second):
+		return fmt.Errorf("node %s did not stop within 20s", rn.cfg.ID)
+	}
+}
+
+// startVoter starts the one control voter and applies doc through its API.
+func (n *nodesNetwork) startVoter(dir string, doc *config.Document) (string, error) {
+	raftAddr, err := freePort()
+	if err != nil {
+		return "", err
+	}
+	c := node.DefaultConfig()
+	c.ID, c.Roles, c.DataDir, c.HTTPAddr = "voter", node.RoleControl, dir, "off"
+	c.Control.RaftAddr, c.Control.APIAddr = fmt.Sprintf("127.0.0.1:%d", raftAddr), "127.0.0.1:0"
+	c.Control.Bootstrap, c.Control.WriteTokens = true, []string{nodesToken}
+	c.Control.Timing = control.Timing{Heartbeat: 300 * time.Millisecond, Election: 300 * time.Millisecond,
+		LeaderLease: 150 * time.Millisecond, Commit: 20 * time.Millisecond}
+	c.Control.RaftLogLevel = slog.LevelWarn
+	c.Logger = n.log.With("node", "voter")
+	rn := &running{cfg: c}
+	if err := n.run(rn); err != nil {
+		return "", err
+	}
+	n.voter = rn
+	api := rn.node.Self().ControlAPI
+	body, err := json.Marshal(doc)
+	if err != nil {
+		return "", fmt.Errorf("sim: document: %w", err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		err := putDocument(n.ctx, api, body)
+		if err == nil {
+			return api, nil
+		}
+		if time.Now().After(deadline) {
+			return "", fmt.Errorf("sim: the voter took no document within 30s: %w", err)
+		}
+		select {
+		case <-n.ctx.Done():
+			return "", fmt.Errorf("sim: %w", n.ctx.Err())
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// putDocument writes the document through the control API, as `vigil apply` does.
+func putDocument(ctx context.Context, api string, body []byte) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPut, api+"/v1/document", bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+nodesToken)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("PUT /v1/document: %s", resp.Status)
+	}
+	return nil
+}
+
+// wait stops every node and target and waits until they have.
+func (n *nodesNetwork) wait() error {
+	n.stop()
+	n.wg.Wait()
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return errors.Join(n.errs...)
+}
+
+// StopControl stops the voter for good.
+func (n *nodesNetwork) StopControl() error {
+	n.mu.Lock()
+	v := n.voter
+	n.voter = nil
+	n.mu.Unlock()
+	if v == nil {
+		return errors.New("this network has no control plane running")
+	}
+	return n.halt(v)
+}
+
+// Restart stops and restarts every data-plane node, one at a time, from its data directory;
+// each rejoins the pool through a node that is running.
+func (n *nodesNetwork) Restart() error {
+	for i, rn := range n.nodes {
+		if err := n.halt(rn); err != nil {
+			return err
+		}
+		seed := n.nodes[(i+1)%len(n.nodes)].node.GossipAddr()
+		rn.cfg.Gossip.Join = []string{seed}
+		n.mu.Lock()
+		err := n.run(rn)
+		n.mu.Unlock()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// location returns the running node of region's location.
+func (n *nodesNetwork) location(region string) *node.Node {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for _, rn := range n.nodes {
+		if rn.cfg.ID == region+"-location" {
+			return rn.node
+		}
+	}
+	return nil
+}
+
+// SetTargetDown makes region's target fail its health check, or pass it.
+func (n *nodesNetwork) SetTargetDown(region string, down bool) error {
+	t, ok := n.targets[region]
+	if !ok {
+		return fmt.Errorf("no target in region %q", region)
+	}
+	t.SetDown(down)
+	return nil
+}
+
+// Cut is not offered: regions' links here are per checker; use the dev network.
+func (n *nodesNetwork) Cut(...string) error {
+	return errors.New("the nodes network does not cut regions: run this script on the dev network")
+}
+
+// Heal restores every link.
+func (n *nodesNetwork) Heal() { n.sim.HealAll() }
+
+// SetOffline cuts every link of one checker (gossip and probes), or restores them.
+func (n *nodesNetwork) SetOffline(checker string, offline bool) error {
+	if !slices.Contains(n.checkers, checker) {
+		return fmt.Errorf("no checker %q (checkers: %s)", checker, strings.Join(n.checkers, ", "))
+	}
+	if offline {
+		return n.sim.Isolate(checker)
+	}
+	for _, r := range n.sim.Regions() {
+		if r != checker {
+			if err := n.sim.Heal(checker, r); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Verdicts returns the location's verdicts; none while it has no configuration.
+func (n *nodesNetwork) Verdicts(location string) map[string]verdictView {
+	l := n.location(location)
+	if l == nil {
+		return nil
+	}
+	vs, err := l.Verdicts()
+	if err != nil {
+		return nil
+	}
+	out := make(map[string]verdictView, len(vs))
+	for id, v := range vs {
+		out[id] = verdictView{State: v.State, Serving: v.ServedAsHealthy, Sentence: v.Sentence, Fresh: v.Counts.Fresh, Unhealthy: v.Counts.Unhealthy}
+	}
+	return out
+}
+
+// DNSAddr returns the location's DNS address, which a restart keeps.
+func (n *nodesNetwork) DNSAddr(location string) string {
+	if l := n.location(location); l != nil {
+		return l.DNSAddr()
+	}
+	return ""
+}

@@ -1,0 +1,61 @@
+package sim
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// maxViolationsShown bounds the violations a report prints in full.
+const maxViolationsShown = 20
+
+// Queries returns how many queries the run made.
+func (r Result) Queries() int { return len(r.History.Answers) }
+
+// Passed reports whether the run found no violation and flipped no healthy endpoint.
+func (r Result) Passed() bool { return len(r.Verification.Violations) == 0 && len(r.Flips) == 0 }
+
+// WriteReport writes the verdict table of every location and the run's figures to w.
+func (r Result) WriteReport(w io.Writer) error {
+	var b strings.Builder
+	for _, l := range r.Regions {
+		fmt.Fprintf(&b, "\nlocation %s\n", l)
+		tw := tabwriter.NewWriter(&b, 2, 8, 2, ' ', 0)
+		fmt.Fprintln(tw, "  check\tverdicts seen since the network started\tchanges\tfinal\tfresh reports until the last repair\tmost unhealthy\tafter")
+		for _, id := range sortedKeys(r.Final[l]) {
+			var seen []string
+			for _, c := range r.History.Changes {
+				if c.Location == l && c.Check == id {
+					seen = append(seen, c.State.String())
+				}
+			}
+			c := r.Counted[l][id]
+			a := r.AfterRepair[l][id]
+			fmt.Fprintf(tw, "  %s\t%s\t%d\t%s\t%d to %d\t%d\t%d to %d, %d unhealthy\n", id, strings.Join(seen, " > "), max(len(seen)-1, 0), r.Final[l][id], c.MinFresh, c.MaxFresh, c.MaxUnhealthy, a.MinFresh, a.MaxFresh, a.MaxUnhealthy)
+		}
+		tw.Flush()
+	}
+	v := r.Verification
+	fmt.Fprintf(&b, "\nscenario %s\n", r.Scenario)
+	fmt.Fprintf(&b, "  faults in force        %v\n", r.Faulted.Round(10*time.Millisecond))
+	fmt.Fprintf(&b, "  queries                %d (%d answered, %d unanswered, %d not made: history full)\n", r.Queries(), v.Answers, v.Unanswered, r.Dropped)
+	fmt.Fprintf(&b, "  last-resort answers    %d\n", v.LastResort)
+	fmt.Fprintf(&b, "  healthy flips          %d\n", len(r.Flips))
+	fmt.Fprintf(&b, "  detection              %v\n", r.Detection.Round(10*time.Millisecond))
+	fmt.Fprintf(&b, "  recovery               %v\n", r.Recovery.Round(10*time.Millisecond))
+	fmt.Fprintf(&b, "  violations             %d\n", len(v.Violations))
+	for _, f := range r.Flips {
+		fmt.Fprintf(&b, "  FLIP %v\n", f)
+	}
+	for i, x := range v.Violations {
+		if i == maxViolationsShown {
+			fmt.Fprintf(&b, "  ... and %d more violations\n", len(v.Violations)-i)
+			break
+		}
+		fmt.Fprintf(&b, "  VIOLATION %v\n", x)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}

@@ -1,0 +1,249 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/miekg/dns"
+	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/dev"
+	"github.com/vigil-dns/vigil/quorum"
+)
+
+// Options configure a run.
+type Options struct {
+	// Script is the scenario to run.
+	Script Script
+	// Document is the configuration of the network: the demo's, whose checks probe the dev
+	// network's targets (their ports are those of dev.DefaultConfig and are moved to free ones).
+	Document *config.Document
+	// DataDir holds the network's data.
+	DataDir string
+	// QueryInterval is how often each location is asked one query. Default 20ms.
+	QueryInterval time.Duration
+	// SampleInterval is how often every location's verdicts are sampled. Default 50ms.
+	SampleInterval time.Duration
+	// Slack widens each query's window on both sides when the history is checked. Default 0:
+	// the sampling brackets already bound when a verdict was in force.
+	Slack time.Duration
+	// Ready bounds the wait for every verdict to be healthy before the script. Default 60s.
+	Ready time.Duration
+	// Timeline, when set, receives the timeline as the run goes.
+	Timeline io.Writer
+	// Logger receives the network's logs; default: discarded below warnings.
+	Logger *slog.Logger
+}
+
+// Event is one line of a run's timeline.
+type Event struct {
+	// At is the time since the script started.
+	At time.Duration
+	// What says what happened.
+	What string
+}
+
+// Result is what a run found.
+type Result struct {
+	// Scenario is the script's name.
+	Scenario string
+	// Regions are the network's regions, which are also its locations.
+	Regions []string
+	// Timeline lists what the run did and saw.
+	Timeline []Event
+	// History is every answer and verdict change recorded.
+	History History
+	// Verification is the checker's finding over History.
+	Verification Verification
+	// Dropped counts queries not made because the history was full.
+	Dropped int
+	// Faulted is how long faults were in force: from the first fault to the last repair (or
+	// the end of the script).
+	Faulted time.Duration
+	// Detection is from the first fault to the wait that saw every location settle on it;
+	// Recovery from the last repair to the wait that saw them settle again. Zero when the
+	// script has no such wait.
+	Detection, Recovery time.Duration
+	// Flips counts verdict changes, after the network was ready, of the (location, check)
+	// pairs the fault model kept healthy throughout: healthy endpoints flipped. Target 0.
+	Flips []Change
+	// Counted are, by location and check, the extremes of what the verdicts counted from
+	// ready to the last repair; AfterRepair from the last repair to the end. Without a
+	// repair, AfterRepair is empty.
+	Counted, AfterRepair map[string]map[string]Counted
+	// Final are the last verdict states seen at every location.
+	Final map[string]map[string]quorum.State
+}
+
+// Run starts a dev network, waits until every location holds a healthy verdict of every
+// check, then runs the script while asking every location for every A record set of the
+// document and sampling their verdicts; it stops the network and checks the history. The
+// error is not nil when the run could not be made (a wait that never settled is one); the
+// history's violations are in the result.
+func Run(ctx context.Context, o Options) (res Result, err error) {
+	if o.QueryInterval <= 0 {
+		o.QueryInterval = 20 * time.Millisecond
+	}
+	if o.SampleInterval <= 0 {
+		o.SampleInterval = 50 * time.Millisecond
+	}
+	if o.Ready <= 0 {
+		o.Ready = 60 * time.Second
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if o.Document == nil {
+		return res, errors.New("sim: no document")
+	}
+	cfg := dev.DefaultConfig()
+	res.Scenario, res.Regions = o.Script.Name, cfg.Regions
+	doc, targets, err := placeTargets(o.Document, &cfg)
+	if err != nil {
+		return res, err
+	}
+	checker := NewChecker(doc, o.Slack)
+	names := make([]string, 0, len(checker.Sets))
+	for name := range checker.Sets {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	if len(names) == 0 {
+		return res, errors.New("sim: the document has no A record set to ask for")
+	}
+
+	netCtx, stop := context.WithCancel(ctx)
+	n, wait, err := startNetwork(netCtx, o, cfg, doc)
+	if err != nil {
+		stop()
+		return res, err
+	}
+	defer func() {
+		stop()
+		if werr := wait(); werr != nil && err == nil {
+			o.Logger.Warn("sim: network stopped with errors", "err", werr)
+		}
+	}()
+
+	r := &runner{o: o, res: &res, regions: cfg.Regions, doc: doc, targets: targets, net: n}
+	r.sampler = newSampler(n.Verdicts, cfg.Regions)
+	ready := make(chan struct{})
+	r.sampler.onChange = func(c Change) {
+		select {
+		case <-ready:
+			r.event(fmt.Sprintf("verdict %s at %s: %s (%s)", c.Check, c.Location, c.State, c.Reason))
+		default:
+		}
+	}
+	recCtx, stopRec := context.WithCancel(netCtx)
+	var queriers []*querier
+	for _, l := range cfg.Regions {
+		queriers = append(queriers, &querier{location: l, addr: n.DNSAddr(l), names: names, client: &dns.Client{Timeout: time.Second}})
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() { r.sampler.run(recCtx, o.SampleInterval) })
+	runErr := func() error {
+		faults := NewFaults()
+		if _, err := r.settle(ctx, faults, o.Ready); err != nil {
+			return fmt.Errorf("sim: ready: %w", err)
+		}
+		r.sampler.arm()
+		r.mu.Lock()
+		r.readyAt = time.Now()
+		r.mu.Unlock()
+		close(ready)
+		for _, q := range queriers {
+			wg.Go(func() { q.run(recCtx, o.QueryInterval) })
+		}
+		r.event(fmt.Sprintf("ready: every location holds a healthy verdict of every check; asking each for %s every %v",
+			strings.Join(names, " "), o.QueryInterval))
+		return r.script(ctx, faults)
+	}()
+	stopRec()
+	wg.Wait()
+	res.History.Changes = r.sampler.history()
+	for _, q := range queriers {
+		a, d := q.recorded()
+		res.History.Answers = append(res.History.Answers, a...)
+		res.Dropped += d
+	}
+	res.Final = r.sampler.states()
+	if r.lastRepair.IsZero() {
+		res.Counted = r.sampler.extremes()
+	} else {
+		res.AfterRepair = r.sampler.extremes()
+	}
+	res.Verification = checker.Verify(res.History)
+	res.Flips = r.flips()
+	return res, runErr
+}
+
+// startNetwork starts the network the script asks for; wait waits until it has stopped
+// after ctx ends.
+func startNetwork(ctx context.Context, o Options, cfg dev.Config, doc *config.Document) (network, func() error, error) {
+	switch o.Script.Network {
+	case NetworkDev, "":
+		cfg.Document, cfg.DataDir, cfg.Logger = doc, o.DataDir, o.Logger
+		cfg.ControlAddr = "127.0.0.1:0"
+		for _, r := range cfg.Regions {
+			cfg.Locations[r] = dev.Location{DNS: "127.0.0.1:0", HTTP: "127.0.0.1:0"}
+		}
+		n, err := dev.Start(ctx, cfg)
+		if err != nil {
+			return nil, nil, fmt.Errorf("sim: %w", err)
+		}
+		return devNetwork{n}, n.Wait, nil
+	case NetworkNodes:
+		n, err := startNodes(ctx, cfg, doc, o.DataDir, o.Logger, o.Script.needsControl())
+		if err != nil {
+			return nil, nil, err
+		}
+		return n, n.wait, nil
+	}
+	return nil, nil, fmt.Errorf("sim: unknown network %q (networks: %s, %s)", o.Script.Network, NetworkDev, NetworkNodes)
+}
+
+// placeTargets copies doc, moving the checks that probe the dev network's default target
+// ports to free ports; it returns the copy and the region of each check's target.
+func placeTargets(doc *config.Document, cfg *dev.Config) (*config.Document, map[string]string, error) {
+	out := *doc
+	out.Checks = slices.Clone(doc.Checks)
+	targets := map[string]string{}
+	for _, region := range cfg.Regions {
+		_, port, err := net.SplitHostPort(cfg.Targets[region])
+		if err != nil {
+			return nil, nil, fmt.Errorf("sim: target of %s: %w", region, err)
+		}
+		free, err := freePort()
+		if err != nil {
+			return nil, nil, err
+		}
+		cfg.Targets[region] = "127.0.0.1:" + strconv.Itoa(free)
+		for i := range out.Checks {
+			c := &out.Checks[i]
+			if c.Protocol != config.ProtocolCalculated && strconv.Itoa(c.Target.Port) == port {
+				c.Target.Port = free
+				targets[c.ID] = region
+			}
+		}
+	}
+	return &out, targets, nil
+}
+
+// freePort returns a loopback TCP port that was free a moment ago.
+func freePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("sim: free port: %w", err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}

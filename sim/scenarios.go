@@ -1,0 +1,92 @@
+package sim
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// scenarios returns the named scenarios, as scripts. Each story is told in the comments.
+func scenarios() map[string]string {
+	return map[string]string{
+		// Route 53's São Paulo story: sa-east is cut off from the rest. Its location hears only
+		// its own checkers, which reach only its own endpoint, and keeps serving it; the other
+		// locations hear no checker that reaches São Paulo and stop serving it.
+		"partition": `
+cut sa-east
+wait 45s
+hold 3s
+heal
+wait 60s
+`,
+		// Every endpoint fails its health check (a wrong check everywhere, or all down at once):
+		// no record is healthy, so every location answers in last resort, never with nothing.
+		"all-down": `
+down us-east
+down eu-west
+down sa-east
+wait 30s
+hold 3s
+up us-east
+up eu-west
+up sa-east
+wait 30s
+`,
+		// One of three endpoints fails, then the other two overload and fail too: the answers go
+		// from the two survivors to last resort, never to an empty answer.
+		"cascade": `
+down us-east
+wait 30s
+down eu-west
+hold 1s
+down sa-east
+wait 30s
+hold 3s
+up sa-east
+up eu-west
+up us-east
+wait 30s
+`,
+		// One checker loses its own network (its gossip and its probes): the locations stop
+		// hearing it and stop counting it once its reports are older than the freshness
+		// window (5s); it is never counted as unhealthy, and no verdict changes. Then it comes
+		// back.
+		"checker-offline": `
+network nodes
+offline us-east-checker-1
+hold 8s
+wait 10s
+online us-east-checker-1
+hold 5s
+wait 30s
+`,
+		// The control plane is lost for good, and every data-plane node restarts, one at a
+		// time, from the disk copy of its configuration (static stability): answers go on,
+		// and the restarted network still decides, failing over when a target goes down.
+		"control-down": `
+network nodes
+control-down
+hold 2s
+restart
+wait 30s
+down us-east
+wait 30s
+up us-east
+wait 30s
+`,
+	}
+}
+
+// Scenarios lists the names of the named scenarios.
+func Scenarios() []string {
+	return sortedKeys(scenarios())
+}
+
+// Scenario returns the named scenario's script; regions are the network's regions.
+func Scenario(name string, regions []string) (Script, error) {
+	text, ok := scenarios()[name]
+	if !ok {
+		return Script{}, fmt.Errorf("sim: unknown scenario %q (scenarios: %s)", name, strings.Join(Scenarios(), ", "))
+	}
+	return ParseScript(name, strings.NewReader(text), slices.Clone(regions))
+}

@@ -1,0 +1,201 @@
+package sim
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Step kinds of a script.
+const (
+	StepDown = "down" // a region's target fails its health check
+	StepUp   = "up"   // it passes again
+	StepCut  = "cut"  // one region cut from every other, or the link between two
+	StepHeal = "heal" // every link restored
+	StepHold = "hold" // let the network run as it is for a while
+	StepWait = "wait" // wait until every location's verdicts match the fault model
+
+	StepOffline = "offline" // one checker loses its own network (nodes network)
+	StepOnline  = "online"  // it gets it back
+	StepNetwork = "network" // the network to run on: the first step, if any
+
+	StepControlDown = "control-down" // the control plane is lost for good (nodes network)
+	StepRestart     = "restart"      // every data-plane node restarts from its data directory
+)
+
+// DefaultWait bounds a wait step that names no bound.
+const DefaultWait = 60 * time.Second
+
+// maxSteps bounds the length of a script.
+const maxSteps = 200
+
+// Step is one line of a script.
+type Step struct {
+	// Kind is one of the Step constants.
+	Kind string
+	// Regions are the regions a down, up or cut step names.
+	Regions []string
+	// For is how long a hold lasts, or the bound of a wait.
+	For time.Duration
+	// Line is the step's line in its script, for messages.
+	Line int
+}
+
+// String gives the step back in the script's syntax.
+func (s Step) String() string {
+	parts := append([]string{s.Kind}, s.Regions...)
+	if s.For > 0 {
+		parts = append(parts, s.For.String())
+	}
+	return strings.Join(parts, " ")
+}
+
+// fault reports whether the step injects a fault, repair whether it removes one.
+func (s Step) fault() bool {
+	return s.Kind == StepDown || s.Kind == StepCut || s.Kind == StepOffline || s.Kind == StepControlDown
+}
+func (s Step) repair() bool { return s.Kind == StepUp || s.Kind == StepHeal || s.Kind == StepOnline }
+
+// Script is a scenario: a name, the network it runs on and its steps, run in order.
+type Script struct {
+	Name string
+	// Network is NetworkDev (the default) or NetworkNodes.
+	Network string
+	Steps   []Step
+}
+
+// ParseScript reads a script: one step per line, '#' starts a comment. The steps:
+//
+//	down <region>             the region's target fails its health check
+//	up <region>               it passes again
+//	cut <region> [<region>]   cut one region from every other, or two regions apart
+//	heal                      restore every link
+//	hold <duration>           let the network run, e.g. "hold 3s"
+//	wait [<duration>]         wait until every location's verdicts match the fault model
+//	offline <checker>         a checker loses its own network (nodes network only)
+//	online <checker>          it gets it back
+//	network dev|nodes         the network to run on (default dev); first, if present
+//	control-down              the control plane is lost for good (nodes network only)
+//	restart                   every data-plane node restarts, one at a time (nodes network)
+//
+// regions lists the regions a script may name. Every problem is reported, with its line.
+func ParseScript(name string, r io.Reader, regions []string) (Script, error) {
+	sc := Script{Name: name}
+	var errs []error
+	in := bufio.NewScanner(r)
+	line := 0
+	for in.Scan() {
+		line++
+		text, _, _ := strings.Cut(in.Text(), "#")
+		f := strings.Fields(text)
+		if len(f) == 0 {
+			continue
+		}
+		st, err := parseStep(f, regions)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("sim: %s:%d: %w", name, line, err))
+			continue
+		}
+		st.Line = line
+		if st.Kind == StepNetwork {
+			if len(sc.Steps) > 0 || sc.Network != "" {
+				errs = append(errs, fmt.Errorf("sim: %s:%d: network must be the first step", name, line))
+			}
+			sc.Network = st.Regions[0]
+			continue
+		}
+		if len(sc.Steps) == maxSteps {
+			errs = append(errs, fmt.Errorf("sim: %s:%d: more than %d steps", name, line, maxSteps))
+			break
+		}
+		sc.Steps = append(sc.Steps, st)
+	}
+	if err := in.Err(); err != nil {
+		errs = append(errs, fmt.Errorf("sim: %s: %w", name, err))
+	}
+	if len(errs) == 0 && len(sc.Steps) == 0 {
+		errs = append(errs, fmt.Errorf("sim: %s: no steps", name))
+	}
+	return sc, errors.Join(errs...)
+}
+
+// parseStep parses the fields of one line.
+func parseStep(f []string, regions []string) (Step, error) {
+	st := Step{Kind: f[0]}
+	args := f[1:]
+	region := func(r string) error {
+		if !slices.Contains(regions, r) {
+			return fmt.Errorf("%s: unknown region %q (regions: %s)", st.Kind, r, strings.Join(regions, ", "))
+		}
+		return nil
+	}
+	duration := func(s string) (time.Duration, error) {
+		d, err := time.ParseDuration(s)
+		if err != nil || d <= 0 || d > time.Hour {
+			return 0, fmt.Errorf("%s: %q is not a duration from 1ns to 1h", st.Kind, s)
+		}
+		return d, nil
+	}
+	var err error
+	switch st.Kind {
+	case StepDown, StepUp:
+		if len(args) != 1 {
+			return st, fmt.Errorf("%s takes one region, got %d arguments", st.Kind, len(args))
+		}
+		err = region(args[0])
+		st.Regions = args
+	case StepCut:
+		if len(args) != 1 && len(args) != 2 {
+			return st, fmt.Errorf("cut takes one region or two, got %d arguments", len(args))
+		}
+		for _, r := range args {
+			if err = region(r); err != nil {
+				return st, err
+			}
+		}
+		if len(args) == 2 && args[0] == args[1] {
+			return st, fmt.Errorf("cut: a region cannot be cut from itself")
+		}
+		st.Regions = args
+	case StepOffline, StepOnline:
+		if len(args) != 1 {
+			return st, fmt.Errorf("%s takes one checker, got %d arguments", st.Kind, len(args))
+		}
+		st.Regions = args
+	case StepNetwork:
+		if len(args) != 1 || (args[0] != NetworkDev && args[0] != NetworkNodes) {
+			return st, fmt.Errorf("network takes %s or %s, got %q", NetworkDev, NetworkNodes, strings.Join(args, " "))
+		}
+		st.Regions = args
+	case StepHeal, StepControlDown, StepRestart:
+		if len(args) != 0 {
+			return st, fmt.Errorf("%s takes no arguments, got %d", st.Kind, len(args))
+		}
+	case StepHold:
+		if len(args) != 1 {
+			return st, fmt.Errorf("hold takes one duration, got %d arguments", len(args))
+		}
+		st.For, err = duration(args[0])
+	case StepWait:
+		st.For = DefaultWait
+		switch len(args) {
+		case 0:
+		case 1:
+			st.For, err = duration(args[0])
+		default:
+			return st, fmt.Errorf("wait takes at most one duration, got %d arguments", len(args))
+		}
+	default:
+		return st, fmt.Errorf("unknown step %q (steps: down, up, cut, heal, hold, wait, offline, online, control-down, restart, network)", st.Kind)
+	}
+	return st, err
+}
+
+// needsControl reports whether the script runs the nodes network with a control plane.
+func (sc Script) needsControl() bool {
+	return slices.ContainsFunc(sc.Steps, func(st Step) bool { return st.Kind == StepControlDown })
+}
