@@ -174,6 +174,9 @@ type ProbeConfig struct {
 	AllowLoopback bool
 	// Concurrency bounds the probes in flight. Default checker.DefaultConcurrency.
 	Concurrency int
+	// Canaries are checks of targets that should always answer: probed, never reported,
+	// they tell the checker whether it reaches anything at all (its self-health).
+	Canaries []config.Check
 }
 
 // DefaultConfig returns a configuration with every default filled in: a location and
