@@ -202,7 +202,7 @@ func (n *Network) startRegion(ctx context.Context, r string, key []byte, seed st
 	if err != nil {
 		return seed, err
 	}
-	if err := mountStatus(loc); err != nil {
+	if err := status.Mount(loc); err != nil {
 		loc.Close()
 		return seed, fmt.Errorf("dev: location %s: %w", r, err)
 	}
@@ -261,17 +261,6 @@ func (n *Network) newNode(r, id string, roles node.Roles, key []byte, seed strin
 		return nil, fmt.Errorf("dev: %s: %w", id, err)
 	}
 	return nd, nil
-}
-
-// mountStatus serves the status API and page on the node's HTTP listener.
-func mountStatus(nd *node.Node) error {
-	opts := status.ForNode(nd)
-	opts.Gatherer, opts.Registerer, opts.Logger = nd.Gatherer(), nd.Registerer(), nd.Logger()
-	api, err := status.New(opts)
-	if err != nil {
-		return err
-	}
-	return nd.Handle("/", api)
 }
 
 // canary returns the canary check of region r's checkers: a TCP check of addr, placed in r.

@@ -88,7 +88,7 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return 1
 	}
 	if n.HTTPAddr() != "" {
-		if err := mountStatus(n); err != nil {
+		if err := status.Mount(n); err != nil {
 			n.Close()
 			fmt.Fprintf(stderr, "vigil agent: %v\n", err)
 			return 1
@@ -119,18 +119,6 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return 1
 	}
 	return 0
-}
-
-// mountStatus serves the status API and page on the node's HTTP listener, its metrics in the
-// node's registry.
-func mountStatus(n *node.Node) error {
-	opts := status.ForNode(n)
-	opts.Gatherer, opts.Registerer, opts.Logger = n.Gatherer(), n.Registerer(), n.Logger()
-	api, err := status.New(opts)
-	if err != nil {
-		return err
-	}
-	return n.Handle("/", api)
 }
 
 // agentConfig turns the flags into a node configuration and the process's logger.
