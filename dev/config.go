@@ -20,7 +20,8 @@ const DemoToken = "vigil-dev"
 type Location struct {
 	// DNS is the address of its DNS listener, UDP and TCP.
 	DNS string
-	// HTTP is the address of its HTTP server: /metrics, /healthz, /readyz.
+	// HTTP is the address of its HTTP server: the status API and page, /metrics, /healthz,
+	// /readyz.
 	HTTP string
 }
 
@@ -32,7 +33,8 @@ type Config struct {
 	Regions []string
 	// CheckersPerRegion is the number of checkers in each region.
 	CheckersPerRegion int
-	// DataDir holds the control plane's raft data and the locations' disk copies.
+	// DataDir holds the control plane's raft data (control/) and each node's data directory
+	// (named by the node's id), with its disk copy of the configuration.
 	DataDir string
 	// ControlAddr is the address of the control API (and its /metrics and /v1/dev/ faults).
 	ControlAddr string
@@ -40,10 +42,10 @@ type Config struct {
 	Locations map[string]Location
 	// Targets maps each region to the address its demo target listens on.
 	Targets map[string]string
-	// Evaluate is how often a location re-evaluates its verdicts. Default 250ms.
+	// Evaluate is how often a location re-evaluates its verdicts. Default 250ms; 50ms to
+	// 10s (node.Config.EvalInterval). Checkers recompute their assignment on every change of
+	// membership or configuration.
 	Evaluate time.Duration
-	// Assign is how often a checker recomputes its assignment. Default 1s.
-	Assign time.Duration
 	// Seed seeds the simulated network's packet loss.
 	Seed uint64
 	// Logger receives the logs; default slog.Default().
@@ -77,9 +79,6 @@ func DefaultConfig() Config {
 func (c *Config) validate() error {
 	if c.Evaluate <= 0 {
 		c.Evaluate = 250 * time.Millisecond
-	}
-	if c.Assign <= 0 {
-		c.Assign = time.Second
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()

@@ -3,15 +3,19 @@ package dev
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/miekg/dns"
 	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/status"
 )
 
 // startTest starts a dev network of the demo configuration on free loopback ports, and
@@ -50,6 +54,21 @@ func startTest(t *testing.T) *Network {
 		}
 	})
 	return n
+}
+
+// httpGet returns the status and body of a GET of url.
+func httpGet(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := (&http.Client{Timeout: 10 * time.Second}).Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(body)
 }
 
 func freePort(t *testing.T) int {
@@ -134,12 +153,27 @@ func TestDevStory(t *testing.T) {
 			}
 			for id, v := range vs {
 				if v.State.String() != "healthy" {
-					return false, fmt.Sprintf("%s: %s is %s (%s)", r, id, v.State, v.Sentence())
+					return false, fmt.Sprintf("%s: %s is %s (%s)", r, id, v.State, v.Sentence)
 				}
 			}
 		}
 		return true, ""
 	})
+
+	// Each location's HTTP serves the status API and page: the same verdicts, by its node.
+	for _, r := range regions {
+		sc := status.Client{Base: "http://" + n.HTTPAddr(r)}
+		vs, err := sc.Verdicts(t.Context(), "")
+		if err != nil {
+			t.Fatalf("%s: status API: %v", r, err)
+		}
+		if vs.Location != r+"-location" || len(vs.Checks) != len(n.cfg.Document.Checks) {
+			t.Errorf("%s: status API answers location %q with %d checks", r, vs.Location, len(vs.Checks))
+		}
+	}
+	if code, body := httpGet(t, "http://"+n.HTTPAddr("us-east")+"/"); code != http.StatusOK || !strings.Contains(body, "<html") {
+		t.Errorf("status page: HTTP %d: %.200s", code, body)
+	}
 
 	c := Client{BaseURL: n.ControlURL()}
 	faults, err := c.SetTargetDown(t.Context(), "us-east", true)
@@ -172,11 +206,11 @@ func TestDevStory(t *testing.T) {
 	})
 	for _, r := range []string{"us-east", "eu-west"} {
 		if v := n.Verdicts(r)["web-sa-east"]; v.State.String() != "unhealthy" {
-			t.Errorf("%s's verdict of web-sa-east during the cut: %s (%s)", r, v.State, v.Sentence())
+			t.Errorf("%s's verdict of web-sa-east during the cut: %s (%s)", r, v.State, v.Sentence)
 		}
 	}
 	if v := n.Verdicts("sa-east")["web-sa-east"]; v.State.String() != "healthy" || v.Counts.Fresh == 0 {
-		t.Errorf("sa-east's verdict of web-sa-east during the cut: %s (%s)", v.State, v.Sentence())
+		t.Errorf("sa-east's verdict of web-sa-east during the cut: %s (%s)", v.State, v.Sentence)
 	}
 
 	if faults, err = c.Heal(t.Context()); err != nil || len(faults) != 0 {

@@ -8,7 +8,8 @@
 // down, regions cut) are driven through dev-only endpoints of the control API, under
 // /v1/dev/, and listed there.
 //
-// The wiring of a checker (assignment from the pool's membership, probe, publish) and of a
-// location (reports heard, quorum verdicts, DNS answers) is kept minimal here: the agent
-// runtime owns the production wiring.
+// Every checker and location is a node.Node, the agent runtime `vigil agent` runs, with the
+// regions network's transport and dialer injected and the control plane's API as its voter:
+// the dev network runs the production wiring, not a copy of it. Each location serves the
+// status API and page (package status) on its HTTP address.
 package dev

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"path/filepath"
 	"sync"
 	"time"
@@ -14,13 +15,13 @@ import (
 	"github.com/hashicorp/raft"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"github.com/vigil-dns/vigil/checker"
 	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/control"
 	"github.com/vigil-dns/vigil/gossip"
-	"github.com/vigil-dns/vigil/location"
+	"github.com/vigil-dns/vigil/node"
 	"github.com/vigil-dns/vigil/quorum"
 	"github.com/vigil-dns/vigil/regions"
+	"github.com/vigil-dns/vigil/status"
 )
 
 // controlID is the raft ID (and raft address) of the dev network's one voter: it has no
@@ -36,8 +37,8 @@ type Network struct {
 	sim       *regions.Network
 	voter     *control.Node
 	targets   map[string]*Target
-	locations map[string]*locationNode
-	checkers  []*checkerNode
+	locations map[string]*node.Node
+	checkers  []*node.Node
 	control   string // the control API's address
 
 	wg   sync.WaitGroup
@@ -52,7 +53,7 @@ func Start(ctx context.Context, cfg Config) (n *Network, err error) {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	n = &Network{cfg: cfg, log: cfg.Logger, targets: map[string]*Target{}, locations: map[string]*locationNode{}}
+	n = &Network{cfg: cfg, log: cfg.Logger, targets: map[string]*Target{}, locations: map[string]*node.Node{}}
 	defer func() {
 		if err != nil {
 			cancel()
@@ -189,131 +190,95 @@ func (n *Network) serveHTTP(ctx context.Context, what string, ln net.Listener, h
 	})
 }
 
-// startRegion starts the location and the checkers of region r, joining the pool through
-// seed (none for the first region); it returns the seed for the next regions.
+// startRegion starts the location and the checkers of region r, each a node.Node over the
+// simulated network that follows the control plane, joining the pool through seed (none for
+// the first region); it returns the seed for the next regions. The location serves the
+// status API and page on its HTTP address, and /metrics there covers the region's nodes.
 func (n *Network) startRegion(ctx context.Context, r string, key []byte, seed string) (string, error) {
 	reg := prometheus.NewRegistry()
-	locID := r + "-location"
-	nodeReg := func(id string) prometheus.Registerer {
-		return prometheus.WrapRegistererWith(prometheus.Labels{"node": id}, reg)
-	}
-	watcher, err := control.NewWatcher(control.WatcherConfig{
-		Voters: []string{"http://" + n.control}, CachePath: filepath.Join(n.cfg.DataDir, locID+".json"),
-		Wait: 10 * time.Second, RetryMax: 2 * time.Second, Logger: n.log, Registerer: nodeReg(locID),
+	loc, err := n.newNode(r, r+"-location", node.RoleLocation, key, seed, reg, func(c *node.Config) {
+		c.DNSAddr, c.HTTPAddr = n.cfg.Locations[r].DNS, n.cfg.Locations[r].HTTP
 	})
 	if err != nil {
 		return seed, err
 	}
-	n.goRun(ctx, "watcher "+r, watcher.Run)
-	cfg := newConfigHolder()
-	n.wg.Go(func() { cfg.follow(ctx, watcher) })
-
-	pool, err := n.startPool(ctx, locID, r, gossip.RoleLocation, key, seed, nodeReg(locID))
-	if err != nil {
-		return seed, err
-	}
-	if seed == "" {
-		seed = pool.Addr()
-	}
-	dns, err := location.New(location.Config{Addr: n.cfg.Locations[r].DNS, Registerer: nodeReg(locID), Logger: n.log})
-	if err != nil {
-		return seed, err
-	}
-	if err := dns.Listen(); err != nil {
-		return seed, err
-	}
-	n.goRun(ctx, "location "+r, dns.Run)
-	m, err := newLocationMetrics(nodeReg(locID))
-	if err != nil {
-		return seed, err
-	}
-	loc := &locationNode{id: locID, region: r, pool: pool, dns: dns, metrics: m, log: n.log}
-	n.locations[r] = loc
-	n.wg.Go(func() { loc.loop(ctx, cfg, n.cfg.Evaluate, time.Now) })
-	ln, err := net.Listen("tcp", n.cfg.Locations[r].HTTP)
-	if err != nil {
+	if err := status.Mount(loc); err != nil {
+		loc.Close()
 		return seed, fmt.Errorf("dev: location %s: %w", r, err)
 	}
-	loc.httpAddr = ln.Addr().String()
-	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
-	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
-		if !loc.ready() {
-			http.Error(w, "no configuration yet", http.StatusServiceUnavailable)
-			return
-		}
-		fmt.Fprintln(w, "ready")
-	})
-	n.serveHTTP(ctx, "location HTTP "+r, ln, mux)
+	n.locations[r] = loc
+	n.goRun(ctx, "location "+r, loc.Run)
+	if seed == "" {
+		seed = loc.GossipAddr()
+	}
 	// The location's HTTP port is the region's canary: it always answers, so a checker that
 	// still reaches it knows that failures elsewhere are not its own network's.
-	canary, err := n.canary(r, ln.Addr().(*net.TCPAddr))
+	canary, err := n.canary(r, loc.HTTPAddr())
 	if err != nil {
 		return seed, err
 	}
-
 	dialer, err := n.sim.Dialer(r)
 	if err != nil {
 		return seed, fmt.Errorf("dev: %w", err)
 	}
 	for i := range n.cfg.CheckersPerRegion {
 		id := fmt.Sprintf("%s-checker-%d", r, i+1)
-		pool, err := n.startPool(ctx, id, r, gossip.RoleChecker, key, seed, nodeReg(id))
-		if err != nil {
-			return seed, err
-		}
-		cn := &checkerNode{id: id, region: r, pool: pool, log: n.log}
-		cn.chk, err = checker.New(checker.Options{
-			Name:       id,
-			Prober:     checker.ProberOptions{Dialer: dialer, Addresses: checker.AddressPolicy{AllowLoopback: true}},
-			Canaries:   []config.Check{canary},
-			Registerer: nodeReg(id), Logger: n.log, OnReport: cn.publish,
+		chk, err := n.newNode(r, id, node.RoleChecker, key, seed, reg, func(c *node.Config) {
+			c.Dialer = dialer
+			c.Probe.AllowLoopback, c.Probe.Canaries = true, []config.Check{canary}
 		})
 		if err != nil {
 			return seed, err
 		}
-		n.checkers = append(n.checkers, cn)
-		n.goRun(ctx, "checker "+id, cn.chk.Run)
-		n.wg.Go(func() { cn.assign(ctx, cfg, n.cfg.Assign) })
+		n.checkers = append(n.checkers, chk)
+		n.goRun(ctx, "checker "+id, chk.Run)
 	}
 	return seed, nil
 }
 
-// canary returns the canary check of region r's checkers: a TCP check of addr, placed in r.
-func (n *Network) canary(r string, addr *net.TCPAddr) (config.Check, error) {
-	c := config.DefaultCheck()
-	c.ID = "canary-" + r
-	c.Protocol = config.ProtocolTCP
-	c.Target = config.Target{Host: addr.IP.String(), Port: addr.Port}
-	c.Interval = config.Duration(time.Second)
-	c.Timeout = config.Duration(500 * time.Millisecond)
-	if err := n.sim.PlaceTarget(addr.String(), r); err != nil {
-		return c, fmt.Errorf("dev: canary: %w", err)
-	}
-	return c, nil
-}
-
-// startPool starts one gossip node over the simulated network.
-func (n *Network) startPool(ctx context.Context, id, region string, roles gossip.Roles, key []byte, seed string, reg prometheus.Registerer) (*gossip.Node, error) {
-	tr, err := n.sim.NewTransport(region)
+// newNode creates one node of region r over the simulated network, following the control
+// plane, its metrics in reg under the label node=id; edit sets what the role adds.
+func (n *Network) newNode(r, id string, roles node.Roles, key []byte, seed string, reg *prometheus.Registry, edit func(*node.Config)) (*node.Node, error) {
+	tr, err := n.sim.NewTransport(r)
 	if err != nil {
 		return nil, fmt.Errorf("dev: %w", err)
 	}
-	var seeds []string
+	cfg := node.DefaultConfig()
+	cfg.ID, cfg.Region, cfg.Roles, cfg.Version = id, r, roles, "dev"
+	cfg.DataDir = filepath.Join(n.cfg.DataDir, id)
+	cfg.Voters, cfg.Transport, cfg.HTTPAddr = []string{n.ControlURL()}, tr, "off"
+	cfg.Gossip = node.GossipConfig{Keys: [][]byte{key}, Profile: gossip.ProfileLocal,
+		HeartbeatInterval: time.Second, RejoinInterval: 2 * time.Second}
 	if seed != "" {
-		seeds = []string{seed}
+		cfg.Gossip.Join = []string{seed}
 	}
-	pool, err := gossip.New(gossip.Config{
-		ID: id, Region: region, Roles: roles, Version: "dev", Transport: tr, Keys: [][]byte{key},
-		Profile: gossip.ProfileLocal, Seeds: seeds, HeartbeatInterval: time.Second,
-		RejoinInterval: 2 * time.Second, Registerer: reg, Logger: n.log.With("node", id),
-	})
+	cfg.EvalInterval, cfg.Logger = n.cfg.Evaluate, n.log
+	cfg.Registerer = prometheus.WrapRegistererWith(prometheus.Labels{"node": id}, reg)
+	cfg.Gatherer = reg
+	edit(&cfg)
+	nd, err := node.New(cfg)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("dev: %s: %w", id, err)
 	}
-	n.goRun(ctx, "gossip "+id, pool.Run)
-	return pool, nil
+	return nd, nil
+}
+
+// canary returns the canary check of region r's checkers: a TCP check of addr, placed in r.
+func (n *Network) canary(r, addr string) (config.Check, error) {
+	c := config.DefaultCheck()
+	ap, err := netip.ParseAddrPort(addr)
+	if err != nil {
+		return c, fmt.Errorf("dev: canary: %w", err)
+	}
+	c.ID = "canary-" + r
+	c.Protocol = config.ProtocolTCP
+	c.Target = config.Target{Host: ap.Addr().String(), Port: int(ap.Port())}
+	c.Interval = config.Duration(time.Second)
+	c.Timeout = config.Duration(500 * time.Millisecond)
+	if err := n.sim.PlaceTarget(addr, r); err != nil {
+		return c, fmt.Errorf("dev: canary: %w", err)
+	}
+	return c, nil
 }
 
 // ControlURL returns the base URL of the control API.
@@ -322,16 +287,16 @@ func (n *Network) ControlURL() string { return "http://" + n.control }
 // DNSAddr returns the address of region r's location DNS listener.
 func (n *Network) DNSAddr(r string) string {
 	if l, ok := n.locations[r]; ok {
-		return l.dns.Addr().String()
+		return l.DNSAddr()
 	}
 	return ""
 }
 
-// HTTPAddr returns the address of region r's location HTTP server (/metrics, /healthz,
-// /readyz).
+// HTTPAddr returns the address of region r's location HTTP server (the status API and page,
+// /metrics, /healthz, /readyz).
 func (n *Network) HTTPAddr(r string) string {
 	if l, ok := n.locations[r]; ok {
-		return l.httpAddr
+		return l.HTTPAddr()
 	}
 	return ""
 }
@@ -345,9 +310,10 @@ func (n *Network) TargetAddr(r string) string {
 }
 
 // Verdicts returns the current verdicts of region r's location, by check.
-func (n *Network) Verdicts(r string) map[string]quorum.Verdict {
+func (n *Network) Verdicts(r string) map[string]quorum.Explanation {
 	if l, ok := n.locations[r]; ok {
-		return l.Verdicts()
+		v, _ := l.Verdicts()
+		return v
 	}
 	return nil
 }

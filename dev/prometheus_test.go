@@ -73,7 +73,7 @@ func TestPrometheusAndDashboards(t *testing.T) {
 	eventually(t, 30*time.Second, "web-us-east unhealthy everywhere", func() (bool, string) {
 		for _, r := range n.cfg.Regions {
 			if v := n.Verdicts(r)["web-us-east"]; v.State.String() != "unhealthy" {
-				return false, r + ": " + v.Sentence()
+				return false, r + ": " + v.Sentence
 			}
 		}
 		return true, ""

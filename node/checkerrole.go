@@ -12,6 +12,7 @@ func (n *Node) newChecker() error {
 	opts := checker.Options{
 		Name:        n.cfg.ID,
 		Concurrency: n.cfg.Probe.Concurrency,
+		Canaries:    n.cfg.Probe.Canaries,
 		Prober: checker.ProberOptions{
 			Dialer:    n.cfg.Dialer,
 			Addresses: checker.AddressPolicy{Allow: n.cfg.Probe.Allow, AllowLoopback: n.cfg.Probe.AllowLoopback},

@@ -93,7 +93,7 @@ type Config struct {
 	// addresses.
 	NameServers map[int]string
 	// HTTPAddr is the node's HTTP listener: /metrics, /healthz, /readyz and mounted handlers.
-	// Default "127.0.0.1:9090"; port 0 picks a free port; "off" serves none.
+	// Default "127.0.0.1:7701" (where `vigil status` looks first); port 0 picks a free port; "off" serves none.
 	HTTPAddr string
 
 	// Probe configures the checker's probes.
@@ -174,6 +174,9 @@ type ProbeConfig struct {
 	AllowLoopback bool
 	// Concurrency bounds the probes in flight. Default checker.DefaultConcurrency.
 	Concurrency int
+	// Canaries are checks of targets that should always answer: probed, never reported,
+	// they tell the checker whether it reaches anything at all (its self-health).
+	Canaries []config.Check
 }
 
 // DefaultConfig returns a configuration with every default filled in: a location and
@@ -182,7 +185,7 @@ func DefaultConfig() Config {
 	return Config{
 		Roles:        RoleChecker | RoleLocation,
 		DNSAddr:      "127.0.0.1:5353",
-		HTTPAddr:     "127.0.0.1:9090",
+		HTTPAddr:     "127.0.0.1:7701",
 		EvalInterval: 500 * time.Millisecond,
 		Gossip:       GossipConfig{Bind: "127.0.0.1:7946"},
 		Control:      ControlConfig{RaftAddr: "127.0.0.1:7000", APIAddr: "127.0.0.1:7100"},

@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net"
 	"net/http"
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
@@ -84,3 +86,13 @@ func (h *httpServer) serve(ln net.Listener) func(context.Context) error {
 		return nil
 	}
 }
+
+// Registerer returns the registry that holds the node's metrics: a handler mounted on the
+// node (the status API) registers its own metrics there.
+func (n *Node) Registerer() prometheus.Registerer { return n.reg }
+
+// Gatherer returns what the node's /metrics serves; nil when the Registerer gathers nothing.
+func (n *Node) Gatherer() prometheus.Gatherer { return n.gat }
+
+// Logger returns the node's logger, with its id attached.
+func (n *Node) Logger() *slog.Logger { return n.log }

@@ -52,6 +52,9 @@ func (n *Node) newLocation() error {
 		return fmt.Errorf("node: dns: %w", err)
 	}
 	n.dns = s
+	if n.lm, err = newLocationMetrics(n.reg); err != nil {
+		return err
+	}
 	n.mu.Lock()
 	st := n.state
 	n.mu.Unlock()
@@ -131,8 +134,9 @@ func (n *Node) evaluate(now time.Time) {
 		return
 	}
 	t0 := time.Now()
+	held := n.pool.Reports()
 	byCheck := map[string][]quorum.Report{}
-	for _, r := range n.pool.Reports() {
+	for _, r := range held {
 		if r.Entry.Status == gossip.StatusUnknown {
 			continue // a checker with no status yet says nothing
 		}
@@ -166,10 +170,14 @@ func (n *Node) evaluate(now time.Time) {
 			}
 			v = quorum.Evaluate(in.policy, in.reports, in.expected, prev, now)
 		}
+		if prev.State != v.State || prev.At.IsZero() {
+			n.lm.changed(id, v.State)
+		}
 		verdicts[id], inputs[id], serving[id] = v, in, v.Serving()
 	}
 	n.dns.SetVerdicts(serving)
 	n.m.observe(verdicts, time.Since(t0).Seconds())
+	n.lm.observe(verdicts, held, plan, doc, now)
 	window := freshnessWindow(doc)
 	n.mu.Lock()
 	if n.doc == doc {

@@ -63,7 +63,10 @@ func TestAllRolesMetricsLint(t *testing.T) {
 	}
 	for _, want := range []string{"vigil_node_evaluations_total", "vigil_node_verdicts", "vigil_node_config_index",
 		"vigil_gossip_members", "vigil_checker_checks_assigned", "vigil_location_queries_total",
-		"vigil_control_raft_leader", "vigil_config_watch_index"} {
+		"vigil_control_raft_leader", "vigil_config_watch_index",
+		"vigil_location_verdict", "vigil_location_verdict_changes_total", "vigil_location_votes",
+		"vigil_location_checker_last_heard_seconds", "vigil_location_checkers_fresh",
+		"vigil_location_checkers_known", "vigil_location_checkers_expected"} {
 		if !names[want] {
 			t.Errorf("metric %s missing", want)
 		}
@@ -76,7 +79,8 @@ func TestAllRolesMetricsLint(t *testing.T) {
 		t.Errorf("promlint: %s: %s", p.Metric, p.Text)
 	}
 	// The same metrics over HTTP.
-	if code, body := get(t, "http://"+s.HTTPAddr()+"/metrics"); code != http.StatusOK || !strings.Contains(body, "vigil_node_verdicts{state=\"healthy\"}") {
+	if code, body := get(t, "http://"+s.HTTPAddr()+"/metrics"); code != http.StatusOK || !strings.Contains(body, "vigil_node_verdicts{state=\"healthy\"}") ||
+		!strings.Contains(body, `vigil_location_verdict{check="web-us-east",state="healthy"} 1`) {
 		t.Errorf("/metrics: %d", code)
 	}
 }

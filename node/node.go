@@ -33,6 +33,7 @@ type Node struct {
 	reg prometheus.Registerer
 	gat prometheus.Gatherer
 	m   *metrics
+	lm  *locationMetrics // nil without the location role
 
 	ctl     *controlRole // nil without the control role
 	pool    *gossip.Node // nil without a data-plane role

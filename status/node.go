@@ -14,8 +14,9 @@ import (
 
 // ForNode returns the options that serve n's status: its node view, and its location and
 // checker views when it runs those roles. The caller adds Gatherer, Registerer and Logger.
-// Mount the API with n.Handle("/", api) before n.Run; the node's own /healthz, /readyz and
-// /metrics, being more specific patterns, answer those paths, in the shapes the API documents.
+// Mount the API with n.Handle("/", api) (or do all of it with Mount) before n.Run; the
+// node's own /healthz, /readyz and /metrics, being more specific patterns, answer those
+// paths, in the shapes the API documents.
 func ForNode(n *node.Node) Options {
 	opts := Options{Node: nodeView{n}}
 	roles := n.Self().Roles
@@ -135,4 +136,16 @@ func (v checkerView) Probes() []Probe {
 func (v checkerView) Self() checker.SelfHealth {
 	s := v.n.Self()
 	return checker.SelfHealth{Healthy: s.CheckerHealthy, Reason: s.CheckerReason}
+}
+
+// Mount serves n's status API and page on n's HTTP listener, with n's metrics registry and
+// logger: what `vigil agent` and each location of `vigil dev` do between node.New and Run.
+func Mount(n *node.Node) error {
+	opts := ForNode(n)
+	opts.Gatherer, opts.Registerer, opts.Logger = n.Gatherer(), n.Registerer(), n.Logger()
+	api, err := New(opts)
+	if err != nil {
+		return err
+	}
+	return n.Handle("/", api)
 }

@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/vigil-dns/vigil/node"
+	"github.com/vigil-dns/vigil/status"
 )
 
 // agentFlags is the configuration of `vigil agent`.
@@ -62,7 +63,7 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.BoolVar(&f.openReads, "open-reads", false, "control: let anyone read without a token")
 	fs.StringVar(&f.dnsAddr, "dns", "127.0.0.1:5353", "location: DNS listen address (UDP and TCP)")
 	fs.StringVar(&f.nameServers, "ns", "", "location: virtual name servers this location hosts, as index=host:port, comma-separated")
-	fs.StringVar(&f.httpAddr, "http", "", "data plane: HTTP listen address of /metrics, /healthz, /readyz (default 127.0.0.1:9090; \"off\" for none)")
+	fs.StringVar(&f.httpAddr, "http", "", "data plane: HTTP listen address of the status API and page, /metrics, /healthz, /readyz (default 127.0.0.1:7701, the default -addr of vigil status; \"off\" for none)")
 	fs.BoolVar(&f.allowLoopback, "allow-loopback-probes", false, "checker: allow probing loopback addresses (development and tests only)")
 	fs.StringVar(&f.probeAllow, "probe-allow", "", "checker: comma-separated reserved prefixes that may be probed, e.g. 10.1.0.0/16")
 	fs.StringVar(&f.tlsCert, "tls-cert", "", "certificate file: serve the API over TLS")
@@ -85,6 +86,13 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if err != nil {
 		fmt.Fprintf(stderr, "vigil agent: %v\n", err)
 		return 1
+	}
+	if n.HTTPAddr() != "" {
+		if err := status.Mount(n); err != nil {
+			n.Close()
+			fmt.Fprintf(stderr, "vigil agent: %v\n", err)
+			return 1
+		}
 	}
 	self := n.Self()
 	fmt.Fprintf(stdout, "vigil agent: node %s (%s)", self.ID, self.Roles)

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"net"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -79,10 +81,10 @@ func TestAgentAllRoles(t *testing.T) {
 	if err := os.WriteFile(tokens, []byte(agentToken+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	api, dnsAddr := freePort(t), freePort(t)
+	api, dnsAddr, httpAddr := freePort(t), freePort(t), freePort(t)
 	args := []string{"-roles", "control,checker,location", "-id", "solo", "-region", "us-east",
 		"-data-dir", dir, "-raft-addr", freePort(t), "-api-addr", api, "-bootstrap", "-token-file", tokens,
-		"-gossip-bind", freePort(t), "-insecure-gossip", "-dns", dnsAddr, "-http", freePort(t), "-log-level", "error"}
+		"-gossip-bind", freePort(t), "-insecure-gossip", "-dns", dnsAddr, "-http", httpAddr, "-log-level", "error"}
 	ctx, cancel := context.WithCancel(context.Background())
 	var stdout, stderr bytes.Buffer
 	done := make(chan int, 1)
@@ -98,7 +100,10 @@ func TestAgentAllRoles(t *testing.T) {
 			t.Error("agent did not stop within 20s")
 		}
 	}()
-	doc := `{"regions": ["us-east", "eu-west", "sa-east"], "zones": [{"name": "solo.vigil.test",
+	_, apiPort, _ := net.SplitHostPort(api)
+	doc := `{"regions": ["us-east", "eu-west", "sa-east"],
+		"checks": [{"id": "solo-api", "protocol": "tcp", "target": {"host": "127.0.0.1", "port": ` + apiPort + `}}],
+		"zones": [{"name": "solo.vigil.test",
 		"record_sets": [{"name": "www", "type": "A", "records": [{"value": "192.0.2.7"}]}]}]}`
 	waitUntil(t, 20*time.Second, "the voter to take the document", func() bool {
 		code, _, err := request("PUT", "http://"+api+"/v1/document", doc)
@@ -110,4 +115,29 @@ func TestAgentAllRoles(t *testing.T) {
 		r, _, err := (&dns.Client{Timeout: time.Second}).Exchange(m, dnsAddr)
 		return err == nil && len(r.Answer) == 1 && r.Answer[0].(*dns.A).A.String() == "192.0.2.7"
 	})
+	// The node's HTTP listener serves the status API and page beside /metrics.
+	var verdicts struct {
+		Location string `json:"location"`
+		Checks   []struct {
+			ID string `json:"id"`
+		} `json:"checks"`
+	}
+	waitUntil(t, 20*time.Second, "the status API to list the check", func() bool {
+		code, out, err := request("GET", "http://"+httpAddr+"/v1/verdicts", "")
+		if err != nil || code != 200 || json.Unmarshal(out, &verdicts) != nil {
+			return false
+		}
+		return len(verdicts.Checks) == 1 && verdicts.Checks[0].ID == "solo-api"
+	})
+	if verdicts.Location != "solo" {
+		t.Errorf("verdicts of location %q, want solo", verdicts.Location)
+	}
+	code, page, err := request("GET", "http://"+httpAddr+"/", "")
+	if err != nil || code != 200 || !strings.Contains(string(page), "<html") {
+		t.Errorf("status page: HTTP %d, %v: %.200s", code, err, page)
+	}
+	code, metrics, err := request("GET", "http://"+httpAddr+"/metrics", "")
+	if err != nil || code != 200 || !strings.Contains(string(metrics), "vigil_status_requests_total") {
+		t.Errorf("metrics lack the status API's: HTTP %d, %v", code, err)
+	}
 }

@@ -34,7 +34,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fs.PrintDefaults()
 	}
 	file := fs.String("f", "examples/demo.yaml", "configuration to apply at start")
-	dataDir := fs.String("data-dir", "", "directory of the control plane's data and the locations' disk copies (default: a temporary directory, removed at exit)")
+	dataDir := fs.String("data-dir", "", "directory of the control plane's data and each node's disk copy of the configuration (default: a temporary directory, removed at exit)")
 	logLevel := fs.String("log-level", "warn", "debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
 		return 2

@@ -1,4 +1,4 @@
-package dev
+package node
 
 import (
 	"fmt"
@@ -11,9 +11,10 @@ import (
 	"github.com/vigil-dns/vigil/shard"
 )
 
-// locationMetrics are a location's verdicts and what it hears of the checkers. Series of
-// removed checks and departed checkers are dropped at each evaluation, so they stay bounded
-// by the configuration and the report table.
+// locationMetrics are a location's per-check verdicts and what it hears of the checkers (the
+// dashboards and alert rules of deploy/ use these names). Series of removed checks and
+// departed checkers are dropped at each evaluation, so they stay bounded by the
+// configuration and the report table.
 type locationMetrics struct {
 	verdicts  *prometheus.GaugeVec
 	changes   *prometheus.CounterVec
@@ -65,7 +66,7 @@ func newLocationMetrics(reg prometheus.Registerer) (*locationMetrics, error) {
 	}
 	for _, c := range []prometheus.Collector{m.verdicts, m.changes, m.lastHeard, m.votes, m.latency, m.fresh, m.known, m.expected} {
 		if err := reg.Register(c); err != nil {
-			return nil, fmt.Errorf("dev: location metrics: %w", err)
+			return nil, fmt.Errorf("node: location metrics: %w", err)
 		}
 	}
 	return m, nil

@@ -1,4 +1,4 @@
-package dev
+package node
 
 import (
 	"strings"
