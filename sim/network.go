@@ -60,7 +60,7 @@ func (d devNetwork) Verdicts(location string) map[string]verdictView {
 	vs := d.Network.Verdicts(location)
 	out := make(map[string]verdictView, len(vs))
 	for id, v := range vs {
-		out[id] = verdictView{State: v.State, Serving: v.Serving(), Sentence: v.Sentence(), Fresh: v.Counts.Fresh, Unhealthy: v.Counts.Unhealthy}
+		out[id] = verdictView{State: v.State, Serving: v.State != quorum.StateUnhealthy, Sentence: v.Sentence, Fresh: v.Counts.Fresh, Unhealthy: v.Counts.Unhealthy}
 	}
 	return out
 }
