@@ -102,3 +102,34 @@ func TestLateRowsRepairedQuickly(t *testing.T) {
 		}
 	}
 }
+
+// TestLackingAndNodeAt: the rows a repair round asks for again, and the address an answer to
+// an asker that is not a member yet goes to.
+func TestLackingAndNodeAt(t *testing.T) {
+	tb := NewTable(10)
+	tb.applyHeartbeat(header{checker: "b", gen: 1, seq: 2, beat: 1}, at(0)) // heard of seq 2
+	tb.applyHeartbeat(header{checker: "a", gen: 1, seq: 0, beat: 1}, at(0)) // nothing to miss
+	tb.applyDelta(delta{header: header{checker: "c", gen: 1, seq: 3, beat: 1}, op: opWithdrawAll}, at(0))
+	if got := strings.Join(tb.lacking(10), ","); got != "b,c" {
+		t.Errorf("lacking %q, want b,c", got)
+	}
+	if got := strings.Join(tb.lacking(1), ","); got != "b" {
+		t.Errorf("lacking at most 1: %q, want b", got)
+	}
+	tb.applyRow(&fullRow{header: header{checker: "b", gen: 1, seq: 2, beat: 1}}, at(1))
+	if got := strings.Join(tb.lacking(10), ","); got != "c" {
+		t.Errorf("after b's row: lacking %q, want c", got)
+	}
+
+	if n := nodeAt("l1", "10.1.0.7:7946"); n == nil || n.Name != "l1" || n.Address() != "10.1.0.7:7946" {
+		t.Errorf("nodeAt: %+v", n)
+	}
+	if n := nodeAt("l1", "[::1]:7946"); n == nil || n.Address() != "[::1]:7946" {
+		t.Errorf("nodeAt v6: %+v", n)
+	}
+	for _, bad := range []string{"", "10.1.0.7", "host.example:7946", "10.1.0.7:0", "10.1.0.7:70000", "10.1.0.7:x"} {
+		if n := nodeAt("l1", bad); n != nil {
+			t.Errorf("nodeAt(%q) = %+v, want nil", bad, n)
+		}
+	}
+}
