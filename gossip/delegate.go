@@ -57,7 +57,7 @@ func (d *delegate) NotifyMsg(b []byte) {
 		}
 		n.mu.Unlock()
 	case kindRequest:
-		n.enqueue(job{peer: msg.request.from, checkers: msg.request.checkers, answer: true})
+		n.enqueue(job{peer: msg.request.from, addr: msg.request.addr, checkers: msg.request.checkers, answer: true})
 	case kindRows:
 		n.mu.Lock()
 		for _, r := range msg.rows {

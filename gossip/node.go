@@ -7,7 +7,9 @@ import (
 	"hash/fnv"
 	"log/slog"
 	"math/rand/v2"
+	"net"
 	"sort"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -17,13 +19,22 @@ import (
 
 // Bounds of the node's own queues and bookkeeping.
 const (
-	workQueue      = 256             // repair jobs waiting for the worker
-	maxRowsPerAsk  = 256             // rows asked for, or sent, in one message
-	askAgainAfter  = time.Second     // a row is asked for at most this often
-	rejoinFanout   = 3               // known peers rejoined per round
-	maxDeltaQueue  = 8192            // deltas waiting to be relayed
-	leaveTimeout   = 2 * time.Second // graceful leave at shutdown
+	workQueue      = 256               // repair jobs waiting for the worker
+	maxRowsPerAsk  = 256               // rows asked for, or sent, in one message
+	askAgainAfter  = time.Second       // a row is asked for at most this often
+	repairInterval = askAgainAfter / 2 // how often rows still missing are asked for again
+	rejoinFanout   = 3                 // known peers rejoined per round
+	repairFanout   = 8                 // checkers asked directly for their rows per round
+	maxDeltaQueue  = 8192              // deltas waiting to be relayed
+	leaveTimeout   = 2 * time.Second   // graceful leave at shutdown
 	forgetInterval = time.Minute
+	// minBeatPool is the pool size the heartbeat queue assumes at least, so that every node
+	// relays a new heartbeat to at least 2 peers (memberlist relays to ceil(log10(N+1)) × 1).
+	// Counting the real size, a pool of up to 9 nodes relayed each heartbeat to one peer: a
+	// random walk that ended at the first node that had it and reached about half the pool,
+	// so a location could go seconds without hearing that a checker's row had moved on.
+	// Pools of 10 nodes and more are unchanged.
+	minBeatPool = 10
 )
 
 // Node is one node of the pool. Its methods are safe for concurrent use.
@@ -62,6 +73,7 @@ type knownPeer struct {
 // job is work for the node's repair worker: ask a peer for rows, or answer a peer's ask.
 type job struct {
 	peer     string
+	addr     string // the asker's address, for an answer
 	checkers []string
 	answer   bool
 }
@@ -99,7 +111,7 @@ func New(cfg Config) (*Node, error) {
 	mlog := newMemberlistLogger(log)
 	mc.Logger = mlog
 	n.deltas = &memberlist.TransmitLimitedQueue{NumNodes: n.numNodes, RetransmitMult: mc.RetransmitMult}
-	n.beats = &memberlist.TransmitLimitedQueue{NumNodes: n.numNodes, RetransmitMult: 1}
+	n.beats = &memberlist.TransmitLimitedQueue{NumNodes: n.beatPool, RetransmitMult: 1}
 	if !cfg.Insecure {
 		kr, err := memberlist.NewKeyring(cfg.Keys, cfg.Keys[0])
 		if err != nil {
@@ -132,6 +144,9 @@ func New(cfg Config) (*Node, error) {
 
 // numNodes is the pool size the broadcast queues scale retransmissions by.
 func (n *Node) numNodes() int { return int(max(n.alive.Load(), 1)) }
+
+// beatPool is the pool size the heartbeat queue scales retransmissions by.
+func (n *Node) beatPool() int { return max(n.numNodes(), minBeatPool) }
 
 // ID returns the node's id.
 func (n *Node) ID() string { return n.cfg.ID }
@@ -193,6 +208,8 @@ func (n *Node) Run(ctx context.Context) error {
 	}
 	forget := time.NewTicker(min(n.cfg.RowTTL/4, forgetInterval))
 	defer forget.Stop()
+	repair := time.NewTicker(repairInterval)
+	defer repair.Stop()
 	for {
 		select {
 		case <-ctx.Done():
@@ -201,6 +218,8 @@ func (n *Node) Run(ctx context.Context) error {
 			return nil
 		case <-beat:
 			n.heartbeat()
+		case <-repair.C:
+			n.repair()
 		case <-forget.C:
 			n.forget()
 		}
@@ -332,6 +351,40 @@ func (n *Node) regions(rs []Report) []Report {
 	return rs
 }
 
+// repair asks again for the rows this node still lacks: rows behind the changes heard of, and
+// the rows of live checkers never heard of at all. An ask that was lost, that its peer could not
+// answer, or that found the row's checker not yet a member here is retried within
+// askAgainAfter plus repairInterval, not left to a heartbeat that may or may not arrive next,
+// nor to push/pull. Rows of checkers that are not members are never created here.
+func (n *Node) repair() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	ids := n.table.lacking(maxRowsPerAsk)
+	for id, m := range n.members {
+		if len(ids) >= maxRowsPerAsk {
+			break
+		}
+		if m.Roles.Has(RoleChecker) && !m.Leaving && id != n.cfg.ID && n.table.rows[id] == nil {
+			ids = append(ids, id)
+		}
+	}
+	// The checkers that are members are asked for their own rows, which they always hold
+	// complete; the rest go in one ask to any live peer.
+	var rest []string
+	asked := 0
+	for _, id := range ids {
+		if _, ok := n.members[id]; ok && asked < repairFanout {
+			n.want(id, []string{id})
+			asked++
+		} else {
+			rest = append(rest, id)
+		}
+	}
+	if len(rest) > 0 {
+		n.want("", rest)
+	}
+}
+
 // want asks peer for the rows of checkers that this node is behind on, at most once per
 // askAgainAfter per row. Called with n.mu held.
 func (n *Node) want(peer string, checkers []string) {
@@ -369,7 +422,7 @@ func (n *Node) worker(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case j := <-n.work:
-			to := n.member(j.peer)
+			to := n.target(j)
 			if to == nil {
 				continue
 			}
@@ -377,7 +430,7 @@ func (n *Node) worker(ctx context.Context) {
 			if j.answer {
 				msg = n.answer(j.checkers)
 			} else {
-				msg = encodeRequest(request{from: n.cfg.ID, checkers: j.checkers})
+				msg = encodeRequest(request{from: n.cfg.ID, addr: n.addr, checkers: j.checkers})
 			}
 			if msg == nil {
 				continue
@@ -413,14 +466,46 @@ func (n *Node) answer(checkers []string) []byte {
 	return encodeRows(rows)
 }
 
-// member returns memberlist's node of id, when alive.
-func (n *Node) member(id string) *memberlist.Node {
+// target returns the node a job goes to: its peer when that is a live member here. Otherwise
+// an answer goes to the address the asker gave (memberlist reports a new member alive to some
+// nodes seconds after others, up to a push/pull later), and an ask goes to any other live
+// member (a row's checker is heard of through relays before it is a member here), since every
+// peer that holds the row complete can answer.
+func (n *Node) target(j job) *memberlist.Node {
+	var others []*memberlist.Node
 	for _, m := range n.ml.Members() {
-		if m.Name == id && m.State == memberlist.StateAlive {
+		if m.State != memberlist.StateAlive || m.Name == n.cfg.ID {
+			continue
+		}
+		if m.Name == j.peer {
 			return m
 		}
+		others = append(others, m)
 	}
-	return nil
+	if j.answer {
+		return nodeAt(j.peer, j.addr)
+	}
+	if len(others) == 0 {
+		return nil
+	}
+	n.mu.Lock()
+	i := n.rng.IntN(len(others))
+	n.mu.Unlock()
+	return others[i]
+}
+
+// nodeAt returns a memberlist node for id at addr, an IP and port, or nil when addr is not one.
+func nodeAt(id, addr string) *memberlist.Node {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil
+	}
+	ip := net.ParseIP(host)
+	p, err := strconv.ParseUint(port, 10, 16)
+	if ip == nil || err != nil || p == 0 {
+		return nil
+	}
+	return &memberlist.Node{Name: id, Addr: ip, Port: uint16(p)}
 }
 
 // rejoin joins a few known peers that are not alive, or the seeds when alone: memberlist

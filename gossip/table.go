@@ -266,6 +266,21 @@ func (t *Table) behind(checker string) bool {
 	return r != nil && !r.complete()
 }
 
+// lacking returns, sorted, up to limit checkers whose rows miss changes they have heard of.
+func (t *Table) lacking(limit int) []string {
+	var out []string
+	for id, r := range t.rows {
+		if !r.complete() {
+			out = append(out, id)
+		}
+	}
+	sort.Strings(out)
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	return out
+}
+
 // digest returns the header of every row.
 func (t *Table) digest() []header {
 	out := make([]header, 0, len(t.rows))

@@ -81,9 +81,14 @@ type fullRow struct {
 	entries []rowEntry
 }
 
-// request asks for the whole rows of the named checkers.
+// maxAddrLen bounds the gossip address a request carries: a host name or IP and a port.
+const maxAddrLen = 300
+
+// request asks for the whole rows of the named checkers. addr is the asker's gossip address,
+// host:port, so that a peer that does not know the asker as a member yet can still answer.
 type request struct {
 	from     string
+	addr     string
 	checkers []string
 }
 
@@ -151,6 +156,7 @@ func encodeHeartbeat(h header) []byte {
 
 func encodeRequest(r request) []byte {
 	b := appendString([]byte{wireVersion, byte(kindRequest)}, r.from)
+	b = appendString(b, r.addr)
 	b = binary.AppendUvarint(b, uint64(len(r.checkers)))
 	for _, c := range r.checkers {
 		b = appendString(b, c)
@@ -231,6 +237,7 @@ func decode(b []byte) (message, error) {
 		m.header = r.header()
 	case kindRequest:
 		m.request.from = r.id()
+		m.request.addr = r.str(maxAddrLen)
 		n := r.count(2)
 		m.request.checkers = make([]string, 0, n)
 		for range n {

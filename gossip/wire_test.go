@@ -38,7 +38,7 @@ func samples() []message {
 		{kind: kindDelta, delta: delta{header: h, op: opWithdraw, check: "api"}},
 		{kind: kindDelta, delta: delta{header: h, op: opWithdrawAll}},
 		{kind: kindHeartbeat, header: h},
-		{kind: kindRequest, request: request{from: "us-l0", checkers: []string{"a", "b"}}},
+		{kind: kindRequest, request: request{from: "us-l0", addr: "10.1.0.1:7946", checkers: []string{"a", "b"}}},
 		{kind: kindRows, rows: []*fullRow{row}},
 		{kind: kindState, state: state{from: "eu-c1", own: row, digest: []header{h}}},
 		{kind: kindState, state: state{from: "us-l0", digest: []header{}}},
