@@ -28,13 +28,6 @@ const (
 	maxDeltaQueue  = 8192              // deltas waiting to be relayed
 	leaveTimeout   = 2 * time.Second   // graceful leave at shutdown
 	forgetInterval = time.Minute
-	// minBeatPool is the pool size the heartbeat queue assumes at least, so that every node
-	// relays a new heartbeat to at least 2 peers (memberlist relays to ceil(log10(N+1)) × 1).
-	// Counting the real size, a pool of up to 9 nodes relayed each heartbeat to one peer: a
-	// random walk that ended at the first node that had it and reached about half the pool,
-	// so a location could go seconds without hearing that a checker's row had moved on.
-	// Pools of 10 nodes and more are unchanged.
-	minBeatPool = 10
 )
 
 // Node is one node of the pool. Its methods are safe for concurrent use.
@@ -111,7 +104,7 @@ func New(cfg Config) (*Node, error) {
 	mlog := newMemberlistLogger(log)
 	mc.Logger = mlog
 	n.deltas = &memberlist.TransmitLimitedQueue{NumNodes: n.numNodes, RetransmitMult: mc.RetransmitMult}
-	n.beats = &memberlist.TransmitLimitedQueue{NumNodes: n.beatPool, RetransmitMult: 1}
+	n.beats = &memberlist.TransmitLimitedQueue{NumNodes: n.numNodes, RetransmitMult: 1}
 	if !cfg.Insecure {
 		kr, err := memberlist.NewKeyring(cfg.Keys, cfg.Keys[0])
 		if err != nil {
@@ -144,9 +137,6 @@ func New(cfg Config) (*Node, error) {
 
 // numNodes is the pool size the broadcast queues scale retransmissions by.
 func (n *Node) numNodes() int { return int(max(n.alive.Load(), 1)) }
-
-// beatPool is the pool size the heartbeat queue scales retransmissions by.
-func (n *Node) beatPool() int { return max(n.numNodes(), minBeatPool) }
 
 // ID returns the node's id.
 func (n *Node) ID() string { return n.cfg.ID }
