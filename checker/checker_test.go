@@ -186,8 +186,13 @@ func TestCheckerRiseAndFall(t *testing.T) {
 			t.Errorf("%s: %d reports, want 3 (one per change)", id, per[id])
 		}
 	}
-	if got := c.Reports(); len(got) != 3 || got[0].CheckID != "a" || got[0].Status != StatusHealthy || got[0].Seq == 0 {
-		t.Errorf("Reports() = %+v", got)
+	got := c.Reports()
+	if len(got) != 3 || got[0].CheckID != "a" || got[0].Status != StatusHealthy || got[0].Seq == 0 {
+		t.Fatalf("Reports() = %+v", got)
+	}
+	// The snapshot carries the latest probe's phases, for the status API.
+	if tm := got[0].Timings; tm.Total <= 0 || tm.Total != got[0].Latency || tm.Connect <= 0 || tm.FirstByte < tm.Connect {
+		t.Errorf("Reports()[0] timings %+v, latency %v", tm, got[0].Latency)
 	}
 }
 

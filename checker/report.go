@@ -36,8 +36,10 @@ type Report struct {
 	// Reason and Message are those of the latest result.
 	Reason  Reason
 	Message string
-	// Latency is the latest probe's total time.
+	// Latency is the latest probe's total time (Timings.Total).
 	Latency time.Duration
+	// Timings are the latest probe's phases: DNS, connect, TLS, first byte, total.
+	Timings Timings
 	// Address is the address the latest probe reached (or tried).
 	Address netip.AddrPort
 	// CertNotAfter is the expiry of the target's certificate, for HTTPS checks.
@@ -53,7 +55,7 @@ type Report struct {
 type lastResult struct {
 	reason       Reason
 	message      string
-	latency      time.Duration
+	timings      Timings
 	address      netip.AddrPort
 	certNotAfter time.Time
 	at           time.Time
@@ -63,7 +65,7 @@ func summarize(r *Result) lastResult {
 	return lastResult{
 		reason:       r.Reason,
 		message:      r.Message,
-		latency:      r.Timings.Total,
+		timings:      r.Timings,
 		address:      r.Address,
 		certNotAfter: r.CertNotAfter,
 		at:           r.Start,
@@ -78,7 +80,8 @@ func (s *slot) report() Report {
 		Consecutive:  int(s.rf.Consecutive),
 		Reason:       s.last.reason,
 		Message:      s.last.message,
-		Latency:      s.last.latency,
+		Latency:      s.last.timings.Total,
+		Timings:      s.last.timings,
 		Address:      s.last.address,
 		CertNotAfter: s.last.certNotAfter,
 		At:           s.last.at,

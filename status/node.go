@@ -117,8 +117,8 @@ func (v locationView) Answer(name, rtype string) (routing.Result, error) {
 }
 
 // checkerView adapts *node.Node's checker to CheckerView. The node exposes its reports, not
-// its assigned checks' configuration or each probe's full result: each probe shows the
-// report's latest reason, message, address and total time, without the phases.
+// its assigned checks' configuration: each probe shows the latest result's reason, message,
+// address and timings by phase, under the check's id.
 type checkerView struct{ n *node.Node }
 
 func (v checkerView) Probes() []Probe {
@@ -127,7 +127,7 @@ func (v checkerView) Probes() []Probe {
 	for i := range rs {
 		r := &rs[i]
 		last := &checker.Result{Healthy: r.Reason == checker.ReasonOK, Reason: r.Reason, Message: r.Message,
-			Start: r.At, Timings: checker.Timings{Total: r.Latency}, Address: r.Address, CertNotAfter: r.CertNotAfter}
+			Start: r.At, Timings: r.Timings, Address: r.Address, CertNotAfter: r.CertNotAfter}
 		out = append(out, Probe{Check: config.Check{ID: r.CheckID}, Report: r, Last: last})
 	}
 	return out
