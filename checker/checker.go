@@ -67,6 +67,7 @@ type Checker struct {
 	queue    slotHeap
 	self     selfTracker
 	seq      uint64
+	returns  uint64 // times the checker came back from isolation
 
 	pending []event    // stamped, not yet delivered; guarded by mu
 	emitMu  sync.Mutex // held by the goroutine delivering pending events

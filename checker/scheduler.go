@@ -15,6 +15,9 @@ type job struct {
 	s     *slot
 	check *config.Check
 	due   time.Time
+	// returns is Checker.returns when the probe started: a probe that started before the
+	// checker's latest return from isolation describes the outage that is over.
+	returns uint64
 }
 
 // Run probes the assigned checks until ctx ends, then waits for the probes in flight, withdraws
@@ -101,7 +104,7 @@ func (c *Checker) nextJob(now time.Time) (job, time.Duration) {
 			continue
 		}
 		s.inFlight = true
-		return job{s: s, check: s.check, due: due}, 0
+		return job{s: s, check: s.check, due: due, returns: c.returns}, 0
 	}
 	return job{}, time.Hour
 }
@@ -124,13 +127,13 @@ func (c *Checker) worker(ctx context.Context, work <-chan job) {
 			continue
 		}
 		c.metrics.observe(string(check.Protocol), &res)
-		c.finish(j.s, check, &res)
+		c.finish(j.s, check, &res, j.returns)
 	}
 }
 
 // finish applies a probe result: self-health first, then the check's rise/fall, and emits
-// what changed.
-func (c *Checker) finish(s *slot, check *config.Check, res *Result) {
+// what changed. returns is Checker.returns when the probe started.
+func (c *Checker) finish(s *slot, check *config.Check, res *Result, returns uint64) {
 	if c.onResult != nil && !s.canary {
 		c.onResult(check.ID, *res)
 	}
@@ -139,6 +142,13 @@ func (c *Checker) finish(s *slot, check *config.Check, res *Result) {
 	if s.removed || (s.check != check && !sameProbe(s.check, check)) {
 		// Unassigned, or its probe changed, while the probe ran: the result describes
 		// nothing current.
+		c.mu.Unlock()
+		return
+	}
+	if returns != c.returns {
+		// Started while the checker was isolated and finished after it came back: a timeout
+		// here is the checker's own outage, not the target's, and would turn the check (whose
+		// state starts over) unhealthy at once.
 		c.mu.Unlock()
 		return
 	}
@@ -162,6 +172,7 @@ func (c *Checker) finish(s *slot, check *config.Check, res *Result) {
 		} else {
 			// Back: start every check over, as a checker that has just started.
 			c.metrics.selfHealthy.Set(1)
+			c.returns++
 			for _, o := range c.slots {
 				o.rf, o.heldAt = RiseFall{}, 0
 			}

@@ -15,11 +15,18 @@ import (
 // down: while down, every dial fails as an unplugged host's would.
 type cuttableDialer struct {
 	down atomic.Bool
-	d    net.Dialer
+	// blackhole makes a dial made while down hang until its deadline, as behind a link
+	// that drops packets, instead of failing at once.
+	blackhole bool
+	d         net.Dialer
 }
 
 func (c *cuttableDialer) DialContext(ctx context.Context, network, address string) (net.Conn, error) {
 	if c.down.Load() {
+		if c.blackhole {
+			<-ctx.Done()
+			return nil, &net.OpError{Op: "dial", Net: network, Err: ctx.Err()}
+		}
 		return nil, &net.OpError{Op: "dial", Net: network, Err: syscall.ENETUNREACH}
 	}
 	return c.d.DialContext(ctx, network, address)
@@ -89,4 +96,62 @@ func TestIsolatedCheckerWithdraws(t *testing.T) {
 		return len(ss) == 2 && ss[1].Healthy &&
 			all(rs[mid:], names, func(r Report) bool { return r.Status == StatusHealthy && !r.Withdrawn })
 	})
+}
+
+// TestReturnIgnoresProbesOfTheOutage: behind a link that drops packets, probes started while
+// the checker was isolated time out after it is back (its fast canary answers first). Those
+// timeouts describe the checker's outage; counted, they would turn each check, whose state
+// starts over on the return, unhealthy at once.
+func TestReturnIgnoresProbesOfTheOutage(t *testing.T) {
+	t.Parallel()
+	dialer := &cuttableDialer{blackhole: true}
+	rec := newRecorder()
+	canaryAP, _ := switchable(t)
+	canary := fastCheck("canary", canaryAP)
+	canary.Timeout = config.Duration(100 * time.Millisecond)
+	c, err := New(Options{
+		Name:     "t",
+		Logger:   quiet(),
+		Prober:   ProberOptions{Dialer: dialer, Addresses: AddressPolicy{AllowLoopback: true}},
+		Canaries: []config.Check{canary},
+		OnReport: rec.onReport,
+		OnSelf:   rec.onSelf,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := ids(4, "c")
+	var checks []config.Check
+	for _, id := range names {
+		ap, _ := switchable(t)
+		c := fastCheck(id, ap)
+		c.Timeout = config.Duration(time.Second)
+		checks = append(checks, c)
+	}
+	if err := c.SetChecks(checks); err != nil {
+		t.Fatal(err)
+	}
+	runChecker(t, c)
+	rec.waitFor(t, 5*time.Second, "healthy reports", func(rs []Report, _ []SelfHealth) bool {
+		return all(rs, names, func(r Report) bool { return r.Status == StatusHealthy })
+	})
+	dialer.down.Store(true)
+	rec.waitFor(t, 10*time.Second, "isolation", func(_ []Report, ss []SelfHealth) bool {
+		return len(ss) == 1 && !ss[0].Healthy
+	})
+	// Every check now has a probe hanging in its dial, started while isolated.
+	time.Sleep(300 * time.Millisecond)
+	mid := len(rec.snapshot())
+	dialer.down.Store(false)
+	rec.waitFor(t, 5*time.Second, "recovery and fresh reports", func(rs []Report, ss []SelfHealth) bool {
+		return len(ss) == 2 && ss[1].Healthy &&
+			all(rs[mid:], names, func(r Report) bool { return r.Status == StatusHealthy && !r.Withdrawn })
+	})
+	// The hanging probes time out within their 1s timeout of the return.
+	time.Sleep(1500 * time.Millisecond)
+	for _, r := range rec.snapshot()[mid:] {
+		if r.Status == StatusUnhealthy {
+			t.Errorf("after the return, %s was reported unhealthy: %+v", r.CheckID, r)
+		}
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -92,6 +93,17 @@ func startNodes(ctx context.Context, cfg dev.Config, doc *config.Document, dir s
 			return n, fmt.Errorf("sim: %w", err)
 		}
 	}
+	// Each region has a canary, a target that always answers: a checker that loses its own
+	// network fails its region's canary and withdraws instead of reporting every check
+	// unhealthy.
+	canaries := map[string]config.Check{}
+	for _, r := range cfg.Regions {
+		c, err := n.startCanary(ctx, r)
+		if err != nil {
+			return n, err
+		}
+		canaries[r] = c
+	}
 	var voters []string
 	if withControl {
 		api, err := n.startVoter(filepath.Join(dir, "voter"), doc)
@@ -120,6 +132,9 @@ func startNodes(ctx context.Context, cfg dev.Config, doc *config.Document, dir s
 		}
 		c.DNSAddr, c.HTTPAddr, c.EvalInterval = "127.0.0.1:0", "off", 100*time.Millisecond
 		c.Probe.AllowLoopback = true
+		if roles&node.RoleChecker != 0 {
+			c.Probe.Canaries = []config.Check{canaries[region]}
+		}
 		c.Logger = log.With("node", id)
 		rn := &running{cfg: c, link: link}
 		if err := n.run(rn); err != nil {
@@ -145,6 +160,27 @@ func startNodes(ctx context.Context, cfg dev.Config, doc *config.Document, dir s
 		}
 	}
 	return n, nil
+}
+
+// startCanary starts region r's canary target and returns the TCP check that probes it.
+func (n *nodesNetwork) startCanary(ctx context.Context, r string) (config.Check, error) {
+	c := config.DefaultCheck()
+	t, err := dev.NewTarget("canary-"+r, "127.0.0.1:0")
+	if err != nil {
+		return c, fmt.Errorf("sim: canary: %w", err)
+	}
+	n.wg.Go(func() { _ = t.Run(ctx) })
+	if err := n.sim.PlaceTarget(t.Addr(), r); err != nil {
+		return c, fmt.Errorf("sim: canary: %w", err)
+	}
+	ap, err := netip.ParseAddrPort(t.Addr())
+	if err != nil {
+		return c, fmt.Errorf("sim: canary: %w", err)
+	}
+	c.ID, c.Protocol = "canary-"+r, config.ProtocolTCP
+	c.Target = config.Target{Host: ap.Addr().String(), Port: int(ap.Port())}
+	c.Interval, c.Timeout = config.Duration(time.Second), config.Duration(500*time.Millisecond)
+	return c, nil
 }
 
 // run creates rn's node on a fresh transport of its link and runs it until it is stopped.

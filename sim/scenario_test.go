@@ -176,6 +176,11 @@ func TestCheckerOffline(t *testing.T) {
 			if c.MaxUnhealthy != 0 {
 				t.Errorf("%s at %s counted %d unhealthy reports while a checker was offline", id, l, c.MaxUnhealthy)
 			}
+			// Its probes failed while it was cut off; its canary failed too, so it withdrew
+			// instead of reporting them when it came back.
+			if a := res.AfterRepair[l][id]; a.MaxUnhealthy != 0 {
+				t.Errorf("%s at %s counted %d unhealthy reports after the checker came back", id, l, a.MaxUnhealthy)
+			}
 			if c.MinFresh == 0 {
 				t.Errorf("%s at %s had no fresh report at some point", id, l)
 			}
