@@ -227,6 +227,20 @@ func (n *Node) CheckerResults() []checker.Report {
 	return n.chk.Reports()
 }
 
+// CheckConfig returns the check of the configuration this node runs now, by id.
+func (n *Node) CheckConfig(id string) (config.Check, bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.doc == nil {
+		return config.Check{}, false
+	}
+	c, ok := n.doc.CheckByID(id)
+	if !ok {
+		return config.Check{}, false
+	}
+	return *c, true
+}
+
 // Answer says what this location answers now for the record set of name and type (e.g.
 // "www.demo.vigil.test.", "A"), and why: the routing decision from the current zones and
 // verdicts.

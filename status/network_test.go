@@ -202,6 +202,10 @@ func TestNetworkEndpointFailureShows(t *testing.T) {
 	var probed []string
 	for _, pr := range p.Probes {
 		probed = append(probed, pr.Check+"="+pr.Status)
+		// Through a node, a probe shows its check as configured, not only its id.
+		if pr.Target == "" || pr.Protocol == "" || pr.Interval == 0 {
+			t.Errorf("probe of %s without its configuration: %+v", pr.Check, pr)
+		}
 	}
 	if !slices.Contains(probed, "web-us-east=unhealthy") || !p.Self.Healthy {
 		t.Errorf("probes of loc-us: %v self %+v", probed, p.Self)

@@ -116,9 +116,9 @@ func (v locationView) Answer(name, rtype string) (routing.Result, error) {
 	return v.n.Answer(name, rtype)
 }
 
-// checkerView adapts *node.Node's checker to CheckerView. The node exposes its reports, not
-// its assigned checks' configuration: each probe shows the latest result's reason, message,
-// address and timings by phase, under the check's id.
+// checkerView adapts *node.Node's checker to CheckerView: each probe shows the check as the
+// node's current configuration has it (target, interval, thresholds) and the latest result's
+// reason, message, address and timings by phase.
 type checkerView struct{ n *node.Node }
 
 func (v checkerView) Probes() []Probe {
@@ -128,7 +128,11 @@ func (v checkerView) Probes() []Probe {
 		r := &rs[i]
 		last := &checker.Result{Healthy: r.Reason == checker.ReasonOK, Reason: r.Reason, Message: r.Message,
 			Start: r.At, Timings: r.Timings, Address: r.Address, CertNotAfter: r.CertNotAfter}
-		out = append(out, Probe{Check: config.Check{ID: r.CheckID}, Report: r, Last: last})
+		check, ok := v.n.CheckConfig(r.CheckID)
+		if !ok {
+			check = config.Check{ID: r.CheckID} // unassigned since the report: its id alone
+		}
+		out = append(out, Probe{Check: check, Report: r, Last: last})
 	}
 	return out
 }
