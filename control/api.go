@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"path"
 	"strconv"
 	"strings"
 	"time"
@@ -149,8 +150,28 @@ func (a *API) routes() []route {
 	}
 }
 
-// ServeHTTP serves the API.
-func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) { a.mux.ServeHTTP(w, r) }
+// ServeHTTP serves the API. A path that is not canonical (a "." or ".." segment, a double
+// slash) is refused with a JSON 400: the mux would redirect it, unauthenticated, to another
+// route, which a client that follows redirects would then write to with its token.
+func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if clean := canonicalPath(r.URL.Path); clean != r.URL.Path {
+		writeError(w, http.StatusBadRequest, fmt.Errorf("control: path %q is not canonical (%q): nothing was done", r.URL.Path, clean))
+		return
+	}
+	a.mux.ServeHTTP(w, r)
+}
+
+// canonicalPath is p as the mux would clean it: path.Clean, keeping a trailing slash.
+func canonicalPath(p string) string {
+	if p == "" {
+		return "/"
+	}
+	clean := path.Clean(p)
+	if strings.HasSuffix(p, "/") && clean != "/" {
+		clean += "/"
+	}
+	return clean
+}
 
 // statusRecorder remembers the status code written.
 type statusRecorder struct {
