@@ -204,18 +204,8 @@ func TestAbuseSSRF(t *testing.T) {
 		w.Write([]byte("secret"))
 	}))
 	port := private.Addr().(*net.TCPAddr).Port
-	// The allowed ("public") target on the same port as the private one, so that a
-	// rebinding changes the address only. It redirects /r/<i> to redirects[i].
-	var redirects []string
-	public := serveHTTP(t, net.JoinHostPort(publicAddr, strconv.Itoa(port)), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if i, err := strconv.Atoi(strings.TrimPrefix(r.URL.Path, "/r/")); err == nil && i >= 0 && i < len(redirects) {
-			http.Redirect(w, r, redirects[i], http.StatusFound)
-			return
-		}
-		w.Write([]byte("ok"))
-	}))
 	p := strconv.Itoa(port)
-	redirects = []string{
+	redirects := []string{
 		"http://127.0.0.1:" + p + "/", "http://[::1]:" + p + "/", "http://[::ffff:127.0.0.1]:" + p + "/",
 		"http://localhost.abuse.test:" + p + "/", "http://rebind.abuse.test:" + p + "/", "http://127.1:" + p + "/",
 		"http://2130706433:" + p + "/", "http://0x7f000001:" + p + "/", "http://localhost:" + p + "/",
@@ -224,6 +214,16 @@ func TestAbuseSSRF(t *testing.T) {
 		"http://[64:ff9b::a9fe:a9fe]/", "http://[2002:a9fe:a9fe::1]/", "https://10.0.0.1/",
 		"http://" + nameOf("169.254.169.254") + "/", "http://" + nameOf("10.0.0.1") + ":8080/",
 	}
+
+	// The allowed ("public") target on the same port as the private one, so that a
+	// rebinding changes the address only. It redirects /r/<i> to redirects[i].
+	public := serveHTTP(t, net.JoinHostPort(publicAddr, strconv.Itoa(port)), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if i, err := strconv.Atoi(strings.TrimPrefix(r.URL.Path, "/r/")); err == nil && i >= 0 && i < len(redirects) {
+			http.Redirect(w, r, redirects[i], http.StatusFound)
+			return
+		}
+		w.Write([]byte("ok"))
+	}))
 
 	allowPublic := checker.AddressPolicy{Allow: []netip.Prefix{netip.MustParsePrefix(publicAddr + "/32")}}
 	allowAll := checker.AddressPolicy{AllowLoopback: true, Allow: []netip.Prefix{netip.MustParsePrefix("0.0.0.0/0"), netip.MustParsePrefix("::/0")}}
