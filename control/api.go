@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"path"
 	"strconv"
 	"strings"
 	"time"
@@ -150,27 +149,27 @@ func (a *API) routes() []route {
 	}
 }
 
-// ServeHTTP serves the API. A path that is not canonical (a "." or ".." segment, a double
-// slash) is refused with a JSON 400: the mux would redirect it, unauthenticated, to another
-// route, which a client that follows redirects would then write to with its token.
+// ServeHTTP serves the API. A path with a "." or ".." segment is refused with a JSON 400:
+// the mux would redirect it, unauthenticated, to the path it cleans to, which names another
+// resource (".../record_sets/x/../.." is the zone), and a client that follows redirects would
+// then write there with its token. Other paths that are not clean (a double slash, as a base
+// URL with a trailing slash makes) are still redirected to the same resource's path.
 func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if clean := canonicalPath(r.URL.Path); clean != r.URL.Path {
-		writeError(w, http.StatusBadRequest, fmt.Errorf("control: path %q is not canonical (%q): nothing was done", r.URL.Path, clean))
+	if hasDotSegment(r.URL.Path) {
+		writeError(w, http.StatusBadRequest, fmt.Errorf("control: path %q has a \".\" or \"..\" segment: nothing was done", r.URL.Path))
 		return
 	}
 	a.mux.ServeHTTP(w, r)
 }
 
-// canonicalPath is p as the mux would clean it: path.Clean, keeping a trailing slash.
-func canonicalPath(p string) string {
-	if p == "" {
-		return "/"
+// hasDotSegment reports whether the slash-separated path p has a "." or ".." segment.
+func hasDotSegment(p string) bool {
+	for seg := range strings.SplitSeq(p, "/") {
+		if seg == "." || seg == ".." {
+			return true
+		}
 	}
-	clean := path.Clean(p)
-	if strings.HasSuffix(p, "/") && clean != "/" {
-		clean += "/"
-	}
-	return clean
+	return false
 }
 
 // statusRecorder remembers the status code written.
