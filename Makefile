@@ -29,6 +29,26 @@ unit:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
+## fuzz: each of the four fuzz targets of issue 10 for FUZZTIME; keeps up to FUZZKEEP of the
+## smallest new inputs of each as committed corpus (testdata/fuzz); logs in build/fuzz-*.log.
+FUZZTIME ?= 60s
+FUZZKEEP ?= 5
+FUZZ_TARGETS ?= config.FuzzParse gossip.FuzzDecode location.FuzzRespond control.FuzzAPIWrite
+
+fuzz:
+	@mkdir -p build; cache="$$($(GO) env GOCACHE)/fuzz/$$($(GO) list -m)"; \
+	for t in $(FUZZ_TARGETS); do \
+	  pkg=$${t%%.*}; name=$${t#*.}; log=build/fuzz-$$name.log; stamp=build/fuzz-$$name.stamp; touch $$stamp; \
+	  echo "== $$pkg.$$name for $(FUZZTIME)"; \
+	  if ! $(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) ./$$pkg/ >$$log 2>&1; then \
+	    cat $$log; echo "$$pkg.$$name failed: the crasher is in $$pkg/testdata/fuzz/$$name"; exit 1; fi; \
+	  grep 'fuzz: elapsed' $$log | tail -n 1; \
+	  mkdir -p $$pkg/testdata/fuzz/$$name; \
+	  find "$$cache/$$pkg/$$name" -type f -newer $$stamp -size -4k -printf '%s %p\n' 2>/dev/null | sort -n | head -n $(FUZZKEEP) | cut -d' ' -f2- | \
+	    while read -r f; do cp "$$f" $$pkg/testdata/fuzz/$$name/; done; \
+	  echo "committed corpus: $$(ls $$pkg/testdata/fuzz/$$name | wc -l) files"; rm -f $$stamp; \
+	done
+
 ## image: the container image (FROM scratch: the static binary and the host's CA bundle).
 IMAGE   ?= vigil:demo
 # Debian's docker-compose (v1.29) or the docker compose plugin, whichever exists.

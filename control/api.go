@@ -149,8 +149,28 @@ func (a *API) routes() []route {
 	}
 }
 
-// ServeHTTP serves the API.
-func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) { a.mux.ServeHTTP(w, r) }
+// ServeHTTP serves the API. A path with a "." or ".." segment is refused with a JSON 400:
+// the mux would redirect it, unauthenticated, to the path it cleans to, which names another
+// resource (".../record_sets/x/../.." is the zone), and a client that follows redirects would
+// then write there with its token. Other paths that are not clean (a double slash, as a base
+// URL with a trailing slash makes) are still redirected to the same resource's path.
+func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if hasDotSegment(r.URL.Path) {
+		writeError(w, http.StatusBadRequest, fmt.Errorf("control: path %q has a \".\" or \"..\" segment: nothing was done", r.URL.Path))
+		return
+	}
+	a.mux.ServeHTTP(w, r)
+}
+
+// hasDotSegment reports whether the slash-separated path p has a "." or ".." segment.
+func hasDotSegment(p string) bool {
+	for seg := range strings.SplitSeq(p, "/") {
+		if seg == "." || seg == ".." {
+			return true
+		}
+	}
+	return false
+}
 
 // statusRecorder remembers the status code written.
 type statusRecorder struct {

@@ -1,0 +1,260 @@
+package abuse
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vigil-dns/vigil/control"
+)
+
+const (
+	writeToken = "abuse-write-token-7f3a9c"
+	readToken  = "abuse-read-token-19b2e4"
+)
+
+// voter is one raft voter (TCP transport, BoltDB log) with its API on a real HTTP server.
+type voter struct {
+	node *control.Node
+	api  *control.API
+	base string
+}
+
+// startVoter bootstraps a one-voter cluster and serves its API on loopback until the test
+// ends.
+func startVoter(t *testing.T) *voter {
+	t.Helper()
+	raftLn, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	raftAddr := raftLn.Addr().String()
+	raftLn.Close()
+	apiLn, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := "http://" + apiLn.Addr().String()
+	node, err := control.NewNode(control.NodeConfig{
+		ID: "v0", DataDir: filepath.Join(t.TempDir(), "control"), RaftAddr: raftAddr, APIURL: base,
+		Timing: control.Timing{Heartbeat: 300 * time.Millisecond, Election: 300 * time.Millisecond, LeaderLease: 150 * time.Millisecond, Commit: 20 * time.Millisecond},
+		Logger: logger(),
+	})
+	if err != nil {
+		apiLn.Close()
+		t.Fatal(err)
+	}
+	api, err := control.NewAPI(control.APIConfig{Node: node, WriteTokens: []string{writeToken}, ReadTokens: []string{readToken}, Logger: logger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: api, ReadHeaderTimeout: 5 * time.Second}
+	go srv.Serve(apiLn)
+	t.Cleanup(func() {
+		srv.Close()
+		if err := node.Close(); err != nil {
+			t.Logf("close voter: %v", err)
+		}
+	})
+	if err := node.Bootstrap(); err != nil {
+		t.Fatal(err)
+	}
+	if !waitFor(10*time.Second, node.IsLeader) {
+		t.Fatal("the voter did not become leader")
+	}
+	return &voter{node: node, api: api, base: base}
+}
+
+// logIndex is the index of the last entry in the voter's raft log.
+func (v *voter) logIndex(t *testing.T) uint64 {
+	t.Helper()
+	n, err := strconv.ParseUint(v.node.Stats()["last_log_index"], 10, 64)
+	if err != nil {
+		t.Fatalf("raft stats: %v", err)
+	}
+	return n
+}
+
+// writeReq is one write the API would apply with the write token.
+type writeReq struct {
+	method, path, ctype, body string
+}
+
+// credential is one way of presenting (or not) a token.
+type credential struct {
+	name string
+	set  func(r *http.Request)
+}
+
+func credentials() []credential {
+	bearer := func(v string) func(*http.Request) {
+		return func(r *http.Request) { r.Header.Set("Authorization", v) }
+	}
+	return []credential{
+		{"no token", func(*http.Request) {}},
+		{"wrong token", bearer("Bearer not-the-token")},
+		{"empty bearer", bearer("Bearer ")},
+		{"write token truncated", bearer("Bearer " + writeToken[:len(writeToken)-1])},
+		{"write token with a suffix", bearer("Bearer " + writeToken + "x")},
+		{"read-only token", bearer("Bearer " + readToken)},
+		{"write token without the Bearer scheme", bearer(writeToken)},
+		{"write token as Basic credentials", bearer("Basic " + base64.StdEncoding.EncodeToString([]byte("vigil:"+writeToken)))},
+		{"write token in the query", func(r *http.Request) {
+			q := r.URL.Query()
+			q.Set("token", writeToken)
+			q.Set("access_token", writeToken)
+			r.URL.RawQuery = q.Encode()
+		}},
+		{"write token in another header", func(r *http.Request) {
+			r.Header.Set("X-Vigil-Token", writeToken)
+			r.Header.Set("X-Auth-Token", writeToken)
+		}},
+		{"write token in a cookie", func(r *http.Request) { r.AddCookie(&http.Cookie{Name: "token", Value: writeToken}) }},
+		{"write token in a second Authorization header", func(r *http.Request) {
+			r.Header.Add("Authorization", "Bearer wrong")
+			r.Header.Add("Authorization", "Bearer "+writeToken)
+		}},
+	}
+}
+
+// send makes one request and returns its status code and body.
+func send(t *testing.T, client *http.Client, base string, w writeReq, cred func(*http.Request)) (int, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(w.method, base+w.path, strings.NewReader(w.body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.ctype != "" {
+		req.Header.Set("Content-Type", w.ctype)
+	}
+	cred(req)
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", w.method, w.path, err)
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	return resp.StatusCode, out
+}
+
+// TestAbuseUnauthenticatedWrites: every write route of the control API, with a write that
+// would be applied, sent with no token, a wrong one, the read-only token, and the write token
+// in every wrong place, over real HTTP to a raft voter with its BoltDB log. Every request must
+// get a 401 or 403 with a JSON error and the raft log must not grow. The control sends the
+// same writes with the write token, in an order where each is valid: they are applied.
+func TestAbuseUnauthenticatedWrites(t *testing.T) {
+	v := startVoter(t)
+	client := &http.Client{Timeout: 10 * time.Second}
+	demo, err := os.ReadFile("../examples/demo.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	auth := func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+writeToken) }
+	if code, out := send(t, client, v.base, writeReq{"PUT", "/v1/document", "application/yaml", string(demo)}, auth); code != http.StatusOK {
+		t.Fatalf("put the demo document: %d %s", code, out)
+	}
+
+	const check = `{"id": "intruder", "protocol": "http", "target": {"host": "127.0.0.1", "port": 9}}`
+	const zone = `{"name": "abuse.test.", "record_sets": []}`
+	const rs = `{"name": "a", "type": "A", "records": [{"value": "192.0.2.66"}]}`
+	// Each route's write, in an order in which the write token applies every one.
+	writes := map[string]writeReq{
+		"POST /v1/checks":                                   {"POST", "/v1/checks", "application/json", check},
+		"PUT /v1/checks/{id}":                               {"PUT", "/v1/checks/intruder", "application/json", check},
+		"POST /v1/zones":                                    {"POST", "/v1/zones", "application/json", zone},
+		"PUT /v1/zones/{zone}":                              {"PUT", "/v1/zones/abuse.test.", "application/json", zone},
+		"POST /v1/zones/{zone}/record_sets":                 {"POST", "/v1/zones/abuse.test./record_sets", "application/json", rs},
+		"PUT /v1/zones/{zone}/record_sets/{name}/{type}":    {"PUT", "/v1/zones/abuse.test./record_sets/a/A", "application/json", rs},
+		"DELETE /v1/zones/{zone}/record_sets/{name}/{type}": {"DELETE", "/v1/zones/abuse.test./record_sets/a/A", "", ""},
+		"DELETE /v1/zones/{zone}":                           {"DELETE", "/v1/zones/abuse.test.", "", ""},
+		"DELETE /v1/checks/{id}":                            {"DELETE", "/v1/checks/intruder", "", ""},
+		"PUT /v1/document":                                  {"PUT", "/v1/document", "application/yaml", string(demo)},
+		// A join would add a voter that does not exist; its control is a body that only
+		// the handler behind authentication refuses (400), and a removal of a voter that
+		// does not exist (404).
+		"POST /v1/cluster/voters":        {"POST", "/v1/cluster/voters", "application/json", `{"id": "intruder", "raft_address": "127.0.0.1:9"}`},
+		"DELETE /v1/cluster/voters/{id}": {"DELETE", "/v1/cluster/voters/v0", "", ""},
+	}
+	order := []string{
+		"POST /v1/checks", "PUT /v1/checks/{id}", "POST /v1/zones", "PUT /v1/zones/{zone}",
+		"POST /v1/zones/{zone}/record_sets", "PUT /v1/zones/{zone}/record_sets/{name}/{type}",
+		"DELETE /v1/zones/{zone}/record_sets/{name}/{type}", "DELETE /v1/zones/{zone}",
+		"DELETE /v1/checks/{id}", "PUT /v1/document",
+	}
+	var routes []string
+	for _, rt := range v.api.Routes() {
+		if rt.Method == http.MethodGet {
+			continue
+		}
+		key := rt.Method + " " + rt.Path
+		if _, ok := writes[key]; !ok {
+			t.Fatalf("write route %s has no abuse request: add one", key)
+		}
+		routes = append(routes, key)
+	}
+
+	const rounds = 4
+	before, stateBefore := v.logIndex(t), v.node.State().Index
+	attempts, through, notJSON := 0, 0, 0
+	codes := map[int]int{}
+	for range rounds {
+		for _, cred := range credentials() {
+			for _, key := range routes {
+				attempts++
+				code, out := send(t, client, v.base, writes[key], cred.set)
+				codes[code]++
+				if code != http.StatusUnauthorized && code != http.StatusForbidden {
+					through++
+					t.Errorf("%s with %s: %d %s", key, cred.name, code, out)
+					continue
+				}
+				var e control.ErrorBody
+				if json.Unmarshal(out, &e) != nil || e.Error == "" {
+					notJSON++
+				}
+			}
+		}
+	}
+	after, stateAfter := v.logIndex(t), v.node.State().Index
+
+	// Control: the same writes with the write token are applied.
+	applied := 0
+	for _, key := range order {
+		code, out := send(t, client, v.base, writes[key], auth)
+		if code != http.StatusOK && code != http.StatusCreated {
+			t.Errorf("control %s with the write token: %d %s", key, code, out)
+			continue
+		}
+		applied++
+	}
+	join := writes["POST /v1/cluster/voters"]
+	join.body = `{"id": "intruder"}`
+	remove := writes["DELETE /v1/cluster/voters/{id}"]
+	remove.path = "/v1/cluster/voters/nobody"
+	for _, w := range []writeReq{join, remove} {
+		if code, out := send(t, client, v.base, w, auth); code != http.StatusBadRequest && code != http.StatusNotFound {
+			t.Errorf("control %s %s with the write token: %d %s, want it past authentication", w.method, w.path, code, out)
+		}
+	}
+	final := v.logIndex(t)
+
+	t.Logf("status codes: %v; raft log %d -> %d during the attempts, %d after the control", codes, before, after, final)
+	row(t, fmt.Sprintf("unauthenticated writes: the %d write routes of the control API (raft voter with BoltDB, real HTTP) × %d credentials (none, wrong, empty, truncated or extended write token, read-only token, write token without `Bearer`, as Basic, in the query, in other headers, in a cookie, as a second Authorization header)", len(routes), len(credentials())),
+		fmt.Sprintf("%s requests", itoa(attempts)),
+		fmt.Sprintf("applied %d (raft log index %d before and after), %d answered other than 401/403, %d without a JSON error (control: %d of %d writes applied with the write token)", after-before, before, through, notJSON, applied, len(order)))
+	if after != before || stateAfter != stateBefore || through != 0 || notJSON != 0 {
+		t.Errorf("got through: raft log %d -> %d, state %d -> %d, %d not refused, %d without a JSON error", before, after, stateBefore, stateAfter, through, notJSON)
+	}
+	if applied != len(order) || final <= after {
+		t.Errorf("control: %d of %d writes applied with the write token (log %d -> %d), so the test cannot fail", applied, len(order), after, final)
+	}
+}
