@@ -81,6 +81,8 @@ func (v *validator) validateProbe(c *Check, p string) {
 		v.add(p+".target.host", "required: an IP address or a host name")
 	case hostProblem(c.Target.Host) != "":
 		v.add(p+".target.host", "invalid host %q: %s", c.Target.Host, hostProblem(c.Target.Host))
+	case targetAddrProblem(c.Target.Host) != "":
+		v.add(p+".target.host", "%q %s", c.Target.Host, targetAddrProblem(c.Target.Host))
 	}
 	port := c.Target.Port
 	if port == 0 {

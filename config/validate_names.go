@@ -124,6 +124,28 @@ func hostProblem(host string) string {
 	return ""
 }
 
+// targetAddrProblem says why host, when an IP address, can be no check's target whatever a
+// checker's address policy allows: no single endpoint answers at it. Names are resolved by each
+// checker at dial time and judged there.
+func targetAddrProblem(host string) string {
+	a, err := netip.ParseAddr(host)
+	if err != nil {
+		return ""
+	}
+	a = a.Unmap()
+	switch {
+	case a.IsUnspecified():
+		return "is the unspecified address, not an endpoint"
+	case a.IsMulticast():
+		return "is a multicast address, not an endpoint"
+	case a == netip.AddrFrom4([4]byte{255, 255, 255, 255}):
+		return "is the broadcast address, not an endpoint"
+	case a.Is4() && a.As4()[0] == 0:
+		return "is in 0.0.0.0/8 (\"this network\"), not an endpoint"
+	}
+	return ""
+}
+
 // hostPortProblem says why s is not "host" or "host:port", as an HTTP Host header holds it.
 func hostPortProblem(s string) string {
 	host, port, err := net.SplitHostPort(s)
