@@ -39,6 +39,9 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "vigil sim: -log-level: %v\n", err)
 		return 2
 	}
+	if *script == "" && fs.NArg() >= 1 && fs.Arg(0) == sim.DDoSName {
+		return runSimDDoS(ctx, fs.Args()[1:], level, stdout, stderr)
+	}
 	regions := dev.DefaultConfig().Regions
 	var sc sim.Script
 	var err error
