@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/netip"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -164,6 +165,9 @@ type DDoSRun struct {
 	// VictimAnswered the number of the victim zone's queries the location answered (flood and
 	// probes).
 	BudgetDrops, VictimAnswered float64
+	// CPU is the CPU time (user and system) the whole process used while the flood lasted:
+	// the flood's senders, the location and the probes together; 0 when unknown.
+	CPU time.Duration
 	// Groups are the probes' figures, by group and phase.
 	Groups []DDoSGroup
 }
@@ -626,8 +630,12 @@ func measure(ctx context.Context, cfg DDoSConfig, nd *node.Node, run *DDoSRun, t
 	if sleepUntil(ctx, floodAt) {
 		timeline(cfg.Timeline, "flood: %d q/s to each of %s for %v, %d sender(s) each", cfg.FloodRate, strings.Join(victimAddrs, ", "), cfg.Flood, cfg.FloodSenders)
 		floodStart := time.Now()
+		cpu0, ok0 := processCPU()
 		floodErr = flood(ctx, victimAddrs, "www."+run.Victim, cfg.FloodRate, cfg.FloodSenders, end, &sent)
 		run.FloodTook = time.Since(floodStart)
+		if cpu1, ok1 := processCPU(); ok0 && ok1 {
+			run.CPU = cpu1 - cpu0
+		}
 	}
 	wg.Wait()
 	run.FloodSent = sent.Load()
@@ -834,6 +842,10 @@ func (r DDoSResult) WriteReport(w io.Writer) error {
 		fmt.Fprintf(w, "\n%s\nvictim %s on %v; flood: %d queries in %v (%.0f q/s per server), %.0f dropped by the budgets, %.0f of the victim's queries answered\n",
 			run.Layout, run.Victim, run.VictimServers, run.FloodSent, run.FloodTook.Round(time.Millisecond),
 			float64(run.FloodSent)/max(run.FloodTook.Seconds(), 1e-3)/float64(max(len(run.VictimServers), 1)), run.BudgetDrops, run.VictimAnswered)
+		if run.CPU > 0 {
+			fmt.Fprintf(w, "CPU of the whole process (flood senders, location, probes) during the flood: %.2fs in %.2fs, %.2f cores busy of %d\n",
+				run.CPU.Seconds(), run.FloodTook.Seconds(), run.CPU.Seconds()/max(run.FloodTook.Seconds(), 1e-3), runtime.NumCPU())
+		}
 		fmt.Fprintf(w, "%-30s %5s %7s %-7s %7s %9s %9s %9s %9s\n", "group", "zones", "servers", "phase", "probes", "answered", "p50", "p99", "max")
 		for i := range run.Groups {
 			g := &run.Groups[i]
