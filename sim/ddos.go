@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/netip"
+	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -168,6 +169,9 @@ type DDoSRun struct {
 	// CPU is the CPU time (user and system) the whole process used while the flood lasted:
 	// the flood's senders, the location and the probes together; 0 when unknown.
 	CPU time.Duration
+	// Load is the machine's load average (1, 5 and 15 minutes) when the flood started, or ""
+	// where the system does not tell: other work on the machine takes cores from the run.
+	Load string
 	// Groups are the probes' figures, by group and phase.
 	Groups []DDoSGroup
 }
@@ -564,6 +568,11 @@ func (p *prober) ask(now time.Time, timeout time.Duration) ddosSample {
 			continue
 		}
 		s.took = time.Since(now)
+		if s.took > timeout {
+			// Read past its deadline (this process waited for a core): a resolver would
+			// have given up.
+			return s
+		}
 		if r.Rcode == dns.RcodeSuccess && len(r.Answer) == 1 {
 			if a, ok := r.Answer[0].(*dns.A); ok {
 				addr, _ := netip.AddrFromSlice(a.A)
@@ -631,6 +640,7 @@ func measure(ctx context.Context, cfg DDoSConfig, nd *node.Node, run *DDoSRun, t
 		timeline(cfg.Timeline, "flood: %d q/s to each of %s for %v, %d sender(s) each", cfg.FloodRate, strings.Join(victimAddrs, ", "), cfg.Flood, cfg.FloodSenders)
 		floodStart := time.Now()
 		cpu0, ok0 := processCPU()
+		run.Load = loadAverage()
 		floodErr = flood(ctx, victimAddrs, "www."+run.Victim, cfg.FloodRate, cfg.FloodSenders, end, &sent)
 		run.FloodTook = time.Since(floodStart)
 		if cpu1, ok1 := processCPU(); ok0 && ok1 {
@@ -846,6 +856,9 @@ func (r DDoSResult) WriteReport(w io.Writer) error {
 			fmt.Fprintf(w, "CPU of the whole process (flood senders, location, probes) during the flood: %.2fs in %.2fs, %.2f cores busy of %d\n",
 				run.CPU.Seconds(), run.FloodTook.Seconds(), run.CPU.Seconds()/max(run.FloodTook.Seconds(), 1e-3), runtime.NumCPU())
 		}
+		if run.Load != "" {
+			fmt.Fprintf(w, "machine load average when the flood started: %s\n", run.Load)
+		}
 		fmt.Fprintf(w, "%-30s %5s %7s %-7s %7s %9s %9s %9s %9s\n", "group", "zones", "servers", "phase", "probes", "answered", "p50", "p99", "max")
 		for i := range run.Groups {
 			g := &run.Groups[i]
@@ -859,4 +872,18 @@ func (r DDoSResult) WriteReport(w io.Writer) error {
 // fmtMs formats a latency in milliseconds.
 func fmtMs(d time.Duration) string {
 	return fmt.Sprintf("%.2fms", float64(d)/float64(time.Millisecond))
+}
+
+// loadAverage returns the machine's load averages from /proc/loadavg, or "" where there is
+// none.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return ""
+	}
+	return strings.Join(f[:3], " ")
 }

