@@ -887,3 +887,87 @@ func loadAverage() string {
 	}
 	return strings.Join(f[:3], " ")
 }
+
+// DDoSBounds is the claim a ddos run is checked against.
+type DDoSBounds struct {
+	// MinAnswered is the least share (0 to 1) of probes answered, during the flood, on the
+	// servers of every zone that the victim does not have; and before the flood, everywhere.
+	MinAnswered float64
+	// MaxP99 bounds the 99th percentile of their answers' latency during the flood.
+	MaxP99 time.Duration
+	// MaxUnshardedAnswered is the most share of the other zones' probes the unsharded run may
+	// answer during the flood: more means the flood did not reach them, and the comparison
+	// shows nothing.
+	MaxUnshardedAnswered float64
+}
+
+// Problems checks the result against b and returns what does not hold, or nothing. Beyond b:
+// the flood was sent (at least half its queries), the victim's servers dropped queries for
+// their budgets and answered at most their budgets (so less than half the flood), shed some of
+// the probes, and some zones share 1 and 2 servers with the victim.
+func (r DDoSResult) Problems(b DDoSBounds) []string {
+	var out []string
+	bad := func(format string, args ...any) { out = append(out, fmt.Sprintf(format, args...)) }
+	c := r.Config
+	shed := func(name string, run *DDoSRun) {
+		servers := float64(len(run.VictimServers))
+		if want := int64(float64(c.FloodRate) * servers * c.Flood.Seconds() / 2); run.FloodSent < want {
+			bad("%s: the flood sent only %d queries (want at least %d): this process got too little CPU", name, run.FloodSent, want)
+		}
+		// On a busy machine the kernel drops some of the flood too, when the location waits
+		// for a core and its sockets' buffers fill: the budgets need not drop all the excess.
+		if run.BudgetDrops == 0 || run.VictimAnswered > float64(run.FloodSent)/2 {
+			bad("%s: %.0f of %d flood queries dropped by the budgets, %.0f of the victim's queries answered", name, run.BudgetDrops, run.FloodSent, run.VictimAnswered)
+		}
+		if most := servers * float64(c.Budget) * (run.FloodTook.Seconds() + c.ProbeTimeout.Seconds() + 0.1) * 1.1; run.VictimAnswered > most {
+			bad("%s: the victim's servers answered %.0f queries, over their budgets' %.0f", name, run.VictimAnswered, most)
+		}
+		sent, answered := 0, 0
+		for i := range run.Groups {
+			if g := &run.Groups[i]; g.Phase == PhaseFlood && g.Shared {
+				sent += g.Sent
+				answered += g.Answered
+			}
+		}
+		if sent == 0 || float64(answered) > 0.85*float64(sent) {
+			bad("%s: the victim's servers answered %d of %d probes during the flood: they did not shed", name, answered, sent)
+		}
+	}
+	if run := r.Sharded; run == nil {
+		bad("no sharded run")
+	} else {
+		shed("sharded", run)
+		overlaps := map[int]bool{}
+		for i := range run.Groups {
+			g := &run.Groups[i]
+			if g.Phase == PhaseBefore && g.AnsweredShare() < b.MinAnswered {
+				bad("sharded, before the flood: %s answered %.1f%% of %d", g.Name(), 100*g.AnsweredShare(), g.Sent)
+			}
+			if g.Phase != PhaseFlood || g.Victim || g.Shared {
+				continue
+			}
+			overlaps[g.Overlap] = true
+			if g.Sent < g.Servers*int(c.Flood/c.ProbeInterval)/3 {
+				bad("sharded, flood: %s: only %d probes over %d servers", g.Name(), g.Sent, g.Servers)
+			}
+			if g.AnsweredShare() < b.MinAnswered || g.P99 > b.MaxP99 {
+				bad("sharded, flood: %s answered %.1f%% of %d, p99 %v: want at least %.0f%%, p99 within %v",
+					g.Name(), 100*g.AnsweredShare(), g.Sent, g.P99.Round(time.Microsecond), 100*b.MinAnswered, b.MaxP99)
+			}
+		}
+		if !overlaps[1] || !overlaps[2] {
+			bad("sharded: no zone shares 1 or 2 servers with the victim: the run shows nothing")
+		}
+	}
+	if run := r.Unsharded; run != nil {
+		shed("unsharded", run)
+		g := run.Group(false, c.ShardSize, true, PhaseFlood)
+		switch {
+		case g == nil || g.Sent < 100:
+			bad("unsharded: too few probes of the other zones during the flood")
+		case g.AnsweredShare() > b.MaxUnshardedAnswered:
+			bad("unsharded, flood: the other zones answered %.1f%% of %d: the flood did not reach them", 100*g.AnsweredShare(), g.Sent)
+		}
+	}
+	return out
+}

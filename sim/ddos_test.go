@@ -11,9 +11,9 @@ import (
 // runtime, and checks that every zone sharing at most two of them keeps answering on its
 // other servers (at least 95% within 2s, p99 within 1s; on an idle machine 100%, p99 well
 // under a millisecond), while the victim's servers shed; then that, with every zone on the
-// same servers, the same flood takes every zone's answers down with the victim's. The bounds
-// are generous: the flood runs in this process, on the test machine's cores (a shared budget,
-// say, leaves about 10% answered).
+// same servers, the same flood takes every zone's answers down with the victim's (at most
+// 85% answered). The bounds are generous: the flood runs in this process, on the test
+// machine's cores. A budget shared by the listeners, say, leaves about 10% answered.
 func TestDDoS(t *testing.T) {
 	// Not parallel: the flood would take CPU time from the package's timed scenarios.
 	var timeline strings.Builder
@@ -28,74 +28,50 @@ func TestDDoS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := res.Config
-
-	checkShed := func(run *DDoSRun) {
-		t.Helper()
-		servers := float64(len(run.VictimServers))
-		if run.FloodSent < int64(float64(cfg.FloodRate)*servers*cfg.Flood.Seconds()/2) {
-			t.Errorf("%s: the flood sent only %d queries", run.Layout, run.FloodSent)
-		}
-		// The budgets drop queries, and hold: the victim's servers answer at most their
-		// budget a second (plus a burst of a tenth of a second), probes included, and so less
-		// than half the flood. (On a busy machine the kernel drops some of the flood too, when
-		// the location waits for a core and its sockets' buffers fill.)
-		if run.BudgetDrops == 0 || run.VictimAnswered > float64(run.FloodSent)/2 {
-			t.Errorf("%s: %v of %d flood queries dropped by the budgets, %v of the victim's queries answered",
-				run.Layout, run.BudgetDrops, run.FloodSent, run.VictimAnswered)
-		}
-		if most := servers * float64(cfg.Budget) * (run.FloodTook.Seconds() + cfg.ProbeTimeout.Seconds() + 0.1) * 1.1; run.VictimAnswered > most {
-			t.Errorf("%s: the victim's servers answered %v queries, over their budgets' %v", run.Layout, run.VictimAnswered, most)
-		}
-	}
-
-	// Sharded: the unshared servers of every zone answer everything, within a generous bound;
-	// the victim's servers shed.
-	run := res.Sharded
-	checkShed(run)
-	overlaps := map[int]bool{}
-	for i := range run.Groups {
-		g := &run.Groups[i]
-		if g.Phase == PhaseBefore && g.AnsweredShare() < 0.99 {
-			t.Errorf("sharded, before the flood: %s answered %.1f%% of %d", g.Name(), 100*g.AnsweredShare(), g.Sent)
-		}
-		if g.Phase != PhaseFlood || g.Victim || g.Shared {
-			continue
-		}
-		overlaps[g.Overlap] = true
-		if g.Sent < 10*g.Servers {
-			t.Errorf("sharded, flood: %s: only %d probes over %d servers", g.Name(), g.Sent, g.Servers)
-		}
-		if g.AnsweredShare() < 0.95 || g.P99 > time.Second {
-			t.Errorf("sharded, flood: %s answered %.1f%% of %d, p99 %v: want at least 95%% within 2s, p99 within 1s",
-				g.Name(), 100*g.AnsweredShare(), g.Sent, g.P99)
-		}
-	}
-	if !overlaps[1] || !overlaps[2] {
-		t.Errorf("no zone shares 1 or 2 servers with the victim (groups %v): the test shows nothing", overlaps)
-	}
-	shed, shedSent := 0, 0
-	for i := range run.Groups {
-		if g := &run.Groups[i]; g.Phase == PhaseFlood && g.Shared {
-			shed += g.Sent - g.Answered
-			shedSent += g.Sent
-		}
-	}
-	if shedSent == 0 || float64(shed) < 0.15*float64(shedSent) {
-		t.Errorf("sharded, flood: the victim's servers answered %d of %d probes: they did not shed", shedSent-shed, shedSent)
-	}
-
-	// Unsharded: the other zones, on the victim's servers, lose answers with it.
-	un := res.Unsharded
-	if un == nil {
+	if res.Unsharded == nil {
 		t.Fatal("no unsharded run")
 	}
-	checkShed(un)
-	g := un.Group(false, cfg.ShardSize, true, PhaseFlood)
-	if g == nil || g.Sent < 100 {
-		t.Fatalf("unsharded: no probes of the other zones during the flood: %+v", g)
+	for _, p := range res.Problems(DDoSBounds{MinAnswered: 0.95, MaxP99: time.Second, MaxUnshardedAnswered: 0.85}) {
+		t.Error(p)
 	}
-	if g.AnsweredShare() > 0.85 {
-		t.Errorf("unsharded, flood: the other zones answered %.1f%% of %d: the flood did not reach them", 100*g.AnsweredShare(), g.Sent)
+}
+
+// The checks of a result find what does not hold: a flood that reached the unshared servers,
+// and one that never reached anybody.
+func TestDDoSProblems(t *testing.T) {
+	cfg := DDoSConfig{FloodRate: 100, Flood: time.Second, Budget: 10, ProbeInterval: 100 * time.Millisecond,
+		ProbeTimeout: time.Second, ShardSize: 4}
+	group := func(overlap int, victim, shared bool, phase string, sent, answered int, p99 time.Duration) DDoSGroup {
+		return DDoSGroup{Overlap: overlap, Victim: victim, Shared: shared, Phase: phase, Zones: 1, Servers: 1,
+			Sent: sent, Answered: answered, P99: p99}
+	}
+	good := func() *DDoSRun {
+		return &DDoSRun{VictimServers: []int{1, 2, 3, 4}, FloodSent: 400, FloodTook: time.Second, BudgetDrops: 300, VictimAnswered: 50,
+			Groups: []DDoSGroup{
+				group(1, false, false, PhaseBefore, 10, 10, time.Millisecond),
+				group(1, false, false, PhaseFlood, 10, 10, time.Millisecond),
+				group(1, false, true, PhaseFlood, 10, 4, time.Millisecond),
+				group(2, false, false, PhaseFlood, 10, 10, time.Millisecond),
+				group(4, true, true, PhaseFlood, 10, 3, time.Millisecond),
+			}}
+	}
+	bounds := DDoSBounds{MinAnswered: 0.99, MaxP99: 50 * time.Millisecond, MaxUnshardedAnswered: 0.85}
+	if p := (DDoSResult{Config: cfg, Sharded: good()}).Problems(bounds); len(p) > 0 {
+		t.Errorf("a good run has problems: %q", p)
+	}
+	slow := good()
+	slow.Groups[3] = group(2, false, false, PhaseFlood, 10, 9, 80*time.Millisecond)
+	if p := (DDoSResult{Config: cfg, Sharded: slow}).Problems(bounds); len(p) != 1 || !strings.Contains(p[0], "shares 2, unshared servers answered 90.0%") {
+		t.Errorf("a zone that lost answers on its unshared servers: %q", p)
+	}
+	idle := good()
+	idle.FloodSent, idle.BudgetDrops = 10, 0
+	if p := (DDoSResult{Config: cfg, Sharded: idle}).Problems(bounds); len(p) != 2 {
+		t.Errorf("a flood that was not sent: %q", p)
+	}
+	un := good()
+	un.Groups = []DDoSGroup{group(4, false, true, PhaseFlood, 200, 190, time.Millisecond), group(4, true, true, PhaseFlood, 10, 1, time.Millisecond)}
+	if p := (DDoSResult{Config: cfg, Sharded: good(), Unsharded: un}).Problems(bounds); len(p) != 2 || !strings.Contains(p[1], "did not reach them") {
+		t.Errorf("an unsharded run where the flood did not reach the other zones: %q", p)
 	}
 }

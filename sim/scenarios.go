@@ -79,7 +79,7 @@ wait 30s
 
 // Scenarios lists the names of the named scenarios.
 func Scenarios() []string {
-	return append(sortedKeys(scenarios()), DDoSName)
+	return sortedKeys(scenarios())
 }
 
 // Scenario returns the named scenario's script; regions are the network's regions.

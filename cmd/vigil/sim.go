@@ -25,6 +25,7 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "usage: vigil sim [flags] <scenario>\n       vigil sim [flags] -script <file>\n\nscenarios: %s\n\nflags:\n",
 			strings.Join(sim.Scenarios(), ", "))
 		fs.PrintDefaults()
+		fmt.Fprintf(stderr, "\nvigil sim %s [flags]: a query flood at one zone's virtual name servers (vigil sim %s -h)\n", sim.DDoSName, sim.DDoSName)
 	}
 	file := fs.String("f", "examples/demo.yaml", "configuration of the network (its checks probe the dev network's targets)")
 	script := fs.String("script", "", "run the steps of this file instead of a named scenario")

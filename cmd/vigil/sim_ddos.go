@@ -14,7 +14,8 @@ import (
 
 // runSimDDoS runs `vigil sim ddos [flags]`: a query flood at one zone's virtual name servers,
 // with the answers of every other zone measured by how many servers it shares with the
-// victim, then the same flood with no sharding. It exits 1 when an error stopped the run.
+// victim, then the same flood with no sharding. It exits 1 when an error stopped the run or
+// the figures break the claim.
 func runSimDDoS(ctx context.Context, args []string, level slog.Level, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("sim ddos", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -33,6 +34,10 @@ func runSimDDoS(ctx context.Context, args []string, level slog.Level, stdout, st
 	fs.DurationVar(&c.Before, "before", 2*time.Second, "how long the zones are measured before the flood")
 	fs.DurationVar(&c.ProbeInterval, "probe-interval", 100*time.Millisecond, "how often each zone is asked on each of its name servers")
 	unsharded := fs.Bool("compare", true, "also run the same flood with every zone on the same name servers")
+	var b sim.DDoSBounds
+	fs.Float64Var(&b.MinAnswered, "min-answered", 0.99, "the claim: the least share of queries answered on the servers the victim does not have")
+	fs.DurationVar(&b.MaxP99, "max-p99", 50*time.Millisecond, "the claim: their answers' 99th percentile latency during the flood")
+	fs.Float64Var(&b.MaxUnshardedAnswered, "max-unsharded-answered", 0.85, "the most share of the other zones' queries the unsharded run may answer (more: the flood did not reach them)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -58,5 +63,15 @@ func runSimDDoS(ctx context.Context, args []string, level slog.Level, stdout, st
 		fmt.Fprintf(stderr, "vigil sim: %v\n", err)
 		return 1
 	}
+	fmt.Fprintf(stdout, "\nclaim: every zone but the victim answers at least %.0f%% of queries on its servers the victim does not have, p99 within %v, while the victim's servers shed\n",
+		100*b.MinAnswered, b.MaxP99)
+	if problems := res.Problems(b); len(problems) > 0 {
+		for _, p := range problems {
+			fmt.Fprintf(stdout, "  %s\n", p)
+		}
+		fmt.Fprintln(stdout, "\nFAIL")
+		return 1
+	}
+	fmt.Fprintln(stdout, "\nPASS")
 	return 0
 }
