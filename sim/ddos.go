@@ -60,6 +60,9 @@ type DDoSConfig struct {
 	// ProbeTimeout is how long a probe waits for its answer before it counts as unanswered.
 	// Default 500ms.
 	ProbeTimeout time.Duration
+	// TryTimeout is how long a resolver's try of one name server waits before it tries the
+	// zone's next server. Default 250ms.
+	TryTimeout time.Duration
 	// Unsharded also runs the same flood with every zone on the same ShardSize servers, for
 	// comparison. Default off.
 	Unsharded bool
@@ -93,6 +96,7 @@ func (c DDoSConfig) withDefaults() DDoSConfig {
 	defDur(&c.Before, 2*time.Second)
 	defDur(&c.ProbeInterval, 100*time.Millisecond)
 	defDur(&c.ProbeTimeout, 500*time.Millisecond)
+	defDur(&c.TryTimeout, 250*time.Millisecond)
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -129,7 +133,7 @@ func (c DDoSConfig) validate() error {
 	if c.FloodSenders > maxDDoSSenders {
 		bad("flood senders %d: at most %d per server", c.FloodSenders, maxDDoSSenders)
 	}
-	if c.ProbeInterval < minDDoSProbeEvery || c.ProbeTimeout > maxDDoSProbeWindow {
+	if c.ProbeInterval < minDDoSProbeEvery || c.ProbeTimeout > maxDDoSProbeWindow || c.TryTimeout > maxDDoSProbeWindow {
 		bad("probe interval %v, timeout %v: at least %v and at most %v", c.ProbeInterval, c.ProbeTimeout, minDDoSProbeEvery, maxDDoSProbeWindow)
 	}
 	if c.DataDir == "" {
@@ -190,6 +194,10 @@ type DDoSGroup struct {
 	Victim  bool
 	// Shared says the figures are of queries to servers the victim also has.
 	Shared bool
+	// Resolver says the figures are of resolutions: a resolver tries the zone's servers in a
+	// random order, each for TryTimeout, until one answers; its latency is the whole
+	// resolution's.
+	Resolver bool
 	// Phase is PhaseBefore or PhaseFlood.
 	Phase string
 	// Zones and Servers are the number of zones and of (zone, server) pairs in the group.
@@ -211,21 +219,24 @@ func (g *DDoSGroup) AnsweredShare() float64 {
 
 // Name returns a short description of the group, e.g. "shares 1, unshared servers".
 func (g *DDoSGroup) Name() string {
-	if g.Victim {
-		return "victim zone"
-	}
 	kind := "unshared servers"
-	if g.Shared {
+	switch {
+	case g.Resolver:
+		kind = "resolver"
+	case g.Shared:
 		kind = "shared servers"
+	}
+	if g.Victim {
+		return "victim zone, " + kind
 	}
 	return fmt.Sprintf("shares %d, %s", g.Overlap, kind)
 }
 
 // Group returns the group of the run with the given overlap, kind and phase, or nil.
-func (r *DDoSRun) Group(victim bool, overlap int, shared bool, phase string) *DDoSGroup {
+func (r *DDoSRun) Group(victim bool, overlap int, shared, resolver bool, phase string) *DDoSGroup {
 	for i := range r.Groups {
 		g := &r.Groups[i]
-		if g.Victim == victim && g.Overlap == overlap && g.Shared == shared && g.Phase == phase {
+		if g.Victim == victim && g.Overlap == overlap && g.Shared == shared && g.Resolver == resolver && g.Phase == phase {
 			return g
 		}
 	}
@@ -360,6 +371,8 @@ type ddosTarget struct {
 	overlap int  // servers the zone shares with the victim
 	victim  bool // the zone is the victim
 	shared  bool // the victim has this server too
+	// resolver marks a zone's resolver rather than one server's probes: server is -1.
+	resolver bool
 }
 
 // ddosSample is one probe: when it was sent, how long its answer took and whether it came.
@@ -592,13 +605,38 @@ func measure(ctx context.Context, cfg DDoSConfig, nd *node.Node, run *DDoSRun, t
 			p.close()
 		}
 	}()
+	series := make([]ddosTarget, 0, len(targets)+run.Zones)
+	asks := make([]func(time.Time) ddosSample, 0, len(targets)+run.Zones)
 	for _, t := range targets {
 		p, err := newProber(t)
 		if err != nil {
 			return err
 		}
 		probers = append(probers, p)
+		series = append(series, t)
+		asks = append(asks, func(now time.Time) ddosSample { return p.ask(now, cfg.ProbeTimeout) })
 	}
+	// Each zone's resolver has its own sockets, one per name server.
+	byZone := map[int][]*prober{}
+	for _, t := range targets {
+		p, err := newProber(t)
+		if err != nil {
+			return err
+		}
+		probers = append(probers, p)
+		byZone[t.zone] = append(byZone[t.zone], p)
+	}
+	for z := range run.Zones {
+		ps := byZone[z]
+		if len(ps) == 0 {
+			continue
+		}
+		meta := ps[0].t
+		meta.server, meta.addr, meta.shared, meta.resolver = -1, "", false, true
+		series = append(series, meta)
+		asks = append(asks, func(now time.Time) ddosSample { return resolve(ps, now, cfg.TryTimeout) })
+	}
+	wait := max(cfg.ProbeTimeout, time.Duration(cfg.ShardSize)*cfg.TryTimeout)
 	var victimAddrs []string
 	for _, s := range run.VictimServers {
 		victimAddrs = append(victimAddrs, nd.NameServerAddr(s))
@@ -608,11 +646,11 @@ func measure(ctx context.Context, cfg DDoSConfig, nd *node.Node, run *DDoSRun, t
 	start := time.Now()
 	floodAt := start.Add(cfg.Before)
 	end := floodAt.Add(cfg.Flood)
-	ctx, cancel := context.WithDeadline(ctx, end.Add(cfg.ProbeTimeout))
+	ctx, cancel := context.WithDeadline(ctx, end.Add(wait))
 	defer cancel()
-	samples := make([][]ddosSample, len(probers))
+	samples := make([][]ddosSample, len(series))
 	var wg sync.WaitGroup
-	for i, p := range probers {
+	for i, ask := range asks {
 		wg.Go(func() {
 			// Each prober starts at its own offset in the interval, so that probes spread.
 			next := start.Add(time.Duration(rand.Int64N(int64(cfg.ProbeInterval))))
@@ -625,7 +663,7 @@ func measure(ctx context.Context, cfg DDoSConfig, nd *node.Node, run *DDoSRun, t
 				if !now.Before(end) {
 					return
 				}
-				samples[i] = append(samples[i], p.ask(now, cfg.ProbeTimeout))
+				samples[i] = append(samples[i], ask(now))
 				next = next.Add(cfg.ProbeInterval)
 				if next.Before(time.Now()) {
 					next = time.Now() // a slow answer does not make the prober catch up in a burst
@@ -633,7 +671,7 @@ func measure(ctx context.Context, cfg DDoSConfig, nd *node.Node, run *DDoSRun, t
 			}
 		})
 	}
-	timeline(cfg.Timeline, "probing %d (zone, server) pairs every %v; flood in %v", len(probers), cfg.ProbeInterval, cfg.Before)
+	timeline(cfg.Timeline, "probing %d (zone, server) pairs and resolving %d zones every %v; flood in %v", len(targets), len(series)-len(targets), cfg.ProbeInterval, cfg.Before)
 	var sent atomic.Int64
 	var floodErr error
 	if sleepUntil(ctx, floodAt) {
@@ -654,8 +692,21 @@ func measure(ctx context.Context, cfg DDoSConfig, nd *node.Node, run *DDoSRun, t
 	timeline(cfg.Timeline, "flood over: %d queries sent in %v (%.0f q/s per server); %.0f dropped by the budgets, %.0f of the victim's queries answered",
 		run.FloodSent, run.FloodTook.Round(time.Millisecond), float64(run.FloodSent)/max(run.FloodTook.Seconds(), 1e-3)/float64(len(victimAddrs)),
 		run.BudgetDrops, run.VictimAnswered)
-	run.Groups = groupSamples(targets, samples, floodAt, end)
+	run.Groups = groupSamples(series, samples, floodAt, end)
 	return floodErr
+}
+
+// resolve is one resolution of a zone: its servers' probers tried in a random order, each
+// for tryTimeout, until one answers. Its latency is from the first try to the answer.
+func resolve(ps []*prober, now time.Time, tryTimeout time.Duration) ddosSample {
+	s := ddosSample{sent: now}
+	for _, i := range rand.Perm(len(ps)) {
+		if a := ps[i].ask(time.Now(), tryTimeout); a.answered {
+			s.answered, s.took = true, time.Since(now)
+			return s
+		}
+	}
+	return s
 }
 
 // sleepUntil waits until t and reports whether ctx is still alive.
@@ -786,11 +837,11 @@ func groupSamples(targets []ddosTarget, samples [][]ddosSample, floodAt, end tim
 	find := func(t ddosTarget, phase string) *DDoSGroup {
 		for i := range groups {
 			g := &groups[i]
-			if g.Victim == t.victim && g.Overlap == t.overlap && g.Shared == t.shared && g.Phase == phase {
+			if g.Victim == t.victim && g.Overlap == t.overlap && g.Shared == t.shared && g.Resolver == t.resolver && g.Phase == phase {
 				return g
 			}
 		}
-		groups = append(groups, DDoSGroup{Victim: t.victim, Overlap: t.overlap, Shared: t.shared, Phase: phase,
+		groups = append(groups, DDoSGroup{Victim: t.victim, Overlap: t.overlap, Shared: t.shared, Resolver: t.resolver, Phase: phase,
 			zoneSet: map[string]bool{}, serverSet: map[string]bool{}})
 		return &groups[len(groups)-1]
 	}
@@ -823,12 +874,15 @@ func groupSamples(targets []ddosTarget, samples [][]ddosSample, floodAt, end tim
 	}
 	slices.SortFunc(groups, func(a, b DDoSGroup) int {
 		key := func(g DDoSGroup) int {
-			k := g.Overlap * 4
+			k := g.Overlap * 8
 			if g.Victim {
 				k = 1000
 			}
-			if g.Shared {
+			switch {
+			case g.Shared:
 				k += 2
+			case g.Resolver:
+				k += 4
 			}
 			if g.Phase == PhaseFlood {
 				k++
@@ -901,7 +955,9 @@ type DDoSBounds struct {
 	MaxUnshardedAnswered float64
 }
 
-// Problems checks the result against b and returns what does not hold, or nothing. Beyond b:
+// Problems checks the result against b and returns what does not hold, or nothing. Every zone
+// but the victim must also resolve (MinAnswered) within MaxP99 plus one TryTimeout per server
+// it shares with the victim. Beyond b:
 // the flood was sent (at least half its queries), the victim's servers dropped queries for
 // their budgets and answered at most their budgets (so less than half the flood), shed some of
 // the probes, and some zones share 1 and 2 servers with the victim.
@@ -946,6 +1002,15 @@ func (r DDoSResult) Problems(b DDoSBounds) []string {
 			if g.Phase != PhaseFlood || g.Victim || g.Shared {
 				continue
 			}
+			if g.Resolver {
+				// A resolver may try each shared server once before an unshared one answers.
+				most := time.Duration(g.Overlap)*c.TryTimeout + b.MaxP99
+				if g.AnsweredShare() < b.MinAnswered || g.P99 > most {
+					bad("sharded, flood: %s resolved %.1f%% of %d, p99 %v: want at least %.0f%%, p99 within %v",
+						g.Name(), 100*g.AnsweredShare(), g.Sent, g.P99.Round(time.Microsecond), 100*b.MinAnswered, most)
+				}
+				continue
+			}
 			overlaps[g.Overlap] = true
 			if g.Sent < g.Servers*int(c.Flood/c.ProbeInterval)/3 {
 				bad("sharded, flood: %s: only %d probes over %d servers", g.Name(), g.Sent, g.Servers)
@@ -961,7 +1026,7 @@ func (r DDoSResult) Problems(b DDoSBounds) []string {
 	}
 	if run := r.Unsharded; run != nil {
 		shed("unsharded", run)
-		g := run.Group(false, c.ShardSize, true, PhaseFlood)
+		g := run.Group(false, c.ShardSize, true, false, PhaseFlood)
 		switch {
 		case g == nil || g.Sent < 100:
 			bad("unsharded: too few probes of the other zones during the flood")

@@ -40,7 +40,7 @@ func TestDDoS(t *testing.T) {
 // and one that never reached anybody.
 func TestDDoSProblems(t *testing.T) {
 	cfg := DDoSConfig{FloodRate: 100, Flood: time.Second, Budget: 10, ProbeInterval: 100 * time.Millisecond,
-		ProbeTimeout: time.Second, ShardSize: 4}
+		ProbeTimeout: time.Second, TryTimeout: 250 * time.Millisecond, ShardSize: 4}
 	group := func(overlap int, victim, shared bool, phase string, sent, answered int, p99 time.Duration) DDoSGroup {
 		return DDoSGroup{Overlap: overlap, Victim: victim, Shared: shared, Phase: phase, Zones: 1, Servers: 1,
 			Sent: sent, Answered: answered, P99: p99}
@@ -63,6 +63,12 @@ func TestDDoSProblems(t *testing.T) {
 	slow.Groups[3] = group(2, false, false, PhaseFlood, 10, 9, 80*time.Millisecond)
 	if p := (DDoSResult{Config: cfg, Sharded: slow}).Problems(bounds); len(p) != 1 || !strings.Contains(p[0], "shares 2, unshared servers answered 90.0%") {
 		t.Errorf("a zone that lost answers on its unshared servers: %q", p)
+	}
+	lost := good()
+	lost.Groups = append(lost.Groups, DDoSGroup{Overlap: 2, Resolver: true, Phase: PhaseFlood, Zones: 1, Servers: 1, Sent: 10, Answered: 10,
+		P99: 2*cfg.TryTimeout + 60*time.Millisecond})
+	if p := (DDoSResult{Config: cfg, Sharded: lost}).Problems(bounds); len(p) != 1 || !strings.Contains(p[0], "shares 2, resolver resolved 100.0%") {
+		t.Errorf("a zone whose resolutions took longer than a try of each shared server: %q", p)
 	}
 	idle := good()
 	idle.FloodSent, idle.BudgetDrops = 10, 0
