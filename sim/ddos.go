@@ -334,7 +334,7 @@ func startDDoSNode(ctx context.Context, cfg DDoSConfig, doc *config.Document, di
 	go func() { dn.done <- nd.Run(runCtx) }()
 	body, err := json.Marshal(doc)
 	if err != nil {
-		dn.stop()
+		_ = dn.stop()
 		return nil, fmt.Errorf("sim: document: %w", err)
 	}
 	api := nd.Self().ControlAPI
@@ -345,7 +345,7 @@ func startDDoSNode(ctx context.Context, cfg DDoSConfig, doc *config.Document, di
 			return dn, nil
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
-			dn.stop()
+			_ = dn.stop()
 			return nil, fmt.Errorf("sim: the voter took no document within 30s: %w", err)
 		}
 		time.Sleep(200 * time.Millisecond)
