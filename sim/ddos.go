@@ -897,8 +897,8 @@ func groupSamples(targets []ddosTarget, samples [][]ddosSample, floodAt, end tim
 // WriteReport writes the figures of every run as tables.
 func (r DDoSResult) WriteReport(w io.Writer) error {
 	c := r.Config
-	fmt.Fprintf(w, "\nddos: %d zones; each virtual name server answers %d q/s; the flood sends %d q/s to each of the victim's servers for %v; probes every %v per (zone, server), %v timeout\n",
-		c.Zones, c.Budget, c.FloodRate, c.Flood, c.ProbeInterval, c.ProbeTimeout)
+	fmt.Fprintf(w, "\nddos: %d zones; each virtual name server answers %d q/s; the flood sends %d q/s to each of the victim's servers for %v; probes every %v per (zone, server), %v timeout; each zone's resolver every %v, %v a try\n",
+		c.Zones, c.Budget, c.FloodRate, c.Flood, c.ProbeInterval, c.ProbeTimeout, c.ProbeInterval, c.TryTimeout)
 	for _, run := range []*DDoSRun{r.Sharded, r.Unsharded} {
 		if run == nil {
 			continue

@@ -33,6 +33,7 @@ func runSimDDoS(ctx context.Context, args []string, level slog.Level, stdout, st
 	fs.DurationVar(&c.Flood, "flood", 6*time.Second, "how long the flood lasts")
 	fs.DurationVar(&c.Before, "before", 2*time.Second, "how long the zones are measured before the flood")
 	fs.DurationVar(&c.ProbeInterval, "probe-interval", 100*time.Millisecond, "how often each zone is asked on each of its name servers")
+	fs.DurationVar(&c.TryTimeout, "try-timeout", 250*time.Millisecond, "how long each zone's resolver waits for one name server before it tries the next")
 	unsharded := fs.Bool("compare", true, "also run the same flood with every zone on the same name servers")
 	var b sim.DDoSBounds
 	fs.Float64Var(&b.MinAnswered, "min-answered", 0.99, "the claim: the least share of queries answered on the servers the victim does not have")
