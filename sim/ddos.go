@@ -58,7 +58,7 @@ type DDoSConfig struct {
 	// Default 100ms.
 	ProbeInterval time.Duration
 	// ProbeTimeout is how long a probe waits for its answer before it counts as unanswered.
-	// Default 500ms.
+	// Default 1s.
 	ProbeTimeout time.Duration
 	// TryTimeout is how long a resolver's try of one name server waits before it tries the
 	// zone's next server. Default 250ms.
@@ -95,7 +95,7 @@ func (c DDoSConfig) withDefaults() DDoSConfig {
 	defDur(&c.Flood, 6*time.Second)
 	defDur(&c.Before, 2*time.Second)
 	defDur(&c.ProbeInterval, 100*time.Millisecond)
-	defDur(&c.ProbeTimeout, 500*time.Millisecond)
+	defDur(&c.ProbeTimeout, time.Second)
 	defDur(&c.TryTimeout, 250*time.Millisecond)
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)

@@ -33,6 +33,7 @@ func runSimDDoS(ctx context.Context, args []string, level slog.Level, stdout, st
 	fs.DurationVar(&c.Flood, "flood", 6*time.Second, "how long the flood lasts")
 	fs.DurationVar(&c.Before, "before", 2*time.Second, "how long the zones are measured before the flood")
 	fs.DurationVar(&c.ProbeInterval, "probe-interval", 100*time.Millisecond, "how often each zone is asked on each of its name servers")
+	fs.DurationVar(&c.ProbeTimeout, "probe-timeout", time.Second, "how long a probe waits for its answer before it counts as unanswered")
 	fs.DurationVar(&c.TryTimeout, "try-timeout", 250*time.Millisecond, "how long each zone's resolver waits for one name server before it tries the next")
 	unsharded := fs.Bool("compare", true, "also run the same flood with every zone on the same name servers")
 	var b sim.DDoSBounds
