@@ -960,7 +960,7 @@ type DDoSBounds struct {
 // it shares with the victim. Beyond b:
 // the flood was sent (at least half its queries), the victim's servers dropped queries for
 // their budgets and answered at most their budgets (so less than half the flood), shed some of
-// the probes, and some zones share 1 and 2 servers with the victim.
+// the probes, some zones share 1 and 2 servers with the victim, and none shares more than 2.
 func (r DDoSResult) Problems(b DDoSBounds) []string {
 	var out []string
 	bad := func(format string, args ...any) { out = append(out, fmt.Sprintf(format, args...)) }
@@ -996,6 +996,9 @@ func (r DDoSResult) Problems(b DDoSBounds) []string {
 		overlaps := map[int]bool{}
 		for i := range run.Groups {
 			g := &run.Groups[i]
+			if !g.Victim && g.Overlap > 2 && g.Phase == PhaseBefore && !g.Resolver && !g.Shared {
+				bad("sharded: %d zones share %d servers with the victim, over the allocator's limit of 2", g.Zones, g.Overlap)
+			}
 			if g.Phase == PhaseBefore && g.AnsweredShare() < b.MinAnswered {
 				bad("sharded, before the flood: %s answered %.1f%% of %d", g.Name(), 100*g.AnsweredShare(), g.Sent)
 			}

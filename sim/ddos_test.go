@@ -70,6 +70,11 @@ func TestDDoSProblems(t *testing.T) {
 	if p := (DDoSResult{Config: cfg, Sharded: lost}).Problems(bounds); len(p) != 1 || !strings.Contains(p[0], "shares 2, resolver resolved 100.0%") {
 		t.Errorf("a zone whose resolutions took longer than a try of each shared server: %q", p)
 	}
+	over := good()
+	over.Groups = append(over.Groups, group(3, false, false, PhaseBefore, 10, 10, time.Millisecond))
+	if p := (DDoSResult{Config: cfg, Sharded: over}).Problems(bounds); len(p) != 1 || !strings.Contains(p[0], "over the allocator's limit") {
+		t.Errorf("a zone sharing 3 servers with the victim: %q", p)
+	}
 	idle := good()
 	idle.FloodSent, idle.BudgetDrops = 10, 0
 	if p := (DDoSResult{Config: cfg, Sharded: idle}).Problems(bounds); len(p) != 2 {
