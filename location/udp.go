@@ -59,11 +59,10 @@ func (s *Server) serveUDP(l *listener) {
 			if !ok {
 				continue
 			}
-			start := time.Now()
-			if l.budget != nil && !l.budget.take(s.now()) {
-				s.metrics.dropped.WithLabelValues(l.label, dropBudget).Inc()
+			if !s.admit(l) {
 				continue
 			}
+			start := time.Now()
 			addr, _ := netip.AddrFromSlice(from.IP)
 			resp, oc := s.respond(scr, m.Buffers[0][:m.N], Request{From: addr, NameServer: l.index})
 			if resp != nil {

@@ -92,6 +92,10 @@ type Config struct {
 	// NameServers maps the virtual name servers this location hosts to their listen
 	// addresses.
 	NameServers map[int]string
+	// NameServerBudget is the queries a second each virtual name server answers, beyond
+	// which it drops queries. Default location.DefaultNameServerBudget; negative means
+	// unlimited.
+	NameServerBudget int
 	// HTTPAddr is the node's HTTP listener: /metrics, /healthz, /readyz and mounted handlers.
 	// Default "127.0.0.1:7701" (where `vigil status` looks first); port 0 picks a free port; "off" serves none.
 	HTTPAddr string

@@ -43,7 +43,8 @@ type evalInput struct {
 // newLocation creates the location role's DNS server and binds its sockets.
 func (n *Node) newLocation() error {
 	s, err := location.New(location.Config{
-		Addr: n.cfg.DNSAddr, NameServers: n.cfg.NameServers, Registerer: n.reg, Logger: n.log,
+		Addr: n.cfg.DNSAddr, NameServers: n.cfg.NameServers, NameServerBudget: n.cfg.NameServerBudget,
+		Registerer: n.reg, Logger: n.log,
 	})
 	if err != nil {
 		return fmt.Errorf("node: %w", err)

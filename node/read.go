@@ -295,6 +295,19 @@ func (n *Node) DNSAddr() string {
 	return n.dns.Addr().String()
 }
 
+// NameServerAddr returns the address virtual name server index listens on (UDP and TCP), or
+// "" when this node does not host it.
+func (n *Node) NameServerAddr(index int) string {
+	if n.dns == nil {
+		return ""
+	}
+	a := n.dns.NameServerAddr(index)
+	if !a.IsValid() {
+		return ""
+	}
+	return a.String()
+}
+
 // GossipAddr returns the node's gossip address for others to join, or "".
 func (n *Node) GossipAddr() string {
 	if n.pool == nil {

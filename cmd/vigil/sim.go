@@ -25,6 +25,7 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "usage: vigil sim [flags] <scenario>\n       vigil sim [flags] -script <file>\n\nscenarios: %s\n\nflags:\n",
 			strings.Join(sim.Scenarios(), ", "))
 		fs.PrintDefaults()
+		fmt.Fprintf(stderr, "\nvigil sim %s [flags]: a query flood at one zone's virtual name servers (vigil sim %s -h)\n", sim.DDoSName, sim.DDoSName)
 	}
 	file := fs.String("f", "examples/demo.yaml", "configuration of the network (its checks probe the dev network's targets)")
 	script := fs.String("script", "", "run the steps of this file instead of a named scenario")
@@ -38,6 +39,9 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
 		fmt.Fprintf(stderr, "vigil sim: -log-level: %v\n", err)
 		return 2
+	}
+	if *script == "" && fs.NArg() >= 1 && fs.Arg(0) == sim.DDoSName {
+		return runSimDDoS(ctx, fs.Args()[1:], level, stdout, stderr)
 	}
 	regions := dev.DefaultConfig().Regions
 	var sc sim.Script
