@@ -2,6 +2,7 @@ package sim
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -152,17 +153,16 @@ type poisonNetwork struct {
 	unsharded bool
 	doc       *config.Document
 	hostile   []*hostileServer
-	pools     map[string]int // worker pool by checker
-	stop      context.CancelFunc
-	wg        sync.WaitGroup
+	pools     map[string]int     // worker pool by checker
+	stopAll   context.CancelFunc // stops the targets
+	wg        sync.WaitGroup     // the targets
 
-	mu        sync.Mutex
-	records   []probeRecord
-	dropped   int
-	poisonAt  time.Time // the first poison step
-	cureAt    time.Time // the last cure step
-	poisoned  bool
-	hostAddrs map[string]string // hostile check id -> its endpoint's address
+	mu       sync.Mutex
+	records  []probeRecord
+	dropped  int
+	poisonAt time.Time // the first poison step
+	cureAt   time.Time // the last cure step
+	poisoned bool
 }
 
 // startPoison starts the ordinary and hostile targets of doc (added by poisonDocument) and a
@@ -170,9 +170,12 @@ type poisonNetwork struct {
 func startPoison(ctx context.Context, cfg dev.Config, doc *config.Document, o Options) (_ *poisonNetwork, err error) {
 	sctx, stop := context.WithCancel(ctx)
 	p := &poisonNetwork{unsharded: o.Script.Network == NetworkPoisonUnsharded, doc: doc, pools: map[string]int{},
-		stop: stop, hostAddrs: map[string]string{}}
+		stopAll: stop}
 	defer func() {
 		if err != nil {
+			if p.nodesNetwork != nil {
+				_ = p.nodesNetwork.wait()
+			}
 			stop()
 			p.wg.Wait()
 		}
@@ -189,7 +192,6 @@ func startPoison(ctx context.Context, cfg dev.Config, doc *config.Document, o Op
 		if i < 0 {
 			continue
 		}
-		p.hostAddrs[c.ID] = addr
 		if byAddr[addr] != nil {
 			continue
 		}
@@ -208,14 +210,13 @@ func startPoison(ctx context.Context, cfg dev.Config, doc *config.Document, o Op
 		}
 		p.wg.Go(func() { _ = t.Run(sctx) })
 	}
-	var seq int
 	tune := func(c *node.Config) {
 		if c.Roles&node.RoleChecker == 0 {
 			return
 		}
-		seq++
 		c.Probe.Concurrency = checker.DefaultConcurrency
-		if (seq-1)%poisonCheckers >= poisonCheckers/2 {
+		_, num, _ := strings.Cut(c.ID, "-checker-")
+		if i, err := strconv.Atoi(num); err == nil && i > poisonCheckers/2 {
 			c.Probe.Concurrency = smallPool
 		}
 		p.pools[c.ID] = c.Probe.Concurrency
@@ -238,7 +239,7 @@ func startPoison(ctx context.Context, cfg dev.Config, doc *config.Document, o Op
 // wait stops the nodes and the targets and waits until they have.
 func (p *poisonNetwork) wait() error {
 	err := p.nodesNetwork.wait()
-	p.stop()
+	p.stopAll()
 	p.wg.Wait()
 	return err
 }
@@ -312,6 +313,11 @@ func (h *hostileServer) run(ctx context.Context) {
 			if ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
 				return
 			}
+			select { // e.g. out of file descriptors: try again shortly
+			case <-ctx.Done():
+				return
+			case <-time.After(10 * time.Millisecond):
+			}
 			continue
 		}
 		h.accepted.Add(1)
@@ -336,19 +342,19 @@ func (h *hostileServer) serve(ctx context.Context, c net.Conn) {
 	defer stop()
 	_ = c.SetDeadline(time.Now().Add(maxHostileHold))
 	br := bufio.NewReaderSize(c, 4096)
-	line, err := br.ReadString('\n')
+	line, err := br.ReadSlice('\n') // at most the buffer: a longer line is an error
 	if err != nil {
 		return
 	}
-	for i := 0; i < 100; i++ { // the rest of the request head, bounded
-		l, err := br.ReadString('\n')
-		if err != nil || l == "\r\n" || l == "\n" {
+	path := ""
+	if f := strings.Fields(string(line)); len(f) >= 2 {
+		path = f[1]
+	}
+	for range 100 { // the rest of the request head, bounded
+		l, err := br.ReadSlice('\n')
+		if err != nil || len(bytes.TrimSpace(l)) == 0 {
 			break
 		}
-	}
-	path := ""
-	if f := strings.Fields(line); len(f) >= 2 {
-		path = f[1]
 	}
 	if !h.poisoned.Load() {
 		_, _ = c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok"))
@@ -392,7 +398,8 @@ type PoisonFigures struct {
 	Interval time.Duration
 	// Poisoned is from the poison step to the cure step (or the end of the script).
 	Poisoned time.Duration
-	// Baseline is every checker's ordinary probes from ready to the poison step.
+	// Baseline is every checker's ordinary probes from ready to the poison step (its Pool
+	// is -1: every pool).
 	Baseline ScheduleFigures
 	// Groups are the ordinary probes while poisoned, by the checkers' worker pool and the
 	// hostile checks they held.
@@ -417,8 +424,9 @@ type ScheduleFigures struct {
 	Pool, Hangs, Floods int
 	// Checkers is the number of checkers in the group.
 	Checkers int
-	// Probes counts the group's ordinary probes in the window.
-	Probes int
+	// Probes counts the group's ordinary probes in the window; Failed those that failed
+	// (every ordinary target answers: a failure is the checker's own).
+	Probes, Failed int
 	// LagP50, LagP99 and LagMax are the probes' lags: from due to start.
 	LagP50, LagP99, LagMax time.Duration
 	// Gaps counts the intervals between consecutive probes of one check at one checker;
@@ -591,6 +599,9 @@ func schedule(recs []probeRecord, interval time.Duration) ScheduleFigures {
 	for _, r := range recs {
 		checkers[r.checker] = true
 		lags = append(lags, r.start.Sub(r.due))
+		if !r.healthy {
+			s.Failed++
+		}
 	}
 	// Gaps between consecutive probes of a check at a checker, in start order.
 	sorted := slices.Clone(recs)
@@ -624,10 +635,10 @@ func (f *PoisonFigures) write(b *strings.Builder) {
 		f.Network, f.CheckersPerRegion, checker.DefaultConcurrency, f.CheckersPerRegion/2, smallPool, f.CheckersPerRegion/2+1, f.CheckersPerRegion, f.ShardSize, f.Interval)
 	fmt.Fprintf(b, "  ordinary probes' schedule (lag: due to start; gap: between consecutive probes of one check at one checker; missed: gaps over 1.5 intervals)\n")
 	tw := tabwriter.NewWriter(b, 2, 8, 2, ' ', 0)
-	fmt.Fprintln(tw, "  window\tpool\thostile checks held\tcheckers\tprobes\tlag p50\tlag p99\tlag max\tgap max\tmissed")
+	fmt.Fprintln(tw, "  window\tpool\thostile checks held\tcheckers\tprobes\tfailed\tlag p50\tlag p99\tlag max\tgap max\tmissed")
 	row := func(window, pool, held string, s ScheduleFigures) {
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%d of %d\n", window, pool, held, s.Checkers, s.Probes,
-			ms(s.LagP50), ms(s.LagP99), ms(s.LagMax), ms(s.GapMax), s.Missed, s.Gaps)
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%d of %d\n", window, pool, held, s.Checkers, s.Probes,
+			s.Failed, ms(s.LagP50), ms(s.LagP99), ms(s.LagMax), ms(s.GapMax), s.Missed, s.Gaps)
 	}
 	row("before poison", "all", "-", f.Baseline)
 	for _, s := range f.Groups {

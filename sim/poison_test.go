@@ -96,6 +96,9 @@ func TestPoison(t *testing.T) {
 		if c.Probes == 0 || c.LagP99 > lagBound {
 			t.Errorf("%s: %d probes, lag p99 %v, want under %v", name, c.Probes, c.LagP99, lagBound)
 		}
+		if c.Failed > 0 {
+			t.Errorf("%s: %d of %d ordinary probes failed", name, c.Failed, c.Probes)
+		}
 		if c.Missed*100 > c.Gaps {
 			t.Errorf("%s: %d of %d gaps over 1.5 intervals, want at most 1%%", name, c.Missed, c.Gaps)
 		}
