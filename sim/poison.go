@@ -51,13 +51,19 @@ const (
 	maxHostileHold = 30 * time.Second
 )
 
-// The hostile checks: two hang on the hang endpoint, two are flooded by the flood endpoint
-// (endless headers; an endless body where the check looks for a match).
-var hostileChecks = []struct{ id, kind, path, match string }{
-	{"hang-1", hostileHang, "/hang/1", ""},
-	{"hang-2", hostileHang, "/hang/2", ""},
-	{"flood-headers", hostileFlood, "/headers", ""},
-	{"flood-body", hostileFlood, "/body", "ok"},
+// hostileCheck is a check of a hostile endpoint: its id, the endpoint's kind, its path and
+// the body it looks for.
+type hostileCheck struct{ id, kind, path, match string }
+
+// hostileChecks returns the hostile checks: two hang on the hang endpoint, two are flooded by
+// the flood endpoint (endless headers; an endless body where the check looks for a match).
+func hostileChecks() []hostileCheck {
+	return []hostileCheck{
+		{"hang-1", hostileHang, "/hang/1", ""},
+		{"hang-2", hostileHang, "/hang/2", ""},
+		{"flood-headers", hostileFlood, "/headers", ""},
+		{"flood-body", hostileFlood, "/body", "ok"},
+	}
 }
 
 // isPoisonNetwork reports whether name is one of the poison networks.
@@ -115,7 +121,7 @@ func poisonDocument(doc *config.Document, targets map[string]string, regions []s
 	if err != nil {
 		return nil, err
 	}
-	for i, h := range hostileChecks {
+	for i, h := range hostileChecks() {
 		port := hang
 		if h.kind == hostileFlood {
 			port = flood
@@ -182,20 +188,21 @@ func startPoison(ctx context.Context, cfg dev.Config, doc *config.Document, o Op
 	}()
 	ordinary := map[string]string{} // address -> region
 	byAddr := map[string]*hostileServer{}
+	hostile := hostileChecks()
 	for _, c := range doc.Checks {
 		addr := net.JoinHostPort(c.Target.Host, strconv.Itoa(c.Target.Port))
 		if r, ok := strings.CutPrefix(c.ID, "svc-"); ok {
 			ordinary[addr] = r[:strings.LastIndex(r, "-")]
 			continue
 		}
-		i := slices.IndexFunc(hostileChecks, func(h struct{ id, kind, path, match string }) bool { return h.id == c.ID })
+		i := slices.IndexFunc(hostile, func(h hostileCheck) bool { return h.id == c.ID })
 		if i < 0 {
 			continue
 		}
 		if byAddr[addr] != nil {
 			continue
 		}
-		h, err := newHostile(addr, hostileChecks[i].kind)
+		h, err := newHostile(addr, hostile[i].kind)
 		if err != nil {
 			return nil, err
 		}
@@ -474,7 +481,7 @@ func (p *poisonNetwork) figures(readyAt time.Time, changes []Change) *PoisonFigu
 	}
 	f.Poisoned = cureAt.Sub(poisonAt)
 	kinds := map[string]string{}
-	for _, h := range hostileChecks {
+	for _, h := range hostileChecks() {
 		kinds[h.id] = h.kind
 	}
 	in := func(r probeRecord, from, to time.Time) bool { return !r.due.Before(from) && r.due.Before(to) }
@@ -522,7 +529,7 @@ func (p *poisonNetwork) figures(readyAt time.Time, changes []Change) *PoisonFigu
 		byClass[c] = append(byClass[c], recs...)
 	}
 	f.Classes = scheduleBy(byClass, f.Interval)
-	for _, h := range hostileChecks {
+	for _, h := range hostileChecks() {
 		c, _ := p.doc.CheckByID(h.id)
 		hf := HostileFigures{Check: h.id, Kind: h.kind}
 		if c != nil {
