@@ -119,7 +119,7 @@ func (c *Checker) worker(ctx context.Context, work <-chan job) {
 		res := c.prober.Probe(ctx, check)
 		c.metrics.inFlight.Dec()
 		res.Lag = start.Sub(j.due)
-		if ctx.Err() != nil {
+		if ended(ctx, time.Now()) {
 			// Cut short by shutdown: says nothing about the target.
 			c.mu.Lock()
 			j.s.inFlight = false
@@ -129,6 +129,17 @@ func (c *Checker) worker(ctx context.Context, work <-chan job) {
 		c.metrics.observe(string(check.Protocol), &res)
 		c.finish(j.s, check, &res, j.returns)
 	}
+}
+
+// ended reports whether ctx is done or, at now, past its deadline. A probe cut short by its
+// run's deadline fails at that instant (its connection's deadline is the same), possibly
+// before the context's own timer has marked the context done.
+func ended(ctx context.Context, now time.Time) bool {
+	if ctx.Err() != nil {
+		return true
+	}
+	dl, ok := ctx.Deadline()
+	return ok && !now.Before(dl)
 }
 
 // finish applies a probe result: self-health first, then the check's rise/fall, and emits

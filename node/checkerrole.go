@@ -13,6 +13,7 @@ func (n *Node) newChecker() error {
 		Name:        n.cfg.ID,
 		Concurrency: n.cfg.Probe.Concurrency,
 		Canaries:    n.cfg.Probe.Canaries,
+		OnResult:    n.cfg.Probe.OnResult,
 		Prober: checker.ProberOptions{
 			Dialer:    n.cfg.Dialer,
 			Addresses: checker.AddressPolicy{Allow: n.cfg.Probe.Allow, AllowLoopback: n.cfg.Probe.AllowLoopback},

@@ -181,6 +181,9 @@ type ProbeConfig struct {
 	// Canaries are checks of targets that should always answer: probed, never reported,
 	// they tell the checker whether it reaches anything at all (its self-health).
 	Canaries []config.Check
+	// OnResult, when set, receives every probe result of an assigned check, with its lag
+	// (checker.Options.OnResult): simulations measure schedules with it. Keep it quick.
+	OnResult func(checkID string, r checker.Result)
 }
 
 // DefaultConfig returns a configuration with every default filled in: a location and

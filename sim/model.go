@@ -47,6 +47,10 @@ func (f Faults) Apply(st Step, regions []string) {
 		}
 	case StepHeal:
 		clear(f.Cut)
+	case StepPoison:
+		f.Down[hostileTarget] = true
+	case StepCure:
+		delete(f.Down, hostileTarget)
 	}
 }
 

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -26,6 +27,14 @@ import (
 
 // checkersPerRegion is the number of checkers per region of the nodes network.
 const checkersPerRegion = 3
+
+// nodesOptions vary the nodes network; the zero value is the network described above.
+type nodesOptions struct {
+	// checkers is the number of checkers per region; default checkersPerRegion.
+	checkers int
+	// tune, when set, adjusts each node's configuration before the node first starts.
+	tune func(c *node.Config)
+}
 
 // nodesToken is the control API token of the nodes network, which listens on loopback only.
 const nodesToken = "vigil-sim"
@@ -63,7 +72,7 @@ type nodesNetwork struct {
 
 // startNodes starts the targets of cfg, the voter when withControl, and the nodes; they stop
 // when ctx ends or wait is called.
-func startNodes(ctx context.Context, cfg dev.Config, doc *config.Document, dir string, log *slog.Logger, withControl bool) (n *nodesNetwork, err error) {
+func startNodes(ctx context.Context, cfg dev.Config, doc *config.Document, dir string, log *slog.Logger, withControl bool, opts nodesOptions) (n *nodesNetwork, err error) {
 	ctx, stop := context.WithCancel(ctx)
 	n = &nodesNetwork{ctx: ctx, log: log, targets: map[string]*dev.Target{}, regions: cfg.Regions, stop: stop}
 	defer func() {
@@ -73,7 +82,7 @@ func startNodes(ctx context.Context, cfg dev.Config, doc *config.Document, dir s
 	}()
 	simRegions := slices.Clone(cfg.Regions)
 	for _, r := range cfg.Regions {
-		for i := range checkersPerRegion {
+		for i := range cmp.Or(opts.checkers, checkersPerRegion) {
 			id := fmt.Sprintf("%s-checker-%d", r, i+1)
 			n.checkers = append(n.checkers, id)
 			simRegions = append(simRegions, id)
@@ -136,6 +145,9 @@ func startNodes(ctx context.Context, cfg dev.Config, doc *config.Document, dir s
 			c.Probe.Canaries = []config.Check{canaries[region]}
 		}
 		c.Logger = log.With("node", id)
+		if opts.tune != nil {
+			opts.tune(&c)
+		}
 		rn := &running{cfg: c, link: link}
 		if err := n.run(rn); err != nil {
 			return err

@@ -46,6 +46,9 @@ func (r Result) WriteReport(w io.Writer) error {
 	fmt.Fprintf(&b, "  detection              %v\n", r.Detection.Round(10*time.Millisecond))
 	fmt.Fprintf(&b, "  recovery               %v\n", r.Recovery.Round(10*time.Millisecond))
 	fmt.Fprintf(&b, "  violations             %d\n", len(v.Violations))
+	if r.Poison != nil {
+		r.Poison.write(&b)
+	}
 	for _, f := range r.Flips {
 		fmt.Fprintf(&b, "  FLIP %v\n", f)
 	}

@@ -81,6 +81,8 @@ type Result struct {
 	Counted, AfterRepair map[string]map[string]Counted
 	// Final are the last verdict states seen at every location.
 	Final map[string]map[string]quorum.State
+	// Poison is what a poison network measured of the probes' schedule; nil on others.
+	Poison *PoisonFigures
 }
 
 // Run starts a dev network, waits until every location holds a healthy verdict of every
@@ -109,6 +111,11 @@ func Run(ctx context.Context, o Options) (res Result, err error) {
 	doc, targets, err := placeTargets(o.Document, &cfg)
 	if err != nil {
 		return res, err
+	}
+	if isPoisonNetwork(o.Script.Network) {
+		if doc, err = poisonDocument(doc, targets, cfg.Regions, o.Script.Network); err != nil {
+			return res, err
+		}
 	}
 	checker := NewChecker(doc, o.Slack)
 	names := make([]string, 0, len(checker.Sets))
@@ -183,6 +190,9 @@ func Run(ctx context.Context, o Options) (res Result, err error) {
 	}
 	res.Verification = checker.Verify(res.History)
 	res.Flips = r.flips()
+	if p, ok := n.(*poisonNetwork); ok {
+		res.Poison = p.figures(r.readyAt, res.History.Changes)
+	}
 	return res, runErr
 }
 
@@ -202,13 +212,19 @@ func startNetwork(ctx context.Context, o Options, cfg dev.Config, doc *config.Do
 		}
 		return devNetwork{n}, n.Wait, nil
 	case NetworkNodes:
-		n, err := startNodes(ctx, cfg, doc, o.DataDir, o.Logger, o.Script.needsControl())
+		n, err := startNodes(ctx, cfg, doc, o.DataDir, o.Logger, o.Script.needsControl(), nodesOptions{})
+		if err != nil {
+			return nil, nil, err
+		}
+		return n, n.wait, nil
+	case NetworkPoison, NetworkPoisonUnsharded:
+		n, err := startPoison(ctx, cfg, doc, o)
 		if err != nil {
 			return nil, nil, err
 		}
 		return n, n.wait, nil
 	}
-	return nil, nil, fmt.Errorf("sim: unknown network %q (networks: %s, %s)", o.Script.Network, NetworkDev, NetworkNodes)
+	return nil, nil, fmt.Errorf("sim: unknown network %q (networks: %s, %s, %s, %s)", o.Script.Network, NetworkDev, NetworkNodes, NetworkPoison, NetworkPoisonUnsharded)
 }
 
 // placeTargets copies doc, moving the checks that probe the dev network's default target

@@ -125,6 +125,12 @@ func (r *runner) inject(st Step) error {
 		return r.net.StopControl()
 	case StepRestart:
 		return r.net.Restart()
+	case StepPoison, StepCure:
+		p, ok := r.net.(*poisonNetwork)
+		if !ok {
+			return fmt.Errorf("%s needs a poison network (network %s)", st.Kind, NetworkPoison)
+		}
+		return p.SetPoisoned(st.Kind == StepPoison)
 	}
 	return fmt.Errorf("unknown step %q", st.Kind)
 }

@@ -74,7 +74,29 @@ wait 30s
 up us-east
 wait 30s
 `,
+		// Route 53's shuffle sharding: one endpoint hangs every connection, another floods
+		// every response. Their checks turn unhealthy; every other check, sharded over 2 of
+		// the 6 checkers of each region, stays on schedule and healthy. The report splits
+		// the ordinary probes' lag by the checkers' worker pool and the hostile checks they
+		// hold.
+		"poison": poisonScript(NetworkPoison),
+		// The same poison with sharding off: every checker probes every check, so every
+		// checker holds every hostile check.
+		"poison-unsharded": poisonScript(NetworkPoisonUnsharded),
 	}
+}
+
+// poisonScript is the poison scenario on network: a baseline, then the hostile endpoints
+// hang and flood until their checks are unhealthy everywhere and 10s more, then answer again.
+func poisonScript(network string) string {
+	return "network " + network + `
+hold 5s
+poison
+wait 30s
+hold 10s
+cure
+wait 30s
+`
 }
 
 // Scenarios lists the names of the named scenarios.

@@ -25,6 +25,9 @@ const (
 
 	StepControlDown = "control-down" // the control plane is lost for good (nodes network)
 	StepRestart     = "restart"      // every data-plane node restarts from its data directory
+
+	StepPoison = "poison" // the poison network's hostile endpoints hang and flood
+	StepCure   = "cure"   // they answer normally again
 )
 
 // DefaultWait bounds a wait step that names no bound.
@@ -56,9 +59,11 @@ func (s Step) String() string {
 
 // fault reports whether the step injects a fault, repair whether it removes one.
 func (s Step) fault() bool {
-	return s.Kind == StepDown || s.Kind == StepCut || s.Kind == StepOffline || s.Kind == StepControlDown
+	return s.Kind == StepDown || s.Kind == StepCut || s.Kind == StepOffline || s.Kind == StepControlDown || s.Kind == StepPoison
 }
-func (s Step) repair() bool { return s.Kind == StepUp || s.Kind == StepHeal || s.Kind == StepOnline }
+func (s Step) repair() bool {
+	return s.Kind == StepUp || s.Kind == StepHeal || s.Kind == StepOnline || s.Kind == StepCure
+}
 
 // Script is a scenario: a name, the network it runs on and its steps, run in order.
 type Script struct {
@@ -81,6 +86,8 @@ type Script struct {
 //	network dev|nodes         the network to run on (default dev); first, if present
 //	control-down              the control plane is lost for good (nodes network only)
 //	restart                   every data-plane node restarts, one at a time (nodes network)
+//	poison                    the hostile endpoints hang and flood (poison networks)
+//	cure                      they answer normally again
 //
 // regions lists the regions a script may name. Every problem is reported, with its line.
 func ParseScript(name string, r io.Reader, regions []string) (Script, error) {
@@ -167,11 +174,11 @@ func parseStep(f []string, regions []string) (Step, error) {
 		}
 		st.Regions = args
 	case StepNetwork:
-		if len(args) != 1 || (args[0] != NetworkDev && args[0] != NetworkNodes) {
-			return st, fmt.Errorf("network takes %s or %s, got %q", NetworkDev, NetworkNodes, strings.Join(args, " "))
+		if len(args) != 1 || (args[0] != NetworkDev && args[0] != NetworkNodes && !isPoisonNetwork(args[0])) {
+			return st, fmt.Errorf("network takes %s, %s, %s or %s, got %q", NetworkDev, NetworkNodes, NetworkPoison, NetworkPoisonUnsharded, strings.Join(args, " "))
 		}
 		st.Regions = args
-	case StepHeal, StepControlDown, StepRestart:
+	case StepHeal, StepControlDown, StepRestart, StepPoison, StepCure:
 		if len(args) != 0 {
 			return st, fmt.Errorf("%s takes no arguments, got %d", st.Kind, len(args))
 		}
@@ -190,7 +197,7 @@ func parseStep(f []string, regions []string) (Step, error) {
 			return st, fmt.Errorf("wait takes at most one duration, got %d arguments", len(args))
 		}
 	default:
-		return st, fmt.Errorf("unknown step %q (steps: down, up, cut, heal, hold, wait, offline, online, control-down, restart, network)", st.Kind)
+		return st, fmt.Errorf("unknown step %q (steps: down, up, cut, heal, hold, wait, offline, online, control-down, restart, poison, cure, network)", st.Kind)
 	}
 	return st, err
 }

@@ -60,7 +60,7 @@ func TestParseScriptErrors(t *testing.T) {
 	tests := []struct{ script, want string }{
 		{"", "sim: t: no steps"},
 		{"# only a comment\n", "sim: t: no steps"},
-		{"explode us-east", `sim: t:1: unknown step "explode" (steps: down, up, cut, heal, hold, wait, offline, online, control-down, restart, network)`},
+		{"explode us-east", `sim: t:1: unknown step "explode" (steps: down, up, cut, heal, hold, wait, offline, online, control-down, restart, poison, cure, network)`},
 		{"down", "sim: t:1: down takes one region, got 0 arguments"},
 		{"down mars", `sim: t:1: down: unknown region "mars" (regions: us-east, eu-west, sa-east)`},
 		{"cut", "sim: t:1: cut takes one region or two, got 0 arguments"},
@@ -76,7 +76,8 @@ func TestParseScriptErrors(t *testing.T) {
 		{"online a b", "sim: t:1: online takes one checker, got 2 arguments"},
 		{"control-down now", "sim: t:1: control-down takes no arguments, got 1"},
 		{"restart all", "sim: t:1: restart takes no arguments, got 1"},
-		{"network mars", `sim: t:1: network takes dev or nodes, got "mars"`},
+		{"network mars", `sim: t:1: network takes dev, nodes, poison or poison-unsharded, got "mars"`},
+		{"poison all", "sim: t:1: poison takes no arguments, got 1"},
 		{"heal\nnetwork nodes", "sim: t:2: network must be the first step"},
 		{"heal\n\ndown mars\nup", "sim: t:3: down: unknown region \"mars\" (regions: us-east, eu-west, sa-east)\nsim: t:4: up takes one region, got 0 arguments"},
 	}
@@ -114,7 +115,7 @@ func TestScenarios(t *testing.T) {
 			t.Errorf("%s: %d faults and %d waits; a scenario injects a fault and waits for detection and recovery", name, faults, waits)
 		}
 	}
-	if _, err := Scenario("poison", regions); err == nil || !strings.Contains(err.Error(), "unknown scenario") {
+	if _, err := Scenario("stampede", regions); err == nil || !strings.Contains(err.Error(), "unknown scenario") {
 		t.Errorf("an unknown scenario: %v", err)
 	}
 	files, err := filepath.Glob("testdata/*.txt")
