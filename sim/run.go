@@ -81,6 +81,8 @@ type Result struct {
 	Counted, AfterRepair map[string]map[string]Counted
 	// Final are the last verdict states seen at every location.
 	Final map[string]map[string]quorum.State
+	// Growth holds what grow and measure steps found; nil without them.
+	Growth *Growth
 }
 
 // Run starts a dev network, waits until every location holds a healthy verdict of every
@@ -202,7 +204,7 @@ func startNetwork(ctx context.Context, o Options, cfg dev.Config, doc *config.Do
 		}
 		return devNetwork{n}, n.Wait, nil
 	case NetworkNodes:
-		n, err := startNodes(ctx, cfg, doc, o.DataDir, o.Logger, o.Script.needsControl())
+		n, err := startNodes(ctx, cfg, doc, o.DataDir, o.Logger, o.Script.needsControl(), o.Script.CheckersPerRegion)
 		if err != nil {
 			return nil, nil, err
 		}
