@@ -20,9 +20,13 @@ import (
 // within one interval of its assignment, and its views of membership may lag this node's.
 const handoffIntervals = 3
 
-// handoffLimit is how long a checker that left a check's shard keeps probing it, at most.
-func handoffLimit(c *config.Check) time.Duration {
-	return handoffIntervals*c.Interval.Std() + c.Timeout.Std()
+// handoffLimit is how long a checker that left a check's shard keeps probing it, at most: three
+// probe intervals and a timeout for the new holders' first probes, and a freshness window
+// for their reports to spread (a location waits that long, too, before it calls a silent
+// checker stale). vigil sim fleet-growth, on a machine loaded 7 times over its cores, saw the
+// new holders counted up to 9s after they joined.
+func handoffLimit(c *config.Check, window time.Duration) time.Duration {
+	return handoffIntervals*c.Interval.Std() + c.Timeout.Std() + window
 }
 
 // nextHandoffs decides which checks a checker keeps probing although the plan no longer gives
@@ -70,7 +74,7 @@ func (n *Node) handOffLocked(mine []config.Check, now time.Time) []config.Check 
 		if !ok || c.Protocol == config.ProtocolCalculated || c.Disabled {
 			return 0, false
 		}
-		return handoffLimit(c), true
+		return handoffLimit(c, window), true
 	}
 	covered := func(id string) bool {
 		reports := n.pool.ReportsFor(id)
