@@ -130,6 +130,8 @@ func TestFleetGrowth(t *testing.T) {
 	if testing.Short() {
 		t.Skip("long: 30 agent runtimes")
 	}
+	// Not parallel: the measures count the whole process's goroutines, sockets and heap, and
+	// other networks' nodes carry the same names. Parallel tests wait until this one is done.
 	sc, err := Scenario("fleet-growth", dev.DefaultConfig().Regions)
 	if err != nil {
 		t.Fatal(err)

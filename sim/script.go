@@ -197,7 +197,7 @@ func parseStep(f []string, regions []string) (Step, error) {
 			args = args[:1]
 		}
 		if len(args) != 1 || (args[0] != NetworkDev && args[0] != NetworkNodes) {
-			return st, fmt.Errorf("network takes %s or %s [<checkers per region>], got %q", NetworkDev, NetworkNodes, strings.Join(f[1:], " "))
+			return st, fmt.Errorf("network takes %s or %s, got %q", NetworkDev, NetworkNodes, strings.Join(f[1:], " "))
 		}
 		st.Regions = args
 	case StepGrow:
