@@ -12,51 +12,75 @@ import (
 // checker joined its region, say), the check's new holder reports it only after its first
 // probe, up to an interval later; a checker that withdrew its own report at once would leave
 // every location counting fewer reports than the shards promise meanwhile (vigil sim
-// fleet-growth saw 2 of 6 when a third more checkers joined). So a checker that leaves a
-// shard keeps probing and reporting the check until every checker of its region that the plan
-// now gives the check reports it, fresh, in this node's table; and at most handoffLimit.
+// fleet-growth saw 2 of 6 when half as many checkers again joined). So a checker that leaves
+// a shard keeps probing and reporting the check until every checker of its region that the
+// plan now gives the check has reported it, fresh in this node's table, for one probe interval
+// (its report has had that long to reach the locations before this one's withdrawal follows);
+// and at most handoffLimit.
 
 // handoffIntervals bounds a handoff in probe intervals: the new holder's first probe is due
 // within one interval of its assignment, and its views of membership may lag this node's.
 const handoffIntervals = 3
 
 // handoffLimit is how long a checker that left a check's shard keeps probing it, at most: three
-// probe intervals and a timeout for the new holders' first probes, and a freshness window
-// for their reports to spread (a location waits that long, too, before it calls a silent
-// checker stale). vigil sim fleet-growth, on a machine loaded 7 times over its cores, saw the
-// new holders counted up to 9s after they joined.
+// probe intervals and a timeout for the new holders' first probes, and two freshness windows
+// for their reports to spread (a location waits one, too, before it calls a silent checker
+// stale). vigil sim fleet-growth, on a machine loaded 7 times over its cores, saw the new
+// holders counted up to 10s after they joined.
 func handoffLimit(c *config.Check, window time.Duration) time.Duration {
-	return handoffIntervals*c.Interval.Std() + c.Timeout.Std() + window
+	return handoffIntervals*c.Interval.Std() + c.Timeout.Std() + 2*window
+}
+
+// handoff is a check this checker left and still probes.
+type handoff struct {
+	// Left is when the plan took the check from this checker.
+	Left time.Time
+	// Covered is since when every new holder has reported it (zero: not all of them yet).
+	Covered time.Time
+}
+
+// handoffTimes are the bounds of one check's handoff.
+type handoffTimes struct {
+	// Limit bounds the handoff from when the check was left.
+	Limit time.Duration
+	// Overlap is how long the new holders' reports and this checker's must overlap.
+	Overlap time.Duration
 }
 
 // nextHandoffs decides which checks a checker keeps probing although the plan no longer gives
 // them to it. given are the checks it probed until now, mine those the plan gives it now,
-// prev the handoffs in progress (check to when it was left). A check left is handed off until
-// covered says that its new holders report it, or its limit has passed since it was left;
-// limit says, too, whether the configuration still has the check probed (ok false: dropped at
+// prev the handoffs in progress. A check left is handed off until covered has said for its
+// overlap that its new holders report it, or until its limit has passed since it was left;
+// times says, too, whether the configuration still has the check probed (ok false: dropped at
 // once). It returns the handoffs still in progress.
-func nextHandoffs(prev map[string]time.Time, given, mine []string, now time.Time,
-	limit func(id string) (time.Duration, bool), covered func(id string) bool) map[string]time.Time {
-	var next map[string]time.Time
+func nextHandoffs(prev map[string]handoff, given, mine []string, now time.Time,
+	times func(id string) (handoffTimes, bool), covered func(id string) bool) map[string]handoff {
+	var next map[string]handoff
 	for _, id := range given {
 		if slices.Contains(mine, id) {
 			continue
 		}
-		max, ok := limit(id)
+		t, ok := times(id)
 		if !ok {
 			continue
 		}
-		since, ok := prev[id]
+		h, ok := prev[id]
 		if !ok {
-			since = now
+			h.Left = now
 		}
-		if now.Sub(since) >= max || covered(id) {
+		switch {
+		case !covered(id):
+			h.Covered = time.Time{}
+		case h.Covered.IsZero():
+			h.Covered = now
+		}
+		if now.Sub(h.Left) >= t.Limit || !h.Covered.IsZero() && now.Sub(h.Covered) >= t.Overlap {
 			continue
 		}
 		if next == nil {
-			next = map[string]time.Time{}
+			next = map[string]handoff{}
 		}
-		next[id] = since
+		next[id] = h
 	}
 	return next
 }
@@ -69,12 +93,12 @@ func (n *Node) handOffLocked(mine []config.Check, now time.Time) []config.Check 
 		ids = append(ids, c.ID)
 	}
 	window := freshnessWindow(n.doc)
-	limit := func(id string) (time.Duration, bool) {
+	times := func(id string) (handoffTimes, bool) {
 		c, ok := n.doc.CheckByID(id)
 		if !ok || c.Protocol == config.ProtocolCalculated || c.Disabled {
-			return 0, false
+			return handoffTimes{}, false
 		}
-		return handoffLimit(c, window), true
+		return handoffTimes{Limit: handoffLimit(c, window), Overlap: c.Interval.Std()}, true
 	}
 	covered := func(id string) bool {
 		reports := n.pool.ReportsFor(id)
@@ -89,7 +113,7 @@ func (n *Node) handOffLocked(mine []config.Check, now time.Time) []config.Check 
 		}
 		return true
 	}
-	n.handoffs = nextHandoffs(n.handoffs, n.given, ids, now, limit, covered)
+	n.handoffs = nextHandoffs(n.handoffs, n.given, ids, now, times, covered)
 	for _, id := range sortedIDs(n.handoffs) {
 		if c, ok := n.doc.CheckByID(id); ok {
 			mine = append(mine, *c)
@@ -109,7 +133,7 @@ func (n *Node) handingOff() bool {
 }
 
 // sortedIDs returns the keys of m in order.
-func sortedIDs(m map[string]time.Time) []string {
+func sortedIDs(m map[string]handoff) []string {
 	out := make([]string, 0, len(m))
 	for id := range m {
 		out = append(out, id)

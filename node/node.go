@@ -57,7 +57,7 @@ type Node struct {
 	// given are the checks the checker was last given; handoffs those of them it probes
 	// only until their new holders report them (handoff.go).
 	given    []string
-	handoffs map[string]time.Time
+	handoffs map[string]handoff
 }
 
 // New validates cfg, binds the node's sockets (gossip, DNS, HTTP, raft and API) and prepares
