@@ -182,10 +182,13 @@ func TestFleetGrowth(t *testing.T) {
 		}
 	}
 	// The new checkers' first probes are due within an interval (1s) of their assignment, and
-	// a checker that left a shard hands it off within three intervals and a timeout (3.5s).
+	// a checker that left a shard hands it off one interval after they report: rebalanced in
+	// about 3s (2.4s to 3.15s in 7 runs of 8). A node whose view of membership lags (1 run in
+	// 8: a location still expected an old holder 10s on, while it counted the new one) is
+	// caught up by memberlist's push/pull, every 15s at 30 nodes: hence the bound.
 	rb := g.Rebalances[0]
-	if rb.Moved == 0 || rb.Took <= 0 || rb.Took > 10*time.Second || rb.Covered > rb.Took {
-		t.Errorf("%d shards moved; every planned checker counted after %v, rebalanced after %v: want some moved, rebalanced within 10s",
+	if rb.Moved == 0 || rb.Took <= 0 || rb.Took > 20*time.Second || rb.Covered > rb.Took || rb.Covered > 5*time.Second {
+		t.Errorf("%d shards moved; every planned checker counted after %v, rebalanced after %v: want some moved, counted within 5s, rebalanced within 20s",
 			rb.Moved, rb.Covered, rb.Took)
 	}
 }
