@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -61,12 +62,20 @@ func heapAfterGC() uint64 {
 
 // sourceAddr returns a loopback address of its own for the next checker's probes, so that
 // the sockets it holds can be told apart from every other node's: 127.0.1.1, 127.0.1.2, ...
+// Where the host does not route all of 127/8 to loopback (macOS), it returns no address, and
+// the checker's sockets are counted with the process's other sockets.
 func (n *nodesNetwork) sourceAddr() netip.Addr {
 	n.mu.Lock()
 	i := n.srcs
 	n.srcs++
 	n.mu.Unlock()
-	return netip.AddrFrom4([4]byte{127, byte(1 + i/250), 0, byte(1 + i%250)})
+	a := netip.AddrFrom4([4]byte{127, 0, byte(1 + i/250), byte(1 + i%250)})
+	ln, err := net.ListenTCP("tcp", &net.TCPAddr{IP: a.AsSlice()})
+	if err != nil {
+		return netip.Addr{}
+	}
+	ln.Close()
+	return a
 }
 
 // Grow starts count more checkers at once, spread over the regions in turn, each on a
