@@ -86,7 +86,7 @@ type Resources struct {
 	// OtherSockets counts the process's sockets of no node: targets, queries, the voter.
 	OtherSockets int
 	// Heap is the live heap after GC, less the heap before the first node started. It holds
-	// the recorded history too (bounded, about 200 bytes per answer).
+	// the history recorded so far too (bounded: maxAnswersPerLocation answers a location).
 	Heap uint64
 }
 
@@ -94,10 +94,12 @@ type Resources struct {
 type RoleUsage struct {
 	// Nodes counts the role's nodes.
 	Nodes int
-	// MeanGoroutines and MeanSockets are per node; Min and Max of one node.
-	MeanGoroutines, MeanSockets  float64
+	// MeanGoroutines and MeanSockets are the means per node.
+	MeanGoroutines, MeanSockets float64
+	// MinGoroutines and MaxGoroutines are the fewest and most goroutines of one node.
 	MinGoroutines, MaxGoroutines int
-	MinSockets, MaxSockets       int
+	// MinSockets and MaxSockets are the fewest and most sockets of one node.
+	MinSockets, MaxSockets int
 }
 
 // Role sums up the usage of the nodes of one role ("location" or "checker").
