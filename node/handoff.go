@@ -49,12 +49,13 @@ type handoffTimes struct {
 
 // nextHandoffs decides which checks a checker keeps probing although the plan no longer gives
 // them to it. given are the checks it probed until now, mine those the plan gives it now,
-// prev the handoffs in progress. A check left is handed off until covered has said for its
-// overlap that its new holders report it, or until its limit has passed since it was left;
+// prev the handoffs in progress. A check left that this checker reported (reported) is handed
+// off, unless its holders report it already, until covered has said for its overlap that they
+// do, or until its limit has passed since it was left;
 // times says, too, whether the configuration still has the check probed (ok false: dropped at
 // once). It returns the handoffs still in progress.
 func nextHandoffs(prev map[string]handoff, given, mine []string, now time.Time,
-	times func(id string) (handoffTimes, bool), covered func(id string) bool) map[string]handoff {
+	times func(id string) (handoffTimes, bool), covered, reported func(id string) bool) map[string]handoff {
 	var next map[string]handoff
 	for _, id := range given {
 		if slices.Contains(mine, id) {
@@ -64,12 +65,20 @@ func nextHandoffs(prev map[string]handoff, given, mine []string, now time.Time,
 		if !ok {
 			continue
 		}
+		c := covered(id)
 		h, ok := prev[id]
 		if !ok {
+			if c || !reported(id) {
+				// Its holders reported it before this checker even left, so their reports
+				// have had time to reach the locations; or this checker has no report of it
+				// to lose (a new checker letting go of the checks it took while it knew only
+				// part of the pool, before it probed them).
+				continue
+			}
 			h.Left = now
 		}
 		switch {
-		case !covered(id):
+		case !c:
 			h.Covered = time.Time{}
 		case h.Covered.IsZero():
 			h.Covered = now
@@ -113,7 +122,11 @@ func (n *Node) handOffLocked(mine []config.Check, now time.Time) []config.Check 
 		}
 		return true
 	}
-	n.handoffs = nextHandoffs(n.handoffs, n.given, ids, now, times, covered)
+	reported := map[string]bool{}
+	for _, r := range n.chk.Reports() {
+		reported[r.CheckID] = true
+	}
+	n.handoffs = nextHandoffs(n.handoffs, n.given, ids, now, times, covered, func(id string) bool { return reported[id] })
 	for _, id := range sortedIDs(n.handoffs) {
 		if c, ok := n.doc.CheckByID(id); ok {
 			mine = append(mine, *c)

@@ -36,8 +36,11 @@ func TestNextHandoffs(t *testing.T) {
 		{name: "nothing left", given: []string{"a", "b"}, mine: []string{"a", "b"}, now: t0, covered: coveredIf(), want: nil},
 		{name: "left, new holder silent: kept from now", given: []string{"a", "b"}, mine: []string{"a"}, now: t0,
 			covered: coveredIf(), want: map[string]handoff{"b": {Left: t0}}},
-		{name: "left, new holder reports: kept for the overlap", given: []string{"a", "b"}, mine: []string{"a"}, now: t0,
-			covered: coveredIf("b"), want: map[string]handoff{"b": {Left: t0, Covered: t0}}},
+		{name: "left, holders report it already: dropped at once", given: []string{"a", "b"}, mine: []string{"a"}, now: t0,
+			covered: coveredIf("b"), want: nil},
+		{name: "new holder reports during the handoff: kept for the overlap", prev: map[string]handoff{"b": {Left: t0}},
+			given: []string{"a", "b"}, mine: []string{"a"}, now: sec(1), covered: coveredIf("b"),
+			want: map[string]handoff{"b": {Left: t0, Covered: sec(1)}}},
 		{name: "covered within the overlap: kept", prev: map[string]handoff{"b": {Left: t0, Covered: sec(1)}},
 			given: []string{"a", "b"}, mine: []string{"a"}, now: sec(1.5), covered: coveredIf("b"),
 			want: map[string]handoff{"b": {Left: t0, Covered: sec(1)}}},
@@ -56,11 +59,14 @@ func TestNextHandoffs(t *testing.T) {
 			now: t0, covered: coveredIf(), want: nil},
 		{name: "left every check", given: []string{"a"}, mine: nil, now: t0, covered: coveredIf(),
 			want: map[string]handoff{"a": {Left: t0}}},
+		{name: "left before it was ever reported: dropped at once", given: []string{"a", "unreported"}, mine: []string{"a"},
+			now: t0, covered: coveredIf(), want: nil},
 		{name: "never given: nothing to hand off", given: nil, mine: []string{"a"}, now: t0, covered: coveredIf(), want: nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := nextHandoffs(tc.prev, tc.given, tc.mine, tc.now, times, tc.covered)
+			reported := func(id string) bool { return id != "unreported" }
+			got := nextHandoffs(tc.prev, tc.given, tc.mine, tc.now, times, tc.covered, reported)
 			if !maps.Equal(got, tc.want) {
 				t.Errorf("handoffs %v, want %v", got, tc.want)
 			}
