@@ -137,6 +137,10 @@ func (e *events) update(node *memberlist.Node, kind EventKind) {
 	n.mu.Unlock()
 	if kind == MemberJoined && m.ID != n.cfg.ID {
 		n.log.Info("member joined", "member", m.ID, "region", m.Region, "roles", m.Roles.String())
+		select {
+		case n.joined <- struct{}{}:
+		default:
+		}
 	}
 	if n.cfg.OnMembership != nil {
 		n.cfg.OnMembership(MemberEvent{Kind: kind, Member: m})

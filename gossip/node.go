@@ -24,6 +24,9 @@ const (
 	askAgainAfter  = time.Second       // a row is asked for at most this often
 	repairInterval = askAgainAfter / 2 // how often rows still missing are asked for again
 	rejoinFanout   = 3                 // known peers rejoined per round
+	catchUpRounds  = 3                 // push/pulls with random members after joining
+	catchUpFirst   = time.Second       // the first of them, after the join; then twice as long
+	catchUpSpacing = 5 * time.Second   // at least this between push/pulls after others' joins
 	repairFanout   = 8                 // checkers asked directly for their rows per round
 	maxDeltaQueue  = 8192              // deltas waiting to be relayed
 	leaveTimeout   = 2 * time.Second   // graceful leave at shutdown
@@ -51,6 +54,8 @@ type Node struct {
 	known     map[string]knownPeer
 	requested map[string]time.Time
 	rng       *rand.Rand
+	// joined signals that a member joined (capacity 1: signals coalesce).
+	joined chan struct{}
 
 	runOnce sync.Once
 	life    sync.Mutex // orders Leave and Shutdown: memberlist panics on Leave after Shutdown
@@ -95,6 +100,7 @@ func New(cfg Config) (*Node, error) {
 		known:     map[string]knownPeer{},
 		requested: map[string]time.Time{},
 		rng:       rand.New(rand.NewPCG(h.Sum64(), uint64(cfg.Now().UnixNano()))),
+		joined:    make(chan struct{}, 1),
 	}
 	if cfg.Roles.Has(RoleChecker) {
 		// The generation orders restarts of this checker by its own clock only.
@@ -173,10 +179,15 @@ func (n *Node) Run(ctx context.Context) error {
 		// Joins block on dials into black holes: they get a goroutine of their own, so that
 		// heartbeats never wait for them.
 		defer wg.Done()
+		var catchUp <-chan time.Time
+		var last time.Time // of the latest catch-up
+		rounds, wait := 0, catchUpFirst
 		if len(n.cfg.Seeds) > 0 {
 			if _, err := n.Join(n.cfg.Seeds...); err != nil {
 				n.log.Warn("join seeds failed; will retry", "err", err)
 			}
+			rounds = catchUpRounds
+			catchUp = time.After(wait)
 		}
 		t := time.NewTicker(n.cfg.RejoinInterval)
 		defer t.Stop()
@@ -186,6 +197,26 @@ func (n *Node) Run(ctx context.Context) error {
 				return
 			case <-t.C:
 				n.rejoin()
+			case <-n.joined:
+				// A member joined. Its alive broadcast may have run out before it reached
+				// this node's peers' peers (members joining at the same moment miss each
+				// other's), and if every partner of every catch-up already knew it, nothing
+				// broadcasts it again: one push/pull a moment later, at most one every
+				// catchUpSpacing, makes every view whole within seconds instead of
+				// memberlist's periodic push/pull (15s or more).
+				if catchUp == nil {
+					rounds, wait = 1, max(catchUpFirst, time.Until(last.Add(catchUpSpacing)))
+					catchUp = time.After(wait)
+				}
+			case <-catchUp:
+				n.catchUp()
+				last = time.Now()
+				if rounds--; rounds > 0 {
+					wait *= 2
+					catchUp = time.After(wait)
+				} else {
+					catchUp = nil
+				}
 			}
 		}
 	}()
@@ -523,6 +554,33 @@ func (n *Node) rejoin() {
 	n.m.rejoins.Add(float64(len(addrs)))
 	if k, err := n.ml.Join(addrs); err != nil {
 		n.log.Debug("rejoin", "reached", k, "tried", len(addrs), "err", err)
+	}
+}
+
+// catchUp pushes and pulls the whole state with one random live member. A node that has just
+// joined knows the pool as its seed knew it at that instant: the members that joined at the
+// same moment through other seeds reach it only by broadcasts that may have run out before
+// it was known, or by memberlist's own push/pull, every 15s or more (vigil sim fleet-growth
+// saw new checkers miss each other for up to 20s). So a joiner catches up a few times.
+func (n *Node) catchUp() {
+	n.mu.Lock()
+	var addrs []string
+	for id, m := range n.members {
+		if id != n.cfg.ID {
+			addrs = append(addrs, m.Addr)
+		}
+	}
+	sort.Strings(addrs)
+	var addr string
+	if len(addrs) > 0 {
+		addr = addrs[n.rng.IntN(len(addrs))]
+	}
+	n.mu.Unlock()
+	if addr == "" {
+		return
+	}
+	if _, err := n.ml.Join([]string{addr}); err != nil {
+		n.log.Debug("catch up", "peer", addr, "err", err)
 	}
 }
 

@@ -53,6 +53,11 @@ type Node struct {
 	source control.Source
 	plan   *shard.Plan
 	loc    locationState
+
+	// given are the checks the checker was last given; handoffs those of them it probes
+	// only until their new holders report them (handoff.go).
+	given    []string
+	handoffs map[string]handoff
 }
 
 // New validates cfg, binds the node's sockets (gossip, DNS, HTTP, raft and API) and prepares
@@ -364,6 +369,9 @@ func (n *Node) loop(ctx context.Context) error {
 			if n.dns != nil {
 				n.evaluate(now)
 			}
+			if n.chk != nil && n.handingOff() {
+				n.reassign()
+			}
 		}
 	}
 }
@@ -429,6 +437,7 @@ func (n *Node) reassign() {
 				mine = append(mine, *c)
 			}
 		}
+		mine = n.handOffLocked(mine, time.Now())
 	}
 	n.mu.Unlock()
 	if n.chk != nil {

@@ -8,9 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/netip"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -46,6 +48,10 @@ type running struct {
 	node   *node.Node
 	cancel context.CancelFunc
 	done   chan error
+
+	// src is a checker's own loopback source address for its probes, so that its sockets
+	// can be told apart from other nodes'.
+	src netip.Addr
 }
 
 // nodesNetwork is three regions of agent runtimes (package node) on the regions simulated
@@ -61,6 +67,9 @@ type nodesNetwork struct {
 	targets  map[string]*dev.Target
 	regions  []string
 	checkers []string
+	spec     nodeSpec // what every data-plane node is made of, for nodes added later
+	heapBase uint64   // the heap after GC before the first node started
+	srcs     int      // the checkers' source addresses handed out
 
 	mu    sync.Mutex
 	voter *running
@@ -125,30 +134,17 @@ func startNodes(ctx context.Context, cfg dev.Config, doc *config.Document, dir s
 	if err != nil {
 		return n, fmt.Errorf("sim: %w", err)
 	}
+	n.spec = nodeSpec{doc: doc, dir: dir, voters: voters, key: key, canaries: canaries}
+	n.heapBase = heapAfterGC()
 	var seed string
 	add := func(id, region, link string, roles node.Roles) error {
-		c := node.DefaultConfig()
-		c.ID, c.Region, c.Roles, c.DataDir = id, region, roles, filepath.Join(dir, id)
-		if withControl {
-			c.Voters, c.Token = voters, nodesToken
-		} else {
-			c.Static = doc
-		}
-		c.Gossip.Keys, c.Gossip.Profile = [][]byte{key}, gossip.ProfileLocal
-		c.Gossip.HeartbeatInterval, c.Gossip.RejoinInterval = 500*time.Millisecond, time.Second
-		if seed != "" {
-			c.Gossip.Join = []string{seed}
-		}
-		c.DNSAddr, c.HTTPAddr, c.EvalInterval = "127.0.0.1:0", "off", 100*time.Millisecond
-		c.Probe.AllowLoopback = true
+		rn := &running{cfg: n.nodeConfig(id, region, roles, seed), link: link}
 		if roles&node.RoleChecker != 0 {
-			c.Probe.Canaries = []config.Check{canaries[region]}
+			rn.src = n.sourceAddr()
 		}
-		c.Logger = log.With("node", id)
 		if opts.tune != nil {
-			opts.tune(&c)
+			opts.tune(&rn.cfg)
 		}
-		rn := &running{cfg: c, link: link}
 		if err := n.run(rn); err != nil {
 			return err
 		}
@@ -172,6 +168,39 @@ func startNodes(ctx context.Context, cfg dev.Config, doc *config.Document, dir s
 		}
 	}
 	return n, nil
+}
+
+// nodeSpec is what every data-plane node of the network is made of.
+type nodeSpec struct {
+	doc      *config.Document
+	dir      string
+	voters   []string // the control API, or none: the document is static
+	key      []byte
+	canaries map[string]config.Check
+}
+
+// nodeConfig is the configuration of one data-plane node that joins the pool through join
+// (none: it is the first).
+func (n *nodesNetwork) nodeConfig(id, region string, roles node.Roles, join string) node.Config {
+	c := node.DefaultConfig()
+	c.ID, c.Region, c.Roles, c.DataDir = id, region, roles, filepath.Join(n.spec.dir, id)
+	if len(n.spec.voters) > 0 {
+		c.Voters, c.Token = n.spec.voters, nodesToken
+	} else {
+		c.Static = n.spec.doc
+	}
+	c.Gossip.Keys, c.Gossip.Profile = [][]byte{n.spec.key}, gossip.ProfileLocal
+	c.Gossip.HeartbeatInterval, c.Gossip.RejoinInterval = 500*time.Millisecond, time.Second
+	if join != "" {
+		c.Gossip.Join = []string{join}
+	}
+	c.DNSAddr, c.HTTPAddr, c.EvalInterval = "127.0.0.1:0", "off", 100*time.Millisecond
+	c.Probe.AllowLoopback = true
+	if roles&node.RoleChecker != 0 {
+		c.Probe.Canaries = []config.Check{n.spec.canaries[region]}
+	}
+	c.Logger = n.log.With("node", id)
+	return c
 }
 
 // startCanary starts region r's canary target and returns the TCP check that probes it.
@@ -206,17 +235,28 @@ func (n *nodesNetwork) run(rn *running) error {
 		if err != nil {
 			return fmt.Errorf("sim: %w", err)
 		}
+		if rn.src.IsValid() {
+			dialer.Dialer.LocalAddr = &net.TCPAddr{IP: rn.src.AsSlice()}
+		}
 		rn.cfg.Transport, rn.cfg.Dialer = tr, dialer
 	}
 	rn.cfg.Registerer = prometheus.NewRegistry()
-	nd, err := node.New(rn.cfg) // binds every socket; Run releases them
+	// Every goroutine the node starts, memberlist's included, carries its labels, so that
+	// the goroutine profile tells the nodes apart.
+	labels := nodeLabels(rn.cfg)
+	var nd *node.Node
+	var err error
+	pprof.Do(n.ctx, labels, func(context.Context) {
+		nd, err = node.New(rn.cfg) // binds every socket; Run releases them
+	})
 	if err != nil {
 		return fmt.Errorf("sim: %w", err)
 	}
 	ctx, cancel := context.WithCancel(n.ctx)
 	rn.node, rn.cancel, rn.done = nd, cancel, make(chan error, 1)
 	n.wg.Go(func() {
-		err := nd.Run(ctx)
+		var err error
+		pprof.Do(ctx, labels, func(ctx context.Context) { err = nd.Run(ctx) })
 		if err != nil && n.ctx.Err() == nil {
 			n.mu.Lock()
 			n.errs = append(n.errs, fmt.Errorf("node %s: %w", rn.cfg.ID, err))

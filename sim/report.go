@@ -14,8 +14,11 @@ const maxViolationsShown = 20
 // Queries returns how many queries the run made.
 func (r Result) Queries() int { return len(r.History.Answers) }
 
-// Passed reports whether the run found no violation and flipped no healthy endpoint.
-func (r Result) Passed() bool { return len(r.Verification.Violations) == 0 && len(r.Flips) == 0 }
+// Passed reports whether the run found no violation, flipped no healthy endpoint, and (with
+// grow and measure steps) kept per-node resources flat.
+func (r Result) Passed() bool {
+	return len(r.Verification.Violations) == 0 && len(r.Flips) == 0 && len(r.Growth.Problems()) == 0
+}
 
 // WriteReport writes the verdict table of every location and the run's figures to w.
 func (r Result) WriteReport(w io.Writer) error {
@@ -59,6 +62,7 @@ func (r Result) WriteReport(w io.Writer) error {
 		}
 		fmt.Fprintf(&b, "  VIOLATION %v\n", x)
 	}
+	r.Growth.write(&b)
 	_, err := io.WriteString(w, b.String())
 	return err
 }

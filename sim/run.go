@@ -83,6 +83,8 @@ type Result struct {
 	Final map[string]map[string]quorum.State
 	// Poison is what a poison network measured of the probes' schedule; nil on others.
 	Poison *PoisonFigures
+	// Growth holds what grow and measure steps found; nil without them.
+	Growth *Growth
 }
 
 // Run starts a dev network, waits until every location holds a healthy verdict of every
@@ -212,7 +214,7 @@ func startNetwork(ctx context.Context, o Options, cfg dev.Config, doc *config.Do
 		}
 		return devNetwork{n}, n.Wait, nil
 	case NetworkNodes:
-		n, err := startNodes(ctx, cfg, doc, o.DataDir, o.Logger, o.Script.needsControl(), nodesOptions{})
+		n, err := startNodes(ctx, cfg, doc, o.DataDir, o.Logger, o.Script.needsControl(), nodesOptions{checkers: o.Script.CheckersPerRegion})
 		if err != nil {
 			return nil, nil, err
 		}

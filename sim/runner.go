@@ -77,6 +77,10 @@ func (r *runner) script(ctx context.Context, faults Faults) error {
 				r.healed = true
 				r.res.Recovery = now.Sub(r.lastRepair)
 			}
+		case st.Kind == StepGrow || st.Kind == StepMeasure:
+			if err := r.growth(ctx, st); err != nil {
+				return fmt.Errorf("sim: %s:%d: %w", r.o.Script.Name, st.Line, err)
+			}
 		default:
 			if err := r.inject(st); err != nil {
 				return fmt.Errorf("sim: %s:%d: %w", r.o.Script.Name, st.Line, err)

@@ -83,6 +83,20 @@ wait 30s
 		// The same poison with sharding off: every checker probes every check, so every
 		// checker holds every hostile check.
 		"poison-unsharded": poisonScript(NetworkPoisonUnsharded),
+		// Kinesis, November 2020: a capacity addition pushed every front-end server past an OS
+		// thread limit, because each kept a thread per other server. The checker fleet grows
+		// by half at once (6 to 9 checkers per region); per-node goroutines, sockets and heap
+		// stay flat, the shards move to the new checkers without a location counting fewer
+		// reports than they promise, and no verdict changes.
+		"fleet-growth": `
+network nodes 6
+hold 5s
+measure
+grow 9
+hold 3s
+measure
+wait 30s
+`,
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -26,8 +27,10 @@ const (
 	StepControlDown = "control-down" // the control plane is lost for good (nodes network)
 	StepRestart     = "restart"      // every data-plane node restarts from its data directory
 
-	StepPoison = "poison" // the poison network's hostile endpoints hang and flood
-	StepCure   = "cure"   // they answer normally again
+	StepPoison  = "poison"  // the poison network's hostile endpoints hang and flood
+	StepCure    = "cure"    // they answer normally again
+	StepGrow    = "grow"    // n more checkers join at once, spread over the regions (nodes network)
+	StepMeasure = "measure" // measure every node's goroutines, heap and sockets (nodes network)
 )
 
 // DefaultWait bounds a wait step that names no bound.
@@ -46,11 +49,16 @@ type Step struct {
 	For time.Duration
 	// Line is the step's line in its script, for messages.
 	Line int
+	// Count is how many checkers a grow step adds.
+	Count int
 }
 
 // String gives the step back in the script's syntax.
 func (s Step) String() string {
 	parts := append([]string{s.Kind}, s.Regions...)
+	if s.Count > 0 {
+		parts = append(parts, strconv.Itoa(s.Count))
+	}
 	if s.For > 0 {
 		parts = append(parts, s.For.String())
 	}
@@ -71,6 +79,9 @@ type Script struct {
 	// Network is NetworkDev (the default) or NetworkNodes.
 	Network string
 	Steps   []Step
+
+	// CheckersPerRegion is the nodes network's checkers per region at the start; 0: 3.
+	CheckersPerRegion int
 }
 
 // ParseScript reads a script: one step per line, '#' starts a comment. The steps:
@@ -83,11 +94,15 @@ type Script struct {
 //	wait [<duration>]         wait until every location's verdicts match the fault model
 //	offline <checker>         a checker loses its own network (nodes network only)
 //	online <checker>          it gets it back
-//	network dev|nodes         the network to run on (default dev); first, if present
+//	network dev|nodes [<n>]   the network to run on (default dev); first, if present; nodes
+//	                          may name its checkers per region at the start (default 3)
 //	control-down              the control plane is lost for good (nodes network only)
 //	restart                   every data-plane node restarts, one at a time (nodes network)
 //	poison                    the hostile endpoints hang and flood (poison networks)
 //	cure                      they answer normally again
+//	grow <n>                  n more checkers join at once, spread over the regions, and the
+//	                          step waits until the assignment has rebalanced (nodes network)
+//	measure                   every node's goroutines, heap and sockets (nodes network)
 //
 // regions lists the regions a script may name. Every problem is reported, with its line.
 func ParseScript(name string, r io.Reader, regions []string) (Script, error) {
@@ -112,7 +127,7 @@ func ParseScript(name string, r io.Reader, regions []string) (Script, error) {
 			if len(sc.Steps) > 0 || sc.Network != "" {
 				errs = append(errs, fmt.Errorf("sim: %s:%d: network must be the first step", name, line))
 			}
-			sc.Network = st.Regions[0]
+			sc.Network, sc.CheckersPerRegion = st.Regions[0], st.Count
 			continue
 		}
 		if len(sc.Steps) == maxSteps {
@@ -147,6 +162,13 @@ func parseStep(f []string, regions []string) (Step, error) {
 		}
 		return d, nil
 	}
+	count := func(s string, most int) (int, error) {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > most {
+			return 0, fmt.Errorf("%s: %q is not a number from 1 to %d", st.Kind, s, most)
+		}
+		return n, nil
+	}
 	var err error
 	switch st.Kind {
 	case StepDown, StepUp:
@@ -174,11 +196,22 @@ func parseStep(f []string, regions []string) (Step, error) {
 		}
 		st.Regions = args
 	case StepNetwork:
+		if len(args) == 2 && args[0] == NetworkNodes {
+			if st.Count, err = count(args[1], maxCheckersPerRegion); err != nil {
+				return st, err
+			}
+			args = args[:1]
+		}
 		if len(args) != 1 || (args[0] != NetworkDev && args[0] != NetworkNodes && !isPoisonNetwork(args[0])) {
-			return st, fmt.Errorf("network takes %s, %s, %s or %s, got %q", NetworkDev, NetworkNodes, NetworkPoison, NetworkPoisonUnsharded, strings.Join(args, " "))
+			return st, fmt.Errorf("network takes %s, %s, %s or %s, got %q", NetworkDev, NetworkNodes, NetworkPoison, NetworkPoisonUnsharded, strings.Join(f[1:], " "))
 		}
 		st.Regions = args
-	case StepHeal, StepControlDown, StepRestart, StepPoison, StepCure:
+	case StepGrow:
+		if len(args) != 1 {
+			return st, fmt.Errorf("grow takes one number of checkers, got %d arguments", len(args))
+		}
+		st.Count, err = count(args[0], maxGrow)
+	case StepHeal, StepControlDown, StepRestart, StepPoison, StepCure, StepMeasure:
 		if len(args) != 0 {
 			return st, fmt.Errorf("%s takes no arguments, got %d", st.Kind, len(args))
 		}
@@ -197,7 +230,7 @@ func parseStep(f []string, regions []string) (Step, error) {
 			return st, fmt.Errorf("wait takes at most one duration, got %d arguments", len(args))
 		}
 	default:
-		return st, fmt.Errorf("unknown step %q (steps: down, up, cut, heal, hold, wait, offline, online, control-down, restart, poison, cure, network)", st.Kind)
+		return st, fmt.Errorf("unknown step %q (steps: down, up, cut, heal, hold, wait, offline, online, control-down, restart, poison, cure, grow, measure, network)", st.Kind)
 	}
 	return st, err
 }

@@ -20,7 +20,7 @@ func TestSimUsageErrors(t *testing.T) {
 	}{
 		{[]string{"sim"}, "usage: vigil sim"},
 		{[]string{"sim", "partition", "cascade"}, "usage: vigil sim"},
-		{[]string{"sim", "stampede"}, `unknown scenario "stampede" (scenarios: all-down, cascade`},
+		{[]string{"sim", "mars-landing"}, `unknown scenario "mars-landing" (scenarios: all-down, cascade, checker-offline, control-down, `},
 		{[]string{"sim", "-script", bad}, `bad.txt:2: cut: unknown region "mars"`},
 		{[]string{"sim", "-script", filepath.Join(t.TempDir(), "missing.txt")}, "no such file"},
 		{[]string{"sim", "-log-level", "loud", "partition"}, "-log-level"},

@@ -1,0 +1,156 @@
+package node
+
+import (
+	"slices"
+	"time"
+
+	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/gossip"
+)
+
+// Make before break. When the assignment moves a check from this checker to another (a
+// checker joined its region, say), the check's new holder reports it only after its first
+// probe, up to an interval later; a checker that withdrew its own report at once would leave
+// every location counting fewer reports than the shards promise meanwhile (vigil sim
+// fleet-growth saw 2 of 6 when half as many checkers again joined). So a checker that leaves
+// a shard keeps probing and reporting the check until every checker of its region that the
+// plan now gives the check has reported it, fresh in this node's table, for one probe interval
+// (its report has had that long to reach the locations before this one's withdrawal follows);
+// and at most handoffLimit.
+
+// handoffIntervals bounds a handoff in probe intervals: the new holder's first probe is due
+// within one interval of its assignment, and its views of membership may lag this node's.
+const handoffIntervals = 3
+
+// handoffLimit is how long a checker that left a check's shard keeps probing it, at most: three
+// probe intervals and a timeout for the new holders' first probes, and two freshness windows
+// for their reports to spread (a location waits one, too, before it calls a silent checker
+// stale). vigil sim fleet-growth, on a machine loaded 7 times over its cores, saw the new
+// holders counted up to 10s after they joined.
+func handoffLimit(c *config.Check, window time.Duration) time.Duration {
+	return handoffIntervals*c.Interval.Std() + c.Timeout.Std() + 2*window
+}
+
+// handoff is a check this checker left and still probes.
+type handoff struct {
+	// Left is when the plan took the check from this checker.
+	Left time.Time
+	// Covered is since when every new holder has reported it (zero: not all of them yet).
+	Covered time.Time
+}
+
+// handoffTimes are the bounds of one check's handoff.
+type handoffTimes struct {
+	// Limit bounds the handoff from when the check was left.
+	Limit time.Duration
+	// Overlap is how long the new holders' reports and this checker's must overlap.
+	Overlap time.Duration
+}
+
+// nextHandoffs decides which checks a checker keeps probing although the plan no longer gives
+// them to it. given are the checks it probed until now, mine those the plan gives it now,
+// prev the handoffs in progress. A check left that this checker reported (reported) is handed
+// off, unless its holders report it already, until covered has said for its overlap that they
+// do, or until its limit has passed since it was left;
+// times says, too, whether the configuration still has the check probed (ok false: dropped at
+// once). It returns the handoffs still in progress.
+func nextHandoffs(prev map[string]handoff, given, mine []string, now time.Time,
+	times func(id string) (handoffTimes, bool), covered, reported func(id string) bool) map[string]handoff {
+	var next map[string]handoff
+	for _, id := range given {
+		if slices.Contains(mine, id) {
+			continue
+		}
+		t, ok := times(id)
+		if !ok {
+			continue
+		}
+		c := covered(id)
+		h, ok := prev[id]
+		if !ok {
+			if c || !reported(id) {
+				// Its holders reported it before this checker even left, so their reports
+				// have had time to reach the locations; or this checker has no report of it
+				// to lose (a new checker letting go of the checks it took while it knew only
+				// part of the pool, before it probed them).
+				continue
+			}
+			h.Left = now
+		}
+		switch {
+		case !c:
+			h.Covered = time.Time{}
+		case h.Covered.IsZero():
+			h.Covered = now
+		}
+		if now.Sub(h.Left) >= t.Limit || !h.Covered.IsZero() && now.Sub(h.Covered) >= t.Overlap {
+			continue
+		}
+		if next == nil {
+			next = map[string]handoff{}
+		}
+		next[id] = h
+	}
+	return next
+}
+
+// handOffLocked adds to mine, the checks the plan gives this checker, the checks it is
+// handing off, and remembers what it gives the checker. Called with n.mu held.
+func (n *Node) handOffLocked(mine []config.Check, now time.Time) []config.Check {
+	ids := make([]string, 0, len(mine))
+	for _, c := range mine {
+		ids = append(ids, c.ID)
+	}
+	window := freshnessWindow(n.doc)
+	times := func(id string) (handoffTimes, bool) {
+		c, ok := n.doc.CheckByID(id)
+		if !ok || c.Protocol == config.ProtocolCalculated || c.Disabled {
+			return handoffTimes{}, false
+		}
+		return handoffTimes{Limit: handoffLimit(c, window), Overlap: c.Interval.Std()}, true
+	}
+	covered := func(id string) bool {
+		reports := n.pool.ReportsFor(id)
+		for _, holder := range n.plan.Shard(id, n.cfg.Region) {
+			if holder == n.cfg.ID {
+				continue
+			}
+			i := slices.IndexFunc(reports, func(r gossip.Report) bool { return r.Checker == holder })
+			if i < 0 || reports[i].Entry.Status == gossip.StatusUnknown || !reports[i].Fresh(now, window) {
+				return false
+			}
+		}
+		return true
+	}
+	reported := map[string]bool{}
+	for _, r := range n.chk.Reports() {
+		reported[r.CheckID] = true
+	}
+	n.handoffs = nextHandoffs(n.handoffs, n.given, ids, now, times, covered, func(id string) bool { return reported[id] })
+	for _, id := range sortedIDs(n.handoffs) {
+		if c, ok := n.doc.CheckByID(id); ok {
+			mine = append(mine, *c)
+			ids = append(ids, id)
+		}
+	}
+	n.given = ids
+	return mine
+}
+
+// handingOff reports whether the checker is handing off a check, so that the data plane's
+// loop looks again whether its new holders report it.
+func (n *Node) handingOff() bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return len(n.handoffs) > 0
+}
+
+// sortedIDs returns the keys of m in order.
+func sortedIDs(m map[string]handoff) []string {
+	out := make([]string, 0, len(m))
+	for id := range m {
+		out = append(out, id)
+	}
+	slices.Sort(out)
+	return out
+}

@@ -1,0 +1,404 @@
+package sim
+
+// The fleet-growth story (Kinesis, November 2020): the checker fleet grows by half at once.
+// What grows with the fleet must stay bounded per node, and the assignment must move checks to
+// the new checkers without a location ever counting fewer reports than the shards promise.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/node"
+	"github.com/vigil-dns/vigil/shard"
+)
+
+const (
+	// maxCheckersPerRegion bounds the nodes network's checkers per region at the start.
+	maxCheckersPerRegion = 30
+	// maxGrow bounds the checkers one grow step adds.
+	maxGrow = 60
+	// rebalanceBound bounds the wait of a grow step for the assignment to rebalance.
+	rebalanceBound = 60 * time.Second
+	// rebalanceStable is how long the rebalanced state must hold to count as stable.
+	rebalanceStable = 2 * time.Second
+	// rebalancePoll is how often a grow step looks at every node.
+	rebalancePoll = 50 * time.Millisecond
+)
+
+// Grow starts count more checkers at once, spread over the regions in turn, each on a
+// simulated link of its own and joining the pool through a running node (a different one for
+// each), and returns their ids.
+func (n *nodesNetwork) Grow(count int) ([]string, error) {
+	n.mu.Lock()
+	var seeds []string
+	perRegion := map[string]int{}
+	for _, rn := range n.nodes {
+		if rn.cfg.Roles.Has(node.RoleChecker) {
+			perRegion[rn.cfg.Region]++
+		}
+		seeds = append(seeds, rn.node.GossipAddr())
+	}
+	n.mu.Unlock()
+	if len(seeds) == 0 {
+		return nil, errors.New("sim: grow: no running node to join through")
+	}
+	var added []string
+	for i := range count {
+		r := n.regions[i%len(n.regions)]
+		perRegion[r]++
+		id := fmt.Sprintf("%s-checker-%d", r, perRegion[r])
+		if err := n.sim.AddRegion(id); err != nil {
+			return added, fmt.Errorf("sim: grow: %w", err)
+		}
+		rn := &running{cfg: n.nodeConfig(id, r, node.RoleChecker, seeds[i%len(seeds)]), link: id, src: n.sourceAddr()}
+		if err := n.run(rn); err != nil {
+			return added, fmt.Errorf("sim: grow: %w", err)
+		}
+		n.mu.Lock()
+		n.nodes = append(n.nodes, rn)
+		n.checkers = append(n.checkers, id)
+		n.mu.Unlock()
+		added = append(added, id)
+	}
+	return added, nil
+}
+
+// Rebalance is what a grow step saw.
+type Rebalance struct {
+	// Added are the checkers that joined.
+	Added []string
+	// Covered is from the start of the growth until every location counted a fresh report of
+	// every checker the plan over the whole fleet assigns to every probed check.
+	Covered time.Duration
+	// Took is from the start of the growth until the assignment was rebalanced, and stayed
+	// so for rebalanceStable: every checker reports exactly the checks that plan gives it,
+	// and every location expects and counts exactly the planned checkers of every check.
+	Took time.Duration
+	// Want is the fresh reports a check's shards promise: checkers per region × regions.
+	Want int
+	// FreshBefore and FreshDuring are the fewest and the most fresh reports any location
+	// counted for a probed check, at the start of the growth and during the rebalance.
+	FreshBefore, FreshDuring [2]int
+	// Moved counts the (check, region) shards whose checkers changed.
+	Moved int
+}
+
+// Growth is what a run's grow and measure steps found.
+type Growth struct {
+	// Measures are the measure steps' findings, in order.
+	Measures []Resources
+	// Rebalances are the grow steps' findings, in order.
+	Rebalances []Rebalance
+}
+
+// targetPlan is the assignment over every checker of the network, by probed check: the
+// checkers whose reports every location should count, and by checker: what it should probe.
+type targetPlan struct {
+	byCheck   map[string][]string
+	byChecker map[string][]string
+	plan      *shard.Plan
+}
+
+// planFor computes the assignment of doc over membership m.
+func planFor(doc *config.Document, m shard.Membership) (targetPlan, error) {
+	p, err := shard.NewPlan(doc, m)
+	if err != nil {
+		return targetPlan{}, fmt.Errorf("sim: plan: %w", err)
+	}
+	t := targetPlan{byCheck: map[string][]string{}, byChecker: map[string][]string{}, plan: p}
+	for _, c := range doc.Checks {
+		if c.Protocol == config.ProtocolCalculated || c.Disabled {
+			continue
+		}
+		for _, r := range c.Regions {
+			t.byCheck[c.ID] = append(t.byCheck[c.ID], p.Shard(c.ID, r)...)
+		}
+		slices.Sort(t.byCheck[c.ID])
+	}
+	for r, ids := range m {
+		for _, id := range ids {
+			t.byChecker[id] = p.ChecksFor(r, id)
+			slices.Sort(t.byChecker[id])
+		}
+	}
+	return t, nil
+}
+
+// membership is every checker of the network, by region.
+func (n *nodesNetwork) membership() shard.Membership {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	m := shard.Membership{}
+	for _, rn := range n.nodes {
+		if rn.cfg.Roles.Has(node.RoleChecker) {
+			m[rn.cfg.Region] = append(m[rn.cfg.Region], rn.cfg.ID)
+		}
+	}
+	return m
+}
+
+// balance is one look at every node against a target plan.
+type balance struct {
+	covered, exact bool
+	fresh          [2]int // fewest and most fresh reports of a probed check at any location
+	why            string // the first difference, for a step that times out
+}
+
+// look compares every node with t: what each checker reports, and what each location expects
+// and counts.
+func (n *nodesNetwork) look(t targetPlan) balance {
+	n.mu.Lock()
+	nodes := slices.Clone(n.nodes)
+	n.mu.Unlock()
+	b := balance{covered: true, exact: true, fresh: [2]int{-1, 0}}
+	differ := func(format string, args ...any) {
+		b.exact = false
+		if b.why == "" {
+			b.why = fmt.Sprintf(format, args...)
+		}
+	}
+	for _, rn := range nodes {
+		if rn.cfg.Roles.Has(node.RoleChecker) {
+			var got []string
+			for _, r := range rn.node.CheckerResults() {
+				got = append(got, r.CheckID)
+			}
+			if want := t.byChecker[rn.cfg.ID]; !slices.Equal(got, want) {
+				differ("%s reports %v, the plan gives it %v", rn.cfg.ID, got, want)
+			}
+		}
+		if !rn.cfg.Roles.Has(node.RoleLocation) {
+			continue
+		}
+		for _, id := range sortedKeys(t.byCheck) {
+			want := t.byCheck[id]
+			e, err := rn.node.ExplainCheck(id)
+			if err != nil {
+				b.covered = false
+				differ("%s: %v", rn.cfg.ID, err)
+				continue
+			}
+			if b.fresh[0] < 0 || e.Counts.Fresh < b.fresh[0] {
+				b.fresh[0] = e.Counts.Fresh
+			}
+			b.fresh[1] = max(b.fresh[1], e.Counts.Fresh)
+			var counted, expected []string
+			for _, v := range e.Votes {
+				if v.Counted {
+					counted = append(counted, v.Checker)
+				}
+				if v.Expected {
+					expected = append(expected, v.Checker)
+				}
+			}
+			expected = append(expected, e.NeverHeard...)
+			slices.Sort(counted)
+			slices.Sort(expected)
+			for _, w := range want {
+				if !slices.Contains(counted, w) {
+					b.covered = false
+				}
+			}
+			if !slices.Equal(counted, want) || !slices.Equal(expected, want) {
+				differ("%s counts %v and expects %v for %s, the plan gives %v", rn.cfg.ID, counted, expected, id, want)
+			}
+		}
+	}
+	b.fresh[0] = max(b.fresh[0], 0)
+	return b
+}
+
+// grow runs a grow step: it adds the checkers, then waits until the assignment has
+// rebalanced and stayed so, watching what the locations count meanwhile.
+func (n *nodesNetwork) grow(ctx context.Context, doc *config.Document, count int, event func(string)) (Rebalance, error) {
+	var rb Rebalance
+	for _, c := range doc.Checks {
+		if c.Protocol != config.ProtocolCalculated && !c.Disabled {
+			rb.Want = c.CheckersPerRegion * len(c.Regions)
+			break
+		}
+	}
+	old, err := planFor(doc, n.membership())
+	if err != nil {
+		return rb, err
+	}
+	rb.FreshBefore = n.look(old).fresh
+	start := time.Now()
+	if rb.Added, err = n.Grow(count); err != nil {
+		return rb, err
+	}
+	event(fmt.Sprintf("grow: %d checkers started in %v: %s", len(rb.Added), time.Since(start).Round(time.Millisecond), strings.Join(rb.Added, ", ")))
+	target, err := planFor(doc, n.membership())
+	if err != nil {
+		return rb, err
+	}
+	for id, want := range target.byCheck {
+		if !slices.Equal(want, old.byCheck[id]) {
+			for _, r := range doc.Regions {
+				if !slices.Equal(target.plan.Shard(id, r), old.plan.Shard(id, r)) {
+					rb.Moved++
+				}
+			}
+		}
+	}
+	rb.FreshDuring = rb.FreshBefore
+	tick := time.NewTicker(rebalancePoll)
+	defer tick.Stop()
+	var exactSince time.Time
+	for {
+		now := time.Now()
+		b := n.look(target)
+		rb.FreshDuring = [2]int{min(rb.FreshDuring[0], b.fresh[0]), max(rb.FreshDuring[1], b.fresh[1])}
+		if b.covered && rb.Covered == 0 {
+			rb.Covered = now.Sub(start)
+			event(fmt.Sprintf("grow: every location counts every planned checker, %v after the growth", rb.Covered.Round(10*time.Millisecond)))
+		}
+		switch {
+		case !b.exact:
+			exactSince = time.Time{}
+		case exactSince.IsZero():
+			exactSince = now
+		case now.Sub(exactSince) >= rebalanceStable:
+			rb.Took = exactSince.Sub(start)
+			event(fmt.Sprintf("grow: rebalanced %v after the growth (%d of the shards moved; stable for %v); fresh reports per check %d to %d during it, %d to %d before, shards promise %d",
+				rb.Took.Round(10*time.Millisecond), rb.Moved, rebalanceStable, rb.FreshDuring[0], rb.FreshDuring[1], rb.FreshBefore[0], rb.FreshBefore[1], rb.Want))
+			return rb, nil
+		}
+		if now.Sub(start) > rebalanceBound {
+			return rb, fmt.Errorf("not rebalanced within %v: %s", rebalanceBound, b.why)
+		}
+		select {
+		case <-ctx.Done():
+			return rb, fmt.Errorf("sim: %w", ctx.Err())
+		case <-tick.C:
+		}
+	}
+}
+
+// growth runs a grow or measure step; they need the nodes network.
+func (r *runner) growth(ctx context.Context, st Step) error {
+	n, ok := r.net.(*nodesNetwork)
+	if !ok {
+		return fmt.Errorf("%s needs the nodes network (network nodes)", st.Kind)
+	}
+	if r.res.Growth == nil {
+		r.res.Growth = &Growth{}
+	}
+	g := r.res.Growth
+	switch st.Kind {
+	case StepGrow:
+		r.event(st.String())
+		rb, err := n.grow(ctx, r.doc, st.Count, r.event)
+		if err != nil {
+			return err
+		}
+		g.Rebalances = append(g.Rebalances, rb)
+	case StepMeasure:
+		label := fmt.Sprintf("measure %d", len(g.Measures)+1)
+		if k := len(g.Rebalances); k > 0 {
+			label += fmt.Sprintf(" (after grow %d)", k)
+		}
+		res, err := n.Measure(label)
+		if err != nil {
+			return err
+		}
+		g.Measures = append(g.Measures, res)
+		loc, chk := res.Role("location"), res.Role("checker")
+		r.event(fmt.Sprintf("%s: %d nodes; goroutines per location %.1f (max %d), per checker %.1f (max %d); sockets per location %.1f, per checker %.1f; heap per node %s",
+			label, len(res.Nodes), loc.MeanGoroutines, loc.MaxGoroutines, chk.MeanGoroutines, chk.MaxGoroutines,
+			loc.MeanSockets, chk.MeanSockets, kib(res.HeapPerNode())))
+	}
+	return nil
+}
+
+// Tolerances of flat per-node resources, from the first measure to the last.
+const (
+	// flatGoroutines: a role's goroutines per node may grow by 10% plus 2 (push/pulls and
+	// probes in flight at the instant of the measure).
+	flatGoroutinesRatio, flatGoroutinesPlus = 1.10, 2.0
+	// flatSockets: a role's sockets per node may grow by 1 (a probe in flight).
+	flatSocketsPlus = 1.0
+	// flatHeapRatio: the heap per node may grow by 25%: gossip keeps about 1 KiB per member
+	// at every node, 9 KiB more per node for 9 more members, and the history grows.
+	flatHeapRatio = 1.25
+)
+
+// Problems lists what the growth did not keep flat or whole: per-node goroutines, sockets and
+// heap beyond the tolerances, and a location that counted fewer fresh reports of a check than
+// its shards promise while the assignment rebalanced.
+func (g *Growth) Problems() []string {
+	if g == nil {
+		return nil
+	}
+	var out []string
+	for i, rb := range g.Rebalances {
+		if rb.FreshDuring[0] < rb.Want {
+			out = append(out, fmt.Sprintf("grow %d: a location counted %d fresh reports of a check while the shards moved; they promise %d", i+1, rb.FreshDuring[0], rb.Want))
+		}
+	}
+	if len(g.Measures) < 2 {
+		return out
+	}
+	a, b := g.Measures[0], g.Measures[len(g.Measures)-1]
+	for _, role := range []string{"location", "checker"} {
+		x, y := a.Role(role), b.Role(role)
+		if y.MeanGoroutines > x.MeanGoroutines*flatGoroutinesRatio+flatGoroutinesPlus {
+			out = append(out, fmt.Sprintf("goroutines per %s: %.1f, then %.1f", role, x.MeanGoroutines, y.MeanGoroutines))
+		}
+		if y.MeanSockets > x.MeanSockets+flatSocketsPlus {
+			out = append(out, fmt.Sprintf("sockets per %s: %.1f, then %.1f", role, x.MeanSockets, y.MeanSockets))
+		}
+	}
+	if b.HeapPerNode() > a.HeapPerNode()*flatHeapRatio {
+		out = append(out, fmt.Sprintf("heap per node: %s, then %s", kib(a.HeapPerNode()), kib(b.HeapPerNode())))
+	}
+	return out
+}
+
+// write adds the growth's figures to a report.
+func (g *Growth) write(b *strings.Builder) {
+	if g == nil {
+		return
+	}
+	fmt.Fprintf(b, "\nfleet growth\n")
+	for i, rb := range g.Rebalances {
+		fmt.Fprintf(b, "  grow %d: %d checkers joined at once; %d shards moved\n", i+1, len(rb.Added), rb.Moved)
+		fmt.Fprintf(b, "    every planned checker counted   %v after the growth\n", rb.Covered.Round(10*time.Millisecond))
+		fmt.Fprintf(b, "    rebalanced                      %v after the growth (exact and stable for %v)\n", rb.Took.Round(10*time.Millisecond), rebalanceStable)
+		fmt.Fprintf(b, "    fresh reports per check         %d to %d before, %d to %d while rebalancing; shards promise %d\n",
+			rb.FreshBefore[0], rb.FreshBefore[1], rb.FreshDuring[0], rb.FreshDuring[1], rb.Want)
+	}
+	if len(g.Measures) > 0 {
+		tw := tabwriter.NewWriter(b, 2, 8, 2, ' ', 0)
+		fmt.Fprintln(tw, "  measure\tnodes\tgoroutines per location (min-max)\tper checker (min-max)\tsockets per location\tper checker\tother goroutines\theap per node")
+		for _, m := range g.Measures {
+			l, c := m.Role("location"), m.Role("checker")
+			fmt.Fprintf(tw, "  %s\t%d\t%.1f (%d-%d)\t%.1f (%d-%d)\t%.1f\t%.1f\t%d\t%s\n", m.Label, len(m.Nodes),
+				l.MeanGoroutines, l.MinGoroutines, l.MaxGoroutines, c.MeanGoroutines, c.MinGoroutines, c.MaxGoroutines,
+				l.MeanSockets, c.MeanSockets, m.Unlabeled, kib(m.HeapPerNode()))
+		}
+		tw.Flush()
+		if len(g.Measures) > 1 {
+			a, z := g.Measures[0], g.Measures[len(g.Measures)-1]
+			if added := len(z.Nodes) - len(a.Nodes); added > 0 && z.Heap > a.Heap {
+				fmt.Fprintf(b, "  heap added per added node: %s (the new node's own, and every node's state of one more member)\n", kib(float64(z.Heap-a.Heap)/float64(added)))
+			}
+		}
+	}
+	if p := g.Problems(); len(p) > 0 {
+		for _, x := range p {
+			fmt.Fprintf(b, "  NOT FLAT %s\n", x)
+		}
+	} else {
+		fmt.Fprintf(b, "  flat: per-node goroutines within +10%%+2, sockets within +1, heap within +25%%; no location counted fewer reports than the shards promise\n")
+	}
+}
+
+// kib formats a number of bytes in KiB.
+func kib(b float64) string { return fmt.Sprintf("%.0f KiB", b/1024) }

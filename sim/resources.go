@@ -1,0 +1,315 @@
+package sim
+
+// Per-node resources of the nodes network, measured in one process: goroutines by the pprof
+// labels every node's goroutines carry, sockets by their local address, the heap after GC.
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/pprof"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/vigil-dns/vigil/node"
+)
+
+const (
+	// heapSamples and heapSampleGap: a measure takes the least heap of a few samples.
+	heapSamples, heapSampleGap = 3, 200 * time.Millisecond
+
+	// labelNode and labelRole are the pprof labels every node's goroutines carry.
+	labelNode, labelRole = "vigil_node", "vigil_role"
+)
+
+// nodeLabels are the pprof labels of one node's goroutines.
+func nodeLabels(c node.Config) pprof.LabelSet {
+	return pprof.Labels(labelNode, c.ID, labelRole, c.Roles.String())
+}
+
+// heapAfterGC returns the live heap after a garbage collection.
+func heapAfterGC() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
+
+// sourceAddr returns a loopback address of its own for the next checker's probes, so that
+// the sockets it holds can be told apart from every other node's: 127.0.1.1, 127.0.1.2, ...
+// Where the host does not route all of 127/8 to loopback (macOS), it returns no address, and
+// the checker's sockets are counted with the process's other sockets.
+func (n *nodesNetwork) sourceAddr() netip.Addr {
+	n.mu.Lock()
+	i := n.srcs
+	n.srcs++
+	n.mu.Unlock()
+	a := netip.AddrFrom4([4]byte{127, 0, byte(1 + i/250), byte(1 + i%250)})
+	ln, err := net.ListenTCP("tcp", &net.TCPAddr{IP: a.AsSlice()})
+	if err != nil {
+		return netip.Addr{}
+	}
+	ln.Close()
+	return a
+}
+
+// Usage is what one node held at one instant.
+type Usage struct {
+	// Node and Role name the node.
+	Node, Role string
+	// Goroutines counts the goroutines that carry the node's labels: every goroutine its
+	// roles and its memberlist started, not those of timer callbacks (time.AfterFunc).
+	Goroutines int
+	// Sockets counts the open sockets of the node: a location's DNS sockets (bound to its DNS
+	// address), a checker's probe connections (bound to its own source address).
+	Sockets int
+}
+
+// Resources is one measurement of every node's resources, in one process.
+type Resources struct {
+	// Label says when the measurement was made.
+	Label string
+	// Nodes are the data-plane nodes' usages, sorted by node.
+	Nodes []Usage
+	// Unlabeled counts the goroutines of no node: the simulation's own (queries, sampler,
+	// targets) and timer callbacks.
+	Unlabeled int
+	// OtherSockets counts the process's sockets of no node: targets, queries, the voter.
+	OtherSockets int
+	// Heap is the live heap after GC, less the heap before the first node started. It holds
+	// the history recorded so far too (bounded: maxAnswersPerLocation answers a location).
+	Heap uint64
+}
+
+// RoleUsage sums up one role's usage.
+type RoleUsage struct {
+	// Nodes counts the role's nodes.
+	Nodes int
+	// MeanGoroutines and MeanSockets are the means per node.
+	MeanGoroutines, MeanSockets float64
+	// MinGoroutines and MaxGoroutines are the fewest and most goroutines of one node.
+	MinGoroutines, MaxGoroutines int
+	// MinSockets and MaxSockets are the fewest and most sockets of one node.
+	MinSockets, MaxSockets int
+}
+
+// Role sums up the usage of the nodes of one role ("location" or "checker").
+func (r Resources) Role(role string) RoleUsage {
+	var u RoleUsage
+	for _, x := range r.Nodes {
+		if x.Role != role {
+			continue
+		}
+		if u.Nodes == 0 || x.Goroutines < u.MinGoroutines {
+			u.MinGoroutines = x.Goroutines
+		}
+		if u.Nodes == 0 || x.Sockets < u.MinSockets {
+			u.MinSockets = x.Sockets
+		}
+		u.Nodes++
+		u.MeanGoroutines += float64(x.Goroutines)
+		u.MeanSockets += float64(x.Sockets)
+		u.MaxGoroutines = max(u.MaxGoroutines, x.Goroutines)
+		u.MaxSockets = max(u.MaxSockets, x.Sockets)
+	}
+	if u.Nodes > 0 {
+		u.MeanGoroutines /= float64(u.Nodes)
+		u.MeanSockets /= float64(u.Nodes)
+	}
+	return u
+}
+
+// HeapPerNode is the heap divided by the data-plane nodes.
+func (r Resources) HeapPerNode() float64 {
+	if len(r.Nodes) == 0 {
+		return 0
+	}
+	return float64(r.Heap) / float64(len(r.Nodes))
+}
+
+// Measure counts every data-plane node's goroutines (from the goroutine profile's labels) and
+// sockets (from /proc/self/fd, each socket attributed by its local address), and the heap
+// after GC.
+func (n *nodesNetwork) Measure(label string) (Resources, error) {
+	res := Resources{Label: label}
+	n.mu.Lock()
+	owner := map[string]int{}    // local address (ip:port) -> node
+	byIP := map[netip.Addr]int{} // a checker's source address -> node
+	for _, rn := range n.nodes {
+		res.Nodes = append(res.Nodes, Usage{Node: rn.cfg.ID, Role: rn.cfg.Roles.String()})
+		i := len(res.Nodes) - 1
+		if a := rn.node.DNSAddr(); a != "" {
+			owner[a] = i
+		}
+		if rn.src.IsValid() {
+			byIP[rn.src] = i
+		}
+	}
+	n.mu.Unlock()
+	index := map[string]int{}
+	for i, u := range res.Nodes {
+		index[u.Node] = i
+	}
+	counts, unlabeled, err := goroutinesByNode()
+	if err != nil {
+		return res, err
+	}
+	res.Unlabeled = unlabeled
+	for id, c := range counts {
+		if i, ok := index[id]; ok {
+			res.Nodes[i].Goroutines = c
+		} else {
+			res.Unlabeled += c // the voter's
+		}
+	}
+	socks, err := openSockets()
+	if err != nil {
+		return res, err
+	}
+	for _, local := range socks {
+		if i, ok := owner[local.String()]; ok {
+			res.Nodes[i].Sockets++
+		} else if i, ok := byIP[local.Addr()]; ok {
+			res.Nodes[i].Sockets++
+		} else {
+			res.OtherSockets++
+		}
+	}
+	// The least of a few samples: packets queued in the simulated transports (a socket's
+	// receive buffer, on a real network) come and go with the machine's load.
+	h := heapAfterGC()
+	for range heapSamples - 1 {
+		time.Sleep(heapSampleGap)
+		h = min(h, heapAfterGC())
+	}
+	if h > n.heapBase {
+		res.Heap = h - n.heapBase
+	}
+	slices.SortFunc(res.Nodes, func(a, b Usage) int { return strings.Compare(a.Node, b.Node) })
+	return res, nil
+}
+
+// goroutinesByNode counts the process's goroutines by their node label, from the goroutine
+// profile; unlabeled counts the others.
+func goroutinesByNode() (map[string]int, int, error) {
+	var b bytes.Buffer
+	if err := pprof.Lookup("goroutine").WriteTo(&b, 1); err != nil {
+		return nil, 0, fmt.Errorf("sim: goroutine profile: %w", err)
+	}
+	return parseGoroutines(&b)
+}
+
+// parseGoroutines reads a goroutine profile in its debug=1 text form: records of
+// "<count> @ <pcs>", each followed by "# labels: {...}" when its goroutines carry labels.
+func parseGoroutines(b *bytes.Buffer) (map[string]int, int, error) {
+	out := map[string]int{}
+	unlabeled := 0
+	pending := 0 // the count of the record whose labels line may follow
+	in := bufio.NewScanner(b)
+	in.Buffer(make([]byte, 0, 64*1024), 1<<20)
+	for in.Scan() {
+		line := in.Text()
+		if head, _, ok := strings.Cut(line, " @ "); ok && !strings.HasPrefix(line, "#") {
+			unlabeled += pending
+			c, err := strconv.Atoi(head)
+			if err != nil {
+				return nil, 0, fmt.Errorf("sim: goroutine profile: record %q", line)
+			}
+			pending = c
+			continue
+		}
+		if rest, ok := strings.CutPrefix(line, "# labels: "); ok && pending > 0 {
+			var labels map[string]string
+			if err := json.Unmarshal([]byte(rest), &labels); err != nil {
+				return nil, 0, fmt.Errorf("sim: goroutine profile: labels %q: %w", rest, err)
+			}
+			if id, ok := labels[labelNode]; ok {
+				out[id] += pending
+			} else {
+				unlabeled += pending
+			}
+			pending = 0
+		}
+	}
+	unlabeled += pending
+	return out, unlabeled, in.Err()
+}
+
+// openSockets returns the local address of every socket the process holds open: the inodes
+// of /proc/self/fd, looked up in /proc/self/net's TCP and UDP tables.
+func openSockets() ([]netip.AddrPort, error) {
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return nil, fmt.Errorf("sim: open sockets: %w", err)
+	}
+	inodes := map[string]bool{}
+	for _, fd := range fds {
+		target, err := os.Readlink(filepath.Join("/proc/self/fd", fd.Name()))
+		if err != nil {
+			continue // closed since the listing
+		}
+		if inode, ok := strings.CutPrefix(target, "socket:["); ok {
+			inodes[strings.TrimSuffix(inode, "]")] = true
+		}
+	}
+	var out []netip.AddrPort
+	for _, table := range []string{"tcp", "tcp6", "udp", "udp6"} {
+		f, err := os.Open(filepath.Join("/proc/self/net", table))
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				continue
+			}
+			return nil, fmt.Errorf("sim: open sockets: %w", err)
+		}
+		in := bufio.NewScanner(f)
+		for in.Scan() {
+			fields := strings.Fields(in.Text())
+			if len(fields) < 10 || !inodes[fields[9]] {
+				continue
+			}
+			if ap, err := parseProcAddr(fields[1]); err == nil {
+				out = append(out, ap)
+			}
+		}
+		err = in.Err()
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("sim: open sockets: %w", err)
+		}
+	}
+	return out, nil
+}
+
+// parseProcAddr reads an address of /proc/net/tcp: the address in hex, in the host's byte
+// order by 32-bit word (little-endian here), a colon and the port in hex.
+func parseProcAddr(s string) (netip.AddrPort, error) {
+	h, p, ok := strings.Cut(s, ":")
+	if !ok || (len(h) != 8 && len(h) != 32) {
+		return netip.AddrPort{}, fmt.Errorf("address %q", s)
+	}
+	port, err := strconv.ParseUint(p, 16, 16)
+	if err != nil {
+		return netip.AddrPort{}, fmt.Errorf("address %q: %w", s, err)
+	}
+	var b [16]byte
+	for w := 0; w < len(h)/8; w++ {
+		v, err := strconv.ParseUint(h[w*8:w*8+8], 16, 32)
+		if err != nil {
+			return netip.AddrPort{}, fmt.Errorf("address %q: %w", s, err)
+		}
+		b[w*4], b[w*4+1], b[w*4+2], b[w*4+3] = byte(v), byte(v>>8), byte(v>>16), byte(v>>24)
+	}
+	if len(h) == 8 {
+		return netip.AddrPortFrom(netip.AddrFrom4([4]byte(b[:4])), uint16(port)), nil
+	}
+	return netip.AddrPortFrom(netip.AddrFrom16(b).Unmap(), uint16(port)), nil
+}
