@@ -18,6 +18,7 @@ import (
 	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/control"
 	"github.com/vigil-dns/vigil/gossip"
+	"github.com/vigil-dns/vigil/location"
 )
 
 // Roles is the set of roles a node runs; it is gossip's role set, carried in the node's
@@ -96,6 +97,9 @@ type Config struct {
 	// which it drops queries. Default location.DefaultNameServerBudget; negative means
 	// unlimited.
 	NameServerBudget int
+	// RRL is the location's response rate limiting per client network (/24 or /56), on every
+	// listener; off unless ResponsesPerSecond is set.
+	RRL location.RRLConfig
 	// HTTPAddr is the node's HTTP listener: /metrics, /healthz, /readyz and mounted handlers.
 	// Default "127.0.0.1:7701" (where `vigil status` looks first); port 0 picks a free port; "off" serves none.
 	HTTPAddr string

@@ -44,7 +44,7 @@ type evalInput struct {
 func (n *Node) newLocation() error {
 	s, err := location.New(location.Config{
 		Addr: n.cfg.DNSAddr, NameServers: n.cfg.NameServers, NameServerBudget: n.cfg.NameServerBudget,
-		Registerer: n.reg, Logger: n.log,
+		RRL: n.cfg.RRL, Registerer: n.reg, Logger: n.log,
 	})
 	if err != nil {
 		return fmt.Errorf("node: %w", err)

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/vigil-dns/vigil/location"
 	"github.com/vigil-dns/vigil/node"
 	"github.com/vigil-dns/vigil/status"
 )
@@ -31,6 +32,7 @@ type agentFlags struct {
 	tokenFile, readTokenFile                   string
 	openReads                                  bool
 	dnsAddr, nameServers, httpAddr             string
+	nsBudget, rrlRate, rrlSlip                 int
 	allowLoopback                              bool
 	probeAllow                                 string
 	tlsCert, tlsKey, tlsCA                     string
@@ -63,6 +65,9 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.BoolVar(&f.openReads, "open-reads", false, "control: let anyone read without a token")
 	fs.StringVar(&f.dnsAddr, "dns", "127.0.0.1:5353", "location: DNS listen address (UDP and TCP)")
 	fs.StringVar(&f.nameServers, "ns", "", "location: virtual name servers this location hosts, as index=host:port, comma-separated")
+	fs.IntVar(&f.nsBudget, "ns-budget", location.DefaultNameServerBudget, "location: queries a second each virtual name server answers before it drops (-1: unlimited)")
+	fs.IntVar(&f.rrlRate, "rrl", 0, "location: response rate limit, responses a second per client /24 (IPv4) or /56 (IPv6); 0 turns it off")
+	fs.IntVar(&f.rrlSlip, "rrl-slip", 2, "location: answer every n-th rate-limited query with an empty truncated response (the client retries over TCP); -1 drops them all")
 	fs.StringVar(&f.httpAddr, "http", "", "data plane: HTTP listen address of the status API and page, /metrics, /healthz, /readyz (default 127.0.0.1:7701, the default -addr of vigil status; \"off\" for none)")
 	fs.BoolVar(&f.allowLoopback, "allow-loopback-probes", false, "checker: allow probing loopback addresses (development and tests only)")
 	fs.StringVar(&f.probeAllow, "probe-allow", "", "checker: comma-separated reserved prefixes that may be probed, e.g. 10.1.0.0/16")
@@ -187,6 +192,14 @@ func agentConfig(f agentFlags, stderr io.Writer) (node.Config, *slog.Logger, err
 			cfg.NameServers[i] = addr
 		}
 	}
+	if f.nsBudget < -1 {
+		return cfg, nil, fmt.Errorf("-ns-budget: %d: want a positive rate, or -1 for unlimited", f.nsBudget)
+	}
+	cfg.NameServerBudget = f.nsBudget
+	if f.rrlRate < 0 || f.rrlSlip < -1 {
+		return cfg, nil, fmt.Errorf("-rrl %d -rrl-slip %d: want a rate >= 0 (0: off) and a slip >= 1, or -1 to drop every limited query", f.rrlRate, f.rrlSlip)
+	}
+	cfg.RRL = location.RRLConfig{ResponsesPerSecond: f.rrlRate, Slip: f.rrlSlip}
 	switch {
 	case f.httpAddr != "":
 		cfg.HTTPAddr = f.httpAddr

@@ -32,7 +32,7 @@ func TestAgentConfigFromFlags(t *testing.T) {
 		raftAddr: "127.0.0.1:7000", apiAddr: "127.0.0.1:7100", join: "10.0.0.1:7946, http://10.0.0.2:7100",
 		gossipBind: "127.0.0.1:7946", insecureGossip: true, voters: "http://10.0.0.3:7100",
 		tokenFile: tokens, readTokenFile: reads, dnsAddr: "127.0.0.1:53", nameServers: "17=127.0.0.17:53,302=127.0.0.3:53",
-		probeAllow: "10.1.0.0/16", allowLoopback: true, logLevel: "warn"}
+		probeAllow: "10.1.0.0/16", allowLoopback: true, logLevel: "warn", nsBudget: 5000, rrlRate: 50, rrlSlip: 3}
 	cfg, _, err := agentConfig(f, &bytes.Buffer{})
 	if err != nil {
 		t.Fatal(err)
@@ -50,6 +50,9 @@ func TestAgentConfigFromFlags(t *testing.T) {
 	if cfg.NameServers[17] != "127.0.0.17:53" || cfg.NameServers[302] != "127.0.0.3:53" || len(cfg.NameServers) != 2 {
 		t.Errorf("name servers: %v", cfg.NameServers)
 	}
+	if cfg.NameServerBudget != 5000 || cfg.RRL.ResponsesPerSecond != 50 || cfg.RRL.Slip != 3 {
+		t.Errorf("DNS limits: budget %d, rrl %+v", cfg.NameServerBudget, cfg.RRL)
+	}
 	if !cfg.Probe.AllowLoopback || len(cfg.Probe.Allow) != 1 || cfg.Probe.Allow[0] != netip.MustParsePrefix("10.1.0.0/16") {
 		t.Errorf("probe: %+v", cfg.Probe)
 	}
@@ -64,6 +67,9 @@ func TestAgentConfigFromFlags(t *testing.T) {
 		{func(f *agentFlags) { f.nameServers = "ns1=127.0.0.1:53" }, `-ns: "ns1=127.0.0.1:53" is not index=host:port`},
 		{func(f *agentFlags) { f.probeAllow = "10.1.0.0" }, "-probe-allow: netip.ParsePrefix"},
 		{func(f *agentFlags) { f.logLevel = "loud" }, "-log-level: "},
+		{func(f *agentFlags) { f.nsBudget = -5 }, "-ns-budget: -5"},
+		{func(f *agentFlags) { f.rrlRate = -1 }, "-rrl -1"},
+		{func(f *agentFlags) { f.rrlSlip = -2 }, "-rrl 50 -rrl-slip -2"},
 	} {
 		g := f
 		bad.edit(&g)
