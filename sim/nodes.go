@@ -37,6 +37,7 @@ type running struct {
 	node   *node.Node
 	cancel context.CancelFunc
 	done   chan error
+	down   bool // stopped by a kill step until a start step (guarded by nodesNetwork.mu)
 }
 
 // nodesNetwork is three regions of agent runtimes (package node) on the regions simulated
@@ -53,17 +54,19 @@ type nodesNetwork struct {
 	regions  []string
 	checkers []string
 
-	mu    sync.Mutex
-	voter *running
-	nodes []*running // locations first, in region order, then checkers
-	errs  []error
-	wg    sync.WaitGroup
-	stop  context.CancelFunc
+	mu     sync.Mutex
+	voter  *running
+	voters []*running // a control plane of several voters (chaosnet.go)
+	nodes  []*running // locations first, in region order, then checkers
+	errs   []error
+	wg     sync.WaitGroup
+	stop   context.CancelFunc
 }
 
 // startNodes starts the targets of cfg, the voter when withControl, and the nodes; they stop
 // when ctx ends or wait is called.
-func startNodes(ctx context.Context, cfg dev.Config, doc *config.Document, dir string, log *slog.Logger, withControl bool) (n *nodesNetwork, err error) {
+func startNodes(ctx context.Context, cfg dev.Config, doc *config.Document, dir string, log *slog.Logger, voterCount int) (n *nodesNetwork, err error) {
+	withControl := voterCount > 0
 	ctx, stop := context.WithCancel(ctx)
 	n = &nodesNetwork{ctx: ctx, log: log, targets: map[string]*dev.Target{}, regions: cfg.Regions, stop: stop}
 	defer func() {
@@ -105,12 +108,16 @@ func startNodes(ctx context.Context, cfg dev.Config, doc *config.Document, dir s
 		canaries[r] = c
 	}
 	var voters []string
-	if withControl {
+	if voterCount == 1 {
 		api, err := n.startVoter(filepath.Join(dir, "voter"), doc)
 		if err != nil {
 			return n, err
 		}
 		voters = []string{api}
+	} else if voterCount > 1 {
+		if voters, err = n.startVoters(dir, doc, voterCount); err != nil {
+			return n, err
+		}
 	}
 	key, err := gossip.ParseKey(dev.DemoKey)
 	if err != nil {
@@ -333,7 +340,7 @@ func (n *nodesNetwork) location(region string) *node.Node {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	for _, rn := range n.nodes {
-		if rn.cfg.ID == region+"-location" {
+		if rn.cfg.ID == region+"-location" && !rn.down {
 			return rn.node
 		}
 	}
@@ -350,10 +357,9 @@ func (n *nodesNetwork) SetTargetDown(region string, down bool) error {
 	return nil
 }
 
-// Cut is not offered: regions' links here are per checker; use the dev network.
-func (n *nodesNetwork) Cut(...string) error {
-	return errors.New("the nodes network does not cut regions: run this script on the dev network")
-}
+// Cut cuts one region from every other, or two regions apart: a region is its location's
+// link and the links of its checkers.
+func (n *nodesNetwork) Cut(rs ...string) error { return n.cutRegions(rs...) }
 
 // Heal restores every link.
 func (n *nodesNetwork) Heal() { n.sim.HealAll() }
