@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -31,9 +30,20 @@ type chaosNetwork interface {
 	SetLatency(a, b string, d time.Duration) error
 }
 
-// nodeName matches the names of the nodes network's nodes: voter-N, <region>-location and
-// <region>-checker-N.
-var nodeName = regexp.MustCompile(`^(voter-[1-9]|([a-z0-9-]+)-location|([a-z0-9-]+)-checker-[1-9])$`)
+// nodeRegion reads a node name of the nodes network: voter-1 to voter-3 (no region),
+// <region>-location or <region>-checker-N (N from 1 to the checkers per region).
+func nodeRegion(name string) (region string, ok bool) {
+	if v, found := strings.CutPrefix(name, "voter-"); found {
+		i, err := strconv.Atoi(v)
+		return "", err == nil && i >= 1 && i <= chaosVoters && v == strconv.Itoa(i)
+	}
+	if r, found := strings.CutSuffix(name, "-location"); found {
+		return r, r != ""
+	}
+	r, c, found := strings.Cut(name, "-checker-")
+	i, err := strconv.Atoi(c)
+	return r, found && r != "" && err == nil && i >= 1 && i <= checkersPerRegion && c == strconv.Itoa(i)
+}
 
 // parseChaosStep parses the arguments of a chaos step.
 func parseChaosStep(st Step, args []string, regions []string) (Step, error) {
@@ -54,13 +64,14 @@ func parseChaosStep(st Step, args []string, regions []string) (Step, error) {
 	}
 	switch st.Kind {
 	case StepKill, StepStart:
-		m := nodeName.FindStringSubmatch(args[0])
+		r, ok := nodeRegion(args[0])
 		switch {
 		case st.Kind == StepStart && (args[0] == "all" || args[0] == "voters"):
-		case m == nil:
-			return st, fmt.Errorf("%s: %q is not a node (voter-N, <region>-location, <region>-checker-N%s)", st.Kind, args[0],
-				map[bool]string{true: ", voters or all"}[st.Kind == StepStart])
-		case m[2] != "" && !slices.Contains(regions, m[2]), m[3] != "" && !slices.Contains(regions, m[3]):
+		case !ok && st.Kind == StepStart:
+			return st, fmt.Errorf("start: %q is not a node (voter-1..3, <region>-location, <region>-checker-1..3), voters or all", args[0])
+		case !ok:
+			return st, fmt.Errorf("kill: %q is not a node (voter-1..3, <region>-location, <region>-checker-1..3)", args[0])
+		case r != "" && !slices.Contains(regions, r):
 			return st, fmt.Errorf("%s: %q is in no region of %s", st.Kind, args[0], strings.Join(regions, ", "))
 		}
 		st.Regions = args

@@ -141,6 +141,27 @@ func getCluster(ctx context.Context, api string) (control.ClusterView, error) {
 	return cv, nil
 }
 
+// stopVoters stops every running voter of a control plane of several, for good.
+func (n *nodesNetwork) stopVoters() error {
+	n.mu.Lock()
+	var ids []string
+	for _, v := range n.voters {
+		if !v.down {
+			ids = append(ids, v.cfg.ID)
+		}
+	}
+	n.mu.Unlock()
+	if len(ids) == 0 {
+		return errors.New("this network has no control plane running")
+	}
+	for _, id := range ids {
+		if err := n.Kill(id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // ControlAPIs returns the API URLs of the control voters, running or not.
 func (n *nodesNetwork) ControlAPIs() []string {
 	n.mu.Lock()

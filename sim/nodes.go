@@ -311,7 +311,7 @@ func (n *nodesNetwork) StopControl() error {
 	n.voter = nil
 	n.mu.Unlock()
 	if v == nil {
-		return errors.New("this network has no control plane running")
+		return n.stopVoters()
 	}
 	return n.halt(v)
 }
