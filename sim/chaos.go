@@ -345,6 +345,9 @@ func (r Result) VerdictChanges() (all, unhealthy int) {
 
 // writeChaos adds the verdict changes and the control-plane writes of a run to a report.
 func (r Result) writeChaos(b *strings.Builder) {
+	if !r.ReadyAt.IsZero() {
+		fmt.Fprintf(b, "  ready at               %s (the timeline's +0)\n", r.ReadyAt.Format("15:04:05.000"))
+	}
 	all, bad := r.VerdictChanges()
 	fmt.Fprintf(b, "  verdict changes        %d after ready (%d to a verdict not served)\n", all, bad)
 	if w := r.Writes; w != nil {
@@ -356,6 +359,33 @@ func (r Result) writeChaos(b *strings.Builder) {
 		}
 		for _, p := range w.Problems {
 			fmt.Fprintf(b, "  WRITE %s\n", p)
+		}
+		r.writeEvidence(b)
+	}
+}
+
+// evidenceViolations bounds the violations whose neighbourhood a chaos report prints.
+const evidenceViolations = 3
+
+// writeEvidence prints, for the first violations, what the same location answered within a
+// second of the violation and its verdict changes within ten seconds, to tell the system's
+// fault from the model's.
+func (r Result) writeEvidence(b *strings.Builder) {
+	for i, v := range r.Verification.Violations {
+		if i == evidenceViolations {
+			break
+		}
+		l, at := v.Answer.Location, v.Answer.Sent
+		fmt.Fprintf(b, "  around violation %d (%s at %s):\n", i+1, v.Answer.Name, l)
+		for _, a := range r.History.Answers {
+			if a.Location == l && a.Sent.After(at.Add(-time.Second)) && a.Sent.Before(at.Add(time.Second)) {
+				fmt.Fprintf(b, "    answer %v\n", a)
+			}
+		}
+		for _, c := range r.History.Changes {
+			if c.Location == l && c.At.After(at.Add(-10*time.Second)) && c.At.Before(at.Add(10*time.Second)) {
+				fmt.Fprintf(b, "    change %v (after %s)\n", c, c.After.Format("15:04:05.000"))
+			}
 		}
 	}
 }

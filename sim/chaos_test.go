@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"net"
 	"os"
 	"slices"
 	"strconv"
@@ -8,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/miekg/dns"
+	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/dev"
 	"github.com/vigil-dns/vigil/regions"
 )
@@ -279,4 +282,43 @@ func TestNodesNetworkRegionLinks(t *testing.T) {
 	if err := n.SetLatency("us-east", "us-east", time.Second); err == nil {
 		t.Error("latency within one region: no error")
 	}
+}
+
+// A query that comes back as it was sent is no answer. Found by `make chaos`: with a location
+// down, its port free, the querier's socket got that very port and was connected to itself;
+// its own query came back in 50µs and was recorded as an empty NOERROR answer, a violation.
+func TestQuerierRefusesItsOwnQuery(t *testing.T) {
+	mirror, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mirror.Close()
+	go func() {
+		buf := make([]byte, 512)
+		for {
+			n, from, err := mirror.ReadFrom(buf)
+			if err != nil {
+				return
+			}
+			_, _ = mirror.WriteTo(buf[:n], from)
+		}
+	}()
+	q := &querier{location: "us-east", addr: mirror.LocalAddr().String(), client: &dns.Client{Timeout: time.Second}}
+	a := q.ask(t.Context(), "static.demo.vigil.test.")
+	if a.Err == "" {
+		t.Fatalf("a query sent back was recorded as an answer: %v", a)
+	}
+	res := NewChecker(mustDemo(t), 0).Verify(History{Answers: []Answer{a}})
+	if len(res.Violations) != 0 || res.Unanswered != 1 {
+		t.Errorf("verification: %+v", res)
+	}
+}
+
+func mustDemo(t *testing.T) *config.Document {
+	t.Helper()
+	doc, err := config.Load("../examples/demo.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return doc
 }

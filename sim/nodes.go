@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/netip"
@@ -37,7 +38,8 @@ type running struct {
 	node   *node.Node
 	cancel context.CancelFunc
 	done   chan error
-	down   bool // stopped by a kill step until a start step (guarded by nodesNetwork.mu)
+	down   bool        // stopped by a kill step until a start step (guarded by nodesNetwork.mu)
+	held   []io.Closer // a killed location's DNS sockets, held until it starts (chaosnet.go)
 }
 
 // nodesNetwork is three regions of agent runtimes (package node) on the regions simulated
@@ -301,6 +303,7 @@ func (n *nodesNetwork) wait() error {
 	n.wg.Wait()
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	n.releaseHeld()
 	return errors.Join(n.errs...)
 }
 
