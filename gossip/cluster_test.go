@@ -233,3 +233,29 @@ func TestMembershipEvents(t *testing.T) {
 		}
 	})
 }
+
+// TestRestartOnNewAddress: a node that died and comes back under the same name on a new
+// address (a restarted pod, a restarted node of `vigil sim`) is back in the pool at once, not
+// when its old address is forgotten. Found by `vigil sim chaos`: memberlist refused the new
+// address ("Conflicting address", the old one dead) and a restarted location heard no checker
+// for up to 7s, serving fail-open meanwhile.
+func TestRestartOnNewAddress(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := newCluster(t, spec{regions: []string{"r1"}, checkers: 1, locations: 1})
+		defer c.close()
+		waitFor(t, 30*time.Second, 100*time.Millisecond, "pool converges", c.converged)
+		loc := c.node("r1-l0")
+		c.node("r1-c0").Shutdown() // dies: no leave
+		waitFor(t, time.Minute, 100*time.Millisecond, "checker declared dead", func() bool { return len(loc.Members()) == 1 })
+		c.stop["r1-c0"]()
+		// A new transport, so a new address; it joins through the location.
+		again := c.add("r1-c0", "r1", RoleChecker, func(cfg *Config) { cfg.Seeds = []string{loc.Addr()} })
+		took := waitFor(t, 30*time.Second, 100*time.Millisecond, "the restarted checker is back", func() bool {
+			return len(loc.Checkers()["r1"]) == 1 && len(again.Members()) == 2
+		})
+		if bound := 5 * time.Second; took > bound {
+			t.Errorf("the restarted checker was back after %v, want within %v", took, bound)
+		}
+		t.Logf("back in the pool %v after it started", took)
+	})
+}

@@ -27,7 +27,9 @@ const (
 	repairFanout   = 8                 // checkers asked directly for their rows per round
 	maxDeltaQueue  = 8192              // deltas waiting to be relayed
 	leaveTimeout   = 2 * time.Second   // graceful leave at shutdown
-	forgetInterval = time.Minute
+	// deadNodeReclaim is how long a dead node's name stays bound to its old address.
+	deadNodeReclaim = time.Nanosecond
+	forgetInterval  = time.Minute
 )
 
 // Node is one node of the pool. Its methods are safe for concurrent use.
