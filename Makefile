@@ -3,7 +3,7 @@ GO      ?= go
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 
-.PHONY: run build test lint unit bench fuzz clean image demo demo-down
+.PHONY: run build test lint unit bench fuzz clean image demo demo-down chaos
 
 ## run: start the embedded multi-region network (vigil dev).
 run:
@@ -48,6 +48,12 @@ fuzz:
 	    while read -r f; do cp "$$f" $$pkg/testdata/fuzz/$$name/; done; \
 	  echo "committed corpus: $$(ls $$pkg/testdata/fuzz/$$name | wc -l) files"; rm -f $$stamp; \
 	done
+
+## chaos: the nightly chaos run: 10 minutes of seeded faults (SEED=N replays a run).
+SEED     ?= 1
+DURATION ?= 10m
+chaos:
+	$(GO) run ./cmd/vigil sim chaos -seed $(SEED) -duration $(DURATION)
 
 ## image: the container image (FROM scratch: the static binary and the host's CA bundle).
 IMAGE   ?= vigil:demo

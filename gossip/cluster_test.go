@@ -1,6 +1,7 @@
 package gossip
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"sync"
@@ -8,6 +9,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
@@ -230,6 +232,80 @@ func TestMembershipEvents(t *testing.T) {
 		}
 		if ch := watcher.Checkers(); len(ch["r1"]) != 0 {
 			t.Errorf("live checkers after both left: %v", ch)
+		}
+	})
+}
+
+// TestRestartOnNewAddress: a node that died and comes back under the same name on a new
+// address (a restarted pod, a restarted node of `vigil sim`) is back in the pool at once, not
+// when its old address is forgotten. Found by `vigil sim chaos`: memberlist refused the new
+// address ("Conflicting address", the old one dead) and a restarted location heard no checker
+// for up to 7s, serving fail-open meanwhile.
+func TestRestartOnNewAddress(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := newCluster(t, spec{regions: []string{"r1"}, checkers: 1, locations: 1})
+		defer c.close()
+		waitFor(t, 30*time.Second, 100*time.Millisecond, "pool converges", c.converged)
+		loc := c.node("r1-l0")
+		c.node("r1-c0").Shutdown() // dies: no leave
+		waitFor(t, time.Minute, 100*time.Millisecond, "checker declared dead", func() bool { return len(loc.Members()) == 1 })
+		c.stop["r1-c0"]()
+		// A new transport, so a new address; it joins through the location.
+		again := c.add("r1-c0", "r1", RoleChecker, func(cfg *Config) { cfg.Seeds = []string{loc.Addr()} })
+		took := waitFor(t, 30*time.Second, 100*time.Millisecond, "the restarted checker is back", func() bool {
+			return len(loc.Checkers()["r1"]) == 1 && len(again.Members()) == 2
+		})
+		if bound := 5 * time.Second; took > bound {
+			t.Errorf("the restarted checker was back after %v, want within %v", took, bound)
+		}
+		t.Logf("back in the pool %v after it started", took)
+	})
+}
+
+// TestStopWhileJoiningBlackHoles: a node whose seeds are all behind a cut link stops within
+// about one dial timeout, not one per seed. Found by `vigil sim chaos`: a checker restarted
+// while links were cut (every running node its seed) took up to 14.6s to stop.
+func TestStopWhileJoiningBlackHoles(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := newCluster(t, spec{regions: []string{"r1", "r2"}, checkers: 8})
+		defer c.close()
+		waitFor(t, time.Minute, 100*time.Millisecond, "pool converges", c.converged)
+		var seeds []string
+		for _, n := range c.with(RoleChecker) {
+			if n.cfg.Region == "r1" {
+				seeds = append(seeds, n.Addr())
+			}
+		}
+		if err := c.net.Cut("r1", "r2"); err != nil {
+			t.Fatal(err)
+		}
+		tr, err := c.net.NewTransport("r2")
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := New(Config{ID: "late", Region: "r2", Roles: RoleLocation, Version: "test", Transport: tr,
+			Keys: [][]byte{testKey}, Registerer: prometheus.NewRegistry(), Logger: testLogger(), Seeds: seeds})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- n.Run(ctx) }()
+		time.Sleep(500 * time.Millisecond) // dialling the first seed
+		cancel()
+		stopped := time.Now()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Error(err)
+			}
+		case <-time.After(time.Minute):
+			t.Fatal("run did not return within a minute")
+		}
+		// A dial into the cut link lasts memberlist's TCP timeout (10s at LAN settings) and the
+		// one in flight is waited for; the 8 seeds in a row took 8 of them (over a minute).
+		if took, bound := time.Since(stopped), 15*time.Second; took > bound {
+			t.Errorf("stopped %v after its context ended, want within %v (%d unreachable seeds)", took, bound, len(seeds))
 		}
 	})
 }

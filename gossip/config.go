@@ -203,5 +203,10 @@ func (c *Config) memberlistConfig() *memberlist.Config {
 	mc.AdvertisePort = c.AdvertisePort
 	mc.GossipVerifyIncoming = true
 	mc.GossipVerifyOutgoing = true
+	// A node declared dead may come back under its name on another address (a restarted
+	// container, a node of the sim) at once: memberlist's default refuses the new address
+	// until the dead one is forgotten, and a restarted location would hear nobody meanwhile.
+	// A live node keeps its name: it refutes any claim that it is dead.
+	mc.DeadNodeReclaimTime = deadNodeReclaim
 	return mc
 }

@@ -30,6 +30,9 @@ type controlRole struct {
 	srv    *http.Server
 	client *http.Client
 	closed bool
+	// endRequests ends every request's context (blocking reads, forwards) when the API
+	// stops.
+	endRequests context.CancelFunc
 }
 
 // newControlRole opens the voter's data directory, starts raft and binds the API listener.
@@ -74,8 +77,14 @@ func newControlRole(cfg Config, reg prometheus.Registerer, log *slog.Logger) (*c
 		mux.Handle("GET /metrics", promhttp.HandlerFor(g, promhttp.HandlerOpts{}))
 	}
 	mux.Handle("/", api)
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, TLSConfig: cc.ServerTLS}
-	return &controlRole{cfg: cc, dir: dir, node: node, api: api, ln: ln, srv: srv, client: client}, nil
+	// Requests end when the server's shutdown begins: a blocking read (a Watcher waits up to
+	// 30s) would otherwise hold the shutdown until its timeout, the voter still leading with
+	// its API closed, so that every write forwarded to it failed meanwhile.
+	reqCtx, endRequests := context.WithCancel(context.Background())
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, TLSConfig: cc.ServerTLS,
+		BaseContext: func(net.Listener) context.Context { return reqCtx }}
+	srv.RegisterOnShutdown(endRequests)
+	return &controlRole{cfg: cc, dir: dir, node: node, api: api, ln: ln, srv: srv, client: client, endRequests: endRequests}, nil
 }
 
 // run serves the API, bootstraps or joins the cluster, and stops the voter when ctx ends.
@@ -145,6 +154,7 @@ func (c *controlRole) close() error {
 		return nil
 	}
 	c.closed = true
+	c.endRequests()
 	c.ln.Close()
 	return c.node.Close()
 }

@@ -176,20 +176,28 @@ func (n *Node) evaluate(now time.Time) {
 		}
 		verdicts[id], inputs[id], serving[id] = v, in, v.Serving()
 	}
-	n.dns.SetVerdicts(serving)
+	n.installVerdicts(now, freshnessWindow(doc), verdicts, inputs, serving)
 	n.m.observe(verdicts, time.Since(t0).Seconds())
 	n.lm.observe(verdicts, held, plan, doc, now)
-	window := freshnessWindow(doc)
+}
+
+// installVerdicts hands an evaluation's verdicts to the DNS server and keeps them for reads
+// (Verdicts, ExplainCheck, the next evaluation's previous verdicts) under one lock, so that
+// what a read returns is what DNS serves. They are installed even when the configuration
+// changed during the evaluation: DNS serves them until the next evaluation either way.
+// (They used to reach DNS first and the reads only when the configuration had not changed;
+// under steady control-plane writes, found by `vigil sim chaos`, DNS served a verdict that
+// no read ever saw.)
+func (n *Node) installVerdicts(now time.Time, window time.Duration, verdicts map[string]quorum.Verdict, inputs map[string]evalInput, serving map[string]bool) {
 	n.mu.Lock()
-	if n.doc == doc {
-		n.loc.verdicts, n.loc.inputs = verdicts, inputs
-		n.loc.lastEval = now
-		n.loc.evaluations++
-		if n.loc.warmAt.IsZero() && now.Sub(n.started) >= window {
-			n.loc.warmAt = now
-		}
+	defer n.mu.Unlock()
+	n.dns.SetVerdicts(serving)
+	n.loc.verdicts, n.loc.inputs = verdicts, inputs
+	n.loc.lastEval = now
+	n.loc.evaluations++
+	if n.loc.warmAt.IsZero() && now.Sub(n.started) >= window {
+		n.loc.warmAt = now
 	}
-	n.mu.Unlock()
 }
 
 // explain recomputes one check's verdict with its evidence from its recorded inputs.

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -51,7 +52,9 @@ type running struct {
 
 	// src is a checker's own loopback source address for its probes, so that its sockets
 	// can be told apart from other nodes'.
-	src netip.Addr
+	src  netip.Addr
+	down bool        // stopped by a kill step until a start step (guarded by nodesNetwork.mu)
+	held []io.Closer // a killed location's DNS sockets, held until it starts (chaosnet.go)
 }
 
 // nodesNetwork is three regions of agent runtimes (package node) on the regions simulated
@@ -71,17 +74,18 @@ type nodesNetwork struct {
 	heapBase uint64   // the heap after GC before the first node started
 	srcs     int      // the checkers' source addresses handed out
 
-	mu    sync.Mutex
-	voter *running
-	nodes []*running // locations first, in region order, then checkers
-	errs  []error
-	wg    sync.WaitGroup
-	stop  context.CancelFunc
+	mu     sync.Mutex
+	voter  *running
+	voters []*running // a control plane of several voters (chaosnet.go)
+	nodes  []*running // locations first, in region order, then checkers
+	errs   []error
+	wg     sync.WaitGroup
+	stop   context.CancelFunc
 }
 
-// startNodes starts the targets of cfg, the voter when withControl, and the nodes; they stop
+// startNodes starts the targets of cfg, voterCount voters (none: the nodes run doc), and the nodes; they stop
 // when ctx ends or wait is called.
-func startNodes(ctx context.Context, cfg dev.Config, doc *config.Document, dir string, log *slog.Logger, withControl bool, opts nodesOptions) (n *nodesNetwork, err error) {
+func startNodes(ctx context.Context, cfg dev.Config, doc *config.Document, dir string, log *slog.Logger, voterCount int, opts nodesOptions) (n *nodesNetwork, err error) {
 	ctx, stop := context.WithCancel(ctx)
 	n = &nodesNetwork{ctx: ctx, log: log, targets: map[string]*dev.Target{}, regions: cfg.Regions, stop: stop}
 	defer func() {
@@ -123,12 +127,16 @@ func startNodes(ctx context.Context, cfg dev.Config, doc *config.Document, dir s
 		canaries[r] = c
 	}
 	var voters []string
-	if withControl {
+	if voterCount == 1 {
 		api, err := n.startVoter(filepath.Join(dir, "voter"), doc)
 		if err != nil {
 			return n, err
 		}
 		voters = []string{api}
+	} else if voterCount > 1 {
+		if voters, err = n.startVoters(dir, doc, voterCount); err != nil {
+			return n, err
+		}
 	}
 	key, err := gossip.ParseKey(dev.DemoKey)
 	if err != nil {
@@ -346,6 +354,7 @@ func (n *nodesNetwork) wait() error {
 	n.wg.Wait()
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	n.releaseHeld()
 	return errors.Join(n.errs...)
 }
 
@@ -356,7 +365,7 @@ func (n *nodesNetwork) StopControl() error {
 	n.voter = nil
 	n.mu.Unlock()
 	if v == nil {
-		return errors.New("this network has no control plane running")
+		return n.stopVoters()
 	}
 	return n.halt(v)
 }
@@ -385,7 +394,7 @@ func (n *nodesNetwork) location(region string) *node.Node {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	for _, rn := range n.nodes {
-		if rn.cfg.ID == region+"-location" {
+		if rn.cfg.ID == region+"-location" && !rn.down {
 			return rn.node
 		}
 	}
@@ -402,10 +411,9 @@ func (n *nodesNetwork) SetTargetDown(region string, down bool) error {
 	return nil
 }
 
-// Cut is not offered: regions' links here are per checker; use the dev network.
-func (n *nodesNetwork) Cut(...string) error {
-	return errors.New("the nodes network does not cut regions: run this script on the dev network")
-}
+// Cut cuts one region from every other, or two regions apart: a region is its location's
+// link and the links of its checkers.
+func (n *nodesNetwork) Cut(rs ...string) error { return n.cutRegions(rs...) }
 
 // Heal restores every link.
 func (n *nodesNetwork) Heal() { n.sim.HealAll() }

@@ -230,7 +230,7 @@ func startPoison(ctx context.Context, cfg dev.Config, doc *config.Document, o Op
 		id := c.ID
 		c.Probe.OnResult = func(check string, r checker.Result) { p.record(id, check, r) }
 	}
-	n, err := startNodes(sctx, cfg, doc, o.DataDir, o.Logger, o.Script.needsControl(), nodesOptions{checkers: poisonCheckers, tune: tune})
+	n, err := startNodes(sctx, cfg, doc, o.DataDir, o.Logger, o.Script.voters(), nodesOptions{checkers: poisonCheckers, tune: tune})
 	if err != nil {
 		return nil, err
 	}

@@ -218,6 +218,12 @@ func (q *querier) ask(ctx context.Context, name string) Answer {
 		a.Err = err.Error()
 		return a
 	}
+	if !r.Response {
+		// The query itself came back: with the location down and its port free, the
+		// client's socket can get that very port and be connected to itself.
+		a.Err = "no response: the query came back as it was sent"
+		return a
+	}
 	a.Rcode = r.Rcode
 	for _, rr := range r.Answer {
 		if x, ok := rr.(*dns.A); ok && strings.EqualFold(x.Hdr.Name, name) {

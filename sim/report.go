@@ -14,10 +14,11 @@ const maxViolationsShown = 20
 // Queries returns how many queries the run made.
 func (r Result) Queries() int { return len(r.History.Answers) }
 
-// Passed reports whether the run found no violation, flipped no healthy endpoint, and (with
-// grow and measure steps) kept per-node resources flat.
+// Passed reports whether the run found no violation, flipped no healthy endpoint, lost no
+// acknowledged control-plane write, and (with grow and measure steps) kept per-node
+// resources flat.
 func (r Result) Passed() bool {
-	return len(r.Verification.Violations) == 0 && len(r.Flips) == 0 && len(r.Growth.Problems()) == 0
+	return len(r.Verification.Violations) == 0 && len(r.Flips) == 0 && r.Writes.ok() && len(r.Growth.Problems()) == 0
 }
 
 // WriteReport writes the verdict table of every location and the run's figures to w.
@@ -45,7 +46,12 @@ func (r Result) WriteReport(w io.Writer) error {
 	fmt.Fprintf(&b, "  faults in force        %v\n", r.Faulted.Round(10*time.Millisecond))
 	fmt.Fprintf(&b, "  queries                %d (%d answered, %d unanswered, %d not made: history full)\n", r.Queries(), v.Answers, v.Unanswered, r.Dropped)
 	fmt.Fprintf(&b, "  last-resort answers    %d\n", v.LastResort)
-	fmt.Fprintf(&b, "  healthy flips          %d\n", len(r.Flips))
+	if r.Unmodelled {
+		fmt.Fprintf(&b, "  healthy flips          not computed: the fault model cannot say what a one-way cut, loss or latency does\n")
+	} else {
+		fmt.Fprintf(&b, "  healthy flips          %d\n", len(r.Flips))
+	}
+	r.writeChaos(&b)
 	fmt.Fprintf(&b, "  detection              %v\n", r.Detection.Round(10*time.Millisecond))
 	fmt.Fprintf(&b, "  recovery               %v\n", r.Recovery.Round(10*time.Millisecond))
 	fmt.Fprintf(&b, "  violations             %d\n", len(v.Violations))

@@ -85,6 +85,14 @@ type Result struct {
 	Poison *PoisonFigures
 	// Growth holds what grow and measure steps found; nil without them.
 	Growth *Growth
+	// ReadyAt is when the network was ready and the script started.
+	ReadyAt time.Time
+	// Unmodelled is set when a fault the model cannot judge was injected (a one-way cut,
+	// loss, latency): Flips is then not computed, and VerdictChanges says what changed.
+	Unmodelled bool
+	// Writes are the control-plane writes made during a run on a control plane of several
+	// voters (chaos), and the acknowledged ones lost; nil without.
+	Writes *WriteStats
 }
 
 // Run starts a dev network, waits until every location holds a healthy verdict of every
@@ -144,6 +152,10 @@ func Run(ctx context.Context, o Options) (res Result, err error) {
 
 	r := &runner{o: o, res: &res, regions: cfg.Regions, doc: doc, targets: targets, net: n}
 	r.sampler = newSampler(n.Verdicts, cfg.Regions)
+	wr, err := startWriter(o.Script, n, doc)
+	if err != nil {
+		return res, err
+	}
 	ready := make(chan struct{})
 	r.sampler.onChange = func(c Change) {
 		select {
@@ -172,6 +184,9 @@ func Run(ctx context.Context, o Options) (res Result, err error) {
 		for _, q := range queriers {
 			wg.Go(func() { q.run(recCtx, o.QueryInterval) })
 		}
+		if wr != nil {
+			wg.Go(func() { wr.run(recCtx) })
+		}
 		r.event(fmt.Sprintf("ready: every location holds a healthy verdict of every check; asking each for %s every %v",
 			strings.Join(names, " "), o.QueryInterval))
 		return r.script(ctx, faults)
@@ -195,6 +210,11 @@ func Run(ctx context.Context, o Options) (res Result, err error) {
 	if p, ok := n.(*poisonNetwork); ok {
 		res.Poison = p.figures(r.readyAt, res.History.Changes)
 	}
+	res.ReadyAt, res.Unmodelled = r.readyAt, r.unmodelled
+	if wr != nil && runErr == nil {
+		ws := wr.verify(ctx, 30*time.Second)
+		res.Writes = &ws
+	}
 	return res, runErr
 }
 
@@ -214,7 +234,7 @@ func startNetwork(ctx context.Context, o Options, cfg dev.Config, doc *config.Do
 		}
 		return devNetwork{n}, n.Wait, nil
 	case NetworkNodes:
-		n, err := startNodes(ctx, cfg, doc, o.DataDir, o.Logger, o.Script.needsControl(), nodesOptions{checkers: o.Script.CheckersPerRegion})
+		n, err := startNodes(ctx, cfg, doc, o.DataDir, o.Logger, o.Script.voters(), nodesOptions{checkers: o.Script.CheckersPerRegion})
 		if err != nil {
 			return nil, nil, err
 		}

@@ -28,6 +28,7 @@ type runner struct {
 	mu               sync.Mutex         // guards the timeline
 	kept             map[[2]string]bool // (location, check) pairs the model kept healthy so far
 	detected, healed bool
+	unmodelled       bool // a fault the model cannot say anything of was injected (chaos.go)
 }
 
 // event adds a line to the timeline, at the time since the network was ready.
@@ -135,6 +136,8 @@ func (r *runner) inject(st Step) error {
 			return fmt.Errorf("%s needs a poison network (network %s)", st.Kind, NetworkPoison)
 		}
 		return p.SetPoisoned(st.Kind == StepPoison)
+	case StepKill, StepStart, StepKillLeader, StepCutOneWay, StepLoss, StepLatency:
+		return r.injectChaos(st)
 	}
 	return fmt.Errorf("unknown step %q", st.Kind)
 }
@@ -181,7 +184,7 @@ func (r *runner) keep(f Faults) {
 // flips returns the verdict changes, after the network was ready, of the pairs the model
 // kept healthy throughout.
 func (r *runner) flips() []Change {
-	if r.readyAt.IsZero() {
+	if r.readyAt.IsZero() || r.unmodelled {
 		return nil
 	}
 	var out []Change

@@ -31,13 +31,21 @@ const (
 	StepCure    = "cure"    // they answer normally again
 	StepGrow    = "grow"    // n more checkers join at once, spread over the regions (nodes network)
 	StepMeasure = "measure" // measure every node's goroutines, heap and sockets (nodes network)
+	// Chaos steps (nodes network; see chaosnet.go).
+	StepKill       = "kill"        // one node stops (a voter, a location or a checker)
+	StepStart      = "start"       // it starts again from its data directory; "start all": every stopped node
+	StepKillLeader = "kill-leader" // the control plane's leader stops (three voters)
+	StepCutOneWay  = "cut-oneway"  // packets from one region to another are lost
+	StepLoss       = "loss"        // a percentage of the packets between two regions are lost
+	StepLatency    = "latency"     // the link between two regions is slowed, each way
 )
 
 // DefaultWait bounds a wait step that names no bound.
 const DefaultWait = 60 * time.Second
 
-// maxSteps bounds the length of a script.
-const maxSteps = 200
+// maxSteps bounds the length of a script (a generated chaos script of an hour has about
+// 2,400 steps).
+const maxSteps = 5000
 
 // Step is one line of a script.
 type Step struct {
@@ -67,10 +75,11 @@ func (s Step) String() string {
 
 // fault reports whether the step injects a fault, repair whether it removes one.
 func (s Step) fault() bool {
-	return s.Kind == StepDown || s.Kind == StepCut || s.Kind == StepOffline || s.Kind == StepControlDown || s.Kind == StepPoison
+	return s.Kind == StepDown || s.Kind == StepCut || s.Kind == StepOffline || s.Kind == StepControlDown ||
+		s.Kind == StepPoison || s.chaosFault()
 }
 func (s Step) repair() bool {
-	return s.Kind == StepUp || s.Kind == StepHeal || s.Kind == StepOnline || s.Kind == StepCure
+	return s.Kind == StepUp || s.Kind == StepHeal || s.Kind == StepOnline || s.Kind == StepCure || s.Kind == StepStart
 }
 
 // Script is a scenario: a name, the network it runs on and its steps, run in order.
@@ -103,6 +112,12 @@ type Script struct {
 //	grow <n>                  n more checkers join at once, spread over the regions, and the
 //	                          step waits until the assignment has rebalanced (nodes network)
 //	measure                   every node's goroutines, heap and sockets (nodes network)
+//	kill <node>               a node stops: voter-1..3, <region>-location, <region>-checker-1..3
+//	start <node>|all          it starts again from its data directory (all: every stopped node)
+//	kill-leader               the control plane's leader stops (nodes network, three voters)
+//	cut-oneway <from> <to>    packets from one region to the other are lost (nodes network)
+//	loss <a> <b> <percent>    that share of the packets between two regions is lost
+//	latency <a> <b> <dur>     every packet between two regions is delayed, each way
 //
 // regions lists the regions a script may name. Every problem is reported, with its line.
 func ParseScript(name string, r io.Reader, regions []string) (Script, error) {
@@ -229,8 +244,10 @@ func parseStep(f []string, regions []string) (Step, error) {
 		default:
 			return st, fmt.Errorf("wait takes at most one duration, got %d arguments", len(args))
 		}
+	case StepKill, StepStart, StepKillLeader, StepCutOneWay, StepLoss, StepLatency:
+		return parseChaosStep(st, args, regions)
 	default:
-		return st, fmt.Errorf("unknown step %q (steps: down, up, cut, heal, hold, wait, offline, online, control-down, restart, poison, cure, grow, measure, network)", st.Kind)
+		return st, fmt.Errorf("unknown step %q (steps: down, up, cut, heal, hold, wait, offline, online, control-down, restart, poison, cure, grow, measure, network, kill, start, kill-leader, cut-oneway, loss, latency)", st.Kind)
 	}
 	return st, err
 }

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -60,7 +61,7 @@ func TestParseScriptErrors(t *testing.T) {
 	tests := []struct{ script, want string }{
 		{"", "sim: t: no steps"},
 		{"# only a comment\n", "sim: t: no steps"},
-		{"explode us-east", `sim: t:1: unknown step "explode" (steps: down, up, cut, heal, hold, wait, offline, online, control-down, restart, poison, cure, grow, measure, network)`},
+		{"explode us-east", `sim: t:1: unknown step "explode" (steps: down, up, cut, heal, hold, wait, offline, online, control-down, restart, poison, cure, grow, measure, network, kill, start, kill-leader, cut-oneway, loss, latency)`},
 		{"down", "sim: t:1: down takes one region, got 0 arguments"},
 		{"down mars", `sim: t:1: down: unknown region "mars" (regions: us-east, eu-west, sa-east)`},
 		{"cut", "sim: t:1: cut takes one region or two, got 0 arguments"},
@@ -88,7 +89,7 @@ func TestParseScriptErrors(t *testing.T) {
 		}
 	}
 	long := strings.Repeat("heal\n", maxSteps+1)
-	if _, err := ParseScript("t", strings.NewReader(long), testRegions); err == nil || !strings.Contains(err.Error(), "more than 200 steps") {
+	if _, err := ParseScript("t", strings.NewReader(long), testRegions); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("more than %d steps", maxSteps)) {
 		t.Errorf("a script too long: %v", err)
 	}
 }

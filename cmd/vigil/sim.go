@@ -22,7 +22,7 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("sim", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: vigil sim [flags] <scenario>\n       vigil sim [flags] -script <file>\n\nscenarios: %s\n\nflags:\n",
+		fmt.Fprintf(stderr, "usage: vigil sim [flags] <scenario>\n       vigil sim [flags] -script <file>\n       vigil sim chaos [-seed N] [-duration 60s]\n\nscenarios: %s, chaos\n\nflags:\n",
 			strings.Join(sim.Scenarios(), ", "))
 		fs.PrintDefaults()
 		fmt.Fprintf(stderr, "\nvigil sim %s [flags]: a query flood at one zone's virtual name servers (vigil sim %s -h)\n", sim.DDoSName, sim.DDoSName)
@@ -32,8 +32,17 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	every := fs.Duration("query-interval", 20*time.Millisecond, "how often each location is asked one query")
 	slack := fs.Duration("slack", 0, "widen each query's window by this much on both sides when checking the history")
 	logLevel := fs.String("log-level", "error", "debug, info, warn or error: the network's logs, on stderr")
+	seed := fs.Uint64("seed", 1, "chaos: the seed of the generated script")
+	duration := fs.Duration("duration", 60*time.Second, "chaos: how long the faults go on (the sum of the holds)")
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	// `vigil sim chaos -seed N`: the flags may follow the scenario's name.
+	chaos := fs.NArg() > 0 && fs.Arg(0) == "chaos"
+	if chaos {
+		if err := fs.Parse(fs.Args()[1:]); err != nil {
+			return 2
+		}
 	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
@@ -52,6 +61,11 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if f, err = os.Open(*script); err == nil {
 			sc, err = sim.ParseScript(*script, f, regions)
 			f.Close()
+		}
+	case chaos && *script == "" && fs.NArg() == 0:
+		if sc, err = sim.Chaos(*seed, *duration, regions); err == nil {
+			fmt.Fprintf(stdout, "vigil sim: chaos, seed %d, %v of faults; the script (replay: save it and run vigil sim -script FILE):\n", *seed, *duration)
+			err = sim.WriteScript(stdout, sc)
 		}
 	case *script == "" && fs.NArg() == 1:
 		sc, err = sim.Scenario(fs.Arg(0), regions)
