@@ -22,8 +22,8 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("sim", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: vigil sim [flags] <scenario>\n       vigil sim [flags] -script <file>\n       vigil sim chaos [-seed N] [-duration 60s]\n\nscenarios: %s, chaos\n\nflags:\n",
-			strings.Join(sim.Scenarios(), ", "))
+		fmt.Fprintf(stderr, "usage: vigil sim [flags] <scenario>\n       vigil sim [flags] -script <file>\n       vigil sim chaos [-seed N] [-duration 60s]\n       vigil sim %s [flags]\n\nscenarios: %s, chaos, %s\n\nflags:\n",
+			sim.DDoSName, strings.Join(sim.Scenarios(), ", "), sim.DDoSName)
 		fs.PrintDefaults()
 		fmt.Fprintf(stderr, "\nvigil sim %s [flags]: a query flood at one zone's virtual name servers (vigil sim %s -h)\n", sim.DDoSName, sim.DDoSName)
 	}
