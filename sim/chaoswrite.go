@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -108,25 +107,8 @@ func (w *writer) put(ctx context.Context, api string, seq int) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, writeTimeout)
-	defer cancel()
 	u := fmt.Sprintf("%s/v1/zones/%s/record_sets/%s/TXT", api, url.PathEscape(w.zone), rs.Name)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPut, u, bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Authorization", "Bearer "+nodesToken)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("PUT %s: %s", rs.Name, resp.Status)
-	}
-	return nil
+	return putJSON(ctx, u, body, writeTimeout)
 }
 
 // verify reads every key back with a linearizable read (retrying across voters for up to

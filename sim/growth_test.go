@@ -2,7 +2,6 @@ package sim
 
 import (
 	"context"
-	"log/slog"
 	"net"
 	"net/netip"
 	"runtime/pprof"
@@ -12,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/dev"
 )
 
@@ -136,27 +134,7 @@ func TestFleetGrowth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc, err := config.Load("../examples/demo.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var timeline strings.Builder
-	res, err := Run(t.Context(), Options{
-		Script: sc, Document: doc, DataDir: t.TempDir(), Timeline: &timeline,
-		Logger: slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelError})),
-	})
-	var report strings.Builder
-	_ = res.WriteReport(&report)
-	t.Logf("timeline:\n%s%s", timeline.String(), report.String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := len(res.Verification.Violations); n > 0 {
-		t.Errorf("%d history violations, first: %v", n, res.Verification.Violations[0])
-	}
-	if len(res.Flips) > 0 {
-		t.Errorf("healthy endpoints flipped: %v", res.Flips)
-	}
+	res := runChecked(t, sc) // no error, violation or flip of a healthy endpoint
 	if res.Verification.Answers < 100 || res.Verification.LastResort != 0 {
 		t.Errorf("%d answers, %d in last resort: want answers flowing, none in last resort", res.Verification.Answers, res.Verification.LastResort)
 	}

@@ -329,9 +329,15 @@ func (n *nodesNetwork) startVoter(dir string, doc *config.Document) (string, err
 
 // putDocument writes the document through the control API, as `vigil apply` does.
 func putDocument(ctx context.Context, api string, body []byte) error {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	return putJSON(ctx, api+"/v1/document", body, 10*time.Second)
+}
+
+// putJSON PUTs body to the control API at u with the network's write token, within timeout,
+// and fails unless the API answers 200.
+func putJSON(ctx context.Context, u string, body []byte, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPut, api+"/v1/document", bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPut, u, bytes.NewReader(body))
 	if err != nil {
 		return err
 	}
@@ -342,8 +348,9 @@ func putDocument(ctx context.Context, api string, body []byte) error {
 		return err
 	}
 	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("PUT /v1/document: %s", resp.Status)
+		return fmt.Errorf("PUT %s: %s", req.URL.Path, resp.Status)
 	}
 	return nil
 }
