@@ -38,38 +38,11 @@ func (c *cuttableDialer) DialContext(ctx context.Context, network, address strin
 func TestIsolatedCheckerWithdraws(t *testing.T) {
 	t.Parallel()
 	dialer := &cuttableDialer{}
-	rec := newRecorder()
-	canaryAP, _ := switchable(t)
-	canary := fastCheck("canary", canaryAP)
-	c, err := New(Options{
-		Name:     "t",
-		Logger:   quiet(),
-		Prober:   ProberOptions{Dialer: dialer, Addresses: AddressPolicy{AllowLoopback: true}},
-		Canaries: []config.Check{canary},
-		OnReport: rec.onReport,
-		OnSelf:   rec.onSelf,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	// Default isolation policy (8 failures across 3 targets) and a failure threshold of 2:
 	// each check fails about twice before the checker can tell that it is isolated, so
 	// without holding suspect failures every check would be declared unhealthy first.
-	names := ids(4, "c")
-	var checks []config.Check
-	for _, id := range names {
-		ap, _ := switchable(t)
-		c := fastCheck(id, ap)
-		c.FailureThreshold = 2
-		checks = append(checks, c)
-	}
-	if err := c.SetChecks(checks); err != nil {
-		t.Fatal(err)
-	}
-	runChecker(t, c)
-	rec.waitFor(t, 5*time.Second, "healthy reports", func(rs []Report, _ []SelfHealth) bool {
-		return all(rs, names, func(r Report) bool { return r.Status == StatusHealthy })
-	})
+	c, rec, names := startBehind(t, dialer, func(*config.Check) {},
+		func(c *config.Check) { c.FailureThreshold = 2 })
 	before := len(rec.snapshot())
 
 	dialer.down.Store(true)
@@ -98,17 +71,15 @@ func TestIsolatedCheckerWithdraws(t *testing.T) {
 	})
 }
 
-// TestReturnIgnoresProbesOfTheOutage: behind a link that drops packets, probes started while
-// the checker was isolated time out after it is back (its fast canary answers first). Those
-// timeouts describe the checker's outage; counted, they would turn each check, whose state
-// starts over on the return, unhealthy at once.
-func TestReturnIgnoresProbesOfTheOutage(t *testing.T) {
-	t.Parallel()
-	dialer := &cuttableDialer{blackhole: true}
+// startBehind starts a checker whose probes go through dialer, with a canary (edited by
+// editCanary) and four checks (each edited by edit) on healthy servers, and waits until every
+// check is reported healthy; it returns the checker, its recorder and the checks' ids.
+func startBehind(t *testing.T, dialer *cuttableDialer, editCanary, edit func(*config.Check)) (*Checker, *recorder, []string) {
+	t.Helper()
 	rec := newRecorder()
 	canaryAP, _ := switchable(t)
 	canary := fastCheck("canary", canaryAP)
-	canary.Timeout = config.Duration(100 * time.Millisecond)
+	editCanary(&canary)
 	c, err := New(Options{
 		Name:     "t",
 		Logger:   quiet(),
@@ -125,7 +96,7 @@ func TestReturnIgnoresProbesOfTheOutage(t *testing.T) {
 	for _, id := range names {
 		ap, _ := switchable(t)
 		c := fastCheck(id, ap)
-		c.Timeout = config.Duration(time.Second)
+		edit(&c)
 		checks = append(checks, c)
 	}
 	if err := c.SetChecks(checks); err != nil {
@@ -135,6 +106,19 @@ func TestReturnIgnoresProbesOfTheOutage(t *testing.T) {
 	rec.waitFor(t, 5*time.Second, "healthy reports", func(rs []Report, _ []SelfHealth) bool {
 		return all(rs, names, func(r Report) bool { return r.Status == StatusHealthy })
 	})
+	return c, rec, names
+}
+
+// TestReturnIgnoresProbesOfTheOutage: behind a link that drops packets, probes started while
+// the checker was isolated time out after it is back (its fast canary answers first). Those
+// timeouts describe the checker's outage; counted, they would turn each check, whose state
+// starts over on the return, unhealthy at once.
+func TestReturnIgnoresProbesOfTheOutage(t *testing.T) {
+	t.Parallel()
+	dialer := &cuttableDialer{blackhole: true}
+	_, rec, names := startBehind(t, dialer,
+		func(c *config.Check) { c.Timeout = config.Duration(100 * time.Millisecond) },
+		func(c *config.Check) { c.Timeout = config.Duration(time.Second) })
 	dialer.down.Store(true)
 	rec.waitFor(t, 10*time.Second, "isolation", func(_ []Report, ss []SelfHealth) bool {
 		return len(ss) == 1 && !ss[0].Healthy
