@@ -70,16 +70,22 @@ func (s *wordSet) remove(w uint64) bool {
 func (s *wordSet) grow() {
 	old := s.slots
 	s.slots = make([]uint64, max(2*len(old), minSlots))
-	mask := len(s.slots) - 1
-	for _, stored := range old {
-		if stored == 0 {
+	reinsert(s.slots, old, s.home)
+}
+
+// reinsert puts every non-zero word of old into the empty linear-probing table slots, each
+// from its home (which must already reckon with len(slots)).
+func reinsert(slots, old []uint64, home func(uint64) int) {
+	mask := len(slots) - 1
+	for _, w := range old {
+		if w == 0 {
 			continue
 		}
-		i := s.home(stored)
-		for s.slots[i] != 0 {
+		i := home(w)
+		for slots[i] != 0 {
 			i = (i + 1) & mask
 		}
-		s.slots[i] = stored
+		slots[i] = w
 	}
 }
 
@@ -166,15 +172,5 @@ func (x *zoneIndex) del(name string, h uint64, names []string) bool {
 func (x *zoneIndex) grow() {
 	old := x.slots
 	x.slots = make([]uint64, max(2*len(old), minSlots))
-	mask := len(x.slots) - 1
-	for _, e := range old {
-		if e == 0 {
-			continue
-		}
-		i := x.home(e)
-		for x.slots[i] != 0 {
-			i = (i + 1) & mask
-		}
-		x.slots[i] = e
-	}
+	reinsert(x.slots, old, x.home)
 }
