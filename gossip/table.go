@@ -33,11 +33,11 @@ type row struct {
 	gen     uint64
 	seq     uint64 // every change up to seq is applied
 	beat    uint64
-	want    uint64 // the highest seq heard of; the row is behind while want > seq
-	floor   uint64 // a withdraw-all at floor removed every older entry
+	want    uint64              // the highest seq heard of; the row is behind while want > seq
+	floor   uint64              // a withdraw-all at floor removed every older entry
 	cells   map[uint32]heldCell // by check number (Table.checks)
-	tombs   map[string]uint64 // withdrawals newer than seq, against late deltas
-	ahead   map[uint64]bool   // applied deltas newer than seq+1
+	tombs   map[string]uint64   // withdrawals newer than seq, against late deltas
+	ahead   map[uint64]bool     // applied deltas newer than seq+1
 	// progress is when this location last saw the row advance while complete.
 	progress time.Time
 	// touched is when the row last changed at all, for forgetting it.
