@@ -73,6 +73,9 @@ func Judge(r Run, b Bounds) (Report, error) {
 			continue
 		}
 		q.Values = slices.Sorted(slices.Values(q.Values))
+		if q.Received.Before(q.Sent) {
+			q.Received = q.Sent // a failed query may come without the instant it ended
+		}
 		j.byLoc[q.Location] = append(j.byLoc[q.Location], q)
 	}
 	for _, l := range sortedKeys(j.byLoc) {

@@ -83,8 +83,10 @@ func (u Unanswered) Over() bool { return u.Counted > u.Bound }
 
 // Timing is how long the answers took to follow one event.
 type Timing struct {
-	// Event is the event.
+	// Event is the event (the first of Group).
 	Event Event
+	// Group are the events applied within 100ms of it, judged as one change.
+	Group []Event
 	// Repair is set for an event that restores (heal, target up, start), clear for a fault.
 	Repair bool
 	// Bound is the longest transition window of the event: the model's bound.
@@ -140,7 +142,15 @@ func (r *Report) Write(w io.Writer) error {
 		for _, l := range t.Missing {
 			parts = append(parts, l+" not seen")
 		}
-		fmt.Fprintf(&b, "  %s of [%v]: %s (bound %.2fs)\n", what, t.Event, strings.Join(parts, ", "), t.Bound.Seconds())
+		var events []string
+		for i, e := range t.Group {
+			if i == 0 {
+				events = append(events, e.String())
+			} else {
+				events = append(events, strings.TrimPrefix(e.String(), e.At.Format("15:04:05.000")+" "))
+			}
+		}
+		fmt.Fprintf(&b, "  %s of [%s]: %s (bound %.2fs)\n", what, strings.Join(events, "; "), strings.Join(parts, ", "), t.Bound.Seconds())
 	}
 	for _, u := range r.Unsure {
 		to := "the end"

@@ -55,6 +55,9 @@ func (r *Run) Validate() error {
 		nodes[n.Name] = true
 		region("node "+n.Name, n.Region)
 	}
+	if r.Start.IsZero() {
+		bad("no start: the instant the network was ready")
+	}
 	if r.End.Before(r.Start) {
 		bad("the run ends (%v) before it starts (%v)", r.End, r.Start)
 	}
@@ -102,7 +105,7 @@ func (r *Run) Validate() error {
 		if !nodes[q.Location] {
 			bad("query %d (%v): unknown location %q", i, q, q.Location)
 		}
-		if q.Received.Before(q.Sent) {
+		if q.Received.Before(q.Sent) && q.answered() {
 			bad("query %d (%v): received before it was sent", i, q)
 		}
 	}

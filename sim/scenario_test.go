@@ -65,7 +65,23 @@ func runChecked(t *testing.T, sc Script) Result {
 	if res.Verification.Answers < 100 {
 		t.Errorf("only %d answers recorded", res.Verification.Answers)
 	}
+	checkOracle(t, res)
 	return res
+}
+
+// checkOracle fails the test unless the independent oracle judged the run and found no
+// wrong answer, no flip, and no location with more unanswered queries than its bound.
+func checkOracle(t *testing.T, res Result) {
+	t.Helper()
+	o := res.Oracle
+	if o == nil {
+		t.Errorf("the oracle did not judge the run: %s", res.OracleErr)
+		return
+	}
+	if o.Judged < 100 || !o.OK() {
+		counted, _ := o.UnansweredTotal()
+		t.Errorf("oracle: %d judged, %d wrong, %d flips, %d unanswered (bounds per location in the report)", o.Judged, len(o.Wrong), len(o.Flips), counted)
+	}
 }
 
 // TestPartition is the São Paulo story.
