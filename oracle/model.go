@@ -13,9 +13,9 @@ type tri uint8
 
 // The values of a tri.
 const (
-	no     tri = 1 << iota // surely not
-	yes                    // surely
-	either = no | yes      // unsure
+	no     tri        = 1 << iota // surely not
+	yes                           // surely
+	either = no | yes             // unsure
 )
 
 // served is the set of values DNS may serve for a check.

@@ -93,7 +93,9 @@ func TestVerdicts(t *testing.T) {
 		f(&c)
 		return &c
 	}
-	region := func(heard, probe tri, n int) regionView { return regionView{heard: heard, probe: probe, nLo: n, nHi: n} }
+	region := func(heard, probe tri, n int) regionView {
+		return regionView{heard: heard, probe: probe, nLo: n, nHi: n}
+	}
 	tests := []struct {
 		name  string
 		c     *config.Check
