@@ -6,10 +6,13 @@ import (
 	"net"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/miekg/dns"
+	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/oracle"
 )
 
 // maxQueries bounds the queries kept per location (a 30-minute run at 20 a second).
@@ -24,7 +27,7 @@ type querier struct {
 	conn     net.Conn
 
 	mu      sync.Mutex
-	out     []Query
+	out     []oracle.Query
 	dropped int
 }
 
@@ -43,8 +46,8 @@ func (q *querier) close() { q.conn.Close() }
 
 // ask sends one query for name and waits for its answer, up to q.timeout. A datagram that
 // is not the answer to this query (a late answer to an earlier one) is skipped.
-func (q *querier) ask(ctx context.Context, name string) Query {
-	rec := Query{Location: q.location.ID, Region: q.location.Region.Name, Name: name, Type: "A", Rcode: -1}
+func (q *querier) ask(ctx context.Context, name string) oracle.Query {
+	rec := oracle.Query{Location: q.location.ID, Name: name, Type: config.TypeA, Rcode: -1}
 	conn := q.conn
 	m := new(dns.Msg)
 	m.SetQuestion(name, dns.TypeA)
@@ -76,10 +79,11 @@ func (q *querier) ask(ctx context.Context, name string) Query {
 		}
 		rec.Received, rec.Rcode = time.Now(), r.Rcode
 		for _, rr := range r.Answer {
-			if a, ok := rr.(*dns.A); ok {
+			if a, ok := rr.(*dns.A); ok && strings.EqualFold(a.Hdr.Name, name) {
 				rec.Values = append(rec.Values, a.A.String())
 			}
 		}
+		slices.Sort(rec.Values)
 		return rec
 	}
 }
@@ -109,7 +113,7 @@ func (q *querier) run(ctx context.Context, every time.Duration) {
 }
 
 // recorded returns the queries kept and how many were not kept.
-func (q *querier) recorded() ([]Query, int) {
+func (q *querier) recorded() ([]oracle.Query, int) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return slices.Clone(q.out), q.dropped

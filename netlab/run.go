@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/oracle"
 	"github.com/vigil-dns/vigil/sim"
 )
 
@@ -46,8 +47,15 @@ type Options struct {
 	Keep string
 	// LogLevel is the processes' log level; default info.
 	LogLevel string
+	// Evidence, when set, records every location's verdicts with their evidence and its
+	// gossip members every second in the run's directory (evidence/), for a reader of the
+	// run; nothing judges them. Useful with Keep.
+	Evidence bool
 	// AgentArgs are added to every data-plane agent's flags.
 	AgentArgs []string
+	// Bounds are what the oracle assumes of the processes' speed; default
+	// oracle.DefaultBounds() (the agents run with their default timings).
+	Bounds oracle.Bounds
 	// Timeline, when set, receives the run's timeline as it goes.
 	Timeline io.Writer
 }
@@ -60,8 +68,11 @@ type LinkStats struct {
 
 // Result is what a run did and measured.
 type Result struct {
-	// Record is every fault applied and every query made.
-	Record Record
+	// Run is the record of the run: the document, the topology, every fault as applied
+	// and every query made, for the oracle.
+	Run oracle.Run
+	// Report is the oracle's judgement of Run; nil when the run was not made to its end.
+	Report *oracle.Report
 	// Dropped counts queries not kept (the record of a location was full).
 	Dropped int
 	// ReadyIn is how long the network took to answer every region at every location.
@@ -87,7 +98,7 @@ type run struct {
 	start  time.Time // ready
 
 	mu     sync.Mutex
-	events []FaultEvent
+	events []oracle.Event
 }
 
 // Supported reports whether the script can run on a real network: every step must be one
@@ -135,11 +146,13 @@ func Run(ctx context.Context, o Options) (res Result, err error) {
 		r := &run{o: o}
 		r.note("removed what dead runs left: " + strings.Join(removed, ", "))
 	}
-	prefix := fmt.Sprintf("%s%d-", namePrefix, os.Getpid())
-	dir, err := os.MkdirTemp("", prefix+"run-")
+	owner := fmt.Sprintf("%s%d-", namePrefix, os.Getpid())
+	dir, err := os.MkdirTemp("", owner+"run-")
 	if err != nil {
 		return res, fmt.Errorf("netlab: %w", err)
 	}
+	// The directory's random suffix tells apart the runs of one process ("vgl1234-5678-us-east").
+	prefix := owner + strings.TrimPrefix(filepath.Base(dir), owner+"run-") + "-"
 	r := &run{o: o, faults: NewLinkFaults()}
 	defer func() {
 		err = errors.Join(err, r.teardown(&res, dir))
@@ -162,22 +175,7 @@ func Run(ctx context.Context, o Options) (res Result, err error) {
 	if err != nil {
 		return res, err
 	}
-	res.Record = Record{Document: doc, Regions: slices.Clone(o.Regions), Targets: map[string]string{},
-		Locations: map[string]string{}, Checkers: map[string]string{}, Voters: map[string]string{},
-		QueryInterval: o.QueryInterval, QueryTimeout: o.QueryTimeout}
-	for _, region := range o.Regions {
-		res.Record.Targets[CheckID(region)] = region
-	}
-	for _, p := range r.fleet.procs {
-		switch p.Kind {
-		case KindLocation:
-			res.Record.Locations[p.ID] = p.Region.Name
-		case KindChecker:
-			res.Record.Checkers[p.ID] = p.Region.Name
-		case KindVoter:
-			res.Record.Voters[p.ID] = p.Region.Name
-		}
-	}
+	res.Run = oracle.Run{Document: doc, Topology: r.topology()}
 	if err := r.startNetwork(ctx, doc); err != nil {
 		return res, err
 	}
@@ -199,7 +197,7 @@ func Run(ctx context.Context, o Options) (res Result, err error) {
 	}
 	res.ReadyIn = time.Since(began)
 	r.start = time.Now()
-	res.Record.Start = r.start
+	res.Run.Start = r.start
 	r.note(fmt.Sprintf("ready in %v: every location answers every region; asking each for %s every %v",
 		res.ReadyIn.Round(time.Millisecond), strings.Join(QueryNames(), " "), o.QueryInterval))
 	qctx, stopQueries := context.WithCancel(ctx)
@@ -207,19 +205,30 @@ func Run(ctx context.Context, o Options) (res Result, err error) {
 	for _, q := range queriers {
 		wg.Go(func() { q.run(qctx, o.QueryInterval) })
 	}
+	if o.Evidence {
+		wg.Go(func() { r.recordEvidence(qctx, dir) })
+	}
 	runErr := r.script(ctx)
 	stopQueries()
 	wg.Wait()
-	res.Record.End = time.Now()
+	res.Run.End = time.Now()
 	for _, q := range queriers {
 		qs, d := q.recorded()
-		res.Record.Queries = append(res.Record.Queries, qs...)
+		res.Run.Queries = append(res.Run.Queries, qs...)
 		res.Dropped += d
 	}
 	r.mu.Lock()
-	res.Record.Events = slices.Clone(r.events)
+	res.Run.Events = slices.Clone(r.events)
 	r.mu.Unlock()
-	return res, runErr
+	if runErr != nil {
+		return res, runErr
+	}
+	rep, err := oracle.Judge(res.Run, o.Bounds)
+	if err != nil {
+		return res, fmt.Errorf("netlab: the oracle: %w", err)
+	}
+	res.Report = &rep
+	return res, nil
 }
 
 // defaults fills in the options left empty and checks the others.
@@ -254,6 +263,9 @@ func (o *Options) defaults() error {
 	}
 	if o.Ready <= 0 {
 		o.Ready = 120 * time.Second
+	}
+	if o.Bounds == (oracle.Bounds{}) {
+		o.Bounds = oracle.DefaultBounds()
 	}
 	if o.LogLevel == "" {
 		o.LogLevel = "info"
@@ -397,7 +409,7 @@ func (r *run) teardown(res *Result, dir string) error {
 		}
 		errs = append(errs, r.topo.close())
 	}
-	if data, err := json.MarshalIndent(res.Record, "", " "); err == nil {
+	if data, err := json.MarshalIndent(res.Run, "", " "); err == nil {
 		_ = os.WriteFile(filepath.Join(dir, "record.json"), data, 0o644)
 	}
 	if r.o.Keep != "" {
@@ -413,11 +425,20 @@ func (r *run) teardown(res *Result, dir string) error {
 	return errors.Join(errs...)
 }
 
-// regionNames returns the names of regions.
-func regionNames(rs []*Region) []string {
-	var out []string
-	for _, r := range rs {
-		out = append(out, r.Name)
+// topology says where the targets and processes are, for the oracle: each region's demo
+// target is named after its region, and each region's check probes it.
+func (r *run) topology() oracle.Topology {
+	t := oracle.Topology{Checks: map[string]string{}}
+	for _, reg := range r.topo.Regions {
+		t.Regions = append(t.Regions, reg.Name)
+		t.Targets = append(t.Targets, oracle.Target{Name: reg.Name, Region: reg.Name})
+		t.Checks[CheckID(reg.Name)] = reg.Name
 	}
-	return out
+	roles := map[string]oracle.Role{KindChecker: oracle.RoleChecker, KindLocation: oracle.RoleLocation, KindVoter: oracle.RoleVoter}
+	for _, p := range r.fleet.procs {
+		if role, ok := roles[p.Kind]; ok {
+			t.Nodes = append(t.Nodes, oracle.Node{Name: p.ID, Region: p.Region.Name, Roles: []oracle.Role{role}})
+		}
+	}
+	return t
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vigil-dns/vigil/oracle"
 	"github.com/vigil-dns/vigil/sim"
 )
 
@@ -35,35 +36,33 @@ func (r *run) step(ctx context.Context, st sim.Step) error {
 		}
 	}
 	begun := time.Now()
-	var evs []FaultEvent
-	ev := func(kind, a, b string) *FaultEvent {
-		evs = append(evs, FaultEvent{Begun: begun, Kind: kind, A: a, B: b, Step: st.String()})
-		return &evs[len(evs)-1]
-	}
+	var evs []oracle.Event
+	ev := func(e oracle.Event) { evs = append(evs, e) }
 	var err error
 	switch st.Kind {
 	case sim.StepDown, sim.StepUp:
 		err = r.setTarget(ctx, st.Regions[0], st.Kind == sim.StepDown)
-		ev(map[bool]string{true: EventTargetDown, false: EventTargetUp}[st.Kind == sim.StepDown], st.Regions[0], "")
+		kind := oracle.EventTargetUp
+		if st.Kind == sim.StepDown {
+			kind = oracle.EventTargetDown
+		}
+		ev(oracle.Event{Kind: kind, Target: st.Regions[0]})
 	case sim.StepCut:
-		pairs := [][2]string{}
-		if len(st.Regions) == 2 {
-			pairs = append(pairs, [2]string{st.Regions[0], st.Regions[1]})
-		} else {
-			for _, o := range r.topo.Regions {
-				if o.Name != st.Regions[0] {
-					pairs = append(pairs, [2]string{st.Regions[0], o.Name})
-				}
+		a := st.Regions[0]
+		for _, o := range r.topo.Regions {
+			if o.Name != a && (len(st.Regions) == 1 || o.Name == st.Regions[1]) {
+				r.faults.Cut[dir{a, o.Name}], r.faults.Cut[dir{o.Name, a}] = true, true
 			}
 		}
-		for _, p := range pairs {
-			r.faults.Cut[dir{p[0], p[1]}], r.faults.Cut[dir{p[1], p[0]}] = true, true
-			ev(EventCut, p[0], p[1])
+		e := oracle.Event{Kind: oracle.EventCut, A: a}
+		if len(st.Regions) == 2 {
+			e.B = st.Regions[1]
 		}
+		ev(e)
 		err = r.faults.apply(ctx, r.topo)
 	case sim.StepCutOneWay:
 		r.faults.Cut[dir{st.Regions[0], st.Regions[1]}] = true
-		ev(EventCutOneWay, st.Regions[0], st.Regions[1])
+		ev(oracle.Event{Kind: oracle.EventCutOneWay, A: st.Regions[0], B: st.Regions[1]})
 		err = r.faults.apply(ctx, r.topo, st.Regions[1])
 	case sim.StepLoss:
 		p, perr := strconv.ParseFloat(st.Regions[2], 64)
@@ -71,7 +70,7 @@ func (r *run) step(ctx context.Context, st sim.Step) error {
 			return perr
 		}
 		r.faults.Loss[dir{st.Regions[0], st.Regions[1]}], r.faults.Loss[dir{st.Regions[1], st.Regions[0]}] = p, p
-		ev(EventLoss, st.Regions[0], st.Regions[1]).Percent = p
+		ev(oracle.Event{Kind: oracle.EventLoss, A: st.Regions[0], B: st.Regions[1], Percent: p})
 		err = r.faults.apply(ctx, r.topo, st.Regions[0], st.Regions[1])
 	case sim.StepLatency:
 		l := r.topo.link(st.Regions[0], st.Regions[1])
@@ -79,29 +78,28 @@ func (r *run) step(ctx context.Context, st sim.Step) error {
 			return fmt.Errorf("no link between %s and %s", st.Regions[0], st.Regions[1])
 		}
 		l.SetShape(Shape{Latency: st.For, Jitter: st.Jitter})
-		e := ev(EventLatency, st.Regions[0], st.Regions[1])
-		e.Latency, e.Jitter = st.For, st.Jitter
+		ev(oracle.Event{Kind: oracle.EventLatency, A: st.Regions[0], B: st.Regions[1], Delay: st.For, Jitter: st.Jitter})
 	case sim.StepHeal:
 		r.faults = NewLinkFaults()
 		err = r.faults.apply(ctx, r.topo)
 		for _, l := range r.topo.Links {
 			l.SetShape(Shape{})
 		}
-		ev(EventHealAll, "", "")
+		ev(oracle.Event{Kind: oracle.EventHealAll})
 	case sim.StepKill:
 		p := r.fleet.find(st.Regions[0])
 		if p == nil {
 			return fmt.Errorf("no process %q (processes: %s)", st.Regions[0], strings.Join(r.fleet.ids(), ", "))
 		}
 		err = p.kill()
-		ev(EventKill, p.Region.Name, "").Node = p.ID
+		ev(oracle.Event{Kind: oracle.EventKill, Node: p.ID})
 	case sim.StepKillLeader:
 		var p *Proc
 		if p, err = r.leader(ctx); err != nil {
 			return err
 		}
 		err = p.kill()
-		ev(EventKillLeader, p.Region.Name, "").Node = p.ID
+		ev(oracle.Event{Kind: oracle.EventKillLeader, Node: p.ID})
 	case sim.StepStart:
 		var todo []*Proc
 		switch id := st.Regions[0]; id {
@@ -122,7 +120,7 @@ func (r *run) step(ctx context.Context, st sim.Step) error {
 			if err = p.start(); err != nil {
 				break
 			}
-			ev(EventStart, p.Region.Name, "").Node = p.ID
+			ev(oracle.Event{Kind: oracle.EventStart, Node: p.ID})
 		}
 	default:
 		return fmt.Errorf("not a step of a real network")
@@ -142,22 +140,25 @@ func (r *run) step(ctx context.Context, st sim.Step) error {
 }
 
 // describe says what an event did, for the timeline.
-func describe(e FaultEvent) string {
+func describe(e oracle.Event) string {
 	switch e.Kind {
-	case EventCut:
+	case oracle.EventCut:
+		if e.B == "" {
+			return "cut " + e.A + " from every region"
+		}
 		return "cut " + e.A + " <-> " + e.B
-	case EventCutOneWay:
+	case oracle.EventCutOneWay:
 		return "cut " + e.A + " -> " + e.B + " (one way)"
-	case EventHealAll:
+	case oracle.EventHealAll:
 		return "heal: every link restored"
-	case EventLoss:
+	case oracle.EventLoss:
 		return fmt.Sprintf("loss %s <-> %s: %g%% each way", e.A, e.B, e.Percent)
-	case EventLatency:
-		return fmt.Sprintf("latency %s <-> %s: %v ± %v each way", e.A, e.B, e.Latency, e.Jitter)
-	case EventTargetDown, EventTargetUp:
-		return e.Kind + " " + e.A
+	case oracle.EventLatency:
+		return fmt.Sprintf("latency %s <-> %s: %v ± %v each way", e.A, e.B, e.Delay, e.Jitter)
+	case oracle.EventTargetDown, oracle.EventTargetUp:
+		return string(e.Kind) + " " + e.Target
 	default:
-		return e.Kind + " " + e.Node
+		return string(e.Kind) + " " + e.Node
 	}
 }
 

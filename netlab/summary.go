@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/vigil-dns/vigil/oracle"
 )
 
 // maxChangesShown bounds the answer changes printed per location and name.
@@ -15,11 +17,11 @@ const maxChangesShown = 40
 // (the first query that got a different answer than the one before), with the time since
 // ready, and the queries that got no answer. It judges nothing: it is the history a reader
 // (or a bug report) needs.
-func (rec *Record) WriteAnswers(w io.Writer) error {
+func WriteAnswers(w io.Writer, run *oracle.Run) error {
 	type key struct{ loc, name string }
-	byKey := map[key][]Query{}
+	byKey := map[key][]oracle.Query{}
 	var keys []key
-	for _, q := range rec.Queries {
+	for _, q := range run.Queries {
 		k := key{q.Location, q.Name}
 		if _, ok := byKey[k]; !ok {
 			keys = append(keys, k)
@@ -29,7 +31,7 @@ func (rec *Record) WriteAnswers(w io.Writer) error {
 	slices.SortFunc(keys, func(a, b key) int {
 		return strings.Compare(a.loc+" "+a.name, b.loc+" "+b.name)
 	})
-	at := func(t time.Time) string { return fmt.Sprintf("%.3fs", t.Sub(rec.Start).Seconds()) }
+	at := func(t time.Time) string { return fmt.Sprintf("%.3fs", t.Sub(run.Start).Seconds()) }
 	var b strings.Builder
 	for _, k := range keys {
 		qs := byKey[k]
@@ -47,12 +49,13 @@ func (rec *Record) WriteAnswers(w io.Writer) error {
 				last = ans
 			}
 		}
-		fmt.Fprintf(&b, "%s %s: %d queries, %d unanswered, %d answer changes\n", k.loc, k.name, len(qs), unanswered, len(changes)-1)
-		for i, c := range changes {
-			if i == maxChangesShown {
-				fmt.Fprintf(&b, "    ... %d more\n", len(changes)-i)
-				break
-			}
+		fmt.Fprintf(&b, "%s %s: %d queries, %d unanswered, %d answer changes\n", k.loc, k.name, len(qs), unanswered, max(len(changes)-1, 0))
+		if len(changes) > maxChangesShown {
+			// A weighted name changes with every answer: its changes say nothing.
+			fmt.Fprintf(&b, "    (too many to show: %s ...)\n", strings.Join(changes[:3], ", "))
+			continue
+		}
+		for _, c := range changes {
 			fmt.Fprintf(&b, "    %s\n", c)
 		}
 	}
@@ -61,10 +64,9 @@ func (rec *Record) WriteAnswers(w io.Writer) error {
 }
 
 // answerText writes a query's answer in one word: its values, sorted, or its rcode.
-func answerText(q Query) string {
+func answerText(q oracle.Query) string {
 	if q.Rcode != 0 {
 		return fmt.Sprintf("rcode %d", q.Rcode)
 	}
-	vs := slices.Sorted(slices.Values(q.Values))
-	return "[" + strings.Join(vs, " ") + "]"
+	return "[" + strings.Join(q.Values, " ") + "]"
 }

@@ -15,7 +15,7 @@ import (
 )
 
 // namePrefix starts the name of every namespace and data directory the harness makes,
-// followed by the owner's pid and '-': "vgl1234-us-east", "/tmp/vgl1234-run-…".
+// followed by the owner's pid and '-': "vgl1234-5678-us-east", "/tmp/vgl1234-run-5678".
 const namePrefix = "vgl"
 
 // ownerPid returns the pid a harness-made name carries ("vgl1234-…" -> 1234).

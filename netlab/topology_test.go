@@ -4,21 +4,9 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"os"
 	"testing"
 	"time"
 )
-
-// needReal skips the test when the machine cannot run real-process networks.
-func needReal(t *testing.T) {
-	t.Helper()
-	if err := Check(); err != nil {
-		t.Skip(err)
-	}
-}
-
-// testPrefix names a test's namespaces after the test process, so the sweeper knows them.
-func testPrefix() string { return fmt.Sprintf("%s%d-", namePrefix, os.Getpid()) }
 
 // udpEcho serves UDP echo on addr inside region r until the test ends.
 func udpEcho(t *testing.T, r *Region, port int) {

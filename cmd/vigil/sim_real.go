@@ -42,6 +42,7 @@ func runSimReal(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	checkers := fs.Int("checkers", 2, "checkers per region (1 to 3)")
 	every := fs.Duration("query-interval", 50*time.Millisecond, "how often each location is asked one query")
 	keep := fs.String("keep", "", "move the run's directory (every process's log, record.json) here at the end")
+	evidence := fs.Bool("evidence", false, "record every location's verdicts (with evidence) and gossip members each second in the run's directory (use with -keep)")
 	logLevel := fs.String("log-level", "info", "the processes' log level (their logs are in the run's directory)")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -71,25 +72,34 @@ func runSimReal(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	fmt.Fprintf(stdout, "vigil sim -real: scenario %s on regions %s\n", sc.Name, strings.Join(names, ", "))
 	res, err := netlab.Run(ctx, netlab.Options{Script: sc, Regions: names, Binary: *bin, Checkers: *checkers,
-		QueryInterval: *every, Keep: *keep, LogLevel: *logLevel, Timeline: stdout})
-	if res.Record.Start.IsZero() {
+		QueryInterval: *every, Keep: *keep, Evidence: *evidence, LogLevel: *logLevel, Timeline: stdout})
+	if res.Run.Start.IsZero() {
 		fmt.Fprintf(stderr, "vigil sim: %v\n", err)
 		return 1
 	}
-	fmt.Fprintln(stdout, "\nanswers:")
-	_ = res.Record.WriteAnswers(stdout)
+	fmt.Fprintln(stdout, "\nanswers (changes by location and name; times since ready):")
+	_ = netlab.WriteAnswers(stdout, &res.Run)
 	writeRealFigures(stdout, res)
 	if err != nil {
 		fmt.Fprintf(stderr, "vigil sim: %v\n", err)
 		return 1
 	}
+	fmt.Fprintln(stdout, "\nthe oracle's judgement:")
+	if werr := res.Report.Write(stdout); werr != nil {
+		fmt.Fprintf(stderr, "vigil sim: %v\n", werr)
+	}
+	if len(res.Unplanned) > 0 || !res.Report.OK() {
+		fmt.Fprintln(stdout, "\nFAIL")
+		return 1
+	}
+	fmt.Fprintln(stdout, "\nPASS")
 	return 0
 }
 
 // writeRealFigures prints what the harness measured of itself: the links, the processes
 // that exited on their own, the processor time.
 func writeRealFigures(w io.Writer, res netlab.Result) {
-	fmt.Fprintf(w, "\nqueries: %d (%d not kept); ready in %v\n", len(res.Record.Queries), res.Dropped, res.ReadyIn.Round(time.Millisecond))
+	fmt.Fprintf(w, "\nqueries: %d (%d not kept); ready in %v\n", len(res.Run.Queries), res.Dropped, res.ReadyIn.Round(time.Millisecond))
 	for _, l := range res.Links {
 		fmt.Fprintf(w, "link %s-%s: %d/%d packets delivered, %d/%d dropped by a full queue (most queued %d/%d)\n",
 			l.A, l.B, l.AB.Delivered, l.BA.Delivered, l.AB.Dropped, l.BA.Dropped, l.AB.MaxQueued, l.BA.MaxQueued)
