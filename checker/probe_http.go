@@ -1,12 +1,8 @@
 package checker
 
 import (
-	"bytes"
 	"context"
-	"crypto/tls"
-	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -132,34 +128,6 @@ func (h *hop) follow(loc string, code int) (hop, error) {
 	return next, nil
 }
 
-// appendRequest writes the request of h to b: HTTP/1.1, a fresh connection that the server
-// is asked to close.
-func (h *hop) appendRequest(b []byte, c *config.Check, userAgent string) []byte {
-	b = append(b, h.method...)
-	b = append(b, ' ')
-	b = append(b, h.target...)
-	b = append(b, " HTTP/1.1\r\nHost: "...)
-	b = append(b, h.hostHeader...)
-	ua := true
-	for k, v := range c.Headers {
-		if strings.EqualFold(k, "Host") || strings.EqualFold(k, "Connection") {
-			continue
-		}
-		if strings.EqualFold(k, "User-Agent") {
-			ua = false
-		}
-		b = append(b, "\r\n"...)
-		b = append(b, k...)
-		b = append(b, ": "...)
-		b = append(b, v...)
-	}
-	if ua {
-		b = append(b, "\r\nUser-Agent: "...)
-		b = append(b, userAgent...)
-	}
-	return append(b, "\r\nAccept: */*\r\nConnection: close\r\n\r\n"...)
-}
-
 // isRedirect reports whether code is a redirect that carries a Location.
 func isRedirect(code int) bool {
 	switch code {
@@ -245,65 +213,37 @@ func (p *Prober) probeHTTP(ctx context.Context, c *config.Check, res *Result) {
 // redirect location to follow, or "" once it has judged the response into res, or an error
 // for the caller to classify.
 func (p *Prober) exchange(ctx context.Context, c *config.Check, h *hop, res *Result) (string, error) {
-	conn, err := p.dial(ctx, h.host, h.port, c.IPVersion, res)
+	conn, err := p.dial(ctx, "tcp", h.host, h.port, c.IPVersion, res)
 	if err != nil {
 		return "", err
 	}
 	defer conn.Close()
-	if dl, ok := ctx.Deadline(); ok {
-		_ = conn.SetDeadline(dl) // slow drips and silent servers end at the timeout
-	}
-	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Unix(1, 0)) })
+	stop := bindDeadline(ctx, conn)
 	defer stop()
 
 	var rw net.Conn = conn
 	if h.https {
-		t0 := time.Now()
-		tc := tls.Client(conn, &tls.Config{
-			ServerName:         h.sni,
-			InsecureSkipVerify: !c.TLSVerify,
-			RootCAs:            p.roots,
-			NextProtos:         []string{"http/1.1"},
-			MinVersion:         tls.VersionTLS12,
-		})
-		// The connection's deadline and the AfterFunc above end a stalled handshake;
-		// HandshakeContext would add a goroutine per probe to do the same.
-		err := tc.Handshake()
-		res.Timings.TLS += time.Since(t0)
+		tc, err := p.handshake(conn, c, h.sni, []string{"http/1.1"}, res)
 		if err != nil {
-			var cve *tls.CertificateVerificationError
-			if errors.As(err, &cve) && len(cve.UnverifiedCertificates) > 0 {
-				res.CertNotAfter = cve.UnverifiedCertificates[0].NotAfter
-			}
-			return "", &phaseError{phaseTLS, err}
-		}
-		if st := tc.ConnectionState(); len(st.PeerCertificates) > 0 {
-			res.CertNotAfter = st.PeerCertificates[0].NotAfter
+			return "", err
 		}
 		rw = tc
 	}
+	return p.exchangeH1(c, h, rw, res)
+}
 
-	buf := p.buffer()
-	defer p.putBuffer(buf)
-	*buf = h.appendRequest(*buf, c, p.userAgent)
-	if _, err := rw.Write(*buf); err != nil {
-		return "", &phaseError{phaseWrite, err}
+// bindDeadline ends every read and write on conn at ctx's deadline, or at once when ctx is
+// cancelled; it returns the function that stops the cancellation hook.
+func bindDeadline(ctx context.Context, conn net.Conn) func() bool {
+	if dl, ok := ctx.Deadline(); ok {
+		_ = conn.SetDeadline(dl) // slow drips and silent servers end at the timeout
 	}
-	lr := &limitedReader{r: rw, n: maxHeaderBytes}
-	br := p.reader(lr)
-	defer p.putReader(br)
-	if _, err := br.Peek(1); err != nil {
-		return "", &phaseError{phaseRead, err}
-	}
-	res.Timings.FirstByte = time.Since(res.Start)
-	var req *http.Request
-	if h.method == http.MethodHead {
-		req = &http.Request{Method: http.MethodHead}
-	}
-	resp, err := http.ReadResponse(br, req)
-	if err != nil {
-		return "", &phaseError{phaseRead, err}
-	}
+	return context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Unix(1, 0)) })
+}
+
+// judge judges a final response into res, or returns the redirect location to follow. body
+// reads the response's body (already limited by the caller); buf is scratch space.
+func (p *Prober) judge(c *config.Check, resp *http.Response, buf []byte, res *Result) (string, error) {
 	res.StatusCode = resp.StatusCode
 	if c.FollowRedirects && isRedirect(resp.StatusCode) {
 		loc := resp.Header.Get("Location")
@@ -317,9 +257,7 @@ func (p *Prober) exchange(ctx context.Context, c *config.Check, h *hop, res *Res
 		return "", nil
 	}
 	if c.BodyMatch != "" {
-		// Chunk framing counts against the raw cap, so allow it generously.
-		lr.n = 16 * config.BodyMatchLimit
-		found, err := matchBody(resp.Body, []byte(c.BodyMatch), (*buf)[:0])
+		found, err := p.matchResponse(resp, []byte(c.BodyMatch), buf)
 		if err != nil {
 			return "", &phaseError{phaseBody, err}
 		}
@@ -332,43 +270,4 @@ func (p *Prober) exchange(ctx context.Context, c *config.Check, h *hop, res *Res
 	res.Healthy, res.Reason = true, ReasonOK
 	res.Message = "status " + strconv.Itoa(resp.StatusCode)
 	return "", nil
-}
-
-// matchBody reads at most BodyMatchLimit bytes of body into buf and reports whether match
-// occurs in them. It stops as soon as match is found, so a slow body that has already shown
-// the match does not wait for the rest; an error after a match is not one.
-func matchBody(body io.Reader, match, buf []byte) (bool, error) {
-	buf = slices.Grow(buf[:0], config.BodyMatchLimit)
-	for len(buf) < config.BodyMatchLimit {
-		n, err := body.Read(buf[len(buf):config.BodyMatchLimit])
-		buf = buf[:len(buf)+n]
-		if bytes.Contains(buf, match) {
-			return true, nil
-		}
-		switch {
-		case errors.Is(err, io.EOF), errors.Is(err, errResponseTooLarge):
-			return false, nil
-		case err != nil:
-			return false, err
-		}
-	}
-	return false, nil
-}
-
-// limitedReader reads at most n bytes from r, then fails with errResponseTooLarge.
-type limitedReader struct {
-	r io.Reader
-	n int64
-}
-
-func (l *limitedReader) Read(p []byte) (int, error) {
-	if l.n <= 0 {
-		return 0, errResponseTooLarge
-	}
-	if int64(len(p)) > l.n {
-		p = p[:l.n]
-	}
-	n, err := l.r.Read(p)
-	l.n -= int64(n)
-	return n, err
 }

@@ -33,7 +33,8 @@ const (
 	// ReasonTLSCertificate: the server's certificate did not verify (expired, self-signed,
 	// wrong name, unknown authority).
 	ReasonTLSCertificate Reason = "tls_certificate"
-	// ReasonProtocol: the response was not valid HTTP/1.x, or its headers were too large.
+	// ReasonProtocol: the response broke its protocol (not valid HTTP, gRPC or DNS), its head
+	// was over MaxResponseHead, or its body's framing was too large.
 	ReasonProtocol Reason = "protocol"
 	// ReasonStatus: the HTTP status was outside the expected ranges; the message says which.
 	ReasonStatus Reason = "status"
@@ -76,6 +77,11 @@ type Result struct {
 	Address netip.AddrPort
 	// StatusCode is the last HTTP status received, or 0.
 	StatusCode int
+	// Protocol is the protocol the probe spoke, as ALPN names it: "http/1.1" or "http/1.0"
+	// (the version of the final response), "h2" (HTTP/2 over TLS) or "h2c" (without TLS,
+	// gRPC checks only); "udp" or "tcp" for the last DNS query; "tcp" for a TCP check. Empty
+	// when the probe ended before it spoke.
+	Protocol string
 	// Redirects is how many redirects were followed.
 	Redirects int
 	// CertNotAfter is the expiry of the server's leaf certificate, verified or not, when a
