@@ -91,6 +91,7 @@ type changedSet struct {
 	checks        []string
 	before, after []served
 	was           []served
+	open          []time.Time // by check: when the transitions open before the group end
 }
 
 // changedSets returns the record sets whose settled answers the events grp[0]..grp[1]
@@ -106,6 +107,13 @@ func (j *judge) changedSets(loc string, grp [2]int) []changedSet {
 		just := j.run.Events[grp[0]].At.Add(-j.m.b.Slack - time.Nanosecond)
 		for _, id := range checks {
 			cs.was = append(cs.was, lanes[id].at(just, just))
+			var open time.Time
+			for i, e := range j.run.Events[:grp[0]] {
+				if end := e.At.Add(lanes[id].trans[i].window); end.After(open) {
+					open = end
+				}
+			}
+			cs.open = append(cs.open, open)
 			b, a := lanes[id].trans[grp[0]].before, lanes[id].trans[grp[1]].after
 			sure = sure && (b == servedOn || b == servedOff) && (a == servedOn || a == servedOff)
 			cs.before, cs.after = append(cs.before, b), append(cs.after, a)
@@ -134,8 +142,8 @@ func servingOf(checks []string, masks []served) func(string) bool {
 // firstNew returns the time from at to the first answer at loc, received after at and sent
 // before until, to one of sets that the new state allows and the old one does not. The old
 // one is the settled state before the change when the location's last answer of the set
-// before it showed that state; otherwise (a transition still in progress) it is everything
-// the location may have served just before the change.
+// before it showed that state; otherwise, for each check still in an earlier transition
+// until it ends, everything the location may have served just before the change.
 func (j *judge) firstNew(loc string, sets []changedSet, at, until time.Time) (time.Duration, bool) {
 	settledBefore := make([]bool, len(sets))
 	for k, cs := range sets {
@@ -165,9 +173,16 @@ func (j *judge) firstNew(loc string, sets []changedSet, at, until time.Time) (ti
 			if !Permitted(rs, servingOf(cs.checks, cs.after)).Permits(q.Values) {
 				continue
 			}
-			old := cs.was
-			if settledBefore[k] {
-				old = cs.before
+			// What the location might serve had the change not come: the settled state
+			// before it, or for a check still in an earlier transition, what it may have
+			// served then, until that transition is over.
+			old := slices.Clone(cs.before)
+			if !settledBefore[k] {
+				for c := range old {
+					if q.Sent.Before(cs.open[c]) {
+						old[c] = cs.was[c]
+					}
+				}
 			}
 			allowedBefore := false
 			combos(cs.checks, old, func(serving func(string) bool) bool {

@@ -62,14 +62,12 @@ func TestPoison(t *testing.T) {
 			b.LagP99, control.LagP99, lagBound)
 	}
 
-	// Correctness, whatever the load.
+	// Correctness that holds however late the processes run: every answer allowed by a
+	// verdict in force, the pool answered as it should be, every probe result kept, the
+	// hostile checks failed everywhere for their reasons.
 	if n := len(res.Verification.Violations); n > 0 {
 		t.Errorf("%d history violations, first: %v", n, res.Verification.Violations[0])
 	}
-	if len(res.Flips) > 0 {
-		t.Errorf("healthy endpoints flipped: %v", res.Flips)
-	}
-	checkOracle(t, res)
 	if res.Verification.Answers < 100 || res.Detection <= 0 || res.Recovery <= 0 {
 		t.Errorf("%d answers, detection %v, recovery %v: want answers, and both measured", res.Verification.Answers, res.Detection, res.Recovery)
 	}
@@ -114,10 +112,18 @@ func TestPoison(t *testing.T) {
 		}
 	}
 
-	// The schedule's figures and the times, which a loaded machine moves.
+	// What needs the processes to run on time: no healthy endpoint flipped and the
+	// independent oracle's judgement (its windows assume probes and reports on schedule: a
+	// stalled machine fails probes of healthy targets for real), the schedule's figures and
+	// the times.
 	if loaded != "" {
-		t.Skipf("%s; every other assertion was judged", loaded)
+		t.Skipf("%s; not judged: %d healthy flips, the oracle (%s), the schedule and the times; every other assertion was",
+			loaded, len(res.Flips), oracleSummary(res))
 	}
+	if len(res.Flips) > 0 {
+		t.Errorf("healthy endpoints flipped: %v", res.Flips)
+	}
+	checkOracle(t, res)
 	// By class: the pool of 64 absorbs the hangs; a single worker that holds no hang check
 	// has nothing to wait on (a flood's probe ends at once); a single worker that holds one
 	// waits behind it, which shows that the lag is measured.

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"log/slog"
 	"os"
 	"strings"
@@ -73,15 +74,19 @@ func runChecked(t *testing.T, sc Script) Result {
 // wrong answer, no flip, and no location with more unanswered queries than its bound.
 func checkOracle(t *testing.T, res Result) {
 	t.Helper()
+	if o := res.Oracle; o == nil || o.Judged < 100 || !o.OK() {
+		t.Errorf("oracle: %s (the report above says which)", oracleSummary(res))
+	}
+}
+
+// oracleSummary says the oracle's figures of res in one line.
+func oracleSummary(res Result) string {
 	o := res.Oracle
 	if o == nil {
-		t.Errorf("the oracle did not judge the run: %s", res.OracleErr)
-		return
+		return "did not judge: " + res.OracleErr
 	}
-	if o.Judged < 100 || !o.OK() {
-		counted, _ := o.UnansweredTotal()
-		t.Errorf("oracle: %d judged, %d wrong, %d flips, %d unanswered (bounds per location in the report)", o.Judged, len(o.Wrong), len(o.Flips), counted)
-	}
+	counted, _ := o.UnansweredTotal()
+	return fmt.Sprintf("%d judged, %d wrong, %d flips, %d unanswered", o.Judged, len(o.Wrong), len(o.Flips), counted)
 }
 
 // TestPartition is the São Paulo story.
