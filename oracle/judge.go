@@ -2,6 +2,7 @@ package oracle
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -78,7 +79,7 @@ func Judge(r Run, b Bounds) (Report, error) {
 		}
 		j.byLoc[q.Location] = append(j.byLoc[q.Location], q)
 	}
-	for _, l := range sortedKeys(j.byLoc) {
+	for _, l := range slices.Sorted(maps.Keys(j.byLoc)) {
 		qs := j.byLoc[l]
 		slices.SortStableFunc(qs, func(a, b Query) int { return a.Sent.Compare(b.Sent) })
 		u := Unanswered{Judged: len(qs)}

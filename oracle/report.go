@@ -3,6 +3,7 @@ package oracle
 import (
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -122,7 +123,7 @@ func (r *Report) Write(w io.Writer) error {
 	counted, excused := r.UnansweredTotal()
 	fmt.Fprintf(&b, "oracle: %d queries, %d judged, %d answered (%d in last resort); %d wrong, %d flips, %d unanswered (+%d while a location was down)\n",
 		r.Queries, r.Judged, r.Answered, r.LastResort, len(r.Wrong), len(r.Flips), counted, excused)
-	for _, l := range sortedKeys(r.Unanswered) {
+	for _, l := range slices.Sorted(maps.Keys(r.Unanswered)) {
 		u := r.Unanswered[l]
 		over := ""
 		if u.Over() {
@@ -136,7 +137,7 @@ func (r *Report) Write(w io.Writer) error {
 			what = "recovery"
 		}
 		var parts []string
-		for _, l := range sortedKeys(t.ByLocation) {
+		for _, l := range slices.Sorted(maps.Keys(t.ByLocation)) {
 			parts = append(parts, fmt.Sprintf("%s %.2fs", l, t.ByLocation[l].Seconds()))
 		}
 		for _, l := range t.Missing {
@@ -195,14 +196,4 @@ func writeFinding(b *strings.Builder, what string, f Finding) {
 		}
 		fmt.Fprintf(b, "    %s %v\n", mark, q)
 	}
-}
-
-// sortedKeys returns the keys of m in order.
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }

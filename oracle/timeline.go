@@ -1,6 +1,7 @@
 package oracle
 
 import (
+	"maps"
 	"slices"
 	"sort"
 	"time"
@@ -409,7 +410,7 @@ func appendSegment(segs []segment, s segment) []segment {
 // unsureIntervals turns the reasons found unsure in each world into intervals.
 func (tl *timelines) unsureIntervals(byWorld map[string][]bool) []Unsure {
 	var out []Unsure
-	for _, why := range sortedKeys(byWorld) {
+	for _, why := range slices.Sorted(maps.Keys(byWorld)) {
 		ws := byWorld[why]
 		for i := 0; i < len(ws); i++ {
 			if !ws[i] {

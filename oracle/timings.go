@@ -1,6 +1,7 @@
 package oracle
 
 import (
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -36,7 +37,7 @@ func (j *judge) timings() []Timing {
 			t.Bound = max(t.Bound, j.evWindow[i])
 		}
 		changed := false
-		for _, loc := range sortedKeys(j.byLoc) {
+		for _, loc := range slices.Sorted(maps.Keys(j.byLoc)) {
 			sets := j.changedSets(loc, grp)
 			if len(sets) == 0 {
 				continue

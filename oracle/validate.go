@@ -3,6 +3,7 @@ package oracle
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 )
 
@@ -42,7 +43,7 @@ func (r *Run) Validate() error {
 		targets[tg.Name] = true
 		region("target "+tg.Name, tg.Region)
 	}
-	for _, id := range sortedKeys(t.Checks) {
+	for _, id := range slices.Sorted(maps.Keys(t.Checks)) {
 		if !targets[t.Checks[id]] {
 			bad("check %s: unknown target %q", id, t.Checks[id])
 		}
