@@ -47,18 +47,29 @@ func runSimReal(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
+	// The flags may follow the scenario's name too: `vigil sim -real isolated -keep DIR`.
+	scenario := ""
+	if fs.NArg() > 0 {
+		scenario = fs.Arg(0)
+		if err := fs.Parse(fs.Args()[1:]); err != nil {
+			return 2
+		}
+	}
 	names := splitList(*regions)
 	var sc sim.Script
 	var err error
 	switch {
-	case *script != "" && fs.NArg() == 0:
+	case fs.NArg() > 0:
+		fs.Usage()
+		return 2
+	case *script != "" && scenario == "":
 		var f *os.File
 		if f, err = os.Open(*script); err == nil {
 			sc, err = sim.ParseScript(*script, f, names)
 			f.Close()
 		}
-	case *script == "" && fs.NArg() == 1:
-		sc, err = netlab.Scenario(fs.Arg(0), names)
+	case *script == "" && scenario != "":
+		sc, err = netlab.Scenario(scenario, names)
 	default:
 		fs.Usage()
 		return 2
