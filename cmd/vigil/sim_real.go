@@ -37,7 +37,7 @@ func runSimReal(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	fs.Bool("real", true, "run on real processes in network namespaces")
 	script := fs.String("script", "", "run the steps of this file instead of a named scenario")
-	regions := fs.String("regions", strings.Join(netlab.DefaultRegions, ","), fmt.Sprintf("comma-separated regions, %d to %d", netlab.MinRegions, netlab.MaxRegions))
+	regions := fs.String("regions", strings.Join(netlab.DefaultRegions(), ","), fmt.Sprintf("comma-separated regions, %d to %d", netlab.MinRegions, netlab.MaxRegions))
 	bin := fs.String("vigil", "", "the vigil binary the processes run (default: this one)")
 	checkers := fs.Int("checkers", 2, "checkers per region (1 to 3)")
 	every := fs.Duration("query-interval", 50*time.Millisecond, "how often each location is asked one query")
