@@ -47,7 +47,7 @@ func classify(err error) (Reason, string) {
 		return ReasonUnreachable, msg
 	case phase == phaseTLS:
 		return ReasonTLSHandshake, msg
-	case errors.Is(err, errHeadTooLarge), errors.Is(err, errFramingTooLarge), errors.Is(err, errH2cOnly):
+	case errors.Is(err, errHeadTooLarge), errors.Is(err, errFramingTooLarge), errors.Is(err, errH2Frame):
 		return ReasonProtocol, msg
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 		return ReasonConnectionClosed, msg

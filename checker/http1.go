@@ -19,8 +19,17 @@ var errHeadTooLarge = fmt.Errorf("response head over the checker's limit of %d b
 // errFramingTooLarge ends a body whose framing went past maxBodyFraming.
 var errFramingTooLarge = fmt.Errorf("body framing took over %d bytes to deliver the first %d bytes of the body", maxBodyFraming, config.BodyMatchLimit)
 
-// errH2cOnly: a plain-text server answered an HTTP/1.1 request with an HTTP/2 frame.
-var errH2cOnly = errors.New("the server answered with an HTTP/2 frame: it speaks only HTTP/2 without TLS (h2c), which http checks do not use")
+// errH2Frame: a server answered an HTTP/1.1 request with an HTTP/2 frame, and the probe
+// has no other protocol to offer (http checks do not speak h2c).
+var errH2Frame = errors.New("the server answered an HTTP/1.1 request with an HTTP/2 frame")
+
+// wantsH2 ends an HTTP/1.1 exchange over TLS whose server showed that it speaks only HTTP/2:
+// it refused http/1.1 in the handshake (no_application_protocol), or it chose no protocol
+// and then closed the connection without a byte of response (as Go's and gRPC's servers do
+// when h2 is all they speak), or answered with an HTTP/2 frame.
+type wantsH2 struct{ why string }
+
+func (e *wantsH2) Error() string { return "checker: the server speaks only HTTP/2: " + e.why }
 
 // appendRequest writes the request of h to b: HTTP/1.1, a fresh connection that the server
 // is asked to close, and the body asked for as it is (no content coding).
@@ -30,13 +39,14 @@ func (h *hop) appendRequest(b []byte, c *config.Check, userAgent string) []byte 
 	b = append(b, h.target...)
 	b = append(b, " HTTP/1.1\r\nHost: "...)
 	b = append(b, h.hostHeader...)
-	ua, ae := true, true
+	ua, ae, accept := true, true, true
 	for k, v := range c.Headers {
 		if strings.EqualFold(k, "Host") || strings.EqualFold(k, "Connection") {
 			continue
 		}
 		ua = ua && !strings.EqualFold(k, "User-Agent")
 		ae = ae && !strings.EqualFold(k, "Accept-Encoding")
+		accept = accept && !strings.EqualFold(k, "Accept")
 		b = append(b, "\r\n"...)
 		b = append(b, k...)
 		b = append(b, ": "...)
@@ -49,13 +59,17 @@ func (h *hop) appendRequest(b []byte, c *config.Check, userAgent string) []byte 
 	if ae {
 		b = append(b, "\r\nAccept-Encoding: identity"...)
 	}
-	return append(b, "\r\nAccept: */*\r\nConnection: close\r\n\r\n"...)
+	if accept {
+		b = append(b, "\r\nAccept: */*"...)
+	}
+	return append(b, "\r\nConnection: close\r\n\r\n"...)
 }
 
 // exchangeH1 sends h's request over HTTP/1.1 on rw and judges the response. It reads past
 // interim responses (1xx but 101) to the final one, all of their heads together within
-// MaxResponseHead.
-func (p *Prober) exchangeH1(c *config.Check, h *hop, rw net.Conn, res *Result) (string, error) {
+// MaxResponseHead. mayBeH2 says that the server chose no protocol by ALPN, so that a server
+// that shows it speaks only HTTP/2 ends the exchange with *wantsH2.
+func (p *Prober) exchangeH1(c *config.Check, h *hop, rw net.Conn, mayBeH2 bool, res *Result) (string, error) {
 	buf := p.buffer()
 	defer p.putBuffer(buf)
 	*buf = h.appendRequest(*buf, c, p.userAgent)
@@ -67,11 +81,17 @@ func (p *Prober) exchangeH1(c *config.Check, h *hop, rw net.Conn, res *Result) (
 	defer p.putReader(br)
 	first, err := br.Peek(1)
 	if err != nil {
+		if mayBeH2 && errors.Is(err, io.EOF) {
+			return "", &wantsH2{"it chose no protocol by ALPN and closed an HTTP/1.1 connection without a byte of response"}
+		}
 		return "", &phaseError{phaseRead, err}
 	}
 	res.Timings.FirstByte = time.Since(res.Start)
 	if first[0] == 0 && isH2Frame(br) {
-		return "", &phaseError{phaseRead, errH2cOnly}
+		if mayBeH2 {
+			return "", &wantsH2{"it answered HTTP/1.1 with an HTTP/2 frame"}
+		}
+		return "", &phaseError{phaseRead, errH2Frame}
 	}
 	var req *http.Request
 	if h.method == http.MethodHead {

@@ -2,6 +2,7 @@ package checker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -211,8 +212,23 @@ func (p *Prober) probeHTTP(ctx context.Context, c *config.Check, res *Result) {
 
 // exchange sends h's request on a fresh connection and reads the response. It returns the
 // redirect location to follow, or "" once it has judged the response into res, or an error
-// for the caller to classify.
+// for the caller to classify. An HTTPS exchange offers HTTP/1.1 by ALPN; when the server shows
+// that it speaks only HTTP/2 (see errWantsH2), it runs again on a new connection offering h2.
 func (p *Prober) exchange(ctx context.Context, c *config.Check, h *hop, res *Result) (string, error) {
+	loc, err := p.exchangeOn(ctx, c, h, false, res)
+	var want *wantsH2
+	if !errors.As(err, &want) {
+		return loc, err
+	}
+	loc, err = p.exchangeOn(ctx, c, h, true, res)
+	if err != nil {
+		err = fmt.Errorf("%w (over h2, offered because %s)", err, want.why)
+	}
+	return loc, err
+}
+
+// exchangeOn is one exchange on one connection, HTTP/1.1 or, when h2 is set, HTTP/2 over TLS.
+func (p *Prober) exchangeOn(ctx context.Context, c *config.Check, h *hop, h2 bool, res *Result) (string, error) {
 	conn, err := p.dial(ctx, "tcp", h.host, h.port, c.IPVersion, res)
 	if err != nil {
 		return "", err
@@ -220,16 +236,23 @@ func (p *Prober) exchange(ctx context.Context, c *config.Check, h *hop, res *Res
 	defer conn.Close()
 	stop := bindDeadline(ctx, conn)
 	defer stop()
-
-	var rw net.Conn = conn
-	if h.https {
-		tc, err := p.handshake(conn, c, h.sni, []string{"http/1.1"}, res)
-		if err != nil {
-			return "", err
-		}
-		rw = tc
+	if !h.https {
+		return p.exchangeH1(c, h, conn, false, res)
 	}
-	return p.exchangeH1(c, h, rw, res)
+	alpn := []string{"http/1.1"}
+	if h2 {
+		alpn = []string{"h2"}
+	}
+	tc, err := p.handshake(conn, c, h.sni, alpn, res)
+	switch {
+	case err != nil && !h2 && isNoALPN(err):
+		return "", &wantsH2{"the server refused HTTP/1.1 in the TLS handshake"}
+	case err != nil:
+		return "", err
+	case tc.ConnectionState().NegotiatedProtocol == "h2":
+		return p.exchangeH2(ctx, c, h, tc, res)
+	}
+	return p.exchangeH1(c, h, tc, !h2 && tc.ConnectionState().NegotiatedProtocol == "", res)
 }
 
 // bindDeadline ends every read and write on conn at ctx's deadline, or at once when ctx is

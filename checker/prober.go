@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/x509"
 	"net"
+	"net/http"
 	"sync"
 	"time"
 
@@ -41,7 +42,8 @@ type ProberOptions struct {
 	Resolver Resolver
 	// Addresses is the address policy applied to every address dialled.
 	Addresses AddressPolicy
-	// RootCAs verifies HTTPS targets; nil means the system's roots.
+	// RootCAs verifies the certificates of TLS targets (https, grpc with TLS) whose check has
+	// no CA bundle of its own (tls_ca); nil means the system's roots.
 	RootCAs *x509.CertPool
 	// UserAgent is sent with every HTTP request; default "vigil-checker".
 	UserAgent string
@@ -60,6 +62,8 @@ type Prober struct {
 	readers      sync.Pool // *bufio.Reader
 	buffers      sync.Pool // *[]byte, request and body buffers
 	gzips        sync.Pool // *gzip.Reader, for bodies compressed unasked
+	bundles      bundleCache
+	h2           *http.Transport // HTTP/2 over the probes' own connections
 }
 
 // NewProber returns a Prober with opts' defaults applied.
@@ -71,6 +75,7 @@ func NewProber(opts ProberOptions) *Prober {
 		roots:        opts.RootCAs,
 		userAgent:    opts.UserAgent,
 		maxRedirects: opts.MaxRedirects,
+		h2:           newH2Transport(),
 	}
 	if p.dialer == nil {
 		p.dialer = defaultDialer(p.guard)
@@ -102,6 +107,10 @@ func (p *Prober) Probe(ctx context.Context, c *config.Check) Result {
 		p.probeTCP(ctx, c, &res)
 	case config.ProtocolHTTP, config.ProtocolHTTPS:
 		p.probeHTTP(ctx, c, &res)
+	case config.ProtocolGRPC:
+		p.probeGRPC(ctx, c, &res)
+	case config.ProtocolDNS:
+		p.probeDNS(ctx, c, &res)
 	default:
 		res.fail(ReasonError, "checker: protocol "+string(c.Protocol)+" is not probed")
 	}

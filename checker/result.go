@@ -36,10 +36,14 @@ const (
 	// ReasonProtocol: the response broke its protocol (not valid HTTP, gRPC or DNS), its head
 	// was over MaxResponseHead, or its body's framing was too large.
 	ReasonProtocol Reason = "protocol"
-	// ReasonStatus: the HTTP status was outside the expected ranges; the message says which.
+	// ReasonStatus: the HTTP status was outside the expected ranges, the gRPC health answer
+	// was not SERVING (or the call failed), or the DNS rcode was not the expected one; the
+	// message says which.
 	ReasonStatus Reason = "status"
 	// ReasonBodyMismatch: the body match string was not in the first BodyMatchLimit bytes.
 	ReasonBodyMismatch Reason = "body_mismatch"
+	// ReasonAnswerMismatch: the DNS answer did not hold the expected record.
+	ReasonAnswerMismatch Reason = "answer_mismatch"
 	// ReasonRedirectLoop: following redirects came back to a URL already visited.
 	ReasonRedirectLoop Reason = "redirect_loop"
 	// ReasonTooManyRedirects: following redirects went past MaxRedirects hops.
