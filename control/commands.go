@@ -1,6 +1,7 @@
 package control
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
@@ -23,6 +24,9 @@ const (
 	OpApplyDocument   Op = "apply_document"
 	OpPutVoter        Op = "put_voter"
 	OpDeleteVoter     Op = "delete_voter"
+	// OpBatch carries independent commands committed as one raft entry: each is applied on
+	// the state the one before it made, and succeeds or fails on its own.
+	OpBatch Op = "batch"
 )
 
 // Command is one typed change of the state, as the raft log carries it (JSON).
@@ -48,6 +52,8 @@ type Command struct {
 	// Name and Type name the record set a delete_record_set removes.
 	Name string            `json:"name,omitempty"`
 	Type config.RecordType `json:"type,omitempty"`
+	// Batch holds the commands of a batch, as each was encoded alone.
+	Batch []json.RawMessage `json:"batch,omitempty"`
 }
 
 // Voter is a control node: its raft ID and the base URL of its HTTP API.

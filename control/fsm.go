@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -20,6 +21,8 @@ type ApplyResult struct {
 	Index uint64
 	// Err is nil when the command was applied.
 	Err error
+	// Batch holds the error of each command of a batch, in order (nil: applied).
+	Batch []error
 }
 
 // FSM is the raft state machine: it applies commands to the State, records which items each
@@ -112,11 +115,38 @@ func (f *FSM) ApplyBatch(logs []*raft.Log) []any {
 		if l.Type != raft.LogCommand {
 			continue
 		}
-		next, err := f.applyEntry(cur, l)
-		out[i] = ApplyResult{Index: l.Index, Err: err}
-		if err == nil {
-			cur = next
+		var c Command
+		if err := json.Unmarshal(l.Data, &c); err != nil {
+			f.log.Error("control: undecodable command in the raft log", "index", l.Index, "err", err)
+			out[i] = ApplyResult{Index: l.Index, Err: fmt.Errorf("control: decode command: %w", err)}
+			continue
 		}
+		if c.Op != OpBatch {
+			next, err := f.applyCommand(cur, &c, l.Index)
+			out[i] = ApplyResult{Index: l.Index, Err: err}
+			if err == nil {
+				cur = next
+			}
+			continue
+		}
+		res := ApplyResult{Index: l.Index, Batch: make([]error, len(c.Batch))}
+		for j, raw := range c.Batch {
+			var sub Command
+			err := json.Unmarshal(raw, &sub)
+			switch {
+			case err != nil:
+				err = fmt.Errorf("control: decode command: %w", err)
+			case sub.Op == OpBatch:
+				err = errors.New("control: a batch inside a batch")
+			default:
+				var next *State
+				if next, err = f.applyCommand(cur, &sub, l.Index); err == nil {
+					cur = next
+				}
+			}
+			res.Batch[j] = err
+		}
+		out[i] = res
 	}
 	if cur != start {
 		f.publish(cur)
@@ -124,22 +154,17 @@ func (f *FSM) ApplyBatch(logs []*raft.Log) []any {
 	return out
 }
 
-// applyEntry decodes and applies one entry to cur, with its name-server shards, and records
+// applyCommand applies one command to cur at index, with its name-server shards, and records
 // what it changed.
-func (f *FSM) applyEntry(cur *State, l *raft.Log) (*State, error) {
-	var c Command
-	if err := json.Unmarshal(l.Data, &c); err != nil {
-		f.log.Error("control: undecodable command in the raft log", "index", l.Index, "err", err)
-		return nil, fmt.Errorf("control: decode command: %w", err)
-	}
-	e, err := applyCommand(cur, &c, l.Index)
+func (f *FSM) applyCommand(cur *State, c *Command, index uint64) (*State, error) {
+	e, err := applyCommand(cur, c, index)
 	if err != nil {
 		return nil, err
 	}
 	if err := f.shards.update(e); err != nil {
 		return nil, err
 	}
-	f.changes.add(l.Index, e.keys())
+	f.changes.add(index, e.keys())
 	return e.s, nil
 }
 
