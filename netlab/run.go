@@ -20,15 +20,15 @@ import (
 	"github.com/vigil-dns/vigil/sim"
 )
 
-// DefaultRegions are the regions of a network unless told otherwise; more may follow, up to
-// MaxRegions.
-var DefaultRegions = []string{"us-east", "eu-west", "sa-east"}
+// DefaultRegions returns the regions of a network unless told otherwise; more may be added,
+// up to MaxRegions.
+func DefaultRegions() []string { return []string{"us-east", "eu-west", "sa-east"} }
 
 // Options configure a run.
 type Options struct {
 	// Script is the scenario: its steps run in order once the network is ready.
 	Script sim.Script
-	// Regions are the network's regions, MinRegions to MaxRegions; default DefaultRegions.
+	// Regions are the network's regions, MinRegions to MaxRegions; default DefaultRegions().
 	Regions []string
 	// Binary is the vigil binary every process runs; default the running executable.
 	Binary string
@@ -93,7 +93,7 @@ type run struct {
 	o      Options
 	topo   *Topology
 	fleet  *fleet
-	faults LinkFaults
+	faults linkFaults
 	client *http.Client
 	start  time.Time // ready
 
@@ -153,7 +153,7 @@ func Run(ctx context.Context, o Options) (res Result, err error) {
 	}
 	// The directory's random suffix tells apart the runs of one process ("vgl1234-5678-us-east").
 	prefix := owner + strings.TrimPrefix(filepath.Base(dir), owner+"run-") + "-"
-	r := &run{o: o, faults: NewLinkFaults()}
+	r := &run{o: o, faults: newLinkFaults()}
 	defer func() {
 		err = errors.Join(err, r.teardown(&res, dir))
 		var ru1 [2]syscall.Rusage
@@ -234,7 +234,7 @@ func Run(ctx context.Context, o Options) (res Result, err error) {
 // defaults fills in the options left empty and checks the others.
 func (o *Options) defaults() error {
 	if len(o.Regions) == 0 {
-		o.Regions = slices.Clone(DefaultRegions)
+		o.Regions = DefaultRegions()
 	}
 	if o.Binary == "" {
 		exe, err := os.Executable()

@@ -24,7 +24,7 @@ func TestStory(t *testing.T) {
 	if storyKnownToFail != "" && os.Getenv("VIGIL_REAL_STORY") == "" {
 		t.Skip(storyKnownToFail)
 	}
-	sc, err := Scenario("story", DefaultRegions)
+	sc, err := Scenario("story", DefaultRegions())
 	if err != nil {
 		t.Fatal(err)
 	}
