@@ -36,14 +36,14 @@ func (v *validator) checkItem(c *Check, p string) {
 		v.add(join(p, "id"), "invalid id %q: want lower-case letters, digits, '.', '_' and '-', starting with a letter or digit, at most %d bytes", c.ID, maxCheckID)
 	}
 	switch c.Protocol {
-	case ProtocolHTTP, ProtocolHTTPS, ProtocolTCP:
+	case ProtocolHTTP, ProtocolHTTPS, ProtocolTCP, ProtocolGRPC, ProtocolDNS:
 		v.validateProbe(c, p)
 	case ProtocolCalculated:
 		v.validateCalculated(c, p)
 	case "":
-		v.add(join(p, "protocol"), "required: http, https, tcp or calculated")
+		v.add(join(p, "protocol"), "required: http, https, tcp, grpc, dns or calculated")
 	default:
-		v.add(join(p, "protocol"), "must be http, https, tcp or calculated, got %q", c.Protocol)
+		v.add(join(p, "protocol"), "must be http, https, tcp, grpc, dns or calculated, got %q", c.Protocol)
 	}
 }
 
@@ -69,6 +69,8 @@ func defaultPort(pr Protocol) int {
 		return 80
 	case ProtocolHTTPS:
 		return 443
+	case ProtocolDNS:
+		return 53
 	}
 	return 0
 }
@@ -81,7 +83,7 @@ func (v *validator) effectiveRegions(c *Check) []string {
 	return c.Regions
 }
 
-// validateProbe checks a check that probes a target: http, https or tcp.
+// validateProbe checks a check that probes a target: http, https, tcp, grpc or dns.
 func (v *validator) validateProbe(c *Check, p string) {
 	switch {
 	case c.Target.Host == "":
@@ -97,18 +99,21 @@ func (v *validator) validateProbe(c *Check, p string) {
 	}
 	switch {
 	case port == 0:
-		v.add(join(p, "target.port"), "required for tcp checks")
+		v.add(join(p, "target.port"), "required for %s checks", c.Protocol)
 	case port < 1 || port > 65535:
 		v.add(join(p, "target.port"), "must be 1..65535, got %d", port)
 	}
 	if c.IPVersion != 4 && c.IPVersion != 6 {
 		v.add(join(p, "ip_version"), "must be 4 or 6, got %d", c.IPVersion)
 	}
-	if c.Protocol == ProtocolTCP {
-		v.refuseHTTPFields(c, p)
-	} else {
+	if c.Protocol == ProtocolHTTP || c.Protocol == ProtocolHTTPS {
 		v.validateHTTP(c, p)
+	} else {
+		v.refuseHTTPFields(c, p)
 	}
+	v.validateTLS(c, p)
+	v.validateGRPC(c, p)
+	v.validateDNS(c, p)
 	iv, to := c.Interval.Std(), c.Timeout.Std()
 	intervalOK := iv >= minInterval && iv <= maxInterval
 	if !intervalOK {
@@ -193,15 +198,6 @@ func (v *validator) validateHTTP(c *Check, p string) {
 			v.add(join(p, "host_header"), "invalid host %q: %s", c.HostHeader, prob)
 		}
 	}
-	switch {
-	case c.SNI == "":
-	case c.Protocol != ProtocolHTTPS:
-		v.add(join(p, "sni"), "only https checks use sni")
-	case hostProblem(c.SNI) != "":
-		v.add(join(p, "sni"), "invalid server name %q: %s", c.SNI, hostProblem(c.SNI))
-	case isIP(c.SNI):
-		v.add(join(p, "sni"), "must be a host name, not an IP address, got %q", c.SNI)
-	}
 	names := make([]string, 0, len(c.Headers))
 	for k := range c.Headers {
 		names = append(names, k)
@@ -235,7 +231,8 @@ func (v *validator) validateHTTP(c *Check, p string) {
 	}
 }
 
-// refuseHTTPFields reports each HTTP field that a tcp check sets to other than its default.
+// refuseHTTPFields reports each HTTP field that a check of another protocol sets to other
+// than its default.
 func (v *validator) refuseHTTPFields(c *Check, p string) {
 	def := DefaultCheck()
 	for _, f := range []struct {
@@ -245,7 +242,6 @@ func (v *validator) refuseHTTPFields(c *Check, p string) {
 		{"path", c.Path != "" && c.Path != def.Path},
 		{"method", c.Method != "" && c.Method != def.Method},
 		{"host_header", c.HostHeader != ""},
-		{"sni", c.SNI != ""},
 		{"headers", len(c.Headers) > 0},
 		{"expect_status", len(c.ExpectStatus) > 0 && !slices.Equal(c.ExpectStatus, def.ExpectStatus)},
 		{"body_match", c.BodyMatch != ""},
@@ -298,10 +294,13 @@ func (v *validator) validateCalculated(c *Check, p string) {
 		{"method", c.Method != "" && c.Method != def.Method},
 		{"host_header", c.HostHeader != ""},
 		{"sni", c.SNI != ""},
+		{"tls_ca", c.TLSCA != ""},
 		{"headers", len(c.Headers) > 0},
 		{"expect_status", len(c.ExpectStatus) > 0 && !slices.Equal(c.ExpectStatus, def.ExpectStatus)},
 		{"body_match", c.BodyMatch != ""},
 		{"follow_redirects", c.FollowRedirects},
+		{"grpc", c.GRPC != nil},
+		{"dns", c.DNS != nil},
 		{"interval", c.Interval != 0 && c.Interval != def.Interval},
 		{"timeout", c.Timeout != 0 && c.Timeout != def.Timeout},
 		{"failure_threshold", c.FailureThreshold != 0 && c.FailureThreshold != def.FailureThreshold},

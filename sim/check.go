@@ -8,6 +8,7 @@ import (
 
 	"github.com/miekg/dns"
 	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/oracle"
 )
 
 // maxChecksPerSet bounds the checks of one record set the checker combines (2^n
@@ -61,25 +62,10 @@ func NewChecker(doc *config.Document, slack time.Duration) *Checker {
 			if rs.Type != "A" {
 				continue
 			}
-			c.Sets[ownerName(rs.Name, apex)] = rs
+			c.Sets[oracle.OwnerName(rs.Name, apex)] = rs
 		}
 	}
 	return c
-}
-
-// ownerName returns the absolute lower-case owner name of a record set named name in the
-// zone apex: configuration normalises it to that form, but a hand-built one may be relative.
-func ownerName(name, apex string) string {
-	name = strings.ToLower(name)
-	switch {
-	case name == "@" || name == "":
-		return apex
-	case strings.HasSuffix(name, "."):
-		return name
-	case name == strings.TrimSuffix(apex, ".") || strings.HasSuffix(name, "."+strings.TrimSuffix(apex, ".")):
-		return name + "."
-	}
-	return name + "." + apex
 }
 
 // span is a verdict that may have been in force at a location from From to To.
@@ -164,10 +150,10 @@ func (c *Checker) verifyOne(a Answer, spans map[[2]string][]span) (bool, *Violat
 	var walk func(i int)
 	walk = func(i int) {
 		if i == len(checks) {
-			al := permitted(rs, func(id string) bool { return pick[slices.Index(checks, id)] })
-			if al.permits(a.Values) {
+			al := oracle.Permitted(rs, func(id string) bool { return pick[slices.Index(checks, id)] })
+			if al.Permits(a.Values) {
 				matched = true
-				onlyLast = onlyLast && al.lastResort
+				onlyLast = onlyLast && al.LastResort
 			}
 			return
 		}
