@@ -81,6 +81,10 @@ func runSimReal(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintf(stderr, "vigil sim: %v\n", err)
 		return 2
 	}
+	if err := netlab.Check(); err != nil {
+		fmt.Fprintf(stderr, "vigil sim: %v\n", err)
+		return 1
+	}
 	fmt.Fprintf(stdout, "vigil sim -real: scenario %s on regions %s\n", sc.Name, strings.Join(names, ", "))
 	res, err := netlab.Run(ctx, netlab.Options{Script: sc, Regions: names, Binary: *bin, Checkers: *checkers,
 		QueryInterval: *every, Keep: *keep, Evidence: *evidence, LogLevel: *logLevel, Timeline: stdout})
