@@ -100,7 +100,7 @@ type checker struct {
 	id, region string
 	progress   int64
 	checks     []int32 // the checks it reports, in no order
-	due        int64 // when its entry in Engine.fresh falls due, while queued
+	due        int64   // when its entry in Engine.fresh falls due, while queued
 	gen        uint32
 	fresh      bool
 	queued     bool // holds an entry in Engine.fresh
