@@ -112,3 +112,7 @@ func (v *verdicts) patch(changes []VerdictChange, changed []string) (*verdicts, 
 	}
 	return newVerdictStore(v.seed, parts, down), changed
 }
+
+// Served reports whether the server answers now with check's records as healthy: its
+// verdict is not unhealthy, or it has none.
+func (s *Server) Served(check string) bool { return s.verdicts.Load().healthy(check) }

@@ -274,6 +274,7 @@ func (n *Node) Run(ctx context.Context) error {
 	}
 	if n.dns != nil {
 		goRun("dns", n.dns.Serve)
+		goRun("verdicts", n.runVerdicts)
 	}
 	if n.pool != nil {
 		goRun("data plane", n.loop)
@@ -337,8 +338,8 @@ func (n *Node) awaitJoin(ctx context.Context, max time.Duration) {
 }
 
 // loop is the data plane's one goroutine of coordination: it applies configuration changes,
-// recomputes assignment on membership changes, and (as a location) evaluates every check on
-// a steady tick.
+// recomputes assignment on membership changes, and ends checker handoffs on a steady tick.
+// (A location's verdicts follow their own events: runVerdicts.)
 func (n *Node) loop(ctx context.Context) error {
 	var changed <-chan struct{}
 	// follow takes the Watcher's configuration, after asking to hear of the next change, so
@@ -365,10 +366,7 @@ func (n *Node) loop(ctx context.Context) error {
 			n.reassign()
 		case <-n.memberCh:
 			n.reassign()
-		case now := <-tick.C:
-			if n.dns != nil {
-				n.evaluate(now)
-			}
+		case <-tick.C:
 			if n.chk != nil && n.handingOff() {
 				n.reassign()
 			}

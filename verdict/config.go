@@ -91,6 +91,7 @@ func (e *Engine) Configure(doc *config.Document) {
 			next.ids = slices.Clone(cfg.Children)
 			c.calc = next
 			c.flags |= flagConfigured
+			e.configured++
 			order = true
 			e.markCheck(i)
 			continue
@@ -106,6 +107,7 @@ func (e *Engine) Configure(doc *config.Document) {
 		c = &e.checks[i]
 		c.policy = e.policies.ref(pol)
 		c.flags |= flagConfigured
+		e.configured++
 		e.markCheck(i)
 	}
 	// Checks the document no longer holds.
@@ -142,6 +144,7 @@ func (e *Engine) unconfigure(i int32, gone bool) {
 	}
 	c.calc, c.policy = nil, 0
 	c.flags &^= flagConfigured | flagNoOrder
+	e.configured--
 	if !gone {
 		return
 	}

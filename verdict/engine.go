@@ -129,9 +129,11 @@ type Engine struct {
 	changed  []int32
 	removed  []string
 	counts   [3]int
-	scratch  []quorum.Report
-	kids     []quorum.Verdict
-	stats    Stats
+	// configured counts the checks the configuration holds.
+	configured int
+	scratch    []quorum.Report
+	kids       []quorum.Verdict
+	stats      Stats
 }
 
 // Stats count the engine's work since it was created.

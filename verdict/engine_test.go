@@ -226,6 +226,9 @@ func compare(t *testing.T, seed uint64, step int, e *Engine, w *world) {
 	for _, v := range w.verdicts {
 		counts[v.State]++
 	}
+	if conf, dec := e.Len(); conf != len(w.doc.Checks) || dec != len(w.verdicts) {
+		t.Errorf("seed %d step %d: Len %d configured, %d decided; want %d, %d", seed, step, conf, dec, len(w.doc.Checks), len(w.verdicts))
+	}
 	if counts != e.Counts() {
 		t.Errorf("seed %d step %d: counts %v, full pass %v", seed, step, e.Counts(), counts)
 	}

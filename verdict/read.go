@@ -17,15 +17,7 @@ func (e *Engine) Now() time.Time { return e.clock.time(e.now) }
 
 // Len returns how many checks the configuration holds and how many of them have a verdict.
 func (e *Engine) Len() (configured, decided int) {
-	for i := range e.checks {
-		if f := e.checks[i].flags; f&flagConfigured != 0 {
-			configured++
-			if f&flagEvaluated != 0 {
-				decided++
-			}
-		}
-	}
-	return configured, decided
+	return e.configured, e.counts[0] + e.counts[1] + e.counts[2]
 }
 
 // Counts returns how many checks have a verdict in each state, by quorum.State. It is kept as
@@ -127,7 +119,7 @@ func (e *Engine) Checkers(fn func(CheckerInfo)) {
 	}
 }
 
-// CheckStats is a check's verdict and reports in numbers, for metrics.
+// CheckStats is a check's verdict in numbers, for metrics.
 type CheckStats struct {
 	State quorum.State
 	// Changes counts the verdict's changes to each state, by quorum.State, since the check
@@ -135,20 +127,39 @@ type CheckStats struct {
 	Changes [3]uint32
 }
 
-// EachStats calls fn with every check that has a verdict, in no order, with its numbers and
-// a function that calls back with each of its reports: the checker's region, whether it
-// counts (fresh, with a status), its status and its latency. fn must not keep reports.
-func (e *Engine) EachStats(fn func(id string, s CheckStats, reports func(func(region string, fresh, known, healthy bool, latency time.Duration)))) {
-	for i := range e.checks {
+// ReportStats is one report in numbers, for metrics.
+type ReportStats struct {
+	// Region is the checker's region (empty: unknown).
+	Region string
+	// Fresh says the checker was fresh at the last Advance; Known that it has a status, and
+	// Healthy which.
+	Fresh, Known, Healthy bool
+	Latency               time.Duration
+}
+
+// EachStats calls fn with the checks that have a verdict among the next limit places of the
+// engine's check table from place from, with each check's numbers and reports (valid during
+// the call), and returns the place to go on from (0 at the end). Callers that walk every
+// check a few thousand places at a time can let go of their lock between calls; checks
+// added or removed meanwhile may be missed or seen twice.
+func (e *Engine) EachStats(from, limit int, fn func(id string, s CheckStats, reports []ReportStats)) (next int) {
+	end := min(from+limit, len(e.checks))
+	var rs []ReportStats
+	for i := from; i < end; i++ {
 		c := &e.checks[i]
 		if c.flags&flagConfigured == 0 || c.flags&flagEvaluated == 0 {
 			continue
 		}
-		fn(c.id, CheckStats{State: c.state, Changes: c.changes}, func(each func(string, bool, bool, bool, time.Duration)) {
-			for _, v := range c.votes {
-				ck := &e.checkers[v.checker]
-				each(ck.region, ck.fresh, v.status != voteNone, v.status == voteHealthy, time.Duration(v.latency)*time.Microsecond)
-			}
-		})
+		rs = rs[:0]
+		for _, v := range c.votes {
+			ck := &e.checkers[v.checker]
+			rs = append(rs, ReportStats{Region: ck.region, Fresh: ck.fresh, Known: v.status != voteNone,
+				Healthy: v.status == voteHealthy, Latency: time.Duration(v.latency) * time.Microsecond})
+		}
+		fn(c.id, CheckStats{State: c.state, Changes: c.changes}, rs)
 	}
+	if end >= len(e.checks) {
+		return 0
+	}
+	return end
 }
