@@ -149,14 +149,24 @@ func (r *Report) Write(w io.Writer) error {
 		}
 		fmt.Fprintf(&b, "  unsure from %s to %s: %s\n", u.From.Format("15:04:05.000"), to, u.Why)
 	}
-	for _, f := range r.Wrong {
-		writeFinding(&b, "WRONG", f)
-	}
-	for _, f := range r.Flips {
-		writeFinding(&b, "FLIP", f)
-	}
+	writeFindings(&b, "WRONG", r.Wrong)
+	writeFindings(&b, "FLIP", r.Flips)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// maxWritten bounds the findings of one kind written with their history.
+const maxWritten = 10
+
+// writeFindings writes the first findings with their history, then how many more there are.
+func writeFindings(b *strings.Builder, what string, fs []Finding) {
+	for i, f := range fs {
+		if i == maxWritten {
+			fmt.Fprintf(b, "... and %d more %s findings\n", len(fs)-maxWritten, what)
+			return
+		}
+		writeFinding(b, what, f)
+	}
 }
 
 // writeFinding writes one finding with its history.
