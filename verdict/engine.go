@@ -351,7 +351,7 @@ func (e *Engine) RemoveChecker(checkerID string) {
 
 // isFresh applies quorum's freshness rule to a progress stamp at now.
 func (e *Engine) isFresh(progress, now int64) bool {
-	return progress != never && now-progress <= int64(e.window)
+	return quorum.Policy{FreshnessWindow: e.window}.Fresh(e.clock.time(progress), e.clock.time(now))
 }
 
 // Next returns when the next timer falls due: a checker going stale or a hold running out.
@@ -447,9 +447,11 @@ func (e *Engine) refresh(k int32, now int64) {
 			e.markCheck(i)
 		}
 	}
-	// Progress only moves forward while fresh, so an entry already queued falls due early
-	// and moves then (O(1) a heartbeat); one that would fall due late is replaced.
-	if due := ck.progress + int64(e.window) + 1; fresh && (!ck.queued || due < ck.due) {
+	// The moment to look again is when the window has passed since the progress. Progress
+	// only moves forward while fresh, so an entry already queued falls due early and moves
+	// then (O(1) a heartbeat); one that would fall due late is replaced. (A checker still
+	// fresh past its window, which quorum's rule never allows, waits for its next progress.)
+	if due := ck.progress + int64(e.window) + 1; fresh && due > now && (!ck.queued || due < ck.due) {
 		ck.queued, ck.due = true, due
 		e.fresh.push(entry{at: due, id: k, gen: ck.gen})
 	}
