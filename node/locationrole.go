@@ -134,8 +134,13 @@ const (
 // changed, when the configuration changed and when the engine's next timer (a checker going
 // stale, a hold running out) falls due. No tick: a report that changes a verdict reaches DNS
 // within a step of its arrival.
+//
+// It decides nothing before the node joined the pool: a location that has heard no checker
+// yet has no verdict (DNS serves every check as healthy, the reads show none), rather than
+// an unknown verdict for every check the moment its configuration is there.
 func (n *Node) runVerdicts(ctx context.Context) error {
 	l := &n.loc
+	n.awaitJoin(ctx, maxJoinWait)
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {

@@ -314,7 +314,8 @@ func (n *Node) Run(ctx context.Context) error {
 	return err
 }
 
-// maxJoinWait bounds how long a checker waits for the pool before it probes anyway.
+// maxJoinWait bounds how long a checker (or a location) waits for the pool before it probes
+// (or decides) anyway.
 const maxJoinWait = 10 * time.Second
 
 // awaitJoin waits until the node has joined the pool (it sees another member, or it has no
@@ -330,7 +331,7 @@ func (n *Node) awaitJoin(ctx context.Context, max time.Duration) {
 		case <-ctx.Done():
 			return
 		case <-deadline.C:
-			n.log.Warn("node: not joined to the pool yet; probing anyway", "after", max)
+			n.log.Warn("node: not joined to the pool yet; going on anyway", "after", max)
 			return
 		case <-poll.C:
 		}
