@@ -53,7 +53,9 @@ func TestVerdictsInstalledDespiteConfigChanges(t *testing.T) {
 				return
 			default:
 			}
-			n.setConfig(&control.State{Document: *doc, Index: i}, control.SourceControlPlane)
+			s := control.NewState(doc)
+			s.Index = i
+			n.setConfig(s, control.SourceControlPlane)
 		}
 	})
 	wg.Go(func() {

@@ -79,7 +79,7 @@ func (n *Node) installZones(s *control.State) {
 	if err != nil {
 		n.log.Error("node: name-server shards; zones keep their own name servers", "err", err)
 	}
-	snap, err := location.NewSnapshot(s.Document.Zones, shards)
+	snap, err := location.NewSnapshot(s.Document().Zones, shards)
 	if err != nil {
 		n.log.Error("node: zones not installed; the previous ones stay", "index", s.Index, "err", err)
 		return
@@ -90,7 +90,7 @@ func (n *Node) installZones(s *control.State) {
 // zoneShards returns each zone's virtual name servers: stateful from the allocations the
 // control plane stores, stateless from the zone's name; none for a zone that lists its own.
 func (n *Node) zoneShards(s *control.State) (map[string][]location.NameServer, error) {
-	doc := &s.Document
+	doc := s.Document()
 	ns, err := shard.NewNameServers(doc.NameServers)
 	if err != nil {
 		return nil, err
@@ -111,7 +111,7 @@ func (n *Node) zoneShards(s *control.State) (map[string][]location.NameServer, e
 		}
 		servers := ns.Stateless(z.Name)
 		if ns.Mode() == shard.ModeStateful {
-			if stored, ok := s.Shards[control.CanonicalZone(z.Name)]; ok && len(stored) > 0 {
+			if stored := s.Shard(z.Name); len(stored) > 0 {
 				servers = stored
 			}
 		}

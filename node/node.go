@@ -180,7 +180,7 @@ func (n *Node) newPool() error {
 // serves at once without the control plane).
 func (n *Node) newConfigSource() error {
 	if n.cfg.Static != nil {
-		n.setConfig(&control.State{Document: *n.cfg.Static}, SourceStatic)
+		n.setConfig(control.NewState(n.cfg.Static), SourceStatic)
 		return nil
 	}
 	voters := n.cfg.Voters
@@ -383,7 +383,7 @@ func (n *Node) setConfig(s *control.State, src control.Source) {
 		n.mu.Unlock()
 		return
 	}
-	doc := &s.Document
+	doc := s.Document()
 	n.state, n.doc, n.source = s, doc, src
 	n.m.configIndex.Set(float64(s.Index))
 	plan, err := shard.NewPlan(doc, n.membershipLocked(doc))

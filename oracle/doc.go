@@ -55,9 +55,11 @@
 //   - a location starting: Bounds.LocationStart plus the freshness window and the hold; until
 //     then it may also serve every check as healthy (it has no verdict yet: fail open);
 //
-// each plus the propagation delay of the latency in force (across every region), the
-// locations' evaluation tick (Bounds.Tick) and Bounds.Slack. A value possible when a further
-// event comes stays possible for that event's window too (a verdict held across two faults).
+// each plus the propagation delay of the latency in force (across every region), the spread
+// of a report through gossip (Bounds.Spread), the locations' evaluation tick (Bounds.Tick)
+// and Bounds.Slack. When a further event comes while
+// earlier transitions are still open, their old values are mixed into its transition too (a
+// verdict held, or reports still fresh, across two faults).
 //
 // # What is judged
 //

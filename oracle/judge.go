@@ -2,6 +2,7 @@ package oracle
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -73,9 +74,12 @@ func Judge(r Run, b Bounds) (Report, error) {
 			continue
 		}
 		q.Values = slices.Sorted(slices.Values(q.Values))
+		if q.Received.Before(q.Sent) {
+			q.Received = q.Sent // a failed query may come without the instant it ended
+		}
 		j.byLoc[q.Location] = append(j.byLoc[q.Location], q)
 	}
-	for _, l := range sortedKeys(j.byLoc) {
+	for _, l := range slices.Sorted(maps.Keys(j.byLoc)) {
 		qs := j.byLoc[l]
 		slices.SortStableFunc(qs, func(a, b Query) int { return a.Sent.Compare(b.Sent) })
 		u := Unanswered{Judged: len(qs)}
