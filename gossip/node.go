@@ -30,16 +30,6 @@ const (
 	repairFanout   = 8                 // checkers asked directly for their rows per round
 	maxDeltaQueue  = 8192              // deltas waiting to be relayed
 	leaveTimeout   = 2 * time.Second   // graceful leave at shutdown
-	// beatRelays is how many peers each node relays each heartbeat to. A location counts a
-	// checker while its heartbeats keep arriving, relayed or not; each node relays what it
-	// learns, so a heartbeat misses a location with a probability of about e^-beatRelays
-	// (when every node relays it to f peers, a share e^-f of the pool never hears it), 2% at
-	// 4, and a checker goes stale only when every heartbeat of a freshness window misses.
-	// Deltas must reach every node, so they scale with the pool (memberlist's RetransmitMult
-	// times log10 of its size); heartbeats need not. At 1 relay (memberlist's scaling in pools
-	// under 10), with a 5s window and a heartbeat every 1s, locations held reachable checkers
-	// stale 5-30% of the time, and half the time across a cut link (TestRelayedCheckersStayFresh).
-	beatRelays = 4
 	// deadNodeReclaim is how long a dead node's name stays bound to its old address.
 	deadNodeReclaim = time.Nanosecond
 	forgetInterval  = time.Minute
@@ -74,6 +64,11 @@ type Node struct {
 	runOnce sync.Once
 	life    sync.Mutex // orders Leave and Shutdown: memberlist panics on Leave after Shutdown
 	down    bool
+
+	// beatEvery is the heartbeat interval in force, and beatChanged signals a change of it
+	// (capacity 1; liveness.go).
+	beatEvery   atomic.Int64
+	beatChanged chan struct{}
 }
 
 // knownPeer is a peer remembered for rejoining.
@@ -117,6 +112,8 @@ func New(cfg Config) (*Node, error) {
 		inflight:  map[string]bool{},
 		rng:       rand.New(rand.NewPCG(h.Sum64(), uint64(cfg.Now().UnixNano()))),
 		joined:    make(chan struct{}, 1),
+
+		beatChanged: make(chan struct{}, 1),
 	}
 	if cfg.Roles.Has(RoleChecker) {
 		// The generation orders restarts of this checker by its own clock only.
@@ -237,10 +234,10 @@ func (n *Node) Run(ctx context.Context) error {
 		}
 	}()
 	var beat <-chan time.Time
+	beats := time.NewTicker(n.heartbeatInterval())
+	defer beats.Stop()
 	if n.own != nil {
-		t := time.NewTicker(n.cfg.HeartbeatInterval)
-		defer t.Stop()
-		beat = t.C
+		beat = beats.C
 		n.heartbeat()
 	}
 	forget := time.NewTicker(min(n.cfg.RowTTL/4, forgetInterval))
@@ -255,6 +252,8 @@ func (n *Node) Run(ctx context.Context) error {
 			return nil
 		case <-beat:
 			n.heartbeat()
+		case <-n.beatChanged:
+			beats.Reset(n.heartbeatInterval())
 		case <-repair.C:
 			n.repair()
 		case <-forget.C:

@@ -421,8 +421,12 @@ func (n *Node) membershipLocked(doc *config.Document) shard.Membership {
 }
 
 // reassign recomputes the plan for the current membership and gives the checker its checks.
+// It also gives gossip the freshness window in force, which a checker's heartbeats follow.
 func (n *Node) reassign() {
 	n.mu.Lock()
+	if n.doc != nil {
+		n.pool.SetFreshnessWindow(freshnessWindow(n.doc))
+	}
 	if n.plan == nil || n.doc == nil {
 		n.mu.Unlock()
 		return
