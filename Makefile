@@ -3,7 +3,7 @@ GO      ?= go
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 
-.PHONY: run build test lint unit bench fuzz clean image demo demo-down chaos
+.PHONY: run build test lint unit bench fuzz clean image demo demo-down chaos real
 
 ## run: start the embedded multi-region network (vigil dev).
 run:
@@ -54,6 +54,12 @@ SEED     ?= 1
 DURATION ?= 10m
 chaos:
 	$(GO) run ./cmd/vigil sim chaos -seed $(SEED) -duration $(DURATION)
+
+## real: a scenario on real processes in network namespaces (root, ip, nft, /dev/net/tun);
+## SCENARIO=story (the make-test story), nontransitive, isolated, ... (vigil sim -real -h).
+SCENARIO ?= story
+real:
+	$(GO) run ./cmd/vigil sim -real $(SCENARIO)
 
 ## image: the container image (FROM scratch: the static binary and the host's CA bundle).
 IMAGE   ?= vigil:demo

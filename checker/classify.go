@@ -11,9 +11,6 @@ import (
 	"syscall"
 )
 
-// errResponseTooLarge ends a read that went past the response cap.
-var errResponseTooLarge = errors.New("response headers larger than the cap")
-
 // classify maps a probe error to its reason code and a message for people. Network-level
 // causes win over the phase the error happened in: a timeout is a timeout in any phase.
 func classify(err error) (Reason, string) {
@@ -50,7 +47,7 @@ func classify(err error) (Reason, string) {
 		return ReasonUnreachable, msg
 	case phase == phaseTLS:
 		return ReasonTLSHandshake, msg
-	case errors.Is(err, errResponseTooLarge):
+	case errors.Is(err, errHeadTooLarge), errors.Is(err, errFramingTooLarge), errors.Is(err, errH2Frame):
 		return ReasonProtocol, msg
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 		return ReasonConnectionClosed, msg

@@ -51,26 +51,27 @@ const (
 )
 
 // dial resolves host (unless it is an IP address) to an address of the check's family,
-// applies the address policy to it and connects, adding the time spent to res.
-func (p *Prober) dial(ctx context.Context, host string, port, ipVersion int, res *Result) (net.Conn, error) {
+// applies the address policy to it and connects over network ("tcp" or "udp"), adding the
+// time spent to res.
+func (p *Prober) dial(ctx context.Context, network, host string, port, ipVersion int, res *Result) (net.Conn, error) {
 	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
 	addr, err := netip.ParseAddr(host)
 	if err != nil {
-		network := "ip4"
+		family := "ip4"
 		if ipVersion == 6 {
-			network = "ip6"
+			family = "ip6"
 		}
 		t0 := time.Now()
-		addrs, err := p.resolver.LookupNetIP(ctx, network, host)
+		addrs, err := p.resolver.LookupNetIP(ctx, family, host)
 		res.Timings.DNS += time.Since(t0)
 		if err != nil {
 			return nil, &phaseError{phaseDNS, fmt.Errorf("resolve %s: %w", host, err)}
 		}
 		if len(addrs) == 0 {
-			return nil, &phaseError{phaseDNS, fmt.Errorf("resolve %s: no %s address", host, network)}
+			return nil, &phaseError{phaseDNS, fmt.Errorf("resolve %s: no %s address", host, family)}
 		}
 		addr = addrs[0]
-		if network == "ip4" {
+		if family == "ip4" {
 			addr = addr.Unmap()
 		}
 	}
@@ -80,7 +81,7 @@ func (p *Prober) dial(ctx context.Context, host string, port, ipVersion int, res
 		return nil, &phaseError{phaseConnect, err}
 	}
 	t0 := time.Now()
-	conn, err := p.dialer.DialContext(ctx, "tcp", ap.String())
+	conn, err := p.dialer.DialContext(ctx, network, ap.String())
 	res.Timings.Connect += time.Since(t0)
 	if err != nil {
 		return nil, &phaseError{phaseConnect, err}

@@ -8,6 +8,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/pem"
 	"io"
 	"log"
 	"log/slog"
@@ -140,6 +141,11 @@ func newTestCA(t testing.TB) *testCA {
 	pool := x509.NewCertPool()
 	pool.AddCert(cert)
 	return &testCA{cert: cert, key: key, pool: pool}
+}
+
+// pem returns the CA's certificate in PEM, as a check's tls_ca holds it.
+func (ca *testCA) pem() string {
+	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ca.cert.Raw}))
 }
 
 // leaf issues a certificate for names valid from notBefore to notAfter; a nil ca makes it

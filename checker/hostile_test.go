@@ -137,7 +137,7 @@ func TestHostileEndpoints(t *testing.T) {
 				}
 			})
 			return checkFor("headers", config.ProtocolHTTP, ap), loopbackProber(ProberOptions{})
-		}, ReasonProtocol, "cap"},
+		}, ReasonProtocol, "limit of 65536 bytes"},
 		{"broken chunked body", func(t *testing.T) (config.Check, *Prober) {
 			ap := rawServer(t, func(ctx context.Context, c net.Conn) {
 				readRequest(c)

@@ -1,12 +1,9 @@
 package checker
 
 import (
-	"bytes"
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -132,34 +129,6 @@ func (h *hop) follow(loc string, code int) (hop, error) {
 	return next, nil
 }
 
-// appendRequest writes the request of h to b: HTTP/1.1, a fresh connection that the server
-// is asked to close.
-func (h *hop) appendRequest(b []byte, c *config.Check, userAgent string) []byte {
-	b = append(b, h.method...)
-	b = append(b, ' ')
-	b = append(b, h.target...)
-	b = append(b, " HTTP/1.1\r\nHost: "...)
-	b = append(b, h.hostHeader...)
-	ua := true
-	for k, v := range c.Headers {
-		if strings.EqualFold(k, "Host") || strings.EqualFold(k, "Connection") {
-			continue
-		}
-		if strings.EqualFold(k, "User-Agent") {
-			ua = false
-		}
-		b = append(b, "\r\n"...)
-		b = append(b, k...)
-		b = append(b, ": "...)
-		b = append(b, v...)
-	}
-	if ua {
-		b = append(b, "\r\nUser-Agent: "...)
-		b = append(b, userAgent...)
-	}
-	return append(b, "\r\nAccept: */*\r\nConnection: close\r\n\r\n"...)
-}
-
 // isRedirect reports whether code is a redirect that carries a Location.
 func isRedirect(code int) bool {
 	switch code {
@@ -243,67 +212,61 @@ func (p *Prober) probeHTTP(ctx context.Context, c *config.Check, res *Result) {
 
 // exchange sends h's request on a fresh connection and reads the response. It returns the
 // redirect location to follow, or "" once it has judged the response into res, or an error
-// for the caller to classify.
+// for the caller to classify. An HTTPS exchange offers HTTP/1.1 by ALPN; when the server shows
+// that it speaks only HTTP/2 (see errWantsH2), it runs again on a new connection offering h2.
 func (p *Prober) exchange(ctx context.Context, c *config.Check, h *hop, res *Result) (string, error) {
-	conn, err := p.dial(ctx, h.host, h.port, c.IPVersion, res)
+	loc, err := p.exchangeOn(ctx, c, h, false, res)
+	var want *wantsH2
+	if !errors.As(err, &want) {
+		return loc, err
+	}
+	loc, err = p.exchangeOn(ctx, c, h, true, res)
+	if err != nil {
+		err = fmt.Errorf("%w (over h2, offered because %s)", err, want.why)
+	}
+	return loc, err
+}
+
+// exchangeOn is one exchange on one connection, HTTP/1.1 or, when h2 is set, HTTP/2 over TLS.
+func (p *Prober) exchangeOn(ctx context.Context, c *config.Check, h *hop, h2 bool, res *Result) (string, error) {
+	conn, err := p.dial(ctx, "tcp", h.host, h.port, c.IPVersion, res)
 	if err != nil {
 		return "", err
 	}
 	defer conn.Close()
+	stop := bindDeadline(ctx, conn)
+	defer stop()
+	if !h.https {
+		return p.exchangeH1(c, h, conn, false, res)
+	}
+	alpn := []string{"http/1.1"}
+	if h2 {
+		alpn = []string{"h2"}
+	}
+	tc, err := p.handshake(conn, c, h.sni, alpn, res)
+	switch {
+	case err != nil && !h2 && isNoALPN(err):
+		return "", &wantsH2{"the server refused HTTP/1.1 in the TLS handshake"}
+	case err != nil:
+		return "", err
+	case tc.ConnectionState().NegotiatedProtocol == "h2":
+		return p.exchangeH2(ctx, c, h, tc, res)
+	}
+	return p.exchangeH1(c, h, tc, !h2 && tc.ConnectionState().NegotiatedProtocol == "", res)
+}
+
+// bindDeadline ends every read and write on conn at ctx's deadline, or at once when ctx is
+// cancelled; it returns the function that stops the cancellation hook.
+func bindDeadline(ctx context.Context, conn net.Conn) func() bool {
 	if dl, ok := ctx.Deadline(); ok {
 		_ = conn.SetDeadline(dl) // slow drips and silent servers end at the timeout
 	}
-	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Unix(1, 0)) })
-	defer stop()
+	return context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Unix(1, 0)) })
+}
 
-	var rw net.Conn = conn
-	if h.https {
-		t0 := time.Now()
-		tc := tls.Client(conn, &tls.Config{
-			ServerName:         h.sni,
-			InsecureSkipVerify: !c.TLSVerify,
-			RootCAs:            p.roots,
-			NextProtos:         []string{"http/1.1"},
-			MinVersion:         tls.VersionTLS12,
-		})
-		// The connection's deadline and the AfterFunc above end a stalled handshake;
-		// HandshakeContext would add a goroutine per probe to do the same.
-		err := tc.Handshake()
-		res.Timings.TLS += time.Since(t0)
-		if err != nil {
-			var cve *tls.CertificateVerificationError
-			if errors.As(err, &cve) && len(cve.UnverifiedCertificates) > 0 {
-				res.CertNotAfter = cve.UnverifiedCertificates[0].NotAfter
-			}
-			return "", &phaseError{phaseTLS, err}
-		}
-		if st := tc.ConnectionState(); len(st.PeerCertificates) > 0 {
-			res.CertNotAfter = st.PeerCertificates[0].NotAfter
-		}
-		rw = tc
-	}
-
-	buf := p.buffer()
-	defer p.putBuffer(buf)
-	*buf = h.appendRequest(*buf, c, p.userAgent)
-	if _, err := rw.Write(*buf); err != nil {
-		return "", &phaseError{phaseWrite, err}
-	}
-	lr := &limitedReader{r: rw, n: maxHeaderBytes}
-	br := p.reader(lr)
-	defer p.putReader(br)
-	if _, err := br.Peek(1); err != nil {
-		return "", &phaseError{phaseRead, err}
-	}
-	res.Timings.FirstByte = time.Since(res.Start)
-	var req *http.Request
-	if h.method == http.MethodHead {
-		req = &http.Request{Method: http.MethodHead}
-	}
-	resp, err := http.ReadResponse(br, req)
-	if err != nil {
-		return "", &phaseError{phaseRead, err}
-	}
+// judge judges a final response into res, or returns the redirect location to follow. body
+// reads the response's body (already limited by the caller); buf is scratch space.
+func (p *Prober) judge(c *config.Check, resp *http.Response, buf []byte, res *Result) (string, error) {
 	res.StatusCode = resp.StatusCode
 	if c.FollowRedirects && isRedirect(resp.StatusCode) {
 		loc := resp.Header.Get("Location")
@@ -317,9 +280,7 @@ func (p *Prober) exchange(ctx context.Context, c *config.Check, h *hop, res *Res
 		return "", nil
 	}
 	if c.BodyMatch != "" {
-		// Chunk framing counts against the raw cap, so allow it generously.
-		lr.n = 16 * config.BodyMatchLimit
-		found, err := matchBody(resp.Body, []byte(c.BodyMatch), (*buf)[:0])
+		found, err := p.matchResponse(resp, []byte(c.BodyMatch), buf)
 		if err != nil {
 			return "", &phaseError{phaseBody, err}
 		}
@@ -332,43 +293,4 @@ func (p *Prober) exchange(ctx context.Context, c *config.Check, h *hop, res *Res
 	res.Healthy, res.Reason = true, ReasonOK
 	res.Message = "status " + strconv.Itoa(resp.StatusCode)
 	return "", nil
-}
-
-// matchBody reads at most BodyMatchLimit bytes of body into buf and reports whether match
-// occurs in them. It stops as soon as match is found, so a slow body that has already shown
-// the match does not wait for the rest; an error after a match is not one.
-func matchBody(body io.Reader, match, buf []byte) (bool, error) {
-	buf = slices.Grow(buf[:0], config.BodyMatchLimit)
-	for len(buf) < config.BodyMatchLimit {
-		n, err := body.Read(buf[len(buf):config.BodyMatchLimit])
-		buf = buf[:len(buf)+n]
-		if bytes.Contains(buf, match) {
-			return true, nil
-		}
-		switch {
-		case errors.Is(err, io.EOF), errors.Is(err, errResponseTooLarge):
-			return false, nil
-		case err != nil:
-			return false, err
-		}
-	}
-	return false, nil
-}
-
-// limitedReader reads at most n bytes from r, then fails with errResponseTooLarge.
-type limitedReader struct {
-	r io.Reader
-	n int64
-}
-
-func (l *limitedReader) Read(p []byte) (int, error) {
-	if l.n <= 0 {
-		return 0, errResponseTooLarge
-	}
-	if int64(len(p)) > l.n {
-		p = p[:l.n]
-	}
-	n, err := l.r.Read(p)
-	l.n -= int64(n)
-	return n, err
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/x509"
 	"net"
+	"net/http"
 	"sync"
 	"time"
 
@@ -15,8 +16,19 @@ import (
 const (
 	// DefaultMaxRedirects is how many redirects a check that follows them may follow.
 	DefaultMaxRedirects = 10
-	// maxHeaderBytes caps the status line and headers of a response.
-	maxHeaderBytes = 16 << 10
+	// MaxResponseHead is the most bytes an HTTP response's head may take: the status lines
+	// and headers of the final response and of every interim (1xx) response before it, all
+	// together. A longer head fails the probe with reason protocol, and the message names
+	// this limit. Over HTTP/2 it is the advertised header list size (each field counted as
+	// its name, value and 32 bytes).
+	MaxResponseHead = 64 << 10
+	// maxBodyFraming is the most bytes read from the connection to deliver the first
+	// config.BodyMatchLimit bytes of a body. It is above what HTTP/1.1 chunk framing can
+	// take within net/http's own rule (at most 16 bytes of framing per chunk, plus twice the
+	// chunk's data, plus 16 KiB in all; so at most 21 bytes per data byte with one-byte
+	// chunks), one chunk line (4 KiB) and a read-ahead buffer; what goes past it is reported
+	// as a framing problem, never as a missing match.
+	maxBodyFraming = 21*config.BodyMatchLimit + 16<<10 + 4<<10 + 4<<10
 	// defaultTimeout bounds a probe whose check has no timeout.
 	defaultTimeout = 4 * time.Second
 )
@@ -30,7 +42,8 @@ type ProberOptions struct {
 	Resolver Resolver
 	// Addresses is the address policy applied to every address dialled.
 	Addresses AddressPolicy
-	// RootCAs verifies HTTPS targets; nil means the system's roots.
+	// RootCAs verifies the certificates of TLS targets (https, grpc with TLS) whose check has
+	// no CA bundle of its own (tls_ca); nil means the system's roots.
 	RootCAs *x509.CertPool
 	// UserAgent is sent with every HTTP request; default "vigil-checker".
 	UserAgent string
@@ -48,6 +61,9 @@ type Prober struct {
 	maxRedirects int
 	readers      sync.Pool // *bufio.Reader
 	buffers      sync.Pool // *[]byte, request and body buffers
+	gzips        sync.Pool // *gzip.Reader, for bodies compressed unasked
+	bundles      bundleCache
+	h2           *http.Transport // HTTP/2 over the probes' own connections
 }
 
 // NewProber returns a Prober with opts' defaults applied.
@@ -59,6 +75,7 @@ func NewProber(opts ProberOptions) *Prober {
 		roots:        opts.RootCAs,
 		userAgent:    opts.UserAgent,
 		maxRedirects: opts.MaxRedirects,
+		h2:           newH2Transport(),
 	}
 	if p.dialer == nil {
 		p.dialer = defaultDialer(p.guard)
@@ -90,6 +107,10 @@ func (p *Prober) Probe(ctx context.Context, c *config.Check) Result {
 		p.probeTCP(ctx, c, &res)
 	case config.ProtocolHTTP, config.ProtocolHTTPS:
 		p.probeHTTP(ctx, c, &res)
+	case config.ProtocolGRPC:
+		p.probeGRPC(ctx, c, &res)
+	case config.ProtocolDNS:
+		p.probeDNS(ctx, c, &res)
 	default:
 		res.fail(ReasonError, "checker: protocol "+string(c.Protocol)+" is not probed")
 	}

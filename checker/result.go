@@ -33,12 +33,17 @@ const (
 	// ReasonTLSCertificate: the server's certificate did not verify (expired, self-signed,
 	// wrong name, unknown authority).
 	ReasonTLSCertificate Reason = "tls_certificate"
-	// ReasonProtocol: the response was not valid HTTP/1.x, or its headers were too large.
+	// ReasonProtocol: the response broke its protocol (not valid HTTP, gRPC or DNS), its head
+	// was over MaxResponseHead, or its body's framing was too large.
 	ReasonProtocol Reason = "protocol"
-	// ReasonStatus: the HTTP status was outside the expected ranges; the message says which.
+	// ReasonStatus: the HTTP status was outside the expected ranges, the gRPC health answer
+	// was not SERVING (or the call failed), or the DNS rcode was not the expected one; the
+	// message says which.
 	ReasonStatus Reason = "status"
 	// ReasonBodyMismatch: the body match string was not in the first BodyMatchLimit bytes.
 	ReasonBodyMismatch Reason = "body_mismatch"
+	// ReasonAnswerMismatch: the DNS answer did not hold the expected record.
+	ReasonAnswerMismatch Reason = "answer_mismatch"
 	// ReasonRedirectLoop: following redirects came back to a URL already visited.
 	ReasonRedirectLoop Reason = "redirect_loop"
 	// ReasonTooManyRedirects: following redirects went past MaxRedirects hops.
@@ -76,6 +81,11 @@ type Result struct {
 	Address netip.AddrPort
 	// StatusCode is the last HTTP status received, or 0.
 	StatusCode int
+	// Protocol is the protocol the probe spoke, as ALPN names it: "http/1.1" or "http/1.0"
+	// (the version of the final response), "h2" (HTTP/2 over TLS) or "h2c" (without TLS,
+	// gRPC checks only); "udp" or "tcp" for the last DNS query; "tcp" for a TCP check. Empty
+	// when the probe ended before it spoke.
+	Protocol string
 	// Redirects is how many redirects were followed.
 	Redirects int
 	// CertNotAfter is the expiry of the server's leaf certificate, verified or not, when a

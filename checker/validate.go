@@ -16,14 +16,15 @@ func validateCheck(c *config.Check) error {
 		return errors.New("checker: check without an id")
 	}
 	switch c.Protocol {
-	case config.ProtocolTCP, config.ProtocolHTTP, config.ProtocolHTTPS:
+	case config.ProtocolTCP, config.ProtocolHTTP, config.ProtocolHTTPS, config.ProtocolGRPC, config.ProtocolDNS:
 	default:
 		return fmt.Errorf("checker: check %q: protocol %q is not probed", c.ID, c.Protocol)
 	}
 	if c.Target.Host == "" || strings.ContainsFunc(c.Target.Host, isCtlOrSpace) {
 		return fmt.Errorf("checker: check %q: invalid target host %q", c.ID, c.Target.Host)
 	}
-	if c.Target.Port < 0 || c.Target.Port > 65535 || (c.Protocol == config.ProtocolTCP && c.Target.Port == 0) {
+	portRequired := c.Protocol == config.ProtocolTCP || c.Protocol == config.ProtocolGRPC
+	if c.Target.Port < 0 || c.Target.Port > 65535 || (portRequired && c.Target.Port == 0) {
 		return fmt.Errorf("checker: check %q: invalid target port %d", c.ID, c.Target.Port)
 	}
 	if c.Interval.Std() <= 0 {
@@ -32,10 +33,15 @@ func validateCheck(c *config.Check) error {
 	if c.IPVersion != 0 && c.IPVersion != 4 && c.IPVersion != 6 {
 		return fmt.Errorf("checker: check %q: ip_version must be 4 or 6, not %d", c.ID, c.IPVersion)
 	}
-	if c.Protocol != config.ProtocolTCP {
-		if err := validateHTTP(c); err != nil {
-			return fmt.Errorf("checker: check %q: %w", c.ID, err)
-		}
+	var err error
+	switch c.Protocol {
+	case config.ProtocolHTTP, config.ProtocolHTTPS:
+		err = validateHTTP(c)
+	case config.ProtocolDNS:
+		_, err = dnsQuery(c)
+	}
+	if err != nil {
+		return fmt.Errorf("checker: check %q: %w", c.ID, err)
 	}
 	return nil
 }

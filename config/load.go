@@ -69,7 +69,7 @@ func decodeRaw(data []byte) (*Document, error) {
 		return nil, Errors{{Message: cleanYAMLError(err)}}
 	}
 	var unknown Errors
-	checkFields(&root, reflect.TypeFor[Document](), "", &unknown, 0)
+	checkFields(&root, reflect.TypeFor[Document](), aliasBudget(len(data)), &unknown)
 	if len(unknown) > 0 {
 		return nil, unknown
 	}
@@ -138,9 +138,18 @@ func (s *SOA) UnmarshalYAML(n *yaml.Node) error {
 // maxDepth bounds the recursion of the field walk on hostile input.
 const maxDepth = 32
 
-// maxNodes bounds how many nodes the field walk visits. Aliases let a small document name
-// the same subtree many times over; this stops the walk before that costs much.
-const maxNodes = 1_000_000
+// minAliasBudget is the least number of values that aliases may expand to in any document.
+const minAliasBudget = 100_000
+
+// aliasBudget bounds how many values a document of size bytes may reach through aliases,
+// counting each use of an alias anew: one per byte of input, and at least minAliasBudget.
+// Values written out cost their bytes, and the request size already bounds those; only
+// aliases let a small document name the same subtree many times over (a "billion laughs"
+// document of a few kilobytes that expands to millions of values), and this budget stops the
+// walk before that costs much. A template named by every check (<<: *defaults) expands to
+// far less than one value per byte of the checks that use it, so real configurations of any
+// size pass.
+func aliasBudget(size int) int { return max(minAliasBudget, size) }
 
 var textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
 
@@ -149,26 +158,30 @@ var textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
 // and every value of the wrong shape or type. The YAML library's own strict mode does not
 // reach through UnmarshalYAML methods, and its type errors carry line numbers, not paths.
 type fieldWalk struct {
-	errs   Errors
-	nodes  int
-	fields map[reflect.Type]map[string]reflect.Type // yamlFields, once per type
+	errs Errors
+	// aliased counts the values reached through aliases; budget bounds it.
+	aliased, budget int
+	inAlias         int                                      // how many aliases the walk is inside of
+	fields          map[reflect.Type]map[string]reflect.Type // yamlFields, once per type
 }
 
-func checkFields(n *yaml.Node, t reflect.Type, path string, errs *Errors, depth int) {
-	w := fieldWalk{}
-	w.walk(n, t, path, depth)
+// checkFields walks the document at n against t, appending every problem to errs. Values
+// reached through aliases count against budget; past it the walk stops with an error.
+func checkFields(n *yaml.Node, t reflect.Type, budget int, errs *Errors) {
+	w := fieldWalk{budget: budget}
+	w.walk(n, t, "", 0)
 	*errs = append(*errs, w.errs...)
 }
 
 func (w *fieldWalk) walk(n *yaml.Node, t reflect.Type, path string, depth int) {
-	if n == nil || depth > maxDepth {
+	if n == nil || depth > maxDepth || w.aliased > w.budget {
 		return
 	}
-	if w.nodes++; w.nodes == maxNodes {
-		w.errs.add("", "document too large: more than %d values, counting each use of an alias", maxNodes)
-	}
-	if w.nodes >= maxNodes {
-		return
+	if w.inAlias > 0 {
+		if w.aliased++; w.aliased > w.budget {
+			w.errs.add("", "document too large: its aliases expand to more than %d values (at most one per byte of the document, or %d), counting each use of an alias anew", w.budget, minAliasBudget)
+			return
+		}
 	}
 	switch n.Kind {
 	case yaml.DocumentNode:
@@ -177,7 +190,9 @@ func (w *fieldWalk) walk(n *yaml.Node, t reflect.Type, path string, depth int) {
 		}
 		return
 	case yaml.AliasNode:
+		w.inAlias++
 		w.walk(n.Alias, t, path, depth+1)
+		w.inAlias--
 		return
 	}
 	for t.Kind() == reflect.Pointer {
@@ -273,6 +288,8 @@ func (w *fieldWalk) walk(n *yaml.Node, t reflect.Type, path string, depth int) {
 // walkMerge walks the value of a "<<" merge key: a mapping, or a list of mappings.
 func (w *fieldWalk) walkMerge(n *yaml.Node, t reflect.Type, path string, depth int) {
 	if n.Kind == yaml.AliasNode && n.Alias != nil {
+		w.inAlias++
+		defer func() { w.inAlias-- }()
 		n = n.Alias
 	}
 	if n.Kind == yaml.SequenceNode {

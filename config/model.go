@@ -11,9 +11,13 @@ type Protocol string
 
 // The protocols a check may use.
 const (
-	ProtocolHTTP       Protocol = "http"
-	ProtocolHTTPS      Protocol = "https"
-	ProtocolTCP        Protocol = "tcp"
+	ProtocolHTTP  Protocol = "http"
+	ProtocolHTTPS Protocol = "https"
+	ProtocolTCP   Protocol = "tcp"
+	// ProtocolGRPC asks a gRPC server's health service (grpc.health.v1.Health/Check).
+	ProtocolGRPC Protocol = "grpc"
+	// ProtocolDNS queries a DNS server for a name and type.
+	ProtocolDNS        Protocol = "dns"
 	ProtocolCalculated Protocol = "calculated"
 )
 
@@ -49,6 +53,10 @@ const (
 	TypeMX    RecordType = "MX"
 	TypeNS    RecordType = "NS"
 )
+
+// TypeSOA is the type of a zone's SOA record: a dns check may query it, a record set may not
+// hold it (locations write the SOA from the zone's settings).
+const TypeSOA RecordType = "SOA"
 
 // Document is one whole configuration: everything the control plane stores and every
 // data-plane node runs from.
@@ -100,7 +108,8 @@ type NameServerSettings struct {
 type Target struct {
 	// Host is an IP address or a host name.
 	Host string `yaml:"host" json:"host"`
-	// Port is the TCP port; defaults to 80 for http and 443 for https, required for tcp.
+	// Port is the port; defaults to 80 for http, 443 for https and 53 for dns, required for
+	// tcp and grpc.
 	Port int `yaml:"port" json:"port"`
 }
 
@@ -109,7 +118,7 @@ type Check struct {
 	// ID names the check; records and calculated checks refer to it by this name. Unique,
 	// lower-case letters, digits, '.', '_' and '-' ([a-z0-9][a-z0-9._-]*), at most 64 bytes.
 	ID string `yaml:"id" json:"id"`
-	// Protocol is http, https, tcp or calculated.
+	// Protocol is http, https, tcp, grpc, dns or calculated.
 	Protocol Protocol `yaml:"protocol" json:"protocol"`
 	// Target is the address probed (not used by calculated checks).
 	Target Target `yaml:"target" json:"target"`
@@ -132,8 +141,17 @@ type Check struct {
 	BodyMatch string `yaml:"body_match" json:"body_match"`
 	// TLSVerify verifies the server's certificate chain and name. Default true.
 	TLSVerify bool `yaml:"tls_verify" json:"tls_verify"`
+	// TLSCA, when set, is a bundle of PEM certificates (a private CA) that alone verify the
+	// server's certificate, instead of the checker's roots; https and grpc checks with TLS.
+	TLSCA string `yaml:"tls_ca" json:"tls_ca,omitempty"`
 	// FollowRedirects follows HTTP redirects (each hop checked like the first). Default false.
 	FollowRedirects bool `yaml:"follow_redirects" json:"follow_redirects"`
+
+	// GRPC configures a grpc check: which service to ask about, and whether over TLS.
+	GRPC *GRPCProbe `yaml:"grpc" json:"grpc,omitempty"`
+	// DNS configures a dns check: the query and the answer counted as healthy. Required for
+	// dns checks.
+	DNS *DNSProbe `yaml:"dns" json:"dns,omitempty"`
 
 	// Interval is the time between probes by one checker: 1s to 300s, default 10s.
 	Interval Duration `yaml:"interval" json:"interval"`
@@ -170,6 +188,35 @@ type Check struct {
 	// MinHealthy is how many children must be healthy for a calculated check to be healthy.
 	// Default len(Children) (AND); 1 is OR.
 	MinHealthy int `yaml:"min_healthy" json:"min_healthy"`
+}
+
+// GRPCProbe is what a grpc check asks: grpc.health.v1.Health/Check for Service. Healthy when
+// the call succeeds (grpc-status 0) and the answer is SERVING.
+type GRPCProbe struct {
+	// Service is the service name asked about; "" (default) asks about the whole server.
+	Service string `yaml:"service" json:"service,omitempty"`
+	// TLS speaks TLS (ALPN h2) to the server; default false: HTTP/2 without TLS (h2c), as
+	// Kubernetes' gRPC probes do.
+	TLS bool `yaml:"tls" json:"tls,omitempty"`
+}
+
+// DNSProbe is what a dns check asks a DNS server, and what counts as a healthy answer.
+type DNSProbe struct {
+	// Name is the name queried, e.g. www.example.com (a final dot is optional). Required.
+	Name string `yaml:"name" json:"name"`
+	// Type is the type queried: A (default), AAAA, CNAME, TXT, MX, NS or SOA.
+	Type RecordType `yaml:"type" json:"type,omitempty"`
+	// Rcode is the response code counted as healthy: NOERROR (default), NXDOMAIN, SERVFAIL,
+	// REFUSED, FORMERR, NOTIMP, YXDOMAIN, YXRRSET, NXRRSET, NOTAUTH or NOTZONE.
+	Rcode string `yaml:"rcode" json:"rcode,omitempty"`
+	// Answer, when set, must be the value of one of the answer's records of Type, written as
+	// a record set's value is ("192.0.2.1", "10 mail.example.com."). Not for SOA.
+	Answer string `yaml:"answer" json:"answer,omitempty"`
+	// Recursion sets the query's RD bit, for a check of a resolver. Default false: a
+	// question for an authoritative server.
+	Recursion bool `yaml:"recursion" json:"recursion,omitempty"`
+	// Transport is udp (default; a truncated answer is asked again over TCP) or tcp.
+	Transport string `yaml:"transport" json:"transport,omitempty"`
 }
 
 // Zone is a DNS zone that locations answer for authoritatively.

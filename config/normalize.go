@@ -13,7 +13,9 @@ import (
 //     is the apex); CNAME, NS and MX targets too, A and AAAA values as netip writes them;
 //   - a record set's TTL 0 becomes its zone's TTL, its policy "" becomes simple;
 //   - a probed check's empty regions become every region of the document, its port 0 becomes
-//     80 for http and 443 for https, its method is upper-cased;
+//     80 for http, 443 for https and 53 for dns, its method is upper-cased; a dns check's
+//     name becomes absolute, its type and rcode upper-case with defaults A and NOERROR, its
+//     transport lower-case with default udp, its expected answer canonical;
 //   - a calculated check's min_healthy 0 becomes its number of children (AND);
 //   - the SOA's rname defaults to hostmaster.<zone>, its mname to the zone's first explicit
 //     name server (left empty when the zone has none: the DNS location fills it from the
@@ -39,7 +41,7 @@ func (c *Check) normalize(regions []string) {
 			c.MinHealthy = len(c.Children)
 		}
 		return
-	case ProtocolHTTP, ProtocolHTTPS, ProtocolTCP:
+	case ProtocolHTTP, ProtocolHTTPS, ProtocolTCP, ProtocolGRPC, ProtocolDNS:
 		if len(c.Regions) == 0 {
 			c.Regions = slices.Clone(regions)
 		}
@@ -48,6 +50,24 @@ func (c *Check) normalize(regions []string) {
 		}
 	}
 	c.Method = strings.ToUpper(c.Method)
+	if d := c.DNS; d != nil {
+		d.Name = absName(d.Name)
+		d.Type = RecordType(strings.ToUpper(string(d.Type)))
+		if d.Type == "" {
+			d.Type = TypeA
+		}
+		d.Rcode = strings.ToUpper(d.Rcode)
+		if d.Rcode == "" {
+			d.Rcode = "NOERROR"
+		}
+		d.Transport = strings.ToLower(d.Transport)
+		if d.Transport == "" {
+			d.Transport = "udp"
+		}
+		if d.Answer != "" {
+			d.Answer = canonicalValue(d.Type, d.Answer)
+		}
+	}
 }
 
 // normalize makes a zone's names absolute and applies the defaults that depend on the zone.

@@ -29,14 +29,14 @@ func (v *validator) validateCheck(i int) {
 		v.add(p+".id", "duplicate id %q (also checks[%d])", c.ID, v.checks[c.ID])
 	}
 	switch c.Protocol {
-	case ProtocolHTTP, ProtocolHTTPS, ProtocolTCP:
+	case ProtocolHTTP, ProtocolHTTPS, ProtocolTCP, ProtocolGRPC, ProtocolDNS:
 		v.validateProbe(c, p)
 	case ProtocolCalculated:
 		v.validateCalculated(c, p)
 	case "":
-		v.add(p+".protocol", "required: http, https, tcp or calculated")
+		v.add(p+".protocol", "required: http, https, tcp, grpc, dns or calculated")
 	default:
-		v.add(p+".protocol", "must be http, https, tcp or calculated, got %q", c.Protocol)
+		v.add(p+".protocol", "must be http, https, tcp, grpc, dns or calculated, got %q", c.Protocol)
 	}
 }
 
@@ -62,6 +62,8 @@ func defaultPort(pr Protocol) int {
 		return 80
 	case ProtocolHTTPS:
 		return 443
+	case ProtocolDNS:
+		return 53
 	}
 	return 0
 }
@@ -74,7 +76,7 @@ func (v *validator) effectiveRegions(c *Check) []string {
 	return c.Regions
 }
 
-// validateProbe checks a check that probes a target: http, https or tcp.
+// validateProbe checks a check that probes a target: http, https, tcp, grpc or dns.
 func (v *validator) validateProbe(c *Check, p string) {
 	switch {
 	case c.Target.Host == "":
@@ -90,18 +92,21 @@ func (v *validator) validateProbe(c *Check, p string) {
 	}
 	switch {
 	case port == 0:
-		v.add(p+".target.port", "required for tcp checks")
+		v.add(p+".target.port", "required for %s checks", c.Protocol)
 	case port < 1 || port > 65535:
 		v.add(p+".target.port", "must be 1..65535, got %d", port)
 	}
 	if c.IPVersion != 4 && c.IPVersion != 6 {
 		v.add(p+".ip_version", "must be 4 or 6, got %d", c.IPVersion)
 	}
-	if c.Protocol == ProtocolTCP {
-		v.refuseHTTPFields(c, p)
-	} else {
+	if c.Protocol == ProtocolHTTP || c.Protocol == ProtocolHTTPS {
 		v.validateHTTP(c, p)
+	} else {
+		v.refuseHTTPFields(c, p)
 	}
+	v.validateTLS(c, p)
+	v.validateGRPC(c, p)
+	v.validateDNS(c, p)
 	iv, to := c.Interval.Std(), c.Timeout.Std()
 	intervalOK := iv >= minInterval && iv <= maxInterval
 	if !intervalOK {
@@ -186,15 +191,6 @@ func (v *validator) validateHTTP(c *Check, p string) {
 			v.add(p+".host_header", "invalid host %q: %s", c.HostHeader, prob)
 		}
 	}
-	switch {
-	case c.SNI == "":
-	case c.Protocol != ProtocolHTTPS:
-		v.add(p+".sni", "only https checks use sni")
-	case hostProblem(c.SNI) != "":
-		v.add(p+".sni", "invalid server name %q: %s", c.SNI, hostProblem(c.SNI))
-	case isIP(c.SNI):
-		v.add(p+".sni", "must be a host name, not an IP address, got %q", c.SNI)
-	}
 	names := make([]string, 0, len(c.Headers))
 	for k := range c.Headers {
 		names = append(names, k)
@@ -228,7 +224,8 @@ func (v *validator) validateHTTP(c *Check, p string) {
 	}
 }
 
-// refuseHTTPFields reports each HTTP field that a tcp check sets to other than its default.
+// refuseHTTPFields reports each HTTP field that a check of another protocol sets to other
+// than its default.
 func (v *validator) refuseHTTPFields(c *Check, p string) {
 	def := DefaultCheck()
 	for _, f := range []struct {
@@ -238,7 +235,6 @@ func (v *validator) refuseHTTPFields(c *Check, p string) {
 		{"path", c.Path != "" && c.Path != def.Path},
 		{"method", c.Method != "" && c.Method != def.Method},
 		{"host_header", c.HostHeader != ""},
-		{"sni", c.SNI != ""},
 		{"headers", len(c.Headers) > 0},
 		{"expect_status", len(c.ExpectStatus) > 0 && !slices.Equal(c.ExpectStatus, def.ExpectStatus)},
 		{"body_match", c.BodyMatch != ""},
@@ -291,10 +287,13 @@ func (v *validator) validateCalculated(c *Check, p string) {
 		{"method", c.Method != "" && c.Method != def.Method},
 		{"host_header", c.HostHeader != ""},
 		{"sni", c.SNI != ""},
+		{"tls_ca", c.TLSCA != ""},
 		{"headers", len(c.Headers) > 0},
 		{"expect_status", len(c.ExpectStatus) > 0 && !slices.Equal(c.ExpectStatus, def.ExpectStatus)},
 		{"body_match", c.BodyMatch != ""},
 		{"follow_redirects", c.FollowRedirects},
+		{"grpc", c.GRPC != nil},
+		{"dns", c.DNS != nil},
 		{"interval", c.Interval != 0 && c.Interval != def.Interval},
 		{"timeout", c.Timeout != 0 && c.Timeout != def.Timeout},
 		{"failure_threshold", c.FailureThreshold != 0 && c.FailureThreshold != def.FailureThreshold},

@@ -20,7 +20,7 @@ const (
 	outcomeFull
 )
 
-// cell is one entry of a row as a location holds it.
+// cell is one entry of a checker's own row (own.go).
 type cell struct {
 	seq   uint64
 	entry Entry
@@ -33,11 +33,11 @@ type row struct {
 	gen     uint64
 	seq     uint64 // every change up to seq is applied
 	beat    uint64
-	want    uint64 // the highest seq heard of; the row is behind while want > seq
-	floor   uint64 // a withdraw-all at floor removed every older entry
-	cells   map[string]cell
-	tombs   map[string]uint64 // withdrawals newer than seq, against late deltas
-	ahead   map[uint64]bool   // applied deltas newer than seq+1
+	want    uint64              // the highest seq heard of; the row is behind while want > seq
+	floor   uint64              // a withdraw-all at floor removed every older entry
+	cells   map[uint32]heldCell // by check number (Table.checks)
+	tombs   map[string]uint64   // withdrawals newer than seq, against late deltas
+	ahead   map[uint64]bool     // applied deltas newer than seq+1
 	// progress is when the row, complete, was last the checker's current row (see finish).
 	progress time.Time
 	// heard is when the checker last gave timely word of itself here, and heardSeq the
@@ -49,7 +49,7 @@ type row struct {
 }
 
 func newRow(checker string, gen uint64) *row {
-	return &row{checker: checker, gen: gen, cells: map[string]cell{}}
+	return &row{checker: checker, gen: gen, cells: map[uint32]heldCell{}}
 }
 
 // complete reports whether the row holds every change it has heard of.
@@ -62,11 +62,14 @@ type Table struct {
 	rows    map[string]*row
 	maxRows int
 	reports int
+	checks  interned // check ids of cells (and of feed marks)
+	reasons interned // reasons of cells
+	feed    *feed    // nil until a reader turns it on
 }
 
 // NewTable returns an empty table that holds at most maxRows checkers' rows.
 func NewTable(maxRows int) *Table {
-	return &Table{rows: map[string]*row{}, maxRows: maxRows}
+	return &Table{rows: map[string]*row{}, maxRows: maxRows, checks: newInterned(), reasons: newInterned()}
 }
 
 // lookup returns the row of h's checker at h's generation, creating or resetting it, or nil
@@ -81,14 +84,16 @@ func (t *Table) lookup(h header, now time.Time) (*row, outcome) {
 		r = newRow(h.checker, h.gen)
 		r.touched = now
 		t.rows[h.checker] = r
+		t.markRow(h.checker)
 	case h.gen < r.gen:
 		return nil, outcomeOld
 	case h.gen > r.gen:
 		// The checker restarted: its old row is void.
-		t.reports -= len(r.cells)
+		t.clearRow(r)
 		region := r.region
 		*r = *newRow(h.checker, h.gen)
 		r.region, r.touched = region, now
+		t.markRow(h.checker)
 	}
 	return r, outcomeNew
 }
@@ -115,23 +120,24 @@ func (r *row) note(h header) bool {
 // timely word said. Before, when sa-east was cut off, eu-west's location heard sa-east's last
 // heartbeat 20s later in a digest from us-east and counted sa-east's reports again for a
 // freshness window (a flap).
-func (r *row) finish(advanced bool, now time.Time) outcome {
+func (t *Table) finish(r *row, advanced bool, now time.Time) outcome {
 	if !advanced {
 		return outcomeOld
 	}
 	r.heard, r.heardSeq = now, r.want
-	return r.noteHeld(true, now)
+	return t.noteHeld(r, true, now)
 }
 
 // noteHeld records an advance that is no timely word of the checker (see finish). A row it
 // completes makes the progress of the last timely word, if it holds what that word said.
-func (r *row) noteHeld(advanced bool, now time.Time) outcome {
+func (t *Table) noteHeld(r *row, advanced bool, now time.Time) outcome {
 	if !advanced {
 		return outcomeOld
 	}
 	r.touched = now
 	if r.complete() && r.heardSeq <= r.seq && r.heard.After(r.progress) {
 		r.progress = r.heard
+		t.markRow(r.checker)
 	}
 	return outcomeNew
 }
@@ -142,7 +148,7 @@ func (t *Table) applyHeartbeat(h header, now time.Time) outcome {
 	if r == nil {
 		return o
 	}
-	return r.finish(r.note(h), now)
+	return t.finish(r, r.note(h), now)
 }
 
 // applyDelta merges one change of a row.
@@ -169,7 +175,7 @@ func (t *Table) applyDelta(d delta, now time.Time) outcome {
 			r.ahead[d.seq] = true
 		}
 	}
-	return r.finish(advanced, now)
+	return t.finish(r, advanced, now)
 }
 
 // change applies a delta's operation to the cells it is newer than.
@@ -179,30 +185,27 @@ func (t *Table) change(r *row, d delta) {
 	}
 	switch d.op {
 	case opSet:
-		if c, ok := r.cells[d.check]; ok && c.seq >= d.seq || r.tombs[d.check] >= d.seq {
+		if c, ok := t.cellOf(r, d.check); ok && c.seq >= d.seq || r.tombs[d.check] >= d.seq {
 			return
 		}
-		if _, ok := r.cells[d.check]; !ok {
-			t.reports++
-		}
-		r.cells[d.check] = cell{seq: d.seq, entry: d.entry}
+		t.setCell(r, d.check, d.seq, d.entry)
 	case opWithdraw:
-		if c, ok := r.cells[d.check]; ok && c.seq >= d.seq {
+		c, ok := t.cellOf(r, d.check)
+		if ok && c.seq >= d.seq {
 			return
 		}
-		if _, ok := r.cells[d.check]; ok {
-			t.reports--
-			delete(r.cells, d.check)
+		if ok {
+			i, _ := t.checks.lookup(d.check)
+			t.deleteCell(r, i)
 		}
 		if r.tombs == nil {
 			r.tombs = map[string]uint64{}
 		}
 		r.tombs[d.check] = d.seq
 	case opWithdrawAll:
-		for check, c := range r.cells {
+		for i, c := range r.cells {
 			if c.seq < d.seq {
-				delete(r.cells, check)
-				t.reports--
+				t.deleteCell(r, i)
 			}
 		}
 		r.floor = d.seq
@@ -233,27 +236,10 @@ func (t *Table) applyRow(f *fullRow, now time.Time, live bool) outcome {
 	}
 	advanced := r.note(f.header)
 	if f.seq > r.seq {
-		cells := make(map[string]cell, len(f.entries))
-		if r.floor <= f.seq { // else a withdraw-all newer than f removed all of f
-			for _, e := range f.entries {
-				cells[e.check] = cell{seq: e.seq, entry: e.entry}
-			}
-		}
-		for check, c := range r.cells {
-			if c.seq > f.seq {
-				cells[check] = c
-			}
-		}
-		for check, seq := range r.tombs {
-			if seq > f.seq {
-				delete(cells, check)
-			}
-		}
+		t.replaceCells(r, f)
 		if r.floor <= f.seq {
 			r.floor = 0
 		}
-		t.reports += len(cells) - len(r.cells)
-		r.cells = cells
 		r.seq = f.seq
 		for r.ahead[r.seq+1] {
 			r.seq++
@@ -262,13 +248,54 @@ func (t *Table) applyRow(f *fullRow, now time.Time, live bool) outcome {
 		advanced = true
 	}
 	if !live {
-		return r.noteHeld(advanced, now)
+		return t.noteHeld(r, advanced, now)
 	}
-	return r.finish(advanced, now)
+	return t.finish(r, advanced, now)
+}
+
+// replaceCells makes row r hold f's cells, except where r holds a newer change: a cell newer
+// than f, or a withdrawal newer than f. Only the cells that differ are written (and marked in
+// the feed).
+func (t *Table) replaceCells(r *row, f *fullRow) {
+	fromRow := r.floor <= f.seq // else a withdraw-all newer than f removed all of f
+	superseded := 0
+	for _, c := range r.cells {
+		if c.seq <= f.seq {
+			superseded++
+		}
+	}
+	if fromRow {
+		for _, e := range f.entries {
+			c, had := t.cellOf(r, e.check)
+			if had && c.seq >= e.seq || r.tombs[e.check] > f.seq {
+				continue // newer here, unchanged, or withdrawn since f
+			}
+			t.setCell(r, e.check, e.seq, e.entry)
+		}
+	}
+	if superseded == 0 {
+		return
+	}
+	// Cells f supersedes but does not hold were withdrawn.
+	var inRow map[uint32]struct{}
+	if fromRow {
+		inRow = make(map[uint32]struct{}, len(f.entries))
+		for _, e := range f.entries {
+			if i, ok := t.checks.lookup(e.check); ok {
+				inRow[i] = struct{}{}
+			}
+		}
+	}
+	for i, c := range r.cells {
+		if _, ok := inRow[i]; !ok && c.seq <= f.seq {
+			t.deleteCell(r, i)
+		}
+	}
 }
 
 // applyDigest merges the headers of a peer's rows: heartbeats it heard that this location did
-// not, which mark no progress (see finish). It returns the checkers whose rows the peer holds newer than here. It creates no row:
+// not, which mark no progress (see finish). It returns the checkers whose rows the peer holds
+// newer than here. It creates no row:
 // live checkers make themselves known by their heartbeats, and rows of checkers long gone,
 // which some peer has not forgotten yet, do not come back.
 func (t *Table) applyDigest(hs []header, now time.Time) (behind []string) {
@@ -280,7 +307,7 @@ func (t *Table) applyDigest(hs []header, now time.Time) (behind []string) {
 		if r == nil {
 			continue
 		}
-		r.noteHeld(r.note(h), now)
+		t.noteHeld(r, r.note(h), now)
 		if !r.complete() {
 			behind = append(behind, h.checker)
 		}
@@ -327,19 +354,20 @@ func (t *Table) fullRow(checker string) *fullRow {
 	}
 	f := &fullRow{header: header{checker: r.checker, gen: r.gen, seq: r.seq, beat: r.beat}}
 	f.entries = make([]rowEntry, 0, len(r.cells))
-	for check, c := range r.cells {
-		if c.seq <= r.seq {
-			f.entries = append(f.entries, rowEntry{check: check, seq: c.seq, entry: c.entry})
+	t.eachCell(r, func(check string, seq uint64, e Entry) {
+		if seq <= r.seq {
+			f.entries = append(f.entries, rowEntry{check: check, seq: seq, entry: e})
 		}
-	}
+	})
 	sort.Slice(f.entries, func(i, j int) bool { return f.entries[i].check < f.entries[j].check })
 	return f
 }
 
 // setRegion records the region of a checker whose row the table holds.
 func (t *Table) setRegion(checker, region string) {
-	if r := t.rows[checker]; r != nil {
+	if r := t.rows[checker]; r != nil && r.region != region {
 		r.region = region
+		t.markRow(checker)
 	}
 }
 
@@ -347,10 +375,10 @@ func (t *Table) setRegion(checker, region string) {
 func (t *Table) Reports() []Report {
 	out := make([]Report, 0, t.reports)
 	for _, r := range t.rows {
-		for check, c := range r.cells {
+		t.eachCell(r, func(check string, seq uint64, e Entry) {
 			out = append(out, Report{Check: check, Checker: r.checker, Region: r.region,
-				Entry: c.entry, Seq: c.seq, LastProgress: r.progress})
-		}
+				Entry: e, Seq: seq, LastProgress: r.progress})
+		})
 	}
 	sortReports(out)
 	return out
@@ -359,10 +387,14 @@ func (t *Table) Reports() []Report {
 // ReportsFor returns the reports of one check, sorted by checker.
 func (t *Table) ReportsFor(check string) []Report {
 	var out []Report
+	i, ok := t.checks.lookup(check)
+	if !ok {
+		return nil
+	}
 	for _, r := range t.rows {
-		if c, ok := r.cells[check]; ok {
+		if c, ok := r.cells[i]; ok {
 			out = append(out, Report{Check: check, Checker: r.checker, Region: r.region,
-				Entry: c.entry, Seq: c.seq, LastProgress: r.progress})
+				Entry: t.entry(c), Seq: c.seq, LastProgress: r.progress})
 		}
 	}
 	sortReports(out)
@@ -387,8 +419,9 @@ func (t *Table) forget(cutoff time.Time, keep func(checker string) bool) int {
 	n := 0
 	for id, r := range t.rows {
 		if r.touched.Before(cutoff) && !keep(id) {
-			t.reports -= len(r.cells)
+			t.clearRow(r)
 			delete(t.rows, id)
+			t.markRow(id)
 			n++
 		}
 	}

@@ -17,6 +17,7 @@ func (n *Node) newChecker() error {
 		Prober: checker.ProberOptions{
 			Dialer:    n.cfg.Dialer,
 			Addresses: checker.AddressPolicy{Allow: n.cfg.Probe.Allow, AllowLoopback: n.cfg.Probe.AllowLoopback},
+			RootCAs:   n.cfg.Probe.RootCAs,
 		},
 		Registerer: n.reg,
 		Logger:     n.log,

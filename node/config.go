@@ -2,6 +2,7 @@ package node
 
 import (
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -180,6 +181,9 @@ type ProbeConfig struct {
 	Allow []netip.Prefix
 	// AllowLoopback permits probing 127.0.0.0/8 and ::1: dev mode and tests only.
 	AllowLoopback bool
+	// RootCAs verifies TLS targets of checks without a CA bundle of their own (tls_ca);
+	// nil means the system's roots (checker.ProberOptions.RootCAs).
+	RootCAs *x509.CertPool
 	// Concurrency bounds the probes in flight. Default checker.DefaultConcurrency.
 	Concurrency int
 	// Canaries are checks of targets that should always answer: probed, never reported,

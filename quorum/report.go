@@ -69,7 +69,7 @@ func classify(p *Policy, r *Report, now time.Time) VoteStatus {
 	switch {
 	case r.Withdrawn:
 		return VoteWithdrawn
-	case r.LastProgress.IsZero() || now.Sub(r.LastProgress) > p.FreshnessWindow:
+	case stale(p, r, now):
 		return VoteStale
 	case r.Healthy:
 		return VoteHealthy

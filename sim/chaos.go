@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -48,6 +49,9 @@ func nodeRegion(name string) (region string, ok bool) {
 // parseChaosStep parses the arguments of a chaos step.
 func parseChaosStep(st Step, args []string, regions []string) (Step, error) {
 	want := map[string]int{StepKill: 1, StepStart: 1, StepKillLeader: 0, StepCutOneWay: 2, StepLoss: 3, StepLatency: 3}[st.Kind]
+	if st.Kind == StepLatency && len(args) == 4 {
+		want = 4 // a jitter
+	}
 	if len(args) != want {
 		return st, fmt.Errorf("%s takes %d arguments, got %d", st.Kind, want, len(args))
 	}
@@ -98,6 +102,13 @@ func parseChaosStep(st Step, args []string, regions []string) (Step, error) {
 			return st, fmt.Errorf("latency: %q is not a duration from 1ns to 10s", args[2])
 		}
 		st.Regions, st.For = args[:2], d
+		if len(args) == 4 {
+			j, err := time.ParseDuration(args[3])
+			if err != nil || j < 0 || j > d {
+				return st, fmt.Errorf("latency: jitter %q is not a duration from 0 to the latency (%v)", args[3], d)
+			}
+			st.Jitter = j
+		}
 	}
 	return st, nil
 }
@@ -153,6 +164,9 @@ func (r *runner) injectChaos(st Step) error {
 		}
 		return cn.SetLoss(st.Regions[0], st.Regions[1], p/100)
 	case StepLatency:
+		if st.Jitter > 0 {
+			return errors.New("latency: a jitter needs a real network (vigil sim -real)")
+		}
 		return cn.SetLatency(st.Regions[0], st.Regions[1], st.For)
 	}
 	return fmt.Errorf("unknown step %q", st.Kind)

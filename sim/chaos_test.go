@@ -149,19 +149,23 @@ func checkChaosLimits(t *testing.T, seed uint64, sc Script) {
 func TestParseChaosSteps(t *testing.T) {
 	regions := dev.DefaultConfig().Regions
 	good := "network nodes\nkill voter-2\nkill us-east-location\nkill sa-east-checker-3\nstart all\nstart voters\nstart eu-west-checker-1\n" +
-		"kill-leader\ncut-oneway us-east sa-east\nloss eu-west sa-east 12.5\nlatency us-east eu-west 150ms\n"
+		"kill-leader\ncut-oneway us-east sa-east\nloss eu-west sa-east 12.5\nlatency us-east eu-west 150ms\nlatency us-east sa-east 150ms 50ms\n"
 	sc, err := ParseScript("good", strings.NewReader(good), regions)
-	if err != nil || len(sc.Steps) != 10 || sc.voters() != chaosVoters {
+	if err != nil || len(sc.Steps) != 11 || sc.voters() != chaosVoters {
 		t.Fatalf("good script: %d steps, %d voters, %v", len(sc.Steps), sc.voters(), err)
 	}
 	if st := sc.Steps[9]; st.For != 150*time.Millisecond || st.String() != "latency us-east eu-west 150ms" {
 		t.Errorf("latency step: %+v", st)
+	}
+	if st := sc.Steps[10]; st.For != 150*time.Millisecond || st.Jitter != 50*time.Millisecond || st.String() != "latency us-east sa-east 150ms 50ms" {
+		t.Errorf("latency step with jitter: %+v", st)
 	}
 	for _, bad := range []string{
 		"kill", "kill all", "kill eu-central-location", "kill voter-4", "kill voter-01", "kill us-east-checker-4", "kill -location", "kill us-east-checker-x", "start", "start everything",
 		"kill-leader now", "cut-oneway us-east", "cut-oneway us-east us-east", "cut-oneway us-east mars",
 		"loss us-east eu-west", "loss us-east eu-west 101", "loss us-east eu-west -1", "loss us-east eu-west x",
 		"latency us-east eu-west 0s", "latency us-east eu-west 11s", "latency us-east eu-west fast",
+		"latency us-east eu-west 50ms 51ms", "latency us-east eu-west 50ms -1ms", "latency us-east eu-west 50ms x", "latency us-east eu-west 50ms 1ms 2ms",
 	} {
 		if _, err := ParseScript("bad", strings.NewReader(bad), regions); err == nil {
 			t.Errorf("%q: no error", bad)

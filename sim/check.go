@@ -8,6 +8,7 @@ import (
 
 	"github.com/miekg/dns"
 	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/oracle"
 )
 
 // maxChecksPerSet bounds the checks of one record set the checker combines (2^n
@@ -164,10 +165,10 @@ func (c *Checker) verifyOne(a Answer, spans map[[2]string][]span) (bool, *Violat
 	var walk func(i int)
 	walk = func(i int) {
 		if i == len(checks) {
-			al := permitted(rs, func(id string) bool { return pick[slices.Index(checks, id)] })
-			if al.permits(a.Values) {
+			al := oracle.Permitted(rs, func(id string) bool { return pick[slices.Index(checks, id)] })
+			if al.Permits(a.Values) {
 				matched = true
-				onlyLast = onlyLast && al.lastResort
+				onlyLast = onlyLast && al.LastResort
 			}
 			return
 		}

@@ -70,29 +70,3 @@ func TestExpect(t *testing.T) {
 		}
 	}
 }
-
-func TestPermitted(t *testing.T) {
-	doc := testDoc()
-	sets := NewChecker(doc, 0).Sets
-	tests := []struct {
-		name, set string
-		down      string // checks not serving
-		want      string // pool/count/last resort
-	}{
-		{"failover primary", "www.example.test.", "", "10.0.0.1/1/false"},
-		{"failover secondary", "www.example.test.", "a", "10.0.0.2/1/false"},
-		{"failover secondary down only", "www.example.test.", "b", "10.0.0.1/1/false"},
-		{"failover last resort", "www.example.test.", "ab", "10.0.0.1/1/true"},
-		{"multivalue healthy", "all.example.test.", "b", "10.0.0.1 10.0.0.3/2/false"},
-		{"multivalue last resort", "all.example.test.", "abc", "10.0.0.1 10.0.0.2 10.0.0.3/3/true"},
-		{"weighted healthy", "api.example.test.", "a", "10.0.0.2/1/false"},
-		{"weighted last resort", "api.example.test.", "ab", "10.0.0.1 10.0.0.2/1/true"},
-		{"simple ignores health", "example.test.", "abc", "10.0.0.9/1/false"},
-	}
-	for _, tt := range tests {
-		a := permitted(sets[tt.set], func(id string) bool { return !strings.Contains(tt.down, id) })
-		if got := fmt.Sprintf("%s/%d/%v", strings.Join(a.pool, " "), a.count, a.lastResort); got != tt.want {
-			t.Errorf("%s: %s, want %s", tt.name, got, tt.want)
-		}
-	}
-}

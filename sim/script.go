@@ -59,6 +59,8 @@ type Step struct {
 	Line int
 	// Count is how many checkers a grow step adds.
 	Count int
+	// Jitter is the variation of a latency step's delay, plus or minus (real networks only).
+	Jitter time.Duration
 }
 
 // String gives the step back in the script's syntax.
@@ -69,6 +71,9 @@ func (s Step) String() string {
 	}
 	if s.For > 0 {
 		parts = append(parts, s.For.String())
+	}
+	if s.Jitter > 0 {
+		parts = append(parts, s.Jitter.String())
 	}
 	return strings.Join(parts, " ")
 }
@@ -117,7 +122,9 @@ type Script struct {
 //	kill-leader               the control plane's leader stops (nodes network, three voters)
 //	cut-oneway <from> <to>    packets from one region to the other are lost (nodes network)
 //	loss <a> <b> <percent>    that share of the packets between two regions is lost
-//	latency <a> <b> <dur>     every packet between two regions is delayed, each way
+//	latency <a> <b> <dur> [<jitter>]
+//	                          every packet between two regions is delayed, each way, by
+//	                          dur plus or minus up to jitter (jitter: real networks only)
 //
 // regions lists the regions a script may name. Every problem is reported, with its line.
 func ParseScript(name string, r io.Reader, regions []string) (Script, error) {

@@ -181,6 +181,7 @@ func probeStatusOf(p Probe) ProbeStatus {
 			Lag:        config.Duration(l.Lag),
 			StatusCode: l.StatusCode,
 			Redirects:  l.Redirects,
+			Protocol:   l.Protocol,
 			Timings: Timings{
 				DNS:       config.Duration(l.Timings.DNS),
 				Connect:   config.Duration(l.Timings.Connect),

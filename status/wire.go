@@ -246,7 +246,10 @@ type ProbeResult struct {
 	// Timings are the probe's phases.
 	Timings Timings `json:"timings"`
 	// Address is the address reached; StatusCode the last HTTP status; Redirects followed.
-	Address    string `json:"address,omitempty"`
+	Address string `json:"address,omitempty"`
+	// Protocol is the protocol the probe spoke (checker.Result.Protocol): http/1.1, http/1.0,
+	// h2, h2c, udp or tcp.
+	Protocol   string `json:"protocol,omitempty"`
 	StatusCode int    `json:"status_code,omitempty"`
 	Redirects  int    `json:"redirects,omitempty"`
 	// CertNotAfter is the expiry of the target's certificate (HTTPS).

@@ -34,7 +34,7 @@ type agentFlags struct {
 	dnsAddr, nameServers, httpAddr             string
 	nsBudget, rrlRate, rrlSlip                 int
 	allowLoopback                              bool
-	probeAllow                                 string
+	probeAllow, probeCA                        string
 	tlsCert, tlsKey, tlsCA                     string
 	logLevel                                   string
 }
@@ -71,6 +71,7 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.StringVar(&f.httpAddr, "http", "", "data plane: HTTP listen address of the status API and page, /metrics, /healthz, /readyz (default 127.0.0.1:7701, the default -addr of vigil status; \"off\" for none)")
 	fs.BoolVar(&f.allowLoopback, "allow-loopback-probes", false, "checker: allow probing loopback addresses (development and tests only)")
 	fs.StringVar(&f.probeAllow, "probe-allow", "", "checker: comma-separated reserved prefixes that may be probed, e.g. 10.1.0.0/16")
+	fs.StringVar(&f.probeCA, "probe-ca", "", "checker: PEM file of CA certificates that TLS probes (https, grpc with tls) trust besides the system's roots, for checks without a tls_ca of their own")
 	fs.StringVar(&f.tlsCert, "tls-cert", "", "certificate file: serve the API over TLS")
 	fs.StringVar(&f.tlsKey, "tls-key", "", "key file of -tls-cert")
 	fs.StringVar(&f.tlsCA, "tls-ca", "", "CA file to verify voters' APIs (forwarding, joining, following)")
@@ -214,7 +215,30 @@ func agentConfig(f agentFlags, stderr io.Writer) (node.Config, *slog.Logger, err
 		}
 		cfg.Probe.Allow = append(cfg.Probe.Allow, prefix)
 	}
+	if f.probeCA != "" {
+		pool, err := probeRoots(f.probeCA)
+		if err != nil {
+			return cfg, nil, fmt.Errorf("-probe-ca: %w", err)
+		}
+		cfg.Probe.RootCAs = pool
+	}
 	return cfg, log, nil
+}
+
+// probeRoots returns the system's roots with the CA certificates of the PEM file path added.
+func probeRoots(path string) (*x509.CertPool, error) {
+	pem, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	pool, err := x509.SystemCertPool()
+	if err != nil {
+		pool = x509.NewCertPool() // no system roots here: the file's alone
+	}
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("no certificate in %s", path)
+	}
+	return pool, nil
 }
 
 // splitList splits a comma-separated flag, dropping blanks.

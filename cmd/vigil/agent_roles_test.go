@@ -56,6 +56,14 @@ func TestAgentConfigFromFlags(t *testing.T) {
 	if !cfg.Probe.AllowLoopback || len(cfg.Probe.Allow) != 1 || cfg.Probe.Allow[0] != netip.MustParsePrefix("10.1.0.0/16") {
 		t.Errorf("probe: %+v", cfg.Probe)
 	}
+	if cfg.Probe.RootCAs != nil {
+		t.Errorf("probe roots without -probe-ca: %v, want nil (the system's)", cfg.Probe.RootCAs)
+	}
+	f.probeCA = "testdata/probe-ca.pem"
+	if cfg, _, err = agentConfig(f, &bytes.Buffer{}); err != nil || cfg.Probe.RootCAs == nil {
+		t.Errorf("-probe-ca %s: roots %v, err %v", f.probeCA, cfg.Probe.RootCAs, err)
+	}
+	f.probeCA = ""
 	if err := cfg.Validate(); err != nil {
 		t.Errorf("validate: %v", err)
 	}
@@ -66,6 +74,8 @@ func TestAgentConfigFromFlags(t *testing.T) {
 		{func(f *agentFlags) { f.roles = "checker,resolver" }, `-roles: node: unknown role "resolver"`},
 		{func(f *agentFlags) { f.nameServers = "ns1=127.0.0.1:53" }, `-ns: "ns1=127.0.0.1:53" is not index=host:port`},
 		{func(f *agentFlags) { f.probeAllow = "10.1.0.0" }, "-probe-allow: netip.ParsePrefix"},
+		{func(f *agentFlags) { f.probeCA = tokens }, "-probe-ca: no certificate in " + tokens},
+		{func(f *agentFlags) { f.probeCA = filepath.Join(dir, "missing.pem") }, "-probe-ca: open "},
 		{func(f *agentFlags) { f.logLevel = "loud" }, "-log-level: "},
 		{func(f *agentFlags) { f.nsBudget = -5 }, "-ns-budget: -5"},
 		{func(f *agentFlags) { f.rrlRate = -1 }, "-rrl -1"},

@@ -19,6 +19,9 @@ import (
 // -script file`), prints its timeline as it goes, then a verdict table per location and the
 // figures, and exits 1 when the history has a violation or a healthy endpoint flipped.
 func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if isRealSim(args) {
+		return runSimReal(ctx, args, stdout, stderr)
+	}
 	fs := flag.NewFlagSet("sim", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
@@ -26,6 +29,7 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			sim.DDoSName, strings.Join(sim.Scenarios(), ", "), sim.DDoSName)
 		fs.PrintDefaults()
 		fmt.Fprintf(stderr, "\nvigil sim %s [flags]: a query flood at one zone's virtual name servers (vigil sim %s -h)\n", sim.DDoSName, sim.DDoSName)
+		fmt.Fprintf(stderr, "vigil sim -real [flags] <scenario>: real processes in network namespaces (vigil sim -real -h)\n")
 	}
 	file := fs.String("f", "examples/demo.yaml", "configuration of the network (its checks probe the dev network's targets)")
 	script := fs.String("script", "", "run the steps of this file instead of a named scenario")

@@ -1,4 +1,4 @@
-package sim
+package oracle
 
 import (
 	"slices"
@@ -6,35 +6,38 @@ import (
 	"github.com/vigil-dns/vigil/config"
 )
 
-// allowed is what a record set may answer for one assignment of health to its checks: count
-// distinct values drawn from pool.
-type allowed struct {
-	pool       []string
-	count      int
-	lastResort bool
+// Allowed is what a record set may answer for one assignment of health to its checks: Count
+// distinct values drawn from Pool.
+type Allowed struct {
+	// Pool holds the values an answer may draw from.
+	Pool []string
+	// Count is how many values an answer holds.
+	Count int
+	// LastResort is set when no record was healthy and the pool is every record.
+	LastResort bool
 }
 
-// permits reports whether values (sorted) is an answer allowed by a.
-func (a allowed) permits(values []string) bool {
-	if len(values) != a.count {
+// Permits reports whether values (sorted) is an answer allowed by a.
+func (a Allowed) Permits(values []string) bool {
+	if len(values) != a.Count {
 		return false
 	}
 	for i, v := range values {
 		if i > 0 && values[i-1] == v {
 			return false
 		}
-		if !slices.Contains(a.pool, v) {
+		if !slices.Contains(a.Pool, v) {
 			return false
 		}
 	}
 	return true
 }
 
-// permitted is the oracle of Route 53's routing policies, written from their documented
+// Permitted is the oracle of Route 53's routing policies, written from their documented
 // rules independently of package routing: what rs may answer when serving says which checks
 // are served as healthy. Records without a health check are healthy. When no record the
 // policy considers is healthy, every record is treated as healthy (last resort).
-func permitted(rs *config.RecordSet, serving func(check string) bool) allowed {
+func Permitted(rs *config.RecordSet, serving func(check string) bool) Allowed {
 	healthy := func(r config.Record) bool { return r.HealthCheck == "" || serving(r.HealthCheck) }
 	values := func(keep func(config.Record) bool) []string {
 		var out []string
@@ -58,18 +61,18 @@ func permitted(rs *config.RecordSet, serving func(check string) bool) allowed {
 		if len(pool) == 0 {
 			pool, last = all, true
 		}
-		return allowed{pool: pool, count: min(len(pool), config.MaxMultivalueAnswers), lastResort: last}
+		return Allowed{Pool: pool, Count: min(len(pool), config.MaxMultivalueAnswers), LastResort: last}
 	case config.PolicyWeighted:
 		if pool := values(func(r config.Record) bool { return healthy(r) && weight(r) > 0 }); len(pool) > 0 {
-			return allowed{pool: pool, count: 1}
+			return Allowed{Pool: pool, Count: 1}
 		}
 		if pool := values(func(r config.Record) bool { return healthy(r) && weight(r) == 0 }); len(pool) > 0 {
-			return allowed{pool: pool, count: 1}
+			return Allowed{Pool: pool, Count: 1}
 		}
 		if pool := values(func(r config.Record) bool { return weight(r) > 0 }); len(pool) > 0 {
-			return allowed{pool: pool, count: 1, lastResort: true}
+			return Allowed{Pool: pool, Count: 1, LastResort: true}
 		}
-		return allowed{pool: all, count: min(1, len(all)), lastResort: true}
+		return Allowed{Pool: all, Count: min(1, len(all)), LastResort: true}
 	case config.PolicyFailover:
 		var primary, secondary *config.Record
 		for i := range rs.Records {
@@ -84,13 +87,13 @@ func permitted(rs *config.RecordSet, serving func(check string) bool) allowed {
 		switch {
 		case primary == nil:
 			// Not a valid failover set; config validation refuses it. Any one record.
-			return allowed{pool: all, count: min(1, len(all))}
+			return Allowed{Pool: all, Count: min(1, len(all))}
 		case healthy(*primary):
-			return allowed{pool: []string{primary.Value}, count: 1}
+			return Allowed{Pool: []string{primary.Value}, Count: 1}
 		case secondary != nil && healthy(*secondary):
-			return allowed{pool: []string{secondary.Value}, count: 1}
+			return Allowed{Pool: []string{secondary.Value}, Count: 1}
 		}
-		return allowed{pool: []string{primary.Value}, count: 1, lastResort: true}
+		return Allowed{Pool: []string{primary.Value}, Count: 1, LastResort: true}
 	}
-	return allowed{pool: all, count: len(all)}
+	return Allowed{Pool: all, Count: len(all)}
 }

@@ -1,0 +1,161 @@
+package checker
+
+import (
+	"context"
+	"crypto/tls"
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vigil-dns/vigil/config"
+)
+
+// h2OnlyServer is a real HTTPS server that speaks only HTTP/2, with cert. When alert is set
+// it refuses a client that does not offer h2 in the handshake (no_application_protocol),
+// as servers that enforce ALPN do; otherwise it accepts it and closes the connection, as Go's
+// and gRPC's servers do.
+func h2OnlyServer(t testing.TB, cert tls.Certificate, alert bool, h http.HandlerFunc) netip.AddrPort {
+	t.Helper()
+	srv := httptest.NewUnstartedServer(h)
+	var protos http.Protocols
+	protos.SetHTTP2(true)
+	srv.Config.Protocols = &protos
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0)
+	srv.EnableHTTP2 = true
+	srv.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
+	if alert {
+		srv.TLS.GetConfigForClient = func(hello *tls.ClientHelloInfo) (*tls.Config, error) {
+			if slices.Contains(hello.SupportedProtos, "h2") {
+				return nil, nil
+			}
+			return &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{"x-h2-only"}}, nil
+		}
+	}
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	return netip.MustParseAddrPort(srv.Listener.Addr().String())
+}
+
+// TestHTTP2OnlyServers checks that a probe speaks HTTP/2 to a server that offers only h2, by
+// either way it shows it, with the same rules (status, interim responses, body match) and
+// the timings of every phase, and says so in the result.
+func TestHTTP2OnlyServers(t *testing.T) {
+	t.Parallel()
+	ca := newTestCA(t)
+	now := time.Now()
+	cert := ca.leaf(t, []string{"h2.example.test"}, nil, now.Add(-time.Hour), now.Add(time.Hour))
+	handler := func(w http.ResponseWriter, r *http.Request) {
+		if r.ProtoMajor != 2 || r.Header.Get("Accept-Encoding") != "identity" || r.Host != "h2.example.test" {
+			http.Error(w, "wrong request: "+r.Proto+" "+r.Host, http.StatusBadRequest)
+			return
+		}
+		switch r.URL.Path {
+		case "/down":
+			w.WriteHeader(http.StatusEarlyHints)
+			w.WriteHeader(http.StatusServiceUnavailable)
+		case "/late":
+			w.Write([]byte(strings.Repeat("-", 6000) + "needle"))
+		case "/big":
+			w.Write([]byte("needle" + strings.Repeat("-", 5<<20)))
+		default:
+			w.WriteHeader(http.StatusEarlyHints)
+			w.Write([]byte("h2 needle"))
+		}
+	}
+	for _, alert := range []bool{false, true} {
+		ap := h2OnlyServer(t, cert, alert, handler)
+		p := loopbackProber(ProberOptions{RootCAs: ca.pool})
+		tests := []struct {
+			path string
+			want Reason
+		}{
+			{"/", ReasonOK},
+			{"/down", ReasonStatus},
+			{"/late", ReasonBodyMismatch},
+			{"/big", ReasonOK},
+		}
+		for _, tt := range tests {
+			c := checkFor("h2", config.ProtocolHTTPS, ap)
+			c.HostHeader, c.Path, c.BodyMatch = "h2.example.test", tt.path, "needle"
+			r := p.Probe(context.Background(), &c)
+			if r.Reason != tt.want || r.Protocol != "h2" {
+				t.Errorf("alert=%v %s: %s (%s) over %q, want %s over h2", alert, tt.path, r.Reason, r.Message, r.Protocol, tt.want)
+				continue
+			}
+			tm := r.Timings
+			if tm.Connect <= 0 || tm.TLS <= 0 || tm.FirstByte <= tm.TLS || tm.Total < tm.FirstByte {
+				t.Errorf("alert=%v %s: timings %+v", alert, tt.path, tm)
+			}
+		}
+	}
+
+	// A server that speaks both gets HTTP/1.1, as before.
+	both, _ := tlsServer(t, cert, func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(r.Proto)) })
+	c := checkFor("both", config.ProtocolHTTPS, both)
+	c.HostHeader, c.BodyMatch = "h2.example.test", "HTTP/1.1"
+	if r := loopbackProber(ProberOptions{RootCAs: ca.pool}).Probe(context.Background(), &c); !r.Healthy || r.Protocol != "http/1.1" {
+		t.Errorf("a server of both protocols: %s (%s) over %q", r.Reason, r.Message, r.Protocol)
+	}
+}
+
+// TestHTTP2HeadLimit checks that the head limit holds over HTTP/2 too, with the same message.
+func TestHTTP2HeadLimit(t *testing.T) {
+	t.Parallel()
+	ca := newTestCA(t)
+	now := time.Now()
+	cert := ca.leaf(t, []string{"h2.example.test"}, nil, now.Add(-time.Hour), now.Add(time.Hour))
+	ap := h2OnlyServer(t, cert, false, func(w http.ResponseWriter, r *http.Request) {
+		for i := range 5000 {
+			w.Header().Add("X-Pad", strings.Repeat("p", 20)+string(rune('a'+i%26)))
+		}
+	})
+	c := checkFor("h2head", config.ProtocolHTTPS, ap)
+	c.HostHeader = "h2.example.test"
+	r := loopbackProber(ProberOptions{RootCAs: ca.pool}).Probe(context.Background(), &c)
+	if r.Reason != ReasonProtocol || !strings.Contains(r.Message, "limit of 65536 bytes") {
+		t.Errorf("5,000 headers over h2: %s (%s)", r.Reason, r.Message)
+	}
+}
+
+// TestCABundlePerCheck checks that a check's own CA bundle (tls_ca) verifies a private
+// endpoint in place of the prober's roots, over HTTP/1.1 and HTTP/2 alike.
+func TestCABundlePerCheck(t *testing.T) {
+	t.Parallel()
+	private, other := newTestCA(t), newTestCA(t)
+	now := time.Now()
+	cert := private.leaf(t, []string{"internal.example.test"}, nil, now.Add(-time.Hour), now.Add(time.Hour))
+	h1, _ := tlsServer(t, cert, func(w http.ResponseWriter, r *http.Request) {})
+	h2 := h2OnlyServer(t, cert, false, func(w http.ResponseWriter, r *http.Request) {})
+	for _, ap := range []netip.AddrPort{h1, h2} {
+		c := checkFor("private", config.ProtocolHTTPS, ap)
+		c.HostHeader = "internal.example.test"
+		tests := []struct {
+			name   string
+			bundle string
+			roots  *testCA // the prober's default roots
+			want   Reason
+		}{
+			{"no bundle, system roots", "", nil, ReasonTLSCertificate},
+			{"the private CA's bundle", private.pem(), nil, ReasonOK},
+			{"another CA's bundle, though the prober's roots would do", other.pem(), private, ReasonTLSCertificate},
+			{"the prober's roots", "", private, ReasonOK},
+			{"a bundle without a certificate", "not a PEM bundle", nil, ReasonError},
+		}
+		for _, tt := range tests {
+			opts := ProberOptions{}
+			if tt.roots != nil {
+				opts.RootCAs = tt.roots.pool
+			}
+			c.TLSCA = tt.bundle
+			if r := loopbackProber(opts).Probe(context.Background(), &c); r.Reason != tt.want {
+				t.Errorf("%v, %s: %s (%s), want %s", ap, tt.name, r.Reason, r.Message, tt.want)
+			}
+		}
+	}
+}

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/vigil-dns/vigil/netlab"
+	"github.com/vigil-dns/vigil/sim"
+)
+
+// isRealSim reports whether `vigil sim` was asked for a real-process run.
+func isRealSim(args []string) bool {
+	for _, a := range args {
+		if a == "-real" || a == "--real" {
+			return true
+		}
+	}
+	return false
+}
+
+// runSimReal runs a scenario on real processes in network namespaces (`vigil sim -real
+// <scenario>` or `vigil sim -real -script file`): it prints the timeline as it goes, then
+// what every location answered, and exits 1 when the run could not be made.
+func runSimReal(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("sim -real", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: vigil sim -real [flags] <scenario>\n       vigil sim -real [flags] -script <file>\n\n"+
+			"Runs real vigil processes in network namespaces, one per region (needs root, ip, nft and /dev/net/tun).\n\nscenarios: %s\n\nflags:\n",
+			strings.Join(netlab.Scenarios(), ", "))
+		fs.PrintDefaults()
+	}
+	fs.Bool("real", true, "run on real processes in network namespaces")
+	script := fs.String("script", "", "run the steps of this file instead of a named scenario")
+	regions := fs.String("regions", strings.Join(netlab.DefaultRegions, ","), fmt.Sprintf("comma-separated regions, %d to %d", netlab.MinRegions, netlab.MaxRegions))
+	bin := fs.String("vigil", "", "the vigil binary the processes run (default: this one)")
+	checkers := fs.Int("checkers", 2, "checkers per region (1 to 3)")
+	every := fs.Duration("query-interval", 50*time.Millisecond, "how often each location is asked one query")
+	keep := fs.String("keep", "", "move the run's directory (every process's log, record.json) here at the end")
+	evidence := fs.Bool("evidence", false, "record every location's verdicts (with evidence) and gossip members each second in the run's directory (use with -keep)")
+	logLevel := fs.String("log-level", "info", "the processes' log level (their logs are in the run's directory)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	names := splitList(*regions)
+	var sc sim.Script
+	var err error
+	switch {
+	case *script != "" && fs.NArg() == 0:
+		var f *os.File
+		if f, err = os.Open(*script); err == nil {
+			sc, err = sim.ParseScript(*script, f, names)
+			f.Close()
+		}
+	case *script == "" && fs.NArg() == 1:
+		sc, err = netlab.Scenario(fs.Arg(0), names)
+	default:
+		fs.Usage()
+		return 2
+	}
+	if err == nil {
+		err = netlab.Supported(sc)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "vigil sim: %v\n", err)
+		return 2
+	}
+	fmt.Fprintf(stdout, "vigil sim -real: scenario %s on regions %s\n", sc.Name, strings.Join(names, ", "))
+	res, err := netlab.Run(ctx, netlab.Options{Script: sc, Regions: names, Binary: *bin, Checkers: *checkers,
+		QueryInterval: *every, Keep: *keep, Evidence: *evidence, LogLevel: *logLevel, Timeline: stdout})
+	if res.Run.Start.IsZero() {
+		fmt.Fprintf(stderr, "vigil sim: %v\n", err)
+		return 1
+	}
+	fmt.Fprintln(stdout, "\nanswers (changes by location and name; times since ready):")
+	_ = netlab.WriteAnswers(stdout, &res.Run)
+	writeRealFigures(stdout, res)
+	if err != nil {
+		fmt.Fprintf(stderr, "vigil sim: %v\n", err)
+		return 1
+	}
+	fmt.Fprintln(stdout, "\nthe oracle's judgement:")
+	if werr := res.Report.Write(stdout); werr != nil {
+		fmt.Fprintf(stderr, "vigil sim: %v\n", werr)
+	}
+	if len(res.Unplanned) > 0 || !res.Report.OK() {
+		fmt.Fprintln(stdout, "\nFAIL")
+		return 1
+	}
+	fmt.Fprintln(stdout, "\nPASS")
+	return 0
+}
+
+// writeRealFigures prints what the harness measured of itself: the links, the processes
+// that exited on their own, the processor time.
+func writeRealFigures(w io.Writer, res netlab.Result) {
+	fmt.Fprintf(w, "\nqueries: %d (%d not kept); ready in %v\n", len(res.Run.Queries), res.Dropped, res.ReadyIn.Round(time.Millisecond))
+	for _, l := range res.Links {
+		fmt.Fprintf(w, "link %s-%s: %d/%d packets delivered, %d/%d dropped by a full queue (most queued %d/%d)\n",
+			l.A, l.B, l.AB.Delivered, l.BA.Delivered, l.AB.Dropped, l.BA.Dropped, l.AB.MaxQueued, l.BA.MaxQueued)
+	}
+	for _, u := range res.Unplanned {
+		fmt.Fprintf(w, "UNPLANNED EXIT: %s\n", u)
+	}
+	if res.Wall > 0 {
+		fmt.Fprintf(w, "CPU: harness %v, processes %v, over %v of wall time (%.2f cores)\n",
+			res.CPUHarness.Round(time.Millisecond), res.CPUProcesses.Round(time.Millisecond), res.Wall.Round(time.Millisecond),
+			(res.CPUHarness+res.CPUProcesses).Seconds()/res.Wall.Seconds())
+	}
+	if res.Kept != "" {
+		fmt.Fprintf(w, "run directory kept in %s\n", res.Kept)
+	}
+}

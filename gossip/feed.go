@@ -1,0 +1,170 @@
+package gossip
+
+import "time"
+
+// The table's change feed: what changed since a reader last looked, so that a location
+// re-decides only what changed instead of copying the whole table. Changes coalesce: a cell
+// changed many times between two drains is one mark, and a row's progress is one flag, so
+// the feed never holds more marks than the table has held cells and rows since the last
+// drain. The feed is off until a reader turns it on (checkers without a location need none).
+
+// feed is the table's marks since the last drain.
+type feed struct {
+	rows map[string]*rowMarks // by checker
+	// notify receives a value when the feed gains its first mark after a drain began
+	// (capacity 1: signals coalesce).
+	notify chan struct{}
+}
+
+// rowMarks are one row's marks: its progress (or region, or removal), and its cells by
+// check number (each mark holds a reference to the number).
+type rowMarks struct {
+	row   bool
+	cells map[uint32]struct{}
+}
+
+// RowChange is a checker's row as the table holds it now: its progress, or that the table no
+// longer holds it.
+type RowChange struct {
+	Checker string
+	// Region is the checker's region, when known.
+	Region string
+	// Progress is when this location last saw the row advance while complete (zero: never).
+	Progress time.Time
+	// Gone says the table no longer holds the row: its reports are gone with it.
+	Gone bool
+}
+
+// CellChange is one checker's report for one check as the table holds it now.
+type CellChange struct {
+	Checker string
+	Check   string
+	// Present says the table holds the report; false means it was withdrawn or removed.
+	Present bool
+	// Entry and Seq are the report and the row's sequence at its last change, when present.
+	Entry Entry
+	Seq   uint64
+}
+
+// Changes is one drain of the feed: cells first, then the rows they belong to (a row
+// appears once for each drain that holds any of its marks).
+type Changes struct {
+	Cells []CellChange
+	Rows  []RowChange
+}
+
+// reset empties c, keeping its arrays.
+func (c *Changes) reset() {
+	clear(c.Cells)
+	clear(c.Rows)
+	c.Cells, c.Rows = c.Cells[:0], c.Rows[:0]
+}
+
+// enableFeed turns the feed on and marks everything the table holds, so that a reader that
+// starts late still hears of every row and cell. It returns the feed's signal channel.
+func (t *Table) enableFeed() <-chan struct{} {
+	if t.feed == nil {
+		t.feed = &feed{rows: map[string]*rowMarks{}, notify: make(chan struct{}, 1)}
+		for _, r := range t.rows {
+			t.markRow(r.checker)
+			for i := range r.cells {
+				t.markCell(r, i)
+			}
+		}
+	}
+	return t.feed.notify
+}
+
+// marks returns the marks of checker's row, creating them.
+func (f *feed) marks(checker string) *rowMarks {
+	m := f.rows[checker]
+	if m == nil {
+		m = &rowMarks{}
+		f.rows[checker] = m
+		select {
+		case f.notify <- struct{}{}:
+		default:
+		}
+	}
+	return m
+}
+
+// markRow notes that checker's row progressed, changed region or went.
+func (t *Table) markRow(checker string) {
+	if t.feed != nil {
+		t.feed.marks(checker).row = true
+	}
+}
+
+// markCell notes that row r's cell for check number i changed or went.
+func (t *Table) markCell(r *row, i uint32) {
+	if t.feed == nil {
+		return
+	}
+	m := t.feed.marks(r.checker)
+	if m.cells == nil {
+		m.cells = map[uint32]struct{}{}
+	}
+	if _, ok := m.cells[i]; !ok {
+		m.cells[i] = struct{}{}
+		t.checks.hold(i)
+	}
+}
+
+// drain moves up to limit cell marks (and the rows they belong to) into out, as the table
+// holds them now, and reports whether marks are left.
+func (t *Table) drain(limit int, out *Changes) (more bool) {
+	out.reset()
+	if t.feed == nil {
+		return false
+	}
+	for checker, m := range t.feed.rows {
+		r := t.rows[checker]
+		for i := range m.cells {
+			if len(out.Cells) >= limit {
+				return true
+			}
+			cc := CellChange{Checker: checker, Check: t.checks.name(i)}
+			if r != nil {
+				if c, ok := r.cells[i]; ok {
+					cc.Present, cc.Entry, cc.Seq = true, t.entry(c), c.seq
+				}
+			}
+			out.Cells = append(out.Cells, cc)
+			delete(m.cells, i)
+			t.checks.unref(i)
+		}
+		rc := RowChange{Checker: checker, Gone: r == nil}
+		if r != nil {
+			rc.Region, rc.Progress = r.region, r.progress
+		}
+		out.Rows = append(out.Rows, rc)
+		delete(t.feed.rows, checker)
+	}
+	return false
+}
+
+// Feed turns on this node's change feed and returns its signal: the channel receives a value
+// (signals coalesce) whenever the table changed since Drain last emptied it. Turning the feed
+// on marks everything the table holds. Call it once; a location drains the feed, other nodes
+// never turn it on.
+func (n *Node) Feed() <-chan struct{} {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.table.enableFeed()
+}
+
+// Drain fills out with up to limit changed reports and their rows, as the table holds them
+// now (regions filled in from membership), and reports whether more changes wait. What it
+// hands out is the reader's to keep until its next call with the same out.
+func (n *Node) Drain(limit int, out *Changes) (more bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	more = n.table.drain(limit, out)
+	for i := range out.Rows {
+		if out.Rows[i].Region == "" {
+			out.Rows[i].Region = n.members[out.Rows[i].Checker].Region
+		}
+	}
+	return more
+}

@@ -1,0 +1,106 @@
+package netlab
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestFaultRules(t *testing.T) {
+	regions := []*Region{{Name: "us-east", Index: 1}, {Name: "eu-west", Index: 2}, {Name: "sa-east", Index: 3}}
+	f := NewLinkFaults()
+	f.Cut[dir{"us-east", "sa-east"}] = true
+	f.Loss[dir{"eu-west", "sa-east"}] = 5
+	f.Loss[dir{"sa-east", "eu-west"}] = 2.5
+	got := f.rules(regions, regions[2])
+	for _, want := range []string{
+		"ip saddr 10.200.1.0/24 drop\n",
+		"ip saddr 10.200.2.0/24 numgen random mod 10000 < 500 drop\n",
+		"delete table inet vglfault\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("rules of sa-east lack %q:\n%s", want, got)
+		}
+	}
+	// The one-way cut us-east -> sa-east drops nothing that arrives at us-east.
+	if got := f.rules(regions, regions[0]); strings.Contains(got, "saddr") {
+		t.Errorf("rules of us-east drop something:\n%s", got)
+	}
+	if got := f.rules(regions, regions[1]); !strings.Contains(got, "ip saddr 10.200.3.0/24 numgen random mod 10000 < 250 drop") {
+		t.Errorf("rules of eu-west:\n%s", got)
+	}
+}
+
+// TestFaultsOnLinks cuts, cuts one way and makes lossy real links, and sees each with
+// datagrams between the namespaces.
+func TestFaultsOnLinks(t *testing.T) {
+	needReal(t)
+	topo, err := buildTopology(t.Context(), testPrefix(), []string{"us-east", "eu-west", "sa-east"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := topo.close(); err != nil {
+			t.Error(err)
+		}
+	}()
+	for _, r := range topo.Regions {
+		udpEcho(t, r, 9000)
+	}
+	us, eu, sa := topo.Region("us-east"), topo.Region("eu-west"), topo.Region("sa-east")
+	reach := func(a, b *Region) bool {
+		_, err := rtt(a, b, 9000, 200*time.Millisecond)
+		return err == nil
+	}
+	f := NewLinkFaults()
+	f.Cut[dir{"us-east", "sa-east"}] = true
+	f.Cut[dir{"sa-east", "us-east"}] = true
+	if err := f.apply(t.Context(), topo); err != nil {
+		t.Fatal(err)
+	}
+	if reach(us, sa) || reach(sa, us) {
+		t.Error("us-east and sa-east still reach each other across the cut")
+	}
+	if !reach(us, eu) || !reach(eu, sa) {
+		t.Error("eu-west lost a link that was not cut")
+	}
+	// One way: us-east's packets reach sa-east, sa-east's answers do not come back; a round
+	// trip fails both ways, but sa-east's echo server sees us-east's datagrams.
+	f = NewLinkFaults()
+	f.Cut[dir{"sa-east", "us-east"}] = true
+	if err := f.apply(t.Context(), topo); err != nil {
+		t.Fatal(err)
+	}
+	if reach(us, sa) {
+		t.Error("a round trip crossed a one-way cut")
+	}
+	ab, _ := topo.link("us-east", "sa-east").Stats()
+	before := ab.Delivered
+	_, _ = rtt(us, sa, 9000, 100*time.Millisecond)
+	if ab, _ := topo.link("us-east", "sa-east").Stats(); ab.Delivered <= before {
+		t.Error("us-east's datagram did not cross towards sa-east")
+	}
+	// Loss of 10% each way: a round trip survives with probability 0.81.
+	f = NewLinkFaults()
+	f.Loss[dir{"us-east", "eu-west"}] = 10
+	f.Loss[dir{"eu-west", "us-east"}] = 10
+	if err := f.apply(t.Context(), topo); err != nil {
+		t.Fatal(err)
+	}
+	ok := 0
+	const tries = 200
+	for range tries {
+		if _, err := rtt(us, eu, 9000, 50*time.Millisecond); err == nil {
+			ok++
+		}
+	}
+	if ok < tries*65/100 || ok > tries*95/100 {
+		t.Errorf("10%% loss each way: %d of %d round trips, want about 81%%", ok, tries)
+	}
+	if err := NewLinkFaults().apply(t.Context(), topo); err != nil {
+		t.Fatal(err)
+	}
+	if !reach(us, eu) || !reach(us, sa) || !reach(sa, us) {
+		t.Error("not every link healed")
+	}
+}

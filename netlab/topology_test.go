@@ -1,0 +1,98 @@
+package netlab
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"testing"
+	"time"
+)
+
+// udpEcho serves UDP echo on addr inside region r until the test ends.
+func udpEcho(t *testing.T, r *Region, port int) {
+	t.Helper()
+	var pc net.PacketConn
+	err := r.NS.Do(func() error {
+		var err error
+		pc, err = net.ListenPacket("udp", fmt.Sprintf("%s:%d", r.Addr, port))
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pc.Close() })
+	go func() {
+		buf := make([]byte, 1500)
+		for {
+			n, from, err := pc.ReadFrom(buf)
+			if err != nil {
+				return
+			}
+			_, _ = pc.WriteTo(buf[:n], from)
+		}
+	}()
+}
+
+// rtt sends one datagram from region from to the echo of region to and returns the round
+// trip, or an error after timeout.
+func rtt(from, to *Region, port int, timeout time.Duration) (time.Duration, error) {
+	c, err := from.NS.DialContext(context.Background(), "udp", fmt.Sprintf("%s:%d", to.Addr, port))
+	if err != nil {
+		return 0, err
+	}
+	defer c.Close()
+	start := time.Now()
+	if _, err := c.Write([]byte("ping")); err != nil {
+		return 0, err
+	}
+	_ = c.SetReadDeadline(start.Add(timeout))
+	buf := make([]byte, 16)
+	if _, err := c.Read(buf); err != nil {
+		return 0, err
+	}
+	return time.Since(start), nil
+}
+
+func TestLinksCarryPacketsWithTheirDelay(t *testing.T) {
+	needReal(t)
+	topo, err := buildTopology(t.Context(), testPrefix(), []string{"us-east", "eu-west", "sa-east"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := topo.close(); err != nil {
+			t.Error(err)
+		}
+	}()
+	for _, r := range topo.Regions {
+		udpEcho(t, r, 9000)
+	}
+	for _, a := range topo.Regions {
+		for _, b := range topo.Regions {
+			d, err := rtt(a, b, 9000, time.Second)
+			if err != nil {
+				t.Fatalf("%s -> %s: %v", a.Name, b.Name, err)
+			}
+			if d > 100*time.Millisecond {
+				t.Errorf("%s -> %s: round trip %v without latency", a.Name, b.Name, d)
+			}
+		}
+	}
+	l := topo.link("us-east", "sa-east")
+	l.SetShape(Shape{Latency: 80 * time.Millisecond})
+	d, err := rtt(topo.Region("us-east"), topo.Region("sa-east"), 9000, 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 80 ms each way; the upper bound leaves room for a loaded machine.
+	if d < 160*time.Millisecond || d > 600*time.Millisecond {
+		t.Errorf("us-east -> sa-east with 80ms each way: round trip %v, want 160ms to 600ms", d)
+	}
+	if d, err := rtt(topo.Region("us-east"), topo.Region("eu-west"), 9000, time.Second); err != nil || d > 100*time.Millisecond {
+		t.Errorf("us-east -> eu-west, not slowed: %v, %v", d, err)
+	}
+	ab, ba := l.Stats()
+	if ab.Delivered == 0 || ba.Delivered == 0 || ab.Dropped+ba.Dropped != 0 {
+		t.Errorf("link stats %+v %+v: want packets delivered both ways, none dropped", ab, ba)
+	}
+}
