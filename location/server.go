@@ -175,11 +175,11 @@ func (s *Server) SetSnapshot(snap *Snapshot) {
 			s.metrics.withheld.DeleteLabelValues(name)
 		}
 	}
-	kept := make(map[string]bool, len(snap.healthSets))
-	for _, rs := range snap.healthSets {
+	kept := map[string]bool{}
+	for rs := range snap.healthSets() {
 		kept[rs.label] = true
 	}
-	for _, rs := range old.healthSets {
+	for rs := range old.healthSets() {
 		if !kept[rs.label] {
 			s.metrics.lastResorts.DeleteLabelValues(rs.label)
 		}
@@ -202,7 +202,7 @@ func (s *Server) SetVerdicts(healthy map[string]bool) {
 	// Only the record sets of checks whose verdict changed need counting again.
 	snap := s.snap.Load()
 	changed := map[*rrset]bool{}
-	for id, sets := range snap.byCheck {
+	for id, sets := range snap.byCheck.All("") {
 		if old.health(id) != v.health(id) {
 			for _, rs := range sets {
 				changed[rs] = true
@@ -225,12 +225,12 @@ func (s *Server) SetVerdicts(healthy map[string]bool) {
 // zone. The caller holds s.mu.
 func (s *Server) updateWithheld() {
 	snap, v := s.snap.Load(), s.verdicts.Load()
-	s.withheld = make(map[*rrset]int, len(snap.healthSets))
+	s.withheld = map[*rrset]int{}
 	s.zoneWithheld = make(map[string]int, len(snap.zones))
 	for name := range snap.zones {
 		s.zoneWithheld[name] = 0
 	}
-	for _, rs := range snap.healthSets {
+	for rs := range snap.healthSets() {
 		n := withheldIn(rs, v)
 		s.withheld[rs] = n
 		s.zoneWithheld[rs.zone] += n
