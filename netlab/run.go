@@ -73,6 +73,10 @@ type Result struct {
 	Run oracle.Run
 	// Report is the oracle's judgement of Run; nil when the run was not made to its end.
 	Report *oracle.Report
+	// Writes are the control-plane writes made from ready to the end (sim.Writer: five a
+	// second through the voters' APIs) and what linearizable reads found of every
+	// acknowledged one; nil when the run was not made to its end.
+	Writes *oracle.WriteStats
 	// Dropped counts queries not kept (the record of a location was full).
 	Dropped int
 	// ReadyIn is how long the network took to answer every region at every location.
@@ -200,8 +204,17 @@ func Run(ctx context.Context, o Options) (res Result, err error) {
 	res.Run.Start = r.start
 	r.note(fmt.Sprintf("ready in %v: every location answers every region; asking each for %s every %v",
 		res.ReadyIn.Round(time.Millisecond), strings.Join(QueryNames(), " "), o.QueryInterval))
+	var apis []string
+	for _, v := range r.fleet.ofKind(KindVoter) {
+		apis = append(apis, v.Addrs["api"])
+	}
+	writer, err := sim.NewWriter(apis, Zone+".", r.fleet.token, r.client)
+	if err != nil {
+		return res, fmt.Errorf("netlab: %w", err)
+	}
 	qctx, stopQueries := context.WithCancel(ctx)
 	var wg sync.WaitGroup
+	wg.Go(func() { writer.Run(qctx) })
 	for _, q := range queriers {
 		wg.Go(func() { q.run(qctx, o.QueryInterval) })
 	}
@@ -223,6 +236,8 @@ func Run(ctx context.Context, o Options) (res Result, err error) {
 	if runErr != nil {
 		return res, runErr
 	}
+	ws := writer.Verify(ctx, 30*time.Second)
+	res.Writes = &ws
 	rep, err := oracle.Judge(res.Run, o.Bounds)
 	if err != nil {
 		return res, fmt.Errorf("netlab: the oracle: %w", err)

@@ -180,7 +180,7 @@ func (n *Node) newPool() error {
 // serves at once without the control plane).
 func (n *Node) newConfigSource() error {
 	if n.cfg.Static != nil {
-		n.setConfig(&control.State{Document: *n.cfg.Static}, SourceStatic)
+		n.setConfig(control.NewState(n.cfg.Static), SourceStatic)
 		return nil
 	}
 	voters := n.cfg.Voters
@@ -274,6 +274,7 @@ func (n *Node) Run(ctx context.Context) error {
 	}
 	if n.dns != nil {
 		goRun("dns", n.dns.Serve)
+		goRun("verdicts", n.runVerdicts)
 	}
 	if n.pool != nil {
 		goRun("data plane", n.loop)
@@ -313,7 +314,8 @@ func (n *Node) Run(ctx context.Context) error {
 	return err
 }
 
-// maxJoinWait bounds how long a checker waits for the pool before it probes anyway.
+// maxJoinWait bounds how long a checker (or a location) waits for the pool before it probes
+// (or decides) anyway.
 const maxJoinWait = 10 * time.Second
 
 // awaitJoin waits until the node has joined the pool (it sees another member, or it has no
@@ -329,7 +331,7 @@ func (n *Node) awaitJoin(ctx context.Context, max time.Duration) {
 		case <-ctx.Done():
 			return
 		case <-deadline.C:
-			n.log.Warn("node: not joined to the pool yet; probing anyway", "after", max)
+			n.log.Warn("node: not joined to the pool yet; going on anyway", "after", max)
 			return
 		case <-poll.C:
 		}
@@ -337,8 +339,8 @@ func (n *Node) awaitJoin(ctx context.Context, max time.Duration) {
 }
 
 // loop is the data plane's one goroutine of coordination: it applies configuration changes,
-// recomputes assignment on membership changes, and (as a location) evaluates every check on
-// a steady tick.
+// recomputes assignment on membership changes, and ends checker handoffs on a steady tick.
+// (A location's verdicts follow their own events: runVerdicts.)
 func (n *Node) loop(ctx context.Context) error {
 	var changed <-chan struct{}
 	// follow takes the Watcher's configuration, after asking to hear of the next change, so
@@ -365,10 +367,7 @@ func (n *Node) loop(ctx context.Context) error {
 			n.reassign()
 		case <-n.memberCh:
 			n.reassign()
-		case now := <-tick.C:
-			if n.dns != nil {
-				n.evaluate(now)
-			}
+		case <-tick.C:
 			if n.chk != nil && n.handingOff() {
 				n.reassign()
 			}
@@ -384,7 +383,7 @@ func (n *Node) setConfig(s *control.State, src control.Source) {
 		n.mu.Unlock()
 		return
 	}
-	doc := &s.Document
+	doc := s.Document()
 	n.state, n.doc, n.source = s, doc, src
 	n.m.configIndex.Set(float64(s.Index))
 	plan, err := shard.NewPlan(doc, n.membershipLocked(doc))

@@ -81,6 +81,10 @@ func runSimReal(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintf(stderr, "vigil sim: %v\n", err)
 		return 2
 	}
+	if err := netlab.Check(); err != nil {
+		fmt.Fprintf(stderr, "vigil sim: %v\n", err)
+		return 1
+	}
 	fmt.Fprintf(stdout, "vigil sim -real: scenario %s on regions %s\n", sc.Name, strings.Join(names, ", "))
 	res, err := netlab.Run(ctx, netlab.Options{Script: sc, Regions: names, Binary: *bin, Checkers: *checkers,
 		QueryInterval: *every, Keep: *keep, Evidence: *evidence, LogLevel: *logLevel, Timeline: stdout})
@@ -99,12 +103,30 @@ func runSimReal(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if werr := res.Report.Write(stdout); werr != nil {
 		fmt.Fprintf(stderr, "vigil sim: %v\n", werr)
 	}
-	if len(res.Unplanned) > 0 || !res.Report.OK() {
+	w := res.Writes
+	fmt.Fprintf(stdout, "control-plane writes: %d attempted, %d acknowledged, %d checked, %d lost, %d overwritten by a failed write, %d unchecked, %d stale reads%s\n",
+		w.Attempted, w.Acknowledged, w.Checked, w.Lost, w.Overwritten, w.Unchecked, w.StaleReads, readBackError(w.ReadBack))
+	for _, p := range w.Problems {
+		fmt.Fprintf(stdout, "  write: %s\n", p)
+	}
+	slow := netlab.SlowDetections(&res.Run, res.Report)
+	for _, s := range slow {
+		fmt.Fprintf(stdout, "SLOW DETECTION (issue 14: interval x failure_threshold + 2s): %s\n", s)
+	}
+	if len(res.Unplanned) > 0 || !res.Report.OK() || !w.OK() || len(slow) > 0 {
 		fmt.Fprintln(stdout, "\nFAIL")
 		return 1
 	}
 	fmt.Fprintln(stdout, "\nPASS")
 	return 0
+}
+
+// readBackError says why the last read-back failed, if it did.
+func readBackError(e string) string {
+	if e == "" {
+		return ""
+	}
+	return "; last read-back failed: " + e
 }
 
 // writeRealFigures prints what the harness measured of itself: the links, the processes
