@@ -283,6 +283,7 @@ func (n *Node) Run(ctx context.Context) error {
 	}
 	if n.dns != nil {
 		goRun("dns", n.dns.Serve)
+		goRun("verdicts", n.runVerdicts)
 	}
 	if n.pool != nil {
 		goRun("data plane", n.loop)
@@ -322,7 +323,8 @@ func (n *Node) Run(ctx context.Context) error {
 	return err
 }
 
-// maxJoinWait bounds how long a checker waits for the pool before it probes anyway.
+// maxJoinWait bounds how long a checker (or a location) waits for the pool before it probes
+// (or decides) anyway.
 const maxJoinWait = 10 * time.Second
 
 // awaitJoin waits until the node has joined the pool (it sees another member, or it has no
@@ -338,7 +340,7 @@ func (n *Node) awaitJoin(ctx context.Context, max time.Duration) {
 		case <-ctx.Done():
 			return
 		case <-deadline.C:
-			n.log.Warn("node: not joined to the pool yet; probing anyway", "after", max)
+			n.log.Warn("node: not joined to the pool yet; going on anyway", "after", max)
 			return
 		case <-poll.C:
 		}
@@ -346,8 +348,8 @@ func (n *Node) awaitJoin(ctx context.Context, max time.Duration) {
 }
 
 // loop is the data plane's one goroutine of coordination: it applies configuration changes,
-// recomputes assignment on membership changes, and (as a location) evaluates every check on
-// a steady tick.
+// recomputes assignment on membership changes, and ends checker handoffs on a steady tick.
+// (A location's verdicts follow their own events: runVerdicts.)
 func (n *Node) loop(ctx context.Context) error {
 	var changed <-chan struct{}
 	// follow takes the Watcher's configuration, after asking to hear of the next change, so
@@ -374,10 +376,7 @@ func (n *Node) loop(ctx context.Context) error {
 			n.reassign()
 		case <-n.memberCh:
 			n.reassign()
-		case now := <-tick.C:
-			if n.dns != nil {
-				n.evaluate(now)
-			}
+		case <-tick.C:
 			if n.chk != nil && n.handingOff() {
 				n.reassign()
 			}

@@ -18,6 +18,7 @@ func (n *Node) installZones(s *control.State, ch control.Changes) {
 	if n.dns == nil {
 		return
 	}
+	n.wakeVerdicts()
 	n.zonesMu.Lock()
 	defer n.zonesMu.Unlock()
 	servers, err := n.nameServers(s)
