@@ -30,7 +30,8 @@ func (p *Prober) matchResponse(resp *http.Response, match, buf []byte) (bool, er
 			return false, nil // an empty body, however it is labelled
 		}
 		if err != nil {
-			return false, fmt.Errorf("gzip body: %w", err)
+			// Not the cut of a stream (its reads report that): a body that is not gzip.
+			return false, fmt.Errorf("the body is labelled gzip but is not: %v", err)
 		}
 		defer p.gzips.Put(zr)
 		body = zr

@@ -1,7 +1,12 @@
-// Package checker owns probing: it runs the TCP, HTTP and HTTPS probes of the checks assigned
-// to one checker node, on a schedule spread over each check's interval and under a global
-// concurrency limit, turns probe results into reports through a rise/fall state machine, and
-// withdraws its reports when the node itself cannot reach anything.
+// Package checker owns probing: it runs the TCP, HTTP, HTTPS, gRPC health and DNS probes of
+// the checks assigned to one checker node, on a schedule spread over each check's interval and
+// under a global concurrency limit, turns probe results into reports through a rise/fall state
+// machine, and withdraws its reports when the node itself cannot reach anything.
+//
+// HTTP/1.1 is the package's own client around net/http's response parser (one request per
+// fresh connection, interim responses read past, the head bounded by MaxResponseHead); HTTP/2,
+// for servers that speak only h2 and for gRPC, is net/http's, run on the probe's own
+// connection. DNS queries use miekg/dns.
 //
 // The network is reached only through two small interfaces, Dialer and Resolver, which default
 // to net.Dialer and net.Resolver and which a simulated network may replace. Every address is

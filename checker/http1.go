@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/vigil-dns/vigil/config"
@@ -25,8 +26,8 @@ var errH2Frame = errors.New("the server answered an HTTP/1.1 request with an HTT
 
 // wantsH2 ends an HTTP/1.1 exchange over TLS whose server showed that it speaks only HTTP/2:
 // it refused http/1.1 in the handshake (no_application_protocol), or it chose no protocol
-// and then closed the connection without a byte of response (as Go's and gRPC's servers do
-// when h2 is all they speak), or answered with an HTTP/2 frame.
+// and then closed the connection (FIN or reset) without a byte of response, as Go's and
+// gRPC's servers do when h2 is all they speak, or answered with an HTTP/2 frame.
 type wantsH2 struct{ why string }
 
 func (e *wantsH2) Error() string { return "checker: the server speaks only HTTP/2: " + e.why }
@@ -74,6 +75,9 @@ func (p *Prober) exchangeH1(c *config.Check, h *hop, rw net.Conn, mayBeH2 bool, 
 	defer p.putBuffer(buf)
 	*buf = h.appendRequest(*buf, c, p.userAgent)
 	if _, err := rw.Write(*buf); err != nil {
+		if mayBeH2 && closedEarly(err) {
+			return "", &wantsH2{"it chose no protocol by ALPN and closed the connection before an HTTP/1.1 request"}
+		}
 		return "", &phaseError{phaseWrite, err}
 	}
 	lr := &limitedReader{r: rw, n: MaxResponseHead, err: errHeadTooLarge}
@@ -81,7 +85,7 @@ func (p *Prober) exchangeH1(c *config.Check, h *hop, rw net.Conn, mayBeH2 bool, 
 	defer p.putReader(br)
 	first, err := br.Peek(1)
 	if err != nil {
-		if mayBeH2 && errors.Is(err, io.EOF) {
+		if mayBeH2 && closedEarly(err) {
 			return "", &wantsH2{"it chose no protocol by ALPN and closed an HTTP/1.1 connection without a byte of response"}
 		}
 		return "", &phaseError{phaseRead, err}
@@ -113,6 +117,13 @@ func (p *Prober) exchangeH1(c *config.Check, h *hop, rw net.Conn, mayBeH2 bool, 
 	res.Protocol = http1Name(resp)
 	lr.n, lr.err = maxBodyFraming, errFramingTooLarge
 	return p.judge(c, resp, (*buf)[:0], res)
+}
+
+// closedEarly reports whether err says the server closed the connection, with a FIN or, when
+// it closed with our request unread, a reset.
+func closedEarly(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 
 // http1Name is the protocol a response says it speaks, as ALPN names it: http/1.1 or

@@ -5,15 +5,18 @@ import (
 	"crypto/tls"
 	"io"
 	"log"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/vigil-dns/vigil/config"
+	"golang.org/x/net/http2"
 )
 
 // h2OnlyServer is a real HTTPS server that speaks only HTTP/2, with cert. When alert is set
@@ -42,6 +45,39 @@ func h2OnlyServer(t testing.TB, cert tls.Certificate, alert bool, h http.Handler
 	return netip.MustParseAddrPort(srv.Listener.Addr().String())
 }
 
+// h2ResetServer speaks only HTTP/2 and resets, after a pause that lets the request arrive,
+// every TLS connection that did not negotiate h2: what a server that closes with a client's
+// request unread looks like.
+func h2ResetServer(t testing.TB, cert tls.Certificate, h http.HandlerFunc) netip.AddrPort {
+	t.Helper()
+	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{"h2"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	t.Cleanup(func() { ln.Close(); wg.Wait() })
+	wg.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			wg.Go(func() {
+				tc := c.(*tls.Conn)
+				if tc.Handshake() != nil || tc.ConnectionState().NegotiatedProtocol != "h2" {
+					time.Sleep(50 * time.Millisecond)
+					tc.NetConn().(*net.TCPConn).SetLinger(0)
+					tc.NetConn().Close()
+					return
+				}
+				(&http2.Server{}).ServeConn(tc, &http2.ServeConnOpts{Handler: h})
+				tc.Close()
+			})
+		}
+	})
+	return netip.MustParseAddrPort(ln.Addr().String())
+}
+
 // TestHTTP2OnlyServers checks that a probe speaks HTTP/2 to a server that offers only h2, by
 // either way it shows it, with the same rules (status, interim responses, body match) and
 // the timings of every phase, and says so in the result.
@@ -68,8 +104,13 @@ func TestHTTP2OnlyServers(t *testing.T) {
 			w.Write([]byte("h2 needle"))
 		}
 	}
-	for _, alert := range []bool{false, true} {
-		ap := h2OnlyServer(t, cert, alert, handler)
+	for i, serve := range []func() netip.AddrPort{
+		func() netip.AddrPort { return h2OnlyServer(t, cert, false, handler) },
+		func() netip.AddrPort { return h2OnlyServer(t, cert, true, handler) },
+		func() netip.AddrPort { return h2ResetServer(t, cert, handler) },
+	} {
+		alert := []string{"closes", "refuses by ALPN", "resets"}[i]
+		ap := serve()
 		p := loopbackProber(ProberOptions{RootCAs: ca.pool})
 		tests := []struct {
 			path string
@@ -85,12 +126,12 @@ func TestHTTP2OnlyServers(t *testing.T) {
 			c.HostHeader, c.Path, c.BodyMatch = "h2.example.test", tt.path, "needle"
 			r := p.Probe(context.Background(), &c)
 			if r.Reason != tt.want || r.Protocol != "h2" {
-				t.Errorf("alert=%v %s: %s (%s) over %q, want %s over h2", alert, tt.path, r.Reason, r.Message, r.Protocol, tt.want)
+				t.Errorf("server that %s, %s: %s (%s) over %q, want %s over h2", alert, tt.path, r.Reason, r.Message, r.Protocol, tt.want)
 				continue
 			}
 			tm := r.Timings
 			if tm.Connect <= 0 || tm.TLS <= 0 || tm.FirstByte <= tm.TLS || tm.Total < tm.FirstByte {
-				t.Errorf("alert=%v %s: timings %+v", alert, tt.path, tm)
+				t.Errorf("server that %s, %s: timings %+v", alert, tt.path, tm)
 			}
 		}
 	}

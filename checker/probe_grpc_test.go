@@ -3,6 +3,7 @@ package checker
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"net"
 	"net/http"
 	"net/netip"
@@ -149,4 +150,34 @@ func TestHealthMessages(t *testing.T) {
 			t.Errorf("%q: %d, %v; want %d, %q", tt.body, got, err, tt.want, tt.err)
 		}
 	}
+}
+
+// TestNewKindsAddressSafety checks that grpc and dns probes obey the address policy as http
+// and tcp probes do: literals and names resolving into reserved ranges are refused before a
+// connection is made.
+func TestNewKindsAddressSafety(t *testing.T) {
+	t.Parallel()
+	res := &staticResolver{}
+	res.set("metadata.test", "169.254.169.254")
+	res.set("inside.test", "10.0.0.1")
+	p := NewProber(ProberOptions{Resolver: res, Dialer: refuseAll{t}})
+	for _, host := range []string{"127.0.0.1", "10.1.2.3", "169.254.169.254", "::1", "fd00::1", "metadata.test", "inside.test"} {
+		g := checkFor("grpc", config.ProtocolGRPC, netip.MustParseAddrPort("127.0.0.1:50051"))
+		g.Target.Host = host
+		d := checkFor("dns", config.ProtocolDNS, netip.MustParseAddrPort("127.0.0.1:53"))
+		d.Target.Host, d.DNS = host, &config.DNSProbe{Name: "www.example.test"}
+		for _, c := range []config.Check{g, d} {
+			if r := p.Probe(context.Background(), &c); r.Reason != ReasonAddressRefused {
+				t.Errorf("%s to %s: %s (%s), want address_refused", c.Protocol, host, r.Reason, r.Message)
+			}
+		}
+	}
+}
+
+// refuseAll is a dialer that fails the test if anything is dialled.
+type refuseAll struct{ t *testing.T }
+
+func (d refuseAll) DialContext(_ context.Context, network, address string) (net.Conn, error) {
+	d.t.Errorf("dialled %s %s", network, address)
+	return nil, errors.New("refused")
 }

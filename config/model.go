@@ -141,11 +141,11 @@ type Check struct {
 	BodyMatch string `yaml:"body_match" json:"body_match"`
 	// TLSVerify verifies the server's certificate chain and name. Default true.
 	TLSVerify bool `yaml:"tls_verify" json:"tls_verify"`
+	// FollowRedirects follows HTTP redirects (each hop checked like the first). Default false.
+	FollowRedirects bool `yaml:"follow_redirects" json:"follow_redirects"`
 	// TLSCA, when set, is a bundle of PEM certificates (a private CA) that alone verify the
 	// server's certificate, instead of the checker's roots; https and grpc checks with TLS.
 	TLSCA string `yaml:"tls_ca" json:"tls_ca,omitempty"`
-	// FollowRedirects follows HTTP redirects (each hop checked like the first). Default false.
-	FollowRedirects bool `yaml:"follow_redirects" json:"follow_redirects"`
 
 	// GRPC configures a grpc check: which service to ask about, and whether over TLS.
 	GRPC *GRPCProbe `yaml:"grpc" json:"grpc,omitempty"`

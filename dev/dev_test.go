@@ -20,7 +20,10 @@ import (
 
 // startTest starts a dev network of the demo configuration on free loopback ports, and
 // stops it at the end of the test.
-func startTest(t *testing.T) *Network {
+func startTest(t *testing.T) *Network { return startEdited(t, nil) }
+
+// startEdited is startTest with edit applied to the configuration before the start.
+func startEdited(t *testing.T, edit func(cfg *Config)) *Network {
 	t.Helper()
 	doc, err := config.Load("../examples/demo.yaml")
 	if err != nil {
@@ -40,6 +43,9 @@ func startTest(t *testing.T) *Network {
 				doc.Checks[i].Target.Port = port
 			}
 		}
+	}
+	if edit != nil {
+		edit(&cfg)
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	n, err := Start(ctx, cfg)

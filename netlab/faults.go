@@ -3,7 +3,6 @@ package netlab
 import (
 	"context"
 	"fmt"
-	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -15,28 +14,23 @@ const faultTable = "vglfault"
 // dir is one direction between two regions: packets from From to To.
 type dir struct{ From, To string }
 
-// LinkFaults are the faults in force on the links, each by direction. Every fault is
+// linkFaults are the faults in force on the links, each by direction. Every fault is
 // applied where the packets arrive: the receiving namespace's input hook drops them, so a
 // sender sees a black hole (no error, no reset), as across a real cut.
-type LinkFaults struct {
+type linkFaults struct {
 	// Cut holds the directions whose packets are all dropped.
 	Cut map[dir]bool
 	// Loss holds the share of packets dropped, in percent, by direction (0 to 100).
 	Loss map[dir]float64
 }
 
-// NewLinkFaults returns no fault.
-func NewLinkFaults() LinkFaults { return LinkFaults{Cut: map[dir]bool{}, Loss: map[dir]float64{}} }
-
-// Clone returns a copy.
-func (f LinkFaults) Clone() LinkFaults {
-	return LinkFaults{Cut: maps.Clone(f.Cut), Loss: maps.Clone(f.Loss)}
-}
+// newLinkFaults returns no fault.
+func newLinkFaults() linkFaults { return linkFaults{Cut: map[dir]bool{}, Loss: map[dir]float64{}} }
 
 // rules returns the nft script that replaces the fault table of region to's namespace, in
 // one transaction: a drop rule per region whose packets to it are cut, a random drop per
 // region whose packets to it are lossy. regions lists every region in order.
-func (f LinkFaults) rules(regions []*Region, to *Region) string {
+func (f linkFaults) rules(regions []*Region, to *Region) string {
 	var b strings.Builder
 	// Declaring the table first makes the delete succeed when it does not exist yet.
 	fmt.Fprintf(&b, "table inet %s\ndelete table inet %s\ntable inet %s {\n", faultTable, faultTable, faultTable)
@@ -61,7 +55,7 @@ func (f LinkFaults) rules(regions []*Region, to *Region) string {
 
 // apply installs the faults in the namespaces of the regions named in changed (every
 // region when changed is empty).
-func (f LinkFaults) apply(ctx context.Context, t *Topology, changed ...string) error {
+func (f linkFaults) apply(ctx context.Context, t *Topology, changed ...string) error {
 	for _, r := range t.Regions {
 		if len(changed) > 0 && !slices.Contains(changed, r.Name) {
 			continue

@@ -8,7 +8,7 @@ import (
 
 func TestFaultRules(t *testing.T) {
 	regions := []*Region{{Name: "us-east", Index: 1}, {Name: "eu-west", Index: 2}, {Name: "sa-east", Index: 3}}
-	f := NewLinkFaults()
+	f := newLinkFaults()
 	f.Cut[dir{"us-east", "sa-east"}] = true
 	f.Loss[dir{"eu-west", "sa-east"}] = 5
 	f.Loss[dir{"sa-east", "eu-west"}] = 2.5
@@ -52,7 +52,7 @@ func TestFaultsOnLinks(t *testing.T) {
 		_, err := rtt(a, b, 9000, 200*time.Millisecond)
 		return err == nil
 	}
-	f := NewLinkFaults()
+	f := newLinkFaults()
 	f.Cut[dir{"us-east", "sa-east"}] = true
 	f.Cut[dir{"sa-east", "us-east"}] = true
 	if err := f.apply(t.Context(), topo); err != nil {
@@ -66,7 +66,7 @@ func TestFaultsOnLinks(t *testing.T) {
 	}
 	// One way: us-east's packets reach sa-east, sa-east's answers do not come back; a round
 	// trip fails both ways, but sa-east's echo server sees us-east's datagrams.
-	f = NewLinkFaults()
+	f = newLinkFaults()
 	f.Cut[dir{"sa-east", "us-east"}] = true
 	if err := f.apply(t.Context(), topo); err != nil {
 		t.Fatal(err)
@@ -81,7 +81,7 @@ func TestFaultsOnLinks(t *testing.T) {
 		t.Error("us-east's datagram did not cross towards sa-east")
 	}
 	// Loss of 10% each way: a round trip survives with probability 0.81.
-	f = NewLinkFaults()
+	f = newLinkFaults()
 	f.Loss[dir{"us-east", "eu-west"}] = 10
 	f.Loss[dir{"eu-west", "us-east"}] = 10
 	if err := f.apply(t.Context(), topo); err != nil {
@@ -97,7 +97,7 @@ func TestFaultsOnLinks(t *testing.T) {
 	if ok < tries*65/100 || ok > tries*95/100 {
 		t.Errorf("10%% loss each way: %d of %d round trips, want about 81%%", ok, tries)
 	}
-	if err := NewLinkFaults().apply(t.Context(), topo); err != nil {
+	if err := newLinkFaults().apply(t.Context(), topo); err != nil {
 		t.Fatal(err)
 	}
 	if !reach(us, eu) || !reach(us, sa) || !reach(sa, us) {

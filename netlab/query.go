@@ -54,18 +54,21 @@ func (q *querier) ask(ctx context.Context, name string) oracle.Query {
 	wire, err := m.Pack()
 	if err != nil {
 		rec.Sent, rec.Err = time.Now(), err.Error()
+		rec.Received = rec.Sent
 		return rec
 	}
 	rec.Sent = time.Now()
 	_ = conn.SetDeadline(rec.Sent.Add(q.timeout))
 	if _, err := conn.Write(wire); err != nil {
-		rec.Err = err.Error()
+		rec.Received, rec.Err = time.Now(), err.Error()
 		return rec
 	}
 	buf := make([]byte, 4096)
 	for {
 		n, err := conn.Read(buf)
 		if err != nil {
+			// Received is when the client gave up: the query was in flight until then.
+			rec.Received = time.Now()
 			if errors.Is(err, os.ErrDeadlineExceeded) {
 				rec.TimedOut = true
 			} else {
@@ -99,7 +102,7 @@ func (q *querier) run(ctx context.Context, every time.Duration) {
 		case <-tick.C:
 		}
 		rec := q.ask(ctx, q.names[i%len(q.names)])
-		if ctx.Err() != nil && rec.Received.IsZero() {
+		if ctx.Err() != nil && (rec.TimedOut || rec.Err != "") {
 			return // cut short by the end of the run
 		}
 		q.mu.Lock()

@@ -20,15 +20,15 @@ import (
 	"github.com/vigil-dns/vigil/sim"
 )
 
-// DefaultRegions are the regions of a network unless told otherwise; more may follow, up to
-// MaxRegions.
-var DefaultRegions = []string{"us-east", "eu-west", "sa-east"}
+// DefaultRegions returns the regions of a network unless told otherwise; more may be added,
+// up to MaxRegions.
+func DefaultRegions() []string { return []string{"us-east", "eu-west", "sa-east"} }
 
 // Options configure a run.
 type Options struct {
 	// Script is the scenario: its steps run in order once the network is ready.
 	Script sim.Script
-	// Regions are the network's regions, MinRegions to MaxRegions; default DefaultRegions.
+	// Regions are the network's regions, MinRegions to MaxRegions; default DefaultRegions().
 	Regions []string
 	// Binary is the vigil binary every process runs; default the running executable.
 	Binary string
@@ -73,6 +73,10 @@ type Result struct {
 	Run oracle.Run
 	// Report is the oracle's judgement of Run; nil when the run was not made to its end.
 	Report *oracle.Report
+	// Writes are the control-plane writes made from ready to the end (sim.Writer: five a
+	// second through the voters' APIs) and what linearizable reads found of every
+	// acknowledged one; nil when the run was not made to its end.
+	Writes *oracle.WriteStats
 	// Dropped counts queries not kept (the record of a location was full).
 	Dropped int
 	// ReadyIn is how long the network took to answer every region at every location.
@@ -93,7 +97,7 @@ type run struct {
 	o      Options
 	topo   *Topology
 	fleet  *fleet
-	faults LinkFaults
+	faults linkFaults
 	client *http.Client
 	start  time.Time // ready
 
@@ -153,7 +157,7 @@ func Run(ctx context.Context, o Options) (res Result, err error) {
 	}
 	// The directory's random suffix tells apart the runs of one process ("vgl1234-5678-us-east").
 	prefix := owner + strings.TrimPrefix(filepath.Base(dir), owner+"run-") + "-"
-	r := &run{o: o, faults: NewLinkFaults()}
+	r := &run{o: o, faults: newLinkFaults()}
 	defer func() {
 		err = errors.Join(err, r.teardown(&res, dir))
 		var ru1 [2]syscall.Rusage
@@ -200,8 +204,17 @@ func Run(ctx context.Context, o Options) (res Result, err error) {
 	res.Run.Start = r.start
 	r.note(fmt.Sprintf("ready in %v: every location answers every region; asking each for %s every %v",
 		res.ReadyIn.Round(time.Millisecond), strings.Join(QueryNames(), " "), o.QueryInterval))
+	var apis []string
+	for _, v := range r.fleet.ofKind(KindVoter) {
+		apis = append(apis, v.Addrs["api"])
+	}
+	writer, err := sim.NewWriter(apis, Zone+".", r.fleet.token, r.client)
+	if err != nil {
+		return res, fmt.Errorf("netlab: %w", err)
+	}
 	qctx, stopQueries := context.WithCancel(ctx)
 	var wg sync.WaitGroup
+	wg.Go(func() { writer.Run(qctx) })
 	for _, q := range queriers {
 		wg.Go(func() { q.run(qctx, o.QueryInterval) })
 	}
@@ -223,6 +236,8 @@ func Run(ctx context.Context, o Options) (res Result, err error) {
 	if runErr != nil {
 		return res, runErr
 	}
+	ws := writer.Verify(ctx, 30*time.Second)
+	res.Writes = &ws
 	rep, err := oracle.Judge(res.Run, o.Bounds)
 	if err != nil {
 		return res, fmt.Errorf("netlab: the oracle: %w", err)
@@ -234,7 +249,7 @@ func Run(ctx context.Context, o Options) (res Result, err error) {
 // defaults fills in the options left empty and checks the others.
 func (o *Options) defaults() error {
 	if len(o.Regions) == 0 {
-		o.Regions = slices.Clone(DefaultRegions)
+		o.Regions = DefaultRegions()
 	}
 	if o.Binary == "" {
 		exe, err := os.Executable()

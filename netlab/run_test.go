@@ -28,7 +28,7 @@ const (
 
 // helperMain runs a network with a long hold, printing its timeline, until killed.
 func helperMain() int {
-	sc, err := sim.ParseScript("helper", strings.NewReader("hold 10m\n"), DefaultRegions)
+	sc, err := sim.ParseScript("helper", strings.NewReader("hold 10m\n"), DefaultRegions())
 	if err == nil {
 		_, err = Run(context.Background(), Options{Script: sc, Binary: os.Getenv(helperBinEnv), Timeline: os.Stdout})
 	}
@@ -188,7 +188,7 @@ func TestHarnessKilled(t *testing.T) {
 func TestInterruptedRunCleansUp(t *testing.T) {
 	needReal(t)
 	bin := vigilBinary(t, "")
-	sc, err := sim.ParseScript("interrupted", strings.NewReader("hold 10m\n"), DefaultRegions)
+	sc, err := sim.ParseScript("interrupted", strings.NewReader("hold 10m\n"), DefaultRegions())
 	if err != nil {
 		t.Fatal(err)
 	}

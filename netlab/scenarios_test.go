@@ -17,7 +17,7 @@ func TestScenariosParse(t *testing.T) {
 		}
 	}
 	for _, name := range names {
-		sc, err := Scenario(name, DefaultRegions)
+		sc, err := Scenario(name, DefaultRegions())
 		if err != nil {
 			t.Errorf("%s: %v", name, err)
 			continue
@@ -26,7 +26,7 @@ func TestScenariosParse(t *testing.T) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
-	if _, err := Scenario("nope", DefaultRegions); err == nil {
+	if _, err := Scenario("nope", DefaultRegions()); err == nil {
 		t.Error("an unknown scenario: no error")
 	}
 }
@@ -34,7 +34,7 @@ func TestScenariosParse(t *testing.T) {
 // A script with a step the real network cannot apply is refused before anything starts.
 func TestUnsupportedSteps(t *testing.T) {
 	for _, text := range []string{"wait 5s\n", "offline us-east-checker-1\n", "network poison\nhold 1s\n", "grow 3\n"} {
-		sc, err := sim.ParseScript("t", strings.NewReader(text), DefaultRegions)
+		sc, err := sim.ParseScript("t", strings.NewReader(text), DefaultRegions())
 		if err != nil {
 			t.Fatalf("%q: %v", text, err)
 		}

@@ -80,7 +80,7 @@ func (r *run) step(ctx context.Context, st sim.Step) error {
 		l.SetShape(Shape{Latency: st.For, Jitter: st.Jitter})
 		ev(oracle.Event{Kind: oracle.EventLatency, A: st.Regions[0], B: st.Regions[1], Delay: st.For, Jitter: st.Jitter})
 	case sim.StepHeal:
-		r.faults = NewLinkFaults()
+		r.faults = newLinkFaults()
 		err = r.faults.apply(ctx, r.topo)
 		for _, l := range r.topo.Links {
 			l.SetShape(Shape{})

@@ -24,7 +24,7 @@ func TestStory(t *testing.T) {
 	if storyKnownToFail != "" && os.Getenv("VIGIL_REAL_STORY") == "" {
 		t.Skip(storyKnownToFail)
 	}
-	sc, err := Scenario("story", DefaultRegions)
+	sc, err := Scenario("story", DefaultRegions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,8 +38,11 @@ func TestStory(t *testing.T) {
 		if len(res.Unplanned) > 0 {
 			t.Errorf("processes exited on their own: %q", res.Unplanned)
 		}
-		if res.Report == nil {
+		if res.Report == nil || res.Writes == nil {
 			t.Fatalf("no judgement:\n%s", tl.String())
+		}
+		if !res.Writes.OK() || res.Writes.Acknowledged < 50 {
+			t.Errorf("control-plane writes: %+v, want every acknowledged one (at least 50) checked, none lost", *res.Writes)
 		}
 		return res
 	}

@@ -39,7 +39,7 @@ func WriteAnswers(w io.Writer, run *oracle.Run) error {
 		var changes []string
 		last := "\x00"
 		for _, q := range qs {
-			if q.Received.IsZero() {
+			if q.TimedOut || q.Err != "" {
 				unanswered++
 				continue
 			}

@@ -11,6 +11,9 @@ type Bounds struct {
 	// Tick is the locations' evaluation interval: a location decides at most this long after
 	// its reports change. (vigil agent: -eval, default 500ms.)
 	Tick time.Duration
+	// Spread bounds how long a report's change takes to reach every location that hears its
+	// checker, relays included (gossip broadcasts, each node relaying once).
+	Spread time.Duration
 	// GossipRepair bounds how long after a link heals, or a process starts, the reports of
 	// the checkers behind it reach a location again: the gossip pool's rejoin interval plus
 	// a heartbeat, with room. (vigil agent: 15s rejoin, 2s heartbeat.)
@@ -36,6 +39,7 @@ type Bounds struct {
 func DefaultBounds() Bounds {
 	return Bounds{
 		Tick:          500 * time.Millisecond,
+		Spread:        time.Second,
 		GossipRepair:  20 * time.Second,
 		Membership:    15 * time.Second,
 		LocationStart: 5 * time.Second,
@@ -48,7 +52,7 @@ func DefaultBounds() Bounds {
 // validate reports bounds that cannot be used.
 func (b Bounds) validate() error {
 	switch {
-	case b.Tick < 0 || b.GossipRepair < 0 || b.Membership < 0 || b.LocationStart < 0 || b.Slack < 0:
+	case b.Tick < 0 || b.Spread < 0 || b.GossipRepair < 0 || b.Membership < 0 || b.LocationStart < 0 || b.Slack < 0:
 		return errors.New("oracle: negative bound")
 	case b.MaxLoss < 0 || b.MaxLoss > 100:
 		return errors.New("oracle: MaxLoss is a percentage, 0 to 100")

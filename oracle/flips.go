@@ -2,6 +2,7 @@ package oracle
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -57,7 +58,7 @@ func (j *judge) flips() []Finding {
 			continue
 		}
 		checks := setChecks(rs)
-		for _, loc := range sortedKeys(j.byLoc) {
+		for _, loc := range slices.Sorted(maps.Keys(j.byLoc)) {
 			var answers []Query
 			for _, q := range j.byLoc[loc] {
 				if strings.ToLower(q.Name) == key.name && q.Type == key.typ && q.answered() && q.Rcode == rcodeSuccess {

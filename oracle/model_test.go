@@ -147,23 +147,24 @@ func TestCombine(t *testing.T) {
 }
 
 // The transition window of a target going down is the detection bound of its check: interval
-// × failure_threshold + timeout, plus the evaluation tick and the slack.
+// × failure_threshold + timeout, plus the gossip spread, the evaluation tick and the slack;
+// coming back, interval
+// × success_threshold + timeout.
 func TestWindow(t *testing.T) {
-	m := demoModel(t)
-	c := m.checks["web-us-east"]
+	s := newStory(t, 30)
+	s.event(10, Event{Kind: EventTargetDown, Target: "us-east"})
+	s.event(20, Event{Kind: EventTargetUp, Target: "us-east"})
 	b := DefaultBounds()
-	before := worldOf(m)
-	hb, wb := m.heardFrom(before)
-	after := worldOf(m, Event{Kind: EventTargetDown, Target: "us-east"})
-	ha, wa := m.heardFrom(after)
-	vb, va := m.viewOf(before, hb, wb, "eu-west", c), m.viewOf(after, ha, wa, "eu-west", c)
-	if got, want := m.window(c, vb, va, before, after), 3*time.Second+500*time.Millisecond+b.Tick+b.Slack; got != want {
+	m := newModel(&s.run, b)
+	tl := buildTimelines(m, &s.run)
+	tr := tl.lanes["eu-west"]["web-us-east"].trans
+	if got, want := tr[0].window, 3*time.Second+500*time.Millisecond+b.Spread+b.Tick+b.Slack; got != want {
 		t.Errorf("down: %v, want %v", got, want)
 	}
-	if got, want := m.window(c, va, vb, after, before), 2*time.Second+500*time.Millisecond+b.Tick+b.Slack; got != want {
+	if got, want := tr[1].window, 2*time.Second+500*time.Millisecond+b.Spread+b.Tick+b.Slack; got != want {
 		t.Errorf("up: %v, want %v", got, want)
 	}
-	if got := m.window(c, vb, vb, before, before); got != 0 {
-		t.Errorf("nothing changed: %v", got)
+	if got := tl.lanes["eu-west"]["web-eu-west"].trans[0].window; got != 0 {
+		t.Errorf("another check: %v, want nothing", got)
 	}
 }

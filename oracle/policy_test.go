@@ -58,3 +58,19 @@ func TestPermitted(t *testing.T) {
 		}
 	}
 }
+
+func TestOwnerName(t *testing.T) {
+	tests := []struct{ name, apex, want string }{
+		{"www", "example.test.", "www.example.test."},
+		{"@", "example.test", "example.test."},
+		{"", "Example.Test.", "example.test."},
+		{"WWW.example.test", "example.test.", "www.example.test."},
+		{"www.other.test.", "example.test.", "www.other.test."},
+		{"a.b", "example.test.", "a.b.example.test."},
+	}
+	for _, tt := range tests {
+		if got := OwnerName(tt.name, tt.apex); got != tt.want {
+			t.Errorf("OwnerName(%q, %q) = %q, want %q", tt.name, tt.apex, got, tt.want)
+		}
+	}
+}

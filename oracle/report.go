@@ -3,6 +3,7 @@ package oracle
 import (
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -83,8 +84,10 @@ func (u Unanswered) Over() bool { return u.Counted > u.Bound }
 
 // Timing is how long the answers took to follow one event.
 type Timing struct {
-	// Event is the event.
+	// Event is the event (the first of Group).
 	Event Event
+	// Group are the events applied within 100ms of it, judged as one change.
+	Group []Event
 	// Repair is set for an event that restores (heal, target up, start), clear for a fault.
 	Repair bool
 	// Bound is the longest transition window of the event: the model's bound.
@@ -120,7 +123,7 @@ func (r *Report) Write(w io.Writer) error {
 	counted, excused := r.UnansweredTotal()
 	fmt.Fprintf(&b, "oracle: %d queries, %d judged, %d answered (%d in last resort); %d wrong, %d flips, %d unanswered (+%d while a location was down)\n",
 		r.Queries, r.Judged, r.Answered, r.LastResort, len(r.Wrong), len(r.Flips), counted, excused)
-	for _, l := range sortedKeys(r.Unanswered) {
+	for _, l := range slices.Sorted(maps.Keys(r.Unanswered)) {
 		u := r.Unanswered[l]
 		over := ""
 		if u.Over() {
@@ -134,13 +137,21 @@ func (r *Report) Write(w io.Writer) error {
 			what = "recovery"
 		}
 		var parts []string
-		for _, l := range sortedKeys(t.ByLocation) {
+		for _, l := range slices.Sorted(maps.Keys(t.ByLocation)) {
 			parts = append(parts, fmt.Sprintf("%s %.2fs", l, t.ByLocation[l].Seconds()))
 		}
 		for _, l := range t.Missing {
 			parts = append(parts, l+" not seen")
 		}
-		fmt.Fprintf(&b, "  %s of [%v]: %s (bound %.2fs)\n", what, t.Event, strings.Join(parts, ", "), t.Bound.Seconds())
+		var events []string
+		for i, e := range t.Group {
+			if i == 0 {
+				events = append(events, e.String())
+			} else {
+				events = append(events, strings.TrimPrefix(e.String(), e.At.Format("15:04:05.000")+" "))
+			}
+		}
+		fmt.Fprintf(&b, "  %s of [%s]: %s (bound %.2fs)\n", what, strings.Join(events, "; "), strings.Join(parts, ", "), t.Bound.Seconds())
 	}
 	for _, u := range r.Unsure {
 		to := "the end"
@@ -185,14 +196,4 @@ func writeFinding(b *strings.Builder, what string, f Finding) {
 		}
 		fmt.Fprintf(b, "    %s %v\n", mark, q)
 	}
-}
-
-// sortedKeys returns the keys of m in order.
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }

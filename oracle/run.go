@@ -149,11 +149,13 @@ type Query struct {
 	// Type is the type asked (A or AAAA are judged; others are counted only).
 	Type config.RecordType
 	// Sent and Received bracket the query: the location chose its answer in between.
+	// Received may be zero when no answer came.
 	Sent, Received time.Time
 	// TimedOut is set when no answer came in time; Err says why any other failure happened.
 	TimedOut bool
 	Err      string
-	// Rcode is the answer's response code (0 NOERROR, 2 SERVFAIL, 3 NXDOMAIN, 5 REFUSED).
+	// Rcode is the answer's response code (0 NOERROR, 2 SERVFAIL, 3 NXDOMAIN, 5 REFUSED);
+	// ignored when TimedOut or Err is set.
 	Rcode int
 	// Values are the answer's records of the type asked, at the name asked, sorted.
 	Values []string

@@ -28,12 +28,12 @@ var t0 = time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 // location and one target; the demo's document (probes every 1s, 3 failures, 2 successes,
 // freshness 5s, hold 10s).
 type story struct {
-	t   *testing.T
+	t   testing.TB
 	run Run
 }
 
 // newStory returns a story on the demo network that ends at end seconds.
-func newStory(t *testing.T, end float64) *story {
+func newStory(t testing.TB, end float64) *story {
 	t.Helper()
 	doc, err := config.Load("../examples/demo.yaml")
 	if err != nil {
@@ -323,5 +323,52 @@ func TestUnanswered(t *testing.T) {
 	}
 	if len(rep.Wrong) != 0 || len(rep.Flips) != 0 {
 		t.Errorf("%d wrong, %d flips: want none (a restarted location serves what it may)", len(rep.Wrong), len(rep.Flips))
+	}
+}
+
+// A target that comes back while its failure's transition window is still open: recovery is
+// still measured from the answers, once the location had shown the failure.
+func TestRecoveryWithinDetectionWindow(t *testing.T) {
+	s := newStory(t, 30)
+	s.event(10, Event{Kind: EventTargetDown, Target: "us-east"})
+	s.event(14, Event{Kind: EventTargetUp, Target: "us-east"})
+	for _, l := range demoRegions {
+		s.serve(l, "static", 0, 30, static)
+		s.serve(l, "www", 0, 13.3, us)
+		s.serve(l, "www", 13.3, 16.2, eu)
+		s.serve(l, "www", 16.2, 30, us)
+	}
+	rep := s.judge()
+	if !rep.OK() || len(rep.Timings) != 2 {
+		t.Fatalf("%d wrong, %d flips, %d timings", len(rep.Wrong), len(rep.Flips), len(rep.Timings))
+	}
+	rec := rep.Timings[1]
+	if d := rec.ByLocation["eu-west"]; !rec.Repair || len(rec.Missing) > 0 || d < 2200*time.Millisecond || d > 2400*time.Millisecond {
+		t.Errorf("recovery %v (missing %v), want about 2.2s everywhere", rec.ByLocation, rec.Missing)
+	}
+}
+
+// The cascade: one target fails, then another while the first failure's window is still
+// open, then the third: each detection is measured from the first answer the earlier states
+// could not give (the last one's: "all" in last resort).
+func TestCascadeDetection(t *testing.T) {
+	s := newStory(t, 20)
+	s.event(0.5, Event{Kind: EventTargetDown, Target: "us-east"})
+	s.event(3.75, Event{Kind: EventTargetDown, Target: "eu-west"})
+	s.event(4.75, Event{Kind: EventTargetDown, Target: "sa-east"})
+	for _, l := range demoRegions {
+		s.serve(l, "all", 0, 3.7, us, eu, sa)
+		s.serve(l, "all", 3.7, 6.45, eu, sa)
+		s.serve(l, "all", 6.45, 7.75, sa)
+		s.serve(l, "all", 7.75, 20, us, eu, sa)
+	}
+	rep := s.judge()
+	if !rep.OK() || len(rep.Timings) != 3 {
+		t.Fatalf("%d wrong, %d flips, %d timings", len(rep.Wrong), len(rep.Flips), len(rep.Timings))
+	}
+	for i, want := range []time.Duration{3200 * time.Millisecond, 2700 * time.Millisecond, 3000 * time.Millisecond} {
+		if d := rep.Timings[i].ByLocation["us-east"]; d < want || d > want+100*time.Millisecond {
+			t.Errorf("detection of %v: %v, want %v", rep.Timings[i].Event, d, want)
+		}
 	}
 }

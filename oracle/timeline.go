@@ -1,6 +1,7 @@
 package oracle
 
 import (
+	"maps"
 	"slices"
 	"sort"
 	"time"
@@ -137,42 +138,79 @@ func (tl *timelines) anyLane() *lane {
 	return l
 }
 
+// memory is an old value of one factor of one region of a view that a location may still
+// act on until a time: the transition of that factor after an event.
+type memory struct {
+	idx         int // the region's index in the view
+	from, until time.Time
+	rv          regionView // the old values; only the factors that changed are set
+}
+
+// apply returns v with m's old values added.
+func (m memory) apply(v view) view {
+	out := slices.Clone(v)
+	rv := &out[m.idx]
+	rv.heard |= m.rv.heard
+	rv.probe |= m.rv.probe
+	if m.rv.nHi > 0 || m.rv.nLo > 0 {
+		rv.nLo, rv.nHi = min(rv.nLo, m.rv.nLo), max(rv.nHi, m.rv.nHi)
+	}
+	return out
+}
+
 // probedLane computes the lane of the probed check c at location node n from its views in
-// every world.
+// every world: the current view, and each factor's old value for its own transition window.
 func (tl *timelines) probedLane(n Node, c *config.Check, views []view) *lane {
 	m, slack := tl.m, tl.m.b.Slack
 	l := &lane{trans: make([]transition, len(tl.run.Events))}
+	var mems []memory
 	var cs []contrib
-	for i, v := range views {
-		cs = append(cs, contrib{from: tl.worldStart(i).Add(-slack), to: tl.worldEnd(i), mask: settledServed(c, v)})
+	cur := func(t time.Time) view { // the view in force at t (switching Slack early)
+		k := sort.Search(len(tl.run.Events), func(k int) bool { return tl.run.Events[k].At.Add(-slack).After(t) })
+		return views[k]
 	}
-	type open struct {
-		v     view
-		until time.Time
+	mix := func(t time.Time) view {
+		v := cur(t)
+		for _, mm := range mems {
+			if !mm.from.After(t) && mm.until.After(t) {
+				v = mm.apply(v)
+			}
+		}
+		return v
 	}
-	var pending []open
 	for i, e := range tl.run.Events {
 		before, after := views[i], views[i+1]
 		tr := transition{before: settledServed(c, before), after: settledServed(c, after)}
 		tr.transit = tr.before | tr.after
-		w := m.window(c, before, after, tl.worlds[i], tl.worlds[i+1])
-		if w > 0 {
-			pending = slices.DeleteFunc(pending, func(o open) bool { return !o.until.After(e.At) })
-			pending = append(pending, open{widen(before, after, tl.worlds[i], tl.worlds[i+1], m), e.At.Add(w)})
-			mix := after
-			for _, o := range pending {
-				mix = mix.merge(o.v)
+		from := e.At.Add(-slack)
+		common := max(tl.worlds[i].worstDelay(), tl.worlds[i+1].worstDelay())*time.Duration(len(m.topo.Regions)) + m.b.Spread + m.b.Tick + slack
+		wide := widen(before, after, tl.worlds[i], tl.worlds[i+1], m)
+		for k := range before {
+			fw := m.factorWindows(c, before[k], after[k], wide[k])
+			old := regionView{}
+			if fw.heard > 0 {
+				old.heard = before[k].heard
 			}
-			s, short := verdicts(c, mix)
+			if fw.probe > 0 {
+				old.probe = before[k].probe
+			}
+			if fw.n > 0 {
+				old.nLo, old.nHi = wide[k].nLo, wide[k].nHi
+			}
+			for _, w := range []time.Duration{fw.heard, fw.probe, fw.n} {
+				if w > 0 {
+					mems = append(mems, memory{idx: k, from: from, until: e.At.Add(w + common), rv: old})
+					tr.window = max(tr.window, w+common)
+				}
+			}
+		}
+		if tr.window > 0 {
+			s, short := verdicts(c, mix(from))
 			if short {
 				s |= servedOn
+				tr.window += m.hold
 			}
 			tr.transit |= s
-			tr.window = w
-			held := maskAt(cs, e.At.Add(-time.Nanosecond))
-			cs = append(cs,
-				contrib{from: e.At.Add(-slack), to: e.At.Add(w), mask: tr.transit},
-				contrib{from: e.At, to: e.At.Add(w), mask: held})
 		}
 		if e.Kind == EventStart && e.Node == n.Name {
 			// A started location has no verdict: it serves every check (fail open) until it
@@ -188,8 +226,61 @@ func (tl *timelines) probedLane(n Node, c *config.Check, views []view) *lane {
 		}
 		l.trans[i] = tr
 	}
+	// Sweep: between two instants where the view or a memory changes, the location may serve
+	// whatever the mix allows; too few fresh reports hold the last value for the hold, then
+	// serve the check as unknown (healthy).
+	points := []time.Time{tl.worldStart(0), tl.worldEnd(len(tl.run.Events))}
+	for _, e := range tl.run.Events {
+		points = append(points, e.At.Add(-slack))
+	}
+	for _, mm := range mems {
+		points = append(points, mm.from, mm.until)
+	}
+	slices.SortFunc(points, func(a, b time.Time) int { return a.Compare(b) })
+	points = slices.CompactFunc(points, func(a, b time.Time) bool { return a.Equal(b) })
+	var prev served
+	for k := 0; k+1 < len(points); k++ {
+		s, short := verdicts(c, mix(points[k]))
+		if short {
+			cs = append(cs, contrib{from: points[k], to: points[k+1].Add(m.hold), mask: prev | s})
+			s |= servedOn
+		}
+		cs = append(cs, contrib{from: points[k], to: points[k+1], mask: s})
+		prev = s
+	}
 	l.segs = mergeContribs(cs)
 	return l
+}
+
+// factorWindows are the transition windows of one region's factors after an event: zero for
+// a factor that did not change.
+type factorWindows struct{ heard, probe, n time.Duration }
+
+// factorWindows returns how long a location may still act on the old values of a region's
+// factors after an event turned a into b (wide: a with the handoff's report counts).
+func (m *model) factorWindows(c *config.Check, a, b, wide regionView) factorWindows {
+	p := params(c)
+	var fw factorWindows
+	if a.heard != b.heard {
+		if a.heard&yes != 0 && b.heard&no != 0 {
+			fw.heard = max(fw.heard, m.fresh) // reports stop arriving: stale after the freshness window
+		}
+		if a.heard&no != 0 && b.heard&yes != 0 {
+			fw.heard = max(fw.heard, m.b.GossipRepair)
+		}
+	}
+	if a.probe != b.probe {
+		if a.probe&yes != 0 && b.probe&no != 0 {
+			fw.probe = max(fw.probe, p.interval*time.Duration(p.failures)+p.timeout)
+		}
+		if a.probe&no != 0 && b.probe&yes != 0 {
+			fw.probe = max(fw.probe, p.interval*time.Duration(p.successes)+p.timeout)
+		}
+	}
+	if a.nLo != b.nLo || a.nHi != b.nHi || wide.nLo != a.nLo || wide.nHi != a.nHi {
+		fw.n = m.b.Membership + m.fresh + p.interval*time.Duration(max(p.failures, p.successes)) + p.timeout
+	}
+	return fw
 }
 
 // widen returns the view before an event, with the number of reports of each region whose
@@ -210,45 +301,6 @@ func widen(before, after view, wb, wa *world, m *model) view {
 		}
 	}
 	return out
-}
-
-// window returns how long after an event that turns view before into after a location may
-// still serve what before allows: zero when nothing of the check changed.
-func (m *model) window(c *config.Check, before, after view, wb, wa *world) time.Duration {
-	p := params(c)
-	var w time.Duration
-	for i := range before {
-		a, b := before[i], after[i]
-		if a.heard&yes != 0 && b.heard&no != 0 && a.heard != b.heard {
-			w = max(w, m.fresh) // reports stop arriving: stale after the freshness window
-		}
-		if a.heard&no != 0 && b.heard&yes != 0 && a.heard != b.heard {
-			w = max(w, m.b.GossipRepair)
-		}
-		if a.probe&yes != 0 && b.probe&no != 0 && a.probe != b.probe {
-			w = max(w, p.interval*time.Duration(p.failures)+p.timeout)
-		}
-		if a.probe&no != 0 && b.probe&yes != 0 && a.probe != b.probe {
-			w = max(w, p.interval*time.Duration(p.successes)+p.timeout)
-		}
-		if a.nLo != b.nLo || a.nHi != b.nHi || widened(a, b, wb, wa, m) {
-			w = max(w, m.b.Membership+m.fresh+p.interval*time.Duration(max(p.failures, p.successes))+p.timeout)
-		}
-	}
-	if w == 0 {
-		return 0
-	}
-	if _, short := verdicts(c, widen(before, after, wb, wa, m).merge(after)); short {
-		w += m.hold
-	}
-	hops := time.Duration(len(m.topo.Regions))
-	return w + max(wb.worstDelay(), wa.worstDelay())*hops + m.b.Tick + m.b.Slack
-}
-
-// widened reports whether the checker processes of a's region changed between wb and wa.
-func widened(a, b regionView, wb, wa *world, m *model) bool {
-	w := widen(view{a}, view{b}, wb, wa, m)[0]
-	return w.nLo != a.nLo || w.nHi != a.nHi
 }
 
 // calculatedLane computes the lane of the calculated check id from its children's lanes
@@ -301,17 +353,6 @@ func (tl *timelines) calculatedLane(lanes map[string]*lane, id string, depth int
 	}
 	lanes[id] = l
 	return l
-}
-
-// maskAt returns the values the contributions allow at t.
-func maskAt(cs []contrib, t time.Time) served {
-	var out served
-	for _, c := range cs {
-		if !c.from.After(t) && c.to.After(t) {
-			out |= c.mask
-		}
-	}
-	return out
 }
 
 // mergeContribs turns overlapping contributions into sorted segments.
@@ -369,7 +410,7 @@ func appendSegment(segs []segment, s segment) []segment {
 // unsureIntervals turns the reasons found unsure in each world into intervals.
 func (tl *timelines) unsureIntervals(byWorld map[string][]bool) []Unsure {
 	var out []Unsure
-	for _, why := range sortedKeys(byWorld) {
+	for _, why := range slices.Sorted(maps.Keys(byWorld)) {
 		ws := byWorld[why]
 		for i := 0; i < len(ws); i++ {
 			if !ws[i] {

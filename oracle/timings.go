@@ -1,10 +1,15 @@
 package oracle
 
 import (
+	"maps"
 	"slices"
+	"sort"
 	"strings"
 	"time"
 )
+
+// maxFlight bounds how long a query the judge measures from may have been in flight.
+const maxFlight = 10 * time.Second
 
 // groupGap joins events applied this close together into one change of the network (a
 // region cut from two others by two commands, say).
@@ -30,23 +35,28 @@ func (j *judge) timings() []Timing {
 	var out []Timing
 	for g, grp := range groups {
 		first := j.run.Events[grp[0]]
-		t := Timing{Event: first, Repair: true, ByLocation: map[string]time.Duration{}}
+		t := Timing{Event: first, Group: j.run.Events[grp[0] : grp[1]+1], Repair: true, ByLocation: map[string]time.Duration{}}
 		for i := grp[0]; i <= grp[1]; i++ {
 			t.Repair = t.Repair && repair(j.run.Events[i])
 			t.Bound = max(t.Bound, j.evWindow[i])
 		}
 		changed := false
-		for _, loc := range sortedKeys(j.byLoc) {
+		for _, loc := range slices.Sorted(maps.Keys(j.byLoc)) {
 			sets := j.changedSets(loc, grp)
 			if len(sets) == 0 {
 				continue
 			}
 			changed = true
-			// Search until the next group that changes one of these sets again.
+			// Search until the next group that changes one of these sets again has had its
+			// window: this group's new state may show only then.
 			until := j.run.End
 			for _, next := range groups[g+1:] {
 				if len(j.changedSets(loc, next)) > 0 {
-					until = j.run.Events[next[0]].At
+					var w time.Duration
+					for i := next[0]; i <= next[1]; i++ {
+						w = max(w, j.evWindow[i])
+					}
+					until = j.run.Events[next[0]].At.Add(w)
 					break
 				}
 			}
@@ -79,11 +89,14 @@ func (j *judge) groups() [][2]int {
 }
 
 // changedSet is a record set whose settled answers a group of events changes at a location,
-// with the settled values of its checks before and after.
+// with the settled values of its checks before and after, and what the location may serve
+// of them just before the group (a transition still in progress included).
 type changedSet struct {
 	key           setKey
 	checks        []string
 	before, after []served
+	was           []served
+	open          []time.Time // by check: when the transitions open before the group end
 }
 
 // changedSets returns the record sets whose settled answers the events grp[0]..grp[1]
@@ -96,7 +109,16 @@ func (j *judge) changedSets(loc string, grp [2]int) []changedSet {
 		checks := setChecks(rs)
 		cs := changedSet{key: key, checks: checks}
 		sure, differ := true, false
+		just := j.run.Events[grp[0]].At.Add(-j.m.b.Slack - time.Nanosecond)
 		for _, id := range checks {
+			cs.was = append(cs.was, lanes[id].at(just, just))
+			var open time.Time
+			for i, e := range j.run.Events[:grp[0]] {
+				if end := e.At.Add(lanes[id].trans[i].window); end.After(open) {
+					open = end
+				}
+			}
+			cs.open = append(cs.open, open)
 			b, a := lanes[id].trans[grp[0]].before, lanes[id].trans[grp[1]].after
 			sure = sure && (b == servedOn || b == servedOff) && (a == servedOn || a == servedOff)
 			cs.before, cs.after = append(cs.before, b), append(cs.after, a)
@@ -123,22 +145,59 @@ func servingOf(checks []string, masks []served) func(string) bool {
 }
 
 // firstNew returns the time from at to the first answer at loc, received after at and sent
-// before until, to one of sets that the new state allows and the old one does not.
+// before until, to one of sets that the new state allows and the old one does not. The old
+// one is the settled state before the change when the location's last answer of the set
+// before it showed that state; otherwise, for each check still in an earlier transition
+// until it ends, everything the location may have served just before the change.
 func (j *judge) firstNew(loc string, sets []changedSet, at, until time.Time) (time.Duration, bool) {
-	for _, q := range j.byLoc[loc] {
+	qs := j.byLoc[loc]
+	// Queries are in order of sending; one received after at was sent at most a flight
+	// before it.
+	first := sort.Search(len(qs), func(i int) bool { return !qs[i].Sent.Before(at.Add(-maxFlight)) })
+	settledBefore := make([]bool, len(sets))
+	for k, cs := range sets {
+		rs := j.sets[cs.key]
+		for i := first + sort.Search(len(qs)-first, func(i int) bool { return !qs[first+i].Received.Before(at) }) - 1; i >= 0; i-- {
+			q := qs[i]
+			if q.Received.Before(at) && q.answered() && q.Rcode == rcodeSuccess && strings.ToLower(q.Name) == cs.key.name && q.Type == cs.key.typ {
+				settledBefore[k] = Permitted(rs, servingOf(cs.checks, cs.before)).Permits(q.Values) &&
+					!Permitted(rs, servingOf(cs.checks, cs.after)).Permits(q.Values)
+				break
+			}
+		}
+	}
+	for _, q := range qs[first:] {
 		if q.Received.Before(at) || !q.answered() || q.Rcode != rcodeSuccess {
 			continue
 		}
 		if !q.Sent.Before(until) {
 			break
 		}
-		for _, cs := range sets {
+		for k, cs := range sets {
 			if strings.ToLower(q.Name) != cs.key.name || q.Type != cs.key.typ {
 				continue
 			}
 			rs := j.sets[cs.key]
-			if Permitted(rs, servingOf(cs.checks, cs.after)).Permits(q.Values) &&
-				!Permitted(rs, servingOf(cs.checks, cs.before)).Permits(q.Values) {
+			if !Permitted(rs, servingOf(cs.checks, cs.after)).Permits(q.Values) {
+				continue
+			}
+			// What the location might serve had the change not come: the settled state
+			// before it, or for a check still in an earlier transition, what it may have
+			// served then, until that transition is over.
+			old := slices.Clone(cs.before)
+			if !settledBefore[k] {
+				for c := range old {
+					if q.Sent.Before(cs.open[c]) {
+						old[c] = cs.was[c]
+					}
+				}
+			}
+			allowedBefore := false
+			combos(cs.checks, old, func(serving func(string) bool) bool {
+				allowedBefore = Permitted(rs, serving).Permits(q.Values)
+				return !allowedBefore
+			})
+			if !allowedBefore {
 				return q.Received.Sub(at), true
 			}
 		}

@@ -3,6 +3,7 @@ package oracle
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 )
 
@@ -42,7 +43,7 @@ func (r *Run) Validate() error {
 		targets[tg.Name] = true
 		region("target "+tg.Name, tg.Region)
 	}
-	for _, id := range sortedKeys(t.Checks) {
+	for _, id := range slices.Sorted(maps.Keys(t.Checks)) {
 		if !targets[t.Checks[id]] {
 			bad("check %s: unknown target %q", id, t.Checks[id])
 		}
@@ -54,6 +55,9 @@ func (r *Run) Validate() error {
 		}
 		nodes[n.Name] = true
 		region("node "+n.Name, n.Region)
+	}
+	if r.Start.IsZero() {
+		bad("no start: the instant the network was ready")
 	}
 	if r.End.Before(r.Start) {
 		bad("the run ends (%v) before it starts (%v)", r.End, r.Start)
@@ -102,7 +106,7 @@ func (r *Run) Validate() error {
 		if !nodes[q.Location] {
 			bad("query %d (%v): unknown location %q", i, q, q.Location)
 		}
-		if q.Received.Before(q.Sent) {
+		if q.Received.Before(q.Sent) && q.answered() {
 			bad("query %d (%v): received before it was sent", i, q)
 		}
 	}

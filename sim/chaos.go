@@ -365,11 +365,12 @@ func (r Result) writeChaos(b *strings.Builder) {
 	all, bad := r.VerdictChanges()
 	fmt.Fprintf(b, "  verdict changes        %d after ready (%d to a verdict not served)\n", all, bad)
 	if w := r.Writes; w != nil {
-		fmt.Fprintf(b, "  control writes         %d attempted, %d acknowledged, %d failed (may or may not have applied)\n", w.Attempted, w.Acknowledged, w.Failed)
+		fmt.Fprintf(b, "  control writes         %d attempted, %d acknowledged, %d failed (may or may not have applied), %d skipped (key not checked yet)\n",
+			w.Attempted, w.Acknowledged, w.Failed, w.Skipped)
+		fmt.Fprintf(b, "  acknowledged checked   %d of %d, lost %d (overwritten by a late failed write %d, read behind an acknowledged index %d, unchecked %d)\n",
+			w.Checked, w.Acknowledged, w.Lost, w.Overwritten, w.StaleReads, w.Unchecked)
 		if w.ReadBack != "" {
-			fmt.Fprintf(b, "  acknowledged lost      unknown: %s\n", w.ReadBack)
-		} else {
-			fmt.Fprintf(b, "  acknowledged lost      %d (keys read back late from a failed write: %d)\n", w.Lost, w.LateFailed)
+			fmt.Fprintf(b, "  last read back failed  %s\n", w.ReadBack)
 		}
 		for _, p := range w.Problems {
 			fmt.Fprintf(b, "  WRITE %s\n", p)

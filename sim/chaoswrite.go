@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,62 +15,55 @@ import (
 	"time"
 
 	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/oracle"
 )
 
-// Writer settings: the writes are TXT record sets chaos-0 to chaos-7 of the document's
-// first zone, which no A query reads, each write the next number of one sequence.
+// Writer settings: the writes are TXT record sets chaos-0 to chaos-24 of a zone, which no A
+// query reads, each write the next number of one sequence to the next key in turn. A key is
+// written again only after a linearizable read has checked its last acknowledged write, so
+// that every acknowledged write is checked with its own value (oracle.WriteLedger): 25 keys
+// at 5 writes a second make one read every 5 s.
 const (
-	writeKeys     = 8
+	writeKeys     = 25
 	writeInterval = 200 * time.Millisecond
 	writeTimeout  = 3 * time.Second
 	maxWrites     = 100_000
 	writePrefix   = "vigil-chaos-write-"
 )
 
-// WriteStats are the control-plane writes a run made and what a linearizable read found of
-// them at the end.
-type WriteStats struct {
-	// Attempted counts the writes sent; Acknowledged those the API answered 200; Failed
-	// the others (an error, a timeout: the write may or may not have been applied).
-	Attempted, Acknowledged, Failed int
-	// Lost counts keys whose value read back at the end is older than their last
-	// acknowledged write (or missing), not explained by a failed write: acknowledged
-	// writes lost. Target 0.
-	Lost int
-	// LateFailed counts keys whose value read back comes from a failed write sent before
-	// their last acknowledged one (a timed-out request applied after a later one).
-	LateFailed int
-	// Problems lists each lost key with what was read and what was acknowledged.
-	Problems []string
-	// ReadBack is the error of the final read, empty when it worked.
-	ReadBack string
+// Writer applies small writes to a control plane during a run, one at a time, moving to the
+// next voter after an error (any voter forwards a write to the leader), and checks every
+// acknowledged one against linearizable reads of the control plane's state.
+type Writer struct {
+	apis   []string
+	zone   string
+	token  string
+	client *http.Client
+
+	mu      sync.Mutex
+	ledger  *oracle.WriteLedger
+	skipped int // writes not sent: their key's last acknowledged write could not be checked yet
 }
 
-// writer applies small writes to the control API during a run, one at a time, moving to
-// the next voter after an error (any voter forwards a write to the leader).
-type writer struct {
-	apis []string
-	zone string
-
-	mu        sync.Mutex
-	stats     WriteStats
-	lastAcked map[string]int // key -> sequence number of its last acknowledged write
-	failed    map[int]bool   // sequence numbers of failed writes (at most maxWrites)
-}
-
-// newWriter returns a writer of doc's first zone through the voters at apis.
-func newWriter(apis []string, doc *config.Document) (*writer, error) {
-	if len(apis) == 0 || len(doc.Zones) == 0 {
+// NewWriter returns a writer of the zone through the voters' APIs at apis, with the write
+// token; client makes the requests (nil: http.DefaultClient).
+func NewWriter(apis []string, zone, token string, client *http.Client) (*Writer, error) {
+	if len(apis) == 0 || zone == "" {
 		return nil, errors.New("sim: writes need a control plane and a zone")
 	}
-	return &writer{apis: apis, zone: doc.Zones[0].Name, lastAcked: map[string]int{}, failed: map[int]bool{}}, nil
+	if client == nil {
+		client = http.DefaultClient
+	}
+	return &Writer{apis: apis, zone: zone, token: token, client: client, ledger: oracle.NewWriteLedger()}, nil
 }
 
 // writeKey is the record set name of sequence number seq.
 func writeKey(seq int) string { return fmt.Sprintf("chaos-%d", seq%writeKeys) }
 
-// run writes every writeInterval until ctx ends (at most maxWrites).
-func (w *writer) run(ctx context.Context) {
+// Run writes every writeInterval until ctx ends (at most maxWrites). Before a key is written
+// again, a linearizable read checks the writes waiting; while it cannot be made, the key's
+// writes are skipped.
+func (w *Writer) Run(ctx context.Context) {
 	tick := time.NewTicker(writeInterval)
 	defer tick.Stop()
 	api := 0
@@ -79,18 +73,37 @@ func (w *writer) run(ctx context.Context) {
 			return
 		case <-tick.C:
 		}
-		err := w.put(ctx, w.apis[api], seq)
+		key := writeKey(seq)
+		w.mu.Lock()
+		pending := w.ledger.Pending(key)
+		w.mu.Unlock()
+		if pending {
+			rb, err := w.readOnce(ctx, w.apis[api])
+			w.mu.Lock()
+			if err == nil {
+				w.ledger.Check(rb)
+			}
+			pending = w.ledger.Pending(key)
+			if pending {
+				w.skipped++
+			}
+			w.mu.Unlock()
+			if err != nil {
+				api = (api + 1) % len(w.apis)
+			}
+			if pending {
+				continue
+			}
+		}
+		idx, err := w.put(ctx, w.apis[api], key, seq)
 		if ctx.Err() != nil {
 			return // cut short by the end of the run: not counted
 		}
 		w.mu.Lock()
-		w.stats.Attempted++
 		if err == nil {
-			w.stats.Acknowledged++
-			w.lastAcked[writeKey(seq)] = seq
+			w.ledger.Acked(oracle.Write{Key: key, Value: seq, Index: idx})
 		} else {
-			w.stats.Failed++
-			w.failed[seq] = true
+			w.ledger.Failed(key, seq)
 		}
 		w.mu.Unlock()
 		if err != nil {
@@ -99,99 +112,107 @@ func (w *writer) run(ctx context.Context) {
 	}
 }
 
-// put writes sequence number seq to its key through the voter at api.
-func (w *writer) put(ctx context.Context, api string, seq int) error {
-	rs := config.RecordSet{Name: writeKey(seq), Type: config.TypeTXT, TTL: 30,
+// put writes sequence number seq to key through the voter at api and returns the raft index
+// the API acknowledged it at.
+func (w *Writer) put(ctx context.Context, api, key string, seq int) (uint64, error) {
+	rs := config.RecordSet{Name: key, Type: config.TypeTXT, TTL: 30,
 		Records: []config.Record{{Value: writePrefix + strconv.Itoa(seq)}}}
 	body, err := json.Marshal(rs)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	u := fmt.Sprintf("%s/v1/zones/%s/record_sets/%s/TXT", api, url.PathEscape(w.zone), rs.Name)
-	return putJSON(ctx, u, body, writeTimeout)
-}
-
-// verify reads every key back with a linearizable read (retrying across voters for up to
-// within) and counts the acknowledged writes lost.
-func (w *writer) verify(ctx context.Context, within time.Duration) WriteStats {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	st := w.stats
-	values, err := w.readBack(ctx, within)
+	ctx, cancel := context.WithTimeout(ctx, writeTimeout)
+	defer cancel()
+	u := fmt.Sprintf("%s/v1/zones/%s/record_sets/%s/TXT", api, url.PathEscape(w.zone), key)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPut, u, bytes.NewReader(body))
 	if err != nil {
-		st.ReadBack = err.Error()
-		return st
+		return 0, err
 	}
-	for k := range writeKeys {
-		key := fmt.Sprintf("chaos-%d", k)
-		acked, ok := w.lastAcked[key]
-		if !ok {
-			continue
-		}
-		got, found := values[key]
-		switch {
-		case found && got >= acked:
-		case found && w.failed[got]:
-			st.LateFailed++
-			st.Problems = append(st.Problems, fmt.Sprintf("%s: read %d (a failed write), last acknowledged %d", key, got, acked))
-		default:
-			st.Lost++
-			st.Problems = append(st.Problems, fmt.Sprintf("%s: read %d (found %v), last acknowledged %d", key, got, found, acked))
-		}
+	req.Header.Set("Authorization", "Bearer "+w.token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := w.client.Do(req)
+	if err != nil {
+		return 0, err
 	}
-	return st
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusCreated {
+		return 0, fmt.Errorf("PUT %s: %s", req.URL.Path, resp.Status)
+	}
+	var ack struct {
+		Index uint64 `json:"index"`
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 64<<10)).Decode(&ack); err != nil || ack.Index == 0 {
+		return 0, fmt.Errorf("PUT %s: no index in the acknowledgement (%v)", req.URL.Path, err)
+	}
+	return ack.Index, nil
 }
 
-// readBack returns the sequence number each key holds, by a linearizable read.
-func (w *writer) readBack(ctx context.Context, within time.Duration) (map[string]int, error) {
+// Verify reads the control plane's state back linearizably (retrying across voters for up
+// to within), checks every acknowledged write not checked yet, and returns the figures.
+func (w *Writer) Verify(ctx context.Context, within time.Duration) oracle.WriteStats {
 	deadline := time.Now().Add(within)
 	var last error
 	for i := 0; ; i++ {
-		out, err := w.readOnce(ctx, w.apis[i%len(w.apis)])
+		rb, err := w.readOnce(ctx, w.apis[i%len(w.apis)])
 		if err == nil {
-			return out, nil
+			w.mu.Lock()
+			defer w.mu.Unlock()
+			w.ledger.Check(rb)
+			return w.stats()
 		}
 		last = err
-		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("sim: no linearizable read within %v: %w", within, last)
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			break
 		}
 		select {
 		case <-ctx.Done():
-			return nil, fmt.Errorf("sim: %w", ctx.Err())
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.ledger.ReadFailed(fmt.Errorf("sim: no linearizable read within %v: %w", within, last))
+	return w.stats()
+}
+
+// stats returns the ledger's figures with the writes skipped; w.mu is held.
+func (w *Writer) stats() oracle.WriteStats {
+	s := w.ledger.Stats()
+	s.Skipped = w.skipped
+	return s
 }
 
 // readOnce asks the voter at api for the zone's record sets, linearizably.
-func (w *writer) readOnce(ctx context.Context, api string) (map[string]int, error) {
+func (w *Writer) readOnce(ctx context.Context, api string) (oracle.ReadBack, error) {
+	rb := oracle.ReadBack{Values: map[string]int{}}
 	ctx, cancel := context.WithTimeout(ctx, writeTimeout)
 	defer cancel()
 	u := fmt.Sprintf("%s/v1/zones/%s/record_sets?consistent", api, url.PathEscape(w.zone))
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
-		return nil, err
+		return rb, err
 	}
-	req.Header.Set("Authorization", "Bearer "+nodesToken)
-	resp, err := http.DefaultClient.Do(req)
+	req.Header.Set("Authorization", "Bearer "+w.token)
+	resp, err := w.client.Do(req)
 	if err != nil {
-		return nil, err
+		return rb, err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET record sets: %s", resp.Status)
+		return rb, fmt.Errorf("GET record sets: %s", resp.Status)
 	}
 	var body struct {
+		Index      uint64             `json:"index"`
 		Consistent bool               `json:"consistent"`
 		Data       []config.RecordSet `json:"data"`
 	}
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 32<<20)).Decode(&body); err != nil {
-		return nil, fmt.Errorf("GET record sets: %w", err)
+		return rb, fmt.Errorf("GET record sets: %w", err)
 	}
-	if !body.Consistent {
-		return nil, errors.New("GET record sets: the read was not linearizable")
+	if !body.Consistent || body.Index == 0 {
+		return rb, errors.New("GET record sets: the read was not linearizable")
 	}
-	out := map[string]int{}
+	rb.Index = body.Index
 	for _, rs := range body.Data {
 		name, _, _ := strings.Cut(rs.Name, ".")
 		if rs.Type != config.TypeTXT || !strings.HasPrefix(name, "chaos-") || len(rs.Records) != 1 {
@@ -200,23 +221,19 @@ func (w *writer) readOnce(ctx context.Context, api string) (map[string]int, erro
 		v := strings.Trim(rs.Records[0].Value, `"`)
 		n, err := strconv.Atoi(strings.TrimPrefix(v, writePrefix))
 		if err != nil || !strings.HasPrefix(v, writePrefix) {
-			return nil, fmt.Errorf("GET record sets: %s holds %q", rs.Name, rs.Records[0].Value)
+			return rb, fmt.Errorf("GET record sets: %s holds %q", rs.Name, rs.Records[0].Value)
 		}
-		out[name] = n
+		rb.Values[name] = n
 	}
-	return out, nil
+	return rb, nil
 }
 
 // startWriter returns the writer of a script whose network runs a control plane of several
 // voters, nil for any other.
-func startWriter(sc Script, n network, doc *config.Document) (*writer, error) {
+func startWriter(sc Script, n network, doc *config.Document) (*Writer, error) {
 	nn, ok := n.(*nodesNetwork)
-	if !ok || sc.voters() < 2 {
+	if !ok || sc.voters() < 2 || len(doc.Zones) == 0 {
 		return nil, nil
 	}
-	return newWriter(nn.ControlAPIs(), doc)
+	return NewWriter(nn.ControlAPIs(), doc.Zones[0].Name, nodesToken, nil)
 }
-
-// ok reports whether no acknowledged write was lost and the final read worked; true
-// without writes.
-func (w *WriteStats) ok() bool { return w == nil || (w.Lost == 0 && w.ReadBack == "") }

@@ -62,25 +62,10 @@ func NewChecker(doc *config.Document, slack time.Duration) *Checker {
 			if rs.Type != "A" {
 				continue
 			}
-			c.Sets[ownerName(rs.Name, apex)] = rs
+			c.Sets[oracle.OwnerName(rs.Name, apex)] = rs
 		}
 	}
 	return c
-}
-
-// ownerName returns the absolute lower-case owner name of a record set named name in the
-// zone apex: configuration normalises it to that form, but a hand-built one may be relative.
-func ownerName(name, apex string) string {
-	name = strings.ToLower(name)
-	switch {
-	case name == "@" || name == "":
-		return apex
-	case strings.HasSuffix(name, "."):
-		return name
-	case name == strings.TrimSuffix(apex, ".") || strings.HasSuffix(name, "."+strings.TrimSuffix(apex, ".")):
-		return name + "."
-	}
-	return name + "." + apex
 }
 
 // span is a verdict that may have been in force at a location from From to To.

@@ -15,10 +15,11 @@ import (
 
 // TestPoison is the shuffle-sharding story: one endpoint hangs every connection, another
 // floods every response. Their checks must turn unhealthy everywhere within their detection
-// bound, no other verdict may change, no answer may break the history, and every ordinary
-// check must stay on schedule wherever a worker pool absorbs the hostile probes; the
-// checkers with a single worker show what a stalled worker costs, and only those that hold
-// a hang check pay it.
+// bound, no other verdict may change, no answer may break the history (nor the independent
+// oracle's judgement), and every ordinary check must stay on schedule wherever a worker pool
+// absorbs the hostile probes; the checkers with a single worker show what a stalled worker
+// costs, and only those that hold a hang check pay it. On a machine too loaded to judge
+// schedules, only the schedule's figures and the times go unjudged.
 func TestPoison(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a 27-node network for about 30s")
@@ -33,10 +34,11 @@ func TestPoison(t *testing.T) {
 	// Two measurements are controls, which no hostile check touches: every checker before
 	// the poison, and while it lasts the checkers of the default pool that hold no hostile
 	// check. When a control lags too, the machine itself stalled the network (other
-	// processes took the CPU) and the run says nothing about the poison: once more, then
-	// skip.
+	// processes took the CPU) and the run says nothing about the schedule: once more, then
+	// the schedule's figures are not judged. Everything else is, whatever the load.
 	var res Result
 	var lagBound time.Duration
+	loaded := ""
 	for attempt := 1; ; attempt++ {
 		res = runPoison(t, sc)
 		lagBound = hostileTimeout(t, res.Poison) / 2
@@ -52,17 +54,19 @@ func TestPoison(t *testing.T) {
 			break
 		}
 		if attempt == 2 {
-			t.Skipf("twice a control lagged (p99 %v before the poison, %v without a hostile check; bound %v): the machine is too loaded to judge schedules",
+			loaded = fmt.Sprintf("twice a control lagged (p99 %v before the poison, %v without a hostile check; bound %v): the machine is too loaded to judge schedules",
 				b.LagP99, control.LagP99, lagBound)
+			break
 		}
 		t.Logf("a control lagged (p99 %v before the poison, %v without a hostile check; bound %v): the machine stalled; once more",
 			b.LagP99, control.LagP99, lagBound)
 	}
+
+	// Correctness that holds however late the processes run: every answer allowed by a
+	// verdict in force, the pool answered as it should be, every probe result kept, the
+	// hostile checks failed everywhere for their reasons.
 	if n := len(res.Verification.Violations); n > 0 {
 		t.Errorf("%d history violations, first: %v", n, res.Verification.Violations[0])
-	}
-	if len(res.Flips) > 0 {
-		t.Errorf("healthy endpoints flipped: %v", res.Flips)
 	}
 	if res.Verification.Answers < 100 || res.Detection <= 0 || res.Recovery <= 0 {
 		t.Errorf("%d answers, detection %v, recovery %v: want answers, and both measured", res.Verification.Answers, res.Detection, res.Recovery)
@@ -81,42 +85,21 @@ func TestPoison(t *testing.T) {
 	if f.Dropped > 0 {
 		t.Errorf("%d probe results not kept", f.Dropped)
 	}
-	// By class: the pool of 64 absorbs the hangs; a single worker that holds no hang check
-	// has nothing to wait on (a flood's probe ends at once); a single worker that holds one
-	// waits behind it, which shows that the lag is measured.
-	var absorbed, spared, stalled bool
+	// The classes exist: the pool of 64 holding a hang, a single worker holding none.
+	var absorbed, spared bool
 	for _, c := range f.Classes {
-		name := fmt.Sprintf("pool %d, holding a hang check: %v", c.Pool, c.Hangs > 0)
-		if c.Pool == smallPool && c.Hangs > 0 {
-			stalled = c.LagP99 >= lagBound
-			continue
-		}
 		absorbed = absorbed || (c.Pool == checker.DefaultConcurrency && c.Hangs > 0)
 		spared = spared || (c.Pool == smallPool && c.Hangs == 0)
-		if c.Probes == 0 || c.LagP99 > lagBound {
-			t.Errorf("%s: %d probes, lag p99 %v, want under %v", name, c.Probes, c.LagP99, lagBound)
-		}
-		if c.Failed > 0 {
-			t.Errorf("%s: %d of %d ordinary probes failed", name, c.Failed, c.Probes)
-		}
-		if c.Missed*100 > c.Gaps {
-			t.Errorf("%s: %d of %d gaps over 1.5 intervals, want at most 1%%", name, c.Missed, c.Gaps)
+		if c.Probes == 0 {
+			t.Errorf("pool %d, holding a hang check: %v: no ordinary probe", c.Pool, c.Hangs > 0)
 		}
 	}
 	if !absorbed || !spared {
 		t.Errorf("no checker of the default pool held a hang check (%v), or none with one worker held none (%v)", absorbed, spared)
 	}
-	if !stalled {
-		t.Errorf("the single-worker checkers that held a hang check lagged less than %v: the lag is not measured", lagBound)
-	}
 	for _, h := range f.Hostile {
-		if h.Probes == 0 || !h.Detected || h.Detection > h.Bound {
-			t.Errorf("%s: %d probes, unhealthy everywhere: %v after %v; want within %v", h.Check, h.Probes, h.Detected, h.Detection, h.Bound)
-		}
-		// No probe outlives its timeout by more than scheduling slack (generous: the machine
-		// may be loaded).
-		if h.Longest > 2*h.Timeout {
-			t.Errorf("%s: longest probe %v, timeout %v", h.Check, h.Longest, h.Timeout)
+		if h.Probes == 0 || !h.Detected {
+			t.Errorf("%s: %d probes, unhealthy everywhere: %v", h.Check, h.Probes, h.Detected)
 		}
 		// A hang ends by its timeout; a flood ends at the probe's cap (or, on a loaded
 		// machine, at its timeout); none passes.
@@ -126,6 +109,52 @@ func TestPoison(t *testing.T) {
 		want := map[string]string{"flood-headers": "protocol", "flood-body": "body_mismatch"}[h.Check]
 		if h.Kind == hostileFlood && (!strings.Contains(h.Reasons, want+" ") || strings.Contains(h.Reasons, "ok ")) {
 			t.Errorf("%s: reasons %q, want %s and no ok", h.Check, h.Reasons, want)
+		}
+	}
+
+	// What needs the processes to run on time: no healthy endpoint flipped and the
+	// independent oracle's judgement (its windows assume probes and reports on schedule: a
+	// stalled machine fails probes of healthy targets for real), the schedule's figures and
+	// the times.
+	if loaded != "" {
+		t.Skipf("%s; not judged: %d healthy flips, the oracle (%s), the schedule and the times; every other assertion was",
+			loaded, len(res.Flips), oracleSummary(res))
+	}
+	if len(res.Flips) > 0 {
+		t.Errorf("healthy endpoints flipped: %v", res.Flips)
+	}
+	checkOracle(t, res)
+	// By class: the pool of 64 absorbs the hangs; a single worker that holds no hang check
+	// has nothing to wait on (a flood's probe ends at once); a single worker that holds one
+	// waits behind it, which shows that the lag is measured.
+	var stalled bool
+	for _, c := range f.Classes {
+		name := fmt.Sprintf("pool %d, holding a hang check: %v", c.Pool, c.Hangs > 0)
+		if c.Pool == smallPool && c.Hangs > 0 {
+			stalled = c.LagP99 >= lagBound
+			continue
+		}
+		if c.LagP99 > lagBound {
+			t.Errorf("%s: %d probes, lag p99 %v, want under %v", name, c.Probes, c.LagP99, lagBound)
+		}
+		if c.Failed > 0 {
+			t.Errorf("%s: %d of %d ordinary probes failed", name, c.Failed, c.Probes)
+		}
+		if c.Missed*100 > c.Gaps {
+			t.Errorf("%s: %d of %d gaps over 1.5 intervals, want at most 1%%", name, c.Missed, c.Gaps)
+		}
+	}
+	if !stalled {
+		t.Errorf("the single-worker checkers that held a hang check lagged less than %v: the lag is not measured", lagBound)
+	}
+	for _, h := range f.Hostile {
+		if h.Detection > h.Bound {
+			t.Errorf("%s: unhealthy everywhere after %v; want within %v", h.Check, h.Detection, h.Bound)
+		}
+		// No probe outlives its timeout by more than scheduling slack (generous: the machine
+		// may be loaded).
+		if h.Longest > 2*h.Timeout {
+			t.Errorf("%s: longest probe %v, timeout %v", h.Check, h.Longest, h.Timeout)
 		}
 	}
 }

@@ -16,9 +16,11 @@ func (r Result) Queries() int { return len(r.History.Answers) }
 
 // Passed reports whether the run found no violation, flipped no healthy endpoint, lost no
 // acknowledged control-plane write, and (with grow and measure steps) kept per-node
-// resources flat.
+// resources flat; and whether the independent oracle found no wrong answer, no flip and no
+// location with more unanswered queries than its bound.
 func (r Result) Passed() bool {
-	return len(r.Verification.Violations) == 0 && len(r.Flips) == 0 && r.Writes.ok() && len(r.Growth.Problems()) == 0
+	return len(r.Verification.Violations) == 0 && len(r.Flips) == 0 && r.Writes.OK() && len(r.Growth.Problems()) == 0 &&
+		r.OracleErr == "" && (r.Oracle == nil || r.Oracle.OK())
 }
 
 // WriteReport writes the verdict table of every location and the run's figures to w.
@@ -69,6 +71,13 @@ func (r Result) WriteReport(w io.Writer) error {
 		fmt.Fprintf(&b, "  VIOLATION %v\n", x)
 	}
 	r.Growth.write(&b)
+	switch {
+	case r.OracleErr != "":
+		fmt.Fprintf(&b, "\nthe independent oracle could not judge the run: %s\n", r.OracleErr)
+	case r.Oracle != nil:
+		b.WriteString("\nthe independent oracle (from the document, the faults and the answers alone):\n")
+		_ = r.Oracle.Write(&b)
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }

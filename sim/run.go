@@ -16,6 +16,7 @@ import (
 	"github.com/miekg/dns"
 	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/dev"
+	"github.com/vigil-dns/vigil/oracle"
 	"github.com/vigil-dns/vigil/quorum"
 )
 
@@ -90,9 +91,14 @@ type Result struct {
 	// Unmodelled is set when a fault the model cannot judge was injected (a one-way cut,
 	// loss, latency): Flips is then not computed, and VerdictChanges says what changed.
 	Unmodelled bool
+	// Oracle is the independent oracle's judgement of the answers (package oracle): from
+	// the document, the faults as injected and the answers alone, never a verdict; nil when
+	// the network never got ready, or when the oracle could not judge (OracleErr says why).
+	Oracle    *oracle.Report
+	OracleErr string
 	// Writes are the control-plane writes made during a run on a control plane of several
 	// voters (chaos), and the acknowledged ones lost; nil without.
-	Writes *WriteStats
+	Writes *oracle.WriteStats
 }
 
 // Run starts a dev network, waits until every location holds a healthy verdict of every
@@ -150,7 +156,8 @@ func Run(ctx context.Context, o Options) (res Result, err error) {
 		}
 	}()
 
-	r := &runner{o: o, res: &res, regions: cfg.Regions, doc: doc, targets: targets, net: n}
+	r := &runner{o: o, res: &res, regions: cfg.Regions, doc: doc, targets: targets, net: n,
+		rec: newOracleRecorder(o.Script, cfg.Regions, cfg.CheckersPerRegion, targets)}
 	r.sampler = newSampler(n.Verdicts, cfg.Regions)
 	wr, err := startWriter(o.Script, n, doc)
 	if err != nil {
@@ -185,7 +192,7 @@ func Run(ctx context.Context, o Options) (res Result, err error) {
 			wg.Go(func() { q.run(recCtx, o.QueryInterval) })
 		}
 		if wr != nil {
-			wg.Go(func() { wr.run(recCtx) })
+			wg.Go(func() { wr.Run(recCtx) })
 		}
 		r.event(fmt.Sprintf("ready: every location holds a healthy verdict of every check; asking each for %s every %v",
 			strings.Join(names, " "), o.QueryInterval))
@@ -193,6 +200,7 @@ func Run(ctx context.Context, o Options) (res Result, err error) {
 	}()
 	stopRec()
 	wg.Wait()
+	end := time.Now()
 	res.History.Changes = r.sampler.history()
 	for _, q := range queriers {
 		a, d := q.recorded()
@@ -206,13 +214,16 @@ func Run(ctx context.Context, o Options) (res Result, err error) {
 		res.AfterRepair = r.sampler.extremes()
 	}
 	res.Verification = checker.Verify(res.History)
+	if !r.readyAt.IsZero() {
+		r.rec.judge(&res, doc, r.readyAt, end)
+	}
 	res.Flips = r.flips()
 	if p, ok := n.(*poisonNetwork); ok {
 		res.Poison = p.figures(r.readyAt, res.History.Changes)
 	}
 	res.ReadyAt, res.Unmodelled = r.readyAt, r.unmodelled
 	if wr != nil && runErr == nil {
-		ws := wr.verify(ctx, 30*time.Second)
+		ws := wr.Verify(ctx, 30*time.Second)
 		res.Writes = &ws
 	}
 	return res, runErr

@@ -21,6 +21,7 @@ type runner struct {
 	targets map[string]string
 	net     network
 	sampler *sampler
+	rec     *oracleRecorder // the faults, for the independent oracle
 
 	readyAt          time.Time
 	firstFault       time.Time
@@ -83,10 +84,16 @@ func (r *runner) script(ctx context.Context, faults Faults) error {
 				return fmt.Errorf("sim: %s:%d: %w", r.o.Script.Name, st.Line, err)
 			}
 		default:
+			began := time.Now()
 			if err := r.inject(st); err != nil {
 				return fmt.Errorf("sim: %s:%d: %w", r.o.Script.Name, st.Line, err)
 			}
 			now := time.Now()
+			if st.Kind == StepRestart {
+				r.rec.restart(began, now)
+			} else {
+				r.rec.record(st, now)
+			}
 			faults.Apply(st, r.regions)
 			r.keep(faults)
 			r.event(st.String() + r.expectation(faults))

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"log/slog"
 	"os"
 	"strings"
@@ -65,7 +66,27 @@ func runChecked(t *testing.T, sc Script) Result {
 	if res.Verification.Answers < 100 {
 		t.Errorf("only %d answers recorded", res.Verification.Answers)
 	}
+	checkOracle(t, res)
 	return res
+}
+
+// checkOracle fails the test unless the independent oracle judged the run and found no
+// wrong answer, no flip, and no location with more unanswered queries than its bound.
+func checkOracle(t *testing.T, res Result) {
+	t.Helper()
+	if o := res.Oracle; o == nil || o.Judged < 100 || !o.OK() {
+		t.Errorf("oracle: %s (the report above says which)", oracleSummary(res))
+	}
+}
+
+// oracleSummary says the oracle's figures of res in one line.
+func oracleSummary(res Result) string {
+	o := res.Oracle
+	if o == nil {
+		return "did not judge: " + res.OracleErr
+	}
+	counted, _ := o.UnansweredTotal()
+	return fmt.Sprintf("%d judged, %d wrong, %d flips, %d unanswered", o.Judged, len(o.Wrong), len(o.Flips), counted)
 }
 
 // TestPartition is the São Paulo story.

@@ -37,7 +37,7 @@ func runSimReal(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	fs.Bool("real", true, "run on real processes in network namespaces")
 	script := fs.String("script", "", "run the steps of this file instead of a named scenario")
-	regions := fs.String("regions", strings.Join(netlab.DefaultRegions, ","), fmt.Sprintf("comma-separated regions, %d to %d", netlab.MinRegions, netlab.MaxRegions))
+	regions := fs.String("regions", strings.Join(netlab.DefaultRegions(), ","), fmt.Sprintf("comma-separated regions, %d to %d", netlab.MinRegions, netlab.MaxRegions))
 	bin := fs.String("vigil", "", "the vigil binary the processes run (default: this one)")
 	checkers := fs.Int("checkers", 2, "checkers per region (1 to 3)")
 	every := fs.Duration("query-interval", 50*time.Millisecond, "how often each location is asked one query")
@@ -47,18 +47,29 @@ func runSimReal(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
+	// The flags may follow the scenario's name too: `vigil sim -real isolated -keep DIR`.
+	scenario := ""
+	if fs.NArg() > 0 {
+		scenario = fs.Arg(0)
+		if err := fs.Parse(fs.Args()[1:]); err != nil {
+			return 2
+		}
+	}
 	names := splitList(*regions)
 	var sc sim.Script
 	var err error
 	switch {
-	case *script != "" && fs.NArg() == 0:
+	case fs.NArg() > 0:
+		fs.Usage()
+		return 2
+	case *script != "" && scenario == "":
 		var f *os.File
 		if f, err = os.Open(*script); err == nil {
 			sc, err = sim.ParseScript(*script, f, names)
 			f.Close()
 		}
-	case *script == "" && fs.NArg() == 1:
-		sc, err = netlab.Scenario(fs.Arg(0), names)
+	case *script == "" && scenario != "":
+		sc, err = netlab.Scenario(scenario, names)
 	default:
 		fs.Usage()
 		return 2
@@ -69,6 +80,10 @@ func runSimReal(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if err != nil {
 		fmt.Fprintf(stderr, "vigil sim: %v\n", err)
 		return 2
+	}
+	if err := netlab.Check(); err != nil {
+		fmt.Fprintf(stderr, "vigil sim: %v\n", err)
+		return 1
 	}
 	fmt.Fprintf(stdout, "vigil sim -real: scenario %s on regions %s\n", sc.Name, strings.Join(names, ", "))
 	res, err := netlab.Run(ctx, netlab.Options{Script: sc, Regions: names, Binary: *bin, Checkers: *checkers,
@@ -88,12 +103,30 @@ func runSimReal(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if werr := res.Report.Write(stdout); werr != nil {
 		fmt.Fprintf(stderr, "vigil sim: %v\n", werr)
 	}
-	if len(res.Unplanned) > 0 || !res.Report.OK() {
+	w := res.Writes
+	fmt.Fprintf(stdout, "control-plane writes: %d attempted, %d acknowledged, %d checked, %d lost, %d overwritten by a failed write, %d unchecked, %d stale reads%s\n",
+		w.Attempted, w.Acknowledged, w.Checked, w.Lost, w.Overwritten, w.Unchecked, w.StaleReads, readBackError(w.ReadBack))
+	for _, p := range w.Problems {
+		fmt.Fprintf(stdout, "  write: %s\n", p)
+	}
+	slow := netlab.SlowDetections(&res.Run, res.Report)
+	for _, s := range slow {
+		fmt.Fprintf(stdout, "SLOW DETECTION (issue 14: interval x failure_threshold + 2s): %s\n", s)
+	}
+	if len(res.Unplanned) > 0 || !res.Report.OK() || !w.OK() || len(slow) > 0 {
 		fmt.Fprintln(stdout, "\nFAIL")
 		return 1
 	}
 	fmt.Fprintln(stdout, "\nPASS")
 	return 0
+}
+
+// readBackError says why the last read-back failed, if it did.
+func readBackError(e string) string {
+	if e == "" {
+		return ""
+	}
+	return "; last read-back failed: " + e
 }
 
 // writeRealFigures prints what the harness measured of itself: the links, the processes

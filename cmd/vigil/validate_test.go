@@ -28,6 +28,34 @@ func TestValidateDemo(t *testing.T) {
 	}
 }
 
+// vigil validate takes every probe kind, and names the problems of grpc and dns checks.
+func TestValidateProbeKinds(t *testing.T) {
+	const file = "../../config/testdata/valid/probe-kinds.yaml"
+	code, stdout, stderr := runValidateCmd(t, "validate", "-f", file)
+	if want := file + ": valid: 3 regions, 8 checks, 0 zones, 0 record sets\n"; code != 0 || stdout != want || stderr != "" {
+		t.Errorf("exit %d, stdout %q, stderr %q; want %q", code, stdout, stderr, want)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	doc := `regions: [us-east, eu-west, ap-south]
+checks:
+  - {id: api, protocol: grpc, target: {host: 192.0.2.1}, grpc: {tls: true}, tls_ca: not-pem}
+  - {id: ns, protocol: dns, target: {host: 192.0.2.53}, dns: {name: example.com, type: SRV}}
+`
+	if err := os.WriteFile(bad, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr = runValidateCmd(t, "validate", "-f", bad)
+	want := []string{
+		bad + ": checks[0].target.port: required for grpc checks",
+		bad + ": checks[0].tls_ca: holds no PEM certificate (want one or more -----BEGIN CERTIFICATE----- blocks)",
+		bad + ": checks[1].dns.type: must be A, AAAA, CNAME, TXT, MX, NS or SOA, got \"SRV\"",
+		bad + ": 3 problems",
+	}
+	if got := strings.TrimSuffix(stderr, "\n"); code != 1 || got != strings.Join(want, "\n") {
+		t.Errorf("exit %d, stderr:\n%s\nwant:\n%s", code, got, strings.Join(want, "\n"))
+	}
+}
+
 func TestValidateListsEveryProblem(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "bad.yaml")
 	doc := `regions: [us-east, eu-west, ap-south]
