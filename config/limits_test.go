@@ -2,40 +2,25 @@ package config
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
-// scaleYAML writes a document of n tcp checks and, for each, a multivalue record set that it
-// decides, spread over zones of 1,000 record sets. With anchors, every check takes its
-// settings from one template through a merge key (<<: *tcp), as configurations written by
-// hand often do.
-func scaleYAML(n int, anchors bool) string {
+// templateYAML writes a document of n tcp checks that all take their settings from one
+// template through a merge key (<<: *tcp), as configurations written by hand often do.
+func templateYAML(n int) string {
 	var b strings.Builder
-	b.WriteString("regions: [us-east, eu-west, sa-east]\n")
-	if anchors {
-		b.WriteString("templates:\n") // unknown field: replaced below
-	}
-	b.WriteString("checks:\n")
+	b.WriteString("regions: [us-east, eu-west, sa-east]\nchecks:\n")
 	for i := range n {
-		if anchors && i == 0 {
+		if i == 0 {
 			fmt.Fprintf(&b, "  - &tcp {protocol: tcp, interval: 30s, timeout: 5s, failure_threshold: 2, checkers_per_region: 2, id: c%d, target: {host: 127.0.0.1, port: %d}}\n", i, 1+i%60000)
 			continue
 		}
-		if anchors {
-			fmt.Fprintf(&b, "  - {<<: *tcp, id: c%d, target: {host: 127.0.0.1, port: %d}}\n", i, 1+i%60000)
-			continue
-		}
-		fmt.Fprintf(&b, "  - {id: c%d, protocol: tcp, target: {host: 127.0.0.1, port: %d}}\n", i, 1+i%60000)
+		fmt.Fprintf(&b, "  - {<<: *tcp, id: c%d, target: {host: 127.0.0.1, port: %d}}\n", i, 1+i%60000)
 	}
-	b.WriteString("zones:\n")
-	for i := range n {
-		if i%1000 == 0 {
-			fmt.Fprintf(&b, "  - name: z%d.scale.test\n    name_servers: [ns1.scale.test]\n    record_sets:\n", i/1000)
-		}
-		fmt.Fprintf(&b, "      - {name: h%d, type: A, policy: multivalue, records: [{value: 192.0.2.%d, health_check: c%d}]}\n", i, 1+i%250, i)
-	}
-	return strings.Replace(b.String(), "templates:\n", "", 1)
+	return b.String()
 }
 
 // TestLargeDocumentAccepted: a document of 100,000 checks with one record set each, written
@@ -46,15 +31,23 @@ func TestLargeDocumentAccepted(t *testing.T) {
 	if testing.Short() {
 		t.Skip("decodes 100,000 checks")
 	}
-	for _, anchors := range []bool{false, true} {
-		doc, err := Parse([]byte(scaleYAML(100_000, anchors)))
-		if err != nil {
-			msg := err.Error()
-			t.Fatalf("anchors=%v: %.300s", anchors, msg)
-		}
-		if len(doc.Checks) != 100_000 || len(doc.Zones) != 100 || doc.Checks[99_999].Interval.Std().Seconds() != map[bool]float64{false: 10, true: 30}[anchors] {
-			t.Fatalf("anchors=%v: %d checks, %d zones, last interval %s", anchors, len(doc.Checks), len(doc.Zones), doc.Checks[99_999].Interval.Std())
-		}
+	var b strings.Builder
+	if err := (Scale{Checks: 100_000}).WriteYAML(&b); err != nil {
+		t.Fatal(err)
+	}
+	doc, err := Parse([]byte(b.String()))
+	if err != nil {
+		t.Fatalf("%.300s", err.Error())
+	}
+	if len(doc.Checks) != 100_000 || len(doc.Zones) != 100 {
+		t.Fatalf("%d checks, %d zones", len(doc.Checks), len(doc.Zones))
+	}
+	doc, err = Parse([]byte(templateYAML(100_000)))
+	if err != nil {
+		t.Fatalf("template: %.300s", err.Error())
+	}
+	if c := doc.Checks[99_999]; c.Interval.Std() != 30*time.Second || c.FailureThreshold != 2 {
+		t.Fatalf("template not applied: %+v", c)
 	}
 }
 
@@ -84,7 +77,30 @@ func TestAliasBudgetScalesWithInput(t *testing.T) {
 		}
 	}
 	// A template used by 2,000 checks: the expansion stays far below one value per byte.
-	if _, err := Decode([]byte(scaleYAML(2000, true))); err != nil {
+	if _, err := Decode([]byte(templateYAML(2000))); err != nil {
 		t.Fatalf("template document: %.300s", err.Error())
+	}
+}
+
+// TestScaleDocument: the document Scale builds is the one its YAML decodes to, and valid.
+func TestScaleDocument(t *testing.T) {
+	s := Scale{Checks: 2500, ZoneSize: 1000, Protocol: ProtocolHTTP, Port: 8080, Interval: 300 * time.Second}
+	var b strings.Builder
+	if err := s.WriteYAML(&b); err != nil {
+		t.Fatal(err)
+	}
+	parsed, err := Parse([]byte(b.String()))
+	if err != nil {
+		t.Fatalf("%.300s", err.Error())
+	}
+	built := s.Document()
+	if err := built.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(parsed, built) {
+		t.Fatalf("the YAML and the built document differ:\n%+v\n%+v", parsed.Checks[0], built.Checks[0])
+	}
+	if len(built.Zones) != 3 || len(built.Zones[2].RecordSets) != 500 {
+		t.Fatalf("%d zones", len(built.Zones))
 	}
 }

@@ -22,12 +22,29 @@ const (
 	maxNegativeTTL       = 86400
 )
 
-// validator walks one document and collects every problem it finds.
+// validator walks one document, or one item of a document, and collects every problem it
+// finds.
 type validator struct {
-	doc     *Document
+	doc     *Document // the document, or the settings of an item's document
 	errs    Errors
 	regions map[string]bool // the document's regions
-	checks  map[string]int  // check id → index of its first definition
+	checks  map[string]int  // check id → index of its first definition (whole documents)
+	zones   map[string]int  // zone apex → index of its first definition (whole documents)
+	// hasCheck says whether a check id exists, for references to checks.
+	hasCheck func(id string) bool
+	// setRef names another record set of the zone in a message: "record_sets[3]".
+	setRef func(j int) string
+}
+
+// newValidator returns a validator for items of a document with d's settings; hasCheck says
+// which checks exist.
+func newValidator(d *Document, hasCheck func(string) bool) *validator {
+	v := &validator{doc: d, regions: make(map[string]bool, len(d.Regions)), hasCheck: hasCheck,
+		setRef: func(j int) string { return fmt.Sprintf("record_sets[%d]", j) }}
+	for _, r := range d.Regions {
+		v.regions[r] = true
+	}
+	return v
 }
 
 // Validate returns every problem of d at once as Errors, each with its path in the document,
@@ -37,15 +54,15 @@ func (d *Document) Validate() error {
 	if d == nil {
 		return Errors{{Message: "no document"}}
 	}
-	v := &validator{doc: d, regions: map[string]bool{}, checks: map[string]int{}}
-	for _, r := range d.Regions {
-		v.regions[r] = true
-	}
+	v := newValidator(d, nil)
+	v.checks = make(map[string]int, len(d.Checks))
+	v.hasCheck = func(id string) bool { _, ok := v.checks[id]; return ok }
 	for i, c := range d.Checks {
 		if _, dup := v.checks[c.ID]; !dup && c.ID != "" {
 			v.checks[c.ID] = i
 		}
 	}
+	v.zones = make(map[string]int, len(d.Zones))
 	v.validateRegions()
 	v.validateQuorum()
 	v.validateNameServers()
@@ -166,7 +183,7 @@ func (v *validator) validateCycles() {
 					ids = append(ids, checks[n].ID)
 				}
 				ids = append(ids, checks[j].ID)
-				v.add(fmt.Sprintf("checks[%d].children", j), "calculated checks form a cycle: %s", strings.Join(ids, " -> "))
+				v.add(fmt.Sprintf("checks[%d].children", j), "%s", cycleMessage(ids))
 			}
 		}
 		path = path[:len(path)-1]
@@ -177,4 +194,10 @@ func (v *validator) validateCycles() {
 			visit(i)
 		}
 	}
+}
+
+// cycleMessage says that the calculated checks ids (the first repeated at the end) form a
+// cycle.
+func cycleMessage(ids []string) string {
+	return "calculated checks form a cycle: " + strings.Join(ids, " -> ")
 }

@@ -16,17 +16,24 @@ func httpMethods() []string {
 	return []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"}
 }
 
-// validateCheck checks the check at index i: its identity, then the fields of its protocol.
+// validateCheck checks the check at index i of the document: that its id is its own, then
+// the check itself.
 func (v *validator) validateCheck(i int) {
 	c := &v.doc.Checks[i]
 	p := fmt.Sprintf("checks[%d]", i)
+	if first := v.checks[c.ID]; validCheckID(c.ID) && first != i {
+		v.add(join(p, "id"), "duplicate id %q (also checks[%d])", c.ID, first)
+	}
+	v.checkItem(c, p)
+}
+
+// checkItem checks one check at path p: its id, then the fields of its protocol.
+func (v *validator) checkItem(c *Check, p string) {
 	switch {
 	case c.ID == "":
-		v.add(p+".id", "required: a name such as web-us-east")
+		v.add(join(p, "id"), "required: a name such as web-us-east")
 	case !validCheckID(c.ID):
-		v.add(p+".id", "invalid id %q: want lower-case letters, digits, '.', '_' and '-', starting with a letter or digit, at most %d bytes", c.ID, maxCheckID)
-	case v.checks[c.ID] != i:
-		v.add(p+".id", "duplicate id %q (also checks[%d])", c.ID, v.checks[c.ID])
+		v.add(join(p, "id"), "invalid id %q: want lower-case letters, digits, '.', '_' and '-', starting with a letter or digit, at most %d bytes", c.ID, maxCheckID)
 	}
 	switch c.Protocol {
 	case ProtocolHTTP, ProtocolHTTPS, ProtocolTCP, ProtocolGRPC, ProtocolDNS:
@@ -34,9 +41,9 @@ func (v *validator) validateCheck(i int) {
 	case ProtocolCalculated:
 		v.validateCalculated(c, p)
 	case "":
-		v.add(p+".protocol", "required: http, https, tcp, grpc, dns or calculated")
+		v.add(join(p, "protocol"), "required: http, https, tcp, grpc, dns or calculated")
 	default:
-		v.add(p+".protocol", "must be http, https, tcp, grpc, dns or calculated, got %q", c.Protocol)
+		v.add(join(p, "protocol"), "must be http, https, tcp, grpc, dns or calculated, got %q", c.Protocol)
 	}
 }
 
@@ -80,11 +87,11 @@ func (v *validator) effectiveRegions(c *Check) []string {
 func (v *validator) validateProbe(c *Check, p string) {
 	switch {
 	case c.Target.Host == "":
-		v.add(p+".target.host", "required: an IP address or a host name")
+		v.add(join(p, "target.host"), "required: an IP address or a host name")
 	case hostProblem(c.Target.Host) != "":
-		v.add(p+".target.host", "invalid host %q: %s", c.Target.Host, hostProblem(c.Target.Host))
+		v.add(join(p, "target.host"), "invalid host %q: %s", c.Target.Host, hostProblem(c.Target.Host))
 	case targetAddrProblem(c.Target.Host) != "":
-		v.add(p+".target.host", "%q %s", c.Target.Host, targetAddrProblem(c.Target.Host))
+		v.add(join(p, "target.host"), "%q %s", c.Target.Host, targetAddrProblem(c.Target.Host))
 	}
 	port := c.Target.Port
 	if port == 0 {
@@ -92,12 +99,12 @@ func (v *validator) validateProbe(c *Check, p string) {
 	}
 	switch {
 	case port == 0:
-		v.add(p+".target.port", "required for %s checks", c.Protocol)
+		v.add(join(p, "target.port"), "required for %s checks", c.Protocol)
 	case port < 1 || port > 65535:
-		v.add(p+".target.port", "must be 1..65535, got %d", port)
+		v.add(join(p, "target.port"), "must be 1..65535, got %d", port)
 	}
 	if c.IPVersion != 4 && c.IPVersion != 6 {
-		v.add(p+".ip_version", "must be 4 or 6, got %d", c.IPVersion)
+		v.add(join(p, "ip_version"), "must be 4 or 6, got %d", c.IPVersion)
 	}
 	if c.Protocol == ProtocolHTTP || c.Protocol == ProtocolHTTPS {
 		v.validateHTTP(c, p)
@@ -110,25 +117,25 @@ func (v *validator) validateProbe(c *Check, p string) {
 	iv, to := c.Interval.Std(), c.Timeout.Std()
 	intervalOK := iv >= minInterval && iv <= maxInterval
 	if !intervalOK {
-		v.add(p+".interval", "must be %s..%s, got %s", minInterval, maxInterval, iv)
+		v.add(join(p, "interval"), "must be %s..%s, got %s", minInterval, maxInterval, iv)
 	}
 	switch {
 	case to <= 0:
-		v.add(p+".timeout", "must be positive, got %s", to)
+		v.add(join(p, "timeout"), "must be positive, got %s", to)
 	case intervalOK && to >= iv:
-		v.add(p+".timeout", "must be positive and shorter than interval (%s), got %s", iv, to)
+		v.add(join(p, "timeout"), "must be positive and shorter than interval (%s), got %s", iv, to)
 	}
 	if c.FailureThreshold < 1 || c.FailureThreshold > 10 {
-		v.add(p+".failure_threshold", "must be 1..10, got %d", c.FailureThreshold)
+		v.add(join(p, "failure_threshold"), "must be 1..10, got %d", c.FailureThreshold)
 	}
 	if c.SuccessThreshold < 1 || c.SuccessThreshold > 10 {
-		v.add(p+".success_threshold", "must be 1..10, got %d", c.SuccessThreshold)
+		v.add(join(p, "success_threshold"), "must be 1..10, got %d", c.SuccessThreshold)
 	}
 	regions := v.effectiveRegions(c)
 	regionsOK := len(regions) > 0
 	seen := map[string]int{}
 	for j, r := range c.Regions {
-		rp := fmt.Sprintf("%s.regions[%d]", p, j)
+		rp := join(p, fmt.Sprintf("regions[%d]", j))
 		if !v.regions[r] {
 			if len(v.doc.Regions) == 0 {
 				v.add(rp, "unknown region %q (the document names no regions)", r)
@@ -143,27 +150,27 @@ func (v *validator) validateProbe(c *Check, p string) {
 		seen[r] = j
 	}
 	if len(v.doc.Regions) > 0 && len(regions) < MinCheckRegions && !c.AllowFewerRegions {
-		v.add(p+".regions", "need at least %d regions, got %d (set allow_fewer_regions: true to accept fewer)", MinCheckRegions, len(regions))
+		v.add(join(p, "regions"), "need at least %d regions, got %d (set allow_fewer_regions: true to accept fewer)", MinCheckRegions, len(regions))
 	}
 	if c.CheckersPerRegion < 1 || c.CheckersPerRegion > maxCheckersPerRegion {
-		v.add(p+".checkers_per_region", "must be 1..%d, got %d", maxCheckersPerRegion, c.CheckersPerRegion)
+		v.add(join(p, "checkers_per_region"), "must be 1..%d, got %d", maxCheckersPerRegion, c.CheckersPerRegion)
 		regionsOK = false
 	}
 	if t := c.HealthyThreshold; math.IsNaN(t) || t < 0 || t >= 1 {
-		v.add(p+".healthy_threshold", "must be at least 0 and below 1 (healthy when more than this fraction of fresh reports is healthy), got %g", t)
+		v.add(join(p, "healthy_threshold"), "must be at least 0 and below 1 (healthy when more than this fraction of fresh reports is healthy), got %g", t)
 	}
 	if most := len(regions) * c.CheckersPerRegion; c.MinReporters < 1 || regionsOK && c.MinReporters > most {
 		if regionsOK {
-			v.add(p+".min_reporters", "must be 1..%d (regions × checkers_per_region), got %d", most, c.MinReporters)
+			v.add(join(p, "min_reporters"), "must be 1..%d (regions × checkers_per_region), got %d", most, c.MinReporters)
 		} else {
-			v.add(p+".min_reporters", "must be at least 1, got %d", c.MinReporters)
+			v.add(join(p, "min_reporters"), "must be at least 1, got %d", c.MinReporters)
 		}
 	}
 	if len(c.Children) > 0 {
-		v.add(p+".children", "only calculated checks have children")
+		v.add(join(p, "children"), "only calculated checks have children")
 	}
 	if c.MinHealthy != 0 {
-		v.add(p+".min_healthy", "only calculated checks have min_healthy")
+		v.add(join(p, "min_healthy"), "only calculated checks have min_healthy")
 	}
 }
 
@@ -171,24 +178,24 @@ func (v *validator) validateProbe(c *Check, p string) {
 func (v *validator) validateHTTP(c *Check, p string) {
 	switch {
 	case c.Path == "":
-		v.add(p+".path", "required: a request path such as /healthz")
+		v.add(join(p, "path"), "required: a request path such as /healthz")
 	case c.Path[0] != '/':
-		v.add(p+".path", "must start with '/', got %q", c.Path)
+		v.add(join(p, "path"), "must start with '/', got %q", c.Path)
 	case len(c.Path) > maxPathLen:
-		v.add(p+".path", "must be at most %d bytes, got %d", maxPathLen, len(c.Path))
+		v.add(join(p, "path"), "must be at most %d bytes, got %d", maxPathLen, len(c.Path))
 	case strings.ContainsFunc(c.Path, func(r rune) bool { return r <= ' ' || r == 0x7f }):
-		v.add(p+".path", "must not hold spaces or control characters (escape them as %%20), got %q", c.Path)
+		v.add(join(p, "path"), "must not hold spaces or control characters (escape them as %%20), got %q", c.Path)
 	default:
 		if _, err := url.ParseRequestURI(c.Path); err != nil {
-			v.add(p+".path", "invalid request path %q", c.Path)
+			v.add(join(p, "path"), "invalid request path %q", c.Path)
 		}
 	}
 	if m := strings.ToUpper(c.Method); !slices.Contains(httpMethods(), m) {
-		v.add(p+".method", "must be one of %s, got %q", strings.Join(httpMethods(), ", "), c.Method)
+		v.add(join(p, "method"), "must be one of %s, got %q", strings.Join(httpMethods(), ", "), c.Method)
 	}
 	if c.HostHeader != "" {
 		if prob := hostPortProblem(c.HostHeader); prob != "" {
-			v.add(p+".host_header", "invalid host %q: %s", c.HostHeader, prob)
+			v.add(join(p, "host_header"), "invalid host %q: %s", c.HostHeader, prob)
 		}
 	}
 	names := make([]string, 0, len(c.Headers))
@@ -197,7 +204,7 @@ func (v *validator) validateHTTP(c *Check, p string) {
 	}
 	sort.Strings(names)
 	for _, k := range names {
-		hp := p + ".headers." + k
+		hp := join(p, "headers."+k)
 		switch {
 		case !validToken(k):
 			v.add(hp, "invalid header name %q", k)
@@ -208,10 +215,10 @@ func (v *validator) validateHTTP(c *Check, p string) {
 		}
 	}
 	if len(c.ExpectStatus) == 0 {
-		v.add(p+".expect_status", "at least one status range is required, e.g. [200-399]")
+		v.add(join(p, "expect_status"), "at least one status range is required, e.g. [200-399]")
 	}
 	for j, r := range c.ExpectStatus {
-		rp := fmt.Sprintf("%s.expect_status[%d]", p, j)
+		rp := join(p, fmt.Sprintf("expect_status[%d]", j))
 		switch {
 		case r.Low < 100 || r.High > 599:
 			v.add(rp, "must lie within 100-599, got %s", r)
@@ -220,7 +227,7 @@ func (v *validator) validateHTTP(c *Check, p string) {
 		}
 	}
 	if n := utf8.RuneCountInString(c.BodyMatch); n > MaxBodyMatch {
-		v.add(p+".body_match", "must be at most %d characters, got %d", MaxBodyMatch, n)
+		v.add(join(p, "body_match"), "must be at most %d characters, got %d", MaxBodyMatch, n)
 	}
 }
 
@@ -241,7 +248,7 @@ func (v *validator) refuseHTTPFields(c *Check, p string) {
 		{"follow_redirects", c.FollowRedirects},
 	} {
 		if f.set {
-			v.add(p+"."+f.name, "only http and https checks use %s", f.name)
+			v.add(join(p, f.name), "only http and https checks use %s", f.name)
 		}
 	}
 }
@@ -251,13 +258,13 @@ func (v *validator) refuseHTTPFields(c *Check, p string) {
 func (v *validator) validateCalculated(c *Check, p string) {
 	switch n := len(c.Children); {
 	case n == 0:
-		v.add(p+".children", "a calculated check needs at least one child")
+		v.add(join(p, "children"), "a calculated check needs at least one child")
 	case n > MaxChildren:
-		v.add(p+".children", "at most %d children, got %d", MaxChildren, n)
+		v.add(join(p, "children"), "at most %d children, got %d", MaxChildren, n)
 	}
 	seen := map[string]int{}
 	for j, id := range c.Children {
-		cp := fmt.Sprintf("%s.children[%d]", p, j)
+		cp := join(p, fmt.Sprintf("children[%d]", j))
 		if first, dup := seen[id]; dup {
 			v.add(cp, "duplicate child %q (also children[%d])", id, first)
 			continue
@@ -265,7 +272,7 @@ func (v *validator) validateCalculated(c *Check, p string) {
 		seen[id] = j
 		if id == c.ID {
 			v.add(cp, "a check cannot be its own child")
-		} else if _, exists := v.checks[id]; !exists {
+		} else if !v.hasCheck(id) {
 			v.add(cp, "no check has id %q", id)
 		}
 	}
@@ -274,7 +281,7 @@ func (v *validator) validateCalculated(c *Check, p string) {
 		mh = len(c.Children)
 	}
 	if len(c.Children) > 0 && (mh < 1 || mh > len(c.Children)) {
-		v.add(p+".min_healthy", "must be 1..%d (the number of children), got %d", len(c.Children), c.MinHealthy)
+		v.add(join(p, "min_healthy"), "must be 1..%d (the number of children), got %d", len(c.Children), c.MinHealthy)
 	}
 	def := DefaultCheck()
 	for _, f := range []struct {
@@ -305,7 +312,7 @@ func (v *validator) validateCalculated(c *Check, p string) {
 		{"min_reporters", c.MinReporters != 0 && c.MinReporters != def.MinReporters},
 	} {
 		if f.set {
-			v.add(p+"."+f.name, "calculated checks do not probe: remove %s", f.name)
+			v.add(join(p, f.name), "calculated checks do not probe: remove %s", f.name)
 		}
 	}
 }

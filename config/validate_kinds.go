@@ -40,23 +40,23 @@ func (v *validator) validateTLS(c *Check, p string) {
 	switch {
 	case c.SNI == "":
 	case !tls:
-		v.add(p+".sni", "%s sni", where)
+		v.add(join(p, "sni"), "%s sni", where)
 	case hostProblem(c.SNI) != "":
-		v.add(p+".sni", "invalid server name %q: %s", c.SNI, hostProblem(c.SNI))
+		v.add(join(p, "sni"), "invalid server name %q: %s", c.SNI, hostProblem(c.SNI))
 	case isIP(c.SNI):
-		v.add(p+".sni", "must be a host name, not an IP address, got %q", c.SNI)
+		v.add(join(p, "sni"), "must be a host name, not an IP address, got %q", c.SNI)
 	}
 	switch {
 	case c.TLSCA == "":
 	case !tls:
-		v.add(p+".tls_ca", "%s tls_ca", where)
+		v.add(join(p, "tls_ca"), "%s tls_ca", where)
 	case !c.TLSVerify:
-		v.add(p+".tls_ca", "is not used when tls_verify is false: remove one of them")
+		v.add(join(p, "tls_ca"), "is not used when tls_verify is false: remove one of them")
 	case len(c.TLSCA) > MaxTLSCA:
-		v.add(p+".tls_ca", "must be at most %d bytes (a private CA's certificates), got %d", MaxTLSCA, len(c.TLSCA))
+		v.add(join(p, "tls_ca"), "must be at most %d bytes (a private CA's certificates), got %d", MaxTLSCA, len(c.TLSCA))
 	default:
 		if prob := pemProblem(c.TLSCA); prob != "" {
-			v.add(p+".tls_ca", "%s", prob)
+			v.add(join(p, "tls_ca"), "%s", prob)
 		}
 	}
 }
@@ -89,7 +89,7 @@ func pemProblem(s string) string {
 func (v *validator) validateGRPC(c *Check, p string) {
 	if c.Protocol != ProtocolGRPC {
 		if c.GRPC != nil {
-			v.add(p+".grpc", "only grpc checks use grpc")
+			v.add(join(p, "grpc"), "only grpc checks use grpc")
 		}
 		return
 	}
@@ -99,9 +99,9 @@ func (v *validator) validateGRPC(c *Check, p string) {
 	s := c.GRPC.Service
 	switch {
 	case len(s) > maxGRPCName:
-		v.add(p+".grpc.service", "must be at most %d bytes, got %d", maxGRPCName, len(s))
+		v.add(join(p, "grpc.service"), "must be at most %d bytes, got %d", maxGRPCName, len(s))
 	case !utf8.ValidString(s) || strings.ContainsFunc(s, func(r rune) bool { return r < ' ' || r == 0x7f }):
-		v.add(p+".grpc.service", "must be printable UTF-8, got %q", s)
+		v.add(join(p, "grpc.service"), "must be printable UTF-8, got %q", s)
 	}
 }
 
@@ -110,19 +110,19 @@ func (v *validator) validateGRPC(c *Check, p string) {
 func (v *validator) validateDNS(c *Check, p string) {
 	if c.Protocol != ProtocolDNS {
 		if c.DNS != nil {
-			v.add(p+".dns", "only dns checks use dns")
+			v.add(join(p, "dns"), "only dns checks use dns")
 		}
 		return
 	}
 	p += ".dns"
 	d := c.DNS
 	if d == nil || d.Name == "" {
-		v.add(p+".name", "required: the name to query, e.g. www.example.com")
+		v.add(join(p, "name"), "required: the name to query, e.g. www.example.com")
 		if d == nil {
 			return
 		}
 	} else if prob := nameProblem(absName(d.Name)); prob != "" {
-		v.add(p+".name", "invalid name %q: %s", d.Name, prob)
+		v.add(join(p, "name"), "invalid name %q: %s", d.Name, prob)
 	}
 	typ := RecordType(strings.ToUpper(string(d.Type)))
 	if typ == "" {
@@ -130,25 +130,25 @@ func (v *validator) validateDNS(c *Check, p string) {
 	}
 	typeOK := slices.Contains(dnsProbeTypes(), typ)
 	if !typeOK {
-		v.add(p+".type", "must be A, AAAA, CNAME, TXT, MX, NS or SOA, got %q", d.Type)
+		v.add(join(p, "type"), "must be A, AAAA, CNAME, TXT, MX, NS or SOA, got %q", d.Type)
 	}
 	rcode := strings.ToUpper(d.Rcode)
 	if rcode == "" {
 		rcode = defaultRcode
 	}
 	if !slices.Contains(DNSRcodes(), rcode) {
-		v.add(p+".rcode", "must be one of %s, got %q", strings.Join(DNSRcodes(), ", "), d.Rcode)
+		v.add(join(p, "rcode"), "must be one of %s, got %q", strings.Join(DNSRcodes(), ", "), d.Rcode)
 	}
 	switch {
 	case d.Answer == "":
 	case typ == TypeSOA:
-		v.add(p+".answer", "a SOA check compares only the rcode: remove answer")
+		v.add(join(p, "answer"), "a SOA check compares only the rcode: remove answer")
 	case rcode != defaultRcode:
-		v.add(p+".answer", "an expected answer needs rcode NOERROR, got %s", rcode)
+		v.add(join(p, "answer"), "an expected answer needs rcode NOERROR, got %s", rcode)
 	case typeOK && valueProblem(typ, d.Answer) != "":
-		v.add(p+".answer", "%s", valueProblem(typ, d.Answer))
+		v.add(join(p, "answer"), "%s", valueProblem(typ, d.Answer))
 	}
 	if t := strings.ToLower(d.Transport); t != "" && t != "udp" && t != "tcp" {
-		v.add(p+".transport", "must be udp or tcp, got %q", d.Transport)
+		v.add(join(p, "transport"), "must be udp or tcp, got %q", d.Transport)
 	}
 }

@@ -126,6 +126,7 @@ func (a *API) routes() []route {
 	}
 	return []route{
 		r("GET", "/v1/state", false, a.getState),
+		r("GET", "/v1/changes", false, a.getChanges),
 		r("GET", "/v1/document", false, a.getDocument),
 		r("PUT", "/v1/document", true, a.putDocument),
 		r("GET", "/v1/checks", false, a.listChecks),

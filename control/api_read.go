@@ -1,7 +1,9 @@
 package control
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -110,22 +112,65 @@ func (a *API) read(w http.ResponseWriter, r *http.Request, render func(s *State)
 	if !last.IsZero() {
 		h.Set(headerLastContact, strconv.FormatInt(time.Since(last).Milliseconds(), 10))
 	}
+	if st, ok := v.(stream); ok {
+		writeStream(w, meta, st)
+		return
+	}
 	writeJSON(w, http.StatusOK, struct {
 		ReadMeta
 		Data any `json:"data"`
 	}{meta, v})
 }
 
+// stream is a read's data written item by item, for answers as large as the configuration:
+// they are not held in memory whole.
+type stream func(w *bufio.Writer) error
+
+// writeStream answers a read whose data is a stream, in the form of every read:
+// {"index": ..., "stale": ..., "known_leader": ..., "data": ...}.
+func writeStream(w http.ResponseWriter, meta ReadMeta, st stream) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	head, _ := json.Marshal(meta)
+	bw := bufio.NewWriterSize(w, 64<<10)
+	bw.Write(head[:len(head)-1])
+	bw.WriteString(`,"data":`)
+	if err := st(bw); err != nil {
+		return // the status is sent: the client sees a truncated body, which does not decode
+	}
+	bw.WriteString("}\n")
+	_ = bw.Flush()
+}
+
+// list streams a JSON list of the items seq yields.
+func list[T any](seq func(yield func(T) bool)) stream {
+	return func(w *bufio.Writer) error {
+		w.WriteByte('[')
+		first := true
+		for v := range seq {
+			if !first {
+				w.WriteByte(',')
+			}
+			first = false
+			if err := writeValue(w, v); err != nil {
+				return err
+			}
+		}
+		_, err := w.WriteString("]")
+		return err
+	}
+}
+
 func (a *API) getState(w http.ResponseWriter, r *http.Request) {
-	a.read(w, r, func(s *State) (any, error) { return s, nil })
+	a.read(w, r, func(s *State) (any, error) { return stream(s.writeJSON), nil })
 }
 
 func (a *API) getDocument(w http.ResponseWriter, r *http.Request) {
-	a.read(w, r, func(s *State) (any, error) { return s.Document, nil })
+	a.read(w, r, func(s *State) (any, error) { return stream(s.writeDocument), nil })
 }
 
 func (a *API) listChecks(w http.ResponseWriter, r *http.Request) {
-	a.read(w, r, func(s *State) (any, error) { return nonNil(s.Document.Checks), nil })
+	a.read(w, r, func(s *State) (any, error) { return list(s.Checks()), nil })
 }
 
 func (a *API) getCheck(w http.ResponseWriter, r *http.Request) {
@@ -147,11 +192,14 @@ type ZoneView struct {
 
 func (a *API) listZones(w http.ResponseWriter, r *http.Request) {
 	a.read(w, r, func(s *State) (any, error) {
-		out := make([]ZoneView, 0, len(s.Document.Zones))
-		for _, z := range s.Document.Zones {
-			out = append(out, ZoneView{z, s.Shards[CanonicalZone(z.Name)]})
-		}
-		return out, nil
+		return list(func(yield func(ZoneView) bool) {
+			for h := range s.ZoneHeads() {
+				z, _ := s.Zone(h.Name)
+				if !yield(ZoneView{z, s.Shard(h.Name)}) {
+					return
+				}
+			}
+		}), nil
 	})
 }
 
@@ -159,7 +207,7 @@ func (a *API) getZone(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("zone")
 	a.read(w, r, func(s *State) (any, error) {
 		if z, ok := s.Zone(name); ok {
-			return ZoneView{z, s.Shards[CanonicalZone(z.Name)]}, nil
+			return ZoneView{z, s.Shard(z.Name)}, nil
 		}
 		return nil, fmt.Errorf("control: zone %q: %w", name, ErrNotFound)
 	})
@@ -168,8 +216,8 @@ func (a *API) getZone(w http.ResponseWriter, r *http.Request) {
 func (a *API) listRecordSets(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("zone")
 	a.read(w, r, func(s *State) (any, error) {
-		if z, ok := s.Zone(name); ok {
-			return nonNil(z.RecordSets), nil
+		if _, ok := s.ZoneHead(name); ok {
+			return list(s.RecordSets(name)), nil
 		}
 		return nil, fmt.Errorf("control: zone %q: %w", name, ErrNotFound)
 	})
@@ -182,6 +230,39 @@ func (a *API) getRecordSet(w http.ResponseWriter, r *http.Request) {
 			return rs, nil
 		}
 		return nil, fmt.Errorf("control: record set %s %s in zone %q: %w", name, typ, zone, ErrNotFound)
+	})
+}
+
+// ChangesView is the answer of GET /v1/changes: what changed after the index asked, or,
+// when this voter's change log does not reach back that far, the whole state.
+type ChangesView struct {
+	// Full is true when State holds the whole state instead of a Delta.
+	Full bool `json:"full"`
+	// Delta is what changed, when Full is false.
+	Delta *Delta `json:"delta,omitempty"`
+}
+
+// getChanges answers what changed after ?index=N, blocking like every read until there is
+// something: the items changed, or the whole state (streamed) when this voter's change log
+// does not reach back to N.
+func (a *API) getChanges(w http.ResponseWriter, r *http.Request) {
+	from, err := strconv.ParseUint(r.URL.Query().Get("index"), 10, 64)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, config.Errors{{Path: "index", Message: "required: the index the caller's state is at (0 for none)"}})
+		return
+	}
+	a.read(w, r, func(s *State) (any, error) {
+		if d := a.cfg.Node.fsm.delta(from, s); d != nil && from > 0 {
+			return ChangesView{Delta: d}, nil
+		}
+		return stream(func(w *bufio.Writer) error {
+			w.WriteString(`{"full":true,"state":`)
+			if err := s.writeJSON(w); err != nil {
+				return err
+			}
+			_, err := w.WriteString("}")
+			return err
+		}), nil
 	})
 }
 

@@ -118,8 +118,8 @@ func TestCRUD(t *testing.T) {
 	if code != http.StatusNotFound {
 		t.Fatalf("deleted check answers %d", code)
 	}
-	if s := c.voters[0].node.State(); len(s.Shards) != 1 {
-		t.Fatalf("shards after deleting a zone: %v", s.Shards)
+	if s := c.voters[0].node.State(); len(s.Shards()) != 1 {
+		t.Fatalf("shards after deleting a zone: %v", s.Shards())
 	}
 }
 
@@ -131,7 +131,7 @@ func TestBlockingRead(t *testing.T) {
 	idx := mustWrite(t, "PUT", base+"/v1/document", "application/yaml", testDoc)
 	done := make(chan uint64, 1)
 	go func() {
-		_, s := readState(t, base, "?index="+itoa(idx)+"&wait=20s")
+		_, s := readStateAPI(t, base, "?index="+itoa(idx)+"&wait=20s")
 		done <- s.Index
 	}()
 	time.Sleep(100 * time.Millisecond)
@@ -145,11 +145,11 @@ func TestBlockingRead(t *testing.T) {
 		t.Fatal("blocking read did not return after a write")
 	}
 	start := time.Now()
-	meta, _ := readState(t, base, "?index="+itoa(next)+"&wait=200ms")
+	meta, _ := readStateAPI(t, base, "?index="+itoa(next)+"&wait=200ms")
 	if meta.Index != next || time.Since(start) < 150*time.Millisecond {
 		t.Fatalf("idle blocking read: index %d after %v", meta.Index, time.Since(start))
 	}
-	meta, _ = readState(t, base, "?consistent")
+	meta, _ = readStateAPI(t, base, "?consistent")
 	if !meta.Consistent || meta.Stale || meta.Index != next {
 		t.Fatalf("linearizable read: %+v", meta)
 	}

@@ -26,7 +26,7 @@ func TestClusterWritesFailoverCatchUp(t *testing.T) {
 		t.Fatalf("indexes do not grow: document %d, last check %d", idx, acked["extra-9"])
 	}
 	for _, v := range c.voters {
-		_, s := readState(t, v.url(), fmt.Sprintf("?index=%d&wait=5s", acked["extra-9"]-1))
+		_, s := readStateAPI(t, v.url(), fmt.Sprintf("?index=%d&wait=5s", acked["extra-9"]-1))
 		if s.Index < acked["extra-9"] {
 			t.Fatalf("%s: index %d after a blocking read past %d", v.id, s.Index, acked["extra-9"]-1)
 		}
@@ -35,7 +35,7 @@ func TestClusterWritesFailoverCatchUp(t *testing.T) {
 				t.Fatalf("%s lacks check %s", v.id, id)
 			}
 		}
-		if got := s.Shards["example.test."]; len(got) != 4 {
+		if got := s.Shards()["example.test."]; len(got) != 4 {
 			t.Fatalf("%s: zone shard %v, want 4 servers", v.id, got)
 		}
 	}
@@ -89,7 +89,7 @@ func TestMinorityRejectsWrites(t *testing.T) {
 	if e := decodeError(t, out); !strings.Contains(e.Error, "majority") {
 		t.Fatalf("unclear error: %q", e.Error)
 	}
-	meta, s := readState(t, lone.url(), "")
+	meta, s := readStateAPI(t, lone.url(), "")
 	if !meta.Stale || meta.KnownLeader {
 		t.Fatalf("minority read: %+v, want stale without a known leader", meta)
 	}
@@ -160,7 +160,7 @@ func TestCatchUpFromSnapshot(t *testing.T) {
 		_, ok := s.Check("s-19")
 		return ok && s.Index >= last && v.Ready()
 	})
-	if got, want := v.State().Shards, l.node.State().Shards; fmt.Sprint(got) != fmt.Sprint(want) {
+	if got, want := v.State().Shards(), l.node.State().Shards(); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("shards after snapshot: %v, leader has %v", got, want)
 	}
 	if st := v.Stats(); st["last_snapshot_index"] == "0" {

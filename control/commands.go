@@ -1,10 +1,11 @@
 package control
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
-	"slices"
+	"strings"
 
 	"github.com/vigil-dns/vigil/config"
 )
@@ -23,6 +24,9 @@ const (
 	OpApplyDocument   Op = "apply_document"
 	OpPutVoter        Op = "put_voter"
 	OpDeleteVoter     Op = "delete_voter"
+	// OpBatch carries independent commands committed as one raft entry: each is applied on
+	// the state the one before it made, and succeeds or fails on its own.
+	OpBatch Op = "batch"
 )
 
 // Command is one typed change of the state, as the raft log carries it (JSON).
@@ -48,6 +52,8 @@ type Command struct {
 	// Name and Type name the record set a delete_record_set removes.
 	Name string            `json:"name,omitempty"`
 	Type config.RecordType `json:"type,omitempty"`
+	// Batch holds the commands of a batch, as each was encoded alone.
+	Batch []json.RawMessage `json:"batch,omitempty"`
 }
 
 // Voter is a control node: its raft ID and the base URL of its HTTP API.
@@ -69,133 +75,177 @@ func (e *ValidationError) Error() string {
 	return "control: the resulting configuration is invalid, nothing was applied:\n" + e.Errors.Error()
 }
 
-// applyCommand returns the state that c produces from s at index. It is a pure function:
-// s is not changed, and the same inputs give the same result on every voter. The name-server
-// shards are not touched: the state machine reconciles them with its allocator.
-func applyCommand(s *State, c *Command, index uint64) (*State, error) {
-	next := s.clone()
-	next.Index = index
-	doc := &next.Document
-	serial := uint32(index)
+// applyCommand returns the edit that c makes of s at index: its state and what it changed.
+// It is a pure function: s is not changed, and the same inputs give the same result on every
+// voter. It costs what the command changes (a whole document is validated whole). The
+// name-server shards are not touched: the state machine reconciles them with its allocator.
+func applyCommand(s *State, c *Command, index uint64) (*edit, error) {
+	e := s.edit(index)
 	switch c.Op {
 	case OpPutVoter:
 		if c.Voter == nil || c.Voter.ID == "" {
 			return nil, errors.New("control: put_voter needs a voter with an id")
 		}
-		next.Voters[c.Voter.ID] = c.Voter.API
-		return next, nil
+		e.setVoter(c.Voter.ID, c.Voter.API, false)
+		return e, nil
 	case OpDeleteVoter:
-		if _, ok := next.Voters[c.ID]; !ok {
+		if _, ok := s.Voters[c.ID]; !ok {
 			return nil, fmt.Errorf("control: voter %q: %w", c.ID, ErrNotFound)
 		}
-		delete(next.Voters, c.ID)
-		return next, nil
-	case OpPutCheck:
-		if c.Check == nil {
-			return nil, errors.New("control: put_check needs a check")
-		}
-		i := findCheck(doc.Checks, c.Check.ID)
-		doc.Checks = slices.Clone(doc.Checks)
-		switch {
-		case i >= 0 && c.Create:
-			return nil, fmt.Errorf("control: check %q: %w", c.Check.ID, ErrConflict)
-		case i >= 0:
-			doc.Checks[i] = *c.Check
-		default:
-			doc.Checks = append(doc.Checks, *c.Check)
-		}
-	case OpDeleteCheck:
-		i := findCheck(doc.Checks, c.ID)
-		if i < 0 {
-			return nil, fmt.Errorf("control: check %q: %w", c.ID, ErrNotFound)
-		}
-		doc.Checks = slices.Delete(slices.Clone(doc.Checks), i, i+1)
-	case OpPutZone:
-		if c.Zone == nil {
-			return nil, errors.New("control: put_zone needs a zone")
-		}
-		z := *c.Zone
-		z.SOA.Serial = serial
-		i := findZone(doc.Zones, z.Name)
-		doc.Zones = slices.Clone(doc.Zones)
-		switch {
-		case i >= 0 && c.Create:
-			return nil, fmt.Errorf("control: zone %q: %w", z.Name, ErrConflict)
-		case i >= 0:
-			doc.Zones[i] = z
-		default:
-			doc.Zones = append(doc.Zones, z)
-		}
-	case OpDeleteZone:
-		i := findZone(doc.Zones, c.ZoneName)
-		if i < 0 {
-			return nil, fmt.Errorf("control: zone %q: %w", c.ZoneName, ErrNotFound)
-		}
-		doc.Zones = slices.Delete(slices.Clone(doc.Zones), i, i+1)
-	case OpPutRecordSet, OpDeleteRecordSet:
-		zi := findZone(doc.Zones, c.ZoneName)
-		if zi < 0 {
-			return nil, fmt.Errorf("control: zone %q: %w", c.ZoneName, ErrNotFound)
-		}
-		doc.Zones = slices.Clone(doc.Zones)
-		z := doc.Zones[zi]
-		z.RecordSets = slices.Clone(z.RecordSets)
-		if c.Op == OpPutRecordSet {
-			if c.RecordSet == nil {
-				return nil, errors.New("control: put_record_set needs a record set")
-			}
-			i := findRecordSet(z, c.RecordSet.Name, c.RecordSet.Type)
-			switch {
-			case i >= 0 && c.Create:
-				return nil, fmt.Errorf("control: record set %s %s: %w", c.RecordSet.Name, c.RecordSet.Type, ErrConflict)
-			case i >= 0:
-				z.RecordSets[i] = *c.RecordSet
-			default:
-				z.RecordSets = append(z.RecordSets, *c.RecordSet)
-			}
-		} else {
-			i := findRecordSet(z, c.Name, c.Type)
-			if i < 0 {
-				return nil, fmt.Errorf("control: record set %s %s in zone %q: %w", c.Name, c.Type, c.ZoneName, ErrNotFound)
-			}
-			z.RecordSets = slices.Delete(z.RecordSets, i, i+1)
-		}
-		z.SOA.Serial = serial
-		doc.Zones[zi] = z
+		e.setVoter(c.ID, "", true)
+		return e, nil
 	case OpApplyDocument:
 		if c.Document == nil {
 			return nil, errors.New("control: apply_document needs a document")
 		}
-		d := *c.Document
-		d.Zones = slices.Clone(d.Zones)
-		for i := range d.Zones {
-			d.Zones[i].SOA.Serial = zoneSerial(s.Document.Zones, d.Zones[i], serial)
+		if err := validationError(c.Document.Validate()); err != nil {
+			return nil, err
 		}
-		next.Document = d
-	default:
-		return nil, fmt.Errorf("control: unknown command %q", c.Op)
+		e.applyDocument(c.Document)
+		e.stampSerials(uint32(index))
+		return e, nil
 	}
-	if err := next.Document.Validate(); err != nil {
-		var es config.Errors
-		if errors.As(err, &es) {
-			return nil, &ValidationError{Errors: es}
-		}
-		return nil, &ValidationError{Errors: config.Errors{{Message: err.Error()}}}
+	if err := e.applyItem(c); err != nil {
+		return nil, err
 	}
-	return next, nil
+	if err := e.validate(); err != nil {
+		return nil, err
+	}
+	e.stampSerials(uint32(index))
+	return e, nil
 }
 
-// zoneSerial keeps a zone's serial when a whole-document apply leaves it as it was, and
-// gives it the new index when it changed.
-func zoneSerial(old []config.Zone, z config.Zone, serial uint32) uint32 {
-	i := findZone(old, z.Name)
-	if i < 0 {
-		return serial
+// applyItem applies a command that changes one check, zone or record set.
+func (e *edit) applyItem(c *Command) error {
+	switch c.Op {
+	case OpPutCheck:
+		if c.Check == nil {
+			return errors.New("control: put_check needs a check")
+		}
+		if _, ok := e.s.checks.Get(c.Check.ID); ok && c.Create {
+			return fmt.Errorf("control: check %q: %w", c.Check.ID, ErrConflict)
+		}
+		ch := *c.Check
+		e.putCheck(&ch)
+	case OpDeleteCheck:
+		if !e.deleteCheck(c.ID) {
+			return fmt.Errorf("control: check %q: %w", c.ID, ErrNotFound)
+		}
+	case OpPutZone:
+		if c.Zone == nil {
+			return errors.New("control: put_zone needs a zone")
+		}
+		if _, ok := e.s.zones.Get(CanonicalZone(c.Zone.Name)); ok && c.Create {
+			return fmt.Errorf("control: zone %q: %w", c.Zone.Name, ErrConflict)
+		}
+		// As written, before its record sets are stored by name and type (where two sets
+		// of one name and type would be one).
+		if err := validationError(e.s.settings.ValidateZone(c.Zone, e.hasCheck)); err != nil {
+			return err
+		}
+		e.putZone(c.Zone)
+	case OpDeleteZone:
+		if !e.deleteZone(CanonicalZone(c.ZoneName)) {
+			return fmt.Errorf("control: zone %q: %w", c.ZoneName, ErrNotFound)
+		}
+	case OpPutRecordSet, OpDeleteRecordSet:
+		apex := CanonicalZone(c.ZoneName)
+		if _, ok := e.s.zones.Get(apex); !ok {
+			return fmt.Errorf("control: zone %q: %w", c.ZoneName, ErrNotFound)
+		}
+		if c.Op == OpDeleteRecordSet {
+			typ := config.RecordType(strings.ToUpper(string(c.Type)))
+			if !e.deleteSet(setKey(apex, CanonicalOwner(apex, c.Name), typ)) {
+				return fmt.Errorf("control: record set %s %s in zone %q: %w", c.Name, c.Type, c.ZoneName, ErrNotFound)
+			}
+			return nil
+		}
+		if c.RecordSet == nil {
+			return errors.New("control: put_record_set needs a record set")
+		}
+		rs := *c.RecordSet
+		if _, ok := e.s.sets.Get(setKey(apex, CanonicalOwner(apex, rs.Name), rs.Type)); ok && c.Create {
+			return fmt.Errorf("control: record set %s %s: %w", rs.Name, rs.Type, ErrConflict)
+		}
+		e.putSet(apex, &rs)
+	default:
+		return fmt.Errorf("control: unknown command %q", c.Op)
 	}
-	prev := old[i]
-	z.SOA.Serial = prev.SOA.Serial
-	if reflect.DeepEqual(prev, z) {
-		return prev.SOA.Serial
+	return nil
+}
+
+// applyDocument makes the state hold d, a valid document, and nothing else: every check,
+// zone and record set that differs is put, every one that d lacks is deleted, and the others
+// are left as they were (their serials too).
+func (e *edit) applyDocument(d *config.Document) {
+	e.prefixed = true
+	e.setSettings(d)
+	keep := make(map[string]bool, len(d.Checks))
+	for i := range d.Checks {
+		c := &d.Checks[i]
+		keep[c.ID] = true
+		if old, ok := e.s.checks.Get(c.ID); !ok || !reflect.DeepEqual(old, c) {
+			cc := *c
+			e.putCheck(&cc)
+		}
 	}
-	return serial
+	var gone []string
+	for id := range e.s.checks.All("") {
+		if !keep[id] {
+			gone = append(gone, id)
+		}
+	}
+	for _, id := range gone {
+		e.deleteCheck(id)
+	}
+	zones := make(map[string]bool, len(d.Zones))
+	for i := range d.Zones {
+		z := &d.Zones[i]
+		apex := CanonicalZone(z.Name)
+		zones[apex] = true
+		e.syncZone(apex, z)
+	}
+	gone = gone[:0]
+	for apex := range e.s.zones.All("") {
+		if !zones[apex] {
+			gone = append(gone, apex)
+		}
+	}
+	for _, apex := range gone {
+		e.deleteZone(apex)
+	}
+}
+
+// syncZone makes the zone apex equal to z, changing only what differs.
+func (e *edit) syncZone(apex string, z *config.Zone) {
+	head := *z
+	head.RecordSets = nil
+	if old, ok := e.s.zones.Get(apex); ok {
+		cmp := *old
+		cmp.SOA.Serial = head.SOA.Serial
+		if !reflect.DeepEqual(&cmp, &head) {
+			e.putZoneHead(&head)
+		}
+	} else {
+		e.putZoneHead(&head)
+	}
+	keep := make(map[string]bool, len(z.RecordSets))
+	for i := range z.RecordSets {
+		rs := &z.RecordSets[i]
+		k := setKey(apex, CanonicalOwner(apex, rs.Name), rs.Type)
+		keep[k] = true
+		if old, ok := e.s.sets.Get(k); !ok || !reflect.DeepEqual(old, rs) {
+			r := *rs
+			e.putSet(apex, &r)
+		}
+	}
+	var gone []string
+	for k := range e.s.sets.Prefix(zonePrefix(apex)) {
+		if !keep[k] {
+			gone = append(gone, k)
+		}
+	}
+	for _, k := range gone {
+		e.deleteSet(k)
+	}
 }

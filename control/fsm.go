@@ -1,8 +1,11 @@
 package control
 
 import (
+	"bufio"
+	"compress/gzip"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -18,13 +21,17 @@ type ApplyResult struct {
 	Index uint64
 	// Err is nil when the command was applied.
 	Err error
+	// Batch holds the error of each command of a batch, in order (nil: applied).
+	Batch []error
 }
 
-// FSM is the raft state machine: it applies commands to the State and publishes each new
-// State to readers and blocking watches.
+// FSM is the raft state machine: it applies commands to the State, records which items each
+// one changed, and publishes each new State to readers and blocking watches. It applies a
+// batch of committed entries at once (raft.BatchingFSM) and publishes once per batch.
 type FSM struct {
-	log    *slog.Logger
-	shards shardKeeper
+	log     *slog.Logger
+	shards  shardKeeper
+	changes *changeLog
 
 	mu      sync.Mutex
 	state   *State
@@ -36,7 +43,8 @@ func NewFSM(alloc AllocatorFactory, log *slog.Logger) *FSM {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &FSM{log: log, shards: shardKeeper{factory: alloc}, state: emptyState(), changed: make(chan struct{})}
+	return &FSM{log: log, shards: shardKeeper{factory: alloc}, changes: newChangeLog(0),
+		state: emptyState(), changed: make(chan struct{})}
 }
 
 // State returns the current state. The caller must not change it.
@@ -64,6 +72,26 @@ func (f *FSM) Wait(ctx context.Context, index uint64) *State {
 	}
 }
 
+// Changes returns what changed after index from up to the state s (which the caller read
+// from this FSM); Full when the change log does not reach back that far.
+func (f *FSM) Changes(from uint64, s *State) Changes {
+	keys, ok := f.changes.since(from, s.Index)
+	if !ok {
+		return Changes{Full: true}
+	}
+	return changesOf(keys)
+}
+
+// delta returns the items that changed after from, as s holds them; nil when the change
+// log does not reach back to from.
+func (f *FSM) delta(from uint64, s *State) *Delta {
+	keys, ok := f.changes.since(from, s.Index)
+	if !ok {
+		return nil
+	}
+	return s.delta(from, keys)
+}
+
 func (f *FSM) publish(s *State) {
 	f.mu.Lock()
 	f.state = s
@@ -74,46 +102,124 @@ func (f *FSM) publish(s *State) {
 
 // Apply applies one committed log entry and returns an ApplyResult.
 func (f *FSM) Apply(l *raft.Log) any {
-	var c Command
-	if err := json.Unmarshal(l.Data, &c); err != nil {
-		f.log.Error("control: undecodable command in the raft log", "index", l.Index, "err", err)
-		return ApplyResult{Index: l.Index, Err: fmt.Errorf("control: decode command: %w", err)}
-	}
-	cur := f.State()
-	next, err := applyCommand(cur, &c, l.Index)
-	if err != nil {
-		return ApplyResult{Index: l.Index, Err: err}
-	}
-	shards, err := f.shards.reconcile(cur.Shards, &next.Document)
-	if err != nil {
-		return ApplyResult{Index: l.Index, Err: err}
-	}
-	next.Shards = shards
-	f.publish(next)
-	return ApplyResult{Index: l.Index}
+	return f.ApplyBatch([]*raft.Log{l})[0]
 }
 
-// Snapshot captures the current state; Persist writes it as JSON.
+// ApplyBatch applies committed log entries in order, each on the state the one before it
+// made, and publishes the last state once: a reader or watch wakes once per batch.
+func (f *FSM) ApplyBatch(logs []*raft.Log) []any {
+	out := make([]any, len(logs))
+	cur := f.State()
+	start := cur
+	for i, l := range logs {
+		if l.Type != raft.LogCommand {
+			continue
+		}
+		var c Command
+		if err := json.Unmarshal(l.Data, &c); err != nil {
+			f.log.Error("control: undecodable command in the raft log", "index", l.Index, "err", err)
+			out[i] = ApplyResult{Index: l.Index, Err: fmt.Errorf("control: decode command: %w", err)}
+			continue
+		}
+		if c.Op != OpBatch {
+			next, err := f.applyCommand(cur, &c, l.Index)
+			out[i] = ApplyResult{Index: l.Index, Err: err}
+			if err == nil {
+				cur = next
+			}
+			continue
+		}
+		res := ApplyResult{Index: l.Index, Batch: make([]error, len(c.Batch))}
+		for j, raw := range c.Batch {
+			var sub Command
+			err := json.Unmarshal(raw, &sub)
+			switch {
+			case err != nil:
+				err = fmt.Errorf("control: decode command: %w", err)
+			case sub.Op == OpBatch:
+				err = errors.New("control: a batch inside a batch")
+			default:
+				var next *State
+				if next, err = f.applyCommand(cur, &sub, l.Index); err == nil {
+					cur = next
+				}
+			}
+			res.Batch[j] = err
+		}
+		out[i] = res
+	}
+	if cur != start {
+		f.publish(cur)
+	}
+	return out
+}
+
+// applyCommand applies one command to cur at index, with its name-server shards, and records
+// what it changed.
+func (f *FSM) applyCommand(cur *State, c *Command, index uint64) (*State, error) {
+	e, err := applyCommand(cur, c, index)
+	if err != nil {
+		return nil, err
+	}
+	if err := f.shards.update(e); err != nil {
+		return nil, err
+	}
+	f.changes.add(index, e.keys())
+	return e.s, nil
+}
+
+// Snapshot captures the current state; Persist streams it.
 func (f *FSM) Snapshot() (raft.FSMSnapshot, error) { return fsmSnapshot{f.State()}, nil }
 
-// Restore replaces the state with a snapshot's.
+// Restore replaces the state with a snapshot's, read one item at a time. Readers that were
+// behind it get the whole state next.
 func (f *FSM) Restore(rc io.ReadCloser) error {
 	defer rc.Close()
-	s := emptyState()
-	if err := json.NewDecoder(rc).Decode(s); err != nil {
-		return fmt.Errorf("control: decode snapshot: %w", err)
-	}
-	if err := f.shards.restore(&s.Document, s.Shards); err != nil {
+	r, err := snapshotReader(rc)
+	if err != nil {
 		return err
 	}
+	s, err := ReadState(r)
+	if err != nil {
+		return fmt.Errorf("control: decode snapshot: %w", err)
+	}
+	if err := f.shards.restore(s); err != nil {
+		return err
+	}
+	f.changes.reset(s.Index)
 	f.publish(s)
 	return nil
 }
 
+// snapshotReader returns the JSON of a snapshot: gzip-compressed, or plain (as snapshots
+// written before compression are).
+func snapshotReader(r io.Reader) (io.Reader, error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	magic, err := br.Peek(2)
+	if err != nil {
+		return nil, fmt.Errorf("control: read snapshot: %w", err)
+	}
+	if magic[0] != 0x1f || magic[1] != 0x8b {
+		return br, nil
+	}
+	zr, err := gzip.NewReader(br)
+	if err != nil {
+		return nil, fmt.Errorf("control: read snapshot: %w", err)
+	}
+	return zr, nil
+}
+
 type fsmSnapshot struct{ s *State }
 
+// Persist streams the state as gzip-compressed JSON.
 func (s fsmSnapshot) Persist(sink raft.SnapshotSink) error {
-	if err := json.NewEncoder(sink).Encode(s.s); err != nil {
+	zw, err := gzip.NewWriterLevel(sink, gzip.BestSpeed)
+	if err == nil {
+		if err = s.s.WriteJSON(zw); err == nil {
+			err = zw.Close()
+		}
+	}
+	if err != nil {
 		sink.Cancel()
 		return fmt.Errorf("control: write snapshot: %w", err)
 	}

@@ -148,7 +148,7 @@ func FuzzAPIWrite(f *testing.F) {
 			if err := json.Unmarshal(rec.Body.Bytes(), &res); err != nil || res.Index <= before || res.Index > after {
 				t.Fatalf("%s %s: %d with answer %q (log %d to %d)", rt.method, path, rec.Code, rec.Body, before, after)
 			}
-			if err := node.State().Document.Validate(); err != nil {
+			if err := node.State().Document().Validate(); err != nil {
 				t.Fatalf("%s %s was accepted and left an invalid document: %v\nbody: %q", rt.method, path, err, body)
 			}
 			reset(t)
@@ -208,8 +208,8 @@ func TestDotSegmentPathRefused(t *testing.T) {
 		}
 		decodeError(t, rec.Body.Bytes())
 	}
-	if s := v.node.State(); s.Index != idx || len(s.Document.Zones) != 1 {
-		t.Errorf("state moved from index %d to %d (%d zones)", idx, s.Index, len(s.Document.Zones))
+	if s := v.node.State(); s.Index != idx || len(s.Document().Zones) != 1 {
+		t.Errorf("state moved from index %d to %d (%d zones)", idx, s.Index, len(s.Document().Zones))
 	}
 	// A client whose base URL ends in a slash still reaches the route.
 	code, out := do(t, "GET", v.url()+"//v1/checks/web-1", "", "", "")

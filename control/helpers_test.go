@@ -303,7 +303,7 @@ func mustWrite(t testing.TB, method, url, ctype, body string) uint64 {
 }
 
 // readState reads /v1/state with the given query.
-func readState(t testing.TB, base, query string) (ReadMeta, *State) {
+func readStateAPI(t testing.TB, base, query string) (ReadMeta, *State) {
 	t.Helper()
 	code, out := do(t, "GET", base+"/v1/state"+query, "", "", "")
 	if code != http.StatusOK {

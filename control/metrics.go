@@ -36,12 +36,22 @@ func registerNodeMetrics(reg prometheus.Registerer, n *Node) error {
 			Help: "1 once this voter has replayed the raft log it had on disk at start.",
 		}, func() float64 { return b2f(n.Ready()) }),
 	}
+	cs = append(cs, n.batchSize)
 	for _, c := range cs {
 		if err := reg.Register(c); err != nil {
 			return fmt.Errorf("control: register metrics: %w", err)
 		}
 	}
 	return nil
+}
+
+// newBatchSize is the histogram of the writes committed in one raft entry.
+func newBatchSize() prometheus.Histogram {
+	return prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "vigil_control_commit_batch_writes",
+		Help:    "Writes committed together in one raft entry by this voter as leader (group commit).",
+		Buckets: []float64{1, 2, 4, 8, 16, 32, 64, 128, 256, 512},
+	})
 }
 
 // apiMetrics counts the API's requests.

@@ -80,12 +80,16 @@ type Node struct {
 	store *raftboltdb.BoltStore
 	trans raft.Transport
 
+	writes    chan *pendingWrite // waiting for the group committer (batch.go)
+	batchSize prometheus.Histogram
+
 	bootLast uint64 // last log index on disk at start: reads wait until it is applied
 	existing bool   // the data directory held raft state at start
 	ready    atomic.Bool
 
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	cancel  context.CancelFunc
+	stopped <-chan struct{} // closed when the voter stops
+	wg      sync.WaitGroup
 }
 
 // NewNode opens the voter's data directory and starts raft. A new cluster also needs
@@ -108,7 +112,7 @@ func NewNode(cfg NodeConfig) (*Node, error) {
 	if cfg.Allocators == nil {
 		cfg.Allocators = ShardAllocators
 	}
-	n := &Node{cfg: cfg, log: log, fsm: NewFSM(cfg.Allocators, log)}
+	n := &Node{cfg: cfg, log: log, fsm: NewFSM(cfg.Allocators, log), writes: make(chan *pendingWrite, writeQueue), batchSize: newBatchSize()}
 	hlog := newHCLogger(log, cfg.RaftLogLevel)
 	var err error
 	if n.store, err = openStore(filepath.Join(cfg.DataDir, "raft.db")); err != nil {
@@ -166,10 +170,11 @@ func NewNode(cfg NodeConfig) (*Node, error) {
 		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	n.cancel = cancel
-	n.wg.Add(2)
+	n.cancel, n.stopped = cancel, ctx.Done()
+	n.wg.Add(3)
 	go n.watchLeadership(ctx)
 	go n.waitReady(ctx)
+	go n.committer(ctx)
 	return n, nil
 }
 
@@ -235,8 +240,9 @@ func (n *Node) LastContact() time.Time {
 }
 
 // Apply commits a command through raft and returns the index it produced. Only the leader
-// can apply: elsewhere it returns ErrNotLeader. The resulting document is validated before
-// the command reaches the log, and again when it is applied.
+// can apply: elsewhere it returns ErrNotLeader. The command is validated against the state
+// before it reaches the log, and again when it is applied. Commands applied concurrently are
+// committed together (see batch.go): they may share an index.
 func (n *Node) Apply(cmd *Command) (uint64, error) {
 	if !n.IsLeader() {
 		return 0, ErrNotLeader
@@ -249,15 +255,7 @@ func (n *Node) Apply(cmd *Command) (uint64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("control: encode command: %w", err)
 	}
-	f := n.raft.Apply(data, n.cfg.ApplyTimeout)
-	if err := f.Error(); err != nil {
-		return 0, raftWriteError(err)
-	}
-	res, ok := f.Response().(ApplyResult)
-	if !ok {
-		return 0, fmt.Errorf("control: unexpected apply response %T", f.Response())
-	}
-	return res.Index, res.Err
+	return n.commit(data)
 }
 
 // raftWriteError maps raft's errors to the control plane's.

@@ -103,7 +103,7 @@ func TestPartitionedLeader(t *testing.T) {
 	if e := decodeError(t, out); !strings.Contains(e.Error, "majority") && !strings.Contains(e.Error, "may or may not") {
 		t.Fatalf("unclear error on the minority side: %q", e.Error)
 	}
-	meta, s := readState(t, old.url, "")
+	meta, s := readStateAPI(t, old.url, "")
 	if !meta.Stale {
 		t.Fatalf("minority read not marked stale: %+v", meta)
 	}

@@ -24,100 +24,111 @@ type Allocator interface {
 // AllocatorFactory makes an empty allocator for the name-server settings of a document.
 type AllocatorFactory func(config.NameServerSettings) (Allocator, error)
 
-// shardZones returns the canonical names of the zones that need a shard, sorted.
-func shardZones(doc *config.Document) []string {
-	if doc.NameServers.Mode != "stateful" {
-		return nil
-	}
-	out := make([]string, 0, len(doc.Zones))
-	for _, z := range doc.Zones {
-		out = append(out, CanonicalZone(z.Name))
-	}
-	slices.Sort(out)
-	return slices.Compact(out)
-}
-
-// shardKeeper holds the allocator of the state machine and reconciles it with each new
-// document. It is used only from raft's apply goroutine (Apply and Restore).
+// shardKeeper holds the allocator of the state machine and keeps it, and the shards the
+// state stores, in step with each edit. It is used only from raft's apply goroutine (Apply
+// and Restore).
 type shardKeeper struct {
 	factory  AllocatorFactory
 	alloc    Allocator
 	settings config.NameServerSettings
 }
 
-// reconcile returns the shards of next, given those of prev, allocating for new zones and
-// releasing removed ones. On error the allocator is left as it was.
-func (k *shardKeeper) reconcile(prev map[string][]int, next *config.Document) (map[string][]int, error) {
-	if k.factory == nil {
-		return nil, nil
-	}
-	want := shardZones(next)
-	if k.alloc == nil || next.NameServers != k.settings {
-		if len(want) == 0 {
-			k.alloc, k.settings = nil, next.NameServers
-			return nil, nil
-		}
-		a, err := k.factory(next.NameServers)
-		if err != nil {
-			return nil, fmt.Errorf("control: name-server allocator: %w", err)
-		}
-		out := make(map[string][]int, len(want))
-		for _, z := range want {
-			s, err := a.Allocate(z)
-			if err != nil {
-				return nil, fmt.Errorf("control: name-server shard of zone %q: %w", z, err)
-			}
-			out[z] = s
-		}
-		k.alloc, k.settings = a, next.NameServers
-		return out, nil
-	}
-	out := maps.Clone(prev)
-	if out == nil {
-		out = map[string][]int{}
-	}
-	released := map[string][]int{}
-	for _, z := range slices.Sorted(maps.Keys(prev)) {
-		if !slices.Contains(want, z) {
-			k.alloc.Release(z)
-			released[z] = prev[z]
-			delete(out, z)
-		}
-	}
-	var added []string
-	for _, z := range want {
-		if _, ok := out[z]; ok {
-			continue
-		}
-		s, err := k.alloc.Allocate(z)
-		if err != nil {
-			for _, a := range added {
-				k.alloc.Release(a)
-			}
-			for _, r := range slices.Sorted(maps.Keys(released)) {
-				_ = k.alloc.Restore(r, released[r])
-			}
-			return nil, fmt.Errorf("control: name-server shard of zone %q: %w", z, err)
-		}
-		added = append(added, z)
-		out[z] = s
-	}
-	return out, nil
+// stateful reports whether zones of a state with these settings get stored shards.
+func (k *shardKeeper) stateful(ns config.NameServerSettings) bool {
+	return k.factory != nil && ns.Mode == "stateful"
 }
 
-// restore rebuilds the allocator from a snapshot's shards.
-func (k *shardKeeper) restore(doc *config.Document, shards map[string][]int) error {
-	k.alloc, k.settings = nil, doc.NameServers
-	if k.factory == nil || len(shards) == 0 {
+// update gives the zones the edit added a shard and releases those of the zones it removed;
+// a change of name-server settings allocates every zone's shard again. On error the
+// allocator and the edit's shards are as they were.
+func (k *shardKeeper) update(e *edit) error {
+	ns := e.s.settings.NameServers
+	if k.alloc == nil || ns != k.settings {
+		return k.rebuild(e)
+	}
+	if !k.stateful(ns) {
 		return nil
 	}
-	a, err := k.factory(doc.NameServers)
+	var added, released []string
+	undo := func() {
+		for _, z := range added {
+			k.alloc.Release(z)
+		}
+		for _, z := range released {
+			_ = k.alloc.Restore(z, e.base.Shard(z))
+		}
+	}
+	for _, apex := range slices.Sorted(maps.Keys(e.zones)) {
+		_, exists := e.s.zones.Get(apex)
+		_, has := e.s.shards.Get(apex)
+		switch {
+		case exists && !has:
+			servers, err := k.alloc.Allocate(apex)
+			if err != nil {
+				undo()
+				return fmt.Errorf("control: name-server shard of zone %q: %w", apex, err)
+			}
+			added = append(added, apex)
+			e.setShard(apex, servers)
+		case !exists && has:
+			k.alloc.Release(apex)
+			released = append(released, apex)
+			e.setShard(apex, nil)
+		}
+	}
+	return nil
+}
+
+// rebuild makes a new allocator for the edit's settings and allocates every zone's shard in
+// order of apex.
+func (k *shardKeeper) rebuild(e *edit) error {
+	ns := e.s.settings.NameServers
+	want := map[string][]int{}
+	var a Allocator
+	if k.stateful(ns) && e.s.zones.Len() > 0 {
+		var err error
+		if a, err = k.factory(ns); err != nil {
+			return fmt.Errorf("control: name-server allocator: %w", err)
+		}
+		for apex := range e.s.zones.All("") {
+			servers, err := a.Allocate(apex)
+			if err != nil {
+				return fmt.Errorf("control: name-server shard of zone %q: %w", apex, err)
+			}
+			want[apex] = servers
+		}
+	}
+	var gone []string
+	for apex := range e.s.shards.All("") {
+		if _, ok := want[apex]; !ok {
+			gone = append(gone, apex)
+		}
+	}
+	for _, apex := range gone {
+		e.setShard(apex, nil)
+	}
+	for _, apex := range slices.Sorted(maps.Keys(want)) {
+		if !slices.Equal(e.base.Shard(apex), want[apex]) {
+			e.setShard(apex, want[apex])
+		}
+	}
+	k.alloc, k.settings = a, ns
+	return nil
+}
+
+// restore rebuilds the allocator from a restored state's shards.
+func (k *shardKeeper) restore(s *State) error {
+	k.alloc, k.settings = nil, s.settings.NameServers
+	if !k.stateful(s.settings.NameServers) || s.shards.Len() == 0 {
+		return nil
+	}
+	a, err := k.factory(s.settings.NameServers)
 	if err != nil {
 		return fmt.Errorf("control: name-server allocator: %w", err)
 	}
-	for _, z := range slices.Sorted(maps.Keys(shards)) {
-		if err := a.Restore(z, shards[z]); err != nil {
-			return fmt.Errorf("control: restore name-server shard of zone %q: %w", z, err)
+	for apex, servers := range s.shards.All("") {
+		if err := a.Restore(apex, servers); err != nil {
+			return fmt.Errorf("control: restore name-server shard of zone %q: %w", apex, err)
 		}
 	}
 	k.alloc = a

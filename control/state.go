@@ -2,27 +2,33 @@ package control
 
 import (
 	"errors"
+	"iter"
+	"maps"
 	"slices"
 	"strings"
 
 	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/ptree"
 )
 
 // State is everything the control plane stores, as of one raft index. A State is never
-// changed after it is published: a command produces a new one.
+// changed after it is published: a command produces a new one, which shares with it every
+// item the command did not touch (see package ptree), so one write costs what it changes, not the
+// size of the configuration. Its items must not be changed by callers.
 type State struct {
 	// Index is the raft index of the last command that changed the state; 0 for an empty
 	// store that has never been written.
-	Index uint64 `json:"index"`
-	// Document is the configuration: regions, checks, zones and record sets.
-	Document config.Document `json:"document"`
-	// Shards maps each zone (canonical name, lower case with the final dot) to the numbers of
-	// its name servers, from the stateful allocator. Empty unless name_servers.mode is
-	// "stateful".
-	Shards map[string][]int `json:"shards,omitempty"`
+	Index uint64
 	// Voters maps the raft ID of each voter to the base URL of its HTTP API, so that any
 	// voter can forward a write to the leader and a Watcher can find every voter.
-	Voters map[string]string `json:"voters,omitempty"`
+	Voters map[string]string
+
+	settings config.Document              // regions, quorum, name servers; no checks or zones
+	checks   ptree.Map[*config.Check]     // by id
+	zones    ptree.Map[*config.Zone]      // by apex (CanonicalZone); RecordSets nil: see sets
+	sets     ptree.Map[*config.RecordSet] // by setKey
+	refs     ptree.Map[int]               // check id → records and calculated checks naming it
+	shards   ptree.Map[[]int]             // by apex: name-server numbers from the stateful allocator
 }
 
 // Sentinel errors that the API maps to status codes.
@@ -34,56 +40,180 @@ var (
 )
 
 // emptyState is the state of a store that has never been written.
-func emptyState() *State { return &State{Document: config.DefaultDocument()} }
-
-// clone returns a shallow copy of s whose maps may be changed without touching s.
-func (s *State) clone() *State {
-	c := *s
-	c.Shards = make(map[string][]int, len(s.Shards))
-	for k, v := range s.Shards {
-		c.Shards[k] = v
-	}
-	c.Voters = make(map[string]string, len(s.Voters))
-	for k, v := range s.Voters {
-		c.Voters[k] = v
-	}
-	return &c
+func emptyState() *State {
+	d := config.DefaultDocument()
+	return &State{settings: d}
 }
+
+// NewState returns a state holding doc (as a data-plane node given a static configuration
+// runs from), at index 0. doc is copied.
+func NewState(doc *config.Document) *State {
+	s := emptyState()
+	e := s.edit(0)
+	e.setSettings(doc)
+	for i := range doc.Checks {
+		c := doc.Checks[i]
+		e.putCheck(&c)
+	}
+	for i := range doc.Zones {
+		z := doc.Zones[i]
+		e.putZone(&z)
+	}
+	return e.s
+}
+
+// setKey is the key of a record set: its zone's apex, its owner name and its type.
+func setKey(apex, owner string, typ config.RecordType) string {
+	return apex + "\x00" + owner + "\x00" + string(typ)
+}
+
+// zonePrefix is the common start of the keys of a zone's record sets.
+func zonePrefix(apex string) string { return apex + "\x00" }
+
+// ownerPrefix is the common start of the keys of the record sets at one owner name.
+func ownerPrefix(apex, owner string) string { return apex + "\x00" + owner + "\x00" }
+
+// splitSetKey returns the apex, owner and type of a record set's key.
+func splitSetKey(k string) (apex, owner string, typ config.RecordType) {
+	apex, rest, _ := strings.Cut(k, "\x00")
+	owner, t, _ := strings.Cut(rest, "\x00")
+	return apex, owner, config.RecordType(t)
+}
+
+// Settings returns the document's regions, quorum and name-server settings, without checks
+// or zones.
+func (s *State) Settings() config.Document {
+	d := s.settings
+	d.Regions = slices.Clone(d.Regions)
+	return d
+}
+
+// Regions returns the document's regions. The caller must not change the slice.
+func (s *State) Regions() []string { return s.settings.Regions }
+
+// NumChecks returns the number of checks.
+func (s *State) NumChecks() int { return s.checks.Len() }
+
+// NumZones returns the number of zones.
+func (s *State) NumZones() int { return s.zones.Len() }
+
+// NumRecordSets returns the number of record sets of all zones.
+func (s *State) NumRecordSets() int { return s.sets.Len() }
 
 // Check returns the check with id.
 func (s *State) Check(id string) (config.Check, bool) {
-	if i := findCheck(s.Document.Checks, id); i >= 0 {
-		return s.Document.Checks[i], true
+	if c, ok := s.checks.Get(id); ok {
+		return *c, true
 	}
 	return config.Check{}, false
 }
 
-// Zone returns the zone with the given name, in any case and with or without the final dot.
-func (s *State) Zone(name string) (config.Zone, bool) {
-	if i := findZone(s.Document.Zones, name); i >= 0 {
-		return s.Document.Zones[i], true
+// CheckRef returns the check with id as the state holds it; the caller must not change it.
+func (s *State) CheckRef(id string) (*config.Check, bool) { return s.checks.Get(id) }
+
+// Checks returns every check in order of id, as the state holds them; the caller must not
+// change them.
+func (s *State) Checks() iter.Seq[*config.Check] {
+	return func(yield func(*config.Check) bool) {
+		for _, c := range s.checks.All("") {
+			if !yield(c) {
+				return
+			}
+		}
 	}
-	return config.Zone{}, false
+}
+
+// ZoneHeads returns every zone without its record sets, in order of apex; the caller must
+// not change them.
+func (s *State) ZoneHeads() iter.Seq[*config.Zone] {
+	return func(yield func(*config.Zone) bool) {
+		for _, z := range s.zones.All("") {
+			if !yield(z) {
+				return
+			}
+		}
+	}
+}
+
+// ZoneHead returns the zone with the given name, in any case and with or without the final
+// dot, without its record sets; the caller must not change it.
+func (s *State) ZoneHead(name string) (*config.Zone, bool) {
+	return s.zones.Get(CanonicalZone(name))
+}
+
+// RecordSets returns the record sets of a zone (named as in ZoneHead) in order of owner
+// name and type; the caller must not change them.
+func (s *State) RecordSets(zone string) iter.Seq[*config.RecordSet] {
+	p := zonePrefix(CanonicalZone(zone))
+	return func(yield func(*config.RecordSet) bool) {
+		for _, rs := range s.sets.Prefix(p) {
+			if !yield(rs) {
+				return
+			}
+		}
+	}
+}
+
+// Zone returns the zone with the given name, in any case and with or without the final
+// dot, with its record sets.
+func (s *State) Zone(name string) (config.Zone, bool) {
+	h, ok := s.ZoneHead(name)
+	if !ok {
+		return config.Zone{}, false
+	}
+	z := *h
+	z.RecordSets = nil
+	for rs := range s.RecordSets(h.Name) {
+		z.RecordSets = append(z.RecordSets, *rs)
+	}
+	return z, true
 }
 
 // RecordSet returns the record set of the zone with the given owner name and type.
 func (s *State) RecordSet(zone, name string, typ config.RecordType) (config.RecordSet, bool) {
-	z, ok := s.Zone(zone)
-	if !ok {
-		return config.RecordSet{}, false
-	}
-	if i := findRecordSet(z, name, typ); i >= 0 {
-		return z.RecordSets[i], true
+	apex := CanonicalZone(zone)
+	if rs, ok := s.sets.Get(setKey(apex, CanonicalOwner(apex, name), config.RecordType(strings.ToUpper(string(typ))))); ok {
+		return *rs, true
 	}
 	return config.RecordSet{}, false
 }
 
+// Shard returns the name-server numbers the stateful allocator gave a zone; nil when it has
+// none (stateless mode, or a zone that lists its own name servers).
+func (s *State) Shard(zone string) []int {
+	v, _ := s.shards.Get(CanonicalZone(zone))
+	return v
+}
+
+// Shards returns every zone's stored name-server shard, by apex.
+func (s *State) Shards() map[string][]int {
+	out := make(map[string][]int, s.shards.Len())
+	for k, v := range s.shards.All("") {
+		out[k] = v
+	}
+	return out
+}
+
+// Document returns the whole configuration as one document: checks in order of id, zones in
+// order of apex with their record sets in order of owner and type. It copies every item: a
+// read of everything, not for a path that must cost what changed.
+func (s *State) Document() *config.Document {
+	d := s.Settings()
+	d.Checks = make([]config.Check, 0, s.checks.Len())
+	for c := range s.Checks() {
+		d.Checks = append(d.Checks, *c)
+	}
+	d.Zones = make([]config.Zone, 0, s.zones.Len())
+	for z := range s.ZoneHeads() {
+		zz, _ := s.Zone(z.Name)
+		d.Zones = append(d.Zones, zz)
+	}
+	return &d
+}
+
 // VoterURLs returns the API URLs of the voters, sorted.
 func (s *State) VoterURLs() []string {
-	out := make([]string, 0, len(s.Voters))
-	for _, u := range s.Voters {
-		out = append(out, u)
-	}
+	out := slices.Collect(maps.Values(s.Voters))
 	slices.Sort(out)
 	return slices.Compact(out)
 }
@@ -113,18 +243,15 @@ func CanonicalOwner(zone, name string) string {
 	}
 }
 
-func findCheck(checks []config.Check, id string) int {
-	return slices.IndexFunc(checks, func(c config.Check) bool { return c.ID == id })
-}
-
-func findZone(zones []config.Zone, name string) int {
-	want := CanonicalZone(name)
-	return slices.IndexFunc(zones, func(z config.Zone) bool { return CanonicalZone(z.Name) == want })
-}
-
-func findRecordSet(z config.Zone, name string, typ config.RecordType) int {
-	want := CanonicalOwner(z.Name, name)
-	return slices.IndexFunc(z.RecordSets, func(rs config.RecordSet) bool {
-		return CanonicalOwner(z.Name, rs.Name) == want && strings.EqualFold(string(rs.Type), string(typ))
-	})
+// WithShards returns a copy of s that stores these name-server shards, by zone, in place of
+// its own: for a state made outside the control plane (a tool, a test) in stateful mode.
+func (s *State) WithShards(shards map[string][]int) *State {
+	e := s.edit(s.Index)
+	for apex := range s.shards.All("") {
+		e.setShard(apex, nil)
+	}
+	for zone, servers := range shards {
+		e.setShard(CanonicalZone(zone), servers)
+	}
+	return e.s
 }

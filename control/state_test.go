@@ -61,8 +61,8 @@ func TestFSMCommandsAndSnapshot(t *testing.T) {
 		t.Fatalf("delete of a missing check: %v", err)
 	}
 	s := f.State()
-	if s.Index != 3 || !reflect.DeepEqual(s.Shards, map[string][]int{"example.test.": {0, 1, 2, 3}, "b.test.": {4, 5, 6, 7}}) {
-		t.Fatalf("state: index %d shards %v", s.Index, s.Shards)
+	if s.Index != 3 || !reflect.DeepEqual(s.Shards(), map[string][]int{"example.test.": {0, 1, 2, 3}, "b.test.": {4, 5, 6, 7}}) {
+		t.Fatalf("state: index %d shards %v", s.Index, s.Shards())
 	}
 
 	snap, _ := f.Snapshot()
@@ -84,7 +84,7 @@ func TestFSMCommandsAndSnapshot(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if a, b := f.State().Shards["c.test."], g.State().Shards["c.test."]; !reflect.DeepEqual(a, b) || a[0] != 8 {
+	if a, b := f.State().Shards()["c.test."], g.State().Shards()["c.test."]; !reflect.DeepEqual(a, b) || a[0] != 8 {
 		t.Fatalf("new shard after restore: %v vs %v", a, b)
 	}
 }
@@ -105,8 +105,8 @@ func TestShardRollback(t *testing.T) {
 	if err := applyLog(t, f, 3, &Command{Op: OpApplyDocument, Document: mustDoc(t, two)}); err != nil {
 		t.Fatalf("after the rollback two zones must fit: %v", err)
 	}
-	if s := f.State(); len(s.Shards) != 2 || s.Index != 3 {
-		t.Fatalf("shards %v at index %d", s.Shards, s.Index)
+	if s := f.State(); len(s.Shards()) != 2 || s.Index != 3 {
+		t.Fatalf("shards %v at index %d", s.Shards(), s.Index)
 	}
 }
 
@@ -185,7 +185,7 @@ func TestShardAllocatorsGuarantee(t *testing.T) {
 	if err := applyLog(t, f, 1, &Command{Op: OpApplyDocument, Document: mustDoc(t, b.String())}); err != nil {
 		t.Fatal(err)
 	}
-	shards := f.State().Shards
+	shards := f.State().Shards()
 	if len(shards) != 60 {
 		t.Fatalf("%d shards for 60 zones", len(shards))
 	}
@@ -223,7 +223,7 @@ func TestShardAllocatorsGuarantee(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if a, c := f.State().Shards["late.test."], g.State().Shards["late.test."]; len(a) != 4 || !reflect.DeepEqual(a, c) {
+	if a, c := f.State().Shards()["late.test."], g.State().Shards()["late.test."]; len(a) != 4 || !reflect.DeepEqual(a, c) {
 		t.Fatalf("next zone after restore: %v on the original, %v on the restored voter", a, c)
 	}
 }

@@ -1,6 +1,7 @@
 package control
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,7 +9,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -71,12 +71,14 @@ type WatcherStatus struct {
 	Message string `json:"message"`
 }
 
-// Watcher follows the control plane for a data-plane node: blocking reads of /v1/state from
-// any reachable voter, a copy on local disk after every change, and that copy at start when
-// no voter answers. Its index never goes backwards.
+// Watcher follows the control plane for a data-plane node: blocking reads of what changed
+// (GET /v1/changes) from any reachable voter, applied to the configuration it holds; a copy
+// on local disk, kept by appending each change to a journal; and that copy at start when no
+// voter answers. Its index never goes backwards.
 type Watcher struct {
-	cfg WatcherConfig
-	log *slog.Logger
+	cfg  WatcherConfig
+	log  *slog.Logger
+	disk *diskCopy // nil without a copy on disk
 
 	failures atomic.Uint64 // failed reads of voters, for the metrics
 
@@ -85,6 +87,7 @@ type Watcher struct {
 	source  Source
 	status  WatcherStatus
 	voters  []string
+	changes *changeLog // what each change the Watcher took changed, for ChangesSince
 	changed chan struct{}
 }
 
@@ -109,7 +112,7 @@ func NewWatcher(cfg WatcherConfig) (*Watcher, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	w := &Watcher{cfg: cfg, log: log, source: SourceNone, changed: make(chan struct{})}
+	w := &Watcher{cfg: cfg, log: log, source: SourceNone, changes: newChangeLog(0), changed: make(chan struct{})}
 	if cfg.Registerer != nil {
 		if err := w.registerMetrics(cfg.Registerer); err != nil {
 			return nil, err
@@ -117,19 +120,42 @@ func NewWatcher(cfg WatcherConfig) (*Watcher, error) {
 	}
 	w.setVoters(nil)
 	if cfg.CachePath != "" {
-		s, err := LoadCache(cfg.CachePath)
+		disk, s, err := openCopy(cfg.CachePath)
 		switch {
-		case err == nil:
-			w.state, w.source = s, SourceDisk
-			w.setVoters(s.VoterURLs())
-			log.Info("control: starting from the configuration copy on disk", "index", s.Index, "path", cfg.CachePath)
-		case errors.Is(err, os.ErrNotExist):
-		default:
+		case err != nil:
 			log.Error("control: ignoring the configuration copy on disk", "err", err)
 			w.status.LastError = err.Error()
+			w.disk = &diskCopy{path: cfg.CachePath}
+		case s != nil:
+			w.state, w.source, w.disk = s, SourceDisk, disk
+			w.changes.reset(s.Index)
+			w.setVoters(s.VoterURLs())
+			log.Info("control: starting from the configuration copy on disk", "index", s.Index, "path", cfg.CachePath)
+		default:
+			w.disk = disk
 		}
 	}
 	return w, nil
+}
+
+// Close releases the disk copy's journal. Run must have returned.
+func (w *Watcher) Close() {
+	if w.disk != nil {
+		w.disk.close()
+	}
+}
+
+// ChangesSince returns what changed from the configuration at index to the one in use (see
+// Current): Full when the Watcher did not take that path change by change (it started from
+// the disk copy after index, or a voter sent it the whole state).
+func (w *Watcher) ChangesSince(index uint64) Changes {
+	w.mu.Lock()
+	s := w.state
+	w.mu.Unlock()
+	if s == nil {
+		return Changes{Full: true}
+	}
+	return w.changes.changes(index, s.Index)
 }
 
 // Current returns the configuration in use and its source; nil with SourceNone when the node
@@ -184,7 +210,7 @@ func (w *Watcher) setVoters(learned []string) {
 // retries, with back-off, from voter to voter.
 func (w *Watcher) Run(ctx context.Context) error {
 	backoff := w.cfg.RetryMin
-	var seen uint64 // the index the control plane last answered: the next read waits past it
+	block := false // the first read answers at once, so that a node started from its copy learns that the control plane answers
 	for i := 0; ; i++ {
 		w.mu.Lock()
 		voters := w.voters
@@ -194,12 +220,12 @@ func (w *Watcher) Run(ctx context.Context) error {
 			return ctx.Err()
 		}
 		voter := voters[i%len(voters)]
-		got, err := w.poll(ctx, voter, seen)
+		err := w.poll(ctx, voter, block)
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
 		if err == nil {
-			seen = got
+			block = true
 			backoff = w.cfg.RetryMin
 			i-- // stay with a voter that answers
 			continue
@@ -220,37 +246,121 @@ func (w *Watcher) Run(ctx context.Context) error {
 	}
 }
 
-// poll makes one blocking read of voter, takes its answer if it is new, and returns the
-// index the voter answered.
-func (w *Watcher) poll(ctx context.Context, voter string, index uint64) (uint64, error) {
+// poll makes one blocking read of what changed since the configuration in use, and takes the
+// answer: a delta, or the whole state. A voter without /v1/changes (an older version) is
+// read through /v1/state.
+func (w *Watcher) poll(ctx context.Context, voter string, block bool) error {
 	ctx, cancel := context.WithTimeout(ctx, w.cfg.Wait+10*time.Second)
 	defer cancel()
-	url := fmt.Sprintf("%s/v1/state?index=%d&wait=%s", voter, index, w.cfg.Wait)
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return 0, fmt.Errorf("control: watch %s: %w", voter, err)
+	w.mu.Lock()
+	var index uint64
+	if w.state != nil {
+		index = w.state.Index
 	}
-	if w.cfg.Token != "" {
-		req.Header.Set("Authorization", "Bearer "+w.cfg.Token)
+	w.mu.Unlock()
+	wait := w.cfg.Wait
+	if !block {
+		wait = 0
 	}
-	resp, err := w.cfg.Client.Do(req)
+	resp, err := w.get(ctx, fmt.Sprintf("%s/v1/changes?index=%d&wait=%s", voter, index, wait))
+	if err == nil && resp.StatusCode == http.StatusNotFound {
+		resp.Body.Close()
+		resp, err = w.get(ctx, fmt.Sprintf("%s/v1/state?index=%d&wait=%s", voter, index, wait))
+	}
 	if err != nil {
-		return 0, fmt.Errorf("control: watch %s: %w", voter, err)
+		return fmt.Errorf("control: watch %s: %w", voter, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-		return 0, fmt.Errorf("control: watch %s: %s: %s", voter, resp.Status, strings.TrimSpace(string(b)))
+		return fmt.Errorf("control: watch %s: %s: %s", voter, resp.Status, strings.TrimSpace(string(b)))
 	}
-	var body struct {
-		ReadMeta
-		Data *State `json:"data"`
+	state, delta, err := readChanges(json.NewDecoder(bufio.NewReaderSize(resp.Body, 64<<10)), strings.Contains(resp.Request.URL.Path, "/v1/state"))
+	if err != nil {
+		return fmt.Errorf("control: watch %s: undecodable answer: %w", voter, err)
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil || body.Data == nil {
-		return 0, fmt.Errorf("control: watch %s: undecodable answer: %v", voter, err)
+	if delta != nil {
+		return w.takeDelta(voter, delta)
 	}
-	w.take(voter, body.Data)
-	return body.Data.Index, nil
+	w.take(voter, state)
+	return nil
+}
+
+func (w *Watcher) get(ctx context.Context, url string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	if w.cfg.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+w.cfg.Token)
+	}
+	return w.cfg.Client.Do(req)
+}
+
+// readChanges reads the answer of a read of /v1/changes (or, legacy, of /v1/state): a delta,
+// or a whole state read one item at a time.
+func readChanges(dec *json.Decoder, legacy bool) (*State, *Delta, error) {
+	r := stateReader{dec: dec}
+	var s *State
+	var d *Delta
+	err := r.object(func(key string) error {
+		if key != "data" {
+			var skip json.RawMessage
+			return dec.Decode(&skip)
+		}
+		if legacy {
+			var err error
+			s, err = readState(dec)
+			return err
+		}
+		return r.object(func(key string) error {
+			switch key {
+			case "delta":
+				d = &Delta{}
+				return dec.Decode(d)
+			case "state":
+				var err error
+				s, err = readState(dec)
+				return err
+			}
+			var skip json.RawMessage
+			return dec.Decode(&skip)
+		})
+	})
+	if err == nil && s == nil && d == nil {
+		err = errors.New("neither a state nor a delta")
+	}
+	return s, d, err
+}
+
+// takeDelta applies a delta from voter to the configuration in use, unless it is not newer.
+func (w *Watcher) takeDelta(voter string, d *Delta) error {
+	w.mu.Lock()
+	cur, src := w.state, w.source
+	w.mu.Unlock()
+	switch {
+	case cur == nil:
+		w.touch(voter)
+		return nil
+	case d.Index == cur.Index && src != SourceControlPlane:
+		w.install(voter, cur) // the control plane has what the copy on disk has
+		return nil
+	case d.Index <= cur.Index:
+		w.touch(voter)
+		return nil
+	}
+	e, err := cur.applyDelta(d)
+	if err != nil {
+		return err
+	}
+	if w.disk != nil {
+		if err := w.disk.add(d, e.s); err != nil {
+			w.log.Error("control: saving the configuration copy", "err", err)
+		}
+	}
+	w.changes.add(e.s.Index, e.keys())
+	w.install(voter, e.s)
+	return nil
 }
 
 // take adopts s from voter unless it is older than the configuration in use.
@@ -271,11 +381,17 @@ func (w *Watcher) take(voter string, s *State) {
 		w.touch(voter)
 		return
 	}
-	if w.cfg.CachePath != "" && (cur == nil || s.Index > cur.Index) {
-		if err := SaveCache(w.cfg.CachePath, s); err != nil {
+	if w.disk != nil && (cur == nil || s.Index > cur.Index) {
+		if err := w.disk.save(s); err != nil {
 			w.log.Error("control: saving the configuration copy", "err", err)
 		}
 	}
+	w.changes.reset(s.Index)
+	w.install(voter, s)
+}
+
+// install makes s the configuration in use and wakes those waiting for a change.
+func (w *Watcher) install(voter string, s *State) {
 	w.mu.Lock()
 	w.state, w.source = s, SourceControlPlane
 	w.setVoters(s.VoterURLs())
@@ -283,7 +399,7 @@ func (w *Watcher) take(voter string, s *State) {
 	close(w.changed)
 	w.changed = make(chan struct{})
 	w.mu.Unlock()
-	w.log.Info("control: new configuration", "index", s.Index, "voter", voter)
+	w.log.Debug("control: new configuration", "index", s.Index, "voter", voter)
 }
 
 func (w *Watcher) touch(voter string) {

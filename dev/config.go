@@ -42,9 +42,9 @@ type Config struct {
 	Locations map[string]Location
 	// Targets maps each region to the address its demo target listens on.
 	Targets map[string]string
-	// Evaluate is how often a location re-evaluates its verdicts. Default 250ms; 50ms to
-	// 10s (node.Config.EvalInterval). Checkers recompute their assignment on every change of
-	// membership or configuration.
+	// Evaluate is node.Config.EvalInterval: how often a checker looks whether its handoffs
+	// are over. Default 250ms; 50ms to 10s. Locations re-decide verdicts as reports arrive;
+	// checkers recompute their assignment on every change of membership or configuration.
 	Evaluate time.Duration
 	// Seed seeds the simulated network's packet loss.
 	Seed uint64

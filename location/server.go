@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"log/slog"
 	"maps"
 	"runtime"
@@ -90,23 +91,8 @@ type Server struct {
 	withheld map[*rrset]int
 	// zoneWithheld sums withheld by zone; guarded by mu.
 	zoneWithheld map[string]int
-}
-
-// verdicts is an immutable set of health verdicts: check ID to served healthy. A check it does
-// not hold is served as healthy.
-type verdicts struct {
-	m      map[string]bool
-	health routing.Health
-}
-
-// newVerdicts wraps m, which it takes ownership of.
-func newVerdicts(m map[string]bool) *verdicts {
-	v := &verdicts{m: m}
-	v.health = func(id string) bool {
-		h, ok := v.m[id]
-		return !ok || h
-	}
-	return v
+	// changedIDs is PatchVerdicts' scratch list; guarded by mu.
+	changedIDs []string
 }
 
 // New returns a server for cfg with no zones (every query REFUSED) and no verdicts (every
@@ -156,7 +142,7 @@ func New(cfg Config) (*Server, error) {
 	s.scratch.New = func() any { return newScratch() }
 	empty, _ := NewSnapshot(nil, nil)
 	s.snap.Store(empty)
-	s.verdicts.Store(newVerdicts(nil))
+	s.verdicts.Store(newVerdictStore(maphash.MakeSeed(), make([]map[string]struct{}, verdictShards), 0))
 	return s, nil
 }
 
@@ -175,11 +161,11 @@ func (s *Server) SetSnapshot(snap *Snapshot) {
 			s.metrics.withheld.DeleteLabelValues(name)
 		}
 	}
-	kept := make(map[string]bool, len(snap.healthSets))
-	for _, rs := range snap.healthSets {
+	kept := map[string]bool{}
+	for rs := range snap.healthSets() {
 		kept[rs.label] = true
 	}
-	for _, rs := range old.healthSets {
+	for rs := range old.healthSets() {
 		if !kept[rs.label] {
 			s.metrics.lastResorts.DeleteLabelValues(rs.label)
 		}
@@ -191,22 +177,50 @@ func (s *Server) SetSnapshot(snap *Snapshot) {
 // Snapshot returns the snapshot in use.
 func (s *Server) Snapshot() *Snapshot { return s.snap.Load() }
 
-// SetVerdicts installs this location's verdicts: for each check ID, whether it is served as
-// healthy (map an unknown verdict to true: fail open). Checks absent from the map are served
-// as healthy. The server keeps a copy; the next query answers from it.
+// SetVerdicts installs this location's verdicts, replacing all of them: for each check ID,
+// whether it is served as healthy (map an unknown verdict to true: fail open). Checks absent
+// from the map are served as healthy. The server keeps a copy; the next query answers from
+// it. A location whose verdicts change a few at a time calls PatchVerdicts.
 func (s *Server) SetVerdicts(healthy map[string]bool) {
-	v := newVerdicts(maps.Clone(healthy))
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	old := s.verdicts.Swap(v)
-	// Only the record sets of checks whose verdict changed need counting again.
+	old := s.verdicts.Load()
+	v := old.fromMap(healthy)
+	s.verdicts.Store(v)
 	snap := s.snap.Load()
-	changed := map[*rrset]bool{}
-	for id, sets := range snap.byCheck {
+	var ids []string
+	for id := range snap.byCheck.All("") {
 		if old.health(id) != v.health(id) {
-			for _, rs := range sets {
-				changed[rs] = true
-			}
+			ids = append(ids, id)
+		}
+	}
+	s.recount(snap, v, ids)
+}
+
+// PatchVerdicts changes the verdicts of the checks in changes and leaves every other as it
+// is. Its cost follows the changes, not the number of checks: the store is copied on write,
+// part by part, and only the record sets of checks whose served health changed are counted
+// again. Every query that starts after it returns reads the new verdicts.
+func (s *Server) PatchVerdicts(changes []VerdictChange) {
+	if len(changes) == 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v, ids := s.verdicts.Load().patch(changes, s.changedIDs[:0])
+	s.verdicts.Store(v)
+	s.recount(s.snap.Load(), v, ids)
+	clear(ids)
+	s.changedIDs = ids[:0]
+}
+
+// recount counts again the withheld records of the record sets that the checks ids can
+// change, under the verdicts v. The caller holds s.mu.
+func (s *Server) recount(snap *Snapshot, v *verdicts, ids []string) {
+	changed := map[*rrset]bool{}
+	for _, id := range ids {
+		for _, rs := range snap.setsFor(id) {
+			changed[rs] = true
 		}
 	}
 	zones := map[string]bool{}
@@ -225,12 +239,12 @@ func (s *Server) SetVerdicts(healthy map[string]bool) {
 // zone. The caller holds s.mu.
 func (s *Server) updateWithheld() {
 	snap, v := s.snap.Load(), s.verdicts.Load()
-	s.withheld = make(map[*rrset]int, len(snap.healthSets))
+	s.withheld = map[*rrset]int{}
 	s.zoneWithheld = make(map[string]int, len(snap.zones))
 	for name := range snap.zones {
 		s.zoneWithheld[name] = 0
 	}
-	for _, rs := range snap.healthSets {
+	for rs := range snap.healthSets() {
 		n := withheldIn(rs, v)
 		s.withheld[rs] = n
 		s.zoneWithheld[rs.zone] += n

@@ -107,8 +107,9 @@ type Config struct {
 
 	// Probe configures the checker's probes.
 	Probe ProbeConfig
-	// EvalInterval is how often a location re-evaluates every check. Default 500ms;
-	// 50ms to 10s.
+	// EvalInterval is how often the node looks whether a checker's handoffs are over.
+	// Default 500ms; 50ms to 10s. (A location's verdicts follow the reports as they arrive,
+	// not this interval.)
 	EvalInterval time.Duration
 
 	// Transport replaces gossip's real network, e.g. with a regions.Transport.

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"context"
 	"sync"
 	"testing"
 	"time"
@@ -9,11 +10,26 @@ import (
 	"github.com/vigil-dns/vigil/gossip"
 )
 
-// Every evaluation's verdicts reach the reads (Verdicts, the status API, the sim's sampler)
-// as they reach DNS, even when the configuration changes while the location evaluates, as it
-// does under steady control-plane writes. Found by `vigil sim chaos`: an evaluation that
-// overlapped a configuration change gave DNS its verdicts and the reads nothing, so DNS
-// briefly served a verdict no read ever saw.
+// fakeChecker starts a gossip checker that joins seed: reports are published by hand.
+func fakeChecker(t testing.TB, id, region, seed string) *gossip.Node {
+	t.Helper()
+	g, err := gossip.New(gossip.Config{ID: id, Region: region, Roles: gossip.RoleChecker, Keys: [][]byte{testKey},
+		Profile: gossip.ProfileLocal, BindAddr: "127.0.0.1", Seeds: []string{seed}, Logger: testLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = g.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return g
+}
+
+// Every verdict DNS serves is the verdict the reads (Verdicts, the status API, the sim's
+// sampler) return, even when the configuration changes while reports arrive, as it does under
+// steady control-plane writes. Found by `vigil sim chaos` in the full pass of old: an
+// evaluation that overlapped a configuration change gave DNS its verdicts and the reads
+// nothing, so DNS briefly served a verdict no read ever saw.
 func TestVerdictsInstalledDespiteConfigChanges(t *testing.T) {
 	targets := map[string]*target{"us-east": newTarget(t), "eu-west": newTarget(t), "sa-east": newTarget(t)}
 	doc := demoDoc(t, targets)
@@ -24,8 +40,10 @@ func TestVerdictsInstalledDespiteConfigChanges(t *testing.T) {
 	cfg.Logger, cfg.Registerer = testLogger(), newReg()
 	n := mustNew(t, cfg)
 	t.Cleanup(n.Close)
+	chk := fakeChecker(t, "chk", "us-east", n.GossipAddr())
 
-	// Configuration changes as fast as they come, each a new index of the same document.
+	// Configuration changes as fast as they come, each a new index of the same document, and
+	// the checker flips its reports.
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -35,26 +53,41 @@ func TestVerdictsInstalledDespiteConfigChanges(t *testing.T) {
 				return
 			default:
 			}
-			n.setConfig(&control.State{Document: *doc, Index: i}, control.SourceControlPlane)
+			s := control.NewState(doc)
+			s.Index = i
+			n.setConfig(s, control.SourceControlPlane)
 		}
 	})
-	const rounds = 300
-	for i := range rounds {
-		n.mu.Lock()
-		before := n.loc.evaluations
-		n.mu.Unlock()
-		n.evaluate(time.Now())
-		n.mu.Lock()
-		after := n.loc.evaluations
-		n.mu.Unlock()
-		v, err := n.Verdicts()
-		if err != nil || after != before+1 || len(v) != len(doc.Checks) {
-			close(stop)
-			wg.Wait()
-			t.Fatalf("round %d: evaluations %d -> %d, %d verdicts of %d checks readable (%v): DNS has them, reads do not",
-				i, before, after, len(v), len(doc.Checks), err)
+	wg.Go(func() {
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			case <-time.After(time.Millisecond):
+			}
+			c := doc.Checks[i%len(doc.Checks)]
+			_ = chk.Publish(c.ID, gossip.Entry{Status: gossip.Status(1 + i/len(doc.Checks)%2)})
 		}
+	})
+	defer func() { close(stop); wg.Wait() }()
+	unhealthy := 0
+	for round := range 300 {
+		n.step()
+		v, err := n.Verdicts()
+		if err != nil || len(v) != len(doc.Checks) {
+			t.Fatalf("round %d: %d verdicts of %d checks readable (%v)", round, len(v), len(doc.Checks), err)
+		}
+		for id, e := range v {
+			if e.ServedAsHealthy != n.dns.Served(id) {
+				t.Fatalf("round %d: %s: the reads say served %v (%s), DNS serves %v", round, id, e.ServedAsHealthy, e.Sentence, n.dns.Served(id))
+			}
+			if !e.ServedAsHealthy {
+				unhealthy++
+			}
+		}
+		time.Sleep(time.Millisecond)
 	}
-	close(stop)
-	wg.Wait()
+	if unhealthy == 0 {
+		t.Fatal("no verdict was ever unhealthy: the checker's reports never reached the verdicts")
+	}
 }

@@ -3,41 +3,31 @@ package node
 import (
 	"context"
 	"fmt"
-	"net"
-	"net/netip"
+	"sync"
 	"time"
 
 	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/control"
 	"github.com/vigil-dns/vigil/gossip"
 	"github.com/vigil-dns/vigil/location"
-	"github.com/vigil-dns/vigil/quorum"
-	"github.com/vigil-dns/vigil/shard"
+	"github.com/vigil-dns/vigil/verdict"
 )
 
-// locationState is what a location keeps between evaluations: the latest verdict of every
-// check and what it was computed from, for explanations.
+// locationState is the location's verdict engine and what goes with it. Its own lock (not
+// Node.mu) guards it, and every install of verdicts into DNS happens under that lock, so that
+// a read (Verdicts, ExplainCheck, the status API) returns what DNS serves.
 type locationState struct {
-	verdicts    map[string]quorum.Verdict
-	inputs      map[string]evalInput
-	lastEval    time.Time
-	warmAt      time.Time // the first evaluation a freshness window after the start
-	evaluations uint64
-}
-
-// evalInput is what one check's verdict was computed from, so that Explain can compute the
-// same verdict again with its evidence.
-type evalInput struct {
-	policy   quorum.Policy
-	reports  []quorum.Report
-	expected []string
-	prev     quorum.Verdict
-	// calculated checks
-	calculated         bool
-	minHealthy         int
-	children           []string
-	childVerdicts      []quorum.Verdict
-	inverted, disabled bool
+	mu      sync.Mutex
+	engine  *verdict.Engine
+	doc     *config.Document // the configuration the engine holds
+	feed    <-chan struct{}  // the gossip table's change feed
+	wake    chan struct{}    // the configuration changed (capacity 1)
+	changes gossip.Changes   // scratch of step
+	out     []verdict.Change
+	patch   []location.VerdictChange
+	stats   verdict.Stats
+	warmAt  time.Time // the first step a freshness window after the start
+	steps   uint64
 }
 
 // newLocation creates the location role's DNS server and binds its sockets.
@@ -53,14 +43,17 @@ func (n *Node) newLocation() error {
 		return fmt.Errorf("node: dns: %w", err)
 	}
 	n.dns = s
-	if n.lm, err = newLocationMetrics(n.reg); err != nil {
+	n.loc.engine = verdict.New()
+	n.loc.wake = make(chan struct{}, 1)
+	n.loc.feed = n.pool.Feed()
+	if n.lm, err = newLocationMetrics(n.reg, n); err != nil {
 		return err
 	}
 	n.mu.Lock()
 	st := n.state
 	n.mu.Unlock()
 	if st != nil {
-		n.installZones(st)
+		n.installZones(st, control.Changes{Full: true})
 	}
 	return nil
 }
@@ -72,138 +65,124 @@ func closeDNS(s *location.Server) {
 	_ = s.Serve(ctx)
 }
 
-// installZones compiles the configuration's zones, with each zone's name-server shard, into
-// the DNS server's snapshot.
-func (n *Node) installZones(s *control.State) {
-	if n.dns == nil {
-		return
-	}
-	shards, err := n.zoneShards(s)
-	if err != nil {
-		n.log.Error("node: name-server shards; zones keep their own name servers", "err", err)
-	}
-	snap, err := location.NewSnapshot(s.Document.Zones, shards)
-	if err != nil {
-		n.log.Error("node: zones not installed; the previous ones stay", "index", s.Index, "err", err)
-		return
-	}
-	n.dns.SetSnapshot(snap)
-}
+// Limits of one step of the verdict engine.
+const (
+	// maxDrain bounds the reports one step takes from the gossip table, so that the lock is
+	// never held for a whole table (a location that starts, or a checker's row repaired).
+	maxDrain = 4096
+	// minStepGap spaces steps woken by the table: changes that arrive within it are decided
+	// together, and a report waits at most this long for its step.
+	minStepGap = 2 * time.Millisecond
+)
 
-// zoneShards returns each zone's virtual name servers: stateful from the allocations the
-// control plane stores, stateless from the zone's name; none for a zone that lists its own.
-func (n *Node) zoneShards(s *control.State) (map[string][]location.NameServer, error) {
-	doc := &s.Document
-	ns, err := shard.NewNameServers(doc.NameServers)
-	if err != nil {
-		return nil, err
-	}
-	glue := map[int]netip.Addr{}
-	for i, a := range n.cfg.NameServers {
-		if host, _, err := net.SplitHostPort(a); err == nil {
-			if ip, err := netip.ParseAddr(host); err == nil && !ip.IsUnspecified() {
-				glue[i] = ip
+// runVerdicts keeps the verdicts up to date until ctx ends: it steps when the gossip table
+// changed, when the configuration changed and when the engine's next timer (a checker going
+// stale, a hold running out) falls due. No tick: a report that changes a verdict reaches DNS
+// within a step of its arrival.
+//
+// It decides nothing before the node joined the pool: a location that has heard no checker
+// yet has no verdict (DNS serves every check as healthy, the reads show none), rather than
+// an unknown verdict for every check the moment its configuration is there.
+func (n *Node) runVerdicts(ctx context.Context) error {
+	l := &n.loc
+	n.awaitJoin(ctx, maxJoinWait)
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		start := time.Now()
+		more, next := n.step()
+		if !more {
+			d := time.Hour
+			if !next.IsZero() {
+				d = max(time.Until(next), 0)
+			}
+			timer.Reset(d)
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-l.feed:
+			case <-l.wake:
+			case <-timer.C:
+			}
+			timer.Stop()
+		}
+		if gap := minStepGap - time.Since(start); gap > 0 {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(gap):
 			}
 		}
 	}
-	domain := doc.NameServers.Domain
-	out := make(map[string][]location.NameServer, len(doc.Zones))
-	for _, z := range doc.Zones {
-		if len(z.NameServers) > 0 {
-			continue
-		}
-		servers := ns.Stateless(z.Name)
-		if ns.Mode() == shard.ModeStateful {
-			if stored, ok := s.Shards[control.CanonicalZone(z.Name)]; ok && len(stored) > 0 {
-				servers = stored
-			}
-		}
-		out[z.Name] = location.ShardNameServers(servers, domain, glue)
-	}
-	return out, nil
 }
 
-// evaluate decides every check of the configuration at now, children before their parents,
-// and hands the verdicts to the DNS server. Its work is bounded by the number of checks and
-// reports the node holds.
-func (n *Node) evaluate(now time.Time) {
+// wakeVerdicts asks runVerdicts for a step (the configuration changed).
+func (n *Node) wakeVerdicts() {
+	select {
+	case n.loc.wake <- struct{}{}:
+	default:
+	}
+}
+
+// step brings the verdicts up to date: it hands the engine the configuration if it changed
+// and what the gossip table changed since the last step (up to maxDrain reports), lets it
+// fire its timers and re-decide at now, and installs the changed verdicts in DNS, all under
+// the location's lock. It returns whether the table holds more changes, and when the
+// engine's next timer (or the end of the warm-up) falls due (zero: none).
+func (n *Node) step() (more bool, next time.Time) {
+	l := &n.loc
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	n.mu.Lock()
-	doc, plan := n.doc, n.plan
-	prevs := n.loc.verdicts
+	doc := n.doc
 	n.mu.Unlock()
-	if doc == nil {
-		return
+	if doc != l.doc {
+		l.engine.Configure(doc)
+		l.doc = doc
 	}
-	t0 := time.Now()
-	held := n.pool.Reports()
-	byCheck := map[string][]quorum.Report{}
-	for _, r := range held {
-		if r.Entry.Status == gossip.StatusUnknown {
-			continue // a checker with no status yet says nothing
-		}
-		byCheck[r.Check] = append(byCheck[r.Check], quorum.Report{
-			Checker: r.Checker, Region: r.Region, Healthy: r.Entry.Status == gossip.StatusHealthy,
-			Reason: r.Entry.Reason, Latency: r.Entry.Latency, Sequence: r.Seq, LastProgress: r.LastProgress,
-		})
-	}
-	verdicts := make(map[string]quorum.Verdict, len(doc.Checks))
-	inputs := make(map[string]evalInput, len(doc.Checks))
-	serving := make(map[string]bool, len(doc.Checks))
-	for _, id := range doc.EvalOrder() {
-		c, _ := doc.CheckByID(id)
-		prev := prevs[id]
-		var v quorum.Verdict
-		var in evalInput
-		if c.Protocol == config.ProtocolCalculated {
-			in = evalInput{calculated: true, minHealthy: c.MinHealthy, children: c.Children,
-				inverted: c.Inverted, disabled: c.Disabled, prev: prev}
-			in.childVerdicts = make([]quorum.Verdict, len(c.Children))
-			for i, child := range c.Children {
-				in.childVerdicts[i] = verdicts[child]
-			}
-			v = quorum.Combine(in.minHealthy, in.childVerdicts, in.inverted, in.disabled, prev, now)
+	more = n.pool.Drain(maxDrain, &l.changes)
+	for _, c := range l.changes.Cells {
+		if c.Present {
+			l.engine.SetReport(c.Check, c.Checker, verdict.Report{Known: c.Entry.Status != gossip.StatusUnknown,
+				Healthy: c.Entry.Status == gossip.StatusHealthy, Latency: c.Entry.Latency})
 		} else {
-			in = evalInput{policy: quorum.PolicyFor(*c, doc.Quorum), reports: byCheck[id], prev: prev}
-			if plan != nil {
-				for _, r := range c.Regions {
-					in.expected = append(in.expected, plan.Shard(id, r)...)
-				}
-			}
-			v = quorum.Evaluate(in.policy, in.reports, in.expected, prev, now)
+			l.engine.DeleteReport(c.Check, c.Checker)
 		}
-		if prev.State != v.State || prev.At.IsZero() {
-			n.lm.changed(id, v.State)
+	}
+	for _, r := range l.changes.Rows {
+		if r.Gone {
+			l.engine.RemoveChecker(r.Checker)
+		} else {
+			l.engine.Progress(r.Checker, r.Region, r.Progress)
 		}
-		verdicts[id], inputs[id], serving[id] = v, in, v.Serving()
 	}
-	n.installVerdicts(now, freshnessWindow(doc), verdicts, inputs, serving)
-	n.m.observe(verdicts, time.Since(t0).Seconds())
-	n.lm.observe(verdicts, held, plan, doc, now)
-}
-
-// installVerdicts hands an evaluation's verdicts to the DNS server and keeps them for reads
-// (Verdicts, ExplainCheck, the next evaluation's previous verdicts) under one lock, so that
-// what a read returns is what DNS serves. They are installed even when the configuration
-// changed during the evaluation: DNS serves them until the next evaluation either way.
-// (They used to reach DNS first and the reads only when the configuration had not changed;
-// under steady control-plane writes, found by `vigil sim chaos`, DNS served a verdict that
-// no read ever saw.)
-func (n *Node) installVerdicts(now time.Time, window time.Duration, verdicts map[string]quorum.Verdict, inputs map[string]evalInput, serving map[string]bool) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	n.dns.SetVerdicts(serving)
-	n.loc.verdicts, n.loc.inputs = verdicts, inputs
-	n.loc.lastEval = now
-	n.loc.evaluations++
-	if n.loc.warmAt.IsZero() && now.Sub(n.started) >= window {
-		n.loc.warmAt = now
+	now := time.Now() // after the drain: no progress it took is later than now
+	t0 := now
+	l.engine.Advance(now)
+	l.out = l.engine.Changes(l.out[:0])
+	l.patch = l.patch[:0]
+	for _, c := range l.out {
+		l.patch = append(l.patch, location.VerdictChange{Check: c.Check, Healthy: c.Serving()})
 	}
-}
-
-// explain recomputes one check's verdict with its evidence from its recorded inputs.
-func (in evalInput) explain(ids []string, at time.Time) quorum.Explanation {
-	if in.calculated {
-		return quorum.ExplainCombined(in.minHealthy, ids, in.childVerdicts, in.inverted, in.disabled, in.prev, at)
+	n.dns.PatchVerdicts(l.patch)
+	clear(l.out)
+	clear(l.patch)
+	l.steps++
+	window := freshnessWindow(doc)
+	if l.warmAt.IsZero() {
+		if now.Sub(n.started) >= window && !n.started.IsZero() {
+			l.warmAt = now
+		} else if !n.started.IsZero() {
+			next = n.started.Add(window)
+		}
 	}
-	return quorum.Explain(in.policy, in.reports, in.expected, in.prev, at)
+	if at, ok := l.engine.Next(); ok && (next.IsZero() || at.Before(next)) {
+		next = at
+	}
+	stats := l.engine.Stats()
+	if stats.Advances > l.stats.Advances {
+		n.m.observe(l.engine.Counts(), stats.Advances-l.stats.Advances, stats.Evaluations-l.stats.Evaluations, time.Since(t0).Seconds())
+	}
+	l.stats = stats
+	return more, next
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/vigil-dns/vigil/gossip"
 	"github.com/vigil-dns/vigil/quorum"
 	"github.com/vigil-dns/vigil/routing"
+	"github.com/vigil-dns/vigil/verdict"
 )
 
 // The read-only view of a node, for the status API. Every method returns plain values that
@@ -101,7 +102,7 @@ func (n *Node) ConfigInfo() ConfigInfo {
 	ci := ConfigInfo{Source: n.source}
 	if n.state != nil {
 		ci.Index = n.state.Index
-		ci.Regions, ci.Checks, ci.Zones = len(n.doc.Regions), len(n.doc.Checks), len(n.doc.Zones)
+		ci.Regions, ci.Checks, ci.Zones = len(n.state.Regions()), n.state.NumChecks(), n.state.NumZones()
 	}
 	n.mu.Unlock()
 	switch {
@@ -118,35 +119,68 @@ func (n *Node) ConfigInfo() ConfigInfo {
 	return ci
 }
 
-// Verdicts returns this location's latest verdict of every check, without per-report
-// evidence, by check id.
+// Verdicts returns this location's verdict of every check, without per-report evidence, by
+// check id: what DNS serves now.
 func (n *Node) Verdicts() (map[string]quorum.Explanation, error) {
 	if n.dns == nil {
 		return nil, ErrNoLocation
 	}
+	l := &n.loc
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	_, decided := l.engine.Len()
+	out := make(map[string]quorum.Explanation, decided)
 	n.mu.Lock()
-	defer n.mu.Unlock()
-	out := make(map[string]quorum.Explanation, len(n.loc.verdicts))
-	for id, v := range n.loc.verdicts {
-		out[id] = v.Summary()
-	}
+	expected := n.expectedLocked()
+	n.mu.Unlock()
+	l.engine.Each(expected, func(id string, v quorum.Verdict) { out[id] = v.Summary() })
 	return out, nil
 }
 
-// ExplainCheck returns this location's latest verdict of one check with its evidence: every
-// checker's vote or why it did not count, and the expected checkers never heard from.
+// expectedLocked returns, for the location's reads, each check's expected checkers under the
+// current assignment (nil: no plan). The caller holds n.mu while it calls the result.
+func (n *Node) expectedLocked() func(id string) []string {
+	plan, doc := n.plan, n.doc
+	if plan == nil || doc == nil {
+		return nil
+	}
+	return func(id string) []string {
+		var out []string
+		for _, r := range doc.Regions {
+			out = append(out, plan.Shard(id, r)...)
+		}
+		return out
+	}
+}
+
+// ExplainCheck returns this location's verdict of one check with its evidence: every
+// checker's vote or why it did not count (with the checker's reason, latency and sequence as
+// the gossip table holds them), and the expected checkers never heard from.
 func (n *Node) ExplainCheck(id string) (quorum.Explanation, error) {
 	if n.dns == nil {
 		return quorum.Explanation{}, ErrNoLocation
 	}
+	details := map[string]verdict.Detail{}
+	for _, r := range n.pool.ReportsFor(id) {
+		details[r.Checker] = verdict.Detail{Reason: r.Entry.Reason, Latency: r.Entry.Latency, Sequence: r.Seq}
+	}
+	l := &n.loc
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	n.mu.Lock()
-	in, ok := n.loc.inputs[id]
-	v := n.loc.verdicts[id]
+	var expected []string
+	if f := n.expectedLocked(); f != nil {
+		expected = f(id)
+	}
 	n.mu.Unlock()
+	e, ok := l.engine.Explain(id, expected, func(checker string) (verdict.Detail, bool) {
+		d, ok := details[checker]
+		return d, ok
+	})
 	if !ok {
 		return quorum.Explanation{}, fmt.Errorf("node: check %q: no verdict (unknown check, or not evaluated yet)", id)
 	}
-	return in.explain(in.children, v.At), nil
+	return e, nil
 }
 
 // CheckerView is one checker as this location hears it.
@@ -165,16 +199,16 @@ type CheckerView struct {
 	Reports int `json:"reports"`
 }
 
-// Checkers returns every checker this node knows, from membership and from the reports it
-// holds, with its freshness by this node's clock, sorted by region then id.
+// Checkers returns every checker this node knows, from membership and (as a location) from
+// the reports it holds, with its freshness as the location's verdicts count it, sorted by
+// region then id.
 func (n *Node) Checkers() []CheckerView {
 	if n.pool == nil {
 		return nil
 	}
 	n.mu.Lock()
-	window := freshnessWindow(n.doc)
+	window := freshnessWindow(n.settings)
 	n.mu.Unlock()
-	now := time.Now()
 	views := map[string]*CheckerView{}
 	get := func(id, region string) *CheckerView {
 		v, ok := views[id]
@@ -192,21 +226,20 @@ func (n *Node) Checkers() []CheckerView {
 			get(m.ID, m.Region).Member = true
 		}
 	}
-	for _, r := range n.pool.Reports() {
-		v := get(r.Checker, r.Region)
-		v.Reports++
-		if r.LastProgress.After(v.LastProgress) {
-			v.LastProgress = r.LastProgress
-		}
+	if n.dns != nil {
+		l := &n.loc
+		l.mu.Lock()
+		l.engine.Checkers(func(c verdict.CheckerInfo) {
+			v := get(c.ID, c.Region)
+			v.Reports, v.LastProgress, v.Fresh = c.Reports, c.Progress, c.Fresh
+			if !c.Fresh && !c.Progress.IsZero() {
+				v.StaleSince = c.Progress.Add(window)
+			}
+		})
+		l.mu.Unlock()
 	}
 	out := make([]CheckerView, 0, len(views))
 	for _, v := range views {
-		if !v.LastProgress.IsZero() {
-			v.Fresh = now.Sub(v.LastProgress) <= window
-			if !v.Fresh {
-				v.StaleSince = v.LastProgress.Add(window)
-			}
-		}
 		out = append(out, *v)
 	}
 	sort.Slice(out, func(i, j int) bool {
@@ -231,10 +264,10 @@ func (n *Node) CheckerResults() []checker.Report {
 func (n *Node) CheckConfig(id string) (config.Check, bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if n.doc == nil {
+	if n.state == nil {
 		return config.Check{}, false
 	}
-	c, ok := n.doc.CheckByID(id)
+	c, ok := n.state.CheckRef(id)
 	if !ok {
 		return config.Check{}, false
 	}
@@ -264,8 +297,11 @@ type Readiness struct {
 func (n *Node) Ready() Readiness {
 	var rd Readiness
 	n.mu.Lock()
-	hasConfig, warm := n.state != nil, !n.loc.warmAt.IsZero()
+	hasConfig := n.state != nil
 	n.mu.Unlock()
+	n.loc.mu.Lock()
+	warm := !n.loc.warmAt.IsZero()
+	n.loc.mu.Unlock()
 	// A node with no peers to join is the pool's first member; any other has joined once it
 	// sees another member.
 	joined := n.pool != nil && (len(n.cfg.Gossip.Join) == 0 || len(n.pool.Members()) > 1)

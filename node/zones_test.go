@@ -41,7 +41,7 @@ zones:
 		}
 		return out
 	}
-	got, err := n.zoneShards(&control.State{Document: *doc})
+	got, err := n.zoneShards(control.NewState(doc))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +57,7 @@ zones:
 
 	doc.NameServers.Mode = shard.ModeStateful
 	stored := []int{1, 2, 3, 4}
-	got, err = n.zoneShards(&control.State{Document: *doc, Shards: map[string][]int{"a.vigil.test.": stored}})
+	got, err = n.zoneShards(control.NewState(doc).WithShards(map[string][]int{"a.vigil.test.": stored}))
 	if err != nil {
 		t.Fatal(err)
 	}

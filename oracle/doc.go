@@ -39,27 +39,29 @@
 // # Time
 //
 // Between two events the faults are constant, and the model gives each (location, check) a
-// settled set of served values: one value when it is sure, both when it is not. After an event
-// that changes what a location may serve, the values possible just before it stay allowed
-// for a transition window, and so do the values of every mix of old and new (some regions'
-// reports already changed, others not yet; too few fresh reports meanwhile, held or unknown).
-// The window is computed from the configuration of the check and Bounds:
+// settled set of served values: one value when it is sure, both when it is not. An event
+// changes some factors of a check at a location: whether a region's checkers reach the
+// target, whether their gossip reaches the location, how many of them report. Each changed
+// factor may still be seen at its old value for its own transition window, computed from the
+// check's configuration and Bounds:
 //
 //   - a probe that starts failing (target down, link cut): interval × failure_threshold +
 //     timeout;
 //   - a probe that recovers: interval × success_threshold + timeout;
-//   - reports that stop arriving: the freshness window, plus hold when too few reports may be
-//     fresh meanwhile;
-//   - reports that start arriving again (a link heals, a process starts): Bounds.GossipRepair;
-//   - checkers stopping or starting: Bounds.Membership plus the probes a new holder needs;
-//   - a location starting: Bounds.LocationStart plus the freshness window and the hold; until
-//     then it may also serve every check as healthy (it has no verdict yet: fail open);
+//   - reports that stop arriving: the freshness window;
+//   - reports that start arriving again (a link heals): Bounds.GossipRepair;
+//   - checkers stopping or starting: Bounds.Membership plus the freshness window and the
+//     probes a new holder needs, the count of reports meanwhile anywhere between the fewest
+//     and the most (the handoff makes before it breaks);
 //
 // each plus the propagation delay of the latency in force (across every region), the spread
 // of a report through gossip (Bounds.Spread), the locations' evaluation tick (Bounds.Tick)
-// and Bounds.Slack. When a further event comes while
-// earlier transitions are still open, their old values are mixed into its transition too (a
-// verdict held, or reports still fresh, across two faults).
+// and Bounds.Slack. Meanwhile every mix of old and new values is allowed (some regions'
+// reports already changed, others not yet), and wherever the mix leaves too few fresh reports
+// the location may hold what it served before for the document's hold, then serve the check
+// as unknown (healthy). A started location has no verdict: for Bounds.LocationStart +
+// GossipRepair + the freshness window it may serve any check as healthy, or decide from
+// whichever regions it hears first.
 //
 // # What is judged
 //

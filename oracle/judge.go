@@ -5,6 +5,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"sort"
 	"strings"
 	"time"
 
@@ -257,18 +258,21 @@ func (j *judge) allowed(rs *config.RecordSet, checks []string, masks []served) [
 // finding returns a finding of q with the queries around it and the events in force.
 func (j *judge) finding(q Query, reason string, allowed []string) *Finding {
 	f := &Finding{Query: q, Reason: reason, Allowed: allowed}
-	var same []Query
-	idx := -1
-	for _, o := range j.byLoc[q.Location] {
-		if o.Name == q.Name && o.Type == q.Type {
-			if o.Sent.Equal(q.Sent) {
-				idx = len(same)
-			}
-			same = append(same, o)
+	qs := j.byLoc[q.Location]
+	at := sort.Search(len(qs), func(i int) bool { return !qs[i].Sent.Before(q.Sent) })
+	same := func(o Query) bool { return o.Name == q.Name && o.Type == q.Type }
+	var before []Query
+	for i := at - 1; i >= 0 && len(before) < aroundQueries; i-- {
+		if same(qs[i]) {
+			before = append(before, qs[i])
 		}
 	}
-	if idx >= 0 {
-		f.Around = slices.Clone(same[max(0, idx-aroundQueries):min(len(same), idx+aroundQueries+1)])
+	slices.Reverse(before)
+	f.Around = before
+	for i := at; i < len(qs) && len(f.Around) < len(before)+aroundQueries+1; i++ {
+		if same(qs[i]) {
+			f.Around = append(f.Around, qs[i])
+		}
 	}
 	f.InForce = j.inForce(q.Sent, q.Received)
 	return f

@@ -28,12 +28,12 @@ var t0 = time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 // location and one target; the demo's document (probes every 1s, 3 failures, 2 successes,
 // freshness 5s, hold 10s).
 type story struct {
-	t   *testing.T
+	t   testing.TB
 	run Run
 }
 
 // newStory returns a story on the demo network that ends at end seconds.
-func newStory(t *testing.T, end float64) *story {
+func newStory(t testing.TB, end float64) *story {
 	t.Helper()
 	doc, err := config.Load("../examples/demo.yaml")
 	if err != nil {

@@ -3,9 +3,13 @@ package oracle
 import (
 	"maps"
 	"slices"
+	"sort"
 	"strings"
 	"time"
 )
+
+// maxFlight bounds how long a query the judge measures from may have been in flight.
+const maxFlight = 10 * time.Second
 
 // groupGap joins events applied this close together into one change of the network (a
 // region cut from two others by two commands, say).
@@ -146,20 +150,23 @@ func servingOf(checks []string, masks []served) func(string) bool {
 // before it showed that state; otherwise, for each check still in an earlier transition
 // until it ends, everything the location may have served just before the change.
 func (j *judge) firstNew(loc string, sets []changedSet, at, until time.Time) (time.Duration, bool) {
+	qs := j.byLoc[loc]
+	// Queries are in order of sending; one received after at was sent at most a flight
+	// before it.
+	first := sort.Search(len(qs), func(i int) bool { return !qs[i].Sent.Before(at.Add(-maxFlight)) })
 	settledBefore := make([]bool, len(sets))
 	for k, cs := range sets {
 		rs := j.sets[cs.key]
-		for _, q := range j.byLoc[loc] {
-			if !q.Received.Before(at) {
-				break
-			}
-			if q.answered() && q.Rcode == rcodeSuccess && strings.ToLower(q.Name) == cs.key.name && q.Type == cs.key.typ {
+		for i := first + sort.Search(len(qs)-first, func(i int) bool { return !qs[first+i].Received.Before(at) }) - 1; i >= 0; i-- {
+			q := qs[i]
+			if q.Received.Before(at) && q.answered() && q.Rcode == rcodeSuccess && strings.ToLower(q.Name) == cs.key.name && q.Type == cs.key.typ {
 				settledBefore[k] = Permitted(rs, servingOf(cs.checks, cs.before)).Permits(q.Values) &&
 					!Permitted(rs, servingOf(cs.checks, cs.after)).Permits(q.Values)
+				break
 			}
 		}
 	}
-	for _, q := range j.byLoc[loc] {
+	for _, q := range qs[first:] {
 		if q.Received.Before(at) || !q.answered() || q.Rcode != rcodeSuccess {
 			continue
 		}

@@ -60,7 +60,7 @@ func TestApply(t *testing.T) {
 		t.Fatalf("apply demo: %d %q %q", code, out, errOut)
 	}
 	applied := node.State().Index
-	if len(node.State().Document.Checks) == 0 {
+	if len(node.State().Document().Checks) == 0 {
 		t.Fatal("the demo's checks are not in the state")
 	}
 

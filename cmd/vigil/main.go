@@ -24,6 +24,7 @@ func commands() []command {
 		{"agent", "run a node's roles: control (raft voter and API), checker, location (DNS)", runAgent},
 		{"apply", "apply a whole configuration file through the control plane", runApply},
 		{"dev", "run a whole multi-region network in this process, on loopback; drive its faults", runDev},
+		{"load", "generate load: concurrent writes on the control plane, or a synthetic configuration of any size", runLoad},
 		{"sim", "run a fault scenario on an in-process network and check every DNS answer it gave", runSim},
 		{"shard", "analyse the blast radius of shuffle shards (vigil shard analyze)", runShard},
 		{"status", "print a node's status: verdicts, evidence, checkers, answers, probes, members", runStatus},

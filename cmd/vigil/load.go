@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/control"
+)
+
+// runLoad generates load for measurements: writes on the control plane's API, or a
+// synthetic configuration document of any size.
+func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, "usage: vigil load writes [flags]   (concurrent writes on the control plane's API)\n       vigil load document [flags] (print a synthetic configuration)")
+		return 2
+	}
+	switch args[0] {
+	case "writes":
+		return runLoadWrites(ctx, args[1:], stdout, stderr)
+	case "document":
+		return runLoadDocument(args[1:], stdout, stderr)
+	}
+	fmt.Fprintf(stderr, "vigil load: unknown load %q (writes or document)\n", args[0])
+	return 2
+}
+
+func runLoadWrites(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("load writes", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	servers := fs.String("server", "http://127.0.0.1:7100", "comma-separated API URLs of voters; client i writes to server i mod n")
+	tokenFile := fs.String("token-file", "", "file holding the write token (default: $VIGIL_TOKEN)")
+	clients := fs.Int("clients", 1, "concurrent clients, each waiting for its write's answer before the next")
+	duration := fs.Duration("duration", 10*time.Second, "how long to write")
+	writes := fs.Int("writes", 0, "stop after this many writes in all (0: no limit)")
+	kind := fs.String("kind", "check", "what to write: check (PUT /v1/checks/{id}) or record_set (PUT of an A record set in -zone)")
+	zone := fs.String("zone", "", "zone of record-set writes (it must exist)")
+	prefix := fs.String("prefix", "load", "start of the names written")
+	spread := fs.Int("spread", 1000, "distinct items each client writes in turn")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	token := os.Getenv("VIGIL_TOKEN")
+	if *tokenFile != "" {
+		tokens, err := readTokens(*tokenFile)
+		if err != nil || len(tokens) == 0 {
+			fmt.Fprintf(stderr, "vigil load: no token in %s (%v)\n", *tokenFile, err)
+			return 1
+		}
+		token = tokens[0]
+	}
+	res, err := control.RunWriteLoad(ctx, control.WriteLoad{
+		Servers: strings.Split(*servers, ","), Token: token, Clients: *clients, Duration: *duration,
+		Writes: *writes, Kind: *kind, Zone: *zone, Prefix: *prefix, Spread: *spread,
+	})
+	if err != nil {
+		fmt.Fprintf(stderr, "vigil load: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "clients=%d kind=%s: %s\n", *clients, *kind, res)
+	if res.Errors > 0 {
+		fmt.Fprintf(stderr, "vigil load: first error: %s\n", res.FirstError)
+		return 1
+	}
+	return 0
+}
+
+func runLoadDocument(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("load document", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	checks := fs.Int("checks", 1000, "checks, each with a multivalue A record set it decides")
+	regions := fs.String("regions", "us-east,eu-west,sa-east", "comma-separated regions")
+	protocol := fs.String("protocol", "tcp", "tcp or http")
+	target := fs.String("target", "127.0.0.1:80", "host:port every check probes")
+	interval := fs.Duration("interval", 30*time.Second, "every check's interval")
+	zoneSize := fs.Int("zone-size", 1000, "record sets per zone")
+	domain := fs.String("domain", "scale.test.", "parent domain of the zones z<n>.<domain>")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	host, port, err := splitTarget(*target)
+	if err != nil {
+		fmt.Fprintf(stderr, "vigil load: -target: %v\n", err)
+		return 2
+	}
+	s := config.Scale{Checks: *checks, Regions: strings.Split(*regions, ","), Protocol: config.Protocol(*protocol),
+		Host: host, Port: port, Interval: *interval, ZoneSize: *zoneSize, Domain: *domain}
+	if err := s.WriteYAML(stdout); err != nil {
+		fmt.Fprintf(stderr, "vigil load: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// splitTarget splits host:port with a numeric port.
+func splitTarget(s string) (string, int, error) {
+	i := strings.LastIndexByte(s, ':')
+	if i < 0 {
+		return "", 0, fmt.Errorf("%q: want host:port", s)
+	}
+	var port int
+	if _, err := fmt.Sscan(s[i+1:], &port); err != nil || port < 1 || port > 65535 {
+		return "", 0, fmt.Errorf("%q: bad port", s)
+	}
+	return s[:i], port, nil
+}

@@ -1,0 +1,102 @@
+package control
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/raft"
+	"github.com/vigil-dns/vigil/config"
+)
+
+// TestBatchCommandsSucceedAlone: the commands of a batch are applied in order, each on what
+// the one before made, and one that fails leaves the others applied.
+func TestBatchCommandsSucceedAlone(t *testing.T) {
+	f := NewFSM(newSeqAllocator, nil)
+	if err := applyLog(t, f, 1, &Command{Op: OpApplyDocument, Document: mustDoc(t, testDoc)}); err != nil {
+		t.Fatal(err)
+	}
+	check := func(id string, port int) *config.Check {
+		c := config.DefaultCheck()
+		c.ID, c.Protocol, c.Target = id, config.ProtocolTCP, config.Target{Host: "127.0.0.1", Port: port}
+		return &c
+	}
+	var batch Command
+	batch.Op = OpBatch
+	for _, c := range []*Command{
+		{Op: OpPutCheck, Check: check("a", 1), Create: true},
+		{Op: OpPutCheck, Check: check("a", 2), Create: true}, // exists by then
+		{Op: OpDeleteCheck, ID: "web-1"},                     // still named by a record
+		{Op: OpPutCheck, Check: check("b", 3)},
+		{Op: OpBatch},
+	} {
+		raw, _ := json.Marshal(c)
+		batch.Batch = append(batch.Batch, raw)
+	}
+	data, _ := json.Marshal(batch)
+	res := f.Apply(&raft.Log{Index: 2, Data: data}).(ApplyResult)
+	if res.Err != nil || len(res.Batch) != 5 {
+		t.Fatalf("batch result %+v", res)
+	}
+	var ve *ValidationError
+	if res.Batch[0] != nil || !errors.Is(res.Batch[1], ErrConflict) || !errors.As(res.Batch[2], &ve) || res.Batch[3] != nil || res.Batch[4] == nil {
+		t.Fatalf("batch errors %v", res.Batch)
+	}
+	s := f.State()
+	a, _ := s.Check("a")
+	if _, ok := s.Check("b"); !ok || a.Target.Port != 1 || s.Index != 2 {
+		t.Fatalf("state after the batch: index %d, a %+v", s.Index, a.Target)
+	}
+	if _, ok := s.Check("web-1"); !ok {
+		t.Fatal("the failed delete was applied")
+	}
+}
+
+// TestConcurrentWritesCommitted: many clients writing at once through the API of a 3-voter
+// cluster, some creating the same check: every write answered 2xx is in the state of every
+// voter, and of the competing creates exactly one succeeded.
+func TestConcurrentWritesCommitted(t *testing.T) {
+	c := newCluster(t, 3)
+	l := c.leader(5 * time.Second)
+	mustWrite(t, "PUT", l.url()+"/v1/document", "application/yaml", testDoc)
+	var mu sync.Mutex
+	var ok []string
+	created := 0
+	var wg sync.WaitGroup
+	for g := range 24 {
+		wg.Go(func() {
+			for i := range 10 {
+				id := fmt.Sprintf("g%d-%d", g, i)
+				code, _ := do(t, "PUT", l.url()+"/v1/checks/"+id, testToken, "application/json", checkJSON(id, 1+i))
+				mu.Lock()
+				if code == http.StatusOK {
+					ok = append(ok, id)
+				}
+				mu.Unlock()
+			}
+			code, _ := do(t, "POST", l.url()+"/v1/checks", testToken, "application/json", checkJSON("contested", 9))
+			mu.Lock()
+			if code == http.StatusCreated {
+				created++
+			}
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	if len(ok) != 240 || created != 1 {
+		t.Fatalf("%d of 240 writes answered OK, %d contested creates succeeded", len(ok), created)
+	}
+	last := l.node.State().Index
+	for _, v := range c.voters {
+		waitFor(t, 5*time.Second, "every voter to apply the writes", func() bool { return v.node.State().Index >= last })
+		for _, id := range ok {
+			if _, found := v.node.State().Check(id); !found {
+				t.Fatalf("voter %s lacks acknowledged check %s", v.id, id)
+			}
+		}
+	}
+}

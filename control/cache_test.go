@@ -1,0 +1,161 @@
+package control
+
+import (
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// history applies random commands to an FSM and returns the states it went through with the
+// delta between each and the next.
+func history(t *testing.T, n int) ([]*State, []*Delta) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(5, 6))
+	f := NewFSM(nil, nil)
+	if err := applyLog(t, f, 1, &Command{Op: OpApplyDocument, Document: mustDoc(t, testDoc)}); err != nil {
+		t.Fatal(err)
+	}
+	states := []*State{f.State()}
+	var deltas []*Delta
+	for i := uint64(2); len(states) < n; i++ {
+		if applyLog(t, f, i, randomCommand(rng)) != nil {
+			continue
+		}
+		prev := states[len(states)-1]
+		deltas = append(deltas, f.delta(prev.Index, f.State()))
+		states = append(states, f.State())
+	}
+	return states, deltas
+}
+
+// TestDiskCopyJournal: each change is appended to the journal; the copy read back is the
+// last state, through compactions; a record torn by a crash (cut anywhere) or damaged ends
+// the journal, and the copy read back is the state before it, never a mixture.
+func TestDiskCopyJournal(t *testing.T) {
+	states, deltas := history(t, 120)
+	path := filepath.Join(t.TempDir(), "config.json")
+	c, s, err := openCopy(path)
+	if err != nil || s != nil {
+		t.Fatalf("empty copy: %v %v", s, err)
+	}
+	if err := c.save(states[0]); err != nil {
+		t.Fatal(err)
+	}
+	for i, d := range deltas {
+		if err := c.add(d, states[i+1]); err != nil {
+			t.Fatal(err)
+		}
+		if i%10 == 0 {
+			got, err := LoadCache(path)
+			if err != nil || roundTrip(t, got) != roundTrip(t, states[i+1]) {
+				t.Fatalf("after change %d: copy differs (%v)", i, err)
+			}
+		}
+	}
+	c.close()
+
+	// A crash in the middle of the last record: every cut of it reads back the state before.
+	journal, _ := os.ReadFile(journalPath(path))
+	last := len(deltas) - 1
+	for _, cut := range []int{1, 4, 8, 9, 50} {
+		sizeBefore := recordStart(t, journal, last)
+		if err := os.WriteFile(journalPath(path), journal[:sizeBefore+cut], 0o600); err != nil {
+			t.Fatal(err)
+		}
+		c, got, err := openCopy(path)
+		if err != nil || roundTrip(t, got) != roundTrip(t, states[last]) {
+			t.Fatalf("cut %d bytes into the last record: %v", cut, err)
+		}
+		// The torn tail is cut off: the next change follows the good records.
+		if err := c.add(deltas[last], states[last+1]); err != nil {
+			t.Fatal(err)
+		}
+		c.close()
+		if got, _ := LoadCache(path); roundTrip(t, got) != roundTrip(t, states[last+1]) {
+			t.Fatalf("cut %d: the change after a torn record is lost", cut)
+		}
+	}
+	// A damaged byte in a record ends the journal there.
+	bad := append([]byte(nil), journal...)
+	bad[recordStart(t, journal, last)+20] ^= 0xff
+	os.WriteFile(journalPath(path), bad, 0o600)
+	if got, _ := LoadCache(path); roundTrip(t, got) != roundTrip(t, states[last]) {
+		t.Fatal("a damaged record was applied")
+	}
+}
+
+// recordStart returns the offset of journal record n.
+func recordStart(t *testing.T, journal []byte, n int) int {
+	t.Helper()
+	off := 0
+	for range n {
+		if off+8 > len(journal) {
+			t.Fatalf("journal of %d bytes has fewer than %d records", len(journal), n)
+		}
+		off += 8 + int(uint32(journal[off])<<24|uint32(journal[off+1])<<16|uint32(journal[off+2])<<8|uint32(journal[off+3]))
+	}
+	return off
+}
+
+// TestDiskCopyCompacts: once the journal outgrows the base, the next change writes a new
+// base and empties the journal, and the copy still reads back the last state.
+func TestDiskCopyCompacts(t *testing.T) {
+	states, deltas := history(t, 40)
+	path := filepath.Join(t.TempDir(), "config.json")
+	c, _, err := openCopy(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.save(states[0]); err != nil {
+		t.Fatal(err)
+	}
+	c.jsize = minCompact + 1 // as if the journal had grown past the base
+	if err := c.add(deltas[0], states[1]); err != nil {
+		t.Fatal(err)
+	}
+	if c.jsize != 0 {
+		t.Fatalf("journal of %d bytes after a compaction", c.jsize)
+	}
+	if fi, err := os.Stat(journalPath(path)); err != nil || fi.Size() != 0 {
+		t.Fatalf("journal after a compaction: %v %v", fi, err)
+	}
+	for i, d := range deltas[1:] {
+		if err := c.add(d, states[i+2]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.close()
+	if got, err := LoadCache(path); err != nil || roundTrip(t, got) != roundTrip(t, states[len(states)-1]) {
+		t.Fatalf("copy after compaction differs: %v", err)
+	}
+}
+
+// TestChangeLogBounded: the log holds at most its size; a reader it no longer reaches back
+// to, or one before a change larger than the log, is told to take the whole state.
+func TestChangeLogBounded(t *testing.T) {
+	l := newChangeLog(10)
+	for i := uint64(1); i <= 100; i++ {
+		l.add(i, []string{"cx", "cy"})
+	}
+	if n := len(l.ents) - l.head; n > 10 {
+		t.Fatalf("log holds %d entries, at most 10", n)
+	}
+	if len(l.ents) > 20 {
+		t.Fatalf("log keeps %d dropped entries", len(l.ents))
+	}
+	if c := l.changes(96, 100); c.Full || len(c.Checks) != 2 {
+		t.Fatalf("recent reader: %+v", c)
+	}
+	if c := l.changes(90, 100); !c.Full {
+		t.Fatalf("reader behind the log: %+v", c)
+	}
+	l.add(101, []string{"c1", "c2", "c3", "c4", "c5", "c6", "c7", "c8", "c9", "c10", "c11"})
+	if c := l.changes(100, 101); !c.Full {
+		t.Fatalf("reader before an oversized change: %+v", c)
+	}
+	l.add(102, []string{"za."})
+	if c := l.changes(101, 102); c.Full || len(c.Zones) != 1 || c.Zones[0] != "a." {
+		t.Fatalf("reader after an oversized change: %+v", c)
+	}
+}

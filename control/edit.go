@@ -1,0 +1,344 @@
+package control
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"reflect"
+	"slices"
+
+	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/ptree"
+)
+
+// edit makes the next State from a published one: its writes copy only the paths they
+// change (under one edit token), it records which items changed, and validate checks just
+// those items against the rest. Nothing of the base State changes.
+type edit struct {
+	s    *State
+	base *State
+	tok  *ptree.Token
+
+	// prefixed makes validation errors name the item they are in (checks["web-1"].interval):
+	// an edit of many items; an edit of one has paths relative to it.
+	prefixed bool
+
+	settings bool
+	voters   bool
+	checks   map[string]bool // ids put or deleted
+	zones    map[string]bool // apexes whose head was put or deleted
+	sets     map[string]bool // record-set keys put or deleted
+	shards   map[string]bool // apexes whose shard changed
+}
+
+// edit starts the state that follows s at index.
+func (s *State) edit(index uint64) *edit {
+	next := *s
+	next.Index = index
+	return &edit{s: &next, base: s, tok: new(ptree.Token),
+		checks: map[string]bool{}, zones: map[string]bool{}, sets: map[string]bool{}, shards: map[string]bool{}}
+}
+
+// size is how many items the edit changed.
+func (e *edit) size() int {
+	n := len(e.checks) + len(e.zones) + len(e.sets) + len(e.shards)
+	if e.settings {
+		n++
+	}
+	if e.voters {
+		n++
+	}
+	return n
+}
+
+// setSettings puts d's regions, quorum and name-server settings in place.
+func (e *edit) setSettings(d *config.Document) {
+	next := config.Document{Regions: slices.Clone(d.Regions), Quorum: d.Quorum, NameServers: d.NameServers}
+	if reflect.DeepEqual(next, e.s.settings) {
+		return
+	}
+	e.s.settings = next
+	e.settings = true
+}
+
+// setVoter records (api != "") or forgets a voter's API URL.
+func (e *edit) setVoter(id, api string, forget bool) {
+	v := maps.Clone(e.s.Voters)
+	if v == nil {
+		v = map[string]string{}
+	}
+	if forget {
+		delete(v, id)
+	} else {
+		v[id] = api
+	}
+	e.s.Voters = v
+	e.voters = true
+}
+
+// addRefs counts (delta 1) or uncounts (delta -1) the checks that c names: its children.
+func (e *edit) addRefs(ids []string, delta int) {
+	for _, id := range ids {
+		n, _ := e.s.refs.Get(id)
+		if n += delta; n <= 0 {
+			e.s.refs, _ = e.s.refs.Delete(e.tok, id)
+		} else {
+			e.s.refs = e.s.refs.Set(e.tok, id, n)
+		}
+	}
+}
+
+// healthChecks returns the checks a record set's records name.
+func healthChecks(rs *config.RecordSet) []string {
+	var out []string
+	for _, r := range rs.Records {
+		if r.HealthCheck != "" {
+			out = append(out, r.HealthCheck)
+		}
+	}
+	return out
+}
+
+// putCheck stores c (the edit keeps the pointer).
+func (e *edit) putCheck(c *config.Check) {
+	if old, ok := e.s.checks.Get(c.ID); ok {
+		e.addRefs(old.Children, -1)
+	}
+	e.addRefs(c.Children, 1)
+	e.s.checks = e.s.checks.Set(e.tok, c.ID, c)
+	e.checks[c.ID] = true
+}
+
+// deleteCheck removes the check id and reports whether it existed.
+func (e *edit) deleteCheck(id string) bool {
+	old, ok := e.s.checks.Get(id)
+	if !ok {
+		return false
+	}
+	e.addRefs(old.Children, -1)
+	e.s.checks, _ = e.s.checks.Delete(e.tok, id)
+	e.checks[id] = true
+	return true
+}
+
+// putZoneHead stores a zone's head (its record sets are ignored) under its canonical apex.
+func (e *edit) putZoneHead(z *config.Zone) {
+	h := *z
+	h.RecordSets = nil
+	apex := CanonicalZone(h.Name)
+	e.s.zones = e.s.zones.Set(e.tok, apex, &h)
+	e.zones[apex] = true
+}
+
+// putZone replaces a zone, its record sets included.
+func (e *edit) putZone(z *config.Zone) {
+	apex := CanonicalZone(z.Name)
+	e.deleteSets(apex)
+	e.putZoneHead(z)
+	for i := range z.RecordSets {
+		rs := z.RecordSets[i]
+		e.putSet(apex, &rs)
+	}
+}
+
+// deleteZone removes a zone and its record sets and reports whether it existed.
+func (e *edit) deleteZone(apex string) bool {
+	if _, ok := e.s.zones.Get(apex); !ok {
+		return false
+	}
+	e.deleteSets(apex)
+	e.s.zones, _ = e.s.zones.Delete(e.tok, apex)
+	e.zones[apex] = true
+	return true
+}
+
+// deleteSets removes every record set of a zone.
+func (e *edit) deleteSets(apex string) {
+	var keys []string
+	for k := range e.s.sets.Prefix(zonePrefix(apex)) {
+		keys = append(keys, k)
+	}
+	for _, k := range keys {
+		e.deleteSet(k)
+	}
+}
+
+// putSet stores a record set of the zone apex (the name must be normalised: absolute).
+func (e *edit) putSet(apex string, rs *config.RecordSet) {
+	k := setKey(apex, CanonicalOwner(apex, rs.Name), rs.Type)
+	if old, ok := e.s.sets.Get(k); ok {
+		e.addRefs(healthChecks(old), -1)
+	}
+	e.addRefs(healthChecks(rs), 1)
+	e.s.sets = e.s.sets.Set(e.tok, k, rs)
+	e.sets[k] = true
+}
+
+// deleteSet removes the record set with key k and reports whether it existed.
+func (e *edit) deleteSet(k string) bool {
+	old, ok := e.s.sets.Get(k)
+	if !ok {
+		return false
+	}
+	e.addRefs(healthChecks(old), -1)
+	e.s.sets, _ = e.s.sets.Delete(e.tok, k)
+	e.sets[k] = true
+	return true
+}
+
+// setShard stores (servers != nil) or removes a zone's name-server shard.
+func (e *edit) setShard(apex string, servers []int) {
+	if servers == nil {
+		e.s.shards, _ = e.s.shards.Delete(e.tok, apex)
+	} else {
+		e.s.shards = e.s.shards.Set(e.tok, apex, servers)
+	}
+	e.shards[apex] = true
+}
+
+// touchedZones returns the apexes of the zones whose head or record sets changed and that
+// still exist, sorted.
+func (e *edit) touchedZones() []string {
+	seen := map[string]bool{}
+	for apex := range e.zones {
+		seen[apex] = true
+	}
+	for k := range e.sets {
+		apex, _, _ := splitSetKey(k)
+		seen[apex] = true
+	}
+	var out []string
+	for apex := range seen {
+		if _, ok := e.s.zones.Get(apex); ok {
+			out = append(out, apex)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// stampSerials gives every zone the edit changed the serial serial.
+func (e *edit) stampSerials(serial uint32) {
+	for _, apex := range e.touchedZones() {
+		h, _ := e.s.zones.Get(apex)
+		if h.SOA.Serial == serial {
+			continue
+		}
+		c := *h
+		c.SOA.Serial = serial
+		e.s.zones = e.s.zones.Set(e.tok, apex, &c)
+		e.zones[apex] = true
+	}
+}
+
+// hasCheck says whether the edited state holds the check id.
+func (e *edit) hasCheck(id string) bool {
+	_, ok := e.s.checks.Get(id)
+	return ok
+}
+
+// validate checks what the edit changed against the rest of the state: every check and
+// zone put, every record set put, and that nothing still names a check that was deleted.
+// A change of settings (regions, name servers) validates the whole document. It returns a
+// *ValidationError, or a not-found error for a record set whose zone does not exist.
+func (e *edit) validate() error {
+	if e.settings {
+		return validationError(e.s.Document().Validate())
+	}
+	var es config.Errors
+	addAt := func(prefix string, err error) {
+		var fes config.Errors
+		if !errors.As(err, &fes) {
+			es = append(es, config.FieldError{Path: prefix, Message: err.Error()})
+			return
+		}
+		for _, fe := range fes {
+			if fe.Path == "" {
+				fe.Path = prefix
+			} else if prefix != "" {
+				fe.Path = prefix + "." + fe.Path
+			}
+			es = append(es, fe)
+		}
+	}
+	prefix := func(kind, name string) string {
+		if !e.prefixed {
+			return ""
+		}
+		return fmt.Sprintf("%s[%q]", kind, name)
+	}
+	for _, id := range slices.Sorted(maps.Keys(e.checks)) {
+		c, ok := e.s.checks.Get(id)
+		if !ok {
+			if n, _ := e.s.refs.Get(id); n > 0 {
+				addAt(prefix("checks", id), fmt.Errorf("check %q is still named by %d record(s) or calculated check(s): change those first", id, n))
+			}
+			continue
+		}
+		if err := e.s.settings.ValidateCheck(c, e.hasCheck); err != nil {
+			addAt(prefix("checks", id), err)
+			continue
+		}
+		if c.Protocol == config.ProtocolCalculated {
+			if cycle := config.CalculatedCycle(id, e.children); cycle != nil {
+				addAt(prefix("checks", id), config.Errors{config.CycleError(cycle)})
+			}
+		}
+	}
+	whole := map[string]bool{}
+	for _, apex := range slices.Sorted(maps.Keys(e.zones)) {
+		if _, ok := e.s.zones.Get(apex); !ok {
+			continue
+		}
+		whole[apex] = true
+		z, _ := e.s.Zone(apex)
+		if err := e.s.settings.ValidateZone(&z, e.hasCheck); err != nil {
+			addAt(prefix("zones", apex), err)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(e.sets)) {
+		apex, owner, _ := splitSetKey(k)
+		rs, ok := e.s.sets.Get(k)
+		if !ok || whole[apex] {
+			continue
+		}
+		z, ok := e.s.zones.Get(apex)
+		if !ok {
+			return fmt.Errorf("control: zone %q: %w", apex, ErrNotFound)
+		}
+		var others []config.RecordSet
+		for ok2, o := range e.s.sets.Prefix(ownerPrefix(apex, owner)) {
+			if ok2 != k {
+				others = append(others, *o)
+			}
+		}
+		if err := e.s.settings.ValidateRecordSet(z, rs, others, e.hasCheck); err != nil {
+			addAt(prefix("record_sets", rs.Name+" "+string(rs.Type)), err)
+		}
+	}
+	if len(es) > 0 {
+		return &ValidationError{Errors: es}
+	}
+	return nil
+}
+
+// children returns a check's children and whether it is calculated, for cycle detection.
+func (e *edit) children(id string) ([]string, bool) {
+	c, ok := e.s.checks.Get(id)
+	if !ok || c.Protocol != config.ProtocolCalculated {
+		return nil, false
+	}
+	return c.Children, true
+}
+
+// validationError wraps the errors of Validate in a *ValidationError.
+func validationError(err error) error {
+	if err == nil {
+		return nil
+	}
+	var es config.Errors
+	if errors.As(err, &es) {
+		return &ValidationError{Errors: es}
+	}
+	return &ValidationError{Errors: config.Errors{{Message: err.Error()}}}
+}

@@ -1,0 +1,197 @@
+package control
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// WriteLoad describes a load of writes on the control plane's API: Clients clients, each
+// writing one item per request and waiting for the answer before the next, for Duration
+// or until Writes writes are answered in all.
+type WriteLoad struct {
+	// Servers are base URLs of voters; client i writes to Servers[i % len(Servers)].
+	Servers []string
+	// Token is the write token.
+	Token string
+	// Clients is the number of concurrent clients; default 1.
+	Clients int
+	// Duration bounds the run; default 10s. Writes, when above 0, bounds it too.
+	Duration time.Duration
+	Writes   int
+	// Kind is "check" (PUT /v1/checks/{id}) or "record_set" (PUT of an A record set in
+	// Zone, which must exist); default "check".
+	Kind string
+	// Zone is the zone of record-set writes.
+	Zone string
+	// Prefix starts the names written, so that runs do not overwrite each other's; default
+	// "load".
+	Prefix string
+	// Spread is how many distinct items each client cycles through; default 1000.
+	Spread int
+	// Client makes the requests; default a client with enough idle connections per host.
+	Client *http.Client
+}
+
+// WriteLoadResult is what a load measured.
+type WriteLoadResult struct {
+	// Writes answered 2xx, Errors the others (and failed requests), in Elapsed.
+	Writes, Errors int
+	Elapsed        time.Duration
+	// FirstError is the first failure, for the operator.
+	FirstError string
+	// P50, P99 and Max are the commit latencies of the successful writes: from sending the
+	// request to reading its answer.
+	P50, P99, Max time.Duration
+}
+
+// PerSecond returns the rate of successful writes.
+func (r WriteLoadResult) PerSecond() float64 {
+	if r.Elapsed <= 0 {
+		return 0
+	}
+	return float64(r.Writes) / r.Elapsed.Seconds()
+}
+
+// String reports the result on one line.
+func (r WriteLoadResult) String() string {
+	return fmt.Sprintf("%d writes in %s: %.0f writes/s, p50 %.2f ms, p99 %.2f ms, max %.2f ms, %d errors",
+		r.Writes, r.Elapsed.Round(time.Millisecond), r.PerSecond(), ms(r.P50), ms(r.P99), ms(r.Max), r.Errors)
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// RunWriteLoad runs the load and measures it. Every client's loop is bounded by the
+// duration, the write count and ctx.
+func RunWriteLoad(ctx context.Context, l WriteLoad) (WriteLoadResult, error) {
+	if len(l.Servers) == 0 {
+		return WriteLoadResult{}, errors.New("control: a write load needs a server")
+	}
+	l.Clients = max(l.Clients, 1)
+	if l.Duration <= 0 {
+		l.Duration = 10 * time.Second
+	}
+	if l.Kind == "" {
+		l.Kind = "check"
+	}
+	if l.Kind != "check" && l.Kind != "record_set" {
+		return WriteLoadResult{}, fmt.Errorf("control: write load kind %q: want check or record_set", l.Kind)
+	}
+	if l.Kind == "record_set" && l.Zone == "" {
+		return WriteLoadResult{}, errors.New("control: record-set writes need a zone")
+	}
+	if l.Prefix == "" {
+		l.Prefix = "load"
+	}
+	if l.Spread <= 0 {
+		l.Spread = 1000
+	}
+	if l.Client == nil {
+		l.Client = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: l.Clients, MaxConnsPerHost: l.Clients}, Timeout: 30 * time.Second}
+	}
+	ctx, cancel := context.WithTimeout(ctx, l.Duration)
+	defer cancel()
+	var (
+		mu      sync.Mutex
+		res     WriteLoadResult
+		lat     []time.Duration
+		wg      sync.WaitGroup
+		started = time.Now()
+	)
+	budget := make(chan struct{}, max(l.Writes, 1))
+	for range cap(budget) {
+		budget <- struct{}{}
+	}
+	take := func() bool {
+		if l.Writes <= 0 {
+			return true
+		}
+		select {
+		case <-budget:
+			return true
+		default:
+			return false
+		}
+	}
+	for c := range l.Clients {
+		wg.Go(func() {
+			server := strings.TrimRight(l.Servers[c%len(l.Servers)], "/")
+			var mine []time.Duration
+			for i := 0; ctx.Err() == nil && take(); i++ {
+				url, body := l.request(server, c, i)
+				t0 := time.Now()
+				err := l.put(ctx, url, body)
+				d := time.Since(t0)
+				if ctx.Err() != nil && err != nil {
+					break // the run ended during this write: neither counted
+				}
+				mu.Lock()
+				if err != nil {
+					res.Errors++
+					if res.FirstError == "" {
+						res.FirstError = err.Error()
+					}
+				} else {
+					res.Writes++
+				}
+				mu.Unlock()
+				if err == nil {
+					mine = append(mine, d)
+				}
+			}
+			mu.Lock()
+			lat = append(lat, mine...)
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	res.Elapsed = time.Since(started)
+	if len(lat) > 0 {
+		slices.Sort(lat)
+		res.P50, res.P99, res.Max = lat[len(lat)/2], lat[len(lat)*99/100], lat[len(lat)-1]
+	}
+	return res, nil
+}
+
+// request returns the URL and body of client c's write number i.
+func (l *WriteLoad) request(server string, c, i int) (string, string) {
+	n := i % l.Spread
+	port := 1 + (c*l.Spread+i)%60000
+	if l.Kind == "record_set" {
+		name := fmt.Sprintf("%s-%d-%d", l.Prefix, c, n)
+		return fmt.Sprintf("%s/v1/zones/%s/record_sets/%s/A", server, l.Zone, name),
+			fmt.Sprintf(`{"records": [{"value": "192.0.2.%d"}]}`, 1+i%250)
+	}
+	id := fmt.Sprintf("%s-%d-%d", l.Prefix, c, n)
+	return fmt.Sprintf("%s/v1/checks/%s", server, id),
+		fmt.Sprintf(`{"protocol": "tcp", "target": {"host": "127.0.0.1", "port": %d}}`, port)
+}
+
+// put sends one write and reads its answer.
+func (l *WriteLoad) put(ctx context.Context, url, body string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPut, url, strings.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if l.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+l.Token)
+	}
+	resp, err := l.Client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("%s: %s", resp.Status, bytes.TrimSpace(out))
+	}
+	return nil
+}

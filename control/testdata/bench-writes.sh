@@ -1,0 +1,76 @@
+#!/bin/sh
+# Control-plane writes, side by side in one run: for each vigil binary named (for example one
+# built at the base commit and one at HEAD), three voters (vigil agent -roles control, raft
+# over TCP, BoltDB files fsynced) in a private network namespace, holding HELD checks applied
+# as one document, loaded by `vigil load writes` (of the last binary) with 1 and then 16
+# concurrent clients writing checks through the leader's API for DURATION each.
+#
+# usage: sudo sh control/testdata/bench-writes.sh OLD_VIGIL NEW_VIGIL [HELD] [DURATION]
+#   go build -o /tmp/vigil-new ./cmd/vigil
+#   git worktree add /tmp/vigil-base <base commit> && (cd /tmp/vigil-base && go build -o /tmp/vigil-old ./cmd/vigil)
+#   sudo sh control/testdata/bench-writes.sh /tmp/vigil-old /tmp/vigil-new 10000 10s
+set -eu
+[ $# -ge 2 ] || { sed -n 2,10p "$0"; exit 2; }
+HELD=${3:-10000}
+DURATION=${4:-10s}
+LOADGEN=$2
+NS=config-bench-$$
+DIR=$(mktemp -d /tmp/config-bench.XXXXXX)
+PIDS=""
+cleanup() {
+	for p in $PIDS; do kill "$p" 2>/dev/null || true; done
+	wait 2>/dev/null || true
+	ip netns del "$NS" 2>/dev/null || true
+	rm -rf "$DIR"
+}
+trap cleanup EXIT INT TERM
+ip netns add "$NS"
+ip -n "$NS" link set lo up
+in_ns() { ip netns exec "$NS" "$@"; }
+echo bench-token >"$DIR/token"
+export VIGIL_TOKEN=bench-token
+
+cpu_ticks() { # total user+system clock ticks of the voters
+	t=0
+	for p in $PIDS; do
+		t=$((t + $(cut -d' ' -f14 /proc/"$p"/stat) + $(cut -d' ' -f15 /proc/"$p"/stat)))
+	done
+	echo $t
+}
+
+wait_for() { # url pattern
+	i=0
+	until in_ns curl -fsS "$1" 2>/dev/null | grep -q "$2"; do
+		i=$((i + 1))
+		[ $i -lt 300 ] || { echo "timed out waiting for $1 to show $2" >&2; exit 1; }
+		sleep 0.1
+	done
+}
+
+echo "machine: $(nproc) cores, $(uname -r); load: $(cut -d' ' -f1-3 /proc/loadavg); held checks: $HELD; $DURATION per run"
+for BIN in "$1" "$2"; do
+	for p in $PIDS; do kill "$p" 2>/dev/null || true; done
+	for p in $PIDS; do while kill -0 "$p" 2>/dev/null; do sleep 0.1; done; done
+	PIDS=""
+	rm -rf "$DIR/v0" "$DIR/v1" "$DIR/v2"
+	for i in 0 1 2; do
+		extra="-bootstrap"
+		[ $i -eq 0 ] || extra="-join http://127.0.0.1:7100"
+		ip netns exec "$NS" "$BIN" agent -roles control -id v$i -data-dir "$DIR/v$i" -raft-addr 127.0.0.1:700$i \
+			-api-addr 127.0.0.1:710$i -token-file "$DIR/token" -open-reads -log-level warn $extra \
+			>"$DIR/v$i.log" 2>&1 &
+		PIDS="$PIDS $!"
+		[ $i -eq 0 ] && wait_for http://127.0.0.1:7100/v1/cluster '"leader": "v0"'
+	done
+	wait_for http://127.0.0.1:7100/v1/cluster '"v2": "127.0.0.1:7002"'
+	"$LOADGEN" load document -checks "$HELD" >"$DIR/doc.yaml"
+	in_ns "$BIN" apply -f "$DIR/doc.yaml" -server http://127.0.0.1:7100 -timeout 120s >/dev/null
+	for clients in 1 16; do
+		before=$(cpu_ticks)
+		out=$(in_ns "$LOADGEN" load writes -server http://127.0.0.1:7100 -clients $clients -duration "$DURATION" -prefix "c$clients" 2>&1 | head -1 || true)
+		ticks=$(($(cpu_ticks) - before))
+		writes=$(echo "$out" | sed -n 's/.*: \([0-9]*\) writes in.*/\1/p')
+		echo "$(basename "$BIN"): $out; voters' CPU: $((ticks * 1000 / $(getconf CLK_TCK))) ms, $((ticks * 1000000 / $(getconf CLK_TCK) / (${writes:-0} + 1))) us per write"
+	done
+done
+echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -1,0 +1,587 @@
+package verdict
+
+import (
+	"time"
+
+	"github.com/vigil-dns/vigil/quorum"
+)
+
+// Report is a checker's current report on a check, as the engine needs it.
+type Report struct {
+	// Known says the checker has a status; a report without one (a checker that has not
+	// decided yet) is held but counts for nothing, as if absent.
+	Known bool
+	// Healthy is the checker's status, when known.
+	Healthy bool
+	// Latency is the checker's last probe duration (kept to the microsecond).
+	Latency time.Duration
+}
+
+// Change is a check whose verdict changed since the last call of Changes: its state now, or
+// that it left the configuration.
+type Change struct {
+	Check string
+	// State is the verdict's state now.
+	State quorum.State
+	// Removed says the check left the configuration: it has no verdict any more.
+	Removed bool
+}
+
+// Serving reports whether DNS serves the check as healthy: a verdict that is not unhealthy,
+// or no verdict at all.
+func (c Change) Serving() bool { return c.Removed || c.State != quorum.StateUnhealthy }
+
+// Flags of a check.
+const (
+	flagConfigured uint8 = 1 << iota // the configuration holds the check
+	flagEvaluated                    // the check has a verdict
+	flagDirty                        // to re-decide at the next Advance
+	flagQueued                       // in the queue of calculated checks to re-decide
+	flagChanged                      // its verdict changed since the last Changes
+	flagSeen                         // found in the document Configure is installing
+	flagNoOrder                      // calculated, in a cycle: never decided
+)
+
+// vote statuses.
+const (
+	voteNone uint8 = iota // held, no status: counts for nothing
+	voteHealthy
+	voteUnhealthy
+)
+
+// vote is one checker's report on a check: 16 bytes.
+type vote struct {
+	checker int32
+	pos     int32  // the check's place in the checker's list of checks
+	latency uint32 // microseconds, saturating
+	status  uint8
+}
+
+// check is one check's state: its configuration, the reports on it and its verdict.
+type check struct {
+	id      string
+	votes   []vote
+	calc    *calc  // a calculated check's children; nil for a probed check
+	policy  uint32 // a probed check's policy, in Engine.policies
+	rank    int32  // a calculated check's place in the evaluation order
+	holdPos int32  // place in Engine.holds, or -1
+	flags   uint8
+	state   quorum.State
+	rule    quorum.Rule
+	since   int64
+	held    int64 // HeldSince
+	at      int64
+	changes [3]uint32 // verdict changes to each state, for metrics
+}
+
+// calc is a calculated check's configuration.
+type calc struct {
+	children   []int32
+	ids        []string
+	minHealthy int
+	inverted   bool
+	disabled   bool
+}
+
+func (c *calc) equal(o *calc) bool {
+	if c.minHealthy != o.minHealthy || c.inverted != o.inverted || c.disabled != o.disabled || len(c.ids) != len(o.ids) {
+		return false
+	}
+	for i := range c.ids {
+		if c.ids[i] != o.ids[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// checker is one checker's row as the engine knows it.
+type checker struct {
+	id, region string
+	progress   int64
+	checks     []int32 // the checks it reports, in no order
+	due        int64   // when its entry in Engine.fresh falls due, while queued
+	gen        uint32
+	fresh      bool
+	queued     bool // holds an entry in Engine.fresh
+	dirty      bool // its progress changed since the last Advance
+}
+
+// Engine holds a location's verdicts and re-decides only what changed. It is not safe for
+// concurrent use; see the package documentation.
+type Engine struct {
+	clock    clock
+	now      int64
+	window   time.Duration
+	checks   []check
+	ids      map[string]int32
+	freeIDs  []int32
+	checkers []checker
+	names    map[string]int32 // checker ids
+	freeCKs  []int32
+	policies policies
+	parents  map[int32][]int32 // child -> calculated checks that combine it
+	fresh    timers            // checkers, by the time they go stale
+	holds    timers            // held checks, by the time their hold runs out
+	queue    timers            // calculated checks to re-decide, by rank
+	dirty    []int32
+	dirtyCKs []int32
+	changed  []int32
+	removed  []string
+	counts   [3]int
+	// configured counts the checks the configuration holds.
+	configured int
+	scratch    []quorum.Report
+	kids       []quorum.Verdict
+	stats      Stats
+}
+
+// Stats count the engine's work since it was created.
+type Stats struct {
+	// Advances is the number of calls of Advance that re-decided anything.
+	Advances uint64
+	// Evaluations is the number of checks re-decided.
+	Evaluations uint64
+}
+
+// New returns an empty engine: no checks, no checkers, the default freshness window.
+func New() *Engine {
+	e := &Engine{ids: map[string]int32{}, names: map[string]int32{}, parents: map[int32][]int32{},
+		policies: newPolicies(), window: quorum.Policy{}.Normalize().FreshnessWindow, now: never}
+	e.holds.pos = func(id int32) *int32 { return &e.checks[id].holdPos }
+	return e
+}
+
+// checkIndex returns the index of check id, creating an unconfigured entry when create is set.
+func (e *Engine) checkIndex(id string, create bool) (int32, bool) {
+	if i, ok := e.ids[id]; ok {
+		return i, true
+	}
+	if !create {
+		return -1, false
+	}
+	var i int32
+	if n := len(e.freeIDs); n > 0 {
+		i = e.freeIDs[n-1]
+		e.freeIDs = e.freeIDs[:n-1]
+	} else {
+		i = int32(len(e.checks))
+		e.checks = append(e.checks, check{})
+	}
+	e.checks[i] = check{id: id, holdPos: -1, state: quorum.StateUnknown}
+	e.ids[id] = i
+	return i, true
+}
+
+// release frees check i when nothing refers to it any more: not configured, no report, no
+// calculated check combining it.
+func (e *Engine) release(i int32) {
+	c := &e.checks[i]
+	if c.flags&flagConfigured != 0 || len(c.votes) > 0 || len(e.parents[i]) > 0 {
+		return
+	}
+	e.holds.remove(i)
+	delete(e.ids, c.id)
+	*c = check{holdPos: -1}
+	e.freeIDs = append(e.freeIDs, i)
+}
+
+// checkerIndex returns the index of checker id, creating it when create is set.
+func (e *Engine) checkerIndex(id string, create bool) (int32, bool) {
+	if k, ok := e.names[id]; ok {
+		return k, true
+	}
+	if !create {
+		return -1, false
+	}
+	var k int32
+	if n := len(e.freeCKs); n > 0 {
+		k = e.freeCKs[n-1]
+		e.freeCKs = e.freeCKs[:n-1]
+	} else {
+		k = int32(len(e.checkers))
+		e.checkers = append(e.checkers, checker{})
+	}
+	gen := e.checkers[k].gen + 1
+	e.checkers[k] = checker{id: id, progress: never, gen: gen}
+	e.names[id] = k
+	return k, true
+}
+
+// markCheck marks check i to re-decide at the next Advance.
+func (e *Engine) markCheck(i int32) {
+	c := &e.checks[i]
+	if c.flags&flagDirty == 0 {
+		c.flags |= flagDirty
+		e.dirty = append(e.dirty, i)
+	}
+}
+
+// markChecker marks checker k's freshness to look at again at the next Advance.
+func (e *Engine) markChecker(k int32) {
+	if ck := &e.checkers[k]; !ck.dirty {
+		ck.dirty = true
+		e.dirtyCKs = append(e.dirtyCKs, k)
+	}
+}
+
+// SetReport sets checker's report on check. A checker the engine does not know yet is
+// created, never heard making progress (stale) until Progress says otherwise.
+func (e *Engine) SetReport(checkID, checkerID string, r Report) {
+	i, _ := e.checkIndex(checkID, true)
+	k, _ := e.checkerIndex(checkerID, true)
+	v := vote{checker: k, status: voteNone, latency: micros(r.Latency)}
+	if r.Known {
+		v.status = voteUnhealthy
+		if r.Healthy {
+			v.status = voteHealthy
+		}
+	}
+	c := &e.checks[i]
+	for j := range c.votes {
+		if c.votes[j].checker == k {
+			v.pos = c.votes[j].pos
+			if c.votes[j].status != v.status {
+				e.markCheck(i)
+			}
+			c.votes[j] = v
+			return
+		}
+	}
+	ck := &e.checkers[k]
+	v.pos = int32(len(ck.checks))
+	ck.checks = append(ck.checks, i)
+	if len(c.votes) == cap(c.votes) {
+		// A check has a handful of reports: grow by two, not by half, to hold no spare room.
+		c.votes = append(make([]vote, 0, len(c.votes)+2), c.votes...)
+	}
+	c.votes = append(c.votes, v)
+	if v.status != voteNone {
+		e.markCheck(i)
+	}
+}
+
+// DeleteReport removes checker's report on check, if the engine holds it.
+func (e *Engine) DeleteReport(checkID, checkerID string) {
+	i, ok := e.checkIndex(checkID, false)
+	if !ok {
+		return
+	}
+	k, ok := e.checkerIndex(checkerID, false)
+	if !ok {
+		return
+	}
+	c := &e.checks[i]
+	for j := range c.votes {
+		if c.votes[j].checker == k {
+			e.dropVote(i, j)
+			e.release(i)
+			return
+		}
+	}
+}
+
+// dropVote removes vote j of check i, from the check and from its checker's list.
+func (e *Engine) dropVote(i int32, j int) {
+	c := &e.checks[i]
+	v := c.votes[j]
+	if v.status != voteNone {
+		e.markCheck(i)
+	}
+	last := len(c.votes) - 1
+	c.votes[j] = c.votes[last]
+	c.votes = c.votes[:last]
+	if len(c.votes) == 0 {
+		c.votes = nil
+	}
+	// The checker's list: move its last check into the freed place.
+	ck := &e.checkers[v.checker]
+	end := len(ck.checks) - 1
+	moved := ck.checks[end]
+	ck.checks[v.pos] = moved
+	ck.checks = ck.checks[:end]
+	if moved != i || int(v.pos) != end {
+		mc := &e.checks[moved]
+		for x := range mc.votes {
+			if mc.votes[x].checker == v.checker {
+				mc.votes[x].pos = v.pos
+				break
+			}
+		}
+	}
+}
+
+// Progress records that this location last saw checker's row make progress at progress
+// (zero: never), and the checker's region (empty: unknown). It costs O(1); the checker's
+// reports are re-decided at the next Advance only if that makes it fresh or stale.
+func (e *Engine) Progress(checkerID, region string, progress time.Time) {
+	k, _ := e.checkerIndex(checkerID, true)
+	ck := &e.checkers[k]
+	if region != "" {
+		ck.region = region
+	}
+	if p := e.clock.stamp(progress); p != ck.progress {
+		ck.progress = p
+		e.markChecker(k)
+	}
+}
+
+// RemoveChecker forgets checker and every report of it (its row is gone).
+func (e *Engine) RemoveChecker(checkerID string) {
+	k, ok := e.checkerIndex(checkerID, false)
+	if !ok {
+		return
+	}
+	ck := &e.checkers[k]
+	for len(ck.checks) > 0 {
+		i := ck.checks[len(ck.checks)-1]
+		c := &e.checks[i]
+		for j := range c.votes {
+			if c.votes[j].checker == k {
+				e.dropVote(i, j)
+				break
+			}
+		}
+		e.release(i)
+	}
+	delete(e.names, ck.id)
+	*ck = checker{gen: ck.gen}
+	e.freeCKs = append(e.freeCKs, k)
+}
+
+// isFresh applies quorum's freshness rule to a progress stamp at now.
+func (e *Engine) isFresh(progress, now int64) bool {
+	return quorum.Policy{FreshnessWindow: e.window}.Fresh(e.clock.time(progress), e.clock.time(now))
+}
+
+// Next returns when the next timer falls due: a checker going stale or a hold running out.
+// ok is false when no timer is set. Marked inputs are not timers: call Advance after them.
+func (e *Engine) Next() (at time.Time, ok bool) {
+	t := int64(0)
+	if f, fok := e.fresh.next(); fok {
+		t, ok = f.at, true
+	}
+	if h, hok := e.holds.next(); hok && (!ok || h.at < t) {
+		t, ok = h.at, true
+	}
+	if !ok {
+		return time.Time{}, false
+	}
+	return e.clock.time(t), true
+}
+
+// Advance fires the timers due by now and re-decides, at now, every check marked by the
+// inputs since the last Advance or by those timers, calculated checks after their children.
+func (e *Engine) Advance(now time.Time) {
+	n := e.clock.stamp(now)
+	e.now = n
+	for _, k := range e.dirtyCKs {
+		ck := &e.checkers[k]
+		ck.dirty = false
+		e.refresh(k, n)
+	}
+	e.dirtyCKs = e.dirtyCKs[:0]
+	for {
+		f, ok := e.fresh.next()
+		if !ok || f.at > n {
+			break
+		}
+		e.fresh.pop()
+		ck := &e.checkers[f.id]
+		if ck.gen != f.gen || ck.id == "" || !ck.queued || ck.due != f.at {
+			continue // freed or moved since
+		}
+		ck.queued = false
+		e.refresh(f.id, n)
+	}
+	for {
+		h, ok := e.holds.next()
+		if !ok || h.at > n {
+			break
+		}
+		e.holds.pop()
+		e.markCheck(h.id)
+	}
+	if len(e.dirty) == 0 {
+		return
+	}
+	e.stats.Advances++
+	for x := 0; x < len(e.dirty); x++ {
+		i := e.dirty[x]
+		c := &e.checks[i]
+		if c.flags&flagDirty == 0 {
+			continue // listed twice: freed and taken again since
+		}
+		c.flags &^= flagDirty
+		if c.flags&flagConfigured == 0 || c.flags&flagNoOrder != 0 {
+			continue
+		}
+		if c.calc != nil {
+			e.enqueue(i)
+			continue
+		}
+		e.decide(i, n)
+	}
+	e.dirty = e.dirty[:0]
+	for e.queue.len() > 0 {
+		q := e.queue.pop()
+		c := &e.checks[q.id]
+		if c.flags&flagQueued == 0 {
+			continue // freed since
+		}
+		c.flags &^= flagQueued
+		if c.flags&flagConfigured != 0 && c.flags&flagNoOrder == 0 {
+			e.decide(q.id, n)
+		}
+	}
+}
+
+// refresh re-classifies checker k at now: a change of freshness marks its checks, and a fresh
+// checker keeps an entry in the timers for the moment it would go stale.
+func (e *Engine) refresh(k int32, now int64) {
+	ck := &e.checkers[k]
+	fresh := e.isFresh(ck.progress, now)
+	if fresh != ck.fresh {
+		ck.fresh = fresh
+		for _, i := range ck.checks {
+			e.markCheck(i)
+		}
+	}
+	// The moment to look again is when the window has passed since the progress. Progress
+	// only moves forward while fresh, so an entry already queued falls due early and moves
+	// then (O(1) a heartbeat); one that would fall due late is replaced. (A checker still
+	// fresh past its window, which quorum's rule never allows, waits for its next progress.)
+	if due := ck.progress + int64(e.window) + 1; fresh && due > now && (!ck.queued || due < ck.due) {
+		ck.queued, ck.due = true, due
+		e.fresh.push(entry{at: due, id: k, gen: ck.gen})
+	}
+}
+
+// enqueue queues calculated check i to re-decide after its children.
+func (e *Engine) enqueue(i int32) {
+	c := &e.checks[i]
+	if c.flags&flagQueued != 0 || c.flags&flagConfigured == 0 || c.flags&flagNoOrder != 0 {
+		return
+	}
+	c.flags |= flagQueued
+	e.queue.push(entry{at: int64(c.rank), id: i})
+}
+
+// decide re-decides check i at now with quorum's rule and records what changed.
+func (e *Engine) decide(i int32, now int64) {
+	c := &e.checks[i]
+	v := e.evaluate(i, nil, now)
+	e.stats.Evaluations++
+	first := c.flags&flagEvaluated == 0
+	old := c.state
+	c.flags |= flagEvaluated
+	c.state, c.rule = v.State, v.Rule
+	c.since, c.held, c.at = e.clock.stamp(v.Since), e.clock.stamp(v.HeldSince), now
+	if v.Rule == quorum.RuleHeld {
+		e.holds.set(i, c.held+int64(v.Hold))
+	} else {
+		e.holds.remove(i)
+	}
+	if !first && old == v.State {
+		return
+	}
+	if !first {
+		e.counts[old]--
+	}
+	e.counts[v.State]++
+	c.changes[v.State]++
+	e.noteChanged(i)
+	if old != v.State {
+		for _, p := range e.parents[i] {
+			e.enqueue(p)
+		}
+	}
+}
+
+// noteChanged lists check i among the changes to hand out.
+func (e *Engine) noteChanged(i int32) {
+	c := &e.checks[i]
+	if c.flags&flagChanged == 0 {
+		c.flags |= flagChanged
+		e.changed = append(e.changed, i)
+	}
+}
+
+// evaluate computes check i's verdict at now from what the engine holds, with quorum's rule;
+// expected only fills in the evidence. The previous verdict is the one the engine holds.
+func (e *Engine) evaluate(i int32, expected []string, now int64) quorum.Verdict {
+	c := &e.checks[i]
+	prev := e.prev(c)
+	at := e.clock.time(now)
+	if c.calc != nil {
+		return quorum.Combine(c.calc.minHealthy, e.children(c.calc), c.calc.inverted, c.calc.disabled, prev, at)
+	}
+	return quorum.Evaluate(e.policies.get(c.policy), e.reports(c), expected, prev, at)
+}
+
+// prev returns the verdict check c holds, as quorum takes it back.
+func (e *Engine) prev(c *check) quorum.Verdict {
+	if c.flags&flagEvaluated == 0 {
+		return quorum.Verdict{}
+	}
+	return quorum.Verdict{State: c.state, Rule: c.rule, At: e.clock.time(c.at), Since: e.clock.time(c.since),
+		HeldSince: e.clock.time(c.held)}
+}
+
+// reports returns check c's reports with a status, as quorum counts them (a scratch slice,
+// valid until the next call).
+func (e *Engine) reports(c *check) []quorum.Report {
+	rs := e.scratch[:0]
+	for _, v := range c.votes {
+		if v.status == voteNone {
+			continue
+		}
+		ck := &e.checkers[v.checker]
+		rs = append(rs, quorum.Report{Checker: ck.id, Region: ck.region, Healthy: v.status == voteHealthy,
+			Latency: time.Duration(v.latency) * time.Microsecond, LastProgress: e.clock.time(ck.progress)})
+	}
+	e.scratch = rs
+	return rs
+}
+
+// children returns the verdicts of a calculated check's children (a scratch slice).
+func (e *Engine) children(cc *calc) []quorum.Verdict {
+	vs := e.kids[:0]
+	for _, ch := range cc.children {
+		var v quorum.Verdict
+		if c := &e.checks[ch]; c.flags&flagConfigured != 0 && c.flags&flagEvaluated != 0 {
+			v = e.prev(c)
+		}
+		vs = append(vs, v)
+	}
+	e.kids = vs
+	return vs
+}
+
+// Changes appends to dst the checks whose verdicts changed since the last call (each once,
+// as it stands now; checks that left the configuration first) and returns it.
+func (e *Engine) Changes(dst []Change) []Change {
+	for _, id := range e.removed {
+		dst = append(dst, Change{Check: id, Removed: true})
+	}
+	clear(e.removed)
+	e.removed = e.removed[:0]
+	for _, i := range e.changed {
+		c := &e.checks[i]
+		if c.flags&flagChanged == 0 {
+			continue
+		}
+		c.flags &^= flagChanged
+		dst = append(dst, Change{Check: c.id, State: c.state})
+	}
+	e.changed = e.changed[:0]
+	return dst
+}
+
+// Stats returns the engine's work counters.
+func (e *Engine) Stats() Stats { return e.stats }
+
+func micros(d time.Duration) uint32 {
+	us := max(d, 0) / time.Microsecond
+	return uint32(min(us, 1<<32-1))
+}
