@@ -460,8 +460,12 @@ func (n *Node) membershipLocked(regions []string) shard.Membership {
 }
 
 // reassign recomputes the plan for the current membership and gives the checker its checks.
+// It also gives gossip the freshness window in force, which a checker's heartbeats follow.
 func (n *Node) reassign() {
 	n.mu.Lock()
+	if n.settings != nil {
+		n.pool.SetFreshnessWindow(freshnessWindow(n.settings))
+	}
 	if n.plan == nil || n.state == nil {
 		n.mu.Unlock()
 		return
