@@ -3,7 +3,7 @@ GO      ?= go
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 
-.PHONY: run build test lint unit bench fuzz clean image demo demo-down chaos real
+.PHONY: run build test lint unit bench fuzz clean image demo demo-down chaos real real-table
 
 ## run: start the embedded multi-region network (vigil dev).
 run:
@@ -60,6 +60,17 @@ chaos:
 SCENARIO ?= story
 real:
 	$(GO) run ./cmd/vigil sim -real $(SCENARIO)
+
+## real-table: every real-process scenario in turn (about 15 minutes); prints RESILIENCE.md's
+## rows at the end, each run's output in build/real-<scenario>.log. Fails if any run failed.
+REAL_SCENARIOS ?= story nontransitive isolated oneway wan flapping leader-kill checkers-killed location-restart
+real-table: build
+	@mkdir -p build; rows=build/real-rows.md; : > $$rows; fail=0; \
+	for s in $(REAL_SCENARIOS); do \
+	  echo "== $$s ($$(uptime | sed 's/.*load/load/'))"; \
+	  bin/vigil sim -real $$s >build/real-$$s.log 2>&1 || { fail=1; echo "$$s FAILED: build/real-$$s.log"; }; \
+	  grep '^| ' build/real-$$s.log >>$$rows || true; \
+	done; cat $$rows; exit $$fail
 
 ## image: the container image (FROM scratch: the static binary and the host's CA bundle).
 IMAGE   ?= vigil:demo

@@ -213,7 +213,7 @@ func (p *Prober) probeHTTP(ctx context.Context, c *config.Check, res *Result) {
 // exchange sends h's request on a fresh connection and reads the response. It returns the
 // redirect location to follow, or "" once it has judged the response into res, or an error
 // for the caller to classify. An HTTPS exchange offers HTTP/1.1 by ALPN; when the server shows
-// that it speaks only HTTP/2 (see errWantsH2), it runs again on a new connection offering h2.
+// that it speaks only HTTP/2 (see wantsH2), it runs again on a new connection offering h2.
 func (p *Prober) exchange(ctx context.Context, c *config.Check, h *hop, res *Result) (string, error) {
 	loc, err := p.exchangeOn(ctx, c, h, false, res)
 	var want *wantsH2
@@ -264,8 +264,8 @@ func bindDeadline(ctx context.Context, conn net.Conn) func() bool {
 	return context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Unix(1, 0)) })
 }
 
-// judge judges a final response into res, or returns the redirect location to follow. body
-// reads the response's body (already limited by the caller); buf is scratch space.
+// judge judges a final response into res, or returns the redirect location to follow. The
+// caller has bounded what reading resp.Body may cost; buf is scratch space.
 func (p *Prober) judge(c *config.Check, resp *http.Response, buf []byte, res *Result) (string, error) {
 	res.StatusCode = resp.StatusCode
 	if c.FollowRedirects && isRedirect(resp.StatusCode) {

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/ptree"
 )
 
 // edit makes the next State from a published one: its writes copy only the paths they
@@ -16,7 +17,7 @@ import (
 type edit struct {
 	s    *State
 	base *State
-	tok  *editToken
+	tok  *ptree.Token
 
 	// prefixed makes validation errors name the item they are in (checks["web-1"].interval):
 	// an edit of many items; an edit of one has paths relative to it.
@@ -34,7 +35,7 @@ type edit struct {
 func (s *State) edit(index uint64) *edit {
 	next := *s
 	next.Index = index
-	return &edit{s: &next, base: s, tok: &editToken{},
+	return &edit{s: &next, base: s, tok: new(ptree.Token),
 		checks: map[string]bool{}, zones: map[string]bool{}, sets: map[string]bool{}, shards: map[string]bool{}}
 }
 

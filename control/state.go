@@ -8,11 +8,12 @@ import (
 	"strings"
 
 	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/ptree"
 )
 
 // State is everything the control plane stores, as of one raft index. A State is never
 // changed after it is published: a command produces a new one, which shares with it every
-// item the command did not touch (see tree), so one write costs what it changes, not the
+// item the command did not touch (see package ptree), so one write costs what it changes, not the
 // size of the configuration. Its items must not be changed by callers.
 type State struct {
 	// Index is the raft index of the last command that changed the state; 0 for an empty
@@ -22,12 +23,12 @@ type State struct {
 	// voter can forward a write to the leader and a Watcher can find every voter.
 	Voters map[string]string
 
-	settings config.Document         // regions, quorum, name servers; no checks or zones
-	checks   tree[*config.Check]     // by id
-	zones    tree[*config.Zone]      // by apex (CanonicalZone); RecordSets nil: see sets
-	sets     tree[*config.RecordSet] // by setKey
-	refs     tree[int]               // check id → records and calculated checks naming it
-	shards   tree[[]int]             // by apex: name-server numbers from the stateful allocator
+	settings config.Document              // regions, quorum, name servers; no checks or zones
+	checks   ptree.Map[*config.Check]     // by id
+	zones    ptree.Map[*config.Zone]      // by apex (CanonicalZone); RecordSets nil: see sets
+	sets     ptree.Map[*config.RecordSet] // by setKey
+	refs     ptree.Map[int]               // check id → records and calculated checks naming it
+	shards   ptree.Map[[]int]             // by apex: name-server numbers from the stateful allocator
 }
 
 // Sentinel errors that the API maps to status codes.

@@ -61,7 +61,7 @@ func (d *delegate) NotifyMsg(b []byte) {
 	case kindRows:
 		n.mu.Lock()
 		for _, r := range msg.rows {
-			if n.table.applyRow(r, now) == outcomeFull {
+			if n.table.applyRow(r, now, false) == outcomeFull {
 				n.m.drop(msg.kind, reasonTableFull)
 			}
 		}
@@ -118,7 +118,7 @@ func (d *delegate) MergeRemoteState(b []byte, _ bool) {
 			n.m.drop(msg.kind, reasonMalformed)
 			return
 		}
-		n.table.applyRow(msg.state.own, now)
+		n.table.applyRow(msg.state.own, now, true)
 	}
 	if behind := n.table.applyDigest(msg.state.digest, now); len(behind) > 0 {
 		n.want(msg.state.from, behind)

@@ -67,7 +67,7 @@ func TestFeedMirrorsTable(t *testing.T) {
 						f.entries = append(f.entries, rowEntry{check: fmt.Sprintf("k%d", k), seq: uint64(1 + rng.IntN(int(seq))), entry: e})
 					}
 				}
-				tb.applyRow(f, now)
+				tb.applyRow(f, now, i%2 == 0)
 			case 9:
 				tb.forget(now.Add(-time.Duration(rng.IntN(20))*time.Second), func(string) bool { return rng.IntN(2) == 0 })
 			}
@@ -172,7 +172,7 @@ func TestTableBytesPerReport(t *testing.T) {
 			f.entries[i] = rowEntry{check: strings.Clone(id), seq: uint64(i + 1), entry: Entry{Status: StatusHealthy,
 				Consecutive: 3, Latency: 2 * time.Millisecond, Reason: strings.Clone("HTTP 200")}}
 		}
-		tb.applyRow(f, at(1))
+		tb.applyRow(f, at(1), true)
 	}
 	after := heapInUse()
 	runtime.KeepAlive(ids)

@@ -55,6 +55,8 @@ type Node struct {
 	members   map[string]Member
 	known     map[string]knownPeer
 	requested map[string]time.Time
+	unreached map[string]time.Time // peers a repair send failed to reach, and when (reach.go)
+	inflight  map[string]bool      // peers a repair send to is in flight
 	rng       *rand.Rand
 	// joined signals that a member joined (capacity 1: signals coalesce).
 	joined chan struct{}
@@ -62,6 +64,11 @@ type Node struct {
 	runOnce sync.Once
 	life    sync.Mutex // orders Leave and Shutdown: memberlist panics on Leave after Shutdown
 	down    bool
+
+	// beatEvery is the heartbeat interval in force, and beatChanged signals a change of it
+	// (capacity 1; liveness.go).
+	beatEvery   atomic.Int64
+	beatChanged chan struct{}
 }
 
 // knownPeer is a peer remembered for rejoining.
@@ -101,8 +108,12 @@ func New(cfg Config) (*Node, error) {
 		members:   map[string]Member{},
 		known:     map[string]knownPeer{},
 		requested: map[string]time.Time{},
+		unreached: map[string]time.Time{},
+		inflight:  map[string]bool{},
 		rng:       rand.New(rand.NewPCG(h.Sum64(), uint64(cfg.Now().UnixNano()))),
 		joined:    make(chan struct{}, 1),
+
+		beatChanged: make(chan struct{}, 1),
 	}
 	if cfg.Roles.Has(RoleChecker) {
 		// The generation orders restarts of this checker by its own clock only.
@@ -112,7 +123,9 @@ func New(cfg Config) (*Node, error) {
 	mlog := newMemberlistLogger(log)
 	mc.Logger = mlog
 	n.deltas = &memberlist.TransmitLimitedQueue{NumNodes: n.numNodes, RetransmitMult: mc.RetransmitMult}
-	n.beats = &memberlist.TransmitLimitedQueue{NumNodes: n.numNodes, RetransmitMult: 1}
+	// Every node relays every heartbeat it learns to beatRelays peers, whatever the pool's
+	// size (NumNodes 1 turns off memberlist's scaling by the pool's size).
+	n.beats = &memberlist.TransmitLimitedQueue{NumNodes: func() int { return 1 }, RetransmitMult: beatRelays}
 	if !cfg.Insecure {
 		kr, err := memberlist.NewKeyring(cfg.Keys, cfg.Keys[0])
 		if err != nil {
@@ -221,10 +234,10 @@ func (n *Node) Run(ctx context.Context) error {
 		}
 	}()
 	var beat <-chan time.Time
+	beats := time.NewTicker(n.heartbeatInterval())
+	defer beats.Stop()
 	if n.own != nil {
-		t := time.NewTicker(n.cfg.HeartbeatInterval)
-		defer t.Stop()
-		beat = t.C
+		beat = beats.C
 		n.heartbeat()
 	}
 	forget := time.NewTicker(min(n.cfg.RowTTL/4, forgetInterval))
@@ -239,6 +252,8 @@ func (n *Node) Run(ctx context.Context) error {
 			return nil
 		case <-beat:
 			n.heartbeat()
+		case <-n.beatChanged:
+			beats.Reset(n.heartbeatInterval())
 		case <-repair.C:
 			n.repair()
 		case <-forget.C:
@@ -412,11 +427,16 @@ func (n *Node) repair() {
 		}
 	}
 	// The checkers that are members are asked for their own rows, which they always hold
-	// complete; the rest go in one ask to any live peer.
+	// complete; the rest go in one ask to any live peer. So do the rows already asked for
+	// that are still missing, and those of checkers a recent send failed to reach: behind a
+	// cut link, a dial waits for memberlist's TCP timeout, and the row comes relayed (reach.go).
 	var rest []string
 	asked := 0
+	now := n.cfg.Now()
 	for _, id := range ids {
-		if _, ok := n.members[id]; ok && asked < repairFanout {
+		_, ok := n.members[id]
+		again := now.Sub(n.requested[id]) < 2*askAgainAfter
+		if ok && asked < repairFanout && !again && !n.unreachedLocked(id, now) {
 			n.want(id, []string{id})
 			asked++
 		} else {
@@ -458,8 +478,12 @@ func (n *Node) enqueue(j job) {
 	}
 }
 
-// worker asks for and sends row repairs over memberlist's reliable stream until ctx ends.
+// worker asks for and sends row repairs over memberlist's reliable stream until ctx ends,
+// at most maxSends at a time (reach.go), so that a dial into a cut link does not hold up the
+// rest.
 func (n *Node) worker(ctx context.Context) {
+	s := newSender(maxSends)
+	defer s.wait()
 	for {
 		select {
 		case <-ctx.Done():
@@ -478,8 +502,10 @@ func (n *Node) worker(ctx context.Context) {
 			if msg == nil {
 				continue
 			}
-			if err := n.ml.SendReliable(to, msg); err != nil {
-				n.log.Debug("row repair send failed", "peer", j.peer, "err", err)
+			n.sending(to.Name, true)
+			if !s.start(ctx, func() { n.send(to, msg, j) }) {
+				n.sending(to.Name, false)
+				return
 			}
 		}
 	}
@@ -509,32 +535,41 @@ func (n *Node) answer(checkers []string) []byte {
 	return encodeRows(rows)
 }
 
-// target returns the node a job goes to: its peer when that is a live member here. Otherwise
-// an answer goes to the address the asker gave (memberlist reports a new member alive to some
-// nodes seconds after others, up to a push/pull later), and an ask goes to any other live
-// member (a row's checker is heard of through relays before it is a member here), since every
-// peer that holds the row complete can answer.
+// target returns the node a job goes to: its peer when that is a live member here that a
+// recent send did not fail to reach. Otherwise an answer goes to the address the asker gave
+// (memberlist reports a new member alive to some nodes seconds after others, up to a
+// push/pull later), and an ask goes to any other live member, preferring those reached
+// (a row's checker is heard of through relays before it is a member here, and behind a cut
+// link its row comes relayed), since every peer that holds the row complete can answer.
 func (n *Node) target(j job) *memberlist.Node {
-	var others []*memberlist.Node
-	for _, m := range n.ml.Members() {
+	members := n.ml.Members() // before n.mu: memberlist calls into the node with its locks held
+	now := n.cfg.Now()
+	var others, reached []*memberlist.Node
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for _, m := range members {
 		if m.State != memberlist.StateAlive || m.Name == n.cfg.ID {
 			continue
 		}
-		if m.Name == j.peer {
+		cut := n.unreachedLocked(m.Name, now) || n.inflight[m.Name]
+		if m.Name == j.peer && (j.answer || !cut) {
 			return m
 		}
 		others = append(others, m)
+		if !cut {
+			reached = append(reached, m)
+		}
 	}
 	if j.answer {
 		return nodeAt(j.peer, j.addr)
 	}
+	if len(reached) > 0 {
+		others = reached
+	}
 	if len(others) == 0 {
 		return nil
 	}
-	n.mu.Lock()
-	i := n.rng.IntN(len(others))
-	n.mu.Unlock()
-	return others[i]
+	return others[n.rng.IntN(len(others))]
 }
 
 // nodeAt returns a memberlist node for id at addr, an IP and port, or nil when addr is not one.
@@ -627,6 +662,11 @@ func (n *Node) forget() {
 	for c, t := range n.requested {
 		if now.Sub(t) > askAgainAfter {
 			delete(n.requested, c)
+		}
+	}
+	for id, t := range n.unreached {
+		if now.Sub(t) > unreachedFor {
+			delete(n.unreached, id)
 		}
 	}
 	if n.beats.NumQueued() > n.cfg.MaxRows {

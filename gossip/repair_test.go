@@ -115,7 +115,7 @@ func TestLackingAndNodeAt(t *testing.T) {
 	if got := strings.Join(tb.lacking(1), ","); got != "b" {
 		t.Errorf("lacking at most 1: %q, want b", got)
 	}
-	tb.applyRow(&fullRow{header: header{checker: "b", gen: 1, seq: 2, beat: 1}}, at(1))
+	tb.applyRow(&fullRow{header: header{checker: "b", gen: 1, seq: 2, beat: 1}}, at(1), false)
 	if got := strings.Join(tb.lacking(10), ","); got != "c" {
 		t.Errorf("after b's row: lacking %q, want c", got)
 	}

@@ -38,8 +38,12 @@ type row struct {
 	cells   map[uint32]heldCell // by check number (Table.checks)
 	tombs   map[string]uint64   // withdrawals newer than seq, against late deltas
 	ahead   map[uint64]bool     // applied deltas newer than seq+1
-	// progress is when this location last saw the row advance while complete.
+	// progress is when the row, complete, was last the checker's current row (see finish).
 	progress time.Time
+	// heard is when the checker last gave timely word of itself here, and heardSeq the
+	// sequence its row had then.
+	heard    time.Time
+	heardSeq uint64
 	// touched is when the row last changed at all, for forgetting it.
 	touched time.Time
 }
@@ -105,14 +109,34 @@ func (r *row) note(h header) bool {
 	return false
 }
 
-// finish marks progress when the row advanced and is complete.
+// finish records a timely word from the checker: its row advanced at now, by the checker's
+// heartbeat, delta or own row. The row makes progress if it holds what the checker had then.
+//
+// Progress is evidence that the checker is alive, so only timely words mark it: the checker's
+// heartbeats and deltas, relayed or not (gossip relays them within a few gossip rounds), and
+// its own row from the checker itself. An advance that a third node kept (a push/pull digest,
+// a repair answer) may be as old as that node's last word from the checker: it marks no
+// progress of its own (see noteHeld), though a row it completes makes the progress its last
+// timely word said. Before, when sa-east was cut off, eu-west's location heard sa-east's last
+// heartbeat 20s later in a digest from us-east and counted sa-east's reports again for a
+// freshness window (a flap).
 func (t *Table) finish(r *row, advanced bool, now time.Time) outcome {
 	if !advanced {
 		return outcomeOld
 	}
+	r.heard, r.heardSeq = now, r.want
+	return t.noteHeld(r, true, now)
+}
+
+// noteHeld records an advance that is no timely word of the checker (see finish). A row it
+// completes makes the progress of the last timely word, if it holds what that word said.
+func (t *Table) noteHeld(r *row, advanced bool, now time.Time) outcome {
+	if !advanced {
+		return outcomeOld
+	}
 	r.touched = now
-	if r.complete() {
-		r.progress = now
+	if r.complete() && r.heardSeq <= r.seq && r.heard.After(r.progress) {
+		r.progress = r.heard
 		t.markRow(r.checker)
 	}
 	return outcomeNew
@@ -203,8 +227,9 @@ func (r *row) settle() {
 }
 
 // applyRow merges a whole row: it replaces the held row when newer, keeping only changes that
-// are newer still.
-func (t *Table) applyRow(f *fullRow, now time.Time) outcome {
+// are newer still. live says whether the row comes from its checker itself; a row a third node
+// kept marks no progress (see finish).
+func (t *Table) applyRow(f *fullRow, now time.Time, live bool) outcome {
 	r, o := t.lookup(f.header, now)
 	if r == nil {
 		return o
@@ -221,6 +246,9 @@ func (t *Table) applyRow(f *fullRow, now time.Time) outcome {
 		}
 		r.settle()
 		advanced = true
+	}
+	if !live {
+		return t.noteHeld(r, advanced, now)
 	}
 	return t.finish(r, advanced, now)
 }
@@ -266,7 +294,8 @@ func (t *Table) replaceCells(r *row, f *fullRow) {
 }
 
 // applyDigest merges the headers of a peer's rows: heartbeats it heard that this location did
-// not. It returns the checkers whose rows the peer holds newer than here. It creates no row:
+// not, which mark no progress (see finish). It returns the checkers whose rows the peer holds
+// newer than here. It creates no row:
 // live checkers make themselves known by their heartbeats, and rows of checkers long gone,
 // which some peer has not forgotten yet, do not come back.
 func (t *Table) applyDigest(hs []header, now time.Time) (behind []string) {
@@ -278,7 +307,7 @@ func (t *Table) applyDigest(hs []header, now time.Time) (behind []string) {
 		if r == nil {
 			continue
 		}
-		t.finish(r, r.note(h), now)
+		t.noteHeld(r, r.note(h), now)
 		if !r.complete() {
 			behind = append(behind, h.checker)
 		}

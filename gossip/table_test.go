@@ -67,19 +67,23 @@ func TestTableMerge(t *testing.T) {
 			outcomeNew, map[string]Status{}, 10},
 		{"whole row older than held is ignored", func(tb *Table, now time.Time) outcome {
 			return tb.applyRow(&fullRow{header: header{checker: "c", gen: 1, seq: 5, beat: 3},
-				entries: []rowEntry{{check: "x", seq: 5, entry: Entry{Status: H}}}}, now)
+				entries: []rowEntry{{check: "x", seq: 5, entry: Entry{Status: H}}}}, now, true)
 		}, outcomeOld, map[string]Status{}, 10},
 		{"whole newer row replaces", func(tb *Table, now time.Time) outcome {
 			return tb.applyRow(&fullRow{header: header{checker: "c", gen: 1, seq: 9, beat: 5},
-				entries: []rowEntry{{check: "x", seq: 8, entry: Entry{Status: H}}, {check: "y", seq: 9, entry: Entry{Status: U}}}}, now)
+				entries: []rowEntry{{check: "x", seq: 8, entry: Entry{Status: H}}, {check: "y", seq: 9, entry: Entry{Status: U}}}}, now, true)
 		}, outcomeNew, map[string]Status{"x": H, "y": U}, 12},
+		{"a newer row from a third node is no progress", func(tb *Table, now time.Time) outcome {
+			return tb.applyRow(&fullRow{header: header{checker: "c", gen: 1, seq: 10, beat: 6},
+				entries: []rowEntry{{check: "x", seq: 8, entry: Entry{Status: H}}, {check: "y", seq: 10, entry: Entry{Status: H}}}}, now, false)
+		}, outcomeNew, map[string]Status{"x": H, "y": H}, 12},
 		{"restart: a newer generation voids the row", func(tb *Table, now time.Time) outcome { return tb.applyDelta(set(2, 1, 1, "z", H), now) },
-			outcomeNew, map[string]Status{"z": H}, 13},
+			outcomeNew, map[string]Status{"z": H}, 14},
 		{"the old generation is ignored", func(tb *Table, now time.Time) outcome { return tb.applyDelta(set(1, 10, 9, "x", H), now) },
-			outcomeOld, map[string]Status{"z": H}, 13},
+			outcomeOld, map[string]Status{"z": H}, 14},
 	}
 	tb := NewTable(10)
-	secs := []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14}
+	secs := []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}
 	for i, s := range steps {
 		if got := s.apply(tb, at(secs[i])); got != s.want {
 			t.Errorf("%s: outcome %v, want %v", s.name, got, s.want)
@@ -116,8 +120,11 @@ func TestTableDigestAndLimits(t *testing.T) {
 	if len(behind) != 1 || behind[0] != "d" {
 		t.Errorf("behind %v, want [d]", behind)
 	}
-	if p := progress(tb); !p.Equal(at(5)) {
-		t.Errorf("a newer beat in a digest is progress: got %v", p.Sub(t0))
+	if p := progress(tb); !p.Equal(at(0)) {
+		t.Errorf("a newer beat in a digest, which may be old news, counted as progress at %v", p.Sub(t0))
+	}
+	if tb.applyHeartbeat(header{checker: "c", gen: 1, seq: 1, beat: 5}, at(6)) != outcomeOld || !progress(tb).Equal(at(0)) {
+		t.Errorf("the digest's beat, relayed again, counted as progress")
 	}
 	if o := tb.applyDelta(delta{header: header{checker: "e", gen: 1, seq: 1, beat: 1}, op: opWithdrawAll}, at(6)); o != outcomeFull {
 		t.Errorf("third row in a table of two: %v", o)

@@ -161,11 +161,11 @@ func (s *Server) SetSnapshot(snap *Snapshot) {
 			s.metrics.withheld.DeleteLabelValues(name)
 		}
 	}
-	kept := make(map[string]bool, len(snap.healthSets))
-	for _, rs := range snap.healthSets {
+	kept := map[string]bool{}
+	for rs := range snap.healthSets() {
 		kept[rs.label] = true
 	}
-	for _, rs := range old.healthSets {
+	for rs := range old.healthSets() {
 		if !kept[rs.label] {
 			s.metrics.lastResorts.DeleteLabelValues(rs.label)
 		}
@@ -189,7 +189,7 @@ func (s *Server) SetVerdicts(healthy map[string]bool) {
 	s.verdicts.Store(v)
 	snap := s.snap.Load()
 	var ids []string
-	for id := range snap.byCheck {
+	for id := range snap.byCheck.All("") {
 		if old.health(id) != v.health(id) {
 			ids = append(ids, id)
 		}
@@ -219,7 +219,7 @@ func (s *Server) PatchVerdicts(changes []VerdictChange) {
 func (s *Server) recount(snap *Snapshot, v *verdicts, ids []string) {
 	changed := map[*rrset]bool{}
 	for _, id := range ids {
-		for _, rs := range snap.byCheck[id] {
+		for _, rs := range snap.setsFor(id) {
 			changed[rs] = true
 		}
 	}
@@ -239,12 +239,12 @@ func (s *Server) recount(snap *Snapshot, v *verdicts, ids []string) {
 // zone. The caller holds s.mu.
 func (s *Server) updateWithheld() {
 	snap, v := s.snap.Load(), s.verdicts.Load()
-	s.withheld = make(map[*rrset]int, len(snap.healthSets))
+	s.withheld = map[*rrset]int{}
 	s.zoneWithheld = make(map[string]int, len(snap.zones))
 	for name := range snap.zones {
 		s.zoneWithheld[name] = 0
 	}
-	for _, rs := range snap.healthSets {
+	for rs := range snap.healthSets() {
 		n := withheldIn(rs, v)
 		s.withheld[rs] = n
 		s.zoneWithheld[rs.zone] += n

@@ -3,6 +3,8 @@ package location
 import (
 	"errors"
 	"fmt"
+	"iter"
+	"maps"
 	"net/netip"
 	"slices"
 	"sort"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/miekg/dns"
 	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/ptree"
 	"github.com/vigil-dns/vigil/rdata"
 )
 
@@ -28,17 +31,36 @@ type NameServer struct {
 }
 
 // Snapshot is an immutable, compiled view of the hosted zones: what every query reads. Build
-// one with NewSnapshot and install it with Server.SetSnapshot.
+// one with NewSnapshot, or from another with Patch (which compiles only the zones that
+// changed), and install it with Server.SetSnapshot or Server.PatchZones.
 type Snapshot struct {
 	zones map[string]*zone
-	// sets lists every record set that consults health checks, for the withheld gauge.
-	healthSets []*rrset
-	// byCheck lists, for each health check, the record sets whose answers it can change.
-	byCheck map[string][]*rrset
-	// maxRecords is the largest record set, so that selection buffers never grow.
+	// byCheck lists, for each health check, the record sets whose answers it can change: a
+	// persistent map, shared with the snapshot this one was patched from.
+	byCheck ptree.Map[[]*rrset]
+	// maxRecords is at least the largest record set, so that selection buffers never grow.
 	maxRecords int
 	// maxLabels is the most labels of any zone apex, to bound the zone search.
 	maxLabels int
+}
+
+// setsFor returns the record sets whose answers check id can change.
+func (s *Snapshot) setsFor(id string) []*rrset {
+	sets, _ := s.byCheck.Get(id)
+	return sets
+}
+
+// healthSets returns every record set that consults health checks.
+func (s *Snapshot) healthSets() iter.Seq[*rrset] {
+	return func(yield func(*rrset) bool) {
+		for _, z := range s.zones {
+			for _, rs := range z.healthSets {
+				if !yield(rs) {
+					return
+				}
+			}
+		}
+	}
 }
 
 // zone is one hosted zone, compiled.
@@ -61,6 +83,10 @@ type zone struct {
 	ttl  uint32
 	// counters caches this zone's query counters, filled as queries come.
 	counters atomic.Pointer[counterCache]
+	// healthSets lists the zone's record sets that consult health checks, by label; byCheck
+	// lists them for each health check.
+	healthSets []*rrset
+	byCheck    map[string][]*rrset
 }
 
 // node is one owner name of a zone; a node without record sets is an empty non-terminal.
@@ -101,11 +127,12 @@ func (n *node) find(t uint16) *rrset {
 // the main listener. Names are compared without case and may be given without the final dot.
 // The error lists every problem found.
 func NewSnapshot(zones []config.Zone, shards map[string][]NameServer) (*Snapshot, error) {
-	s := &Snapshot{zones: make(map[string]*zone, len(zones))}
 	byApex := make(map[string][]NameServer, len(shards))
 	for apex, nss := range shards {
 		byApex[canonical(apex)] = nss
 	}
+	s := &Snapshot{zones: make(map[string]*zone, len(zones))}
+	tok := new(ptree.Token)
 	var errs []error
 	for i := range zones {
 		z, err := compileZone(&zones[i], byApex[canonical(zones[i].Name)])
@@ -117,33 +144,88 @@ func NewSnapshot(zones []config.Zone, shards map[string][]NameServer) (*Snapshot
 			errs = append(errs, fmt.Errorf("location: zone %s: hosted twice", z.name))
 			continue
 		}
-		s.zones[z.name] = z
-		s.maxLabels = max(s.maxLabels, dns.CountLabel(z.name))
-		for _, n := range z.names {
-			for _, rs := range n.sets {
-				s.maxRecords = max(s.maxRecords, len(rs.rrs))
-				if rs.health {
-					s.healthSets = append(s.healthSets, rs)
-				}
-			}
-		}
+		s.add(tok, z)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	sort.Slice(s.healthSets, func(i, j int) bool { return s.healthSets[i].label < s.healthSets[j].label })
-	s.byCheck = map[string][]*rrset{}
-	for _, rs := range s.healthSets {
-		for _, r := range rs.cfg.Records {
-			if r.HealthCheck == "" {
-				continue
-			}
-			if l := s.byCheck[r.HealthCheck]; len(l) == 0 || l[len(l)-1] != rs {
-				s.byCheck[r.HealthCheck] = append(l, rs)
-			}
+	return s, nil
+}
+
+// ZonePatch is one zone of a Patch: its configuration and name-server shard, or, with Zone
+// nil, the zone Apex removed.
+type ZonePatch struct {
+	// Apex names the zone (any case, with or without the final dot).
+	Apex string
+	// Zone is the zone's configuration with its record sets; nil removes the zone.
+	Zone *config.Zone
+	// Shard is the zone's name servers, as NewSnapshot's shards give them.
+	Shard []NameServer
+}
+
+// Patch returns a snapshot that differs from s in the zones of patches only: each is compiled
+// again (or removed), every other zone is shared with s. It costs the changed zones and a copy
+// of the table of zones, not a compilation of every zone. On error s is unchanged and nothing
+// is returned.
+func (s *Snapshot) Patch(patches []ZonePatch) (*Snapshot, error) {
+	n := &Snapshot{zones: maps.Clone(s.zones), byCheck: s.byCheck, maxRecords: s.maxRecords}
+	tok := new(ptree.Token)
+	var errs []error
+	for _, p := range patches {
+		apex := canonical(p.Apex)
+		if old := n.zones[apex]; old != nil {
+			n.remove(tok, old)
+		}
+		if p.Zone == nil {
+			continue
+		}
+		z, err := compileZone(p.Zone, p.Shard)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if z.name != apex {
+			errs = append(errs, fmt.Errorf("location: zone %s patched as %s", z.name, apex))
+			continue
+		}
+		n.add(tok, z)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	for name := range n.zones {
+		n.maxLabels = max(n.maxLabels, dns.CountLabel(name))
+	}
+	return n, nil
+}
+
+// add hosts a compiled zone and indexes its health sets (s is not yet shared).
+func (s *Snapshot) add(tok *ptree.Token, z *zone) {
+	s.zones[z.name] = z
+	s.maxLabels = max(s.maxLabels, dns.CountLabel(z.name))
+	for _, n := range z.names {
+		for _, rs := range n.sets {
+			s.maxRecords = max(s.maxRecords, len(rs.rrs))
 		}
 	}
-	return s, nil
+	for id, sets := range z.byCheck {
+		old, _ := s.byCheck.Get(id)
+		s.byCheck = s.byCheck.Set(tok, id, append(slices.Clip(old), sets...))
+	}
+}
+
+// remove stops hosting a zone and drops its health sets from the index (s is not yet shared).
+func (s *Snapshot) remove(tok *ptree.Token, z *zone) {
+	delete(s.zones, z.name)
+	for id := range z.byCheck {
+		old, _ := s.byCheck.Get(id)
+		kept := slices.DeleteFunc(slices.Clone(old), func(rs *rrset) bool { return rs.zone == z.name })
+		if len(kept) == 0 {
+			s.byCheck, _ = s.byCheck.Delete(tok, id)
+		} else {
+			s.byCheck = s.byCheck.Set(tok, id, kept)
+		}
+	}
 }
 
 // Zones returns the apexes of the hosted zones, sorted.
@@ -225,9 +307,23 @@ func compileZone(cz *config.Zone, shard []NameServer) (*zone, error) {
 			errs = append(errs, fail("%s: a CNAME cannot share its name with other records", name))
 		}
 		sort.Slice(n.sets, func(i, j int) bool { return n.sets[i].rtype < n.sets[j].rtype })
+		for _, rs := range n.sets {
+			if rs.health {
+				z.healthSets = append(z.healthSets, rs)
+			}
+		}
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
+	}
+	sort.Slice(z.healthSets, func(i, j int) bool { return z.healthSets[i].label < z.healthSets[j].label })
+	z.byCheck = map[string][]*rrset{}
+	for _, rs := range z.healthSets {
+		for _, r := range rs.cfg.Records {
+			if l := z.byCheck[r.HealthCheck]; r.HealthCheck != "" && (len(l) == 0 || l[len(l)-1] != rs) {
+				z.byCheck[r.HealthCheck] = append(l, rs)
+			}
+		}
 	}
 	return z, nil
 }

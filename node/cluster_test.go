@@ -57,6 +57,12 @@ func newSimCluster(t *testing.T) *simCluster {
 
 func (c *simCluster) add(t *testing.T, id, region string, roles Roles, doc *config.Document, seed string) *started {
 	t.Helper()
+	return c.addWith(t, id, region, roles, doc, seed, nil)
+}
+
+// addWith adds a node as add does, with edit changing its configuration last.
+func (c *simCluster) addWith(t *testing.T, id, region string, roles Roles, doc *config.Document, seed string, edit func(*Config)) *started {
+	t.Helper()
 	tr, err := c.net.NewTransport(region)
 	if err != nil {
 		t.Fatal(err)
@@ -76,6 +82,9 @@ func (c *simCluster) add(t *testing.T, id, region string, roles Roles, doc *conf
 	cfg.DNSAddr, cfg.HTTPAddr, cfg.EvalInterval = "127.0.0.1:0", "off", 100*time.Millisecond
 	cfg.Probe.AllowLoopback = true
 	cfg.Logger, cfg.Registerer = testLogger().With("id", id), newReg()
+	if edit != nil {
+		edit(&cfg)
+	}
 	n, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)

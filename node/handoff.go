@@ -101,9 +101,9 @@ func (n *Node) handOffLocked(mine []config.Check, now time.Time) []config.Check 
 	for _, c := range mine {
 		ids = append(ids, c.ID)
 	}
-	window := freshnessWindow(n.doc)
+	window := freshnessWindow(n.settings)
 	times := func(id string) (handoffTimes, bool) {
-		c, ok := n.doc.CheckByID(id)
+		c, ok := n.state.CheckRef(id)
 		if !ok || c.Protocol == config.ProtocolCalculated || c.Disabled {
 			return handoffTimes{}, false
 		}
@@ -128,7 +128,7 @@ func (n *Node) handOffLocked(mine []config.Check, now time.Time) []config.Check 
 	}
 	n.handoffs = nextHandoffs(n.handoffs, n.given, ids, now, times, covered, func(id string) bool { return reported[id] })
 	for _, id := range sortedIDs(n.handoffs) {
-		if c, ok := n.doc.CheckByID(id); ok {
+		if c, ok := n.state.CheckRef(id); ok {
 			mine = append(mine, *c)
 			ids = append(ids, id)
 		}

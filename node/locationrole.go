@@ -3,8 +3,6 @@ package node
 import (
 	"context"
 	"fmt"
-	"net"
-	"net/netip"
 	"sync"
 	"time"
 
@@ -12,7 +10,6 @@ import (
 	"github.com/vigil-dns/vigil/control"
 	"github.com/vigil-dns/vigil/gossip"
 	"github.com/vigil-dns/vigil/location"
-	"github.com/vigil-dns/vigil/shard"
 	"github.com/vigil-dns/vigil/verdict"
 )
 
@@ -56,7 +53,7 @@ func (n *Node) newLocation() error {
 	st := n.state
 	n.mu.Unlock()
 	if st != nil {
-		n.installZones(st)
+		n.installZones(st, control.Changes{Full: true})
 	}
 	return nil
 }
@@ -66,58 +63,6 @@ func closeDNS(s *location.Server) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	_ = s.Serve(ctx)
-}
-
-// installZones compiles the configuration's zones, with each zone's name-server shard, into
-// the DNS server's snapshot.
-func (n *Node) installZones(s *control.State) {
-	if n.dns == nil {
-		return
-	}
-	n.wakeVerdicts()
-	shards, err := n.zoneShards(s)
-	if err != nil {
-		n.log.Error("node: name-server shards; zones keep their own name servers", "err", err)
-	}
-	snap, err := location.NewSnapshot(s.Document().Zones, shards)
-	if err != nil {
-		n.log.Error("node: zones not installed; the previous ones stay", "index", s.Index, "err", err)
-		return
-	}
-	n.dns.SetSnapshot(snap)
-}
-
-// zoneShards returns each zone's virtual name servers: stateful from the allocations the
-// control plane stores, stateless from the zone's name; none for a zone that lists its own.
-func (n *Node) zoneShards(s *control.State) (map[string][]location.NameServer, error) {
-	doc := s.Document()
-	ns, err := shard.NewNameServers(doc.NameServers)
-	if err != nil {
-		return nil, err
-	}
-	glue := map[int]netip.Addr{}
-	for i, a := range n.cfg.NameServers {
-		if host, _, err := net.SplitHostPort(a); err == nil {
-			if ip, err := netip.ParseAddr(host); err == nil && !ip.IsUnspecified() {
-				glue[i] = ip
-			}
-		}
-	}
-	domain := doc.NameServers.Domain
-	out := make(map[string][]location.NameServer, len(doc.Zones))
-	for _, z := range doc.Zones {
-		if len(z.NameServers) > 0 {
-			continue
-		}
-		servers := ns.Stateless(z.Name)
-		if ns.Mode() == shard.ModeStateful {
-			if stored := s.Shard(z.Name); len(stored) > 0 {
-				servers = stored
-			}
-		}
-		out[z.Name] = location.ShardNameServers(servers, domain, glue)
-	}
-	return out, nil
 }
 
 // Limits of one step of the verdict engine.

@@ -47,12 +47,21 @@ type Node struct {
 	started  time.Time
 	ran      atomic.Bool
 
-	mu     sync.Mutex // guards everything below
-	doc    *config.Document
-	state  *control.State
-	source control.Source
-	plan   *shard.Plan
-	loc    locationState
+	mu sync.Mutex // guards everything below
+	// doc is the whole configuration as one document, for a location's verdict pass (nil on
+	// a checker); settings its regions, quorum and name servers; state the configuration.
+	doc      *config.Document
+	settings *config.Document
+	state    *control.State
+	source   control.Source
+	plan     *shard.Plan
+	loc      locationState
+
+	// zonesMu serialises installs of zones; zonesAt is the configuration the DNS server's
+	// zones were last brought to, zonesWhole asks the next install to compile every zone.
+	zonesMu    sync.Mutex
+	zonesAt    *control.State
+	zonesWhole bool
 
 	// given are the checks the checker was last given; handoffs those of them it probes
 	// only until their new holders report them (handoff.go).
@@ -375,43 +384,74 @@ func (n *Node) loop(ctx context.Context) error {
 	}
 }
 
-// setConfig installs a configuration: the document, a fresh assignment plan, and the
-// location's zones.
+// setConfig installs a configuration. What changed since the one in use is applied at its
+// cost: the assignment plan is changed per changed check and the location's zones are
+// patched per changed zone; a change of settings, a new source or a configuration taken
+// whole rebuilds them.
 func (n *Node) setConfig(s *control.State, src control.Source) {
 	n.mu.Lock()
 	if src == n.source && (s == n.state || (n.state != nil && n.state.Index == s.Index && s.Index != 0)) {
 		n.mu.Unlock()
 		return
 	}
-	doc := s.Document()
-	n.state, n.doc, n.source = s, doc, src
+	ch := control.Changes{Full: true}
+	if n.state != nil && src == n.source && n.watcher != nil {
+		ch = n.watcher.ChangesSince(n.state.Index)
+	}
+	settings := s.Settings()
+	n.state, n.settings, n.source = s, &settings, src
+	if n.cfg.Roles.Has(RoleLocation) {
+		// The location's verdict pass reads the whole document.
+		n.doc = s.Document()
+	}
 	n.m.configIndex.Set(float64(s.Index))
-	plan, err := shard.NewPlan(doc, n.membershipLocked(doc))
+	n.updatePlanLocked(s, ch)
+	n.mu.Unlock()
+	n.log.Info("node: configuration installed", "index", s.Index, "source", string(src),
+		"checks", s.NumChecks(), "zones", s.NumZones(), "whole", ch.Full || ch.Settings,
+		"changed_checks", len(ch.Checks), "changed_zones", len(ch.Zones))
+	if n.chk != nil && !slices.Contains(s.Regions(), n.cfg.Region) {
+		n.log.Warn("node: this checker's region is not in the configuration: it probes nothing", "region", n.cfg.Region)
+	}
+	if n.dns != nil {
+		n.installZones(s, ch)
+	}
+}
+
+// updatePlanLocked brings the assignment plan to s: check by check for the checks ch names,
+// or built afresh. Called with n.mu held.
+func (n *Node) updatePlanLocked(s *control.State, ch control.Changes) {
+	if n.plan != nil && !ch.Full && !ch.Settings {
+		for _, id := range ch.Checks {
+			var err error
+			if c, ok := s.CheckRef(id); ok {
+				err = n.plan.Put(c)
+			} else {
+				n.plan.Remove(id)
+			}
+			if err != nil {
+				n.log.Error("node: assignment plan", "check", id, "err", err)
+			}
+		}
+		return
+	}
+	plan, err := shard.NewPlanOf(s.Regions(), s.Checks(), n.membershipLocked(s.Regions()))
 	if err != nil {
 		n.log.Error("node: assignment plan", "err", err)
 		plan = nil
 	}
 	n.plan = plan
-	n.mu.Unlock()
-	n.log.Info("node: configuration installed", "index", s.Index, "source", string(src),
-		"checks", len(doc.Checks), "zones", len(doc.Zones))
-	if n.chk != nil && !slices.Contains(doc.Regions, n.cfg.Region) {
-		n.log.Warn("node: this checker's region is not in the configuration: it probes nothing", "region", n.cfg.Region)
-	}
-	if n.dns != nil {
-		n.installZones(s)
-	}
 }
 
 // membershipLocked returns the live checkers per region as gossip shows them, limited to the
 // document's regions (a plan refuses others).
-func (n *Node) membershipLocked(doc *config.Document) shard.Membership {
+func (n *Node) membershipLocked(regions []string) shard.Membership {
 	m := shard.Membership{}
 	if n.pool == nil {
 		return m
 	}
 	live := n.pool.Checkers()
-	for _, r := range doc.Regions {
+	for _, r := range regions {
 		if ids, ok := live[r]; ok {
 			m[r] = ids
 		}
@@ -420,19 +460,23 @@ func (n *Node) membershipLocked(doc *config.Document) shard.Membership {
 }
 
 // reassign recomputes the plan for the current membership and gives the checker its checks.
+// It also gives gossip the freshness window in force, which a checker's heartbeats follow.
 func (n *Node) reassign() {
 	n.mu.Lock()
-	if n.plan == nil || n.doc == nil {
+	if n.settings != nil {
+		n.pool.SetFreshnessWindow(freshnessWindow(n.settings))
+	}
+	if n.plan == nil || n.state == nil {
 		n.mu.Unlock()
 		return
 	}
-	if err := n.plan.Update(n.membershipLocked(n.doc)); err != nil {
+	if err := n.plan.Update(n.membershipLocked(n.state.Regions())); err != nil {
 		n.log.Error("node: assignment update", "err", err)
 	}
 	var mine []config.Check
 	if n.chk != nil {
 		for _, id := range n.plan.ChecksFor(n.cfg.Region, n.cfg.ID) {
-			if c, ok := n.doc.CheckByID(id); ok {
+			if c, ok := n.state.CheckRef(id); ok {
 				mine = append(mine, *c)
 			}
 		}

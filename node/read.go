@@ -102,7 +102,7 @@ func (n *Node) ConfigInfo() ConfigInfo {
 	ci := ConfigInfo{Source: n.source}
 	if n.state != nil {
 		ci.Index = n.state.Index
-		ci.Regions, ci.Checks, ci.Zones = len(n.doc.Regions), len(n.doc.Checks), len(n.doc.Zones)
+		ci.Regions, ci.Checks, ci.Zones = len(n.state.Regions()), n.state.NumChecks(), n.state.NumZones()
 	}
 	n.mu.Unlock()
 	switch {
@@ -207,7 +207,7 @@ func (n *Node) Checkers() []CheckerView {
 		return nil
 	}
 	n.mu.Lock()
-	window := freshnessWindow(n.doc)
+	window := freshnessWindow(n.settings)
 	n.mu.Unlock()
 	views := map[string]*CheckerView{}
 	get := func(id, region string) *CheckerView {
@@ -264,10 +264,10 @@ func (n *Node) CheckerResults() []checker.Report {
 func (n *Node) CheckConfig(id string) (config.Check, bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if n.doc == nil {
+	if n.state == nil {
 		return config.Check{}, false
 	}
-	c, ok := n.doc.CheckByID(id)
+	c, ok := n.state.CheckRef(id)
 	if !ok {
 		return config.Check{}, false
 	}

@@ -82,6 +82,8 @@ func Analyze(subject string, workers []int, all iter.Seq2[string, []int], limit 
 // BlastRadius analyses one check: which other checks share how many of its checkers, counted
 // across all regions.
 func (p *Plan) BlastRadius(check string, limit int) (BlastRadius, error) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
 	ci, ok := p.checkIndex[check]
 	if !ok {
 		return BlastRadius{}, fmt.Errorf("shard: blast radius: no probed check %q", check)

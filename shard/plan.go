@@ -3,7 +3,9 @@ package shard
 import (
 	"errors"
 	"fmt"
+	"iter"
 	"slices"
+	"sync"
 
 	"github.com/vigil-dns/vigil/config"
 )
@@ -19,9 +21,9 @@ type Membership map[string][]string
 // Only checks that are probed have shards: calculated checks combine other checks and
 // disabled checks are not probed.
 //
-// A Plan is not safe for concurrent use while Update runs; callers that share one across
-// goroutines build a new Plan or guard it.
+// A Plan is safe for concurrent use: its changes (Update, Put, Remove) exclude its reads.
 type Plan struct {
+	mu          sync.RWMutex
 	regionNames []string       // the document's regions, sorted
 	regionIndex map[string]int // name -> position in regionNames
 	regions     []*Region      // live checkers, parallel to regionNames
@@ -29,6 +31,7 @@ type Plan struct {
 	checkIndex  map[string]int
 	regionRefs  []uint16 // each check's regions, flattened
 	slots       []int32  // k member positions per (check, region), -1 when the region is short
+	dead        int      // entries of regionRefs and slots that removed checks left unused
 }
 
 // planCheck is one check's entry in a Plan: 32 bytes plus its slices' share.
@@ -50,8 +53,20 @@ func NewPlan(doc *config.Document, m Membership) (*Plan, error) {
 	if doc == nil {
 		return nil, errors.New("shard: nil configuration")
 	}
+	return NewPlanOf(doc.Regions, func(yield func(*config.Check) bool) {
+		for i := range doc.Checks {
+			if !yield(&doc.Checks[i]) {
+				return
+			}
+		}
+	}, m)
+}
+
+// NewPlanOf builds the assignment of the probed checks among checks, in a document with the
+// given regions, over membership.
+func NewPlanOf(regions []string, checks iter.Seq[*config.Check], m Membership) (*Plan, error) {
 	p := &Plan{regionIndex: map[string]int{}, checkIndex: map[string]int{}}
-	p.regionNames = slices.Clone(doc.Regions)
+	p.regionNames = slices.Clone(regions)
 	slices.Sort(p.regionNames)
 	p.regionNames = slices.Compact(p.regionNames)
 	if len(p.regionNames) > 1<<16 {
@@ -61,44 +76,17 @@ func NewPlan(doc *config.Document, m Membership) (*Plan, error) {
 		p.regionIndex[name] = i
 	}
 	var errs []error
-	for _, c := range doc.Checks {
-		if c.Protocol == config.ProtocolCalculated || c.Disabled {
+	for c := range checks {
+		if !probed(c) {
 			continue
 		}
 		if _, dup := p.checkIndex[c.ID]; dup || c.ID == "" {
 			errs = append(errs, fmt.Errorf("shard: check %q: id empty or repeated", c.ID))
 			continue
 		}
-		if c.CheckersPerRegion < 1 || c.CheckersPerRegion > maxShardSize {
-			errs = append(errs, fmt.Errorf("shard: check %q: checkers_per_region %d, want 1 to %d", c.ID, c.CheckersPerRegion, maxShardSize))
-			continue
+		if err := p.add(c); err != nil {
+			errs = append(errs, err)
 		}
-		regions := c.Regions
-		if len(regions) == 0 {
-			regions = p.regionNames
-		}
-		e := planCheck{id: c.ID, hash: HashKey(c.ID), k: uint16(c.CheckersPerRegion),
-			refs: uint32(len(p.regionRefs)), slots: uint32(len(p.slots))}
-		seen := map[int]bool{}
-		for _, name := range regions {
-			ri, ok := p.regionIndex[name]
-			if !ok {
-				errs = append(errs, fmt.Errorf("shard: check %q: unknown region %q", c.ID, name))
-				continue
-			}
-			if seen[ri] {
-				continue
-			}
-			seen[ri] = true
-			p.regionRefs = append(p.regionRefs, uint16(ri))
-			e.nregions++
-		}
-		if len(p.slots)+int(e.nregions)*int(e.k) > 1<<31-1 {
-			return nil, errors.New("shard: too many checks for one plan")
-		}
-		p.slots = append(p.slots, make([]int32, int(e.nregions)*int(e.k))...)
-		p.checkIndex[c.ID] = len(p.checks)
-		p.checks = append(p.checks, e)
 	}
 	if err := p.Update(m); err != nil {
 		errs = append(errs, err)
@@ -109,8 +97,127 @@ func NewPlan(doc *config.Document, m Membership) (*Plan, error) {
 	return p, nil
 }
 
+// probed reports whether a check gets shards: calculated checks combine other checks and
+// disabled checks are not probed.
+func probed(c *config.Check) bool {
+	return c.Protocol != config.ProtocolCalculated && !c.Disabled
+}
+
+// regionRefsOf returns the indexes of a check's regions (every region when it names none),
+// without repeats.
+func (p *Plan) regionRefsOf(c *config.Check) ([]uint16, error) {
+	regions := c.Regions
+	if len(regions) == 0 {
+		regions = p.regionNames
+	}
+	var refs []uint16
+	for _, name := range regions {
+		ri, ok := p.regionIndex[name]
+		if !ok {
+			return nil, fmt.Errorf("shard: check %q: unknown region %q", c.ID, name)
+		}
+		if !slices.Contains(refs, uint16(ri)) {
+			refs = append(refs, uint16(ri))
+		}
+	}
+	return refs, nil
+}
+
+// add appends a probed check that the plan does not hold, without assigning it.
+func (p *Plan) add(c *config.Check) error {
+	if c.CheckersPerRegion < 1 || c.CheckersPerRegion > maxShardSize {
+		return fmt.Errorf("shard: check %q: checkers_per_region %d, want 1 to %d", c.ID, c.CheckersPerRegion, maxShardSize)
+	}
+	refs, err := p.regionRefsOf(c)
+	if err != nil {
+		return err
+	}
+	e := planCheck{id: c.ID, hash: HashKey(c.ID), k: uint16(c.CheckersPerRegion), nregions: uint16(len(refs)),
+		refs: uint32(len(p.regionRefs)), slots: uint32(len(p.slots))}
+	if len(p.slots)+int(e.nregions)*int(e.k) > 1<<31-1 {
+		return errors.New("shard: too many checks for one plan")
+	}
+	p.regionRefs = append(p.regionRefs, refs...)
+	p.slots = append(p.slots, make([]int32, int(e.nregions)*int(e.k))...)
+	p.checkIndex[c.ID] = len(p.checks)
+	p.checks = append(p.checks, e)
+	return nil
+}
+
+// Put adds a check to the plan or changes it, and assigns it over the current membership: a
+// cost of one check, whatever the plan holds. A check that is not probed (calculated,
+// disabled) is removed.
+func (p *Plan) Put(c *config.Check) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !probed(c) {
+		p.remove(c.ID)
+		return nil
+	}
+	if ci, ok := p.checkIndex[c.ID]; ok {
+		refs, err := p.regionRefsOf(c)
+		if err != nil {
+			return err
+		}
+		e := p.checks[ci]
+		if int(e.k) == c.CheckersPerRegion && slices.Equal(p.regionRefs[e.refs:e.refs+uint32(e.nregions)], refs) {
+			return nil // the same shards
+		}
+		p.remove(c.ID)
+	}
+	if err := p.add(c); err != nil {
+		return err
+	}
+	if p.regions != nil {
+		p.assign(len(p.checks) - 1)
+	}
+	return nil
+}
+
+// Remove takes a check out of the plan, if it holds it: the last check takes its place. The
+// space its shards took is reclaimed once half of the plan's space is unused.
+func (p *Plan) Remove(id string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.remove(id)
+}
+
+func (p *Plan) remove(id string) {
+	ci, ok := p.checkIndex[id]
+	if !ok {
+		return
+	}
+	e := p.checks[ci]
+	p.dead += int(e.nregions) * (1 + int(e.k))
+	last := len(p.checks) - 1
+	p.checks[ci] = p.checks[last]
+	p.checkIndex[p.checks[ci].id] = ci
+	p.checks = p.checks[:last]
+	delete(p.checkIndex, id)
+	if p.dead > (len(p.slots)+len(p.regionRefs))/2 {
+		p.compact()
+	}
+}
+
+// compact copies the live checks' region references and shards into new arrays.
+func (p *Plan) compact() {
+	refs := make([]uint16, 0, len(p.regionRefs)-p.dead/2)
+	slots := make([]int32, 0, len(p.slots)-p.dead/2)
+	for i := range p.checks {
+		e := &p.checks[i]
+		n, k := uint32(e.nregions), uint32(e.nregions)*uint32(e.k)
+		r0, s0 := uint32(len(refs)), uint32(len(slots))
+		refs = append(refs, p.regionRefs[e.refs:e.refs+n]...)
+		slots = append(slots, p.slots[e.slots:e.slots+k]...)
+		e.refs, e.slots = r0, s0
+	}
+	p.regionRefs, p.slots, p.dead = refs, slots, 0
+}
+
 // Update recomputes every assignment for a new membership view, in place.
 func (p *Plan) Update(m Membership) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	regions := make([]*Region, len(p.regionNames))
 	for name, ids := range m {
 		ri, ok := p.regionIndex[name]
@@ -125,25 +232,33 @@ func (p *Plan) Update(m Membership) error {
 		}
 	}
 	p.regions = regions
-	for _, c := range p.checks {
-		k := int(c.k)
-		for j := range int(c.nregions) {
-			r := regions[p.regionRefs[int(c.refs)+j]]
-			base := int(c.slots) + j*k
-			// The zero-length slice at base has the rest of slots as capacity, so the
-			// shard is written in place.
-			got := r.AppendShard(p.slots[base:base], c.hash, k)
-			for s := len(got); s < k; s++ {
-				p.slots[base+s] = -1
-			}
-		}
+	for ci := range p.checks {
+		p.assign(ci)
 	}
 	return nil
+}
+
+// assign computes check ci's shards over the current membership.
+func (p *Plan) assign(ci int) {
+	c := p.checks[ci]
+	k := int(c.k)
+	for j := range int(c.nregions) {
+		r := p.regions[p.regionRefs[int(c.refs)+j]]
+		base := int(c.slots) + j*k
+		// The zero-length slice at base has the rest of slots as capacity, so the shard is
+		// written in place.
+		got := r.AppendShard(p.slots[base:base], c.hash, k)
+		for s := len(got); s < k; s++ {
+			p.slots[base+s] = -1
+		}
+	}
 }
 
 // Region returns the live checkers of a region in the current view, or nil for a region the
 // configuration does not name.
 func (p *Plan) Region(name string) *Region {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
 	ri, ok := p.regionIndex[name]
 	if !ok {
 		return nil
@@ -151,8 +266,11 @@ func (p *Plan) Region(name string) *Region {
 	return p.regions[ri]
 }
 
-// Checks returns the ids of the checks with shards, in document order.
+// Checks returns the ids of the checks with shards, in document order (checks put later
+// after, a removed check's place taken by the last).
 func (p *Plan) Checks() []string {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
 	out := make([]string, len(p.checks))
 	for i, c := range p.checks {
 		out[i] = c.id
@@ -163,6 +281,8 @@ func (p *Plan) Checks() []string {
 // Shard returns the checkers of region that probe check, highest weight first. It is empty
 // when the check is not probed in that region or the region has no live checkers.
 func (p *Plan) Shard(check, region string) []string {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
 	ci, ok := p.checkIndex[check]
 	ri, rok := p.regionIndex[region]
 	if !ok || !rok {
@@ -188,6 +308,8 @@ func (p *Plan) Shard(check, region string) []string {
 // ChecksFor returns the checks that checker, a member of region, probes, in document order:
 // what a checker runs.
 func (p *Plan) ChecksFor(region, checker string) []string {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
 	ri, ok := p.regionIndex[region]
 	if !ok {
 		return nil

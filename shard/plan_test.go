@@ -141,3 +141,66 @@ func TestPlanErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanPutRemove: a plan changed check by check (added, changed, made calculated or
+// disabled, removed), through compactions, gives every check the shards a plan built afresh
+// from the same checks gives it.
+func TestPlanPutRemove(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	regions := []string{"r1", "r2", "r3"}
+	m := Membership{"r1": ids(rng, "a", 9), "r2": ids(rng, "b", 5), "r3": ids(rng, "c", 2)}
+	p, err := NewPlan(doc(regions), m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := map[string]config.Check{}
+	for step := range 3000 {
+		id := fmt.Sprintf("c%d", rng.IntN(150))
+		switch rng.IntN(5) {
+		case 0:
+			p.Remove(id)
+			delete(held, id)
+		case 1:
+			c := check(id, 2)
+			if rng.IntN(2) == 0 {
+				c.Protocol, c.Children = config.ProtocolCalculated, []string{"x"}
+			} else {
+				c.Disabled = true
+			}
+			if err := p.Put(&c); err != nil {
+				t.Fatal(err)
+			}
+			held[id] = c
+		default:
+			c := check(id, 1+rng.IntN(4), regions[:1+rng.IntN(3)]...)
+			if err := p.Put(&c); err != nil {
+				t.Fatal(err)
+			}
+			held[id] = c
+		}
+		if step%500 != 499 {
+			continue
+		}
+		var all []config.Check
+		for _, c := range held {
+			all = append(all, c)
+		}
+		fresh, err := NewPlan(doc(regions, all...), m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := slices.Sorted(slices.Values(p.Checks())), slices.Sorted(slices.Values(fresh.Checks())); !slices.Equal(got, want) {
+			t.Fatalf("step %d: checks %v, want %v", step, got, want)
+		}
+		for id := range held {
+			for _, r := range regions {
+				if got, want := p.Shard(id, r), fresh.Shard(id, r); !slices.Equal(got, want) {
+					t.Fatalf("step %d: shard of %s in %s = %v, want %v", step, id, r, got, want)
+				}
+			}
+		}
+	}
+	if p.dead > len(p.slots)+len(p.regionRefs) {
+		t.Fatalf("%d unused entries beside %d: compaction does not run", p.dead, len(p.slots))
+	}
+}

@@ -109,6 +109,12 @@ func runSimReal(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	for _, p := range w.Problems {
 		fmt.Fprintf(stdout, "  write: %s\n", p)
 	}
+	command := "vigil sim -real " + sc.Name
+	if *script != "" {
+		command = "vigil sim -real -script " + *script
+	}
+	fmt.Fprintln(stdout, "\nrow (scenario | wrong | flips | unanswered | detection | recovery | writes checked/lost | reproduce):")
+	_ = netlab.WriteRow(stdout, sc.Name, command, &res)
 	slow := netlab.SlowDetections(&res.Run, res.Report)
 	for _, s := range slow {
 		fmt.Fprintf(stdout, "SLOW DETECTION (issue 14: interval x failure_threshold + 2s): %s\n", s)

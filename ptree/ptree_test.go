@@ -1,4 +1,4 @@
-package control
+package ptree
 
 import (
 	"fmt"
@@ -10,7 +10,7 @@ import (
 
 // checkTree compares a tree with a map, entry by entry and in order, and checks the B+tree's
 // shape: every inner key the least key of its kid, no node above treeMax entries.
-func checkTree(t *testing.T, tr tree[int], want map[string]int) {
+func checkTree(t *testing.T, tr Map[int], want map[string]int) {
 	t.Helper()
 	if tr.Len() != len(want) {
 		t.Fatalf("Len = %d, want %d", tr.Len(), len(want))
@@ -59,17 +59,17 @@ func checkTree(t *testing.T, tr tree[int], want map[string]int) {
 // unchanged by later writes.
 func TestTreeAgainstMap(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	var tr tree[int]
+	var tr Map[int]
 	want := map[string]int{}
 	type version struct {
-		tr   tree[int]
+		tr   Map[int]
 		want map[string]int
 	}
 	var versions []version
 	for batch := range 300 {
-		var tok *editToken
+		var tok *Token
 		if batch%2 == 0 {
-			tok = &editToken{}
+			tok = &Token{}
 		}
 		n := 1 + rng.IntN(200)
 		for range n {
@@ -109,8 +109,8 @@ func TestTreeAgainstMap(t *testing.T) {
 // TestTreeInOrderFill: keys written in order fill their nodes, so a tree built from a sorted
 // stream (a snapshot being restored) is compact.
 func TestTreeInOrderFill(t *testing.T) {
-	var tr tree[int]
-	tok := &editToken{}
+	var tr Map[int]
+	tok := &Token{}
 	const n = 100_000
 	for i := range n {
 		tr = tr.Set(tok, fmt.Sprintf("c%07d", i), i)
@@ -141,7 +141,7 @@ func TestTreeInOrderFill(t *testing.T) {
 
 // TestTreePrefix returns exactly the keys under a prefix, from the middle of the tree.
 func TestTreePrefix(t *testing.T) {
-	var tr tree[int]
+	var tr Map[int]
 	for i := range 1000 {
 		tr = tr.Set(nil, fmt.Sprintf("z%d\x00%04d", i%7, i), i)
 	}

@@ -1,4 +1,8 @@
-package control
+// Package ptree is a persistent sorted map: a B+tree whose versions share every node they
+// have in common, so that a write costs O(log n) and leaves every earlier version intact.
+// The control plane stores its configuration in such maps, and a DNS location indexes its
+// record sets by check in one, so that a change costs what it changes.
+package ptree
 
 import (
 	"iter"
@@ -13,7 +17,7 @@ const (
 	treeMin = treeMax / 4
 )
 
-// tree is a persistent sorted map from string keys to values: a B+tree whose nodes are never
+// Map is a persistent sorted map from string keys to values: a B+tree whose nodes are never
 // changed once a version that holds them is published. A write copies only the path from the
 // root to the leaf it changes (about log32(n) nodes of at most 32 entries), so one write costs
 // O(log n) whatever the size, every earlier version stays valid, and versions share all the
@@ -22,18 +26,19 @@ const (
 // Writes take an edit token: nodes made under the same token are changed in place, so a batch
 // of writes under one token copies each shared node once. A token must not be used again once
 // a tree made with it is visible to readers.
-type tree[V any] struct {
+type Map[V any] struct {
 	root *tnode[V]
 	size int
 }
 
-// editToken marks the nodes one batch of writes made; its address is its identity.
-type editToken struct{ _ byte }
+// Token marks the nodes one batch of writes made; its address is its identity. Make one
+// with new(Token) for each batch.
+type Token struct{ _ byte }
 
 // tnode is a leaf (kids nil: keys and vals are its entries) or an inner node (keys[i] is the
 // least key under kids[i]).
 type tnode[V any] struct {
-	owner *editToken
+	owner *Token
 	keys  []string
 	vals  []V
 	kids  []*tnode[V]
@@ -42,10 +47,10 @@ type tnode[V any] struct {
 func (n *tnode[V]) leaf() bool { return n.kids == nil }
 
 // Len returns the number of entries.
-func (t tree[V]) Len() int { return t.size }
+func (t Map[V]) Len() int { return t.size }
 
 // Get returns the value of key k.
-func (t tree[V]) Get(k string) (V, bool) {
+func (t Map[V]) Get(k string) (V, bool) {
 	n := t.root
 	for n != nil && !n.leaf() {
 		n = n.kids[childFor(n.keys, k)]
@@ -67,7 +72,7 @@ func childFor(keys []string, k string) int {
 }
 
 // mutable returns n itself when tok made it, else a copy owned by tok.
-func (n *tnode[V]) mutable(tok *editToken) *tnode[V] {
+func (n *tnode[V]) mutable(tok *Token) *tnode[V] {
 	if tok != nil && n.owner == tok {
 		return n
 	}
@@ -81,9 +86,9 @@ func (n *tnode[V]) mutable(tok *editToken) *tnode[V] {
 }
 
 // Set returns the tree with k set to v.
-func (t tree[V]) Set(tok *editToken, k string, v V) tree[V] {
+func (t Map[V]) Set(tok *Token, k string, v V) Map[V] {
 	if t.root == nil {
-		return tree[V]{root: &tnode[V]{owner: tok, keys: []string{k}, vals: []V{v}}, size: 1}
+		return Map[V]{root: &tnode[V]{owner: tok, keys: []string{k}, vals: []V{v}}, size: 1}
 	}
 	root, split, added := t.root.set(tok, k, v)
 	if split != nil {
@@ -98,7 +103,7 @@ func (t tree[V]) Set(tok *editToken, k string, v V) tree[V] {
 
 // set puts k in the subtree of n and returns its new root, the node split off to its right
 // when it overflowed, and whether k is new.
-func (n *tnode[V]) set(tok *editToken, k string, v V) (*tnode[V], *tnode[V], bool) {
+func (n *tnode[V]) set(tok *Token, k string, v V) (*tnode[V], *tnode[V], bool) {
 	m := n.mutable(tok)
 	if m.leaf() {
 		i, found := slices.BinarySearch(m.keys, k)
@@ -123,7 +128,7 @@ func (n *tnode[V]) set(tok *editToken, k string, v V) (*tnode[V], *tnode[V], boo
 // split moves the upper part of an overfull node (which tok owns) into a new node and
 // returns it; nil when the node is not overfull. When the last entry was just appended (keys
 // written in order) only it moves, so that nodes filled in order stay full.
-func (n *tnode[V]) split(tok *editToken, appended bool) *tnode[V] {
+func (n *tnode[V]) split(tok *Token, appended bool) *tnode[V] {
 	if len(n.keys) <= treeMax {
 		return nil
 	}
@@ -146,7 +151,7 @@ func (n *tnode[V]) split(tok *editToken, appended bool) *tnode[V] {
 }
 
 // Delete returns the tree without k, and whether k was there.
-func (t tree[V]) Delete(tok *editToken, k string) (tree[V], bool) {
+func (t Map[V]) Delete(tok *Token, k string) (Map[V], bool) {
 	if t.root == nil {
 		return t, false
 	}
@@ -160,12 +165,12 @@ func (t tree[V]) Delete(tok *editToken, k string) (tree[V], bool) {
 	if root != nil && len(root.keys) == 0 {
 		root = nil
 	}
-	return tree[V]{root: root, size: t.size - 1}, true
+	return Map[V]{root: root, size: t.size - 1}, true
 }
 
 // del removes k from the subtree of n and returns its new root; an unchanged subtree is
 // returned as it was (not copied).
-func (n *tnode[V]) del(tok *editToken, k string) (*tnode[V], bool) {
+func (n *tnode[V]) del(tok *Token, k string) (*tnode[V], bool) {
 	if n.leaf() {
 		i, found := slices.BinarySearch(n.keys, k)
 		if !found {
@@ -198,7 +203,7 @@ func (n *tnode[V]) del(tok *editToken, k string) (*tnode[V], bool) {
 
 // rebalance merges the underfull kid i of n (which tok owns) with a neighbour, splitting the
 // result again when it is too large for one node.
-func (n *tnode[V]) rebalance(tok *editToken, i int) {
+func (n *tnode[V]) rebalance(tok *Token, i int) {
 	l := i
 	if l == len(n.kids)-1 {
 		l--
@@ -220,7 +225,7 @@ func (n *tnode[V]) rebalance(tok *editToken, i int) {
 }
 
 // All returns the entries with keys at or after from, in key order.
-func (t tree[V]) All(from string) iter.Seq2[string, V] {
+func (t Map[V]) All(from string) iter.Seq2[string, V] {
 	return func(yield func(string, V) bool) {
 		if t.root != nil {
 			t.root.ascend(from, yield)
@@ -229,7 +234,7 @@ func (t tree[V]) All(from string) iter.Seq2[string, V] {
 }
 
 // Prefix returns the entries whose keys start with prefix, in key order.
-func (t tree[V]) Prefix(prefix string) iter.Seq2[string, V] {
+func (t Map[V]) Prefix(prefix string) iter.Seq2[string, V] {
 	return func(yield func(string, V) bool) {
 		for k, v := range t.All(prefix) {
 			if len(k) < len(prefix) || k[:len(prefix)] != prefix || !yield(k, v) {

@@ -1,0 +1,200 @@
+package gossip
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// The network of issue 14's real-process runs: three regions, each with one node that is a
+// checker and a location and one more checker, at the agent's defaults (LAN profile,
+// heartbeat 2s), every checker reporting on one check per region, freshness window 5s
+// (examples/demo.yaml), which the node passes to gossip as the agent does.
+var partitionRegions = []string{"us", "eu", "sa"}
+
+const partitionWindow = 5 * time.Second
+
+// partitionCluster starts that network, waits for it to converge and every checker to
+// report, and returns it with its checkers and locations.
+func partitionCluster(t *testing.T) (c *cluster, checkers, locations []*Node) {
+	t.Helper()
+	tune := func(cfg *Config) { cfg.HeartbeatInterval = 2 * time.Second }
+	c = newCluster(t, spec{regions: partitionRegions})
+	for _, r := range partitionRegions {
+		c.add(r+"-1", r, RoleChecker|RoleLocation, tune).SetFreshnessWindow(partitionWindow)
+		c.add(r+"-2", r, RoleChecker, tune).SetFreshnessWindow(partitionWindow)
+	}
+	waitFor(t, 30*time.Second, 100*time.Millisecond, "pool converges", c.converged)
+	checkers, locations = c.with(RoleChecker), c.with(RoleLocation)
+	for _, ch := range checkers {
+		for _, r := range partitionRegions {
+			if err := ch.Publish("web-"+r, Entry{Status: StatusHealthy, Consecutive: 3}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	waitFor(t, 15*time.Second, 100*time.Millisecond, "every report fresh everywhere", func() bool {
+		return len(staleRows(locations, checkers, partitionWindow, nil)) == 0
+	})
+	return c, checkers, locations
+}
+
+// staleRows lists the (location, checker) pairs where the location holds no fresh report of
+// the checker for web-eu (which every checker reports), skipping the pairs skip says to.
+func staleRows(locations, checkers []*Node, window time.Duration, skip func(loc, checker *Node) bool) []string {
+	now := time.Now()
+	var out []string
+	for _, l := range locations {
+		for _, ch := range checkers {
+			if skip != nil && skip(l, ch) {
+				continue
+			}
+			fresh := false
+			for _, r := range l.ReportsFor("web-eu") {
+				if r.Checker == ch.ID() {
+					fresh = r.Fresh(now, window)
+				}
+			}
+			if !fresh {
+				out = append(out, l.ID()+" <- "+ch.ID())
+			}
+		}
+	}
+	return out
+}
+
+// TestRelayedCheckersStayFresh: the us-sa link is cut while eu reaches both (a non-transitive
+// partition). Every checker's progress still reaches every location, directly or relayed
+// through eu, so for two simulated minutes, sampled every 100ms, every location holds every
+// checker's reports fresh, while checkers keep changing reports (as the us and sa checkers do
+// when they fail to reach the other side's target). Before the heartbeat relay budget was
+// raised (each heartbeat relayed to one peer by each node in pools under 10), us-1 held
+// sa's checkers stale for about half of the cut, and even eu's for a fifth: a location
+// hearing only its own region's failures drops a healthy endpoint. At 2 heartbeats per
+// window (the agent's 2s), a second now and then in 5 of 9 runs.
+func TestRelayedCheckersStayFresh(t *testing.T) {
+	for run := range 3 {
+		t.Run(fmt.Sprint(run), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				c, checkers, locations := partitionCluster(t)
+				defer c.close()
+				if err := c.net.Cut("us", "sa"); err != nil {
+					t.Fatal(err)
+				}
+				stale := map[string]int{}
+				for tick := range 1200 {
+					time.Sleep(100 * time.Millisecond)
+					if tick%30 == 0 { // every 3s one checker changes a report
+						ch := checkers[(tick/30)%len(checkers)]
+						st := StatusUnhealthy
+						if statusAt(ch, "web-us", ch.ID()) == st {
+							st = StatusHealthy
+						}
+						if err := ch.Publish("web-us", Entry{Status: st, Reason: fmt.Sprint(tick)}); err != nil {
+							t.Fatal(err)
+						}
+					}
+					for _, p := range staleRows(locations, checkers, partitionWindow, nil) {
+						stale[p]++
+					}
+				}
+				if len(stale) > 0 {
+					var out []string
+					for p, n := range stale {
+						out = append(out, fmt.Sprintf("%s %.1fs", p, float64(n)/10))
+					}
+					slices.Sort(out)
+					t.Errorf("reachable checkers counted stale during the us-sa cut (2 minutes): %s", strings.Join(out, ", "))
+				}
+			})
+		})
+	}
+}
+
+// TestCutOffCheckerNotRevived: sa is cut off from every other region, at a moment when eu's
+// location has missed sa's last heartbeats (eu heard neither sa nor us for 3s before) and us
+// holds them. No new word can come from sa after the cut, so sa's rows must stay stale at the
+// far locations. Before, eu's location learnt sa's last heartbeats afterwards from us, in a
+// push/pull digest or a repair answer, and counted sa's reports again for a whole freshness
+// window: eu-west's location flapped sa-east's endpoint off, on and off again.
+func TestCutOffCheckerNotRevived(t *testing.T) {
+	for run := range 3 {
+		t.Run(fmt.Sprint(run), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				c, _, locations := partitionCluster(t)
+				defer c.close()
+				for _, from := range []string{"sa", "us"} {
+					if err := c.net.CutOneWay(from, "eu"); err != nil {
+						t.Fatal(err)
+					}
+				}
+				time.Sleep(3 * time.Second)
+				if err := c.net.Isolate("sa"); err != nil {
+					t.Fatal(err)
+				}
+				if err := c.net.Heal("us", "eu"); err != nil {
+					t.Fatal(err)
+				}
+				cut := time.Now()
+				// What was in flight at the cut (us's relays of sa's last heartbeats) spreads
+				// within a few gossip rounds.
+				const inFlight = 2 * time.Second
+				for range 900 { // 90s: more than two push/pull rounds at LAN
+					time.Sleep(100 * time.Millisecond)
+					for _, l := range locations {
+						if l.cfg.Region == "sa" {
+							continue
+						}
+						for _, r := range l.ReportsFor("web-eu") {
+							if strings.HasPrefix(r.Checker, "sa-") && r.LastProgress.Sub(cut) > inFlight {
+								t.Fatalf("%s counts cut-off %s as making progress %v after the cut", l.ID(), r.Checker, r.LastProgress.Sub(cut))
+							}
+						}
+					}
+				}
+			})
+		})
+	}
+}
+
+// TestHeartbeatFollowsWindow: a checker heartbeats at least 5 times per freshness window,
+// and never less often than its configured interval.
+func TestHeartbeatFollowsWindow(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := newCluster(t, spec{regions: []string{"r1"}, checkers: 1, locations: 1,
+			tune: func(cfg *Config) { cfg.HeartbeatInterval = 2 * time.Second }})
+		defer c.close()
+		waitFor(t, 30*time.Second, 100*time.Millisecond, "pool converges", c.converged)
+		ch, loc := c.node("r1-c0"), c.node("r1-l0")
+		if err := ch.Publish("api", Entry{Status: StatusHealthy}); err != nil {
+			t.Fatal(err)
+		}
+		beats := func(d time.Duration) uint64 {
+			read := func() uint64 {
+				loc.mu.Lock()
+				defer loc.mu.Unlock()
+				if r := loc.table.rows[ch.ID()]; r != nil {
+					return r.beat
+				}
+				return 0
+			}
+			b0 := read()
+			time.Sleep(d)
+			return read() - b0
+		}
+		time.Sleep(time.Second)
+		for _, s := range []struct {
+			window   time.Duration
+			min, max uint64
+		}{{0, 4, 6}, {5 * time.Second, 9, 11}, {time.Minute, 4, 6}, {2 * time.Second, 24, 26}} {
+			ch.SetFreshnessWindow(s.window)
+			time.Sleep(3 * time.Second) // the old ticker's next beat, and relays
+			if got := beats(10 * time.Second); got < s.min || got > s.max {
+				t.Errorf("window %v: %d heartbeats in 10s, want %d to %d", s.window, got, s.min, s.max)
+			}
+		}
+	})
+}

@@ -1,0 +1,86 @@
+package gossip
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/memberlist"
+)
+
+// Row repairs across cut links. A location asks a checker for its own row directly, and in a
+// non-transitive partition (us-sa cut, eu hearing both) that checker is alive for memberlist
+// (eu acks its probes) while a dial to it waits for memberlist's TCP timeout (10s at LAN) and
+// fails. With one send at a time, every repair of the location waited behind such dials and
+// rows that missed one delta stayed incomplete, so stale, for minutes (TestRelayedCheckersStayFresh:
+// sa's location held us's checkers stale for 80 to 113s of a 2-minute cut). So sends run
+// side by side, and a peer that a send failed to reach is asked no more for a while: its row
+// is asked of peers that hold it relayed.
+const (
+	maxSends     = 4                // repair sends in flight at once
+	unreachedFor = 30 * time.Second // a peer a send failed to reach is not asked directly for this long
+)
+
+// sender runs up to a fixed number of sends at once.
+type sender struct {
+	slots chan struct{}
+	wg    sync.WaitGroup
+}
+
+func newSender(n int) *sender { return &sender{slots: make(chan struct{}, n)} }
+
+// start runs f once a slot is free, and reports false if ctx ended first.
+func (s *sender) start(ctx context.Context, f func()) bool {
+	select {
+	case s.slots <- struct{}{}:
+	case <-ctx.Done():
+		return false
+	}
+	s.wg.Add(1)
+	go func() {
+		defer func() {
+			<-s.slots
+			s.wg.Done()
+		}()
+		f()
+	}()
+	return true
+}
+
+// wait waits for the sends in flight; each ends within memberlist's TCP timeout.
+func (s *sender) wait() { s.wg.Wait() }
+
+// sending marks a send to peer in flight: until it ends, no ask goes to the same peer, as it
+// may be a dial into a cut link.
+func (n *Node) sending(peer string, on bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if on {
+		n.inflight[peer] = true
+	} else {
+		delete(n.inflight, peer)
+	}
+}
+
+// send sends one repair message and records whether its peer was reached.
+func (n *Node) send(to *memberlist.Node, msg []byte, j job) {
+	err := n.ml.SendReliable(to, msg)
+	n.mu.Lock()
+	delete(n.inflight, to.Name)
+	if err != nil {
+		n.unreached[to.Name] = n.cfg.Now()
+	} else {
+		delete(n.unreached, to.Name)
+	}
+	n.mu.Unlock()
+	if err != nil {
+		n.log.Debug("row repair send failed", "peer", to.Name, "answer", j.answer, "err", err)
+	}
+}
+
+// unreachedLocked reports whether a send to peer failed within unreachedFor. Called with n.mu
+// held.
+func (n *Node) unreachedLocked(peer string, now time.Time) bool {
+	t, ok := n.unreached[peer]
+	return ok && now.Sub(t) < unreachedFor
+}

@@ -1,0 +1,126 @@
+package node
+
+import (
+	"net"
+	"net/netip"
+
+	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/location"
+	"github.com/vigil-dns/vigil/shard"
+)
+
+// installZones brings the DNS server's zones to s: the zones ch names are compiled again
+// (or removed) into a patch of the snapshot in use, every other zone is kept; a change of
+// settings, or a configuration taken whole, compiles every zone. After a failure the next
+// install compiles every zone again, so that no change is lost.
+func (n *Node) installZones(s *control.State, ch control.Changes) {
+	if n.dns == nil {
+		return
+	}
+	n.wakeVerdicts()
+	n.zonesMu.Lock()
+	defer n.zonesMu.Unlock()
+	servers, err := n.nameServers(s)
+	if err != nil {
+		n.log.Error("node: name-server shards; zones keep their own name servers", "err", err)
+	}
+	if ch.Full || ch.Settings || n.zonesWhole || n.zonesAt == nil {
+		zones := make([]config.Zone, 0, s.NumZones())
+		shards := make(map[string][]location.NameServer, s.NumZones())
+		for h := range s.ZoneHeads() {
+			z, _ := s.Zone(h.Name)
+			zones = append(zones, z)
+			if nss := servers.of(s, h); nss != nil {
+				shards[h.Name] = nss
+			}
+		}
+		snap, err := location.NewSnapshot(zones, shards)
+		if err != nil {
+			n.log.Error("node: zones not installed; the previous ones stay", "index", s.Index, "err", err)
+			n.zonesWhole = true
+			return
+		}
+		n.dns.SetSnapshot(snap)
+		n.zonesAt, n.zonesWhole = s, false
+		return
+	}
+	if len(ch.Zones) == 0 {
+		n.zonesAt = s
+		return
+	}
+	patches := make([]location.ZonePatch, 0, len(ch.Zones))
+	for _, apex := range ch.Zones {
+		h, ok := s.ZoneHead(apex)
+		if !ok {
+			patches = append(patches, location.ZonePatch{Apex: apex})
+			continue
+		}
+		z, _ := s.Zone(apex)
+		patches = append(patches, location.ZonePatch{Apex: apex, Zone: &z, Shard: servers.of(s, h)})
+	}
+	snap, err := n.dns.Snapshot().Patch(patches)
+	if err != nil {
+		n.log.Error("node: zones not patched; the previous ones stay until the next change", "index", s.Index, "err", err)
+		n.zonesWhole = true
+		return
+	}
+	n.dns.PatchZones(snap, ch.Zones)
+	n.zonesAt = s
+}
+
+// zoneServers finds the virtual name servers of zones under one configuration's settings.
+type zoneServers struct {
+	ns   *shard.NameServers
+	glue map[int]netip.Addr
+}
+
+// nameServers returns the virtual name servers of s's settings, with the addresses this
+// location hosts them at as glue.
+func (n *Node) nameServers(s *control.State) (zoneServers, error) {
+	settings := s.Settings()
+	ns, err := shard.NewNameServers(settings.NameServers)
+	if err != nil {
+		return zoneServers{}, err
+	}
+	glue := map[int]netip.Addr{}
+	for i, a := range n.cfg.NameServers {
+		if host, _, err := net.SplitHostPort(a); err == nil {
+			if ip, err := netip.ParseAddr(host); err == nil && !ip.IsUnspecified() {
+				glue[i] = ip
+			}
+		}
+	}
+	return zoneServers{ns: ns, glue: glue}, nil
+}
+
+// of returns a zone's virtual name servers: stateful from the allocation the control plane
+// stores, stateless from the zone's name; nil for a zone that lists its own, or when the
+// settings have none.
+func (zs zoneServers) of(s *control.State, z *config.Zone) []location.NameServer {
+	if zs.ns == nil || len(z.NameServers) > 0 {
+		return nil
+	}
+	servers := zs.ns.Stateless(z.Name)
+	if zs.ns.Mode() == shard.ModeStateful {
+		if stored := s.Shard(z.Name); len(stored) > 0 {
+			servers = stored
+		}
+	}
+	return location.ShardNameServers(servers, s.Settings().NameServers.Domain, zs.glue)
+}
+
+// zoneShards returns each zone's virtual name servers, by apex.
+func (n *Node) zoneShards(s *control.State) (map[string][]location.NameServer, error) {
+	servers, err := n.nameServers(s)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]location.NameServer{}
+	for h := range s.ZoneHeads() {
+		if nss := servers.of(s, h); nss != nil {
+			out[h.Name] = nss
+		}
+	}
+	return out, nil
+}
