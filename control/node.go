@@ -15,6 +15,7 @@ import (
 
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
+	"go.etcd.io/bbolt"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -424,9 +425,13 @@ func (n *Node) waitReady(ctx context.Context) {
 }
 
 // openStore opens the voter's raft log and stable store: one BoltDB file, through
-// raft-boltdb, synced on every write.
+// raft-boltdb, synced on every write. BoltDB does not write its list of free pages on every
+// commit (it rebuilds it from the file when it opens it): a commit writes the entries and
+// the pages that lead to them, not a list that grows as the log is compacted. What is synced
+// is as durable as before.
 func openStore(path string) (*raftboltdb.BoltStore, error) {
-	s, err := raftboltdb.New(raftboltdb.Options{Path: path})
+	s, err := raftboltdb.New(raftboltdb.Options{Path: path, BoltOptions: &bbolt.Options{
+		Timeout: time.Second, NoFreelistSync: true, FreelistType: bbolt.FreelistMapType}})
 	if err != nil {
 		return nil, fmt.Errorf("control: open raft store %s: %w", path, err)
 	}
