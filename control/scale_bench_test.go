@@ -1,6 +1,7 @@
 package control
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -133,6 +134,51 @@ func BenchmarkScaleState(b *testing.B) {
 			b.ReportMetric(mib(uint64(fi.Size())), "file_MiB")
 			b.ReportMetric(mib(max(peak, before)-before), "peak_above_state_MiB")
 			b.ReportMetric(0, "ns/op")
+		}
+	})
+
+	// The former way, compared in the same run: the state encoded whole in memory and then
+	// written (json.Encoder buffers a value whole), and read back whole (json.Decoder reads a
+	// value whole before decoding it).
+	wholePath := filepath.Join(b.TempDir(), "whole.json")
+	b.Run("snapshot-whole", func(b *testing.B) {
+		for b.Loop() {
+			before := liveHeap()
+			f, err := os.Create(wholePath)
+			if err != nil {
+				b.Fatal(err)
+			}
+			stop := heapPeak()
+			t0 := time.Now()
+			if err := json.NewEncoder(f).Encode(s); err != nil {
+				b.Fatal(err)
+			}
+			elapsed, peak := time.Since(t0), stop()
+			f.Close()
+			b.ReportMetric(elapsed.Seconds(), "s")
+			b.ReportMetric(mib(max(peak, before)-before), "peak_above_state_MiB")
+			b.ReportMetric(0, "ns/op")
+		}
+	})
+	b.Run("restore-whole", func(b *testing.B) {
+		for b.Loop() {
+			before := liveHeap()
+			r, err := os.Open(wholePath)
+			if err != nil {
+				b.Fatal(err)
+			}
+			stop := heapPeak()
+			t0 := time.Now()
+			var got State
+			if err := json.NewDecoder(r).Decode(&got); err != nil {
+				b.Fatal(err)
+			}
+			elapsed, peak := time.Since(t0), stop()
+			r.Close()
+			b.ReportMetric(elapsed.Seconds(), "s")
+			b.ReportMetric(mib(max(peak, before)-before), "peak_MiB")
+			b.ReportMetric(0, "ns/op")
+			runtime.KeepAlive(&got)
 		}
 	})
 
