@@ -15,8 +15,8 @@ import (
 
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
-	"go.etcd.io/bbolt"
 	"github.com/prometheus/client_golang/prometheus"
+	"go.etcd.io/bbolt"
 )
 
 // Errors of a write that a caller branches on.
@@ -81,16 +81,15 @@ type Node struct {
 	store *raftboltdb.BoltStore
 	trans raft.Transport
 
-	writes    chan *pendingWrite // waiting for the group committer (batch.go)
+	committer committer // writes waiting for their turn to commit (batch.go)
 	batchSize prometheus.Histogram
 
 	bootLast uint64 // last log index on disk at start: reads wait until it is applied
 	existing bool   // the data directory held raft state at start
 	ready    atomic.Bool
 
-	cancel  context.CancelFunc
-	stopped <-chan struct{} // closed when the voter stops
-	wg      sync.WaitGroup
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
 }
 
 // NewNode opens the voter's data directory and starts raft. A new cluster also needs
@@ -113,7 +112,7 @@ func NewNode(cfg NodeConfig) (*Node, error) {
 	if cfg.Allocators == nil {
 		cfg.Allocators = ShardAllocators
 	}
-	n := &Node{cfg: cfg, log: log, fsm: NewFSM(cfg.Allocators, log), writes: make(chan *pendingWrite, writeQueue), batchSize: newBatchSize()}
+	n := &Node{cfg: cfg, log: log, fsm: NewFSM(cfg.Allocators, log), batchSize: newBatchSize()}
 	hlog := newHCLogger(log, cfg.RaftLogLevel)
 	var err error
 	if n.store, err = openStore(filepath.Join(cfg.DataDir, "raft.db")); err != nil {
@@ -171,11 +170,10 @@ func NewNode(cfg NodeConfig) (*Node, error) {
 		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	n.cancel, n.stopped = cancel, ctx.Done()
-	n.wg.Add(3)
+	n.cancel = cancel
+	n.wg.Add(2)
 	go n.watchLeadership(ctx)
 	go n.waitReady(ctx)
-	go n.committer(ctx)
 	return n, nil
 }
 

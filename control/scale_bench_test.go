@@ -217,4 +217,3 @@ func (s *fileSink) Write(p []byte) (int, error) { return s.f.Write(p) }
 func (s *fileSink) Close() error                { return s.f.Close() }
 func (s *fileSink) ID() string                  { return s.f.Name() }
 func (s *fileSink) Cancel() error               { return s.f.Close() }
-
