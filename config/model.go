@@ -52,6 +52,10 @@ const (
 	TypeTXT   RecordType = "TXT"
 	TypeMX    RecordType = "MX"
 	TypeNS    RecordType = "NS"
+	TypeSRV   RecordType = "SRV"
+	TypeCAA   RecordType = "CAA"
+	TypePTR   RecordType = "PTR"
+	TypeDS    RecordType = "DS"
 )
 
 // TypeSOA is the type of a zone's SOA record: a dns check may query it, a record set may not
@@ -260,23 +264,34 @@ type RecordSet struct {
 	// Name is the owner name: relative to the zone ("www"), "@" for the apex, or absolute
 	// with a final dot. A name that already ends with the zone's name is absolute without
 	// the dot too ("www.example.com" in zone example.com). Normalised to the absolute
-	// lower-case name with the final dot.
+	// lower-case name with the final dot. A first label "*" makes a wildcard (RFC 4592):
+	// "*" or "*.eu" answers for the names below it that the zone does not hold.
 	Name string `yaml:"name" json:"name"`
-	// Type is the record type.
+	// Type is the record type: A, AAAA, CNAME, TXT, MX, NS, SRV, CAA, PTR or DS. NS below the
+	// apex delegates the name to other name servers; DS sits beside such an NS.
 	Type RecordType `yaml:"type" json:"type"`
-	// TTL in seconds; default the zone's TTL.
-	TTL uint32 `yaml:"ttl" json:"ttl"`
+	// TTL in seconds, 0 included (answers not to be cached); unset (nil), the zone's TTL.
+	TTL *uint32 `yaml:"ttl" json:"ttl,omitempty"`
 	// Policy is the routing policy. Default simple.
 	Policy Policy `yaml:"policy" json:"policy"`
+	// Alias, when set, makes an A or AAAA record set without records of its own answer as the
+	// record set of its type at this other name of the zone does (Route 53's alias): the
+	// target's records, chosen by the target's policy and health checks at each query, with
+	// the target's TTL. A name as Name writes it ("www", "@", or absolute); normalised the
+	// same way. An alias whose target has no record set of its type answers no data.
+	Alias string `yaml:"alias" json:"alias,omitempty"`
 	// Records are the candidate values.
 	Records []Record `yaml:"records" json:"records"`
 }
 
 // Record is one value of a record set, with what the routing policy needs to know about it.
 type Record struct {
-	// Value is the record data in presentation form: "192.0.2.1", "10 mail.example.com.".
-	// CNAME, NS and MX targets are fully qualified, the final dot optional (as in Route 53).
-	// Normalised: addresses as net/netip writes them, names lower-case with the final dot.
+	// Value is the record data in presentation form, as package rdata reads it: "192.0.2.1",
+	// "10 mail.example.com.", "\"v=spf1 -all\"". Domain names in it (CNAME, NS, PTR, MX,
+	// SRV targets) are fully qualified, the final dot optional (as in Route 53). A TXT value
+	// is one or more quoted strings with escapes, or else any text taken byte for byte.
+	// Normalised: addresses as net/netip writes them, names lower-case with the final dot;
+	// TXT and CAA values stay as written.
 	Value string `yaml:"value" json:"value"`
 	// HealthCheck names the check that decides this record's health; empty means healthy.
 	HealthCheck string `yaml:"health_check" json:"health_check,omitempty"`
@@ -284,4 +299,16 @@ type Record struct {
 	Weight *int `yaml:"weight" json:"weight,omitempty"`
 	// Role is the record's role in a failover record set.
 	Role Role `yaml:"role" json:"role,omitempty"`
+}
+
+// TTL returns a pointer to seconds, for a record set's TTL.
+func TTL(seconds uint32) *uint32 { return &seconds }
+
+// EffectiveTTL returns the TTL rs is served with in a zone whose default TTL is zoneTTL: its
+// own when set, else the zone's.
+func (rs *RecordSet) EffectiveTTL(zoneTTL uint32) uint32 {
+	if rs.TTL != nil {
+		return *rs.TTL
+	}
+	return zoneTTL
 }

@@ -10,8 +10,11 @@ import (
 //
 //   - zone names, name servers, SOA names and record-set names become absolute lower-case
 //     names with the final dot ("www" in zone demo.vigil.test is "www.demo.vigil.test.", "@"
-//     is the apex); CNAME, NS and MX targets too, A and AAAA values as netip writes them;
-//   - a record set's TTL 0 becomes its zone's TTL, its policy "" becomes simple;
+//     is the apex), an alias's target too; domain names in record values (CNAME, NS, PTR,
+//     MX, SRV) too, A and AAAA values as netip writes them (rdata.Canonical); TXT and CAA
+//     values stay as written;
+//   - a record set's policy "" becomes simple; a TTL left out stays so (the zone's TTL, at
+//     the location);
 //   - a probed check's empty regions become every region of the document, its port 0 becomes
 //     80 for http, 443 for https and 53 for dns, its method is upper-cased; a dns check's
 //     name becomes absolute, its type and rcode upper-case with defaults A and NOERROR, its
@@ -82,8 +85,8 @@ func (z *Zone) normalize() {
 		if apex != "" {
 			rs.Name = ownerName(rs.Name, apex)
 		}
-		if rs.TTL == 0 {
-			rs.TTL = z.TTL
+		if apex != "" && rs.Alias != "" {
+			rs.Alias = ownerName(rs.Alias, apex)
 		}
 		if rs.Policy == "" {
 			rs.Policy = PolicySimple

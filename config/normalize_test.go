@@ -76,8 +76,8 @@ func TestDemo(t *testing.T) {
 	}
 	for i, w := range want {
 		rs := z.RecordSets[i]
-		if rs.Name != w.name || rs.Type != w.typ || rs.Policy != w.policy || rs.TTL != 30 {
-			t.Errorf("record_sets[%d] = %s %s %s ttl %d, want %s %s %s ttl 30", i, rs.Name, rs.Type, rs.Policy, rs.TTL, w.name, w.typ, w.policy)
+		if rs.Name != w.name || rs.Type != w.typ || rs.Policy != w.policy || rs.EffectiveTTL(z.TTL) != 30 {
+			t.Errorf("record_sets[%d] = %s %s %s ttl %d, want %s %s %s ttl 30", i, rs.Name, rs.Type, rs.Policy, rs.EffectiveTTL(z.TTL), w.name, w.typ, w.policy)
 		}
 	}
 	if d := doc.Quorum; d.FreshnessWindow.Std() != 5*time.Second || d.Hold.Std() != 10*time.Second {
@@ -158,8 +158,8 @@ func TestFullNormalised(t *testing.T) {
 		for _, r := range rs.Records {
 			values = append(values, r.Value)
 		}
-		if rs.TTL != c.ttl || !slices.Equal(values, c.values) {
-			t.Errorf("%s %s: ttl %d values %q, want ttl %d values %q", c.name, c.typ, rs.TTL, values, c.ttl, c.values)
+		if rs.EffectiveTTL(z.TTL) != c.ttl || !slices.Equal(values, c.values) {
+			t.Errorf("%s %s: ttl %d values %q, want ttl %d values %q", c.name, c.typ, rs.EffectiveTTL(z.TTL), values, c.ttl, c.values)
 		}
 	}
 	second, _ := doc.ZoneByName("second.test.")

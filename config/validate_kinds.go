@@ -24,8 +24,10 @@ func DNSRcodes() []string {
 		"YXDOMAIN", "YXRRSET", "NXRRSET", "NOTAUTH", "NOTZONE"}
 }
 
-// dnsProbeTypes are the types a dns check may query: a record set's types, and SOA.
-func dnsProbeTypes() []RecordType { return append(recordTypes(), TypeSOA) }
+// dnsProbeTypes are the types a dns check may query and compare answers of.
+func dnsProbeTypes() []RecordType {
+	return []RecordType{TypeA, TypeAAAA, TypeCNAME, TypeTXT, TypeMX, TypeNS, TypeSOA}
+}
 
 // usesTLS reports whether a check of c's protocol speaks TLS.
 func usesTLS(c *Check) bool {

@@ -6,43 +6,20 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+
+	"github.com/miekg/dns"
+	"github.com/vigil-dns/vigil/rdata"
 )
 
-// Limits of DNS names (RFC 1035) and TTLs (RFC 2181).
-const (
-	maxLabelLen = 63
-	maxNameWire = 255
-	maxTTL      = 1<<31 - 1
-)
-
-// asciiLower lower-cases the ASCII letters of s and leaves every other byte alone, so that it
-// never rewrites bytes a name may not hold anyway.
-func asciiLower(s string) string {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c >= 'A' && c <= 'Z' {
-			b := []byte(s)
-			for j := i; j < len(b); j++ {
-				if b[j] >= 'A' && b[j] <= 'Z' {
-					b[j] += 'a' - 'A'
-				}
-			}
-			return string(b)
-		}
-	}
-	return s
-}
+// maxTTL is the largest TTL (RFC 2181 §8).
+const maxTTL = 1<<31 - 1
 
 // absName returns name lower-cased with the final dot; the empty name stays empty.
-func absName(name string) string {
-	if name == "" {
-		return ""
-	}
-	name = asciiLower(name)
-	if !strings.HasSuffix(name, ".") {
-		name += "."
-	}
-	return name
-}
+func absName(name string) string { return rdata.Fqdn(name) }
+
+// OwnerName resolves a record set's name against its zone's apex, as normalising does; see
+// ownerName.
+func OwnerName(name, apex string) string { return ownerName(name, apex) }
 
 // ownerName resolves a record set's name against its zone's apex (absolute, lower-case, with
 // the final dot): "@" is the apex, "www" is "www.<apex>", a name with the final dot is
@@ -50,7 +27,7 @@ func absName(name string) string {
 // absolute even without the final dot: "www.example.com" in zone example.com is not
 // "www.example.com.example.com.".
 func ownerName(name, apex string) string {
-	lower := asciiLower(name)
+	lower := rdata.Lower(name)
 	bare := strings.TrimSuffix(apex, ".")
 	switch {
 	case name == "@":
@@ -71,41 +48,8 @@ func inZone(name, apex string) bool {
 }
 
 // nameProblem says why name, absolute with the final dot, is not a valid domain name, or
-// returns "". Labels hold letters, digits, '-' (not first or last) and '_' (as in _dmarc).
-func nameProblem(name string) string {
-	switch name {
-	case "":
-		return "empty name"
-	case ".":
-		return "the root name is not allowed here"
-	}
-	wire := 1
-	for _, l := range strings.Split(strings.TrimSuffix(name, "."), ".") {
-		if l == "" {
-			return "empty label (two dots in a row, or a leading dot)"
-		}
-		if len(l) > maxLabelLen {
-			return fmt.Sprintf("label %q is %d bytes long, at most %d", l, len(l), maxLabelLen)
-		}
-		if l == "*" {
-			return "wildcard names are not supported"
-		}
-		for i := 0; i < len(l); i++ {
-			c := l[i]
-			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
-				return fmt.Sprintf("label %q holds %q; use letters, digits, '-' and '_'", l, string(rune(c)))
-			}
-		}
-		if l[0] == '-' || l[len(l)-1] == '-' {
-			return fmt.Sprintf("label %q starts or ends with '-'", l)
-		}
-		wire += len(l) + 1
-	}
-	if wire > maxNameWire {
-		return fmt.Sprintf("name is %d bytes long in wire form, at most %d", wire, maxNameWire)
-	}
-	return ""
-}
+// returns "" (package rdata holds the rule, for record data too).
+func nameProblem(name string) string { return rdata.NameProblem(name) }
 
 // hostProblem says why host is neither an IP address nor a host name, or returns "".
 func hostProblem(host string) string {
@@ -163,63 +107,24 @@ func hostPortProblem(s string) string {
 	return ""
 }
 
-// canonicalValue returns a record's value in the one form that compares equal for equal data:
-// addresses as netip writes them, names absolute and lower-case, MX as "PREF HOST". A value
-// that does not parse is returned unchanged, for Validate to report.
+// rrtype returns the DNS type code of t, or 0 when t names no type.
+func rrtype(t RecordType) uint16 { return dns.StringToType[string(t)] }
+
+// canonicalValue returns a record's value in the one form that compares equal for equal data
+// (rdata.Canonical). A value that does not parse is returned unchanged, for Validate to
+// report.
 func canonicalValue(t RecordType, v string) string {
-	switch t {
-	case TypeA, TypeAAAA:
-		if a, err := netip.ParseAddr(v); err == nil && a.Zone() == "" {
-			return a.String()
-		}
-	case TypeCNAME, TypeNS:
-		return absName(v)
-	case TypeMX:
-		f := strings.Fields(v)
-		if len(f) == 2 {
-			if pref, err := strconv.ParseUint(f[0], 10, 16); err == nil {
-				return strconv.FormatUint(pref, 10) + " " + absName(f[1])
-			}
-		}
+	if code := rrtype(t); code != 0 {
+		return rdata.Canonical(code, v)
 	}
 	return v
 }
 
-// valueProblem says why v is not a valid value for a record of type t, or returns "".
+// valueProblem says why v is not a valid value for a record of type t, or returns "": the
+// words of rdata.Parse, the one parser of record data.
 func valueProblem(t RecordType, v string) string {
-	switch t {
-	case TypeA:
-		if a, err := netip.ParseAddr(v); err != nil || !a.Is4() {
-			return fmt.Sprintf("must be an IPv4 address, got %q", v)
-		}
-	case TypeAAAA:
-		if a, err := netip.ParseAddr(v); err != nil || !a.Is6() || a.Zone() != "" {
-			return fmt.Sprintf("must be an IPv6 address, got %q", v)
-		}
-	case TypeCNAME, TypeNS:
-		if p := nameProblem(absName(v)); p != "" {
-			return fmt.Sprintf("must be a domain name, got %q: %s", v, p)
-		}
-	case TypeMX:
-		f := strings.Fields(v)
-		if len(f) != 2 {
-			return fmt.Sprintf("must be \"PREFERENCE HOST\", e.g. \"10 mail.example.com.\", got %q", v)
-		}
-		if _, err := strconv.ParseUint(f[0], 10, 16); err != nil {
-			return fmt.Sprintf("preference must be 0..65535, got %q", f[0])
-		}
-		if p := nameProblem(absName(f[1])); p != "" {
-			return fmt.Sprintf("mail host must be a domain name, got %q: %s", f[1], p)
-		}
-	case TypeTXT:
-		if len(v) > 255 {
-			return fmt.Sprintf("must be at most 255 bytes, got %d", len(v))
-		}
-		for _, r := range v {
-			if r < 0x20 || r == 0x7f {
-				return fmt.Sprintf("holds the control character %q", r)
-			}
-		}
+	if _, err := rdata.Parse(".", rrtype(t), 0, v); err != nil {
+		return err.Error()
 	}
 	return ""
 }

@@ -119,7 +119,7 @@ func randomCommand(rng *rand.Rand) *Command {
 	zoneName := func() string { return fmt.Sprintf("z%d.test.", rng.IntN(3)) }
 	recordSet := func(zone string) *config.RecordSet {
 		typ := []config.RecordType{config.TypeA, config.TypeA, config.TypeCNAME, config.TypeTXT}[rng.IntN(4)]
-		rs := &config.RecordSet{Name: fmt.Sprintf("h%d.%s", rng.IntN(3), zone), Type: typ, TTL: 60, Policy: config.PolicySimple}
+		rs := &config.RecordSet{Name: fmt.Sprintf("h%d.%s", rng.IntN(3), zone), Type: typ, TTL: config.TTL(60), Policy: config.PolicySimple}
 		switch typ {
 		case config.TypeA:
 			rs.Policy = config.PolicyMultivalue

@@ -1,6 +1,9 @@
 package location
 
 import (
+	"encoding/binary"
+	"strings"
+
 	"github.com/miekg/dns"
 )
 
@@ -36,9 +39,12 @@ func (s *Server) payloadLimit(opt *dns.OPT, tcp bool) int {
 	return max(dns.MinMsgSize, min(int(opt.UDPSize()), s.udpSize))
 }
 
-// finish sets rcode, packs the response into scr.out and truncates it to limit: a response
-// that does not fit keeps its question and OPT record, loses every other record and has TC
-// set, so that the resolver asks again over TCP. A limit of 0 means the smallest, 512 bytes.
+// finish sets rcode, packs the response into scr.out and fits it to limit. A FORMERR response
+// holds no question. A response that does not fit first loses optional additional data, the
+// record sets of addresses of the names its records point at, from the last until it fits (RFC
+// 2181 §9: leave them out rather than truncate); one that still does not fit
+// keeps its question and OPT record, loses every other record and has TC set, so that the
+// resolver asks again over TCP. A limit of 0 means the smallest, 512 bytes.
 func (s *Server) finish(scr *scratch, req Request, rcode, limit int, oc *outcome) ([]byte, outcome) {
 	resp := &scr.resp
 	if limit == 0 {
@@ -49,10 +55,20 @@ func (s *Server) finish(scr *scratch, req Request, rcode, limit int, oc *outcome
 	}
 	resp.Rcode = rcode
 	oc.rcode = rcode
+	if rcode == dns.RcodeFormatError {
+		// Nothing of a malformed query is echoed: which question it meant is not known.
+		resp.Question = nil
+	}
 	defer scr.keep()
 	out, err := resp.PackBuffer(scr.out)
 	if err == nil && len(out) <= limit {
 		return out, *oc
+	}
+	if err == nil && keepOPT(resp.Extra) < len(resp.Extra) {
+		trimAdditional(resp, limit)
+		if out, err = resp.PackBuffer(scr.out); err == nil && len(out) <= limit {
+			return out, *oc
+		}
 	}
 	if err != nil {
 		s.log.Warn("location: cannot pack a response", "err", err, "question", resp.Question)
@@ -61,13 +77,7 @@ func (s *Server) finish(scr *scratch, req Request, rcode, limit int, oc *outcome
 		resp.Truncated = true
 	}
 	resp.Answer, resp.Ns = resp.Answer[:0], resp.Ns[:0]
-	extra := resp.Extra[:0]
-	for _, rr := range resp.Extra {
-		if rr.Header().Rrtype == dns.TypeOPT {
-			extra = append(extra, rr)
-		}
-	}
-	resp.Extra = extra
+	resp.Extra = resp.Extra[:keepOPT(resp.Extra)]
 	out, err = resp.PackBuffer(scr.out)
 	if err != nil || len(out) > limit {
 		// Nothing left to cut: a question that cannot be echoed gets no response.
@@ -77,7 +87,59 @@ func (s *Server) finish(scr *scratch, req Request, rcode, limit int, oc *outcome
 	return out, *oc
 }
 
+// trimAdditional leaves out the additional record sets of resp, from the last, until resp fits
+// in limit bytes or only its OPT record is left there (keepOPT has put it first).
+func trimAdditional(resp *dns.Msg, limit int) {
+	n := keepOPT(resp.Extra)
+	for len(resp.Extra) > n && resp.Len() > limit {
+		last := resp.Extra[len(resp.Extra)-1].Header()
+		end := len(resp.Extra) - 1
+		for end > n {
+			h := resp.Extra[end-1].Header()
+			if h.Rrtype != last.Rrtype || !strings.EqualFold(h.Name, last.Name) {
+				break
+			}
+			end--
+		}
+		resp.Extra = resp.Extra[:end]
+	}
+}
+
+// keepOPT moves the OPT records of extra to its front and returns how many there are.
+func keepOPT(extra []dns.RR) int {
+	n := 0
+	for i, rr := range extra {
+		if rr.Header().Rrtype == dns.TypeOPT {
+			extra[n], extra[i] = extra[i], extra[n]
+			n++
+		}
+	}
+	return n
+}
+
 // keep holds on to the sections' storage, grown or not, for the next query.
 func (scr *scratch) keep() {
 	scr.answer, scr.ns, scr.extra = scr.resp.Answer[:0], scr.resp.Ns[:0], scr.resp.Extra[:0]
+}
+
+// sectionsProblem says why a query's sections do not hold what its header counts, or returns
+// "": a question cut short of its type and class, or fewer records than a section counts.
+// miekg/dns reads both without an error; RFC 1035 §4.1 makes them a format error.
+func sectionsProblem(query []byte, q *dns.Msg) string {
+	count := func(i int) int { return int(binary.BigEndian.Uint16(query[i:])) }
+	off := 12
+	for range count(4) {
+		_, next, err := dns.UnpackDomainName(query, off)
+		if err != nil {
+			return "a question name does not parse"
+		}
+		if next+4 > len(query) {
+			return "a question without its type and class"
+		}
+		off = next + 4
+	}
+	if len(q.Answer) != count(6) || len(q.Ns) != count(8) || len(q.Extra) != count(10) {
+		return "a section holds fewer records than the header counts"
+	}
+	return ""
 }

@@ -2,9 +2,12 @@ package location
 
 import (
 	"encoding/binary"
+	"encoding/json"
 	"testing"
 
 	"github.com/miekg/dns"
+	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/rdata"
 )
 
 // FuzzRespond feeds raw bytes to the query path, without sockets, over UDP and TCP and on a
@@ -60,24 +63,58 @@ func FuzzRespond(f *testing.F) {
 	})
 }
 
-// FuzzRecordValue compiles arbitrary record values of every served type: an error or a
-// record that packs, never a panic.
-func FuzzRecordValue(f *testing.F) {
-	for _, v := range []string{"192.0.2.1", "2001:db8::1", "www", "10 mail", `"a" "b"`, "v=spf1 -all", "@", `\\"`, "0 ."} {
-		f.Add(v)
+// FuzzAcceptedIsServed checks the promise of one parser: any record value of any type that
+// the configuration accepts compiles at the location, and is answered with exactly the data
+// written (the wire form of rdata.Key). A value the configuration refuses is not tried.
+func FuzzAcceptedIsServed(f *testing.F) {
+	for _, v := range []string{"192.0.2.1", "2001:db8::1", "www.example.test", "10 mail.example.test.", `"a" "b"`,
+		" v=spf1 -all ", `\\"`, "0 .", "10 5 5060 sip.example.test.", `0 issue "ca.test"`, `"unbalanced`} {
+		f.Add(uint8(3), v)
 	}
-	types := []uint16{dns.TypeA, dns.TypeAAAA, dns.TypeCNAME, dns.TypeTXT, dns.TypeMX, dns.TypeNS}
-	f.Fuzz(func(t *testing.T, value string) {
-		for _, rtype := range types {
-			rr, err := buildRR("n.z.test.", rtype, 60, value, "z.test.")
-			if err != nil {
-				continue
-			}
-			m := new(dns.Msg)
-			m.Answer = []dns.RR{rr}
-			if _, err := m.Pack(); err != nil {
-				t.Errorf("%s %q: built but does not pack: %v", dns.TypeToString[rtype], value, err)
-			}
+	types := []config.RecordType{config.TypeA, config.TypeAAAA, config.TypeCNAME, config.TypeTXT, config.TypeMX,
+		config.TypeSRV, config.TypeCAA, config.TypePTR}
+	f.Fuzz(func(t *testing.T, ti uint8, value string) {
+		typ := types[int(ti)%len(types)]
+		doc := map[string]any{"regions": []string{"a", "b", "c"}, "zones": []any{map[string]any{
+			"name": "z.test", "name_servers": []string{"ns1.z.test."},
+			"record_sets": []any{map[string]any{"name": "n", "type": typ, "records": []any{map[string]any{"value": value}}}},
+		}}}
+		data, err := json.Marshal(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := config.Parse(data)
+		if err != nil {
+			return // refused with its path: nothing to serve
+		}
+		snap, err := NewSnapshot(cfg.Zones, nil)
+		if err != nil {
+			t.Fatalf("%s %q accepted by the configuration, refused by the location: %v", typ, value, err)
+		}
+		s, err := New(Config{Addr: "127.0.0.1:0"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.SetSnapshot(snap)
+		code := dns.StringToType[string(typ)]
+		q := query("n.z.test.", code, 0)
+		b, _ := q.Pack()
+		var r dns.Msg
+		if err := r.Unpack(s.Respond(b, Request{TCP: true, NameServer: -1})); err != nil {
+			t.Fatalf("%s %q: response does not unpack: %v", typ, value, err)
+		}
+		want, err := rdata.Key(code, cfg.Zones[0].RecordSets[0].Records[0].Value)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Answer) != 1 {
+			t.Fatalf("%s %q: %d answers, want 1: %v", typ, value, len(r.Answer), &r)
+		}
+		buf := make([]byte, dns.Len(r.Answer[0])+64)
+		r.Answer[0].Header().Name = "."
+		n, err := dns.PackRR(r.Answer[0], buf, 0, nil, false)
+		if err != nil || string(buf[11:n]) != want {
+			t.Fatalf("%s %q: served %v, not the data written (%v)", typ, value, r.Answer[0], err)
 		}
 	})
 }

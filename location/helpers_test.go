@@ -29,9 +29,9 @@ func testZones() []config.Zone {
 	example.SOA.Minimum = 120
 	example.RecordSets = []config.RecordSet{
 		{Name: "www", Type: config.TypeA, Records: []config.Record{{Value: "192.0.2.1"}}},
-		{Name: "www", Type: config.TypeTXT, TTL: 30, Records: []config.Record{{Value: `v=1 "quoted"`}}},
+		{Name: "www", Type: config.TypeTXT, TTL: config.TTL(30), Records: []config.Record{{Value: `v=1 "quoted"`}}},
 		{Name: "v6", Type: config.TypeAAAA, Records: []config.Record{{Value: "2001:db8::1"}}},
-		{Name: "@", Type: config.TypeMX, Records: []config.Record{{Value: "10 mail"}}},
+		{Name: "@", Type: config.TypeMX, Records: []config.Record{{Value: "10 mail.example.test."}}},
 		{Name: "@", Type: config.TypeTXT, Records: []config.Record{{Value: "hello"}}},
 		{Name: "fo", Type: config.TypeA, Policy: config.PolicyFailover, Records: []config.Record{
 			{Value: "192.0.2.10", HealthCheck: "p", Role: config.RolePrimary},
@@ -45,16 +45,16 @@ func testZones() []config.Zone {
 			{Value: "192.0.2.32", HealthCheck: "m3"}}},
 		{Name: "plain", Type: config.TypeA, Records: []config.Record{
 			{Value: "192.0.2.40", HealthCheck: "p"}, {Value: "192.0.2.41", HealthCheck: "s"}}},
-		{Name: "alias", Type: config.TypeCNAME, Records: []config.Record{{Value: "www"}}},
+		{Name: "alias", Type: config.TypeCNAME, Records: []config.Record{{Value: "www.example.test."}}},
 		{Name: "chain1", Type: config.TypeCNAME, Records: []config.Record{{Value: "chain2.example.test."}}},
-		{Name: "chain2", Type: config.TypeCNAME, Records: []config.Record{{Value: "www"}}},
-		{Name: "loop1", Type: config.TypeCNAME, Records: []config.Record{{Value: "loop2"}}},
-		{Name: "loop2", Type: config.TypeCNAME, Records: []config.Record{{Value: "loop1"}}},
-		{Name: "dangling", Type: config.TypeCNAME, Records: []config.Record{{Value: "nowhere"}}},
+		{Name: "chain2", Type: config.TypeCNAME, Records: []config.Record{{Value: "www.example.test."}}},
+		{Name: "loop1", Type: config.TypeCNAME, Records: []config.Record{{Value: "loop2.example.test."}}},
+		{Name: "loop2", Type: config.TypeCNAME, Records: []config.Record{{Value: "loop1.example.test."}}},
+		{Name: "dangling", Type: config.TypeCNAME, Records: []config.Record{{Value: "nowhere.example.test."}}},
 		{Name: "out", Type: config.TypeCNAME, Records: []config.Record{{Value: "www.elsewhere.net."}}},
 		{Name: "big", Type: config.TypeTXT, Records: big},
 		{Name: "a.b.deep", Type: config.TypeA, Records: []config.Record{{Value: "192.0.2.50"}}},
-		{Name: "sub", Type: config.TypeNS, Records: []config.Record{{Value: "ns1.sub"}, {Value: "ns.elsewhere.net."}}},
+		{Name: "sub", Type: config.TypeNS, Records: []config.Record{{Value: "ns1.sub.example.test."}, {Value: "ns.elsewhere.net."}}},
 		{Name: "ns1.sub", Type: config.TypeA, Records: []config.Record{{Value: "192.0.2.53"}}},
 	}
 	nsz := config.DefaultZone()

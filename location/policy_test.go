@@ -130,7 +130,7 @@ func TestSwapNeverHalfAZone(t *testing.T) {
 		z := config.DefaultZone()
 		z.Name = "swap.test."
 		z.NameServers = []string{"ns.swap.test."}
-		target := fmt.Sprintf("t%d", v)
+		target := fmt.Sprintf("t%d.swap.test.", v)
 		z.RecordSets = []config.RecordSet{
 			{Name: "alias", Type: config.TypeCNAME, Records: []config.Record{{Value: target}}},
 			{Name: target, Type: config.TypeA, Records: []config.Record{{Value: fmt.Sprintf("192.0.2.%d", v)}}},

@@ -14,7 +14,7 @@ import (
 	"github.com/miekg/dns"
 	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/ptree"
-	"github.com/vigil-dns/vigil/routing"
+	"github.com/vigil-dns/vigil/rdata"
 )
 
 // NameServer is one name server of a zone: a virtual name server of the zone's shard, or a
@@ -78,6 +78,8 @@ type zone struct {
 	names map[string]*node
 	// cuts says the zone delegates names below its apex (NS record sets there).
 	cuts bool
+	// wild says the zone holds wildcard names ("*.<name>"), for the lookup of RFC 4592.
+	wild bool
 	ttl  uint32
 	// counters caches this zone's query counters, filled as queries come.
 	counters atomic.Pointer[counterCache]
@@ -105,6 +107,9 @@ type rrset struct {
 	// health says the policy consults health checks and some record has one.
 	health bool
 	zone   string
+	// alias is the owner name of the record set of the same type this one answers as (an
+	// alias set has no records of its own), or "".
+	alias string
 }
 
 // find returns the record set of type t at n, or nil.
@@ -238,18 +243,6 @@ func canonical(name string) string {
 	return dns.Fqdn(strings.ToLower(strings.TrimSpace(name)))
 }
 
-// owner returns the absolute lower-case owner name of a record set named name in zone apex.
-func owner(name, apex string) string {
-	name = strings.ToLower(strings.TrimSpace(name))
-	switch {
-	case name == "" || name == "@":
-		return apex
-	case strings.HasSuffix(name, "."):
-		return name
-	}
-	return name + "." + apex
-}
-
 // compileZone builds one zone and its name servers.
 func compileZone(cz *config.Zone, shard []NameServer) (*zone, error) {
 	apex := canonical(cz.Name)
@@ -260,9 +253,6 @@ func compileZone(cz *config.Zone, shard []NameServer) (*zone, error) {
 		return fmt.Errorf("location: zone %s: "+format, append([]any{apex}, args...)...)
 	}
 	z := &zone{name: apex, names: map[string]*node{}, shard: map[int]bool{}, ttl: cz.TTL}
-	if z.ttl == 0 {
-		z.ttl = config.DefaultZone().TTL
-	}
 	nss := shard
 	if len(nss) == 0 {
 		for _, n := range cz.NameServers {
@@ -374,9 +364,10 @@ func (z *zone) node(name string) *node {
 	return n
 }
 
-// addSet compiles one record set into the zone.
+// addSet compiles one record set into the zone: its values by rdata.Parse, the parser that
+// validated them.
 func (z *zone) addSet(cs *config.RecordSet) error {
-	name := owner(cs.Name, z.name)
+	name := config.OwnerName(cs.Name, z.name)
 	if _, ok := dns.IsDomainName(name); !ok {
 		return fmt.Errorf("name %q: not a domain name", cs.Name)
 	}
@@ -384,43 +375,22 @@ func (z *zone) addSet(cs *config.RecordSet) error {
 		return fmt.Errorf("name %s: outside the zone", name)
 	}
 	rtype, ok := dns.StringToType[strings.ToUpper(string(cs.Type))]
-	if !ok {
-		return fmt.Errorf("%s: unknown type %q", name, cs.Type)
-	}
-	switch rtype {
-	case dns.TypeA, dns.TypeAAAA, dns.TypeCNAME, dns.TypeTXT, dns.TypeMX, dns.TypeNS:
-	default:
+	if !ok || !slices.Contains(rdata.Types(), rtype) {
 		return fmt.Errorf("%s: type %s is not served", name, cs.Type)
 	}
 	if rtype == dns.TypeNS && name == z.name {
 		// The apex NS records come from the zone's name-server shard.
 		return nil
 	}
-	if len(cs.Records) == 0 {
-		return fmt.Errorf("%s %s: no records", name, cs.Type)
-	}
-	ttl := cs.TTL
-	if ttl == 0 {
-		ttl = z.ttl
-	}
 	rs := &rrset{cfg: *cs, rtype: rtype, zone: z.name, label: name + "/" + dns.TypeToString[rtype]}
 	rs.cfg.Name = name
 	rs.cfg.Records = append([]config.Record(nil), cs.Records...)
-	for i, r := range cs.Records {
-		rr, err := buildRR(name, rtype, ttl, r.Value, z.name)
-		if err != nil {
-			return fmt.Errorf("%s %s: records[%d]: %w", name, cs.Type, i, err)
+	if cs.Alias != "" {
+		if err := z.addAlias(rs, cs); err != nil {
+			return fmt.Errorf("%s %s: %w", name, cs.Type, err)
 		}
-		rs.rrs = append(rs.rrs, rr)
-		if r.HealthCheck != "" && cs.Policy != config.PolicySimple && cs.Policy != "" {
-			rs.health = true
-		}
-	}
-	if rtype == dns.TypeCNAME && len(rs.rrs) > 1 && (cs.Policy == "" || cs.Policy == config.PolicySimple || cs.Policy == config.PolicyMultivalue) {
-		return fmt.Errorf("%s CNAME: only one CNAME may be answered; use a weighted or failover policy for several", name)
-	}
-	if _, _, err := routing.Select(&rs.cfg, nil, 0, nil); err != nil {
-		return fmt.Errorf("%s %s: %w", name, cs.Type, err)
+	} else if err := z.buildRecords(rs, cs); err != nil {
+		return err
 	}
 	n := z.node(name)
 	if n.find(rtype) != nil {
@@ -434,6 +404,9 @@ func (z *zone) addSet(cs *config.RecordSet) error {
 		n.cut = rs
 		z.cuts = true
 	}
+	if isWildcard(name) {
+		z.wild = true
+	}
 	return nil
 }
 
@@ -443,10 +416,10 @@ func buildSOA(cz *config.Zone, apex, firstNS string) *dns.SOA {
 	d := config.DefaultSOA()
 	mname, rname := firstNS, "hostmaster."+apex
 	if s.MName != "" {
-		mname = owner(s.MName, apex)
+		mname = rdata.Fqdn(s.MName)
 	}
 	if s.RName != "" {
-		rname = owner(s.RName, apex)
+		rname = rdata.Fqdn(s.RName)
 	}
 	ttl := s.TTL
 	if ttl == 0 {

@@ -1,14 +1,9 @@
 package netlab
 
 import (
-	"os"
 	"strings"
 	"testing"
 )
-
-// storyKnownToFail, while not empty, says why the normal binary does not pass the story yet:
-// TestStory then runs only when VIGIL_REAL_STORY=1. The fix of the bug it names empties it.
-const storyKnownToFail = ""
 
 // TestStory is make test's real-process run: the story of testdata/story.txt (the us-east -
 // sa-east link cut while eu-west reaches both, then sa-east cut off from both, then every
@@ -19,9 +14,6 @@ const storyKnownToFail = ""
 // with wrong answers: the proof that this test can fail.
 func TestStory(t *testing.T) {
 	needReal(t)
-	if storyKnownToFail != "" && os.Getenv("VIGIL_REAL_STORY") == "" {
-		t.Skip(storyKnownToFail)
-	}
 	sc, err := Scenario("story", DefaultRegions())
 	if err != nil {
 		t.Fatal(err)

@@ -115,7 +115,7 @@ func (w *Writer) Run(ctx context.Context) {
 // put writes sequence number seq to key through the voter at api and returns the raft index
 // the API acknowledged it at.
 func (w *Writer) put(ctx context.Context, api, key string, seq int) (uint64, error) {
-	rs := config.RecordSet{Name: key, Type: config.TypeTXT, TTL: 30,
+	rs := config.RecordSet{Name: key, Type: config.TypeTXT, TTL: config.TTL(30),
 		Records: []config.Record{{Value: writePrefix + strconv.Itoa(seq)}}}
 	body, err := json.Marshal(rs)
 	if err != nil {

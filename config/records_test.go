@@ -1,0 +1,46 @@
+package config
+
+import (
+	"slices"
+	"testing"
+)
+
+// TestRecordKinds loads testdata/valid/records.yaml and checks what normalising keeps and
+// what it rewrites: TXT and CAA as written, names canonical, TTL 0 kept, no TTL left out (the
+// zone's), an alias's target absolute, wildcard owners absolute.
+func TestRecordKinds(t *testing.T) {
+	doc := mustLoad(t, "testdata/valid/records.yaml")
+	z := doc.Zones[0]
+	for _, c := range []struct {
+		name   string
+		typ    RecordType
+		ttl    uint32
+		values []string
+	}{
+		{"example.test.", TypeTXT, 300, []string{`"v=spf1 -all"`, "  spaces kept  ", `"two" "strings"`}},
+		{"example.test.", TypeMX, 0, []string{"0 ."}},
+		{"_sip._tcp.example.test.", TypeSRV, 300, []string{"10 60 5060 sip.example.test.", "20 0 5060 ."}},
+		{"example.test.", TypeCAA, 300, []string{`0 issue "letsencrypt.org"`, "128 iodef mailto:security@example.test"}},
+		{"1.2.example.test.", TypePTR, 300, []string{"host.example.test."}},
+		{"sub.example.test.", TypeDS, 300, []string{"60485 13 2 E06D44B80B8F1D39A95C0B0D7C65D08458E880409BBC683457104237C7F8EC8D"}},
+		{"*.example.test.", TypeA, 300, []string{"192.0.2.10", "192.0.2.11"}},
+		{"*.eu.example.test.", TypeCNAME, 300, []string{"www.example.test."}},
+	} {
+		rs, ok := z.RecordSet(c.name, c.typ)
+		if !ok {
+			t.Errorf("no record set %s %s", c.name, c.typ)
+			continue
+		}
+		var values []string
+		for _, r := range rs.Records {
+			values = append(values, r.Value)
+		}
+		if rs.EffectiveTTL(z.TTL) != c.ttl || !slices.Equal(values, c.values) {
+			t.Errorf("%s %s: ttl %d values %q, want ttl %d values %q", c.name, c.typ, rs.EffectiveTTL(z.TTL), values, c.ttl, c.values)
+		}
+	}
+	alias, ok := z.RecordSet("example.test.", TypeA)
+	if !ok || alias.Alias != "www.example.test." || len(alias.Records) != 0 || alias.TTL != nil {
+		t.Errorf("apex alias: %+v", alias)
+	}
+}

@@ -1,0 +1,103 @@
+package config
+
+import (
+	"fmt"
+
+	"github.com/miekg/dns"
+	"github.com/vigil-dns/vigil/rdata"
+)
+
+// maxMessage is the largest DNS message (over TCP): a record set must fit in one, with its
+// header, question and OPT record.
+const maxMessage = 65535
+
+// validateRecords checks the records of one set at owner (absolute, or "" when unknown)
+// against its type and routing policy.
+func (v *validator) validateRecords(rs *RecordSet, rp, owner string, policy Policy, typeOK bool) {
+	if rs.Alias != "" {
+		if len(rs.Records) > 0 {
+			v.add(join(rp, "records"), "an alias record set has no records of its own (it answers with its target's): remove records or alias")
+		}
+		return
+	}
+	if len(rs.Records) == 0 {
+		v.add(join(rp, "records"), "at least one record is required")
+		return
+	}
+	values := map[string]int{}
+	primaries, secondaries, badRoles := 0, 0, 0
+	nullMX, parsed := -1, 0
+	wire := 12 + len(owner) + 1 + 4 + 11 // header, question, OPT record
+	for k := range rs.Records {
+		r := &rs.Records[k]
+		p := join(rp, fmt.Sprintf("records[%d]", k))
+		if typeOK {
+			if rr, err := rdata.Parse(dns.Fqdn(owner), rrtype(rs.Type), 0, r.Value); err != nil {
+				v.add(join(p, "value"), "%s", err)
+			} else {
+				parsed++
+				wire += dns.Len(rr)
+				key, _ := rdata.Key(rrtype(rs.Type), r.Value)
+				if first, dup := values[key]; dup {
+					v.add(join(p, "value"), "duplicate value %q (also records[%d])", r.Value, first)
+				} else {
+					values[key] = k
+				}
+				if mx, ok := rr.(*dns.MX); ok && mx.Mx == "." {
+					nullMX = k
+				}
+			}
+		} else if r.Value == "" {
+			v.add(join(p, "value"), "required")
+		}
+		v.validateHealth(r, p, policy)
+		switch {
+		case policy != PolicyFailover && r.Role != "":
+			v.add(join(p, "role"), "only failover record sets use role (this one is %s)", policy)
+		case policy != PolicyFailover:
+		case r.Role == RolePrimary:
+			primaries++
+		case r.Role == RoleSecondary:
+			secondaries++
+		case r.Role == "":
+			v.add(join(p, "role"), "required in a failover record set: primary or secondary")
+			badRoles++
+		default:
+			badRoles++
+			v.add(join(p, "role"), "must be primary or secondary, got %q", r.Role)
+		}
+	}
+	if nullMX >= 0 && len(rs.Records) > 1 {
+		v.add(join(rp, fmt.Sprintf("records[%d]", nullMX)), "a null MX (0 .) says the domain takes no mail (RFC 7505): it must be the record set's only record, got %d records", len(rs.Records))
+	}
+	if parsed == len(rs.Records) && wire > maxMessage {
+		v.add(join(rp, "records"), "the record set takes %d bytes in wire form, more than one DNS message holds (%d): split it", wire, maxMessage)
+	}
+	if policy == PolicyFailover && badRoles == 0 {
+		if primaries != 1 {
+			v.add(join(rp, "records"), "a failover record set needs exactly one primary, got %d", primaries)
+		}
+		if secondaries > 1 {
+			v.add(join(rp, "records"), "a failover record set has at most one secondary, got %d", secondaries)
+		}
+	}
+}
+
+// validateHealth checks a record's health check and weight against its set's policy.
+func (v *validator) validateHealth(r *Record, p string, policy Policy) {
+	if r.HealthCheck != "" {
+		if !v.hasCheck(r.HealthCheck) {
+			v.add(join(p, "health_check"), "no check has id %q", r.HealthCheck)
+		} else if policy == PolicySimple {
+			v.add(join(p, "health_check"), "a simple record set answers every record, healthy or not: use multivalue to answer only healthy records")
+		}
+	}
+	switch {
+	case policy == PolicyWeighted && r.Weight == nil:
+		v.add(join(p, "weight"), "required in a weighted record set: 0..255")
+	case policy == PolicyWeighted && (*r.Weight < 0 || *r.Weight > 255):
+		v.add(join(p, "weight"), "must be 0..255, got %d", *r.Weight)
+	case policy != PolicyWeighted && r.Weight != nil:
+		v.add(join(p, "weight"), "only weighted record sets use weight (this one is %s)", policy)
+	}
+}
