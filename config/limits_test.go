@@ -84,7 +84,7 @@ func TestAliasBudgetScalesWithInput(t *testing.T) {
 
 // TestScaleDocument: the document Scale builds is the one its YAML decodes to, and valid.
 func TestScaleDocument(t *testing.T) {
-	s := Scale{Checks: 2500, ZoneSize: 1000, Protocol: ProtocolHTTP, Port: 8080, Interval: 300 * time.Second}
+	s := Scale{Checks: 2500, ZoneSize: 1000, Protocol: ProtocolHTTP, Port: 8080, Path: "/healthz", Interval: 300 * time.Second}
 	var b strings.Builder
 	if err := s.WriteYAML(&b); err != nil {
 		t.Fatal(err)

@@ -21,6 +21,8 @@ type Scale struct {
 	// Host and Port are the target every check probes; default 127.0.0.1:80.
 	Host string
 	Port int
+	// Path is the request path of http checks; default "/".
+	Path string
 	// Interval is every check's interval; default 30s. Timeout is min(4s, interval/2).
 	Interval time.Duration
 	// ZoneSize is the number of record sets per zone; default 1000.
@@ -41,6 +43,9 @@ func (s Scale) withDefaults() Scale {
 	}
 	if s.Port == 0 {
 		s.Port = 80
+	}
+	if s.Path == "" {
+		s.Path = "/"
 	}
 	if s.Interval <= 0 {
 		s.Interval = 30 * time.Second
@@ -81,6 +86,9 @@ func (s Scale) Document() *Document {
 		c := DefaultCheck()
 		c.ID, c.Protocol, c.Target = s.CheckID(i), s.Protocol, Target{Host: s.Host, Port: s.Port}
 		c.Interval, c.Timeout = Duration(s.Interval), Duration(s.timeout())
+		if s.Protocol != ProtocolTCP {
+			c.Path = s.Path
+		}
 		d.Checks = append(d.Checks, c)
 	}
 	for i := range s.Checks {
@@ -110,9 +118,13 @@ func (s Scale) WriteYAML(w io.Writer) error {
 		bw.WriteString(r)
 	}
 	bw.WriteString("]\nchecks:\n")
+	path := ""
+	if s.Protocol != ProtocolTCP {
+		path = fmt.Sprintf(", path: %q", s.Path)
+	}
 	for i := range s.Checks {
-		fmt.Fprintf(bw, "  - {id: %s, protocol: %s, target: {host: %q, port: %d}, interval: %s, timeout: %s}\n",
-			s.CheckID(i), s.Protocol, s.Host, s.Port, s.Interval, s.timeout())
+		fmt.Fprintf(bw, "  - {id: %s, protocol: %s, target: {host: %q, port: %d}%s, interval: %s, timeout: %s}\n",
+			s.CheckID(i), s.Protocol, s.Host, s.Port, path, s.Interval, s.timeout())
 	}
 	bw.WriteString("zones:")
 	if s.Checks == 0 {

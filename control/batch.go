@@ -1,17 +1,18 @@
 package control
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
-	"time"
+	"sync"
 )
 
 // Group commit: the writes that arrive while a raft entry is being committed wait for it and
 // are then committed together, as one entry of a batch command. Each costs its share of one
 // log write and fsync on every voter, one apply and one wake-up of the watches, instead of
-// its own. A write that finds nothing in flight is sent at once, alone, so that a single
-// client waits no longer than without batching.
+// its own. There is no committing goroutine: a write that finds nothing in flight commits at
+// once, itself (so that a single client waits for nothing more than its own commit); when
+// it is done and writes are waiting, it hands the turn to the first of them, which commits
+// them all.
 
 // Bounds of a batch.
 const (
@@ -20,89 +21,82 @@ const (
 	writeQueue    = 4096    // writes waiting to be committed
 )
 
+// committer holds the writes waiting for their turn.
+type committer struct {
+	mu    sync.Mutex
+	busy  bool // a write is committing a batch
+	queue []*pendingWrite
+}
+
 // pendingWrite is one write waiting for its commit.
 type pendingWrite struct {
 	data []byte
 	done chan writeResult
 }
 
+// writeResult is a write's outcome, or (turn) the signal that the write commits next.
 type writeResult struct {
 	index uint64
 	err   error
+	turn  bool
 }
 
-// commit sends an encoded command through the group committer and waits for its result.
+// commit commits an encoded command, alone or with those waiting beside it, and returns its
+// index.
 func (n *Node) commit(data []byte) (uint64, error) {
 	w := &pendingWrite{data: data, done: make(chan writeResult, 1)}
-	timer := time.NewTimer(n.cfg.ApplyTimeout)
-	defer timer.Stop()
-	select {
-	case n.writes <- w:
-	case <-timer.C:
+	c := &n.committer
+	c.mu.Lock()
+	if len(c.queue) >= writeQueue {
+		c.mu.Unlock()
 		return 0, fmt.Errorf("%w: %d writes are waiting to be committed", ErrNoLeader, writeQueue)
-	case <-n.stopped:
-		return 0, fmt.Errorf("%w (the voter is stopping)", ErrNoLeader)
 	}
-	select {
-	case r := <-w.done:
-		return r.index, r.err
-	case <-n.stopped:
-		// The committer answers what it took; a write it never took was not applied.
-		select {
-		case r := <-w.done:
+	c.queue = append(c.queue, w)
+	lead := !c.busy
+	c.busy = true
+	c.mu.Unlock()
+	if !lead {
+		r := <-w.done
+		if !r.turn {
 			return r.index, r.err
-		case <-time.After(n.cfg.ApplyTimeout):
-			return 0, ErrUnknownOutcome
 		}
 	}
+	// This write's turn: it is first in the queue. Commit the batch it heads, then hand the
+	// turn on.
+	c.mu.Lock()
+	batch := c.take()
+	c.mu.Unlock()
+	n.commitBatch(batch)
+	c.mu.Lock()
+	if len(c.queue) == 0 {
+		c.busy = false
+	} else {
+		c.queue[0].done <- writeResult{turn: true}
+	}
+	c.mu.Unlock()
+	r := <-w.done
+	return r.index, r.err
 }
 
-// committer commits the waiting writes, one raft entry at a time, until ctx ends.
-func (n *Node) committer(ctx context.Context) {
-	defer n.wg.Done()
-	for {
-		var batch []*pendingWrite
-		select {
-		case <-ctx.Done():
-			n.failWaiting()
-			return
-		case w := <-n.writes:
-			batch = append(batch, w)
-		}
-		size := len(batch[0].data)
-	fill:
-		for len(batch) < maxBatch && size < maxBatchBytes {
-			select {
-			case w := <-n.writes:
-				if size+len(w.data) > maxBatchBytes {
-					n.commitBatch(batch)
-					batch, size = []*pendingWrite{w}, 0
-				} else {
-					batch = append(batch, w)
-				}
-				size += len(w.data)
-			default:
-				break fill
-			}
-		}
-		n.commitBatch(batch)
+// take removes the next batch from the front of the queue: at least one write, at most
+// maxBatch or maxBatchBytes. The caller holds c.mu.
+func (c *committer) take() []*pendingWrite {
+	n, size := 0, 0
+	for n < len(c.queue) && n < maxBatch && (n == 0 || size+len(c.queue[n].data) <= maxBatchBytes) {
+		size += len(c.queue[n].data)
+		n++
 	}
-}
-
-// failWaiting answers every write still waiting when the voter stops.
-func (n *Node) failWaiting() {
-	for {
-		select {
-		case w := <-n.writes:
-			w.done <- writeResult{err: fmt.Errorf("%w (the voter is stopping)", ErrNoLeader)}
-		default:
-			return
-		}
-	}
+	batch := make([]*pendingWrite, n)
+	copy(batch, c.queue)
+	rest := copy(c.queue, c.queue[n:])
+	clear(c.queue[rest:])
+	c.queue = c.queue[:rest]
+	return batch
 }
 
 // commitBatch commits the writes as one raft entry (a lone write as itself) and answers each.
 func (n *Node) commitBatch(batch []*pendingWrite) {
+	answer := func(i int, r writeResult) { batch[i].done <- r }
 	data := batch[0].data
 	if len(batch) > 1 {
 		c := Command{Op: OpBatch, Batch: make([]json.RawMessage, len(batch))}
@@ -111,8 +105,8 @@ func (n *Node) commitBatch(batch []*pendingWrite) {
 		}
 		var err error
 		if data, err = json.Marshal(c); err != nil {
-			for _, w := range batch {
-				w.done <- writeResult{err: fmt.Errorf("control: encode batch: %w", err)}
+			for i := range batch {
+				answer(i, writeResult{err: fmt.Errorf("control: encode batch: %w", err)})
 			}
 			return
 		}
@@ -120,27 +114,23 @@ func (n *Node) commitBatch(batch []*pendingWrite) {
 	n.batchSize.Observe(float64(len(batch)))
 	f := n.raft.Apply(data, n.cfg.ApplyTimeout)
 	if err := f.Error(); err != nil {
-		for _, w := range batch {
-			w.done <- writeResult{err: raftWriteError(err)}
+		for i := range batch {
+			answer(i, writeResult{err: raftWriteError(err)})
 		}
 		return
 	}
 	res, ok := f.Response().(ApplyResult)
 	if !ok {
-		for _, w := range batch {
-			w.done <- writeResult{err: fmt.Errorf("control: unexpected apply response %T", f.Response())}
+		for i := range batch {
+			answer(i, writeResult{err: fmt.Errorf("control: unexpected apply response %T", f.Response())})
 		}
 		return
 	}
-	if len(batch) == 1 {
-		batch[0].done <- writeResult{res.Index, res.Err}
-		return
-	}
-	for i, w := range batch {
+	for i := range batch {
 		err := res.Err
-		if err == nil && i < len(res.Batch) {
+		if err == nil && len(batch) > 1 && i < len(res.Batch) {
 			err = res.Batch[i]
 		}
-		w.done <- writeResult{res.Index, err}
+		answer(i, writeResult{index: res.Index, err: err})
 	}
 }

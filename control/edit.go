@@ -53,7 +53,7 @@ func (e *edit) size() int {
 
 // setSettings puts d's regions, quorum and name-server settings in place.
 func (e *edit) setSettings(d *config.Document) {
-	next := config.Document{Regions: slices.Clone(d.Regions), Quorum: d.Quorum, NameServers: d.NameServers}
+	next := config.Document{Regions: slices.Clip(slices.Clone(d.Regions)), Quorum: d.Quorum, NameServers: d.NameServers}
 	if reflect.DeepEqual(next, e.s.settings) {
 		return
 	}
@@ -99,8 +99,13 @@ func healthChecks(rs *config.RecordSet) []string {
 	return out
 }
 
-// putCheck stores c (the edit keeps the pointer).
+// putCheck stores c (the edit keeps the pointer). A check whose regions are the document's
+// shares the settings' list: items are never changed once stored, and a million checks
+// then hold one list, not a million.
 func (e *edit) putCheck(c *config.Check) {
+	if len(c.Regions) > 0 && slices.Equal(c.Regions, e.s.settings.Regions) {
+		c.Regions = e.s.settings.Regions
+	}
 	if old, ok := e.s.checks.Get(c.ID); ok {
 		e.addRefs(old.Children, -1)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 	"github.com/prometheus/client_golang/prometheus"
+	"go.etcd.io/bbolt"
 )
 
 // Errors of a write that a caller branches on.
@@ -80,16 +81,15 @@ type Node struct {
 	store *raftboltdb.BoltStore
 	trans raft.Transport
 
-	writes    chan *pendingWrite // waiting for the group committer (batch.go)
+	committer committer // writes waiting for their turn to commit (batch.go)
 	batchSize prometheus.Histogram
 
 	bootLast uint64 // last log index on disk at start: reads wait until it is applied
 	existing bool   // the data directory held raft state at start
 	ready    atomic.Bool
 
-	cancel  context.CancelFunc
-	stopped <-chan struct{} // closed when the voter stops
-	wg      sync.WaitGroup
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
 }
 
 // NewNode opens the voter's data directory and starts raft. A new cluster also needs
@@ -112,7 +112,7 @@ func NewNode(cfg NodeConfig) (*Node, error) {
 	if cfg.Allocators == nil {
 		cfg.Allocators = ShardAllocators
 	}
-	n := &Node{cfg: cfg, log: log, fsm: NewFSM(cfg.Allocators, log), writes: make(chan *pendingWrite, writeQueue), batchSize: newBatchSize()}
+	n := &Node{cfg: cfg, log: log, fsm: NewFSM(cfg.Allocators, log), batchSize: newBatchSize()}
 	hlog := newHCLogger(log, cfg.RaftLogLevel)
 	var err error
 	if n.store, err = openStore(filepath.Join(cfg.DataDir, "raft.db")); err != nil {
@@ -170,11 +170,10 @@ func NewNode(cfg NodeConfig) (*Node, error) {
 		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	n.cancel, n.stopped = cancel, ctx.Done()
-	n.wg.Add(3)
+	n.cancel = cancel
+	n.wg.Add(2)
 	go n.watchLeadership(ctx)
 	go n.waitReady(ctx)
-	go n.committer(ctx)
 	return n, nil
 }
 
@@ -424,9 +423,13 @@ func (n *Node) waitReady(ctx context.Context) {
 }
 
 // openStore opens the voter's raft log and stable store: one BoltDB file, through
-// raft-boltdb, synced on every write.
+// raft-boltdb, synced on every write. BoltDB does not write its list of free pages on every
+// commit (it rebuilds it from the file when it opens it): a commit writes the entries and
+// the pages that lead to them, not a list that grows as the log is compacted. What is synced
+// is as durable as before.
 func openStore(path string) (*raftboltdb.BoltStore, error) {
-	s, err := raftboltdb.New(raftboltdb.Options{Path: path})
+	s, err := raftboltdb.New(raftboltdb.Options{Path: path, BoltOptions: &bbolt.Options{
+		Timeout: time.Second, NoFreelistSync: true, FreelistType: bbolt.FreelistMapType}})
 	if err != nil {
 		return nil, fmt.Errorf("control: open raft store %s: %w", path, err)
 	}

@@ -259,6 +259,7 @@ func (r *stateReader) document(settings *config.Document) error {
 		case "name_servers":
 			return r.dec.Decode(&settings.NameServers)
 		case "checks":
+			r.e.setSettings(settings) // first, so that checks share the document's regions
 			return r.array(func() error {
 				c := &config.Check{}
 				if err := r.dec.Decode(c); err != nil {

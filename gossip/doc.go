@@ -4,12 +4,17 @@
 //
 // Over it, every checker owns one row of reports (its latest status per check) under a
 // generation and a sequence number. Changes spread as small deltas, one per UDP packet, that
-// every node relays once; heartbeats advance even when nothing changes; a periodic push/pull
-// carries the checker's own row and a digest of every row, and a node that finds itself behind
-// asks for the rows it misses. A location merges rows by sequence and records, by its own
-// clock, when each checker last made progress there: the freshness the quorum verdict needs.
+// every node relays on; heartbeats advance even when nothing changes, at least 5 per freshness
+// window, each relayed by every node to 4 peers (liveness.go); a periodic push/pull carries the
+// checker's own row and a digest of every row, and a node that finds itself behind asks for
+// the rows it misses, around cut links (reach.go). A location merges rows by sequence and
+// records, by its own clock, when each checker last made progress there: the freshness the
+// quorum verdict needs. Progress is what a checker says while alive, relayed or not; a third
+// node's late copy of it is not (table.go's finish).
 //
 // Membership (live checkers per region, join and leave events) is exposed for assignment, and
 // a node rejoins the peers it knew, periodically, so that a partition heals by itself however
-// long it lasted.
+// long it lasted; a node left alone joins the peers that still talk to it. memberlist's verdict
+// that a peer is dead is a hint for assignment and rejoining only: a checker's reports count
+// while its progress arrives, whatever memberlist says of it.
 package gossip

@@ -34,6 +34,7 @@ func (n *Node) SetFreshnessWindow(window time.Duration) {
 	if window > 0 {
 		d = max(min(d, window/beatsPerWindow), minHeartbeat)
 	}
+	n.window.Store(int64(window))
 	if n.beatEvery.Swap(int64(d)) != int64(d) {
 		select {
 		case n.beatChanged <- struct{}{}:
@@ -48,4 +49,47 @@ func (n *Node) heartbeatInterval() time.Duration {
 		return d
 	}
 	return n.cfg.HeartbeatInterval
+}
+
+// Liveness for assignment. memberlist declares a peer dead when its probes, direct and through
+// a few other members, went unanswered for its suspicion timeout, and it applies a dead
+// message about a peer relayed from a third node even when it reaches that peer itself (the
+// peer then refutes it). In a non-transitive partition (us-sa cut, eu hearing both) that
+// happens to live checkers: at memberlist's local profile, sa's checkers declared each other
+// dead 1 to 4 times in 3 minutes of the cut, and each such flip moved checks to other checkers
+// of the region and back (a takeover, then a handoff and withdrawals). So a checker declared
+// dead whose progress still arrives here within the freshness window stays live for
+// assignment (Checkers) until its progress stops; only then do the membership's listeners
+// hear that it left. A checker that left gracefully goes at once (TestDeadHintNoChurn).
+
+// progressingLocked reports whether checker m made progress here within the freshness window
+// (zero until SetFreshnessWindow: no window, no lingering). Called with n.mu held.
+func (n *Node) progressingLocked(m Member, now time.Time) bool {
+	window := time.Duration(n.window.Load())
+	if window <= 0 || !m.Roles.Has(RoleChecker) {
+		return false
+	}
+	r := n.table.rows[m.ID]
+	return r != nil && !r.progress.IsZero() && now.Sub(r.progress) <= window
+}
+
+// sweepLingering lets go of the checkers declared dead whose progress stopped, and tells the
+// membership's listeners that they left.
+func (n *Node) sweepLingering() {
+	now := n.cfg.Now()
+	var gone []Member
+	n.mu.Lock()
+	for id, m := range n.lingering {
+		if !n.progressingLocked(m, now) {
+			delete(n.lingering, id)
+			gone = append(gone, m)
+		}
+	}
+	n.mu.Unlock()
+	for _, m := range gone {
+		n.log.Info("member left", "member", m.ID, "region", m.Region, "dead", true, "progress", "stopped")
+		if n.cfg.OnMembership != nil {
+			n.cfg.OnMembership(MemberEvent{Kind: MemberLeft, Member: m, Dead: true})
+		}
+	}
 }

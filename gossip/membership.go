@@ -13,7 +13,8 @@ type EventKind uint8
 const (
 	// MemberJoined: the member is alive in the pool (first seen, or back after a failure).
 	MemberJoined EventKind = iota + 1
-	// MemberLeft: the member left gracefully or was declared dead.
+	// MemberLeft: the member left gracefully, or was declared dead and (a checker) its
+	// progress stopped arriving here (liveness.go).
 	MemberLeft
 	// MemberUpdated: the member's metadata changed.
 	MemberUpdated
@@ -64,7 +65,9 @@ func (n *Node) Members() []Member {
 }
 
 // Checkers returns the ids of the live checkers of each region, sorted: whom a location
-// expects reports from, and what assignment shards over.
+// expects reports from, and what assignment shards over. Live is memberlist's view, a hint:
+// in a non-transitive partition memberlist may call a checker dead whose reports still arrive
+// relayed, and those reports count all the same (a location counts progress, not members).
 func (n *Node) Checkers() map[string][]string {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -73,6 +76,9 @@ func (n *Node) Checkers() map[string][]string {
 		if m.Roles.Has(RoleChecker) {
 			out[m.Region] = append(out[m.Region], m.ID)
 		}
+	}
+	for _, m := range n.lingering {
+		out[m.Region] = append(out[m.Region], m.ID)
 	}
 	for _, ids := range out {
 		sort.Strings(ids)
@@ -109,6 +115,12 @@ func (e *events) NotifyLeave(node *memberlist.Node) {
 	}
 	n.alive.Store(int64(len(n.members)))
 	n.memberGauges()
+	if dead && n.progressingLocked(m, n.cfg.Now()) {
+		n.lingering[m.ID] = m
+		n.mu.Unlock()
+		n.log.Info("member declared dead, but its progress still arrives: still live for assignment", "member", m.ID, "region", m.Region)
+		return
+	}
 	n.mu.Unlock()
 	n.log.Info("member left", "member", m.ID, "region", m.Region, "dead", dead)
 	if n.cfg.OnMembership != nil {
@@ -129,6 +141,7 @@ func (e *events) update(node *memberlist.Node, kind EventKind) {
 	if _, ok := n.members[m.ID]; !ok {
 		kind = MemberJoined
 	}
+	delete(n.lingering, m.ID)
 	n.members[m.ID] = m
 	n.remember(m)
 	n.table.setRegion(m.ID, m.Region)

@@ -69,6 +69,15 @@ type Node struct {
 	// (capacity 1; liveness.go).
 	beatEvery   atomic.Int64
 	beatChanged chan struct{}
+	// window is the freshness window in force (SetFreshnessWindow), and lingering the
+	// checkers memberlist declared dead whose progress still arrives (liveness.go; guarded by
+	// mu).
+	window    atomic.Int64
+	lingering map[string]Member
+	// transport is memberlist's transport, which remembers who talked to the node, and
+	// joining is set while a lonely node joins them (reach.go).
+	transport *countingTransport
+	joining   atomic.Bool
 }
 
 // knownPeer is a peer remembered for rejoining.
@@ -114,6 +123,7 @@ func New(cfg Config) (*Node, error) {
 		joined:    make(chan struct{}, 1),
 
 		beatChanged: make(chan struct{}, 1),
+		lingering:   map[string]Member{},
 	}
 	if cfg.Roles.Has(RoleChecker) {
 		// The generation orders restarts of this checker by its own clock only.
@@ -143,7 +153,8 @@ func New(cfg Config) (*Node, error) {
 		}
 		inner = nt
 	}
-	mc.Transport = newCountingTransport(inner, m)
+	n.transport = newCountingTransport(inner, m)
+	mc.Transport = n.transport
 	mc.Delegate = (*delegate)(n)
 	mc.Events = (*events)(n)
 	ml, err := memberlist.Create(mc)
@@ -256,6 +267,8 @@ func (n *Node) Run(ctx context.Context) error {
 			beats.Reset(n.heartbeatInterval())
 		case <-repair.C:
 			n.repair()
+			n.joinHeard(&wg)
+			n.sweepLingering()
 		case <-forget.C:
 			n.forget()
 		}

@@ -4,9 +4,12 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/vigil-dns/vigil/regions"
 )
 
 // The network of issue 14's real-process runs: three regions, each with one node that is a
@@ -196,5 +199,120 @@ func TestHeartbeatFollowsWindow(t *testing.T) {
 				t.Errorf("window %v: %d heartbeats in 10s, want %d to %d", s.window, got, s.min, s.max)
 			}
 		}
+	})
+}
+
+// TestRestartedInCutRegion: sa is cut off, and its location restarts on the same address
+// (kill -9 and start, as the real-process scenario location-restart does). Its seed is across
+// the cut, so it joins no one; sa's checkers still know its address and keep talking to it,
+// and it must hear them again within seconds. Before, it received their heartbeats but, a
+// member of nothing, had no peer to ask for their rows, and counted no report for the whole
+// cut (20s on real processes: it served every region's address, failing open).
+func TestRestartedInCutRegion(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, checkers, _ := partitionCluster(t)
+		defer c.close()
+		loc := c.add("sa-l", "sa", RoleLocation, func(cfg *Config) { cfg.HeartbeatInterval = 2 * time.Second })
+		waitFor(t, 30*time.Second, 100*time.Millisecond, "pool converges", c.converged)
+		if err := c.net.Isolate("sa"); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(15 * time.Second)
+		old := loc.cfg.Transport.(*regions.Transport)
+		loc.Shutdown() // no goodbye: the pool finds it dead
+		c.stop["sa-l"]()
+		time.Sleep(3 * time.Second)
+		tr, err := c.net.Restart(old)
+		if err != nil {
+			t.Fatal(err)
+		}
+		loc = c.add("sa-l", "sa", RoleLocation, func(cfg *Config) {
+			cfg.Transport, cfg.HeartbeatInterval = tr, 2*time.Second
+		})
+		loc.SetFreshnessWindow(partitionWindow)
+		var sa []*Node
+		for _, ch := range checkers {
+			if ch.cfg.Region == "sa" {
+				sa = append(sa, ch)
+			}
+		}
+		took := waitFor(t, partitionWindow, 100*time.Millisecond, "the restarted location hears its region's checkers", func() bool {
+			return len(staleRows([]*Node{loc}, sa, partitionWindow, nil)) == 0
+		})
+		t.Logf("the restarted location counts its region's checkers %v after its start (simulated)", took)
+	})
+}
+
+// TestDeadHintNoChurn: memberlist's dead verdict is a hint. At memberlist's local profile
+// (vigil dev, vigil sim) with three checkers per region, a us-sa cut made sa's checkers
+// declare one another dead, 1 to 4 times in 3 minutes (a dead message about a peer, relayed
+// from a node across the cut, applied although the peer answers directly), and each such flip
+// reassigned the region's checks and back. Now a checker whose progress still arrives stays
+// live for assignment: in 3 minutes of the cut no node hears that a checker of its own region
+// left, and each node's live checkers of its region stay whole. A checker that really dies
+// leaves everyone's live checkers within the suspicion timeout plus a freshness window.
+func TestDeadHintNoChurn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		var left []string
+		watching := false
+		tune := func(cfg *Config) {
+			cfg.Profile, cfg.HeartbeatInterval, cfg.RejoinInterval = ProfileLocal, time.Second, 2*time.Second
+			id, region := cfg.ID, cfg.Region
+			cfg.OnMembership = func(e MemberEvent) {
+				mu.Lock()
+				defer mu.Unlock()
+				if watching && e.Kind == MemberLeft && e.Member.Region == region && e.Member.Roles.Has(RoleChecker) {
+					left = append(left, id+" <- "+e.Member.ID)
+				}
+			}
+		}
+		c := newCluster(t, spec{regions: partitionRegions})
+		defer c.close()
+		for _, r := range partitionRegions {
+			c.add(r+"-l", r, RoleLocation, tune).SetFreshnessWindow(partitionWindow)
+			for i := range 3 {
+				c.add(fmt.Sprintf("%s-c%d", r, i), r, RoleChecker, tune).SetFreshnessWindow(partitionWindow)
+			}
+		}
+		waitFor(t, 30*time.Second, 100*time.Millisecond, "pool converges", c.converged)
+		time.Sleep(10 * time.Second) // every row heard, progress everywhere
+		mu.Lock()
+		watching = true
+		mu.Unlock()
+		if err := c.net.Cut("us", "sa"); err != nil {
+			t.Fatal(err)
+		}
+		short := map[string]int{}
+		for range 360 { // 3 minutes
+			time.Sleep(500 * time.Millisecond)
+			for _, n := range c.nodes {
+				if got := len(n.Checkers()[n.cfg.Region]); got != 3 {
+					short[n.ID()]++
+				}
+			}
+		}
+		mu.Lock()
+		if len(left) > 0 || len(short) > 0 {
+			t.Errorf("during the cut: checkers of their own region left %v; samples with fewer than 3 live checkers of their region %v", left, short)
+		}
+		left = nil
+		mu.Unlock()
+
+		// A real death: sa-c0 stops without a goodbye.
+		c.node("sa-c0").Shutdown()
+		c.stop["sa-c0"]()
+		took := waitFor(t, 40*time.Second, 100*time.Millisecond, "sa-c0 leaves sa's live checkers everywhere", func() bool {
+			for _, n := range c.nodes {
+				if n.ID() == "sa-c0" || n.cfg.Region != "sa" {
+					continue
+				}
+				if slices.Contains(n.Checkers()["sa"], "sa-c0") {
+					return false
+				}
+			}
+			return true
+		})
+		t.Logf("a dead checker left its region's live checkers %v after it stopped (simulated)", took)
 	})
 }

@@ -2,6 +2,7 @@ package gossip
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -83,4 +84,66 @@ func (n *Node) send(to *memberlist.Node, msg []byte, j job) {
 func (n *Node) unreachedLocked(peer string, now time.Time) bool {
 	t, ok := n.unreached[peer]
 	return ok && now.Sub(t) < unreachedFor
+}
+
+// A node that is alone in the pool while others talk to it: a location restarted on its
+// address during a cut, whose seeds are across the cut. Its region's checkers still know it
+// and send it their heartbeats, but it is a member of nothing: it has no peer to ask for their
+// rows, so it counts none of them (on real processes it served every region's address, failing
+// open, for the whole cut), and memberlist lets it in only at a push/pull, 30s apart at LAN.
+// So the transport remembers the last few addresses packets came from, and a node alone joins
+// them (TestRestartedInCutRegion). A packet is remembered before memberlist decrypts it, so a
+// stranger can make a lonely node dial it: one join at a time, at most heardAddrs addresses
+// each, and the join itself is encrypted like any other.
+const heardAddrs = 4
+
+// heardFrom is the last few distinct addresses packets came from, newest last.
+type heardFrom struct {
+	mu    sync.Mutex
+	addrs []string
+}
+
+func (h *heardFrom) add(addr string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if i := slices.Index(h.addrs, addr); i >= 0 {
+		h.addrs = slices.Delete(h.addrs, i, i+1)
+	} else if len(h.addrs) == heardAddrs {
+		h.addrs = h.addrs[1:]
+	}
+	h.addrs = append(h.addrs, addr)
+}
+
+func (h *heardFrom) list() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.addrs)
+}
+
+// joinHeard joins the addresses the node heard from while it is alone, one join at a time in
+// the background (a join dials, and a dial may wait for memberlist's TCP timeout).
+func (n *Node) joinHeard(wg *sync.WaitGroup) {
+	n.mu.Lock()
+	alone := len(n.members) <= 1
+	n.mu.Unlock()
+	if !alone || !n.joining.CompareAndSwap(false, true) {
+		return
+	}
+	addrs := slices.DeleteFunc(n.transport.heard.list(), func(a string) bool { return a == n.addr })
+	if len(addrs) == 0 {
+		n.joining.Store(false)
+		return
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer n.joining.Store(false)
+		slices.Reverse(addrs) // the newest first
+		for _, a := range addrs {
+			if k, err := n.ml.Join([]string{a}); err == nil && k > 0 {
+				n.log.Info("joined a peer that talked to this lonely node", "peer", a)
+				return
+			}
+		}
+	}()
 }

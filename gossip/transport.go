@@ -20,6 +20,7 @@ type countingTransport struct {
 	done     chan struct{}
 	once     sync.Once
 	wg       sync.WaitGroup
+	heard    heardFrom
 }
 
 var _ memberlist.NodeAwareTransport = (*countingTransport)(nil)
@@ -61,6 +62,9 @@ func (c *countingTransport) forward() {
 		select {
 		case p := <-c.inner.PacketCh():
 			c.received.Add(float64(len(p.Buf)))
+			if p.From != nil {
+				c.heard.add(p.From.String())
+			}
 			select {
 			case c.packetCh <- p:
 			case <-c.done:

@@ -29,7 +29,7 @@ func TestSlowDetections(t *testing.T) {
 func TestWriteRow(t *testing.T) {
 	res := &Result{
 		Report: &oracle.Report{Judged: 900, Unanswered: map[string]oracle.Unanswered{}, Timings: []oracle.Timing{
-			{Event: oracle.Event{Kind: oracle.EventCut, A: "sa-east"}, Bound: 7500 * time.Millisecond, ByLocation: map[string]time.Duration{"a": 5340 * time.Millisecond, "b": 4 * time.Second}},
+			{Event: oracle.Event{Kind: oracle.EventHealAll}, Group: []oracle.Event{{Kind: oracle.EventHealAll}, {Kind: oracle.EventCut, A: "sa-east"}}, Bound: 7500 * time.Millisecond, ByLocation: map[string]time.Duration{"a": 5340 * time.Millisecond, "b": 4 * time.Second}},
 			{Event: oracle.Event{Kind: oracle.EventHealAll}, Repair: true, Bound: 22500 * time.Millisecond, ByLocation: map[string]time.Duration{"a": 1170 * time.Millisecond}},
 		}},
 		Writes: &oracle.WriteStats{Acknowledged: 305, Checked: 305},
@@ -38,7 +38,7 @@ func TestWriteRow(t *testing.T) {
 	if err := WriteRow(&b, "isolated", "vigil sim -real isolated", res); err != nil {
 		t.Fatal(err)
 	}
-	want := "| isolated | 0 | 0 | 0 of 900 (+0 while a location was down) | 5.34 s (cut sa-east; bound 7.5 s) | 1.17 s (heal-all; bound 22.5 s) | 305/0 of 305 acknowledged | `vigil sim -real isolated` |\n"
+	want := "| isolated | 0 | 0 | 0 of 900 (+0 while a location was down) | 5.34 s (heal-all, cut sa-east; bound 7.5 s) | 1.17 s (heal-all; bound 22.5 s) | 305/0 of 305 acknowledged | `vigil sim -real isolated` |\n"
 	if b.String() != want {
 		t.Errorf("row:\n%s\nwant\n%s", b.String(), want)
 	}

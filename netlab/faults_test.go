@@ -34,19 +34,7 @@ func TestFaultRules(t *testing.T) {
 // TestFaultsOnLinks cuts, cuts one way and makes lossy real links, and sees each with
 // datagrams between the namespaces.
 func TestFaultsOnLinks(t *testing.T) {
-	needReal(t)
-	topo, err := buildTopology(t.Context(), testPrefix(), []string{"us-east", "eu-west", "sa-east"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		if err := topo.close(); err != nil {
-			t.Error(err)
-		}
-	}()
-	for _, r := range topo.Regions {
-		udpEcho(t, r, 9000)
-	}
+	topo := echoTopology(t)
 	us, eu, sa := topo.Region("us-east"), topo.Region("eu-west"), topo.Region("sa-east")
 	reach := func(a, b *Region) bool {
 		_, err := rtt(a, b, 9000, 200*time.Millisecond)

@@ -29,7 +29,7 @@ func WriteRow(w io.Writer, scenario, command string, res *Result) error {
 		if worst == nil {
 			return "nothing to " + map[bool]string{false: "detect", true: "recover"}[repair]
 		}
-		s := fmt.Sprintf("%.2f s (%s; bound %.1f s)", worst.Longest().Seconds(), eventWords(worst.Event), worst.Bound.Seconds())
+		s := fmt.Sprintf("%.2f s (%s; bound %.1f s)", worst.Longest().Seconds(), timingWords(worst), worst.Bound.Seconds())
 		if len(worst.Missing) > 0 {
 			s += ", never at " + strings.Join(worst.Missing, ", ")
 		}
@@ -41,8 +41,17 @@ func WriteRow(w io.Writer, scenario, command string, res *Result) error {
 	return err
 }
 
-// eventWords says an event in a script's words, without its time.
-func eventWords(e oracle.Event) string {
-	_, rest, _ := strings.Cut(e.String(), " ")
-	return rest
+// timingWords says the events of a timing (those applied together) in a script's words,
+// without their time.
+func timingWords(tm *oracle.Timing) string {
+	events := tm.Group
+	if len(events) == 0 {
+		events = []oracle.Event{tm.Event}
+	}
+	var words []string
+	for _, e := range events {
+		_, rest, _ := strings.Cut(e.String(), " ")
+		words = append(words, rest)
+	}
+	return strings.Join(words, ", ")
 }

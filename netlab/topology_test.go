@@ -53,20 +53,29 @@ func rtt(from, to *Region, port int, timeout time.Duration) (time.Duration, erro
 	return time.Since(start), nil
 }
 
-func TestLinksCarryPacketsWithTheirDelay(t *testing.T) {
+// echoTopology builds the three default regions' namespaces and links, with a UDP echo
+// server on port 9000 of each region, all removed when the test ends (the test is skipped
+// on a machine that cannot build them).
+func echoTopology(t *testing.T) *Topology {
+	t.Helper()
 	needReal(t)
-	topo, err := buildTopology(t.Context(), testPrefix(), []string{"us-east", "eu-west", "sa-east"})
+	topo, err := buildTopology(t.Context(), testPrefix(), DefaultRegions())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() {
+	t.Cleanup(func() {
 		if err := topo.close(); err != nil {
 			t.Error(err)
 		}
-	}()
+	})
 	for _, r := range topo.Regions {
 		udpEcho(t, r, 9000)
 	}
+	return topo
+}
+
+func TestLinksCarryPacketsWithTheirDelay(t *testing.T) {
+	topo := echoTopology(t)
 	for _, a := range topo.Regions {
 		for _, b := range topo.Regions {
 			d, err := rtt(a, b, 9000, time.Second)

@@ -70,6 +70,26 @@ func (n *Network) NewTransport(region string) (*Transport, error) {
 	return t, nil
 }
 
+// Restart returns a new transport at the address of t, which must have shut down: a process
+// restarted on the same host and port, as its peers still know it.
+func (n *Network) Restart(t *Transport) (*Transport, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if _, ok := n.byAddr[t.addr.hostport]; ok {
+		return nil, fmt.Errorf("regions: %s is still in use", t.addr.hostport)
+	}
+	nt := &Transport{
+		net:      n,
+		region:   t.region,
+		addr:     t.addr,
+		packetCh: make(chan *memberlist.Packet, packetQueue),
+		streamCh: make(chan net.Conn),
+		done:     make(chan struct{}),
+	}
+	n.byAddr[nt.addr.hostport] = nt
+	return nt, nil
+}
+
 // Addr returns the transport's address, host:port, for others to join.
 func (t *Transport) Addr() string { return t.addr.hostport }
 

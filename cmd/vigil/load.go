@@ -77,6 +77,7 @@ func runLoadDocument(args []string, stdout, stderr io.Writer) int {
 	regions := fs.String("regions", "us-east,eu-west,sa-east", "comma-separated regions")
 	protocol := fs.String("protocol", "tcp", "tcp or http")
 	target := fs.String("target", "127.0.0.1:80", "host:port every check probes")
+	path := fs.String("path", "/", "request path of http checks")
 	interval := fs.Duration("interval", 30*time.Second, "every check's interval")
 	zoneSize := fs.Int("zone-size", 1000, "record sets per zone")
 	domain := fs.String("domain", "scale.test.", "parent domain of the zones z<n>.<domain>")
@@ -89,7 +90,7 @@ func runLoadDocument(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	s := config.Scale{Checks: *checks, Regions: strings.Split(*regions, ","), Protocol: config.Protocol(*protocol),
-		Host: host, Port: port, Interval: *interval, ZoneSize: *zoneSize, Domain: *domain}
+		Host: host, Port: port, Path: *path, Interval: *interval, ZoneSize: *zoneSize, Domain: *domain}
 	if err := s.WriteYAML(stdout); err != nil {
 		fmt.Fprintf(stderr, "vigil load: %v\n", err)
 		return 1

@@ -1,0 +1,116 @@
+#!/bin/sh
+# A configuration of CHECKS http checks (each with a multivalue A record set it decides;
+# interval 300 s) applied with `vigil apply` to real `vigil agent` processes on this machine,
+# in a private network namespace: 1 voter, 3 regions x 2 checkers, 3 locations, one local
+# target. It prints how long the apply took, when every node ran the new configuration,
+# whether each location answers sample names, then each node's resident memory and CPU over
+# WINDOW after the apply settled.
+#
+# usage: sudo sh control/testdata/apply-100k.sh VIGIL [CHECKS] [WINDOW_SECONDS]
+#   go build -o /tmp/vigil ./cmd/vigil && sudo sh control/testdata/apply-100k.sh /tmp/vigil 100000 60
+set -eu
+[ $# -ge 1 ] || { sed -n 2,10p "$0"; exit 2; }
+BIN=$1
+CHECKS=${2:-100000}
+WINDOW=${3:-60}
+NS=config-apply-$$
+DIR=$(mktemp -d /tmp/config-apply.XXXXXX)
+PIDS=""
+NODES=""
+cleanup() {
+	for p in $PIDS; do kill "$p" 2>/dev/null || true; done
+	for p in $PIDS; do while kill -0 "$p" 2>/dev/null; do sleep 0.1; done; done
+	ip netns del "$NS" 2>/dev/null || true
+	rm -rf "$DIR"
+}
+trap cleanup EXIT INT TERM
+ip netns add "$NS"
+ip -n "$NS" link set lo up
+echo scale-token >"$DIR/token"
+export VIGIL_TOKEN=scale-token
+now() { date +%s.%N; }
+since() { echo "$(now) $1" | awk '{printf "%.1f", $1 - $2}'; }
+
+# run NAME ARGS...: start a process in the namespace, remember its pid under NAME.
+run() {
+	name=$1
+	shift
+	ip netns exec "$NS" "$@" >"$DIR/$name.log" 2>&1 &
+	PIDS="$PIDS $!"
+	echo "$!" >"$DIR/$name.pid"
+}
+
+run target "$BIN" target -listen 127.0.0.1:8080
+run voter "$BIN" agent -roles control -id voter -data-dir "$DIR/voter" -raft-addr 127.0.0.1:7000 \
+	-api-addr 127.0.0.1:7100 -bootstrap -token-file "$DIR/token" -open-reads -http off -log-level warn
+i=0
+until ip netns exec "$NS" curl -fsS http://127.0.0.1:7100/v1/cluster 2>/dev/null | grep -q '"leader": "voter"'; do
+	i=$((i + 1)); [ $i -lt 300 ] || { echo "no leader" >&2; exit 1; }; sleep 0.1
+done
+port=0
+common="-control http://127.0.0.1:7100 -insecure-gossip -log-level warn"
+for r in us-east eu-west sa-east; do
+	port=$((port + 1))
+	seed=""
+	[ $port -eq 1 ] || seed="-join 127.0.0.1:7901"
+	run "loc-$r" "$BIN" agent -roles location -id "loc-$r" -region "$r" -data-dir "$DIR/loc-$r" \
+		-gossip-bind 127.0.0.1:790$port -dns 127.0.0.1:530$port -http 127.0.0.1:770$port $common $seed
+	NODES="$NODES loc-$r:770$port"
+	for c in 1 2; do
+		port2=$((port * 10 + c))
+		run "chk-$r-$c" "$BIN" agent -roles checker -id "chk-$r-$c" -region "$r" -data-dir "$DIR/chk-$r-$c" \
+			-gossip-bind 127.0.0.1:79$port2 -http 127.0.0.1:77$port2 -allow-loopback-probes $common -join 127.0.0.1:7901
+		NODES="$NODES chk-$r-$c:77$port2"
+	done
+done
+sleep 3
+
+"$BIN" load document -checks "$CHECKS" -protocol http -target 127.0.0.1:8080 -path /healthz -interval 300s >"$DIR/doc.yaml"
+echo "machine: $(nproc) cores; load before: $(cut -d' ' -f1-3 /proc/loadavg); document: $CHECKS checks and record sets, $(wc -c <"$DIR/doc.yaml") bytes of YAML"
+start=$(now)
+ip netns exec "$NS" "$BIN" apply -f "$DIR/doc.yaml" -server http://127.0.0.1:7100 -timeout 300s | tee "$DIR/apply.out"
+echo "vigil apply returned after $(since "$start") s"
+index=$(sed -n 's/.*applied at index \([0-9]*\).*/\1/p' "$DIR/apply.out")
+
+# Every node runs the configuration (its vigil_node_config_index reaches the apply's).
+for n in $NODES; do
+	name=${n%%:*}
+	port=${n##*:}
+	i=0
+	until [ "$(ip netns exec "$NS" curl -fsS "http://127.0.0.1:$port/metrics" 2>/dev/null | sed -n 's/^vigil_node_config_index \([0-9e.+]*\)$/\1/p' | awk '{printf "%d", $1}')" -ge "$index" ] 2>/dev/null; do
+		i=$((i + 1)); [ $i -lt 3000 ] || { echo "$name never ran index $index" >&2; exit 1; }; sleep 0.1
+	done
+	echo "$name runs index $index $(since "$start") s after the apply began"
+done
+
+# Sample names at every location: the first, middle and last record sets.
+last=$((CHECKS - 1))
+mid=$((CHECKS / 2))
+for port in 5301 5302 5303; do
+	for h in 0 $mid $last; do
+		name="h$h.z$((h / 1000)).scale.test."
+		i=0
+		until ip netns exec "$NS" dig +short +time=1 +tries=1 -p $port @127.0.0.1 "$name" A | grep -q '^192\.'; do
+			i=$((i + 1)); [ $i -lt 600 ] || { echo "location :$port does not answer $name" >&2; exit 1; }; sleep 0.1
+		done
+	done
+	echo "location :$port answers h0, h$mid, h$last $(since "$start") s after the apply began"
+done
+
+# Steady state: resident memory and CPU of each node over WINDOW seconds.
+ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+hz=$(getconf CLK_TCK)
+for name in voter $(for n in $NODES; do echo "${n%%:*}"; done); do
+	eval "t0_$(echo "$name" | tr '-' '_')=$(ticks "$(cat "$DIR/$name.pid")")"
+done
+sleep "$WINDOW"
+echo "over ${WINDOW} s after the apply (load $(cut -d' ' -f1-3 /proc/loadavg)):"
+for name in voter $(for n in $NODES; do echo "${n%%:*}"; done); do
+	pid=$(cat "$DIR/$name.pid")
+	v=$(echo "$name" | tr '-' '_')
+	eval "t0=\$t0_$v"
+	cpu=$(( ($(ticks "$pid") - t0) * 1000 / hz ))
+	rss=$(awk '/VmRSS/ {print $2}' "/proc/$pid/status")
+	hwm=$(awk '/VmHWM/ {print $2}' "/proc/$pid/status")
+	echo "  $name: resident $((rss / 1024)) MiB (peak $((hwm / 1024)) MiB), CPU $cpu ms ($(echo "$cpu $WINDOW" | awk '{printf "%.1f", $1 / $2 / 10}')% of a core)"
+done
