@@ -301,7 +301,19 @@ func (e *edit) validate() error {
 			addAt(prefix("zones", apex), err)
 		}
 	}
-	for _, k := range slices.Sorted(maps.Keys(e.sets)) {
+	// Each set put, and the sets left beside each set deleted (a DS needs its NS).
+	check := map[string]bool{}
+	for k := range e.sets {
+		if _, ok := e.s.sets.Get(k); ok {
+			check[k] = true
+			continue
+		}
+		apex, owner, _ := splitSetKey(k)
+		for left := range e.s.sets.Prefix(ownerPrefix(apex, owner)) {
+			check[left] = true
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(check)) {
 		apex, owner, _ := splitSetKey(k)
 		rs, ok := e.s.sets.Get(k)
 		if !ok || whole[apex] {

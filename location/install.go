@@ -10,6 +10,7 @@ func (s *Server) PatchZones(snap *Snapshot, changed []string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	old := s.snap.Swap(snap)
+	s.noteFailures(old, snap)
 	v := s.verdicts.Load()
 	for _, name := range changed {
 		name = canonical(name)

@@ -31,6 +31,7 @@ type metrics struct {
 	duration    prometheus.Histogram
 	lastResorts *prometheus.CounterVec
 	withheld    *prometheus.GaugeVec
+	zoneFailed  *prometheus.GaugeVec
 	// noZone caches the counters of queries outside every hosted zone.
 	noZone counterCache
 }
@@ -63,12 +64,16 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Name: "vigil_location_withheld_records",
 			Help: "Records currently withheld from answers because their health check is unhealthy, by zone.",
 		}, []string{"zone"}),
+		zoneFailed: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "vigil_location_zone_install_failed",
+			Help: "1 for each zone of the configuration this location could not install, by zone and what it serves instead (previous: the zone's last version that compiled; none: nothing, REFUSED). The other zones are installed.",
+		}, []string{"zone", "served"}),
 	}
 	m.noZone = counterCache{m: m, zone: noZone}
 	if reg == nil {
 		return m, nil
 	}
-	for _, c := range []prometheus.Collector{m.queries, m.dropped, m.slipped, m.duration, m.lastResorts, m.withheld} {
+	for _, c := range []prometheus.Collector{m.queries, m.dropped, m.slipped, m.duration, m.lastResorts, m.withheld, m.zoneFailed} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}

@@ -61,7 +61,7 @@ func knownDifferences() []difference {
 			name:    "question of a NOTIMP",
 			field:   "question",
 			applies: func(_ diffQuery, a, b view) bool { return a.header["rcode"] == "NOTIMP" && len(b.question) == 0 },
-			reason:  "The location echoes the question of a query whose opcode it does not implement, so that the client can match the response; NSD sends none. RFC 1035 §4.1.2 leaves it open.",
+			reason:  "The location echoes the question of a query whose opcode it does not implement, so that the client can match the response; NSD sends none. RFC 1035 does not say.",
 		},
 		difference{
 			name:  "NOTIFY",
@@ -75,7 +75,7 @@ func knownDifferences() []difference {
 			name:    "zone transfers",
 			field:   "rcode",
 			applies: func(q diffQuery, a, _ view) bool { return isTransfer(q) && a.header["rcode"] == "REFUSED" },
-			reason:  "The location refuses every zone transfer, REFUSED as a policy refusal (RFC 5936 §2.2.1); NSD answers AXFR over UDP NOTIMP and IXFR NOTAUTH.",
+			reason:  "The location refuses every zone transfer, REFUSED as a policy refusal (RFC 5936 lets a server refuse them); NSD answers AXFR over UDP NOTIMP and IXFR NOTAUTH.",
 		},
 	)
 	for _, field := range []string{"rcode", "aa", "authority", "question"} {

@@ -155,6 +155,7 @@ func (s *Server) SetSnapshot(snap *Snapshot) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	old := s.snap.Swap(snap)
+	s.noteFailures(old, snap)
 	for name := range old.zones {
 		if snap.zones[name] == nil {
 			s.metrics.queries.DeletePartialMatch(prometheus.Labels{"zone": name})

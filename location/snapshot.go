@@ -42,6 +42,9 @@ type Snapshot struct {
 	maxRecords int
 	// maxLabels is the most labels of any zone apex, to bound the zone search.
 	maxLabels int
+	// failed holds, by apex, why each zone of the configuration that did not compile failed;
+	// such a zone keeps its previous version in zones, when it had one (see Rebuild).
+	failed map[string]string
 }
 
 // setsFor returns the record sets whose answers check id can change.
@@ -165,38 +168,38 @@ type ZonePatch struct {
 
 // Patch returns a snapshot that differs from s in the zones of patches only: each is compiled
 // again (or removed), every other zone is shared with s. It costs the changed zones and a copy
-// of the table of zones, not a compilation of every zone. On error s is unchanged and nothing
-// is returned.
-func (s *Snapshot) Patch(patches []ZonePatch) (*Snapshot, error) {
-	n := &Snapshot{zones: maps.Clone(s.zones), byCheck: s.byCheck, maxRecords: s.maxRecords}
+// of the table of zones, not a compilation of every zone. A zone that does not compile keeps
+// its version in s (if any) and is listed in ZoneStates with its error; the others change.
+func (s *Snapshot) Patch(patches []ZonePatch) *Snapshot {
+	n := &Snapshot{zones: maps.Clone(s.zones), byCheck: s.byCheck, maxRecords: s.maxRecords, failed: maps.Clone(s.failed)}
 	tok := new(ptree.Token)
-	var errs []error
 	for _, p := range patches {
 		apex := canonical(p.Apex)
-		if old := n.zones[apex]; old != nil {
-			n.remove(tok, old)
-		}
+		old := n.zones[apex]
+		delete(n.failed, apex)
 		if p.Zone == nil {
+			if old != nil {
+				n.remove(tok, old)
+			}
 			continue
 		}
 		z, err := compileZone(p.Zone, p.Shard)
+		if err == nil && z.name != apex {
+			err = fmt.Errorf("location: zone %s patched as %s", z.name, apex)
+		}
 		if err != nil {
-			errs = append(errs, err)
+			n.fail(apex, err)
 			continue
 		}
-		if z.name != apex {
-			errs = append(errs, fmt.Errorf("location: zone %s patched as %s", z.name, apex))
-			continue
+		if old != nil {
+			n.remove(tok, old)
 		}
 		n.add(tok, z)
-	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
 	}
 	for name := range n.zones {
 		n.maxLabels = max(n.maxLabels, dns.CountLabel(name))
 	}
-	return n, nil
+	return n
 }
 
 // add hosts a compiled zone and indexes its health sets (s is not yet shared).

@@ -58,10 +58,9 @@ type Node struct {
 	loc      locationState
 
 	// zonesMu serialises installs of zones; zonesAt is the configuration the DNS server's
-	// zones were last brought to, zonesWhole asks the next install to compile every zone.
-	zonesMu    sync.Mutex
-	zonesAt    *control.State
-	zonesWhole bool
+	// zones were last brought to.
+	zonesMu sync.Mutex
+	zonesAt *control.State
 
 	// given are the checks the checker was last given; handoffs those of them it probes
 	// only until their new holders report them (handoff.go).

@@ -289,6 +289,10 @@ type Readiness struct {
 	Ready bool `json:"ready"`
 	// Reasons lists what the node still lacks.
 	Reasons []string `json:"reasons,omitempty"`
+	// Degraded lists what a ready node serves otherwise than configured: each zone a location
+	// could not install, and why. It does not make the node unready: taking the location out
+	// would stop every other zone too.
+	Degraded []string `json:"degraded,omitempty"`
 }
 
 // Ready reports whether the node has a configuration, has joined the pool, and (as a
@@ -318,6 +322,11 @@ func (n *Node) Ready() Readiness {
 	}
 	if n.ctl != nil && !n.ctl.node.Ready() {
 		rd.Reasons = append(rd.Reasons, "control voter catching up with its raft log")
+	}
+	if n.dns != nil {
+		for _, f := range n.dns.Snapshot().Failures() {
+			rd.Degraded = append(rd.Degraded, zoneFailure(f))
+		}
 	}
 	rd.Ready = len(rd.Reasons) == 0
 	return rd

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"fmt"
 	"net"
 	"net/netip"
 
@@ -12,8 +13,9 @@ import (
 
 // installZones brings the DNS server's zones to s: the zones ch names are compiled again
 // (or removed) into a patch of the snapshot in use, every other zone is kept; a change of
-// settings, or a configuration taken whole, compiles every zone. After a failure the next
-// install compiles every zone again, so that no change is lost.
+// settings, or a configuration taken whole, compiles every zone. A zone that does not compile
+// keeps its previous version and does not hold the others back; the snapshot lists it with
+// its error (readiness, status API, metric), until a version of it that compiles arrives.
 func (n *Node) installZones(s *control.State, ch control.Changes) {
 	if n.dns == nil {
 		return
@@ -25,7 +27,7 @@ func (n *Node) installZones(s *control.State, ch control.Changes) {
 	if err != nil {
 		n.log.Error("node: name-server shards; zones keep their own name servers", "err", err)
 	}
-	if ch.Full || ch.Settings || n.zonesWhole || n.zonesAt == nil {
+	if ch.Full || ch.Settings || n.zonesAt == nil {
 		zones := make([]config.Zone, 0, s.NumZones())
 		shards := make(map[string][]location.NameServer, s.NumZones())
 		for h := range s.ZoneHeads() {
@@ -35,14 +37,8 @@ func (n *Node) installZones(s *control.State, ch control.Changes) {
 				shards[h.Name] = nss
 			}
 		}
-		snap, err := location.NewSnapshot(zones, shards)
-		if err != nil {
-			n.log.Error("node: zones not installed; the previous ones stay", "index", s.Index, "err", err)
-			n.zonesWhole = true
-			return
-		}
-		n.dns.SetSnapshot(snap)
-		n.zonesAt, n.zonesWhole = s, false
+		n.dns.SetSnapshot(n.dns.Snapshot().Rebuild(zones, shards))
+		n.zonesAt = s
 		return
 	}
 	if len(ch.Zones) == 0 {
@@ -59,13 +55,7 @@ func (n *Node) installZones(s *control.State, ch control.Changes) {
 		z, _ := s.Zone(apex)
 		patches = append(patches, location.ZonePatch{Apex: apex, Zone: &z, Shard: servers.of(s, h)})
 	}
-	snap, err := n.dns.Snapshot().Patch(patches)
-	if err != nil {
-		n.log.Error("node: zones not patched; the previous ones stay until the next change", "index", s.Index, "err", err)
-		n.zonesWhole = true
-		return
-	}
-	n.dns.PatchZones(snap, ch.Zones)
+	n.dns.PatchZones(n.dns.Snapshot().Patch(patches), ch.Zones)
 	n.zonesAt = s
 }
 
@@ -123,4 +113,22 @@ func (n *Node) zoneShards(s *control.State) (map[string][]location.NameServer, e
 		}
 	}
 	return out, nil
+}
+
+// Zones returns every zone of the configuration as the location serves it, with the error of
+// each zone it could not install; nil when the node has no location role.
+func (n *Node) Zones() []location.ZoneState {
+	if n.dns == nil {
+		return nil
+	}
+	return n.dns.Snapshot().ZoneStates()
+}
+
+// zoneFailure says in words what a location serves of a zone it could not install.
+func zoneFailure(f location.ZoneState) string {
+	serving := fmt.Sprintf("serving its previous version (serial %d)", f.Serial)
+	if !f.Served {
+		serving = "not serving it"
+	}
+	return "zone " + f.Zone + " not installed, " + serving + ": " + f.Error
 }

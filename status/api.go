@@ -73,6 +73,7 @@ func New(opts Options) (*API, error) {
 	a.handle("GET /v1/verdicts/{id}", a.location(a.verdict))
 	a.handle("GET /v1/checkers", a.location(a.checkers))
 	a.handle("GET /v1/answer", a.location(a.answer))
+	a.handle("GET /v1/served-zones", a.location(a.zones))
 	a.handle("GET /v1/probes", a.checker(a.probes))
 	a.handle("GET /v1/self", a.checker(a.self))
 	a.handle("GET /v1/node", a.node)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/location"
 	"github.com/vigil-dns/vigil/quorum"
 	"github.com/vigil-dns/vigil/routing"
 )
@@ -53,6 +54,8 @@ func (l *fleetLocation) Explain(id string) (quorum.Explanation, bool) {
 	}
 	return quorum.Explain(l.policy, rs, nil, quorum.Verdict{}, l.now), true
 }
+func (l *fleetLocation) Zones() []location.ZoneState { return nil }
+
 func (l *fleetLocation) Checkers() []HeardChecker {
 	return HeardFrom(l.reports[l.ids[0]], l.policy.FreshnessWindow, l.now)
 }

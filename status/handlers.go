@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/miekg/dns"
+	"github.com/vigil-dns/vigil/location"
 	"github.com/vigil-dns/vigil/quorum"
 )
 
@@ -126,6 +127,19 @@ func (a *API) checkers(w http.ResponseWriter, r *http.Request) {
 		hs = []HeardChecker{}
 	}
 	writeJSON(w, http.StatusOK, CheckerList{Location: a.opts.Node.Identity().ID, GeneratedAt: a.now(), Checkers: hs})
+}
+
+// zones serves GET /v1/served-zones.
+func (a *API) zones(w http.ResponseWriter, r *http.Request) {
+	if err := checkQuery(r.URL.Query()); err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	zs := a.opts.Location.Zones()
+	if zs == nil {
+		zs = []location.ZoneState{}
+	}
+	writeJSON(w, http.StatusOK, ZoneList{Location: a.opts.Node.Identity().ID, Zones: zs})
 }
 
 // answer serves GET /v1/answer?name=NAME&type=TYPE.

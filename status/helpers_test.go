@@ -128,6 +128,9 @@ func (l *testLocation) Explain(id string) (quorum.Explanation, bool) {
 	return quorum.Explain(quorum.PolicyFor(c, l.doc.Quorum), l.reports[id], l.expected[id], l.prev[id], l.now), true
 }
 
+// Zones implements LocationView from the location server's snapshot.
+func (l *testLocation) Zones() []location.ZoneState { return l.server.Snapshot().ZoneStates() }
+
 // Checkers implements LocationView with HeardFrom.
 func (l *testLocation) Checkers() []HeardChecker {
 	var all []quorum.Report

@@ -7,6 +7,7 @@ import (
 	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/control"
 	"github.com/vigil-dns/vigil/gossip"
+	"github.com/vigil-dns/vigil/location"
 	"github.com/vigil-dns/vigil/node"
 	"github.com/vigil-dns/vigil/quorum"
 	"github.com/vigil-dns/vigil/routing"
@@ -76,7 +77,7 @@ func (v nodeView) Config() control.WatcherStatus {
 
 func (v nodeView) Readiness() Readiness {
 	rd := v.n.Ready()
-	return Readiness{Ready: rd.Ready, Reasons: rd.Reasons}
+	return Readiness{Ready: rd.Ready, Reasons: rd.Reasons, Degraded: rd.Degraded}
 }
 
 // locationView adapts *node.Node's location to LocationView.
@@ -111,6 +112,8 @@ func (v locationView) Checkers() []HeardChecker {
 	}
 	return out
 }
+
+func (v locationView) Zones() []location.ZoneState { return v.n.Zones() }
 
 func (v locationView) Answer(name, rtype string) (routing.Result, error) {
 	return v.n.Answer(name, rtype)

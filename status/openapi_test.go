@@ -8,6 +8,7 @@ import (
 
 	vigilapi "github.com/vigil-dns/vigil/api"
 	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/location"
 	"github.com/vigil-dns/vigil/quorum"
 	yaml "go.yaml.in/yaml/v3"
 )
@@ -94,6 +95,8 @@ func TestOpenAPISchemas(t *testing.T) {
 		"StatusNodeInfo":       reflect.TypeFor[NodeInfo](),
 		"StatusMember":         reflect.TypeFor[Member](),
 		"StatusMemberList":     reflect.TypeFor[MemberList](),
+		"StatusZone":           reflect.TypeFor[location.ZoneState](),
+		"StatusZoneList":       reflect.TypeFor[ZoneList](),
 	}
 	for name := range spec.Components.Schemas {
 		if _, ok := types[name]; strings.HasPrefix(name, "Status") && !ok {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/vigil-dns/vigil/checker"
 	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/location"
 	"github.com/vigil-dns/vigil/quorum"
 	"github.com/vigil-dns/vigil/routing"
 )
@@ -56,6 +57,8 @@ func (l *liveLocation) Explain(id string) (quorum.Explanation, bool) {
 	defer l.mu.Unlock()
 	return quorum.Explain(l.policy, l.reports(), []string{"us-1"}, l.prev, time.Now()), true
 }
+
+func (l *liveLocation) Zones() []location.ZoneState { return nil }
 
 func (l *liveLocation) Checkers() []HeardChecker {
 	l.mu.Lock()

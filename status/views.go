@@ -6,6 +6,7 @@ import (
 	"github.com/vigil-dns/vigil/checker"
 	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/location"
 	"github.com/vigil-dns/vigil/quorum"
 	"github.com/vigil-dns/vigil/routing"
 )
@@ -25,6 +26,9 @@ type LocationView interface {
 	// Answer returns what this location would answer now for the record set of name and DNS
 	// type (e.g. "A"), as location.Server.Explain does; an error when there is no such set.
 	Answer(name, rtype string) (routing.Result, error)
+	// Zones returns every zone of the configuration as this location serves it, with the
+	// error of each zone it could not install (location.Snapshot.ZoneStates).
+	Zones() []location.ZoneState
 }
 
 // CheckVerdict is one check's verdict at a location.
@@ -124,4 +128,7 @@ type Readiness struct {
 	Ready bool `json:"ready"`
 	// Reasons lists, in words, what the node still lacks.
 	Reasons []string `json:"reasons,omitempty"`
+	// Degraded lists, in words, what a ready node serves otherwise than configured: each zone
+	// a location could not install, and why.
+	Degraded []string `json:"degraded,omitempty"`
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/location"
 	"github.com/vigil-dns/vigil/quorum"
 )
 
@@ -160,6 +161,14 @@ type CheckerList struct {
 	GeneratedAt time.Time `json:"generated_at"`
 	// Checkers are sorted by region, then id.
 	Checkers []HeardChecker `json:"checkers"`
+}
+
+// ZoneList is GET /v1/served-zones: the zones of the configuration as a location serves them.
+type ZoneList struct {
+	// Location is the answering node.
+	Location string `json:"location"`
+	// Zones are sorted by apex; a zone with an error was not installed (the others were).
+	Zones []location.ZoneState `json:"zones"`
 }
 
 // Answer is GET /v1/answer: what a location would answer now for a name and type.

@@ -73,6 +73,8 @@ func (l *demoLocation) Explain(id string) (quorum.Explanation, bool) {
 	return quorum.Explanation{}, false
 }
 
+func (l *demoLocation) Zones() []location.ZoneState { return l.srv.Snapshot().ZoneStates() }
+
 func (l *demoLocation) Checkers() []status.HeardChecker {
 	var all []quorum.Report
 	for _, rs := range l.reports {

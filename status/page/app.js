@@ -45,6 +45,17 @@
     e.textContent = msg || "";
   }
 
+  // drawZones lists the zones this location could not install, each with what it serves
+  // instead and why; the list is hidden while every zone is installed.
+  function drawZones(list) {
+    const items = (list.zones || []).filter((z) => z.error).map((z) =>
+      el("li", {}, "Zone " + z.zone + " not installed, " +
+        (z.served ? "serving its previous version (serial " + z.serial + ")" : "not served") + ": " + z.error));
+    const ul = document.getElementById("zones-failed");
+    ul.replaceChildren(...items);
+    ul.hidden = items.length === 0;
+  }
+
   function drawMatrix(list) {
     skew = Date.parse(list.generated_at) - Date.now();
     document.getElementById("location").textContent =
@@ -149,6 +160,7 @@
     clearTimeout(timer);
     try {
       drawMatrix(await getJSON("/v1/verdicts"));
+      drawZones(await getJSON("/v1/served-zones"));
       if (selected) {
         try {
           drawEvidence(await getJSON("/v1/verdicts/" + encodeURIComponent(selected)));
