@@ -11,12 +11,7 @@ import (
 func TestRecordKinds(t *testing.T) {
 	doc := mustLoad(t, "testdata/valid/records.yaml")
 	z := doc.Zones[0]
-	for _, c := range []struct {
-		name   string
-		typ    RecordType
-		ttl    uint32
-		values []string
-	}{
+	checkSets(t, &z, []setCase{
 		{"example.test.", TypeTXT, 300, []string{`"v=spf1 -all"`, "  spaces kept  ", `"two" "strings"`}},
 		{"example.test.", TypeMX, 0, []string{"0 ."}},
 		{"_sip._tcp.example.test.", TypeSRV, 300, []string{"10 60 5060 sip.example.test.", "20 0 5060 ."}},
@@ -25,7 +20,25 @@ func TestRecordKinds(t *testing.T) {
 		{"sub.example.test.", TypeDS, 300, []string{"60485 13 2 E06D44B80B8F1D39A95C0B0D7C65D08458E880409BBC683457104237C7F8EC8D"}},
 		{"*.example.test.", TypeA, 300, []string{"192.0.2.10", "192.0.2.11"}},
 		{"*.eu.example.test.", TypeCNAME, 300, []string{"www.example.test."}},
-	} {
+	})
+	alias, ok := z.RecordSet("example.test.", TypeA)
+	if !ok || alias.Alias != "www.example.test." || len(alias.Records) != 0 || alias.TTL != nil {
+		t.Errorf("apex alias: %+v", alias)
+	}
+}
+
+// setCase is a record set a test expects: its TTL as served and its values as normalised.
+type setCase struct {
+	name   string
+	typ    RecordType
+	ttl    uint32
+	values []string
+}
+
+// checkSets reports each record set of z that is missing or differs from its case.
+func checkSets(t *testing.T, z *Zone, cases []setCase) {
+	t.Helper()
+	for _, c := range cases {
 		rs, ok := z.RecordSet(c.name, c.typ)
 		if !ok {
 			t.Errorf("no record set %s %s", c.name, c.typ)
@@ -38,9 +51,5 @@ func TestRecordKinds(t *testing.T) {
 		if rs.EffectiveTTL(z.TTL) != c.ttl || !slices.Equal(values, c.values) {
 			t.Errorf("%s %s: ttl %d values %q, want ttl %d values %q", c.name, c.typ, rs.EffectiveTTL(z.TTL), values, c.ttl, c.values)
 		}
-	}
-	alias, ok := z.RecordSet("example.test.", TypeA)
-	if !ok || alias.Alias != "www.example.test." || len(alias.Records) != 0 || alias.TTL != nil {
-		t.Errorf("apex alias: %+v", alias)
 	}
 }

@@ -77,18 +77,6 @@ func diffTypes() []uint16 {
 		dns.TypeSRV, dns.TypeCAA, dns.TypePTR, dns.TypeDS, dns.TypeHINFO}
 }
 
-// newQuery returns a query for name and qtype with RD set, as stub resolvers send them, and
-// an OPT record of size edns when edns > 0.
-func newQuery(name string, qtype uint16, edns uint16, do bool) *dns.Msg {
-	m := new(dns.Msg)
-	m.SetQuestion(name, qtype)
-	m.RecursionDesired = true
-	if edns > 0 {
-		m.SetEdns0(edns, do)
-	}
-	return m
-}
-
 // diffQueries returns the queries of the differential test, in a fixed order.
 func diffQueries(doc *config.Document) []diffQuery {
 	var out []diffQuery
@@ -101,23 +89,23 @@ func diffQueries(doc *config.Document) []diffQuery {
 	// Every name by every type, over UDP with EDNS0 as resolvers ask today.
 	for _, n := range names {
 		for _, t := range diffTypes() {
-			add("plain", newQuery(n, t, 1232, false), false, " edns=1232")
+			add("plain", query(n, t, 1232), false, " edns=1232")
 		}
 	}
 	// Case variants: the question echoed as asked, the data as the zone holds it.
 	rnd := rand.New(rand.NewPCG(23, 23))
 	for _, n := range names {
 		for _, t := range []uint16{dns.TypeA, dns.TypeMX, dns.TypeTXT} {
-			add("case", newQuery(mixCase(n, rnd), t, 1232, false), false, " edns=1232")
+			add("case", query(mixCase(n, rnd), t, 1232), false, " edns=1232")
 		}
 	}
 	// EDNS variants and sizes, for answers small and too large.
 	for _, n := range []string{"www.zdiff.test.", "zdiff.test.", "glue.test.", "big.glue.test.", "host.sub.glue.test.", "long.zdiff.test.", "nope.zdiff.test."} {
 		for _, t := range []uint16{dns.TypeA, dns.TypeNS, dns.TypeTXT, dns.TypeMX} {
-			add("edns", newQuery(n, t, 0, false), false, " no-edns")
-			add("edns", newQuery(n, t, 512, false), false, " edns=512")
-			add("edns", newQuery(n, t, 4096, true), false, " edns=4096 do")
-			v1 := newQuery(n, t, 1232, false)
+			add("edns", query(n, t, 0), false, " no-edns")
+			add("edns", query(n, t, 512), false, " edns=512")
+			add("edns", withDO(query(n, t, 4096)), false, " edns=4096 do")
+			v1 := query(n, t, 1232)
 			v1.IsEdns0().SetVersion(1)
 			add("edns", v1, false, " edns-version=1")
 		}
@@ -125,10 +113,16 @@ func diffQueries(doc *config.Document) []diffQuery {
 	// TCP: the same names, no payload limit.
 	for _, n := range names {
 		for _, t := range []uint16{dns.TypeA, dns.TypeNS, dns.TypeTXT} {
-			add("tcp", newQuery(n, t, 0, false), true, "")
+			add("tcp", query(n, t, 0), true, "")
 		}
 	}
 	return append(out, malformedQueries()...)
+}
+
+// withDO sets the DO bit of m's OPT record and returns m.
+func withDO(m *dns.Msg) *dns.Msg {
+	m.IsEdns0().SetDo()
+	return m
 }
 
 // mixCase returns name with the case of each letter chosen by rnd.
@@ -146,7 +140,7 @@ func mixCase(name string, rnd *rand.Rand) string {
 func malformedQueries() []diffQuery {
 	var out []diffQuery
 	msg := func(label string, f func(m *dns.Msg)) {
-		m := newQuery("www.zdiff.test.", dns.TypeA, 0, false)
+		m := query("www.zdiff.test.", dns.TypeA, 0)
 		f(m)
 		out = append(out, diffQuery{name: label, qname: m.Question[0].Name, qtype: m.Question[0].Qtype, msg: m, kind: "malformed"})
 	}
@@ -180,7 +174,7 @@ func malformedQueries() []diffQuery {
 		m.SetEdns0(1232, false)
 		m.Extra[0].Header().Name = "www.zdiff.test."
 	})
-	base := newQuery("www.zdiff.test.", dns.TypeA, 0, false)
+	base := query("www.zdiff.test.", dns.TypeA, 0)
 	good, _ := base.Pack()
 	raw := func(label string, b []byte) {
 		out = append(out, diffQuery{name: label, qname: "www.zdiff.test.", qtype: dns.TypeA, raw: b, kind: "malformed"})

@@ -52,3 +52,27 @@ func (z *zone) addAlias(rs *rrset, cs *config.RecordSet) error {
 	rs.alias = target
 	return nil
 }
+
+// apexNS returns the NS records of the zone's own NS record set at its apex, or nil when it
+// has none: written there, they are the zone's NS records, answered as written (its shard,
+// if any, still says which virtual name servers answer the zone).
+func apexNS(cz *config.Zone, apex string) ([]dns.RR, error) {
+	for i := range cz.RecordSets {
+		cs := &cz.RecordSets[i]
+		if !strings.EqualFold(string(cs.Type), string(config.TypeNS)) || config.OwnerName(cs.Name, apex) != apex {
+			continue
+		}
+		var out []dns.RR
+		for j, r := range cs.Records {
+			rr, err := rdata.Parse(apex, dns.TypeNS, cs.EffectiveTTL(cz.TTL), r.Value)
+			if err != nil {
+				return nil, fmt.Errorf("%s NS: records[%d]: %w", apex, j, err)
+			}
+			out = append(out, rr)
+		}
+		if len(out) > 0 {
+			return out, nil
+		}
+	}
+	return nil, nil
+}

@@ -262,8 +262,12 @@ func compileZone(cz *config.Zone, shard []NameServer) (*zone, error) {
 			nss = append(nss, NameServer{Index: -1, Name: n})
 		}
 	}
-	if len(nss) == 0 {
-		return nil, fail("no name servers: neither a shard nor name_servers")
+	own, err := apexNS(cz, apex)
+	if err != nil {
+		return nil, fail("%w", err)
+	}
+	if len(nss) == 0 && own == nil {
+		return nil, fail("no name servers: neither a shard, nor name_servers, nor an NS record set at the apex")
 	}
 	for _, ns := range nss {
 		name := canonical(ns.Name)
@@ -277,6 +281,9 @@ func compileZone(cz *config.Zone, shard []NameServer) (*zone, error) {
 		if ns.Addr.IsValid() && dns.IsSubDomain(apex, name) {
 			z.glue = append(z.glue, addrRR(name, ns.Addr, nsTTL))
 		}
+	}
+	if own != nil {
+		z.ns = own
 	}
 	z.soa = buildSOA(cz, apex, z.ns[0].(*dns.NS).Ns)
 	z.negTTL = min(z.soa.Hdr.Ttl, z.soa.Minttl)
@@ -382,7 +389,7 @@ func (z *zone) addSet(cs *config.RecordSet) error {
 		return fmt.Errorf("%s: type %s is not served", name, cs.Type)
 	}
 	if rtype == dns.TypeNS && name == z.name {
-		// The apex NS records come from the zone's name-server shard.
+		// The apex NS records are the zone's own (compileZone read them), or its shard's.
 		return nil
 	}
 	rs := &rrset{cfg: *cs, rtype: rtype, zone: z.name, label: name + "/" + dns.TypeToString[rtype]}
