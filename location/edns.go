@@ -129,8 +129,8 @@ func sectionsProblem(query []byte, q *dns.Msg) string {
 	count := func(i int) int { return int(binary.BigEndian.Uint16(query[i:])) }
 	off := 12
 	for range count(4) {
-		_, next, err := dns.UnpackDomainName(query, off)
-		if err != nil {
+		next, ok := skipName(query, off)
+		if !ok {
 			return "a question name does not parse"
 		}
 		if next+4 > len(query) {
@@ -142,4 +142,23 @@ func sectionsProblem(query []byte, q *dns.Msg) string {
 		return "a section holds fewer records than the header counts"
 	}
 	return ""
+}
+
+// skipName returns the offset after the domain name at msg[off:], without reading it into a
+// string: labels up to the root label, or up to a compression pointer (its target is read by
+// the unpacking that came before). ok is false when the name runs past msg.
+func skipName(msg []byte, off int) (next int, ok bool) {
+	for off < len(msg) {
+		switch l := int(msg[off]); {
+		case l == 0:
+			return off + 1, true
+		case l&0xC0 == 0xC0:
+			return off + 2, off+2 <= len(msg)
+		case l&0xC0 != 0:
+			return 0, false
+		default:
+			off += 1 + l
+		}
+	}
+	return 0, false
 }

@@ -49,7 +49,7 @@ func (z *zone) addAlias(rs *rrset, cs *config.RecordSet) error {
 	if !dns.IsSubDomain(z.name, target) || strings.HasPrefix(target, "*.") {
 		return fmt.Errorf("alias %s: not a name of the zone", target)
 	}
-	rs.alias = target
+	rs.cfg.Alias = target
 	return nil
 }
 

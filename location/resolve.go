@@ -119,7 +119,7 @@ func (s *Server) resolve(scr *scratch, snap *Snapshot, z *zone, name string, qty
 		if rs != nil {
 			from := len(resp.Answer)
 			ok := true
-			if rs.alias != "" {
+			if rs.cfg.Alias != "" {
 				ok = s.appendAlias(scr, z, rs, name, v)
 				if !ok {
 					// An alias whose target has no such record set answers no data.
@@ -204,7 +204,7 @@ func (s *Server) appendSelected(dst []dns.RR, scr *scratch, rs *rrset, v *verdic
 // aliases up to maxChain. It reports false when there is no such target record set.
 func (s *Server) appendAlias(scr *scratch, z *zone, rs *rrset, owner string, v *verdicts) bool {
 	resp := &scr.resp
-	target := rs.alias
+	target := rs.cfg.Alias
 	for range maxChain {
 		if z.cuts {
 			if _, cut := z.cutAbove(target); cut != nil {
@@ -219,8 +219,8 @@ func (s *Server) appendAlias(scr *scratch, z *zone, rs *rrset, owner string, v *
 		switch {
 		case ts == nil:
 			return false
-		case ts.alias != "":
-			target = ts.alias
+		case ts.cfg.Alias != "":
+			target = ts.cfg.Alias
 			continue
 		}
 		before := len(resp.Answer)
@@ -262,7 +262,7 @@ func (s *Server) appendAdditional(scr *scratch, z *zone, v *verdicts, from int) 
 			continue
 		}
 		for _, t := range [2]uint16{dns.TypeA, dns.TypeAAAA} {
-			if rs := n.find(t); rs != nil && rs.alias == "" {
+			if rs := n.find(t); rs != nil && rs.cfg.Alias == "" {
 				resp.Extra, _ = s.appendSelected(resp.Extra, scr, rs, v, "")
 			}
 		}

@@ -100,7 +100,8 @@ type node struct {
 }
 
 // rrset is one record set, compiled: the configuration the selection reads, and the resource
-// record of each record, in the same order.
+// record of each record, in the same order. An alias set has no records: cfg.Alias is the
+// absolute owner name of the record set of its type it answers as.
 type rrset struct {
 	cfg   config.RecordSet
 	rtype uint16
@@ -110,9 +111,6 @@ type rrset struct {
 	// health says the policy consults health checks and some record has one.
 	health bool
 	zone   string
-	// alias is the owner name of the record set of the same type this one answers as (an
-	// alias set has no records of its own), or "".
-	alias string
 }
 
 // find returns the record set of type t at n, or nil.
