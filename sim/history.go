@@ -54,6 +54,8 @@ type Change struct {
 	At time.Time
 	// Reason is the verdict's one-sentence explanation.
 	Reason string
+	// Undecided says the location had decided nothing of the check since it (re)started.
+	Undecided bool
 }
 
 // String says the change on one line.

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"errors"
+	"time"
 
 	"github.com/vigil-dns/vigil/dev"
 	"github.com/vigil-dns/vigil/quorum"
@@ -23,6 +24,19 @@ type verdictView struct {
 	Sentence  string
 	Fresh     int
 	Unhealthy int
+	// Undecided says the location has decided nothing of the check since it (re)started: too
+	// few fresh reports and no earlier verdict to hold.
+	Undecided bool
+}
+
+// view keeps what the sampler needs of a location's verdict.
+func view(v quorum.Explanation) verdictView {
+	return verdictView{
+		State: v.State, Serving: v.ServedAsHealthy, Sentence: v.Sentence,
+		Fresh: v.Counts.Fresh, Unhealthy: v.Counts.Unhealthy,
+		Undecided: v.Rule == quorum.RuleNone ||
+			(v.Rule == quorum.RuleShort && v.At.Sub(v.HeldSince) < time.Duration(v.Hold)),
+	}
 }
 
 // network is what a run drives: faults in, verdicts and DNS addresses out.
@@ -60,7 +74,7 @@ func (d devNetwork) Verdicts(location string) map[string]verdictView {
 	vs := d.Network.Verdicts(location)
 	out := make(map[string]verdictView, len(vs))
 	for id, v := range vs {
-		out[id] = verdictView{State: v.State, Serving: v.State != quorum.StateUnhealthy, Sentence: v.Sentence, Fresh: v.Counts.Fresh, Unhealthy: v.Counts.Unhealthy}
+		out[id] = view(v)
 	}
 	return out
 }

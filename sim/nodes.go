@@ -455,7 +455,7 @@ func (n *nodesNetwork) Verdicts(location string) map[string]verdictView {
 	}
 	out := make(map[string]verdictView, len(vs))
 	for id, v := range vs {
-		out[id] = verdictView{State: v.State, Serving: v.ServedAsHealthy, Sentence: v.Sentence, Fresh: v.Counts.Fresh, Unhealthy: v.Counts.Unhealthy}
+		out[id] = view(v)
 	}
 	return out
 }

@@ -99,7 +99,7 @@ func (s *sampler) sample() {
 			last[id] = v.State
 			s.changes = append(s.changes, Change{
 				Location: l, Check: id, State: v.State, Serving: v.Serving,
-				After: after, At: end, Reason: v.Sentence,
+				After: after, At: end, Reason: v.Sentence, Undecided: v.Undecided,
 			})
 			if s.onChange != nil {
 				s.onChange(s.changes[len(s.changes)-1])
@@ -112,7 +112,7 @@ func (s *sampler) sample() {
 			last[id] = noVerdictState
 			s.changes = append(s.changes, Change{
 				Location: l, Check: id, State: quorum.StateUnknown, Serving: true,
-				After: after, At: end, Reason: noVerdict,
+				After: after, At: end, Reason: noVerdict, Undecided: true,
 			})
 			if s.onChange != nil {
 				s.onChange(s.changes[len(s.changes)-1])

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"testing"
+	"time"
 
 	"github.com/vigil-dns/vigil/quorum"
 )
@@ -45,5 +46,40 @@ func TestSampler(t *testing.T) {
 	}
 	if fin := s.states()["L1"]["a"]; fin != quorum.StateUnknown {
 		t.Errorf("final state %v", fin)
+	}
+}
+
+// TestFlipsAfterRestart: a location that restarts between two samples goes from healthy to an
+// undecided unknown and back to healthy; that is a restart, not a flip. An unknown verdict
+// that held an earlier one until its hold ran out, and an unhealthy one, are flips.
+func TestFlipsAfterRestart(t *testing.T) {
+	healthy := verdictView{State: quorum.StateHealthy, Serving: true}
+	undecided := verdictView{State: quorum.StateUnknown, Serving: true, Undecided: true}
+	heldOut := verdictView{State: quorum.StateUnknown, Serving: true}
+	unhealthy := verdictView{State: quorum.StateUnhealthy}
+	for _, tc := range []struct {
+		name  string
+		views []verdictView
+		flips int
+	}{
+		{"restart between samples", []verdictView{healthy, undecided, healthy}, 0},
+		{"restart, then unhealthy", []verdictView{healthy, undecided, unhealthy}, 1},
+		{"hold ran out", []verdictView{healthy, heldOut, healthy}, 2},
+		{"unhealthy", []verdictView{healthy, unhealthy, healthy}, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			i := 0
+			s := newSampler(func(string) map[string]verdictView {
+				return map[string]verdictView{"a": tc.views[i]}
+			}, []string{"L1"})
+			s.sample() // before the network was ready: the first verdict is no change
+			r := &runner{sampler: s, readyAt: time.Now(), kept: map[[2]string]bool{{"L1", "a"}: true}}
+			for i = 1; i < len(tc.views); i++ {
+				s.sample()
+			}
+			if got := r.flips(); len(got) != tc.flips {
+				t.Errorf("%d flips, want %d: %v", len(got), tc.flips, got)
+			}
+		})
 	}
 }

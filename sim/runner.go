@@ -200,9 +200,10 @@ func (r *runner) flips() []Change {
 		k := [2]string{c.Location, c.Check}
 		// A restarted location has no verdict, then unknown ones until its reports are fresh
 		// again, and serves the check meanwhile (fail open): neither those nor the healthy
-		// verdict that ends them is a flip; an unhealthy one is.
+		// verdict that ends them is a flip; an unhealthy one is. A sampler may miss the moment
+		// with no verdict (a restart between two samples): an undecided verdict says it too.
 		switch {
-		case c.Reason == noVerdict:
+		case c.Undecided:
 			restarted[k] = true
 			continue
 		case restarted[k] && c.State == quorum.StateUnknown:
