@@ -14,9 +14,12 @@ import (
 // every location counting fewer reports than the shards promise meanwhile (vigil sim
 // fleet-growth saw 2 of 6 when half as many checkers again joined). So a checker that leaves
 // a shard keeps probing and reporting the check until every checker of its region that the
-// plan now gives the check has reported it, fresh in this node's table, for one probe interval
-// (its report has had that long to reach the locations before this one's withdrawal follows);
-// and at most handoffLimit.
+// plan now gives the check has reported it, fresh in this node's table, for the overlap (one
+// probe interval or one freshness window, the longer), so that their reports have had that long
+// to reach every location before this one's withdrawal follows; and at most handoffLimit. Also
+// when the new holders report the check already when this checker learns that it left: they may
+// have started a moment before, and a withdrawal spreads as fast as their reports do (CI saw a
+// location count 5 of 6 when that case withdrew at once).
 
 // handoffIntervals bounds a handoff in probe intervals: the new holder's first probe is due
 // within one interval of its assignment, and its views of membership may lag this node's.
@@ -68,11 +71,9 @@ func nextHandoffs(prev map[string]handoff, given, mine []string, now time.Time,
 		c := covered(id)
 		h, ok := prev[id]
 		if !ok {
-			if c || !reported(id) {
-				// Its holders reported it before this checker even left, so their reports
-				// have had time to reach the locations; or this checker has no report of it
-				// to lose (a new checker letting go of the checks it took while it knew only
-				// part of the pool, before it probed them).
+			if !reported(id) {
+				// This checker has no report of it to lose (a new checker letting go of the
+				// checks it took while it knew only part of the pool, before it probed them).
 				continue
 			}
 			h.Left = now
@@ -107,7 +108,7 @@ func (n *Node) handOffLocked(mine []config.Check, now time.Time) []config.Check 
 		if !ok || c.Protocol == config.ProtocolCalculated || c.Disabled {
 			return handoffTimes{}, false
 		}
-		return handoffTimes{Limit: handoffLimit(c, window), Overlap: c.Interval.Std()}, true
+		return handoffTimes{Limit: handoffLimit(c, window), Overlap: max(c.Interval.Std(), window)}, true
 	}
 	covered := func(id string) bool {
 		reports := n.pool.ReportsFor(id)
