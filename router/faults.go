@@ -114,13 +114,13 @@ func (f *Faults) set(d Dir, l Link) {
 	f.links[d] = l
 }
 
-// Lines describes every direction, in the regions' order: its latency and its faults, one
-// line each, e.g. "us-east -> sa-east  60ms  cut".
-func (f *Faults) Lines() []string {
+// Lines describes every direction from region from, in the regions' order: its latency and
+// its faults, one line each, e.g. "us-east  -> sa-east    60ms  cut".
+func (f *Faults) Lines(from string) []string {
 	var out []string
 	for _, a := range f.regions {
 		for _, b := range f.regions {
-			if a == b {
+			if a == b || a != from {
 				continue
 			}
 			d := Dir{a, b}

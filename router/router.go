@@ -89,8 +89,8 @@ func New(cfg Config, dev io.ReadWriteCloser) (*Router, error) {
 		defaults[Dir{p.Region, cfg.Region}] = p.Latency
 		stats[Dir{cfg.Region, p.Region}] = &Stats{}
 	}
-	// Links between two peers are not this router's to carry; their default latency is
-	// known only to them, and each router shows the table as it applies it.
+	// Links between two peers are not this router's to carry: it keeps their faults (every
+	// router gets every command) but shows only the directions it sends.
 	conn, err := net.ListenUDP("udp", net.UDPAddrFromAddrPort(cfg.Listen))
 	if err != nil {
 		return nil, fmt.Errorf("router: listen %s: %w", cfg.Listen, err)
@@ -110,14 +110,14 @@ func (r *Router) Apply(args []string) ([]string, error) {
 		return nil, err
 	}
 	r.cfg.Logger.Info("router: faults changed", "command", args, "active", r.faults.Active())
-	return r.faults.Lines(), nil
+	return r.faults.Lines(r.cfg.Region), nil
 }
 
-// Lines returns the table of links and faults.
+// Lines returns the directions this router sends, with their latency and faults.
 func (r *Router) Lines() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.faults.Lines()
+	return r.faults.Lines(r.cfg.Region)
 }
 
 // Stats returns the counters of the directions this router sends.
