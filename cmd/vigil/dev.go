@@ -10,7 +10,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/dev"
 )
 
@@ -33,7 +32,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			"       vigil dev faults                     list the faults in force\n\nflags:")
 		fs.PrintDefaults()
 	}
-	file := fs.String("f", "examples/demo.yaml", "configuration to apply at start")
+	file := fs.String("f", "", "configuration to apply at start (default: the demo, examples/demo.yaml, built into vigil)")
 	dataDir := fs.String("data-dir", "", "directory of the control plane's data and each node's disk copy of the configuration (default: a temporary directory, removed at exit)")
 	logLevel := fs.String("log-level", "warn", "debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
@@ -44,10 +43,9 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "vigil dev: -log-level: %v\n", err)
 		return 2
 	}
-	doc, err := config.Load(*file)
-	if err != nil {
-		fmt.Fprintf(stderr, "vigil dev: %s:\n%v\n", *file, err)
-		return 1
+	doc, name, code := loadDocument(*file, stderr)
+	if doc == nil {
+		return code
 	}
 	cfg := dev.DefaultConfig()
 	cfg.Document = doc
@@ -67,7 +65,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "vigil dev: %v\n", err)
 		return 1
 	}
-	printDevAddresses(stdout, cfg, *file)
+	printDevAddresses(stdout, cfg, name)
 	<-ctx.Done()
 	fmt.Fprintln(stdout, "vigil dev: stopping")
 	if err := n.Wait(); err != nil {
