@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/vigil-dns/vigil/dev"
@@ -48,7 +49,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	cfg := dev.DefaultConfig()
-	cfg.Document = doc
+	cfg.Document, cfg.CheckerHTTP = doc, dev.DefaultCheckerHTTP()
 	cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	cfg.DataDir = *dataDir
 	if cfg.DataDir == "" {
@@ -80,8 +81,8 @@ func printDevAddresses(w io.Writer, cfg dev.Config, file string) {
 	fmt.Fprintf(w, "  control API   http://%s  (write token %q; faults under /v1/dev/; /metrics)\n", cfg.ControlAddr, dev.DemoToken)
 	for _, r := range cfg.Regions {
 		l := cfg.Locations[r]
-		fmt.Fprintf(w, "  %-8s DNS %s (udp+tcp)  HTTP http://%s  target http://%s/healthz  checkers %d\n",
-			r, l.DNS, l.HTTP, cfg.Targets[r], cfg.CheckersPerRegion)
+		fmt.Fprintf(w, "  %-8s DNS %s (udp+tcp)  HTTP http://%s  target http://%s/healthz  checkers %s\n",
+			r, l.DNS, l.HTTP, cfg.Targets[r], strings.Join(cfg.CheckerHTTP[r][:min(len(cfg.CheckerHTTP[r]), cfg.CheckersPerRegion)], " "))
 	}
 	fmt.Fprintf(w, "try: dig @127.0.0.1 -p 5301 www.demo.vigil.test   then: vigil dev target us-east down\n")
 }
