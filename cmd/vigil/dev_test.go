@@ -82,6 +82,6 @@ func TestDevFaultCommands(t *testing.T) {
 	errb.Reset()
 	if code := run(t.Context(), []string{"status", "--addr", n.HTTPAddr("us-east"), "probes"}, &out, &errb); code != 1 ||
 		strings.Count(errb.String(), "status:") != 1 || !strings.Contains(errb.String(), "--addr 127.0.0.1:7711") {
-		t.Errorf("vigil status probes on a location: exit %d, stderr %q; want "status:" once and a hint", code, errb.String())
+		t.Errorf("vigil status probes on a location: exit %d, stderr %q; want status: once and a hint", code, errb.String())
 	}
 }
