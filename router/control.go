@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -83,7 +84,12 @@ func Control(ctx context.Context, base string, command []string) (string, error)
 		return "", fmt.Errorf("router: %w", err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("%s", strings.TrimSpace(string(out)))
+		// The router's own message, which starts with "router:".
+		msg := strings.TrimSpace(string(out))
+		if !strings.HasPrefix(msg, "router: ") {
+			msg = "router: " + msg
+		}
+		return "", errors.New(msg)
 	}
 	return string(out), nil
 }

@@ -127,7 +127,7 @@ func runRouterCtl(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	defer cancel()
 	out, err := router.Control(ctx, *base, fs.Args())
 	if err != nil {
-		fmt.Fprintf(stderr, "vigil router ctl: %v\n", err)
+		fmt.Fprintf(stderr, "vigil %v\n", err) // the error starts with "router:"
 		return 1
 	}
 	fmt.Fprint(stdout, out)

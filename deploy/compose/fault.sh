@@ -37,7 +37,8 @@ target_port() { # the host port the demo target of region $1 is published on
 }
 ctl() { # ctl REGION COMMAND...: one router's answer
   r=$1; shift
-  docker exec "$(container "router-$r")" /vigil router ctl "$@"
+  c=$(container "router-$r")
+  docker exec "$c" /vigil router ctl "$@"
 }
 list() { for r in $regions; do ctl "$r" links; done; }
 case "${1:-}" in
@@ -52,16 +53,18 @@ case "${1:-}" in
     region "$2"
     case $3 in
       down|up) curl -fsS -X POST "http://127.0.0.1:$(target_port "$2")/$3" ;;
-      stop) docker stop -t 1 "$(container "target-$2")" >/dev/null && echo "target-$2 stopped" ;;
-      start) docker start "$(container "target-$2")" >/dev/null && echo "target-$2 started" ;;
+      stop) c=$(container "target-$2"); docker stop -t 1 "$c" >/dev/null && echo "target-$2 stopped" ;;
+      start) c=$(container "target-$2"); docker start "$c" >/dev/null && echo "target-$2 started" ;;
       *) usage ;;
     esac ;;
   kill)
     [ $# -eq 2 ] || usage
     case $2 in router-*) die "$2 holds its region's network: kill a node (control-N, location-R, checker-R-N)" ;; esac
-    docker kill "$(container "$2")" >/dev/null && echo "$2 killed" ;;
+    c=$(container "$2")
+    docker kill "$c" >/dev/null && echo "$2 killed" ;;
   restart)
     [ $# -eq 2 ] || usage
-    docker start "$(container "$2")" >/dev/null && echo "$2 started" ;;
+    c=$(container "$2")
+    docker start "$c" >/dev/null && echo "$2 started" ;;
   *) usage ;;
 esac
