@@ -82,14 +82,22 @@ image: build
 	cp /etc/ssl/certs/ca-certificates.crt build/ca-certificates.crt
 	docker build -t $(IMAGE) .
 
-## demo: build the image and start the compose demo with Prometheus and Grafana.
-demo: image
-	VIGIL_IMAGE=$(IMAGE) $(COMPOSE) --profile observability up -d
-	@echo "DNS: dig @127.0.0.1 -p 5301 www.demo.vigil.test   Grafana: http://127.0.0.1:3000"
+## demo: build the image and start the compose demo; Prometheus and Grafana join it where
+## their images are here or can be pulled (one line says so where they cannot).
+OBS_IMAGES ?= prom/prometheus:v2.53.0 grafana/grafana:11.1.0
 
-## demo-down: stop the compose demo and remove its containers, networks and volumes.
+demo: image
+	VIGIL_IMAGE=$(IMAGE) $(COMPOSE) up -d
+	@have=yes; for i in $(OBS_IMAGES); do \
+	  docker image inspect $$i >/dev/null 2>&1 || timeout 120 docker pull -q $$i >/dev/null 2>&1 || have=no; \
+	done; \
+	if [ $$have = yes ]; then VIGIL_IMAGE=$(IMAGE) $(COMPOSE) --profile observability up -d prometheus grafana; \
+	else echo "demo: no Prometheus or Grafana (their images cannot be pulled here); Vigil runs without them"; fi
+	@echo "demo: DNS dig @127.0.0.1 -p 5301 www.demo.vigil.test; faults deploy/compose/fault.sh; stop: make demo-down"
+
+## demo-down: remove the compose demo's containers, networks and volumes.
 demo-down:
-	VIGIL_IMAGE=$(IMAGE) $(COMPOSE) --profile observability down -v --remove-orphans
+	VIGIL_IMAGE=$(IMAGE) $(COMPOSE) --profile observability down -v --remove-orphans -t 2
 
 clean:
 	rm -rf bin/ build/

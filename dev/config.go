@@ -42,6 +42,10 @@ type Config struct {
 	Locations map[string]Location
 	// Targets maps each region to the address its demo target listens on.
 	Targets map[string]string
+	// CheckerHTTP maps each region to the addresses of its checkers' HTTP servers (the
+	// status API: `vigil status probes`), in order; a region missing, or a checker beyond
+	// its list, serves none.
+	CheckerHTTP map[string][]string
 	// Evaluate is node.Config.EvalInterval: how often a checker looks whether its handoffs
 	// are over. Default 250ms; 50ms to 10s. Locations re-decide verdicts as reports arrive;
 	// checkers recompute their assignment on every change of membership or configuration.
@@ -72,6 +76,18 @@ func DefaultConfig() Config {
 			"sa-east": "127.0.0.1:7813",
 		},
 		Seed: 1,
+	}
+}
+
+// DefaultCheckerHTTP returns the documented addresses of the checkers' status APIs in
+// `vigil dev`: 127.0.0.1:7711-7713 (us-east), 7721-7723 (eu-west), 7731-7733 (sa-east).
+// DefaultConfig leaves them out, so that networks started by tests and simulations take no
+// fixed port.
+func DefaultCheckerHTTP() map[string][]string {
+	return map[string][]string{
+		"us-east": {"127.0.0.1:7711", "127.0.0.1:7712", "127.0.0.1:7713"},
+		"eu-west": {"127.0.0.1:7721", "127.0.0.1:7722", "127.0.0.1:7723"},
+		"sa-east": {"127.0.0.1:7731", "127.0.0.1:7732", "127.0.0.1:7733"},
 	}
 }
 

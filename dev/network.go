@@ -223,12 +223,22 @@ func (n *Network) startRegion(ctx context.Context, r string, key []byte, seed st
 	}
 	for i := range n.cfg.CheckersPerRegion {
 		id := fmt.Sprintf("%s-checker-%d", r, i+1)
+		httpAddr := "off"
+		if addrs := n.cfg.CheckerHTTP[r]; i < len(addrs) {
+			httpAddr = addrs[i]
+		}
 		chk, err := n.newNode(r, id, node.RoleChecker, key, seed, reg, func(c *node.Config) {
-			c.Dialer = dialer
+			c.Dialer, c.HTTPAddr = dialer, httpAddr
 			c.Probe.AllowLoopback, c.Probe.Canaries = true, []config.Check{canary}
 		})
 		if err != nil {
 			return seed, err
+		}
+		if httpAddr != "off" {
+			if err := status.Mount(chk); err != nil {
+				chk.Close()
+				return seed, fmt.Errorf("dev: checker %s: %w", id, err)
+			}
 		}
 		n.checkers = append(n.checkers, chk)
 		n.goRun(ctx, "checker "+id, chk.Run)

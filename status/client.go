@@ -60,7 +60,7 @@ func (c *Client) get(ctx context.Context, path string, out any) error {
 	if res.StatusCode != http.StatusOK {
 		var e ErrorBody
 		if json.Unmarshal(body, &e) == nil && e.Error != "" {
-			return fmt.Errorf("status: %s: %s (HTTP %d)", path, e.Error, res.StatusCode)
+			return fmt.Errorf("status: %s: %s (HTTP %d)", path, strings.TrimPrefix(e.Error, "status: "), res.StatusCode)
 		}
 		return fmt.Errorf("status: %s: HTTP %d", path, res.StatusCode)
 	}

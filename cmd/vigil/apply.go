@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -23,7 +25,7 @@ func runApply(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	file := fs.String("f", "", "configuration file to apply (YAML or JSON)")
 	servers := fs.String("server", "http://127.0.0.1:7100", "comma-separated API URLs of voters; any of them forwards to the leader")
 	tokenFile := fs.String("token-file", "", "file holding the write token (default: $VIGIL_TOKEN)")
-	timeout := fs.Duration("timeout", 30*time.Second, "give up after this long")
+	timeout := fs.Duration("timeout", 30*time.Second, "give up after this long; until then, voters that do not answer are asked again")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -52,35 +54,57 @@ func runApply(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
 	var lastErr error
-	for _, s := range strings.Split(*servers, ",") {
-		s = strings.TrimRight(strings.TrimSpace(s), "/")
-		if s == "" {
-			continue
-		}
-		code, out, err := putDocument(ctx, s, token, ctype, body)
-		if err != nil || code == http.StatusServiceUnavailable || code == http.StatusBadGateway {
-			lastErr = fmt.Errorf("%s: %v%s", s, err, strings.TrimSpace(string(out)))
-			continue // another voter may reach the leader
-		}
-		if code/100 == 2 {
-			var res control.WriteResult
-			_ = json.Unmarshal(out, &res)
-			fmt.Fprintf(stdout, "%s: applied at index %d\n", *file, res.Index)
-			return 0
-		}
-		var e control.ErrorBody
-		if json.Unmarshal(out, &e) != nil || e.Error == "" {
-			fmt.Fprintf(stderr, "vigil apply: %s: HTTP %d: %s\n", s, code, out)
+	// Voters that do not answer yet (starting, or no leader elected) are asked again until
+	// the timeout: a script can start a voter and apply at once.
+	for wait := 100 * time.Millisecond; ; wait = min(2*wait, 2*time.Second) {
+		for _, s := range strings.Split(*servers, ",") {
+			s = strings.TrimRight(strings.TrimSpace(s), "/")
+			if s == "" {
+				continue
+			}
+			code, out, err := putDocument(ctx, s, token, ctype, body)
+			if err != nil && ctx.Err() != nil && lastErr != nil {
+				continue // the timeout, not news: keep the voters' last answer
+			}
+			if err != nil {
+				if ue := (*url.Error)(nil); errors.As(err, &ue) {
+					err = ue.Err
+				}
+				lastErr = fmt.Errorf("%s: %w", s, err)
+				continue
+			}
+			if code == http.StatusServiceUnavailable || code == http.StatusBadGateway {
+				lastErr = fmt.Errorf("%s: HTTP %d: %s", s, code, strings.TrimSpace(string(out)))
+				continue // another voter may reach the leader
+			}
+			if code/100 == 2 {
+				var res control.WriteResult
+				_ = json.Unmarshal(out, &res)
+				fmt.Fprintf(stdout, "%s: applied at index %d\n", *file, res.Index)
+				return 0
+			}
+			var e control.ErrorBody
+			if json.Unmarshal(out, &e) != nil || e.Error == "" {
+				fmt.Fprintf(stderr, "vigil apply: %s: HTTP %d: %s\n", s, code, out)
+				return 1
+			}
+			fmt.Fprintf(stderr, "%s: rejected (HTTP %d): %s\n", *file, code, e.Error)
+			for _, fe := range e.Errors {
+				fmt.Fprintf(stderr, "  %s\n", fe.Error())
+			}
 			return 1
 		}
-		fmt.Fprintf(stderr, "%s: rejected (HTTP %d): %s\n", *file, code, e.Error)
-		for _, fe := range e.Errors {
-			fmt.Fprintf(stderr, "  %s\n", fe.Error())
+		if lastErr == nil {
+			fmt.Fprintln(stderr, "vigil apply: -server names no voter")
+			return 2
 		}
-		return 1
+		select {
+		case <-ctx.Done():
+			fmt.Fprintf(stderr, "vigil apply: no voter applied the document within %s: %v\n", *timeout, lastErr)
+			return 1
+		case <-time.After(wait):
+		}
 	}
-	fmt.Fprintf(stderr, "vigil apply: no voter applied the document: %v\n", lastErr)
-	return 1
 }
 
 func putDocument(ctx context.Context, server, token, ctype string, body []byte) (int, []byte, error) {

@@ -3,10 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -79,5 +81,51 @@ func TestApply(t *testing.T) {
 	}
 	if node.State().Index != applied {
 		t.Fatalf("a rejected apply moved the index from %d to %d", applied, node.State().Index)
+	}
+}
+
+// vigil apply asks again until a voter answers, within its -timeout; past it, it says why
+// once, naming each voter once.
+func TestApplyWaitsForVoter(t *testing.T) {
+	addr := freePort(t)
+	done := make(chan [3]string, 1)
+	start := time.Now()
+	go func() {
+		var out, errOut bytes.Buffer
+		code := run(t.Context(), []string{"apply", "-f", "../../examples/demo.yaml", "-server", "http://" + addr, "-timeout", "20s"}, &out, &errOut)
+		done <- [3]string{strconv.Itoa(code), out.String(), errOut.String()}
+	}()
+	time.Sleep(time.Second)
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{ReadHeaderTimeout: 5 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		_, _ = io.WriteString(w, `{"index": 7}`)
+	})}
+	go srv.Serve(ln)
+	defer srv.Close()
+	select {
+	case res := <-done:
+		if res[0] != "0" || !strings.Contains(res[1], "applied at index 7") {
+			t.Errorf("apply: exit %s, stdout %q, stderr %q", res[0], res[1], res[2])
+		}
+		if took := time.Since(start); took < time.Second {
+			t.Errorf("apply finished after %v, before the voter listened", took)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("apply did not finish within 15s of the voter listening")
+	}
+
+	var out, errOut bytes.Buffer
+	start = time.Now()
+	code := run(t.Context(), []string{"apply", "-f", "../../examples/demo.yaml", "-server", "http://" + freePort(t), "-timeout", "1s"}, &out, &errOut)
+	if code != 1 || !strings.Contains(errOut.String(), "within 1s") || !strings.Contains(errOut.String(), "connection refused") ||
+		strings.Count(errOut.String(), "http://") != 1 {
+		t.Errorf("apply with no voter: exit %d, stderr %q", code, errOut.String())
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("apply with -timeout 1s took %v", took)
 	}
 }

@@ -8,9 +8,9 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
-	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/dev"
 )
 
@@ -33,7 +33,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			"       vigil dev faults                     list the faults in force\n\nflags:")
 		fs.PrintDefaults()
 	}
-	file := fs.String("f", "examples/demo.yaml", "configuration to apply at start")
+	file := fs.String("f", "", "configuration to apply at start (default: the demo, examples/demo.yaml, built into vigil)")
 	dataDir := fs.String("data-dir", "", "directory of the control plane's data and each node's disk copy of the configuration (default: a temporary directory, removed at exit)")
 	logLevel := fs.String("log-level", "warn", "debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
@@ -44,13 +44,12 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "vigil dev: -log-level: %v\n", err)
 		return 2
 	}
-	doc, err := config.Load(*file)
-	if err != nil {
-		fmt.Fprintf(stderr, "vigil dev: %s:\n%v\n", *file, err)
-		return 1
+	doc, name, code := loadDocument(*file, stderr)
+	if doc == nil {
+		return code
 	}
 	cfg := dev.DefaultConfig()
-	cfg.Document = doc
+	cfg.Document, cfg.CheckerHTTP = doc, dev.DefaultCheckerHTTP()
 	cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	cfg.DataDir = *dataDir
 	if cfg.DataDir == "" {
@@ -67,7 +66,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "vigil dev: %v\n", err)
 		return 1
 	}
-	printDevAddresses(stdout, cfg, *file)
+	printDevAddresses(stdout, cfg, name)
 	<-ctx.Done()
 	fmt.Fprintln(stdout, "vigil dev: stopping")
 	if err := n.Wait(); err != nil {
@@ -82,8 +81,8 @@ func printDevAddresses(w io.Writer, cfg dev.Config, file string) {
 	fmt.Fprintf(w, "  control API   http://%s  (write token %q; faults under /v1/dev/; /metrics)\n", cfg.ControlAddr, dev.DemoToken)
 	for _, r := range cfg.Regions {
 		l := cfg.Locations[r]
-		fmt.Fprintf(w, "  %-8s DNS %s (udp+tcp)  HTTP http://%s  target http://%s/healthz  checkers %d\n",
-			r, l.DNS, l.HTTP, cfg.Targets[r], cfg.CheckersPerRegion)
+		fmt.Fprintf(w, "  %-8s DNS %s (udp+tcp)  HTTP http://%s  target http://%s/healthz  checkers %s\n",
+			r, l.DNS, l.HTTP, cfg.Targets[r], strings.Join(cfg.CheckerHTTP[r][:min(len(cfg.CheckerHTTP[r]), cfg.CheckersPerRegion)], " "))
 	}
 	fmt.Fprintf(w, "try: dig @127.0.0.1 -p 5301 www.demo.vigil.test   then: vigil dev target us-east down\n")
 }

@@ -24,6 +24,8 @@ func TestDevFaultCommands(t *testing.T) {
 		cfg.Locations[r] = dev.Location{DNS: "127.0.0.1:0", HTTP: "127.0.0.1:0"}
 		cfg.Targets[r] = "127.0.0.1:0"
 	}
+	checkerAddr := freePort(t)
+	cfg.CheckerHTTP = map[string][]string{"us-east": {checkerAddr}}
 	ctx, cancel := context.WithCancel(t.Context())
 	n, err := dev.Start(ctx, cfg)
 	if err != nil {
@@ -67,5 +69,19 @@ func TestDevFaultCommands(t *testing.T) {
 	}
 	if code, out := cli("heal"); code != 0 || strings.Contains(out, "cut") {
 		t.Errorf("after heal: exit %d, %q", code, out)
+	}
+
+	// A dev checker serves its status API: vigil status probes works against it, and against
+	// a location it says where to ask, with "status" said once.
+	var out, errb bytes.Buffer
+	if code := run(t.Context(), []string{"status", "--addr", checkerAddr, "probes"}, &out, &errb); code != 0 ||
+		!strings.Contains(out.String(), "checker us-east-checker-1 (us-east)") {
+		t.Errorf("vigil status probes on a dev checker: exit %d, %q %q", code, out.String(), errb.String())
+	}
+	out.Reset()
+	errb.Reset()
+	if code := run(t.Context(), []string{"status", "--addr", n.HTTPAddr("us-east"), "probes"}, &out, &errb); code != 1 ||
+		strings.Count(errb.String(), "status:") != 1 || !strings.Contains(errb.String(), "--addr 127.0.0.1:7711") {
+		t.Errorf("vigil status probes on a location: exit %d, stderr %q; want status: once and a hint", code, errb.String())
 	}
 }

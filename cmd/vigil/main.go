@@ -26,6 +26,7 @@ func commands() []command {
 		{"dev", "run a whole multi-region network in this process, on loopback; drive its faults", runDev},
 		{"load", "generate load: concurrent writes on the control plane, or a synthetic configuration of any size", runLoad},
 		{"sim", "run a fault scenario on an in-process network and check every DNS answer it gave", runSim},
+		{"router", "run a region's router of the compose demo (latency, loss, cuts between regions)", runRouter},
 		{"shard", "analyse the blast radius of shuffle shards (vigil shard analyze)", runShard},
 		{"status", "print a node's status: verdicts, evidence, checkers, answers, probes, members", runStatus},
 		{"target", "serve a demo target whose health endpoint can be switched down and up", runTarget},

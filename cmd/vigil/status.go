@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/vigil-dns/vigil/status"
@@ -89,7 +90,12 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
 	if err := printStatus(ctx, c, view, vargs, *asJSON, stdout); err != nil {
-		fmt.Fprintf(stderr, "vigil status: %v\n", err)
+		// The client's errors start with "status:", which names the command already.
+		msg := strings.TrimPrefix(err.Error(), "status: ")
+		if view == "probes" && strings.Contains(msg, "not a checker") {
+			msg += "; ask a checker's address (in vigil dev: --addr 127.0.0.1:7711)"
+		}
+		fmt.Fprintf(stderr, "vigil status: %s\n", msg)
 		return 1
 	}
 	return 0

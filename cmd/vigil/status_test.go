@@ -135,7 +135,7 @@ func TestStatusCommand(t *testing.T) {
 		{[]string{"status", "--addr", addr, "check", "nope"}, 1, []string{`no check "nope" at this location (HTTP 404)`}},
 		{[]string{"status", "--addr", addr, "verdicts", "sick"}, 1, []string{"invalid state", "HTTP 400"}},
 		{[]string{"status", "--addr", addr, "probes"}, 1, []string{"not a checker"}},
-		{[]string{"status", "--addr", closedAddr(t), "verdicts"}, 1, []string{"vigil status: status:"}},
+		{[]string{"status", "--addr", closedAddr(t), "verdicts"}, 1, []string{"vigil status: Get "}},
 		{[]string{"status", "bogus"}, 2, []string{`unknown view "bogus"`}},
 		{[]string{"status", "check"}, 2, []string{"wrong number of arguments"}},
 		{[]string{"status"}, 2, []string{"usage: vigil status"}},

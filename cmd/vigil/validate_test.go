@@ -85,13 +85,29 @@ zones:
 }
 
 func TestValidateUsage(t *testing.T) {
-	for _, args := range [][]string{{"validate"}, {"validate", "demo.yaml"}, {"validate", "-x"}} {
+	for _, args := range [][]string{{"validate", "demo.yaml"}, {"validate", "-x"}} {
 		if code, _, stderr := runValidateCmd(t, args...); code != 2 || stderr == "" {
 			t.Errorf("%q: exit %d, stderr %q; want 2 and a usage message", args, code, stderr)
 		}
 	}
-	code, _, stderr := runValidateCmd(t, "validate", "-f", filepath.Join(t.TempDir(), "missing.yaml"))
-	if code != 1 || !strings.Contains(stderr, "no such file") {
-		t.Errorf("missing file: exit %d, stderr %q", code, stderr)
+	missing := filepath.Join(t.TempDir(), "missing.yaml")
+	code, _, stderr := runValidateCmd(t, "validate", "-f", missing)
+	if want := "vigil: open " + missing + ": no such file or directory\n"; code != 1 || stderr != want {
+		t.Errorf("missing file: exit %d, stderr %q; want %q (the file named once)", code, stderr, want)
+	}
+}
+
+// Without -f, vigil validate checks the demo built into the binary, from any directory, and
+// vigil dev starts from the same document.
+func TestValidateEmbeddedDemo(t *testing.T) {
+	t.Chdir(t.TempDir())
+	code, stdout, stderr := runValidateCmd(t, "validate")
+	if want := "embedded examples/demo.yaml: valid: 3 regions, 4 checks, 1 zone, 5 record sets\n"; code != 0 || stdout != want {
+		t.Errorf("exit %d, stdout %q, stderr %q; want %q", code, stdout, stderr, want)
+	}
+	var errb bytes.Buffer
+	doc, name, code := loadDocument("", &errb)
+	if doc == nil || code != 0 || name != "embedded examples/demo.yaml" || len(doc.Checks) != 4 {
+		t.Errorf("loadDocument(\"\"): %v, %q, exit %d, %s", doc != nil, name, code, errb.String())
 	}
 }

@@ -1,0 +1,276 @@
+package dev
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// readmeStep is one command of a README walkthrough and what it prints.
+type readmeStep struct {
+	cmd  string
+	want []string
+}
+
+// readmeSteps returns the commands of the ```console blocks of the README section whose
+// heading starts with heading: each "$ " line is a command, the lines after it (up to the
+// next command or the end of the block) what it prints.
+func readmeSteps(t *testing.T, heading string) []readmeStep {
+	t.Helper()
+	b, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var (
+		steps            []readmeStep
+		inSection, block bool
+	)
+	sc := bufio.NewScanner(strings.NewReader(string(b)))
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "## "):
+			inSection = strings.HasPrefix(line, "## "+heading)
+		case !inSection:
+		case line == "```console":
+			block = true
+		case block && line == "```":
+			block = false
+		case block && strings.HasPrefix(line, "$ "):
+			steps = append(steps, readmeStep{cmd: strings.TrimPrefix(line, "$ ")})
+		case block && len(steps) > 0:
+			steps[len(steps)-1].want = append(steps[len(steps)-1].want, line)
+		}
+	}
+	if len(steps) == 0 {
+		t.Fatalf("README.md: no console block under a heading %q", heading)
+	}
+	return steps
+}
+
+// matchOutput reports whether got (a command's output) is what want says: line by line,
+// a wanted line ending in "..." matches any line that starts with what precedes it, and a
+// last wanted line "..." matches any further lines.
+func matchOutput(got string, want []string) bool {
+	lines := strings.Split(strings.TrimRight(got, "\n"), "\n")
+	if got == "" {
+		lines = nil
+	}
+	for i, w := range want {
+		if w == "..." && i == len(want)-1 {
+			return true
+		}
+		if i >= len(lines) {
+			return false
+		}
+		l := strings.TrimRight(lines[i], " ")
+		if p, ok := strings.CutSuffix(w, "..."); ok {
+			if !strings.HasPrefix(lines[i], p) {
+				return false
+			}
+		} else if l != w {
+			return false
+		}
+	}
+	return len(lines) == len(want)
+}
+
+// runSteps runs each step in dir with sh (after the words of prefix, when any), its command
+// rewritten by subst, until it prints what the README says, asking again for up to within:
+// answers change a few seconds after a fault.
+func runSteps(t *testing.T, dir string, env []string, steps []readmeStep, subst *strings.Replacer, within time.Duration, prefix ...string) {
+	t.Helper()
+	for _, s := range steps {
+		cmdline := subst.Replace(s.cmd)
+		start := time.Now()
+		var out string
+		for try := 0; ; try++ {
+			ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+			args := append(slices.Clone(prefix), "sh", "-c", cmdline)
+			cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+			cmd.Dir, cmd.Env = dir, append(os.Environ(), env...)
+			b, _ := cmd.CombinedOutput()
+			cancel()
+			out = string(b)
+			if matchOutput(out, s.want) {
+				t.Logf("$ %s  (%v, %d tries)", s.cmd, time.Since(start).Round(100*time.Millisecond), try+1)
+				break
+			}
+			if time.Since(start) > within || t.Context().Err() != nil {
+				t.Fatalf("$ %s\n(run as %s) printed, after %v:\n%s\nREADME.md says:\n%s", s.cmd, cmdline,
+					time.Since(start).Round(time.Second), out, strings.Join(s.want, "\n"))
+			}
+			time.Sleep(time.Second)
+		}
+	}
+}
+
+// TestMatchOutput pins the README's convention for expected output.
+func TestMatchOutput(t *testing.T) {
+	for _, c := range []struct {
+		got  string
+		want []string
+		ok   bool
+	}{
+		{"a\nb\n", []string{"a", "b"}, true},
+		{"a\nb\n", []string{"a"}, false},
+		{"a\n", []string{"a", "b"}, false},
+		{"a\nb\nc\n", []string{"a", "..."}, true},
+		{"web  healthy  3s ago\n", []string{"web  healthy  ..."}, true},
+		{"web  unhealthy  3s ago\n", []string{"web  healthy  ..."}, false},
+		{"", nil, true},
+		{"x\n", nil, false},
+	} {
+		if got := matchOutput(c.got, c.want); got != c.ok {
+			t.Errorf("matchOutput(%q, %q) = %v, want %v", c.got, c.want, got, c.ok)
+		}
+	}
+}
+
+// TestReadme runs the README's console blocks of the quick start, the dev network and the
+// agent section as written, each command in a shell, in a network namespace of its own (so
+// that the fixed ports they use clash with nothing on this machine), with bin/vigil built
+// from this tree; `make run` is played by bin/vigil dev, started in the namespace. It also
+// checks that every file the README names exists.
+func TestReadme(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the README's walkthroughs (about a minute); skipped with -short")
+	}
+	checkReadmeFiles(t)
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to give the README's commands a network namespace of their own (their ports are fixed)")
+	}
+	for _, tool := range []string{"ip", "dig"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("needs %s (Debian: iproute2, dnsutils) to run the README's commands", tool)
+		}
+	}
+	quick, devSteps, agent := readmeSteps(t, "Quick start"), readmeSteps(t, "The dev network"), readmeSteps(t, "Running the roles")
+
+	work := t.TempDir()
+	binDir := filepath.Join(work, "bin")
+	build := exec.Command("go", "build", "-o", filepath.Join(binDir, "vigil"), "../cmd/vigil")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	examples, err := filepath.Abs("../examples")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(examples, filepath.Join(work, "examples")); err != nil {
+		t.Fatal(err)
+	}
+
+	suffix := make([]byte, 4)
+	_, _ = rand.Read(suffix)
+	ns := "vglreadme" + hex.EncodeToString(suffix)
+	if out, err := exec.Command("ip", "netns", "add", ns).CombinedOutput(); err != nil {
+		t.Skipf("ip netns add: %v %s: cannot make a network namespace here", err, out)
+	}
+	t.Cleanup(func() { removeNamespace(t, ns) })
+	if out, err := exec.Command("ip", "netns", "exec", ns, "ip", "link", "set", "lo", "up").CombinedOutput(); err != nil {
+		t.Fatalf("lo up: %v %s", err, out)
+	}
+	inNS := []string{"ip", "netns", "exec", ns}
+	same := strings.NewReplacer()
+
+	runSteps(t, work, nil, quick, same, 10*time.Second, inNS...)
+
+	// make run: vigil dev in the namespace, until it says where it listens.
+	var devOut syncBuffer
+	devCmd := exec.Command("ip", "netns", "exec", ns, filepath.Join(binDir, "vigil"), "dev")
+	devCmd.Dir, devCmd.Stdout, devCmd.Stderr = work, &devOut, io.Discard
+	if err := devCmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	devDone := make(chan struct{})
+	go func() { _ = devCmd.Wait(); close(devDone) }()
+	stopDev := func() {
+		_ = devCmd.Process.Signal(os.Interrupt)
+		select {
+		case <-devDone:
+		case <-time.After(15 * time.Second):
+			_ = devCmd.Process.Kill()
+			<-devDone
+		}
+	}
+	t.Cleanup(stopDev)
+	for start := time.Now(); !strings.Contains(devOut.String(), "embedded examples/demo.yaml applied"); time.Sleep(100 * time.Millisecond) {
+		if time.Since(start) > 60*time.Second {
+			t.Fatalf("vigil dev did not start within 60s:\n%s", devOut.String())
+		}
+	}
+	runSteps(t, work, nil, devSteps, same, 45*time.Second, inNS...)
+	stopDev()
+
+	runSteps(t, work, nil, agent, same, 45*time.Second, inNS...)
+}
+
+// removeNamespace ends every process left in the namespace (the README's background
+// commands), by its id, and deletes the namespace.
+func removeNamespace(t *testing.T, ns string) {
+	for range 20 {
+		out, _ := exec.Command("ip", "netns", "pids", ns).Output()
+		pids := strings.Fields(string(out))
+		if len(pids) == 0 {
+			break
+		}
+		for _, p := range pids {
+			_ = exec.Command("kill", p).Run()
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	if out, err := exec.Command("ip", "netns", "del", ns).CombinedOutput(); err != nil {
+		t.Errorf("ip netns del %s: %v %s", ns, err, out)
+	}
+}
+
+// checkReadmeFiles fails for a file the README names, as a link or in backquotes, that the
+// repository does not hold.
+func checkReadmeFiles(t *testing.T) {
+	b, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	re := regexp.MustCompile("\\]\\(([^)#:]+)\\)|`([a-z][a-z0-9_./-]*/[a-z0-9_.-]+\\.(?:go|yaml|yml|md|sh|txt|json))`")
+	for _, m := range re.FindAllStringSubmatch(string(b), -1) {
+		f := m[1] + m[2]
+		if strings.HasPrefix(f, "build/") || strings.HasPrefix(f, "bin/") {
+			continue // made by make
+		}
+		if _, err := os.Stat(filepath.Join("..", f)); err != nil {
+			t.Errorf("README.md names %s, which is not in the repository", f)
+		}
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for one writer and one reader.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
