@@ -201,7 +201,8 @@ func (t *Table) change(r *row, d delta) {
 		if r.tombs == nil {
 			r.tombs = map[string]uint64{}
 		}
-		r.tombs[d.check] = d.seq
+		// An older withdrawal arriving late must not lower a newer one's tomb.
+		r.tombs[d.check] = max(r.tombs[d.check], d.seq)
 	case opWithdrawAll:
 		for i, c := range r.cells {
 			if c.seq < d.seq {
