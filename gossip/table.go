@@ -38,6 +38,7 @@ type row struct {
 	cells   map[uint32]heldCell // by check number (Table.checks)
 	tombs   map[string]uint64   // withdrawals newer than seq, against late deltas
 	ahead   map[uint64]bool     // applied deltas newer than seq+1
+	log     withdrawLog         // recent withdrawals, for answers of changes only (sync.go)
 	// progress is when the row, complete, was last the checker's current row (see finish).
 	progress time.Time
 	// heard is when the checker last gave timely word of itself here, and heardSeq the
@@ -180,6 +181,12 @@ func (t *Table) applyDelta(d delta, now time.Time) outcome {
 
 // change applies a delta's operation to the cells it is newer than.
 func (t *Table) change(r *row, d delta) {
+	switch d.op {
+	case opWithdraw:
+		t.logWithdraw(r, d.check, d.seq)
+	case opWithdrawAll:
+		t.logWithdrawAll(r, d.seq)
+	}
 	if d.seq < r.floor {
 		return
 	}
@@ -241,6 +248,8 @@ func (t *Table) applyRow(f *fullRow, now time.Time, live bool) outcome {
 		if r.floor <= f.seq {
 			r.floor = 0
 		}
+		// A whole row says nothing of what was withdrawn before it.
+		t.trimLog(r, f.seq)
 		r.seq = f.seq
 		for r.ahead[r.seq+1] {
 			r.seq++
