@@ -111,14 +111,16 @@ func (r *row) note(h header) bool {
 }
 
 // finish records a timely word from the checker: its row advanced at now, by the checker's
-// heartbeat, delta or own row. The row makes progress if it holds what the checker had then.
+// heartbeat, delta or own row's header. The row makes progress if it holds what the checker
+// had then.
 //
 // Progress is evidence that the checker is alive, so only timely words mark it: the checker's
 // heartbeats and deltas, relayed or not (gossip relays them within a few gossip rounds), and
-// its own row from the checker itself. An advance that a third node kept (a push/pull digest,
-// a repair answer) may be as old as that node's last word from the checker: it marks no
-// progress of its own (see noteHeld), though a row it completes makes the progress its last
-// timely word said. Before, when sa-east was cut off, eu-west's location heard sa-east's last
+// the header of its own row from the checker itself in a push/pull (applyOwnHeader; a node of
+// wire version 1 sends the whole row). An advance that a third node kept (a push/pull digest,
+// a repair answer, whole or changes only) may be as old as that node's last word from the
+// checker: it marks no progress of its own (see noteHeld), though a row it completes makes the
+// progress its last timely word said. Before, when sa-east was cut off, eu-west's location heard sa-east's last
 // heartbeat 20s later in a digest from us-east and counted sa-east's reports again for a
 // freshness window (a flap).
 func (t *Table) finish(r *row, advanced bool, now time.Time) outcome {
