@@ -21,27 +21,37 @@ func BenchmarkDeltaSize(b *testing.B) {
 	b.ReportMetric(float64(len(encodeHeartbeat(d.header))), "bytes/heartbeat")
 }
 
-// BenchmarkStateSize reports the push/pull state of a checker that reports on 100,000
-// checks (a fleet of 2 checkers in each of 3 regions, each probing every check), with a
-// digest of 200 rows: its size in bytes and per check.
+// BenchmarkStateSize reports the push/pull state of a checker that reports on 1,000 to
+// 100,000 checks, with a digest of 200 rows (a fleet of 2 checkers in each of 3 regions,
+// each probing every check, and more): its size in bytes and per check, in wire version 2
+// (the own row's header: the same at every size) and, for comparison, in version 1 (the
+// whole own row, as before issue 15).
 func BenchmarkStateSize(b *testing.B) {
-	const checks = 100000
 	gen := uint64(time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC).UnixNano())
-	own := newOwnRow("eu-west-c17", gen)
-	for i := range checks {
-		own.set(fmt.Sprintf("check-%06d", i), typicalEntry)
-	}
 	var digest []header
 	for i := range 200 {
 		digest = append(digest, header{checker: fmt.Sprintf("eu-west-c%03d", i), gen: gen, seq: 150000, beat: 40000})
 	}
-	s := state{from: own.id, own: own.full(), digest: digest}
-	var n int
-	for b.Loop() {
-		n = len(encodeState(s))
+	for _, checks := range []int{1000, 10000, 100000} {
+		own := newOwnRow("eu-west-c17", gen)
+		for i := range checks {
+			own.set(fmt.Sprintf("check-%06d", i), typicalEntry)
+		}
+		h := own.header()
+		empty := newOwnRow(own.id, gen).full()
+		for _, v := range []byte{wireV2, wireV1} {
+			b.Run(fmt.Sprintf("checks=%d/v%d", checks, v), func(b *testing.B) {
+				s := state{from: own.id, own: &h, row: own.full(), digest: digest}
+				var n int
+				for b.Loop() {
+					n = len(encodeState(s, v))
+				}
+				b.ReportMetric(float64(n), "bytes/state")
+				without := len(encodeState(state{from: own.id, own: &h, row: empty}, v))
+				b.ReportMetric(float64(len(encodeState(state{from: own.id, own: &h, row: s.row}, v))-without)/float64(checks), "bytes/check")
+			})
+		}
 	}
-	b.ReportMetric(float64(n), "bytes/state")
-	b.ReportMetric(float64(len(encodeState(state{from: own.id, own: own.full()}))-len(encodeState(state{from: own.id, own: newOwnRow(own.id, gen).full()})))/checks, "bytes/check")
 }
 
 // BenchmarkApplyDelta measures merging one delta into a location's table of 1,000 checkers.

@@ -125,11 +125,12 @@ func (t *Table) deleteCell(r *row, i uint32) {
 	t.reports--
 }
 
-// clearRow removes every cell of row r.
+// clearRow removes every cell of row r, and its log of withdrawals.
 func (t *Table) clearRow(r *row) {
 	for i := range r.cells {
 		t.deleteCell(r, i)
 	}
+	t.clearLog(r)
 }
 
 // eachCell calls fn with every cell of row r, in no order.

@@ -70,6 +70,11 @@ type Config struct {
 	Logger *slog.Logger
 	// Now is the node's clock. Default time.Now.
 	Now func() time.Time
+
+	// legacySync makes the node speak wire version 1 only, as nodes before issue 15 did, and
+	// refuse version 2 as they did: for tests of a mixed-version pool and for measuring the
+	// old sync beside the new one. Set by tests in this package only.
+	legacySync bool
 }
 
 // Profile selects memberlist's timing.

@@ -1,6 +1,10 @@
 package gossip
 
-import "github.com/hashicorp/memberlist"
+import (
+	"slices"
+
+	"github.com/hashicorp/memberlist"
+)
 
 // delegate is the node as memberlist's Delegate: it receives messages, hands out broadcasts
 // and exchanges push/pull state.
@@ -22,13 +26,10 @@ func (d *delegate) NodeMeta(limit int) []byte {
 // a row request or rows over a reliable stream.
 func (d *delegate) NotifyMsg(b []byte) {
 	n := (*Node)(d)
-	k := peekKind(b)
-	msg, err := decode(b)
-	if err != nil {
-		n.m.drop(k, dropReason(err))
+	msg, ok := n.decode(b)
+	if !ok {
 		return
 	}
-	n.m.received.WithLabelValues(msg.kind.String()).Inc()
 	now := n.cfg.Now()
 	switch msg.kind {
 	case kindDelta:
@@ -57,11 +58,20 @@ func (d *delegate) NotifyMsg(b []byte) {
 		}
 		n.mu.Unlock()
 	case kindRequest:
-		n.enqueue(job{peer: msg.request.from, addr: msg.request.addr, checkers: msg.request.checkers, answer: true})
+		n.mu.Lock()
+		n.spoke(msg.request.from, msg.version)
+		n.mu.Unlock()
+		n.enqueue(job{peer: msg.request.from, addr: msg.request.addr, asks: msg.request.asks, answer: true,
+			version: msg.version})
 	case kindRows:
 		n.mu.Lock()
 		for _, r := range msg.rows {
 			if n.table.applyRow(r, now, false) == outcomeFull {
+				n.m.drop(msg.kind, reasonTableFull)
+			}
+		}
+		for _, s := range msg.since {
+			if n.table.applySince(s, now) == outcomeFull {
 				n.m.drop(msg.kind, reasonTableFull)
 			}
 		}
@@ -70,6 +80,25 @@ func (d *delegate) NotifyMsg(b []byte) {
 	default:
 		n.m.drop(msg.kind, reasonRole)
 	}
+}
+
+// decode decodes a message, counting it as received, or as dropped with its reason. A node
+// in legacySync refuses version 2 as nodes before it did: an unknown version.
+func (n *Node) decode(b []byte) (message, bool) {
+	if n.cfg.legacySync && len(b) > 0 && b[0] != wireV1 {
+		n.m.drop(0, reasonVersion)
+		return message{}, false
+	}
+	msg, err := decode(b)
+	if err != nil {
+		n.m.drop(peekKind(b), dropReason(err))
+		return message{}, false
+	}
+	n.m.received.WithLabelValues(msg.kind.String()).Inc()
+	if msg.version == wireV1 && msg.kind.bulk() {
+		n.m.receivedV1.WithLabelValues(msg.kind.String()).Inc()
+	}
+	return msg, true
 }
 
 // GetBroadcasts implements memberlist.Delegate: deltas first, heartbeats in the room left.
@@ -82,46 +111,65 @@ func (d *delegate) GetBroadcasts(overhead, limit int) [][]byte {
 	return append(out, d.beats.GetBroadcasts(overhead, limit-used)...)
 }
 
-// LocalState implements memberlist.Delegate: this checker's own row and the header of every
-// row held. Bulk state travels here, over a stream, never through the broadcast queue.
+// LocalState implements memberlist.Delegate: the header of this checker's own row and of
+// every row held, never cells: a peer behind on a row asks for what it lacks (sync.go). Bulk
+// state travels here, over a stream, never through the broadcast queue.
 func (d *delegate) LocalState(bool) []byte {
 	n := (*Node)(d)
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	s := state{from: n.cfg.ID, digest: n.table.digest()}
-	if n.own != nil {
-		s.own = n.own.full()
+	if n.cfg.legacySync {
+		if n.own != nil {
+			s.row = n.own.full()
+		}
+		return encodeState(s, wireV1)
 	}
-	return encodeState(s)
+	if n.own != nil {
+		h := n.own.header()
+		s.own = &h
+	}
+	return encodeState(s, wireV2)
 }
 
-// MergeRemoteState implements memberlist.Delegate: take the peer's own row, note the
-// heartbeats it heard, and ask it for the rows it holds newer.
+// MergeRemoteState implements memberlist.Delegate: take the header of the peer's own row as a
+// timely word of that checker (a whole row from a node of version 1), note the heartbeats it
+// heard, and ask it for the rows it holds newer.
 func (d *delegate) MergeRemoteState(b []byte, _ bool) {
 	n := (*Node)(d)
-	k := peekKind(b)
-	msg, err := decode(b)
-	if err != nil {
-		n.m.drop(k, dropReason(err))
+	msg, ok := n.decode(b)
+	if !ok {
 		return
 	}
 	if msg.kind != kindState {
 		n.m.drop(msg.kind, reasonRole)
 		return
 	}
-	n.m.received.WithLabelValues(msg.kind.String()).Inc()
+	s := msg.state
 	now := n.cfg.Now()
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if msg.state.own != nil {
-		if msg.state.own.checker != msg.state.from {
-			n.m.drop(msg.kind, reasonMalformed)
-			return
-		}
-		n.table.applyRow(msg.state.own, now, true)
+	if s.own != nil && s.own.checker != s.from || s.row != nil && s.row.checker != s.from {
+		n.m.drop(msg.kind, reasonMalformed)
+		return
 	}
-	if behind := n.table.applyDigest(msg.state.digest, now); len(behind) > 0 {
-		n.want(msg.state.from, behind)
+	n.spoke(s.from, msg.version)
+	var behind []string
+	switch {
+	case s.own != nil:
+		if _, lacks := n.table.applyOwnHeader(*s.own, now); lacks {
+			behind = append(behind, s.from)
+		}
+	case s.row != nil:
+		n.table.applyRow(s.row, now, true)
+	}
+	for _, c := range n.table.applyDigest(s.digest, now) {
+		if !slices.Contains(behind, c) {
+			behind = append(behind, c)
+		}
+	}
+	if len(behind) > 0 {
+		n.want(s.from, behind)
 	}
 	n.gauges()
 }

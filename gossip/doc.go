@@ -6,11 +6,14 @@
 // generation and a sequence number. Changes spread as small deltas, one per UDP packet, that
 // every node relays on; heartbeats advance even when nothing changes, at least 5 per freshness
 // window, each relayed by every node to 4 peers (liveness.go); a periodic push/pull carries the
-// checker's own row and a digest of every row, and a node that finds itself behind asks for
-// the rows it misses, around cut links (reach.go). A location merges rows by sequence and
+// header of the checker's own row and a digest of every row's header, never cells, and a node
+// that finds itself behind asks for the rows it misses, saying what it holds, around cut
+// links (reach.go); the answer carries only the changes since then when it can prove it has
+// them all, else the whole row (sync.go). A location merges rows by sequence and
 // records, by its own clock, when each checker last made progress there: the freshness the
-// quorum verdict needs. Progress is what a checker says while alive, relayed or not; a third
-// node's late copy of it is not (table.go's finish).
+// quorum verdict needs. Progress is what a checker says while alive, relayed or not (its
+// heartbeats, its deltas, the header of its own row in its push/pull); a third node's late
+// copy of it is not (table.go's finish).
 //
 // Membership (live checkers per region, join and leave events) is exposed for assignment, and
 // a node rejoins the peers it knew, periodically, so that a partition heals by itself however

@@ -20,6 +20,7 @@ const (
 // metrics are one node's gossip metrics.
 type metrics struct {
 	received      *prometheus.CounterVec
+	receivedV1    *prometheus.CounterVec
 	dropped       *prometheus.CounterVec
 	sentBytes     prometheus.Counter
 	receivedBytes prometheus.Counter
@@ -35,6 +36,10 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		received: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "vigil_gossip_messages_received_total",
 			Help: "Gossip messages received, by kind.",
+		}, []string{"kind"}),
+		receivedV1: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "vigil_gossip_v1_messages_received_total",
+			Help: "Row requests, rows and push/pull states received in wire version 1 (from nodes not yet upgraded), by kind.",
 		}, []string{"kind"}),
 		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "vigil_gossip_messages_dropped_total",
@@ -72,7 +77,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	if reg == nil {
 		return m, nil
 	}
-	for _, c := range []prometheus.Collector{m.received, m.dropped, m.sentBytes, m.receivedBytes,
+	for _, c := range []prometheus.Collector{m.received, m.receivedV1, m.dropped, m.sentBytes, m.receivedBytes,
 		m.members, m.reports, m.checkers, m.repairs, m.rejoins} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("gossip: register metrics: %w", err)

@@ -57,6 +57,7 @@ type Node struct {
 	requested map[string]time.Time
 	unreached map[string]time.Time // peers a repair send failed to reach, and when (reach.go)
 	inflight  map[string]bool      // peers a repair send to is in flight
+	v1peers   map[string]bool      // peers whose last bulk message was of wire version 1
 	rng       *rand.Rand
 	// joined signals that a member joined (capacity 1: signals coalesce).
 	joined chan struct{}
@@ -88,10 +89,11 @@ type knownPeer struct {
 
 // job is work for the node's repair worker: ask a peer for rows, or answer a peer's ask.
 type job struct {
-	peer     string
-	addr     string // the asker's address, for an answer
-	checkers []string
-	answer   bool
+	peer    string
+	addr    string // the asker's address, for an answer
+	asks    []ask
+	answer  bool
+	version byte // of the ask, for an answer
 }
 
 // New starts a node: memberlist is up and listening, alone until Join or Run joins seeds.
@@ -119,6 +121,7 @@ func New(cfg Config) (*Node, error) {
 		requested: map[string]time.Time{},
 		unreached: map[string]time.Time{},
 		inflight:  map[string]bool{},
+		v1peers:   map[string]bool{},
 		rng:       rand.New(rand.NewPCG(h.Sum64(), uint64(cfg.Now().UnixNano()))),
 		joined:    make(chan struct{}, 1),
 
@@ -462,20 +465,21 @@ func (n *Node) repair() {
 }
 
 // want asks peer for the rows of checkers that this node is behind on, at most once per
-// askAgainAfter per row. Called with n.mu held.
+// askAgainAfter per row, saying what it holds of each. Called with n.mu held.
 func (n *Node) want(peer string, checkers []string) {
 	now := n.cfg.Now()
-	var ask []string
+	var asks []ask
 	for _, c := range checkers {
-		if c == n.cfg.ID || now.Sub(n.requested[c]) < askAgainAfter || len(ask) == maxRowsPerAsk {
+		if c == n.cfg.ID || now.Sub(n.requested[c]) < askAgainAfter || len(asks) == maxRowsPerAsk {
 			continue
 		}
 		n.requested[c] = now
-		ask = append(ask, c)
+		gen, seq, _ := n.table.holds(c)
+		asks = append(asks, ask{checker: c, gen: gen, seq: seq})
 	}
-	if len(ask) > 0 {
-		n.m.repairs.Add(float64(len(ask)))
-		n.enqueue(job{peer: peer, checkers: ask})
+	if len(asks) > 0 {
+		n.m.repairs.Add(float64(len(asks)))
+		n.enqueue(job{peer: peer, asks: asks})
 	}
 }
 
@@ -508,9 +512,9 @@ func (n *Node) worker(ctx context.Context) {
 			}
 			var msg []byte
 			if j.answer {
-				msg = n.answer(j.checkers)
+				msg = n.answer(j.asks, j.version)
 			} else {
-				msg = encodeRequest(request{from: n.cfg.ID, addr: n.addr, checkers: j.checkers})
+				msg = encodeRequest(request{from: n.cfg.ID, addr: n.addr, asks: j.asks}, n.versionFor(to.Name))
 			}
 			if msg == nil {
 				continue
@@ -524,28 +528,61 @@ func (n *Node) worker(ctx context.Context) {
 	}
 }
 
-// answer encodes the rows a peer asked for, as many as fit in one message.
-func (n *Node) answer(checkers []string) []byte {
+// answer encodes the rows a peer asked for, as many as fit in one message, in the version of
+// the ask: in version 2, the changes since what the asker holds when this node can prove it
+// holds them all (sync.go), else whole rows; nothing for a row the asker holds newer.
+func (n *Node) answer(asks []ask, v byte) []byte {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	var rows []*fullRow
+	var since []*sinceRow
 	size := 0
-	for _, c := range checkers {
-		r := n.table.fullRow(c)
-		if r == nil || n.table.behind(c) {
+	for _, a := range asks {
+		fr, sr := n.table.answerFor(a, v)
+		var s int
+		switch {
+		case sr != nil:
+			s = len(appendSince(nil, sr))
+		case fr != nil:
+			s = len(appendRow(nil, fr))
+		default:
 			continue
 		}
-		s := len(appendRow(nil, r))
 		if size+s > MaxMessageSize-16 {
 			break
 		}
 		size += s
-		rows = append(rows, r)
+		if sr != nil {
+			since = append(since, sr)
+		} else {
+			rows = append(rows, fr)
+		}
 	}
-	if len(rows) == 0 {
+	if len(rows)+len(since) == 0 {
 		return nil
 	}
-	return encodeRows(rows)
+	return encodeRows(v, rows, since)
+}
+
+// versionFor returns the wire version to ask peer in: version 1 for a peer that spoke only
+// version 1 lately (a node not yet upgraded refuses version 2), else version 2.
+func (n *Node) versionFor(peer string) byte {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.cfg.legacySync || n.v1peers[peer] {
+		return wireV1
+	}
+	return wireV2
+}
+
+// spoke records the wire version of a bulk message from peer. Called with n.mu held.
+func (n *Node) spoke(peer string, v byte) {
+	switch {
+	case v == wireV2:
+		delete(n.v1peers, peer)
+	case len(n.v1peers) < n.cfg.MaxKnownPeers:
+		n.v1peers[peer] = true
+	}
 }
 
 // target returns the node a job goes to: its peer when that is a live member here that a
@@ -675,6 +712,11 @@ func (n *Node) forget() {
 	for c, t := range n.requested {
 		if now.Sub(t) > askAgainAfter {
 			delete(n.requested, c)
+		}
+	}
+	for id := range n.v1peers {
+		if _, ok := n.members[id]; !ok {
+			delete(n.v1peers, id)
 		}
 	}
 	for id, t := range n.unreached {

@@ -150,10 +150,10 @@ func TestBadMessagesDroppedAndCounted(t *testing.T) {
 		huge := encodeDelta(delta{header: header{checker: "c", gen: 1, seq: 2, beat: 1}, op: opSet,
 			check: "api", entry: Entry{Status: StatusHealthy}})
 		huge = append(huge, make([]byte, MaxDeltaSize)...)
-		for _, b := range [][]byte{nil, {1}, {9, 1}, {wireVersion, 77}, good[:len(good)-1], append(good, 0), huge} {
+		for _, b := range [][]byte{nil, {1}, {9, 1}, {wireV1, 77}, good[:len(good)-1], append(good, 0), huge} {
 			d.NotifyMsg(b)
 		}
-		d.MergeRemoteState([]byte{wireVersion, byte(kindState), 200}, false)
+		d.MergeRemoteState([]byte{wireV1, byte(kindState), 200}, false)
 		d.MergeRemoteState(good, false)
 		for _, tc := range []struct {
 			kind, reason string

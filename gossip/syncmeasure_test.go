@@ -125,9 +125,15 @@ type syncMode struct {
 	tune func(*Config)
 }
 
-// syncModes are the modes TestMeasureSync compares in one run.
+// syncModes are the modes TestMeasureSync compares in one run: the current sync (wire
+// version 2: push/pull carries row headers, a row is repaired by its changes since what the
+// asker holds) and the sync before issue 15 (version 1: push/pull carries the checker's whole
+// row, a repair the whole row), which every node can still speak.
 func syncModes() []syncMode {
-	return []syncMode{{name: "current", tune: nil}}
+	return []syncMode{
+		{name: "current", tune: nil},
+		{name: "v1 (before issue 15)", tune: func(c *Config) { c.legacySync = true }},
+	}
 }
 
 // TestMeasureSync measures, with real memberlist nodes on loopback (LAN timing: 30 s

@@ -38,6 +38,7 @@ type row struct {
 	cells   map[uint32]heldCell // by check number (Table.checks)
 	tombs   map[string]uint64   // withdrawals newer than seq, against late deltas
 	ahead   map[uint64]bool     // applied deltas newer than seq+1
+	log     withdrawLog         // recent withdrawals, for answers of changes only (sync.go)
 	// progress is when the row, complete, was last the checker's current row (see finish).
 	progress time.Time
 	// heard is when the checker last gave timely word of itself here, and heardSeq the
@@ -110,14 +111,16 @@ func (r *row) note(h header) bool {
 }
 
 // finish records a timely word from the checker: its row advanced at now, by the checker's
-// heartbeat, delta or own row. The row makes progress if it holds what the checker had then.
+// heartbeat, delta or own row's header. The row makes progress if it holds what the checker
+// had then.
 //
 // Progress is evidence that the checker is alive, so only timely words mark it: the checker's
 // heartbeats and deltas, relayed or not (gossip relays them within a few gossip rounds), and
-// its own row from the checker itself. An advance that a third node kept (a push/pull digest,
-// a repair answer) may be as old as that node's last word from the checker: it marks no
-// progress of its own (see noteHeld), though a row it completes makes the progress its last
-// timely word said. Before, when sa-east was cut off, eu-west's location heard sa-east's last
+// the header of its own row from the checker itself in a push/pull (applyOwnHeader; a node of
+// wire version 1 sends the whole row). An advance that a third node kept (a push/pull digest,
+// a repair answer, whole or changes only) may be as old as that node's last word from the
+// checker: it marks no progress of its own (see noteHeld), though a row it completes makes the
+// progress its last timely word said. Before, when sa-east was cut off, eu-west's location heard sa-east's last
 // heartbeat 20s later in a digest from us-east and counted sa-east's reports again for a
 // freshness window (a flap).
 func (t *Table) finish(r *row, advanced bool, now time.Time) outcome {
@@ -180,6 +183,12 @@ func (t *Table) applyDelta(d delta, now time.Time) outcome {
 
 // change applies a delta's operation to the cells it is newer than.
 func (t *Table) change(r *row, d delta) {
+	switch d.op {
+	case opWithdraw:
+		t.logWithdraw(r, d.check, d.seq)
+	case opWithdrawAll:
+		t.logWithdrawAll(r, d.seq)
+	}
 	if d.seq < r.floor {
 		return
 	}
@@ -201,7 +210,8 @@ func (t *Table) change(r *row, d delta) {
 		if r.tombs == nil {
 			r.tombs = map[string]uint64{}
 		}
-		r.tombs[d.check] = d.seq
+		// An older withdrawal arriving late must not lower a newer one's tomb.
+		r.tombs[d.check] = max(r.tombs[d.check], d.seq)
 	case opWithdrawAll:
 		for i, c := range r.cells {
 			if c.seq < d.seq {
@@ -240,6 +250,8 @@ func (t *Table) applyRow(f *fullRow, now time.Time, live bool) outcome {
 		if r.floor <= f.seq {
 			r.floor = 0
 		}
+		// A whole row says nothing of what was withdrawn before it.
+		t.trimLog(r, f.seq)
 		r.seq = f.seq
 		for r.ahead[r.seq+1] {
 			r.seq++

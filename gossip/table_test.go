@@ -164,3 +164,24 @@ func TestOwnRow(t *testing.T) {
 		t.Errorf("withdraw all: %+v", d)
 	}
 }
+
+// TestLateWithdrawalKeepsNewerTomb: a withdrawal that arrives after a newer withdrawal of the
+// same check, both ahead of the row, must not let an older set of the check back in. Before,
+// the late withdrawal lowered the tomb and the set at 4 came back after the withdrawal at 5.
+func TestLateWithdrawalKeepsNewerTomb(t *testing.T) {
+	tb := NewTable(4)
+	w := func(seq uint64) delta {
+		return delta{header: header{checker: "c", gen: 1, seq: seq, beat: 1}, op: opWithdraw, check: "a"}
+	}
+	tb.applyDelta(set(1, 1, 1, "a", StatusHealthy), at(0))
+	tb.applyDelta(w(5), at(1))
+	tb.applyDelta(w(3), at(2))
+	tb.applyDelta(set(1, 4, 1, "a", StatusUnhealthy), at(3))
+	tb.applyDelta(set(1, 2, 1, "b", StatusHealthy), at(4))
+	if got := cells(tb); len(got) != 1 || got["b"] != StatusHealthy {
+		t.Errorf("cells %v, want only b (a was withdrawn at 5)", got)
+	}
+	if r := tb.rows["c"]; r.seq != 5 || !r.complete() {
+		t.Errorf("row at seq %d, want 5 complete", r.seq)
+	}
+}

@@ -11,9 +11,23 @@ import (
 // The wire format: a version byte, a kind byte, then the kind's fields as unsigned varints
 // and length-prefixed strings. Decoding never trusts a count: every count is checked against
 // the bytes left before anything is allocated.
+//
+// Two versions are in use. Version 1 is every kind as nodes before issue 15 wrote them: a
+// push/pull carried the sender's whole own row and a row request answered with whole rows.
+// Version 2 changes only the bulk kinds (row request, rows, state): a push/pull carries row
+// headers only, a request says what the asker holds, and an answer carries the changes since
+// then when the answerer can prove it has them all (sync.go). Deltas and heartbeats are the
+// same in both versions and are always sent as version 1, so that every node reads them.
+// A node reads both versions and answers a version-1 request in version 1; a node of
+// version 1 refuses version 2 as an unknown version (dropped, counted by reason).
 
-// wireVersion is the version byte every message starts with.
-const wireVersion = 1
+// The wire versions.
+const (
+	// wireV1 is the version of deltas and heartbeats, and of the bulk kinds before issue 15.
+	wireV1 = 1
+	// wireV2 is the version of the bulk kinds that ship only what differs.
+	wireV2 = 2
+)
 
 // MaxMessageSize bounds a message that travels over a stream (row repairs, push/pull state):
 // under memberlist's 20 MB cap on push/pull state.
@@ -25,9 +39,9 @@ type kind uint8
 const (
 	kindDelta     kind = 1 // one change of a row: set or withdraw one check, or withdraw all
 	kindHeartbeat kind = 2 // a row's header only: progress without change
-	kindRequest   kind = 3 // a node asks for whole rows
-	kindRows      kind = 4 // whole rows, the answer to a request
-	kindState     kind = 5 // push/pull: the sender's own row and a digest of every row
+	kindRequest   kind = 3 // a node asks for rows (version 2: saying what it holds of each)
+	kindRows      kind = 4 // rows, the answer to a request (version 2: or changes since)
+	kindState     kind = 5 // push/pull: the sender's own row (version 2: its header) and a digest
 	kindEnd       kind = 6
 )
 
@@ -41,6 +55,9 @@ func (k kind) String() string {
 	}
 	return "invalid"
 }
+
+// bulk reports whether the kind exists in version 2.
+func (k kind) bulk() bool { return k == kindRequest || k == kindRows || k == kindState }
 
 // op is what a delta does to its row.
 type op uint8
@@ -81,22 +98,49 @@ type fullRow struct {
 	entries []rowEntry
 }
 
+// withdrawn is one withdrawal of a check from a row, at seq.
+type withdrawn struct {
+	check string
+	seq   uint64
+}
+
+// sinceRow is what changed in a row after since, up to header.seq: every cell set after
+// since, every withdrawal after since, and the latest withdraw-all after since (wall, 0 for
+// none), which removed every cell older than itself. Only a row that can prove it holds every
+// change of that span is sent so (sync.go).
+type sinceRow struct {
+	header
+	since     uint64
+	wall      uint64
+	entries   []rowEntry
+	withdrawn []withdrawn
+}
+
 // maxAddrLen bounds the gossip address a request carries: a host name or IP and a port.
 const maxAddrLen = 300
 
-// request asks for the whole rows of the named checkers. addr is the asker's gossip address,
-// host:port, so that a peer that does not know the asker as a member yet can still answer.
-type request struct {
-	from     string
-	addr     string
-	checkers []string
+// ask is one row a request asks for, with the generation and sequence the asker holds of it
+// (0 and 0 when it holds nothing, and always in version 1, which asks for whole rows).
+type ask struct {
+	checker string
+	gen     uint64
+	seq     uint64
 }
 
-// state is what a node sends in a push/pull: its own row if it is a checker, and the header
-// of every row it holds.
+// request asks for the rows of the named checkers. addr is the asker's gossip address,
+// host:port, so that a peer that does not know the asker as a member yet can still answer.
+type request struct {
+	from string
+	addr string
+	asks []ask
+}
+
+// state is what a node sends in a push/pull: in version 2 the header of its own row if it is
+// a checker (own), in version 1 the whole row (row); and the header of every row it holds.
 type state struct {
 	from   string
-	own    *fullRow
+	own    *header
+	row    *fullRow
 	digest []header
 }
 
@@ -138,7 +182,7 @@ func appendRow(b []byte, r *fullRow) []byte {
 }
 
 func encodeDelta(d delta) []byte {
-	b := []byte{wireVersion, byte(kindDelta)}
+	b := []byte{wireV1, byte(kindDelta)}
 	b = appendHeader(b, d.header)
 	b = append(b, byte(d.op))
 	if d.op != opWithdrawAll {
@@ -151,49 +195,18 @@ func encodeDelta(d delta) []byte {
 }
 
 func encodeHeartbeat(h header) []byte {
-	return appendHeader([]byte{wireVersion, byte(kindHeartbeat)}, h)
+	return appendHeader([]byte{wireV1, byte(kindHeartbeat)}, h)
 }
 
-func encodeRequest(r request) []byte {
-	b := appendString([]byte{wireVersion, byte(kindRequest)}, r.from)
-	b = appendString(b, r.addr)
-	b = binary.AppendUvarint(b, uint64(len(r.checkers)))
-	for _, c := range r.checkers {
-		b = appendString(b, c)
-	}
-	return b
-}
-
-func encodeRows(rows []*fullRow) []byte {
-	b := binary.AppendUvarint([]byte{wireVersion, byte(kindRows)}, uint64(len(rows)))
-	for _, r := range rows {
-		b = appendRow(b, r)
-	}
-	return b
-}
-
-func encodeState(s state) []byte {
-	b := appendString([]byte{wireVersion, byte(kindState)}, s.from)
-	if s.own != nil {
-		b = append(b, 1)
-		b = appendRow(b, s.own)
-	} else {
-		b = append(b, 0)
-	}
-	b = binary.AppendUvarint(b, uint64(len(s.digest)))
-	for _, h := range s.digest {
-		b = appendHeader(b, h)
-	}
-	return b
-}
-
-// message is any decoded message; exactly one field is set, as kind says.
+// message is any decoded message; the fields of its kind and version are set.
 type message struct {
+	version byte
 	kind    kind
 	delta   delta
 	header  header
 	request request
 	rows    []*fullRow
+	since   []*sinceRow // version 2 rows only
 	state   state
 }
 
@@ -207,68 +220,47 @@ func maxSize(k kind) int {
 
 // peekKind returns the kind a message claims, or kind 0 when it cannot tell.
 func peekKind(b []byte) kind {
-	if len(b) < 2 || b[0] != wireVersion || kind(b[1]) == 0 || kind(b[1]) >= kindEnd {
+	if len(b) < 2 || kind(b[1]) == 0 || kind(b[1]) >= kindEnd {
 		return 0
 	}
-	return kind(b[1])
+	if k := kind(b[1]); b[0] == wireV1 || b[0] == wireV2 && k.bulk() {
+		return k
+	}
+	return 0
 }
 
-// decode parses one message. It never panics and never allocates more than the input
-// justifies.
+// decode parses one message of either version. It never panics and never allocates more
+// than the input justifies.
 func decode(b []byte) (message, error) {
 	if len(b) < 2 {
 		return message{}, fmt.Errorf("gossip: %d-byte message: %w", len(b), errMalformed)
 	}
-	if b[0] != wireVersion {
+	if b[0] != wireV1 && b[0] != wireV2 {
 		return message{}, fmt.Errorf("gossip: version %d: %w", b[0], errVersion)
 	}
-	m := message{kind: kind(b[1])}
-	if m.kind == 0 || m.kind >= kindEnd {
-		return message{}, fmt.Errorf("gossip: kind %d: %w", b[1], errMalformed)
+	m := message{version: b[0], kind: kind(b[1])}
+	if m.kind == 0 || m.kind >= kindEnd || m.version == wireV2 && !m.kind.bulk() {
+		return message{}, fmt.Errorf("gossip: kind %d of version %d: %w", b[1], b[0], errMalformed)
 	}
 	if len(b) > maxSize(m.kind) {
 		return message{}, fmt.Errorf("gossip: %s of %d bytes: %w", m.kind, len(b), errOversized)
 	}
 	r := &reader{b: b[2:]}
-	switch m.kind {
-	case kindDelta:
+	switch {
+	case m.kind == kindDelta:
 		m.delta = r.delta()
-	case kindHeartbeat:
+	case m.kind == kindHeartbeat:
 		m.header = r.header()
-	case kindRequest:
-		m.request.from = r.id()
-		m.request.addr = r.str(maxAddrLen)
-		n := r.count(2)
-		m.request.checkers = make([]string, 0, n)
-		for range n {
-			m.request.checkers = append(m.request.checkers, r.id())
-		}
-	case kindRows:
-		n := r.count(6)
-		m.rows = make([]*fullRow, 0, n)
-		for range n {
-			m.rows = append(m.rows, r.row())
-		}
-	case kindState:
-		m.state.from = r.id()
-		switch r.byte() {
-		case 0:
-		case 1:
-			m.state.own = r.row()
-		default:
-			r.fail()
-		}
-		n := r.count(5)
-		m.state.digest = make([]header, 0, n)
-		for range n {
-			m.state.digest = append(m.state.digest, r.header())
-		}
+	case m.version == wireV1:
+		r.bulkV1(&m)
+	default:
+		r.bulkV2(&m)
 	}
 	if r.err == nil && len(r.b) != 0 {
 		r.fail()
 	}
 	if r.err != nil {
-		return message{}, fmt.Errorf("gossip: %s: %w", m.kind, r.err)
+		return message{}, fmt.Errorf("gossip: %s version %d: %w", m.kind, m.version, r.err)
 	}
 	return m, nil
 }

@@ -1,6 +1,7 @@
 package gossip
 
 import (
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -33,15 +34,23 @@ func samples() []message {
 	row := &fullRow{header: h, entries: []rowEntry{
 		{check: "api", seq: 41, entry: Entry{Status: StatusHealthy, Consecutive: 3, Latency: 1500 * time.Microsecond, Reason: "http 200"}},
 		{check: "db", seq: 42, entry: Entry{Status: StatusUnhealthy, Reason: "dial tcp: connection refused"}}}}
+	since := &sinceRow{header: header{checker: "eu-c1", gen: h.gen, seq: 50, beat: 9}, since: 42, wall: 44,
+		entries:   []rowEntry{{check: "api", seq: 47, entry: Entry{Status: StatusHealthy, Reason: "http 200"}}},
+		withdrawn: []withdrawn{{check: "db", seq: 45}, {check: "web", seq: 50}}}
 	return []message{
-		{kind: kindDelta, delta: delta{header: h, op: opSet, check: "api", entry: Entry{Status: StatusHealthy, Consecutive: 3, Latency: time.Millisecond, Reason: "ok"}}},
-		{kind: kindDelta, delta: delta{header: h, op: opWithdraw, check: "api"}},
-		{kind: kindDelta, delta: delta{header: h, op: opWithdrawAll}},
-		{kind: kindHeartbeat, header: h},
-		{kind: kindRequest, request: request{from: "us-l0", addr: "10.1.0.1:7946", checkers: []string{"a", "b"}}},
-		{kind: kindRows, rows: []*fullRow{row}},
-		{kind: kindState, state: state{from: "eu-c1", own: row, digest: []header{h}}},
-		{kind: kindState, state: state{from: "us-l0", digest: []header{}}},
+		{version: wireV1, kind: kindDelta, delta: delta{header: h, op: opSet, check: "api", entry: Entry{Status: StatusHealthy, Consecutive: 3, Latency: time.Millisecond, Reason: "ok"}}},
+		{version: wireV1, kind: kindDelta, delta: delta{header: h, op: opWithdraw, check: "api"}},
+		{version: wireV1, kind: kindDelta, delta: delta{header: h, op: opWithdrawAll}},
+		{version: wireV1, kind: kindHeartbeat, header: h},
+		{version: wireV1, kind: kindRequest, request: request{from: "us-l0", addr: "10.1.0.1:7946", asks: []ask{{checker: "a"}, {checker: "b"}}}},
+		{version: wireV1, kind: kindRows, rows: []*fullRow{row}},
+		{version: wireV1, kind: kindState, state: state{from: "eu-c1", row: row, digest: []header{h}}},
+		{version: wireV1, kind: kindState, state: state{from: "us-l0", digest: []header{}}},
+		{version: wireV2, kind: kindRequest, request: request{from: "us-l0", addr: "10.1.0.1:7946", asks: []ask{{checker: "a"}, {checker: "b", gen: 7, seq: 3}}}},
+		{version: wireV2, kind: kindRows, rows: []*fullRow{row}, since: []*sinceRow{since, {header: h, since: 42}}},
+		{version: wireV2, kind: kindRows, since: []*sinceRow{since}},
+		{version: wireV2, kind: kindState, state: state{from: "eu-c1", own: &h, digest: []header{h}}},
+		{version: wireV2, kind: kindState, state: state{from: "us-l0", digest: []header{}}},
 	}
 }
 
@@ -65,7 +74,7 @@ func TestRoundTrip(t *testing.T) {
 	}
 }
 
-// encodeMessage encodes any message by its kind.
+// encodeMessage encodes any message by its kind and version.
 func encodeMessage(m message) []byte {
 	switch m.kind {
 	case kindDelta:
@@ -73,22 +82,47 @@ func encodeMessage(m message) []byte {
 	case kindHeartbeat:
 		return encodeHeartbeat(m.header)
 	case kindRequest:
-		return encodeRequest(m.request)
+		return encodeRequest(m.request, m.version)
 	case kindRows:
-		return encodeRows(m.rows)
+		return encodeRows(m.version, m.rows, m.since)
 	case kindState:
-		return encodeState(m.state)
+		return encodeState(m.state, m.version)
 	}
 	return nil
 }
 
 // normal makes empty and nil slices equal for comparison.
 func normal(m message) message {
-	if len(m.request.checkers) == 0 {
-		m.request.checkers = nil
+	if len(m.request.asks) == 0 {
+		m.request.asks = nil
 	}
 	if len(m.rows) == 0 {
 		m.rows = nil
+	}
+	if len(m.since) == 0 {
+		m.since = nil
+	}
+	for i, s := range m.since {
+		c := *s
+		if len(c.entries) == 0 {
+			c.entries = nil
+		}
+		if len(c.withdrawn) == 0 {
+			c.withdrawn = nil
+		}
+		m.since[i] = &c
+	}
+	for i, r := range m.rows {
+		c := *r
+		if len(c.entries) == 0 {
+			c.entries = nil
+		}
+		m.rows[i] = &c
+	}
+	if r := m.state.row; r != nil && len(r.entries) == 0 {
+		c := *r
+		c.entries = nil
+		m.state.row = &c
 	}
 	if len(m.state.digest) == 0 {
 		m.state.digest = nil
@@ -116,4 +150,38 @@ func FuzzDecode(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestDecodeRejectsBadSync: version 2 messages that would mislead a table, or claim more
+// than their bytes hold, are refused, as is any other version.
+func TestDecodeRejectsBadSync(t *testing.T) {
+	h := header{checker: "c", gen: 1, seq: 10, beat: 1}
+	e := Entry{Status: StatusHealthy}
+	for _, tc := range []struct {
+		name string
+		b    []byte
+		want error
+	}{
+		{"version 2 delta", append([]byte{wireV2}, encodeDelta(delta{header: h, op: opWithdrawAll})[1:]...), errMalformed},
+		{"version 2 heartbeat", append([]byte{wireV2}, encodeHeartbeat(h)[1:]...), errMalformed},
+		{"version 3", append([]byte{3}, encodeState(state{from: "c", own: &h}, wireV2)[1:]...), errVersion},
+		{"since after the row's seq", encodeRows(wireV2, nil, []*sinceRow{{header: h, since: 11}}), errMalformed},
+		{"withdraw-all at since", encodeRows(wireV2, nil, []*sinceRow{{header: h, since: 4, wall: 4}}), errMalformed},
+		{"withdraw-all after seq", encodeRows(wireV2, nil, []*sinceRow{{header: h, since: 4, wall: 11}}), errMalformed},
+		{"cell not after since", encodeRows(wireV2, nil, []*sinceRow{{header: h, since: 4,
+			entries: []rowEntry{{check: "a", seq: 4, entry: e}}}}), errMalformed},
+		{"cell after seq", encodeRows(wireV2, nil, []*sinceRow{{header: h, since: 4,
+			entries: []rowEntry{{check: "a", seq: 11, entry: e}}}}), errMalformed},
+		{"withdrawal not after since", encodeRows(wireV2, nil, []*sinceRow{{header: h, since: 4,
+			withdrawn: []withdrawn{{check: "a", seq: 3}}}}), errMalformed},
+		{"withdrawal with an empty id", encodeRows(wireV2, nil, []*sinceRow{{header: h, since: 4,
+			withdrawn: []withdrawn{{check: "", seq: 5}}}}), errMalformed},
+		{"a million since rows in 20 bytes", []byte{wireV2, byte(kindRows), 0, 0xc0, 0x84, 0x3d, 1, 'c', 1, 1, 1, 0, 0, 0, 0}, errMalformed},
+		{"a million asks in 20 bytes", append(encodeRequest(request{from: "l", addr: "x"}, wireV2)[:6], 0xc0, 0x84, 0x3d, 1, 'c', 1, 1), errMalformed},
+		{"state flag 2", []byte{wireV2, byte(kindState), 1, 'c', 2, 0}, errMalformed},
+	} {
+		if _, err := decode(tc.b); !errors.Is(err, tc.want) {
+			t.Errorf("%s: %v, want %v", tc.name, err, tc.want)
+		}
+	}
 }
