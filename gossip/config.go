@@ -61,6 +61,23 @@ type Config struct {
 	// ForgetPeersAfter is how long a peer that is not alive is still rejoined. Default 72h.
 	ForgetPeersAfter time.Duration
 
+	// MaxInboundStreams bounds the inbound gossip streams (push/pull, reliable messages)
+	// open at once; more are closed at once. Default DefaultMaxInboundStreams.
+	MaxInboundStreams int
+	// MaxInboundStreamsPerSource bounds the inbound streams open at once from one source
+	// address. Default DefaultMaxInboundStreamsPerSource.
+	MaxInboundStreamsPerSource int
+	// MaxStreamBytes bounds one inbound stream message; a larger one is refused before its
+	// body is read. Default DefaultMaxStreamBytes.
+	MaxStreamBytes int
+	// MaxBufferedBytes bounds the bytes of inbound stream messages buffered before they are
+	// authenticated, over all streams; one source may hold half. Default
+	// DefaultMaxBufferedBytes.
+	MaxBufferedBytes int
+	// StreamReadTimeout bounds the time an inbound stream takes to deliver its first
+	// message. Default DefaultStreamReadTimeout.
+	StreamReadTimeout time.Duration
+
 	// OnMembership, when set, is called for every membership event, in order. It must not
 	// block: it runs inside memberlist's event handling.
 	OnMembership func(MemberEvent)
@@ -106,6 +123,21 @@ func (c *Config) setDefaults() {
 	}
 	if c.ForgetPeersAfter == 0 {
 		c.ForgetPeersAfter = 72 * time.Hour
+	}
+	if c.MaxInboundStreams == 0 {
+		c.MaxInboundStreams = DefaultMaxInboundStreams
+	}
+	if c.MaxInboundStreamsPerSource == 0 {
+		c.MaxInboundStreamsPerSource = DefaultMaxInboundStreamsPerSource
+	}
+	if c.MaxStreamBytes == 0 {
+		c.MaxStreamBytes = DefaultMaxStreamBytes
+	}
+	if c.MaxBufferedBytes == 0 {
+		c.MaxBufferedBytes = DefaultMaxBufferedBytes
+	}
+	if c.StreamReadTimeout == 0 {
+		c.StreamReadTimeout = DefaultStreamReadTimeout
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
@@ -157,6 +189,18 @@ func (c *Config) validate() error {
 		if d.v < 10*time.Millisecond {
 			errs = append(errs, fmt.Errorf("gossip: %s %v is below 10ms", d.name, d.v))
 		}
+	}
+	if c.MaxInboundStreams < 1 || c.MaxInboundStreamsPerSource < 1 {
+		errs = append(errs, errors.New("gossip: max inbound streams, in all and per source, must be positive"))
+	}
+	if c.MaxStreamBytes < 1024 || c.MaxStreamBytes > 20<<20 {
+		errs = append(errs, fmt.Errorf("gossip: max stream bytes %d: must be 1 KiB to 20 MiB (memberlist's own limit)", c.MaxStreamBytes))
+	}
+	if c.MaxBufferedBytes < 2*c.MaxStreamBytes {
+		errs = append(errs, fmt.Errorf("gossip: max buffered bytes %d: must be at least twice max stream bytes (%d), since one source may hold half", c.MaxBufferedBytes, c.MaxStreamBytes))
+	}
+	if c.StreamReadTimeout < 10*time.Millisecond {
+		errs = append(errs, fmt.Errorf("gossip: stream read timeout %v is below 10ms", c.StreamReadTimeout))
 	}
 	if c.MaxRows < 1 || c.MaxKnownPeers < 1 {
 		errs = append(errs, errors.New("gossip: max rows and max known peers must be positive"))
