@@ -61,22 +61,9 @@ type Config struct {
 	// ForgetPeersAfter is how long a peer that is not alive is still rejoined. Default 72h.
 	ForgetPeersAfter time.Duration
 
-	// MaxInboundStreams bounds the inbound gossip streams (push/pull, reliable messages)
-	// open at once; more are closed at once. Default DefaultMaxInboundStreams.
-	MaxInboundStreams int
-	// MaxInboundStreamsPerSource bounds the inbound streams open at once from one source
-	// address. Default DefaultMaxInboundStreamsPerSource.
-	MaxInboundStreamsPerSource int
-	// MaxStreamBytes bounds one inbound stream message; a larger one is refused before its
-	// body is read. Default DefaultMaxStreamBytes.
-	MaxStreamBytes int
-	// MaxBufferedBytes bounds the bytes of inbound stream messages buffered before they are
-	// authenticated, over all streams; one source may hold half. Default
-	// DefaultMaxBufferedBytes.
-	MaxBufferedBytes int
-	// StreamReadTimeout bounds the time an inbound stream takes to deliver its first
-	// message. Default DefaultStreamReadTimeout.
-	StreamReadTimeout time.Duration
+	// Inbound bounds what the node takes from other nodes' streams and packets before it
+	// has authenticated them.
+	Inbound InboundLimits
 
 	// OnMembership, when set, is called for every membership event, in order. It must not
 	// block: it runs inside memberlist's event handling.
@@ -87,6 +74,27 @@ type Config struct {
 	Logger *slog.Logger
 	// Now is the node's clock. Default time.Now.
 	Now func() time.Time
+}
+
+// InboundLimits bound the inbound gossip streams (push/pull, reliable messages) that a node
+// reads before it has authenticated them. The zero value of a field means its default.
+type InboundLimits struct {
+	// MaxStreams bounds the inbound streams open at once; more are closed at once. Default
+	// DefaultMaxInboundStreams.
+	MaxStreams int
+	// MaxStreamsPerSource bounds the inbound streams open at once from one source address.
+	// Default DefaultMaxInboundStreamsPerSource.
+	MaxStreamsPerSource int
+	// MaxStreamBytes bounds one inbound stream message; a larger one is refused before its
+	// body is read. Default DefaultMaxStreamBytes.
+	MaxStreamBytes int
+	// MaxBufferedBytes bounds the bytes of inbound stream messages buffered before they are
+	// authenticated, over all streams; one source may hold half. Default
+	// DefaultMaxBufferedBytes.
+	MaxBufferedBytes int
+	// StreamReadTimeout bounds the time an inbound stream takes to deliver its first
+	// message. Default DefaultStreamReadTimeout.
+	StreamReadTimeout time.Duration
 }
 
 // Profile selects memberlist's timing.
@@ -124,20 +132,21 @@ func (c *Config) setDefaults() {
 	if c.ForgetPeersAfter == 0 {
 		c.ForgetPeersAfter = 72 * time.Hour
 	}
-	if c.MaxInboundStreams == 0 {
-		c.MaxInboundStreams = DefaultMaxInboundStreams
+	in := &c.Inbound
+	if in.MaxStreams == 0 {
+		in.MaxStreams = DefaultMaxInboundStreams
 	}
-	if c.MaxInboundStreamsPerSource == 0 {
-		c.MaxInboundStreamsPerSource = DefaultMaxInboundStreamsPerSource
+	if in.MaxStreamsPerSource == 0 {
+		in.MaxStreamsPerSource = DefaultMaxInboundStreamsPerSource
 	}
-	if c.MaxStreamBytes == 0 {
-		c.MaxStreamBytes = DefaultMaxStreamBytes
+	if in.MaxStreamBytes == 0 {
+		in.MaxStreamBytes = DefaultMaxStreamBytes
 	}
-	if c.MaxBufferedBytes == 0 {
-		c.MaxBufferedBytes = DefaultMaxBufferedBytes
+	if in.MaxBufferedBytes == 0 {
+		in.MaxBufferedBytes = DefaultMaxBufferedBytes
 	}
-	if c.StreamReadTimeout == 0 {
-		c.StreamReadTimeout = DefaultStreamReadTimeout
+	if in.StreamReadTimeout == 0 {
+		in.StreamReadTimeout = DefaultStreamReadTimeout
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
@@ -190,17 +199,18 @@ func (c *Config) validate() error {
 			errs = append(errs, fmt.Errorf("gossip: %s %v is below 10ms", d.name, d.v))
 		}
 	}
-	if c.MaxInboundStreams < 1 || c.MaxInboundStreamsPerSource < 1 {
+	in := c.Inbound
+	if in.MaxStreams < 1 || in.MaxStreamsPerSource < 1 {
 		errs = append(errs, errors.New("gossip: max inbound streams, in all and per source, must be positive"))
 	}
-	if c.MaxStreamBytes < 1024 || c.MaxStreamBytes > 20<<20 {
-		errs = append(errs, fmt.Errorf("gossip: max stream bytes %d: must be 1 KiB to 20 MiB (memberlist's own limit)", c.MaxStreamBytes))
+	if in.MaxStreamBytes < 1024 || in.MaxStreamBytes > 20<<20 {
+		errs = append(errs, fmt.Errorf("gossip: max stream bytes %d: must be 1 KiB to 20 MiB (memberlist's own limit)", in.MaxStreamBytes))
 	}
-	if c.MaxBufferedBytes < 2*c.MaxStreamBytes {
-		errs = append(errs, fmt.Errorf("gossip: max buffered bytes %d: must be at least twice max stream bytes (%d), since one source may hold half", c.MaxBufferedBytes, c.MaxStreamBytes))
+	if in.MaxBufferedBytes < 2*in.MaxStreamBytes {
+		errs = append(errs, fmt.Errorf("gossip: max buffered bytes %d: must be at least twice max stream bytes (%d), since one source may hold half", in.MaxBufferedBytes, in.MaxStreamBytes))
 	}
-	if c.StreamReadTimeout < 10*time.Millisecond {
-		errs = append(errs, fmt.Errorf("gossip: stream read timeout %v is below 10ms", c.StreamReadTimeout))
+	if in.StreamReadTimeout < 10*time.Millisecond {
+		errs = append(errs, fmt.Errorf("gossip: stream read timeout %v is below 10ms", in.StreamReadTimeout))
 	}
 	if c.MaxRows < 1 || c.MaxKnownPeers < 1 {
 		errs = append(errs, errors.New("gossip: max rows and max known peers must be positive"))

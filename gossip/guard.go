@@ -17,7 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// Inbound limits, the defaults of Config's fields.
+// The defaults of InboundLimits.
 const (
 	// DefaultMaxInboundStreams bounds the inbound gossip streams open at once.
 	DefaultMaxInboundStreams = 64
@@ -63,7 +63,7 @@ const (
 // refuses is counted and logged at most once per logEvery.
 type guard struct {
 	keyring  *memberlist.Keyring // nil: an unencrypted pool, nothing to authenticate
-	limits   guardLimits
+	limits   InboundLimits
 	refused  *prometheus.CounterVec
 	log      *slog.Logger
 	logEvery time.Duration
@@ -78,17 +78,10 @@ type guard struct {
 	lastLog   time.Time
 }
 
-// guardLimits are the guard's bounds; see Config.
-type guardLimits struct {
-	streams, perSource, streamBytes, buffered int
-	readTimeout                               time.Duration
-}
-
 func newGuard(cfg *Config, kr *memberlist.Keyring, m *metrics, log *slog.Logger) *guard {
 	return &guard{
-		keyring: kr,
-		limits: guardLimits{streams: cfg.MaxInboundStreams, perSource: cfg.MaxInboundStreamsPerSource,
-			streamBytes: cfg.MaxStreamBytes, buffered: cfg.MaxBufferedBytes, readTimeout: cfg.StreamReadTimeout},
+		keyring:   kr,
+		limits:    cfg.Inbound,
 		refused:   m.refused,
 		log:       log,
 		logEvery:  10 * time.Second,
@@ -152,9 +145,9 @@ func (g *guard) openStream(src string) (bool, string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	switch {
-	case g.streams >= g.limits.streams:
+	case g.streams >= g.limits.MaxStreams:
 		return false, refusedTotal
-	case g.perSource[src] >= g.limits.perSource:
+	case g.perSource[src] >= g.limits.MaxStreamsPerSource:
 		return false, refusedSource
 	}
 	g.streams++
@@ -175,7 +168,7 @@ func (g *guard) closeStream(src string) {
 func (g *guard) reserve(src string, n int) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.buffered+n > g.limits.buffered || g.bySource[src]+n > g.limits.buffered/2 {
+	if g.buffered+n > g.limits.MaxBufferedBytes || g.bySource[src]+n > g.limits.MaxBufferedBytes/2 {
 		return false
 	}
 	g.buffered += n
@@ -230,7 +223,7 @@ var errRefused = errors.New("gossip: inbound stream refused")
 // guardedConn gives it back); on failure it is given back and the reason returned.
 func (g *guard) readFirst(conn net.Conn, src string) ([]byte, string, error) {
 	// The deadline is on the socket's clock, not the node's (which tests may fake).
-	if err := conn.SetReadDeadline(time.Now().Add(g.limits.readTimeout)); err != nil {
+	if err := conn.SetReadDeadline(time.Now().Add(g.limits.StreamReadTimeout)); err != nil {
 		return nil, refusedTimeout, fmt.Errorf("gossip: stream deadline: %w", err)
 	}
 	var head [mlStreamHeader]byte
@@ -242,7 +235,7 @@ func (g *guard) readFirst(conn net.Conn, src string) ([]byte, string, error) {
 		return nil, refusedAuth, errRefused
 	}
 	size := int(binary.BigEndian.Uint32(head[1:]))
-	if size > g.limits.streamBytes {
+	if size > g.limits.MaxStreamBytes {
 		return nil, refusedSize, errRefused
 	}
 	total := mlStreamHeader + size

@@ -19,6 +19,7 @@ import (
 	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/control"
 	"github.com/vigil-dns/vigil/gossip"
+	"github.com/vigil-dns/vigil/httpguard"
 	"github.com/vigil-dns/vigil/location"
 )
 
@@ -104,6 +105,9 @@ type Config struct {
 	// HTTPAddr is the node's HTTP listener: /metrics, /healthz, /readyz and mounted handlers.
 	// Default "127.0.0.1:7701" (where `vigil status` looks first); port 0 picks a free port; "off" serves none.
 	HTTPAddr string
+	// HTTPLimits are the time and size limits of the node's HTTP listeners (this one and the
+	// control role's API); zero fields mean httpguard's defaults.
+	HTTPLimits httpguard.Limits
 
 	// Probe configures the checker's probes.
 	Probe ProbeConfig
@@ -145,6 +149,9 @@ type GossipConfig struct {
 	Profile gossip.Profile
 	// HeartbeatInterval and RejoinInterval override gossip's defaults (2s, 15s).
 	HeartbeatInterval, RejoinInterval time.Duration
+	// Inbound bounds the inbound streams read before they are authenticated; zero fields
+	// mean gossip's defaults.
+	Inbound gossip.InboundLimits
 }
 
 // ControlConfig configures the control role: a raft voter and its HTTP API.
@@ -246,6 +253,9 @@ func (c Config) Validate() error {
 		bad("id is required")
 	} else if len(c.ID) > gossip.MaxIDLen {
 		bad("id is longer than %d bytes", gossip.MaxIDLen)
+	}
+	if err := c.HTTPLimits.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("node: http: %w", err))
 	}
 	dataPlane := c.Roles.Has(RoleChecker) || c.Roles.Has(RoleLocation)
 	if c.Region == "" && dataPlane {
