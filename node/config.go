@@ -102,6 +102,9 @@ type Config struct {
 	// RRL is the location's response rate limiting per client network (/24 or /56), on every
 	// listener; off unless ResponsesPerSecond is set.
 	RRL location.RRLConfig
+	// DNSTCP bounds the location's DNS over TCP on every listener; zero fields mean
+	// location's defaults.
+	DNSTCP DNSTCPLimits
 	// HTTPAddr is the node's HTTP listener: /metrics, /healthz, /readyz and mounted handlers.
 	// Default "127.0.0.1:7701" (where `vigil status` looks first); port 0 picks a free port; "off" serves none.
 	HTTPAddr string
@@ -127,6 +130,21 @@ type Config struct {
 	Registerer prometheus.Registerer
 	// Gatherer is what /metrics serves. Default the Registerer, when it is a Gatherer too.
 	Gatherer prometheus.Gatherer
+}
+
+// DNSTCPLimits bound a location's DNS over TCP, per listener (location.Config's fields).
+type DNSTCPLimits struct {
+	// MaxConns bounds the connections served at once. Default location.DefaultMaxTCPConns.
+	MaxConns int
+	// MaxConnsPerClient bounds one client address's connections. Default
+	// location.DefaultMaxTCPConnsPerClient.
+	MaxConnsPerClient int
+	// IdleTimeout closes a connection that sends no query for this long. Default
+	// location.DefaultTCPIdleTimeout.
+	IdleTimeout time.Duration
+	// Lifetime closes a connection this long after it was accepted. Default
+	// location.DefaultTCPConnLifetime.
+	Lifetime time.Duration
 }
 
 // GossipConfig configures the node's membership of the data-plane pool.

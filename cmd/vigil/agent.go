@@ -41,6 +41,7 @@ type agentFlags struct {
 	logLevel                                   string
 	http                                       httpguard.Limits
 	gossipLimits                               gossip.InboundLimits
+	dnsTCP                                     node.DNSTCPLimits
 }
 
 // runAgent runs the roles of one node: control (a raft voter and its HTTP API, with /metrics
@@ -80,6 +81,10 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.StringVar(&f.tlsKey, "tls-key", "", "key file of -tls-cert")
 	fs.StringVar(&f.tlsCA, "tls-ca", "", "CA file to verify voters' APIs (forwarding, joining, following)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.IntVar(&f.dnsTCP.MaxConns, "dns-tcp-max-conns", location.DefaultMaxTCPConns, "location: DNS over TCP connections served at once, per listener")
+	fs.IntVar(&f.dnsTCP.MaxConnsPerClient, "dns-tcp-max-conns-per-client", location.DefaultMaxTCPConnsPerClient, "location: DNS over TCP connections one client address may hold at once, per listener")
+	fs.DurationVar(&f.dnsTCP.IdleTimeout, "dns-tcp-idle-timeout", location.DefaultTCPIdleTimeout, "location: a DNS over TCP connection that asks nothing for this long is closed")
+	fs.DurationVar(&f.dnsTCP.Lifetime, "dns-tcp-lifetime", location.DefaultTCPConnLifetime, "location: a DNS over TCP connection is closed this long after it was accepted, however busy")
 	fs.DurationVar(&f.http.HeaderTimeout, "http-header-timeout", httpguard.DefaultHeaderTimeout, "HTTP listeners (control API, status port): time a client has to send a request's header")
 	fs.DurationVar(&f.http.BodyTimeout, "http-body-timeout", httpguard.DefaultBodyTimeout, "HTTP listeners: time a client has to send a request's body, from the end of its header")
 	fs.DurationVar(&f.http.IdleTimeout, "http-idle-timeout", httpguard.DefaultIdleTimeout, "HTTP listeners: time a kept-alive connection may wait for its next request")
@@ -220,6 +225,7 @@ func agentConfig(f agentFlags, stderr io.Writer) (node.Config, *slog.Logger, err
 		cfg.HTTPAddr = "off" // the API listener serves /metrics
 	}
 	cfg.HTTPLimits = f.http
+	cfg.DNSTCP = f.dnsTCP
 	cfg.Gossip.Inbound = f.gossipLimits
 	cfg.Probe.AllowLoopback = f.allowLoopback
 	for _, p := range splitList(f.probeAllow) {
