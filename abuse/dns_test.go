@@ -21,6 +21,13 @@ import (
 // until the test ends, and returns its address and metrics registry.
 func startLocation(t *testing.T, rrl location.RRLConfig) (string, *prometheus.Registry) {
 	t.Helper()
+	return startLocationWith(t, location.Config{RRL: rrl})
+}
+
+// startLocationWith is startLocation with the server's configuration (its address, registry
+// and logger are set here).
+func startLocationWith(t *testing.T, cfg location.Config) (string, *prometheus.Registry) {
+	t.Helper()
 	data, err := os.ReadFile("../examples/demo.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -36,7 +43,8 @@ func startLocation(t *testing.T, rrl location.RRLConfig) (string, *prometheus.Re
 		t.Fatal(err)
 	}
 	reg := prometheus.NewRegistry()
-	s, err := location.New(location.Config{Addr: "127.0.0.1:0", RRL: rrl, Registerer: reg, Logger: logger()})
+	cfg.Addr, cfg.Registerer, cfg.Logger = "127.0.0.1:0", reg, logger()
+	s, err := location.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,9 +1,12 @@
 package abuse
 
 import (
+	"context"
 	"log/slog"
 	"os"
 	"strconv"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -56,3 +59,28 @@ func itoa(n int) string {
 	}
 	return sign + s
 }
+
+// countingHandler is a slog handler that counts the records whose message contains match.
+type countingHandler struct {
+	match string
+	n     atomic.Int64
+}
+
+// Enabled implements slog.Handler.
+func (h *countingHandler) Enabled(context.Context, slog.Level) bool { return true }
+
+// Handle implements slog.Handler.
+func (h *countingHandler) Handle(_ context.Context, r slog.Record) error {
+	if strings.Contains(r.Message, h.match) {
+		h.n.Add(1)
+	}
+	return nil
+}
+
+// WithAttrs implements slog.Handler; the attributes are not kept.
+func (h *countingHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+
+// WithGroup implements slog.Handler.
+func (h *countingHandler) WithGroup(string) slog.Handler { return h }
+
+func (h *countingHandler) count() int { return int(h.n.Load()) }

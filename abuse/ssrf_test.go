@@ -38,6 +38,9 @@ var reservedTargets = []string{
 	"::ffff:127.0.0.1", "::ffff:10.0.0.1", "::ffff:169.254.169.254", "::ffff:192.168.1.1",
 	"64:ff9b::7f00:1", "64:ff9b::a9fe:a9fe", "64:ff9b::a00:1", "2002:7f00:1::1",
 	"2002:a9fe:a9fe::1", "2002:c0a8:101::1",
+	// IPv4-compatible and IPv4-translated forms, and IPv6 outside global unicast (issue 19).
+	"::a9fe:a9fe", "::7f00:1", "::a00:1", "::ffff:0:a9fe:a9fe", "::ffff:0:7f00:1",
+	"::ffff:0:c0a8:101", "::2", "::808:808", "4000::1", "8000::1", "e000::1", "2620:4f:8000::1",
 }
 
 // countingListener accepts TCP connections on loopback and counts them: a stand-in for a
@@ -289,7 +292,7 @@ func TestAbuseSSRF(t *testing.T) {
 	t.Logf("outcomes: %s; the allowed target accepted %d connections (rebinding's allowed answers and redirect first hops)", reasons, publicHits)
 	t.Logf("control (policy allows everything): %d probes, %d connections into private space, outcomes: %s", ctlProbes, ctlThrough, ctlReasons)
 	t.Logf("config validation refused %d of %d checks with a reserved target address (those no policy makes an endpoint; the rest is each checker's policy)", static, len(reservedTargets))
-	row(t, fmt.Sprintf("SSRF: checks aimed into private space: %d addresses in every reserved range the checker refuses (loopback with loopback off, RFC 1918, link-local incl. 169.254.169.254, CGNAT, ULA, IPv4-mapped, NAT64, 6to4, documentation, multicast, ...) as literals and as names, HTTP and TCP; DNS rebinding (a loopback resolver answering the allowed address, then 127.0.0.1); %d redirects from an allowed target into private space (follow_redirects on)", len(reservedTargets), len(redirects)),
+	row(t, fmt.Sprintf("SSRF: checks aimed into private space: %d addresses in every reserved range the checker refuses (loopback with loopback off, RFC 1918, link-local incl. 169.254.169.254, CGNAT, ULA, IPv4-mapped, IPv4-compatible, IPv4-translated, NAT64, 6to4, IPv6 outside 2000::/3, documentation, multicast, ...) as literals and as names, HTTP and TCP; DNS rebinding (a loopback resolver answering the allowed address, then 127.0.0.1); %d redirects from an allowed target into private space (follow_redirects on)", len(reservedTargets), len(redirects)),
 		fmt.Sprintf("%d probes", probes),
 		fmt.Sprintf("%d connections into private space (control with everything allowed: %d of %d probes connected)", through, ctlThrough, ctlProbes))
 	if through != 0 {

@@ -10,7 +10,10 @@ import (
 // AddressPolicy decides which addresses a checker may connect to. By default only public
 // unicast addresses are allowed: loopback, private, link-local, CGNAT, multicast,
 // documentation and the other special-purpose ranges of IANA's registries are refused, for
-// IPv4, IPv6 and IPv4 addresses embedded in IPv6 (mapped, NAT64, 6to4). The policy is
+// IPv4, IPv6 and IPv4 addresses embedded in IPv6 (mapped, compatible, translated, NAT64,
+// 6to4), which are judged by the IPv4 address inside. An IPv6 address outside 2000::/3, the
+// only range IANA allocates as global unicast, is refused (except NAT64's 64:ff9b::/96 with
+// a public IPv4 address inside). The policy is
 // applied to the exact address being dialled, after name resolution, so DNS rebinding and
 // redirects cannot get around it.
 type AddressPolicy struct {
@@ -69,6 +72,7 @@ func reservedRanges() []reservedRange {
 		r("100::/64", "discard"),
 		r("2001::/23", "ietf-protocol"),
 		r("2001:db8::/32", "documentation"),
+		r("2620:4f:8000::/48", "as112"),
 		r("3fff::/20", "documentation"),
 		r("5f00::/16", "srv6"),
 		r("fc00::/7", "unique-local"),
@@ -104,8 +108,9 @@ func (g *guard) check(addr netip.Addr) error {
 		}
 		return &AddressError{Addr: addr, Range: name}
 	}
-	// IPv4 embedded in IPv6 by NAT64 or 6to4 must itself be allowed.
-	if inner, ok := embeddedIPv4(addr); ok {
+	// IPv4 embedded in IPv6 must itself be allowed.
+	inner, embedded := embeddedIPv4(addr)
+	if embedded {
 		if g.allowed(inner) {
 			return nil
 		}
@@ -113,7 +118,21 @@ func (g *guard) check(addr netip.Addr) error {
 			return &AddressError{Addr: addr, Range: name + " (embedded IPv4)"}
 		}
 	}
+	if addr.Is6() && !addr.Is4In6() && !globalUnicast().Contains(addr) && !nat64WellKnown().Contains(addr) {
+		// Unassigned or reserved by IETF (IANA's IPv6 address space registry), including
+		// the deprecated IPv4-compatible and IPv4-translated forms.
+		return &AddressError{Addr: addr, Range: "reserved (outside global unicast 2000::/3)"}
+	}
 	return nil
+}
+
+// globalUnicast returns 2000::/3, the only IPv6 range IANA allocates for global unicast.
+func globalUnicast() netip.Prefix { return netip.PrefixFrom(netip.AddrFrom16([16]byte{0x20}), 3) }
+
+// nat64WellKnown returns NAT64's well-known prefix 64:ff9b::/96 (RFC 6052), which embeds an
+// IPv4 address.
+func nat64WellKnown() netip.Prefix {
+	return netip.PrefixFrom(netip.AddrFrom16([16]byte{0x00, 0x64, 0xff, 0x9b}), 96)
 }
 
 // allowed reports whether addr, or the IPv4 address it maps, is in the allow-list.
@@ -138,20 +157,28 @@ func (g *guard) reservedName(addr netip.Addr) string {
 	return ""
 }
 
-// embeddedIPv4 returns the IPv4 address inside a NAT64 (64:ff9b::/96) or 6to4 (2002::/16)
-// address.
+// embeddedIPv4 returns the IPv4 address inside a NAT64 (64:ff9b::/96), 6to4 (2002::/16),
+// IPv4-compatible (::/96, deprecated) or IPv4-translated (::ffff:0:0:0/96, SIIT) address.
 func embeddedIPv4(addr netip.Addr) (netip.Addr, bool) {
 	if !addr.Is6() || addr.Is4In6() {
 		return netip.Addr{}, false
 	}
 	b := addr.As16()
-	nat64 := b[0] == 0x00 && b[1] == 0x64 && b[2] == 0xff && b[3] == 0x9b
-	for _, x := range b[4:12] {
-		nat64 = nat64 && x == 0
+	last := netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]})
+	zero := func(bs []byte) bool {
+		for _, x := range bs {
+			if x != 0 {
+				return false
+			}
+		}
+		return true
 	}
+	nat64 := b[0] == 0x00 && b[1] == 0x64 && b[2] == 0xff && b[3] == 0x9b && zero(b[4:12])
+	compatible := zero(b[:12])
+	translated := zero(b[:8]) && b[8] == 0xff && b[9] == 0xff && b[10] == 0 && b[11] == 0
 	switch {
-	case nat64:
-		return netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]}), true
+	case nat64, compatible, translated:
+		return last, true
 	case b[0] == 0x20 && b[1] == 0x02:
 		return netip.AddrFrom4([4]byte{b[2], b[3], b[4], b[5]}), true
 	}

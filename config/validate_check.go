@@ -210,6 +210,8 @@ func (v *validator) validateHTTP(c *Check, p string) {
 			v.add(hp, "invalid header name %q", k)
 		case strings.EqualFold(k, "Host"):
 			v.add(hp, "set host_header instead of a Host header")
+		case framingHeader(k) != "":
+			v.add(hp, "%s is set by the checker (message framing and connection handling), not by a check", framingHeader(k))
 		case strings.ContainsFunc(c.Headers[k], func(r rune) bool { return r < ' ' && r != '\t' || r == 0x7f }):
 			v.add(hp, "header value holds a control character")
 		}
@@ -321,6 +323,20 @@ func (v *validator) validateCalculated(c *Check, p string) {
 func isIP(s string) bool {
 	_, err := netip.ParseAddr(s)
 	return err == nil
+}
+
+// framingHeader reports whether name is a header that frames the request or manages the
+// connection (RFC 9110 section 7.6.1, RFC 9112): the checker sets these itself, and a check
+// that set them could smuggle a second request or switch protocols.
+// It returns the header's usual spelling, or "".
+func framingHeader(name string) string {
+	for _, h := range []string{"Content-Length", "Transfer-Encoding", "Upgrade", "Connection", "TE",
+		"Trailer", "Keep-Alive", "Proxy-Connection", "HTTP2-Settings", "Expect"} {
+		if strings.EqualFold(name, h) {
+			return h
+		}
+	}
+	return ""
 }
 
 // validToken reports whether s is an HTTP token (RFC 9110), as header names must be.

@@ -18,6 +18,7 @@ import (
 	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/control"
 	"github.com/vigil-dns/vigil/gossip"
+	"github.com/vigil-dns/vigil/httpguard"
 	"github.com/vigil-dns/vigil/node"
 	"github.com/vigil-dns/vigil/quorum"
 	"github.com/vigil-dns/vigil/regions"
@@ -173,7 +174,7 @@ func (n *Network) startControl(ctx context.Context) error {
 
 // serveHTTP serves h on ln until ctx ends.
 func (n *Network) serveHTTP(ctx context.Context, what string, ln net.Listener, h http.Handler) {
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: time.Minute}
+	srv := httpguard.Server(h, httpguard.Limits{IdleTimeout: time.Minute})
 	n.goRun(ctx, what, func(ctx context.Context) error {
 		errc := make(chan error, 1)
 		go func() { errc <- srv.Serve(ln) }()

@@ -61,6 +61,10 @@ type Config struct {
 	// ForgetPeersAfter is how long a peer that is not alive is still rejoined. Default 72h.
 	ForgetPeersAfter time.Duration
 
+	// Inbound bounds what the node takes from other nodes' streams and packets before it
+	// has authenticated them.
+	Inbound InboundLimits
+
 	// OnMembership, when set, is called for every membership event, in order. It must not
 	// block: it runs inside memberlist's event handling.
 	OnMembership func(MemberEvent)
@@ -75,6 +79,27 @@ type Config struct {
 	// refuse version 2 as they did: for tests of a mixed-version pool and for measuring the
 	// old sync beside the new one. Set by tests in this package only.
 	legacySync bool
+}
+
+// InboundLimits bound the inbound gossip streams (push/pull, reliable messages) that a node
+// reads before it has authenticated them. The zero value of a field means its default.
+type InboundLimits struct {
+	// MaxStreams bounds the inbound streams open at once; more are closed at once. Default
+	// DefaultMaxInboundStreams.
+	MaxStreams int
+	// MaxStreamsPerSource bounds the inbound streams open at once from one source address.
+	// Default DefaultMaxInboundStreamsPerSource.
+	MaxStreamsPerSource int
+	// MaxStreamBytes bounds one inbound stream message; a larger one is refused before its
+	// body is read. Default DefaultMaxStreamBytes.
+	MaxStreamBytes int
+	// MaxBufferedBytes bounds the bytes of inbound stream messages buffered before they are
+	// authenticated, over all streams; one source may hold half. Default
+	// DefaultMaxBufferedBytes.
+	MaxBufferedBytes int
+	// StreamReadTimeout bounds the time an inbound stream takes to deliver its first
+	// message. Default DefaultStreamReadTimeout.
+	StreamReadTimeout time.Duration
 }
 
 // Profile selects memberlist's timing.
@@ -111,6 +136,22 @@ func (c *Config) setDefaults() {
 	}
 	if c.ForgetPeersAfter == 0 {
 		c.ForgetPeersAfter = 72 * time.Hour
+	}
+	in := &c.Inbound
+	if in.MaxStreams == 0 {
+		in.MaxStreams = DefaultMaxInboundStreams
+	}
+	if in.MaxStreamsPerSource == 0 {
+		in.MaxStreamsPerSource = DefaultMaxInboundStreamsPerSource
+	}
+	if in.MaxStreamBytes == 0 {
+		in.MaxStreamBytes = DefaultMaxStreamBytes
+	}
+	if in.MaxBufferedBytes == 0 {
+		in.MaxBufferedBytes = DefaultMaxBufferedBytes
+	}
+	if in.StreamReadTimeout == 0 {
+		in.StreamReadTimeout = DefaultStreamReadTimeout
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
@@ -162,6 +203,19 @@ func (c *Config) validate() error {
 		if d.v < 10*time.Millisecond {
 			errs = append(errs, fmt.Errorf("gossip: %s %v is below 10ms", d.name, d.v))
 		}
+	}
+	in := c.Inbound
+	if in.MaxStreams < 1 || in.MaxStreamsPerSource < 1 {
+		errs = append(errs, errors.New("gossip: max inbound streams, in all and per source, must be positive"))
+	}
+	if in.MaxStreamBytes < 1024 || in.MaxStreamBytes > 20<<20 {
+		errs = append(errs, fmt.Errorf("gossip: max stream bytes %d: must be 1 KiB to 20 MiB (memberlist's own limit)", in.MaxStreamBytes))
+	}
+	if in.MaxBufferedBytes < 2*in.MaxStreamBytes {
+		errs = append(errs, fmt.Errorf("gossip: max buffered bytes %d: must be at least twice max stream bytes (%d), since one source may hold half", in.MaxBufferedBytes, in.MaxStreamBytes))
+	}
+	if in.StreamReadTimeout < 10*time.Millisecond {
+		errs = append(errs, fmt.Errorf("gossip: stream read timeout %v is below 10ms", in.StreamReadTimeout))
 	}
 	if c.MaxRows < 1 || c.MaxKnownPeers < 1 {
 		errs = append(errs, errors.New("gossip: max rows and max known peers must be positive"))

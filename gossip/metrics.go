@@ -29,6 +29,7 @@ type metrics struct {
 	checkers      prometheus.Gauge
 	repairs       prometheus.Counter
 	rejoins       prometheus.Counter
+	refused       *prometheus.CounterVec
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -73,12 +74,16 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Name: "vigil_gossip_rejoins_total",
 			Help: "Rejoin attempts of known peers that were not alive.",
 		}),
+		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "vigil_gossip_inbound_refused_total",
+			Help: "Inbound gossip streams and packets refused before memberlist read them, by transport (stream, packet) and reason (unauthenticated, oversized, streams_total, streams_per_source, buffered_bytes, read_timeout).",
+		}, []string{"transport", "reason"}),
 	}
 	if reg == nil {
 		return m, nil
 	}
 	for _, c := range []prometheus.Collector{m.received, m.receivedV1, m.dropped, m.sentBytes, m.receivedBytes,
-		m.members, m.reports, m.checkers, m.repairs, m.rejoins} {
+		m.members, m.reports, m.checkers, m.repairs, m.rejoins, m.refused} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("gossip: register metrics: %w", err)
 		}

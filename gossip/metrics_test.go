@@ -18,14 +18,15 @@ func TestMetricsLint(t *testing.T) {
 	// Touch the vectors so that they are gathered.
 	m.received.WithLabelValues("delta").Inc()
 	m.receivedV1.WithLabelValues("state").Inc()
+	m.refused.WithLabelValues("packet", refusedAuth).Inc()
 	m.drop(kindDelta, reasonMalformed)
 	m.members.WithLabelValues("eu").Set(1)
 	mfs, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(mfs) != 10 {
-		t.Errorf("gathered %d metric families, want 10", len(mfs))
+	if len(mfs) != 11 {
+		t.Errorf("gathered %d metric families, want 11", len(mfs))
 	}
 	problems, err := promlint.NewWithMetricFamilies(mfs).Lint()
 	if err != nil {

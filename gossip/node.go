@@ -156,7 +156,7 @@ func New(cfg Config) (*Node, error) {
 		}
 		inner = nt
 	}
-	n.transport = newCountingTransport(inner, m)
+	n.transport = newCountingTransport(inner, m, newGuard(&cfg, n.keyring, m, log))
 	mc.Transport = n.transport
 	mc.Delegate = (*delegate)(n)
 	mc.Events = (*events)(n)

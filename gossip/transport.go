@@ -21,6 +21,12 @@ type countingTransport struct {
 	once     sync.Once
 	wg       sync.WaitGroup
 	heard    heardFrom
+	// guard admits inbound streams and packets; admitting tracks the streams whose first
+	// message is being read, to close them at Shutdown.
+	guard     *guard
+	admitting sync.WaitGroup
+	pendingMu sync.Mutex
+	pending   map[*guardedConn]struct{}
 }
 
 var _ memberlist.NodeAwareTransport = (*countingTransport)(nil)
@@ -38,7 +44,7 @@ func (s shim) DialAddressTimeout(a memberlist.Address, timeout time.Duration) (n
 	return s.DialTimeout(a.Addr, timeout)
 }
 
-func newCountingTransport(t memberlist.Transport, m *metrics) *countingTransport {
+func newCountingTransport(t memberlist.Transport, m *metrics, g *guard) *countingTransport {
 	inner, ok := t.(memberlist.NodeAwareTransport)
 	if !ok {
 		inner = shim{t}
@@ -50,6 +56,8 @@ func newCountingTransport(t memberlist.Transport, m *metrics) *countingTransport
 		packetCh: make(chan *memberlist.Packet),
 		streamCh: make(chan net.Conn),
 		done:     make(chan struct{}),
+		guard:    g,
+		pending:  map[*guardedConn]struct{}{},
 	}
 	c.wg.Add(1)
 	go c.forward()
@@ -62,6 +70,9 @@ func (c *countingTransport) forward() {
 		select {
 		case p := <-c.inner.PacketCh():
 			c.received.Add(float64(len(p.Buf)))
+			if !c.guard.admitPacket(p) {
+				continue
+			}
 			if p.From != nil {
 				c.heard.add(p.From.String())
 			}
@@ -71,16 +82,37 @@ func (c *countingTransport) forward() {
 				return
 			}
 		case conn := <-c.inner.StreamCh():
-			select {
-			case c.streamCh <- &countingConn{Conn: conn, t: c}:
-			case <-c.done:
-				conn.Close()
-				return
+			if gc := c.guard.take(conn); gc != nil {
+				c.startAdmit(gc)
 			}
 		case <-c.done:
 			return
 		}
 	}
+}
+
+// startAdmit admits a stream on a goroutine of its own (the guard bounds how many), then
+// hands it to memberlist.
+func (c *countingTransport) startAdmit(gc *guardedConn) {
+	c.pendingMu.Lock()
+	c.pending[gc] = struct{}{}
+	c.pendingMu.Unlock()
+	c.admitting.Add(1)
+	go func() {
+		defer c.admitting.Done()
+		ok := c.guard.admit(gc)
+		c.pendingMu.Lock()
+		delete(c.pending, gc)
+		c.pendingMu.Unlock()
+		if !ok {
+			return
+		}
+		select {
+		case c.streamCh <- &countingConn{Conn: gc, t: c}:
+		case <-c.done:
+			gc.Close()
+		}
+	}()
 }
 
 // FinalAdvertiseAddr implements memberlist.Transport.
@@ -126,6 +158,12 @@ func (c *countingTransport) DialAddressTimeout(a memberlist.Address, timeout tim
 func (c *countingTransport) Shutdown() error {
 	c.once.Do(func() { close(c.done) })
 	c.wg.Wait()
+	c.pendingMu.Lock()
+	for gc := range c.pending {
+		gc.Conn.Close()
+	}
+	c.pendingMu.Unlock()
+	c.admitting.Wait()
 	stop := make(chan struct{})
 	drained := make(chan struct{})
 	go func() {

@@ -28,6 +28,27 @@ type listener struct {
 	// dropped queries cost no label lookup each.
 	overBudget prometheus.Counter
 	conns      chan struct{} // one token per TCP connection being served
+	mu         sync.Mutex
+	perClient  map[netip.Addr]int // TCP connections being served, by client address
+}
+
+// takeClient takes one of the client's TCP slots; false when it holds max already.
+func (l *listener) takeClient(a netip.Addr, max int) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.perClient[a] >= max {
+		return false
+	}
+	l.perClient[a]++
+	return true
+}
+
+func (l *listener) releaseClient(a netip.Addr) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.perClient[a]--; l.perClient[a] <= 0 {
+		delete(l.perClient, a)
+	}
 }
 
 // Listen binds the main listener and one listener per virtual name server, UDP and TCP on
@@ -65,7 +86,7 @@ func (s *Server) Listen() error {
 // bind opens the UDP and TCP sockets of one listener on the same port.
 func (s *Server) bind(index int, addr string, workers, rate int) (*listener, error) {
 	l := &listener{index: index, label: listenerLabel(index), workers: workers,
-		budget: newBudget(rate), conns: make(chan struct{}, s.cfg.MaxTCPConns)}
+		budget: newBudget(rate), conns: make(chan struct{}, s.cfg.MaxTCPConns), perClient: map[netip.Addr]int{}}
 	l.overBudget = s.metrics.dropped.WithLabelValues(l.label, dropBudget)
 	ua, err := net.ResolveUDPAddr("udp", addr)
 	if err != nil {
@@ -164,15 +185,25 @@ func (s *Server) serveTCP(ctx context.Context, l *listener, wg *sync.WaitGroup) 
 			time.Sleep(10 * time.Millisecond)
 			continue
 		}
+		var from netip.Addr
+		if a, ok := c.RemoteAddr().(*net.TCPAddr); ok {
+			from = a.AddrPort().Addr().Unmap()
+		}
+		if !l.takeClient(from, s.cfg.MaxTCPConnsPerClient) {
+			c.Close()
+			s.metrics.dropped.WithLabelValues(l.label, dropTCPClient).Inc()
+			continue
+		}
 		select {
 		case l.conns <- struct{}{}:
 		default:
+			l.releaseClient(from)
 			c.Close()
 			s.metrics.dropped.WithLabelValues(l.label, dropTCPConns).Inc()
 			continue
 		}
 		wg.Go(func() {
-			defer func() { <-l.conns }()
+			defer func() { <-l.conns; l.releaseClient(from) }()
 			stop := context.AfterFunc(ctx, func() { c.Close() })
 			defer stop()
 			s.serveConn(l, c)
@@ -181,7 +212,8 @@ func (s *Server) serveTCP(ctx context.Context, l *listener, wg *sync.WaitGroup) 
 }
 
 // serveConn answers the queries of one TCP connection, in order, until the client closes it,
-// sends something unreadable or stays idle past the timeout.
+// sends something unreadable, stays idle past the timeout, or the connection reaches its
+// lifetime or its number of queries.
 func (s *Server) serveConn(l *listener, c *net.TCPConn) {
 	defer c.Close()
 	scr := s.scratch.Get().(*scratch)
@@ -192,8 +224,13 @@ func (s *Server) serveConn(l *listener, c *net.TCPConn) {
 	}
 	var lenBuf [2]byte
 	query := make([]byte, 0, 512)
-	for {
-		if err := c.SetReadDeadline(time.Now().Add(s.cfg.TCPIdleTimeout)); err != nil {
+	end := time.Now().Add(s.cfg.TCPConnLifetime)
+	for range s.cfg.TCPQueriesPerConn {
+		deadline := time.Now().Add(s.cfg.TCPIdleTimeout)
+		if deadline.After(end) {
+			deadline = end
+		}
+		if err := c.SetReadDeadline(deadline); err != nil {
 			return
 		}
 		if _, err := io.ReadFull(c, lenBuf[:]); err != nil {

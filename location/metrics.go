@@ -15,6 +15,8 @@ const (
 	dropBudget    = "budget"    // the listener's query budget is spent
 	dropRRL       = "rrl"       // response rate limiting dropped it
 	dropTCPConns  = "tcp_conns" // a TCP connection over the listener's limit, closed at once
+	// dropTCPClient is a TCP connection over its client's limit, closed at once.
+	dropTCPClient = "tcp_conns_per_client"
 )
 
 // noZone is the zone label of queries outside every hosted zone (and of malformed ones).

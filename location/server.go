@@ -28,6 +28,13 @@ const (
 	DefaultMaxTCPConns = 64
 	// DefaultTCPIdleTimeout is how long a TCP connection may wait for its next query.
 	DefaultTCPIdleTimeout = 10 * time.Second
+	// DefaultMaxTCPConnsPerClient is the number of TCP connections one client address may
+	// hold at once on each listener.
+	DefaultMaxTCPConnsPerClient = 8
+	// DefaultTCPConnLifetime is how long a TCP connection is served at most, however busy.
+	DefaultTCPConnLifetime = 30 * time.Second
+	// DefaultTCPQueriesPerConn is the number of queries a TCP connection is answered at most.
+	DefaultTCPQueriesPerConn = 1000
 )
 
 // Config configures a location's DNS server.
@@ -60,6 +67,17 @@ type Config struct {
 	// TCPIdleTimeout closes a TCP connection that sends no query for this long. Default
 	// DefaultTCPIdleTimeout.
 	TCPIdleTimeout time.Duration
+	// MaxTCPConnsPerClient bounds the TCP connections one client address holds at once on
+	// each listener, so that one client cannot take every slot. Default
+	// DefaultMaxTCPConnsPerClient; at most MaxTCPConns.
+	MaxTCPConnsPerClient int
+	// TCPConnLifetime closes a TCP connection this long after it was accepted, whatever it
+	// asks meanwhile: queries do not keep a connection forever. Default
+	// DefaultTCPConnLifetime.
+	TCPConnLifetime time.Duration
+	// TCPQueriesPerConn closes a TCP connection after this many queries. Default
+	// DefaultTCPQueriesPerConn.
+	TCPQueriesPerConn int
 	// RRL configures response rate limiting; off by default.
 	RRL RRLConfig
 	// Registerer receives the server's metrics; nil registers none.
@@ -121,6 +139,16 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.TCPIdleTimeout <= 0 {
 		cfg.TCPIdleTimeout = DefaultTCPIdleTimeout
+	}
+	if cfg.MaxTCPConnsPerClient <= 0 {
+		cfg.MaxTCPConnsPerClient = DefaultMaxTCPConnsPerClient
+	}
+	cfg.MaxTCPConnsPerClient = min(cfg.MaxTCPConnsPerClient, cfg.MaxTCPConns)
+	if cfg.TCPConnLifetime <= 0 {
+		cfg.TCPConnLifetime = DefaultTCPConnLifetime
+	}
+	if cfg.TCPQueriesPerConn <= 0 {
+		cfg.TCPQueriesPerConn = DefaultTCPQueriesPerConn
 	}
 	for i := range cfg.NameServers {
 		if i < 0 {

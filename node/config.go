@@ -19,6 +19,7 @@ import (
 	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/control"
 	"github.com/vigil-dns/vigil/gossip"
+	"github.com/vigil-dns/vigil/httpguard"
 	"github.com/vigil-dns/vigil/location"
 )
 
@@ -101,9 +102,15 @@ type Config struct {
 	// RRL is the location's response rate limiting per client network (/24 or /56), on every
 	// listener; off unless ResponsesPerSecond is set.
 	RRL location.RRLConfig
+	// DNSTCP bounds the location's DNS over TCP on every listener; zero fields mean
+	// location's defaults.
+	DNSTCP DNSTCPLimits
 	// HTTPAddr is the node's HTTP listener: /metrics, /healthz, /readyz and mounted handlers.
 	// Default "127.0.0.1:7701" (where `vigil status` looks first); port 0 picks a free port; "off" serves none.
 	HTTPAddr string
+	// HTTPLimits are the time and size limits of the node's HTTP listeners (this one and the
+	// control role's API); zero fields mean httpguard's defaults.
+	HTTPLimits httpguard.Limits
 
 	// Probe configures the checker's probes.
 	Probe ProbeConfig
@@ -123,6 +130,21 @@ type Config struct {
 	Registerer prometheus.Registerer
 	// Gatherer is what /metrics serves. Default the Registerer, when it is a Gatherer too.
 	Gatherer prometheus.Gatherer
+}
+
+// DNSTCPLimits bound a location's DNS over TCP, per listener (location.Config's fields).
+type DNSTCPLimits struct {
+	// MaxConns bounds the connections served at once. Default location.DefaultMaxTCPConns.
+	MaxConns int
+	// MaxConnsPerClient bounds one client address's connections. Default
+	// location.DefaultMaxTCPConnsPerClient.
+	MaxConnsPerClient int
+	// IdleTimeout closes a connection that sends no query for this long. Default
+	// location.DefaultTCPIdleTimeout.
+	IdleTimeout time.Duration
+	// Lifetime closes a connection this long after it was accepted. Default
+	// location.DefaultTCPConnLifetime.
+	Lifetime time.Duration
 }
 
 // GossipConfig configures the node's membership of the data-plane pool.
@@ -145,6 +167,9 @@ type GossipConfig struct {
 	Profile gossip.Profile
 	// HeartbeatInterval and RejoinInterval override gossip's defaults (2s, 15s).
 	HeartbeatInterval, RejoinInterval time.Duration
+	// Inbound bounds the inbound streams read before they are authenticated; zero fields
+	// mean gossip's defaults.
+	Inbound gossip.InboundLimits
 }
 
 // ControlConfig configures the control role: a raft voter and its HTTP API.
@@ -246,6 +271,9 @@ func (c Config) Validate() error {
 		bad("id is required")
 	} else if len(c.ID) > gossip.MaxIDLen {
 		bad("id is longer than %d bytes", gossip.MaxIDLen)
+	}
+	if err := c.HTTPLimits.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("node: http: %w", err))
 	}
 	dataPlane := c.Roles.Has(RoleChecker) || c.Roles.Has(RoleLocation)
 	if c.Region == "" && dataPlane {

@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/httpguard"
 )
 
 // controlRole is a raft voter and its HTTP API, as `vigil agent --roles control` runs it.
@@ -81,8 +82,11 @@ func newControlRole(cfg Config, reg prometheus.Registerer, log *slog.Logger) (*c
 	// 30s) would otherwise hold the shutdown until its timeout, the voter still leading with
 	// its API closed, so that every write forwarded to it failed meanwhile.
 	reqCtx, endRequests := context.WithCancel(context.Background())
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, TLSConfig: cc.ServerTLS,
-		BaseContext: func(net.Listener) context.Context { return reqCtx }}
+	// The path guard sits in front of the outer mux, which would otherwise redirect a path
+	// with a ".." segment (307) before the API could refuse it.
+	srv := httpguard.Server(mux, cfg.HTTPLimits)
+	srv.TLSConfig = cc.ServerTLS
+	srv.BaseContext = func(net.Listener) context.Context { return reqCtx }
 	srv.RegisterOnShutdown(endRequests)
 	return &controlRole{cfg: cc, dir: dir, node: node, api: api, ln: ln, srv: srv, client: client, endRequests: endRequests}, nil
 }

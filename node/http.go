@@ -12,6 +12,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/vigil-dns/vigil/httpguard"
 )
 
 // httpServer is the node's HTTP listener: metrics, liveness, readiness and mounted handlers.
@@ -19,10 +20,11 @@ type httpServer struct {
 	mu      sync.Mutex
 	mux     *http.ServeMux
 	started bool
+	limits  httpguard.Limits
 }
 
 func newHTTPServer(n *Node) *httpServer {
-	h := &httpServer{mux: http.NewServeMux()}
+	h := &httpServer{mux: http.NewServeMux(), limits: n.cfg.HTTPLimits}
 	if n.gat != nil {
 		h.mux.Handle("GET /metrics", promhttp.HandlerFor(n.gat, promhttp.HandlerOpts{}))
 	}
@@ -71,7 +73,7 @@ func (h *httpServer) freeze() {
 // serve returns the function that serves ln until its context ends.
 func (h *httpServer) serve(ln net.Listener) func(context.Context) error {
 	return func(ctx context.Context) error {
-		srv := &http.Server{Handler: h.mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+		srv := httpguard.Server(h.mux, h.limits)
 		done := make(chan error, 1)
 		go func() { done <- srv.Serve(ln) }()
 		select {

@@ -34,7 +34,9 @@ type locationState struct {
 func (n *Node) newLocation() error {
 	s, err := location.New(location.Config{
 		Addr: n.cfg.DNSAddr, NameServers: n.cfg.NameServers, NameServerBudget: n.cfg.NameServerBudget,
-		RRL: n.cfg.RRL, Registerer: n.reg, Logger: n.log,
+		RRL: n.cfg.RRL, MaxTCPConns: n.cfg.DNSTCP.MaxConns, MaxTCPConnsPerClient: n.cfg.DNSTCP.MaxConnsPerClient,
+		TCPIdleTimeout: n.cfg.DNSTCP.IdleTimeout, TCPConnLifetime: n.cfg.DNSTCP.Lifetime,
+		Registerer: n.reg, Logger: n.log,
 	})
 	if err != nil {
 		return fmt.Errorf("node: %w", err)

@@ -153,7 +153,7 @@ func (n *Node) newPool() error {
 		ID: n.cfg.ID, Region: n.cfg.Region, Roles: n.cfg.Roles, Version: n.cfg.Version,
 		Transport: n.cfg.Transport, Keys: keys, Insecure: g.Insecure, Profile: g.Profile,
 		Seeds: g.Join, HeartbeatInterval: g.HeartbeatInterval, RejoinInterval: g.RejoinInterval,
-		Registerer: n.reg, Logger: n.log,
+		Inbound: g.Inbound, Registerer: n.reg, Logger: n.log,
 		OnMembership: func(gossip.MemberEvent) {
 			select {
 			case n.memberCh <- struct{}{}:

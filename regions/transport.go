@@ -182,8 +182,8 @@ func (t *Transport) DialAddressTimeout(a memberlist.Address, timeout time.Durati
 		time.Sleep(rtt)
 	}
 	l, r := net.Pipe()
-	local := &streamConn{Conn: l, net: t.net, from: t.region, to: dest.region}
-	remote := &streamConn{Conn: r, net: t.net, from: dest.region, to: t.region}
+	local := &streamConn{Conn: l, net: t.net, from: t.region, to: dest.region, local: t.addr, remote: dest.addr}
+	remote := &streamConn{Conn: r, net: t.net, from: dest.region, to: t.region, local: dest.addr, remote: t.addr}
 	timer := time.NewTimer(timeout - rtt)
 	defer timer.Stop()
 	select {
@@ -201,11 +201,22 @@ func (t *Transport) DialAddressTimeout(a memberlist.Address, timeout time.Durati
 // streamConn is one end of a simulated stream. Every write crosses the link again, so a cut
 // made while a stream is open breaks it, as a partition breaks a TCP connection in flight;
 // without this, a push/pull that began before a cut would go on carrying state across it.
+//
+// Its ends carry the simulated addresses, as a TCP connection's carry the peers' (a pipe's
+// would be "pipe" at every node, one source for the whole network to the gossip guard's
+// per-source limits).
 type streamConn struct {
 	net.Conn
-	net      *Network
-	from, to string
+	net           *Network
+	from, to      string
+	local, remote simAddr
 }
+
+// LocalAddr implements net.Conn: this end's simulated address.
+func (c *streamConn) LocalAddr() net.Addr { return c.local }
+
+// RemoteAddr implements net.Conn: the other end's simulated address.
+func (c *streamConn) RemoteAddr() net.Addr { return c.remote }
 
 // Write sends b, or closes the stream when the link is cut in either direction.
 func (c *streamConn) Write(b []byte) (int, error) {

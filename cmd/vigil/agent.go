@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/vigil-dns/vigil/gossip"
+	"github.com/vigil-dns/vigil/httpguard"
 	"github.com/vigil-dns/vigil/location"
 	"github.com/vigil-dns/vigil/node"
 	"github.com/vigil-dns/vigil/status"
@@ -37,6 +39,9 @@ type agentFlags struct {
 	probeAllow, probeCA                        string
 	tlsCert, tlsKey, tlsCA                     string
 	logLevel                                   string
+	http                                       httpguard.Limits
+	gossipLimits                               gossip.InboundLimits
+	dnsTCP                                     node.DNSTCPLimits
 }
 
 // runAgent runs the roles of one node: control (a raft voter and its HTTP API, with /metrics
@@ -76,6 +81,18 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.StringVar(&f.tlsKey, "tls-key", "", "key file of -tls-cert")
 	fs.StringVar(&f.tlsCA, "tls-ca", "", "CA file to verify voters' APIs (forwarding, joining, following)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.IntVar(&f.dnsTCP.MaxConns, "dns-tcp-max-conns", location.DefaultMaxTCPConns, "location: DNS over TCP connections served at once, per listener")
+	fs.IntVar(&f.dnsTCP.MaxConnsPerClient, "dns-tcp-max-conns-per-client", location.DefaultMaxTCPConnsPerClient, "location: DNS over TCP connections one client address may hold at once, per listener")
+	fs.DurationVar(&f.dnsTCP.IdleTimeout, "dns-tcp-idle-timeout", location.DefaultTCPIdleTimeout, "location: a DNS over TCP connection that asks nothing for this long is closed")
+	fs.DurationVar(&f.dnsTCP.Lifetime, "dns-tcp-lifetime", location.DefaultTCPConnLifetime, "location: a DNS over TCP connection is closed this long after it was accepted, however busy")
+	fs.DurationVar(&f.http.HeaderTimeout, "http-header-timeout", httpguard.DefaultHeaderTimeout, "HTTP listeners (control API, status port): time a client has to send a request's header")
+	fs.DurationVar(&f.http.BodyTimeout, "http-body-timeout", httpguard.DefaultBodyTimeout, "HTTP listeners: time a client has to send a request's body, from the end of its header")
+	fs.DurationVar(&f.http.IdleTimeout, "http-idle-timeout", httpguard.DefaultIdleTimeout, "HTTP listeners: time a kept-alive connection may wait for its next request")
+	fs.IntVar(&f.gossipLimits.MaxStreams, "gossip-max-streams", gossip.DefaultMaxInboundStreams, "gossip: inbound streams (push/pull, reliable messages) open at once")
+	fs.IntVar(&f.gossipLimits.MaxStreamsPerSource, "gossip-max-streams-per-source", gossip.DefaultMaxInboundStreamsPerSource, "gossip: inbound streams open at once from one source address")
+	fs.IntVar(&f.gossipLimits.MaxStreamBytes, "gossip-max-stream-bytes", gossip.DefaultMaxStreamBytes, "gossip: largest inbound stream message (push/pull state), refused before it is read")
+	fs.IntVar(&f.gossipLimits.MaxBufferedBytes, "gossip-max-buffered-bytes", gossip.DefaultMaxBufferedBytes, "gossip: bytes of inbound stream messages buffered before they are authenticated, over all streams (one source may hold half)")
+	fs.DurationVar(&f.gossipLimits.StreamReadTimeout, "gossip-stream-timeout", gossip.DefaultStreamReadTimeout, "gossip: time an inbound stream has to deliver its first message")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -207,6 +224,9 @@ func agentConfig(f agentFlags, stderr io.Writer) (node.Config, *slog.Logger, err
 	case roles == node.RoleControl:
 		cfg.HTTPAddr = "off" // the API listener serves /metrics
 	}
+	cfg.HTTPLimits = f.http
+	cfg.DNSTCP = f.dnsTCP
+	cfg.Gossip.Inbound = f.gossipLimits
 	cfg.Probe.AllowLoopback = f.allowLoopback
 	for _, p := range splitList(f.probeAllow) {
 		prefix, err := netip.ParsePrefix(p)
