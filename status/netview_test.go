@@ -23,9 +23,16 @@ type fakeLocation struct {
 	heard    []HeardChecker
 }
 
-func (f *fakeLocation) Verdicts() []CheckVerdict                  { return f.verdicts }
-func (f *fakeLocation) Explain(string) (quorum.Explanation, bool) { return quorum.Explanation{}, false }
-func (f *fakeLocation) Checkers() []HeardChecker                  { return f.heard }
+func (f *fakeLocation) Verdicts() []CheckVerdict { return f.verdicts }
+func (f *fakeLocation) Explain(id string) (quorum.Explanation, bool) {
+	for _, v := range f.verdicts {
+		if v.ID == id {
+			return v.Verdict, true
+		}
+	}
+	return quorum.Explanation{}, false
+}
+func (f *fakeLocation) Checkers() []HeardChecker { return f.heard }
 func (f *fakeLocation) Answer(string, string) (routing.Result, error) {
 	return routing.Result{}, fmt.Errorf("none")
 }
