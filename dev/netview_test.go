@@ -66,6 +66,9 @@ func TestDevNetworkViewAndHistory(t *testing.T) {
 				if want := "sa-east-location hears only sa-east checkers"; !strings.Contains(r.Reason, want) {
 					return false, fmt.Sprintf("reason %q lacks %q", r.Reason, want)
 				}
+				var b strings.Builder
+				_ = status.WriteNetwork(&b, v, time.Now())
+				t.Logf("vigil status --addr %s network disagree:\n%s", n.HTTPAddr(asked), b.String())
 				return true, ""
 			}
 			return false, fmt.Sprintf("web-us-east not among %d disagreements", len(v.Rows))
@@ -91,6 +94,9 @@ func TestDevNetworkViewAndHistory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var b strings.Builder
+	_ = status.WriteHistory(&b, h, time.Now())
+	t.Logf("vigil status --addr %s history web-us-east:\n%s", n.HTTPAddr("sa-east"), b.String())
 	// Newest first: back to healthy after the heal, unhealthy after the cut.
 	if len(h.Changes) < 3 {
 		t.Fatalf("sa-east's history of web-us-east: %+v", h.Changes)

@@ -104,8 +104,12 @@ func (a *API) digest() Digest {
 	slices.SortFunc(d.Heard, func(a, b RegionHeard) int { return cmp.Compare(a.Region, b.Region) })
 	for _, cv := range a.opts.Location.Verdicts() {
 		e := cv.Verdict
-		d.Checks = append(d.Checks, DigestCheck{ID: cv.ID, State: e.State.String(), Held: e.Held, Since: e.Since,
-			Healthy: e.Counts.Healthy, Fresh: e.Counts.Fresh, Stale: e.Counts.Stale})
+		dc := DigestCheck{ID: cv.ID, State: e.State.String(), Held: e.Held, Since: e.Since,
+			Healthy: e.Counts.Healthy, Fresh: e.Counts.Fresh, Stale: e.Counts.Stale}
+		if cv.Calculated {
+			dc.Fresh = e.Counts.Healthy + e.Counts.Unhealthy // its children, all of which count
+		}
+		d.Checks = append(d.Checks, dc)
 	}
 	slices.SortFunc(d.Checks, func(a, b DigestCheck) int { return cmp.Compare(a.ID, b.ID) })
 	return d
@@ -319,7 +323,11 @@ func disagreement(cells map[string]NetworkCell, heard map[string][]RegionHeard) 
 			c := cells[l]
 			each = append(each, fmt.Sprintf("%s (%d/%d fresh healthy)", l, c.Healthy, c.Fresh))
 		}
-		parts = append(parts, strings.Join(each, ", ")+" say "+s)
+		verb := " say "
+		if len(locs) == 1 {
+			verb = " says "
+		}
+		parts = append(parts, strings.Join(each, ", ")+verb+s)
 	}
 	why := strings.Join(parts, "; ")
 	locs := slices.Sorted(func(yield func(string) bool) {
