@@ -41,6 +41,8 @@ type Network struct {
 	locations map[string]*node.Node
 	checkers  []*node.Node
 	control   string // the control API's address
+	// statusURLs are the locations' status APIs by node id, for the network view (under mu).
+	statusURLs map[string]string
 
 	wg   sync.WaitGroup
 	mu   sync.Mutex
@@ -203,10 +205,18 @@ func (n *Network) startRegion(ctx context.Context, r string, key []byte, seed st
 	if err != nil {
 		return seed, err
 	}
-	if err := status.Mount(loc); err != nil {
+	// Every node runs on loopback with ports of its own: a location finds another's status
+	// API by its id, not at its gossip host.
+	if err := status.MountWith(loc, func(o *status.Options) { o.Network.PeerURL = n.statusURL }); err != nil {
 		loc.Close()
 		return seed, fmt.Errorf("dev: location %s: %w", r, err)
 	}
+	n.mu.Lock()
+	if n.statusURLs == nil {
+		n.statusURLs = map[string]string{}
+	}
+	n.statusURLs[loc.Self().ID] = "http://" + loc.HTTPAddr()
+	n.mu.Unlock()
 	n.locations[r] = loc
 	n.goRun(ctx, "location "+r, loc.Run)
 	if seed == "" {
@@ -272,6 +282,13 @@ func (n *Network) newNode(r, id string, roles node.Roles, key []byte, seed strin
 		return nil, fmt.Errorf("dev: %s: %w", id, err)
 	}
 	return nd, nil
+}
+
+// statusURL returns the status API of a location of the network, by its id.
+func (n *Network) statusURL(m status.Member) string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.statusURLs[m.ID]
 }
 
 // canary returns the canary check of region r's checkers: a TCP check of addr, placed in r.

@@ -114,6 +114,9 @@ type Config struct {
 
 	// Probe configures the checker's probes.
 	Probe ProbeConfig
+	// HistoryBytes bounds a location's history log on disk (DataDir/history.log and its
+	// previous file together). Default 16 MiB; at least 64 KiB.
+	HistoryBytes int64
 	// EvalInterval is how often the node looks whether a checker's handoffs are over.
 	// Default 500ms; 50ms to 10s. (A location's verdicts follow the reports as they arrive,
 	// not this interval.)

@@ -3,12 +3,14 @@ package node
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"sync"
 	"time"
 
 	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/control"
 	"github.com/vigil-dns/vigil/gossip"
+	"github.com/vigil-dns/vigil/history"
 	"github.com/vigil-dns/vigil/location"
 	"github.com/vigil-dns/vigil/verdict"
 )
@@ -28,6 +30,11 @@ type locationState struct {
 	stats   verdict.Stats
 	warmAt  time.Time // the first step a freshness window after the start
 	steps   uint64
+	// hist is the location's history; pending the verdict changes of the last step, for
+	// runVerdicts to record outside the lock; sets each check's record sets.
+	hist    *history.Store
+	pending []history.Change
+	sets    map[string][]recordSet
 }
 
 // newLocation creates the location role's DNS server and binds its sockets.
@@ -46,6 +53,12 @@ func (n *Node) newLocation() error {
 	}
 	n.dns = s
 	n.loc.engine = verdict.New()
+	if n.loc.hist, err = history.Open(history.Options{Path: filepath.Join(n.cfg.DataDir, "history.log"),
+		MaxBytes: n.cfg.HistoryBytes, Logger: n.log}, time.Now()); err != nil {
+		closeDNS(s)
+		n.dns = nil
+		return fmt.Errorf("node: %w", err)
+	}
 	n.loc.wake = make(chan struct{}, 1)
 	n.loc.feed = n.pool.Feed()
 	if n.lm, err = newLocationMetrics(n.reg, n); err != nil {
@@ -93,6 +106,7 @@ func (n *Node) runVerdicts(ctx context.Context) error {
 	for {
 		start := time.Now()
 		more, next := n.step()
+		n.recordHistory()
 		if !more {
 			d := time.Hour
 			if !next.IsZero() {
@@ -141,6 +155,9 @@ func (n *Node) step() (more bool, next time.Time) {
 	if doc != l.doc {
 		l.engine.Configure(doc)
 		l.doc = doc
+		sets := recordSets(doc)
+		forgetSets(l.hist, l.sets, sets)
+		l.sets = sets
 	}
 	more = n.pool.Drain(maxDrain, &l.changes)
 	for _, c := range l.changes.Cells {
@@ -165,6 +182,7 @@ func (n *Node) step() (more bool, next time.Time) {
 	l.patch = l.patch[:0]
 	for _, c := range l.out {
 		l.patch = append(l.patch, location.VerdictChange{Check: c.Check, Healthy: c.Serving()})
+		l.pending = append(l.pending, l.historyOf(c, now))
 	}
 	n.dns.PatchVerdicts(l.patch)
 	clear(l.out)

@@ -224,6 +224,9 @@ func (n *Node) Close() {
 	if n.dns != nil {
 		closeDNS(n.dns)
 	}
+	if n.loc.hist != nil {
+		_ = n.loc.hist.Close()
+	}
 	if n.ctl != nil {
 		n.ctl.close()
 	}
@@ -283,6 +286,7 @@ func (n *Node) Run(ctx context.Context) error {
 	if n.dns != nil {
 		goRun("dns", n.dns.Serve)
 		goRun("verdicts", n.runVerdicts)
+		goRun("history", n.runHistoryMarks)
 	}
 	if n.pool != nil {
 		goRun("data plane", n.loop)
@@ -306,6 +310,11 @@ func (n *Node) Run(ctx context.Context) error {
 	}
 	cancel()
 	wg.Wait()
+	if n.loc.hist != nil {
+		if herr := n.loc.hist.Close(); herr != nil {
+			n.log.Warn("node: history: closing", "err", herr)
+		}
+	}
 	poolCancel()
 	if poolDone != nil {
 		if perr := <-poolDone; perr != nil && err == nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -29,6 +30,10 @@ type Options struct {
 	Now func() time.Time
 	// Refresh is how often the status page reloads its data; default 2s.
 	Refresh time.Duration
+	// History is the location's history; nil when it keeps none (its routes answer 404).
+	History HistoryView
+	// Network configures how the network view reaches the other locations.
+	Network NetworkOptions
 }
 
 // Route is one method and path pattern the API serves.
@@ -44,6 +49,11 @@ type API struct {
 	metrics *metrics
 	mux     *http.ServeMux
 	routes  []Route
+	net     *network
+	// digestBody is the last digest served, made at digestAt.
+	digestMu   sync.Mutex
+	digestBody []byte
+	digestAt   time.Time
 }
 
 // New returns the status API of opts.Node.
@@ -65,6 +75,8 @@ func New(opts Options) (*API, error) {
 	if a.opts.Refresh <= 0 {
 		a.opts.Refresh = 2 * time.Second
 	}
+	a.opts.Network.setDefaults()
+	a.net = &network{opts: a.opts.Network, known: map[string]knownLocation{}}
 	page, err := newPage(a.opts.Refresh)
 	if err != nil {
 		return nil, err
@@ -74,6 +86,11 @@ func New(opts Options) (*API, error) {
 	a.handle("GET /v1/checkers", a.location(a.checkers))
 	a.handle("GET /v1/answer", a.location(a.answer))
 	a.handle("GET /v1/served-zones", a.location(a.zones))
+	a.handle("GET /v1/network", a.location(a.networkView))
+	a.handle("GET /v1/network/digest", a.location(a.networkDigest))
+	a.handle("GET /v1/history", a.withHistory(a.historyList))
+	a.handle("GET /v1/history/{id}", a.withHistory(a.checkHistory))
+	a.handle("GET /v1/answer-history", a.withHistory(a.answerHistory))
 	a.handle("GET /v1/probes", a.checker(a.probes))
 	a.handle("GET /v1/self", a.checker(a.self))
 	a.handle("GET /v1/node", a.node)

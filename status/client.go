@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 )
 
@@ -115,4 +116,41 @@ func (c *Client) Members(ctx context.Context) (MemberList, error) {
 func (c *Client) Node(ctx context.Context) (NodeInfo, error) {
 	var v NodeInfo
 	return v, c.get(ctx, "/v1/node", &v)
+}
+
+// Network returns one page of the network view: filter is "", "all", "disagree" or
+// "unhealthy"; q searches check ids; cursor is the previous page's Next; limit 0 is the
+// server's default.
+func (c *Client) Network(ctx context.Context, filter, q, cursor string, limit int) (NetworkView, error) {
+	var v NetworkView
+	p := url.Values{}
+	for k, s := range map[string]string{"filter": filter, "q": q, "cursor": cursor} {
+		if s != "" {
+			p.Set(k, s)
+		}
+	}
+	if limit > 0 {
+		p.Set("limit", strconv.Itoa(limit))
+	}
+	path := "/v1/network"
+	if len(p) > 0 {
+		path += "?" + p.Encode()
+	}
+	return v, c.get(ctx, path, &v)
+}
+
+// History returns one check's verdict changes and availability at the location.
+func (c *Client) History(ctx context.Context, id string) (CheckHistory, error) {
+	var v CheckHistory
+	return v, c.get(ctx, "/v1/history/"+url.PathEscape(id), &v)
+}
+
+// AnswerHistory returns the answer changes of the record sets of name (all when empty).
+func (c *Client) AnswerHistory(ctx context.Context, name string) (AnswerHistory, error) {
+	var v AnswerHistory
+	path := "/v1/answer-history"
+	if name != "" {
+		path += "?name=" + url.QueryEscape(name)
+	}
+	return v, c.get(ctx, path, &v)
 }

@@ -1,12 +1,15 @@
 package status
 
 import (
+	"net"
 	"strings"
+	"time"
 
 	"github.com/vigil-dns/vigil/checker"
 	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/control"
 	"github.com/vigil-dns/vigil/gossip"
+	"github.com/vigil-dns/vigil/history"
 	"github.com/vigil-dns/vigil/location"
 	"github.com/vigil-dns/vigil/node"
 	"github.com/vigil-dns/vigil/quorum"
@@ -23,6 +26,10 @@ func ForNode(n *node.Node) Options {
 	roles := n.Self().Roles
 	if hasRole(roles, "location") {
 		opts.Location = locationView{n}
+		opts.History = historyView{n}
+	}
+	if _, port, err := net.SplitHostPort(n.HTTPAddr()); err == nil {
+		opts.Network.PeerURL = HostPortURL(port)
 	}
 	if hasRole(roles, "checker") {
 		opts.Checker = checkerView{n}
@@ -145,11 +152,36 @@ func (v checkerView) Self() checker.SelfHealth {
 	return checker.SelfHealth{Healthy: s.CheckerHealthy, Reason: s.CheckerReason}
 }
 
+// historyView adapts *node.Node's history to HistoryView.
+type historyView struct{ n *node.Node }
+
+func (v historyView) CheckHistory(id string, now time.Time) (history.CheckHistory, bool) {
+	h, ok, _ := v.n.CheckHistory(id, now)
+	return h, ok
+}
+
+func (v historyView) HistorySummaries(after string, limit int, now time.Time) ([]history.CheckHistory, string) {
+	out, next, _ := v.n.HistorySummaries(after, limit, now)
+	return out, next
+}
+
+func (v historyView) AnswerHistory(name string) []history.AnswerChange {
+	out, _ := v.n.AnswerHistory(name)
+	return out
+}
+
 // Mount serves n's status API and page on n's HTTP listener, with n's metrics registry and
 // logger: what `vigil agent` and each location of `vigil dev` do between node.New and Run.
-func Mount(n *node.Node) error {
+func Mount(n *node.Node) error { return MountWith(n, nil) }
+
+// MountWith is Mount with edit applied to the options before the API is made (e.g. to set
+// Network.PeerURL where members are not reached at their gossip host).
+func MountWith(n *node.Node, edit func(*Options)) error {
 	opts := ForNode(n)
 	opts.Gatherer, opts.Registerer, opts.Logger = n.Gatherer(), n.Registerer(), n.Logger()
+	if edit != nil {
+		edit(&opts)
+	}
 	api, err := New(opts)
 	if err != nil {
 		return err

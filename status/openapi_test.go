@@ -8,6 +8,7 @@ import (
 
 	vigilapi "github.com/vigil-dns/vigil/api"
 	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/history"
 	"github.com/vigil-dns/vigil/location"
 	"github.com/vigil-dns/vigil/quorum"
 	yaml "go.yaml.in/yaml/v3"
@@ -72,31 +73,45 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 func TestOpenAPISchemas(t *testing.T) {
 	spec := loadOpenAPI(t)
 	types := map[string]reflect.Type{
-		"StatusError":          reflect.TypeFor[ErrorBody](),
-		"StatusCounts":         reflect.TypeFor[quorum.Counts](),
-		"StatusRegionCell":     reflect.TypeFor[RegionCell](),
-		"StatusVerdictSummary": reflect.TypeFor[VerdictSummary](),
-		"StatusVerdictList":    reflect.TypeFor[VerdictList](),
-		"StatusVote":           reflect.TypeFor[Vote](),
-		"StatusAbsent":         reflect.TypeFor[Absent](),
-		"StatusChild":          reflect.TypeFor[Child](),
-		"StatusCheckEvidence":  reflect.TypeFor[CheckEvidence](),
-		"StatusHeardChecker":   reflect.TypeFor[HeardChecker](),
-		"StatusCheckerList":    reflect.TypeFor[CheckerList](),
-		"StatusCandidate":      reflect.TypeFor[Candidate](),
-		"StatusAnswer":         reflect.TypeFor[Answer](),
-		"StatusSelfHealth":     reflect.TypeFor[SelfHealth](),
-		"StatusTimings":        reflect.TypeFor[Timings](),
-		"StatusProbeResult":    reflect.TypeFor[ProbeResult](),
-		"StatusProbeStatus":    reflect.TypeFor[ProbeStatus](),
-		"StatusProbeList":      reflect.TypeFor[ProbeList](),
-		"StatusReadiness":      reflect.TypeFor[Readiness](),
-		"StatusWatcher":        reflect.TypeFor[control.WatcherStatus](),
-		"StatusNodeInfo":       reflect.TypeFor[NodeInfo](),
-		"StatusMember":         reflect.TypeFor[Member](),
-		"StatusMemberList":     reflect.TypeFor[MemberList](),
-		"StatusZone":           reflect.TypeFor[location.ZoneState](),
-		"StatusZoneList":       reflect.TypeFor[ZoneList](),
+		"StatusError":           reflect.TypeFor[ErrorBody](),
+		"StatusCounts":          reflect.TypeFor[quorum.Counts](),
+		"StatusRegionCell":      reflect.TypeFor[RegionCell](),
+		"StatusVerdictSummary":  reflect.TypeFor[VerdictSummary](),
+		"StatusVerdictList":     reflect.TypeFor[VerdictList](),
+		"StatusVote":            reflect.TypeFor[Vote](),
+		"StatusAbsent":          reflect.TypeFor[Absent](),
+		"StatusChild":           reflect.TypeFor[Child](),
+		"StatusCheckEvidence":   reflect.TypeFor[CheckEvidence](),
+		"StatusHeardChecker":    reflect.TypeFor[HeardChecker](),
+		"StatusCheckerList":     reflect.TypeFor[CheckerList](),
+		"StatusCandidate":       reflect.TypeFor[Candidate](),
+		"StatusAnswer":          reflect.TypeFor[Answer](),
+		"StatusSelfHealth":      reflect.TypeFor[SelfHealth](),
+		"StatusTimings":         reflect.TypeFor[Timings](),
+		"StatusProbeResult":     reflect.TypeFor[ProbeResult](),
+		"StatusProbeStatus":     reflect.TypeFor[ProbeStatus](),
+		"StatusProbeList":       reflect.TypeFor[ProbeList](),
+		"StatusReadiness":       reflect.TypeFor[Readiness](),
+		"StatusWatcher":         reflect.TypeFor[control.WatcherStatus](),
+		"StatusNodeInfo":        reflect.TypeFor[NodeInfo](),
+		"StatusMember":          reflect.TypeFor[Member](),
+		"StatusMemberList":      reflect.TypeFor[MemberList](),
+		"StatusZone":            reflect.TypeFor[location.ZoneState](),
+		"StatusZoneList":        reflect.TypeFor[ZoneList](),
+		"StatusRegionHeard":     reflect.TypeFor[RegionHeard](),
+		"StatusDigestCheck":     reflect.TypeFor[DigestCheck](),
+		"StatusDigest":          reflect.TypeFor[Digest](),
+		"StatusNetworkLocation": reflect.TypeFor[NetworkLocation](),
+		"StatusNetworkCell":     reflect.TypeFor[NetworkCell](),
+		"StatusNetworkRow":      reflect.TypeFor[NetworkRow](),
+		"StatusNetworkView":     reflect.TypeFor[NetworkView](),
+		"StatusChange":          reflect.TypeFor[history.Change](),
+		"StatusAvailability":    reflect.TypeFor[history.Availability](),
+		"StatusHistoryOfCheck":  reflect.TypeFor[history.CheckHistory](),
+		"StatusHistoryList":     reflect.TypeFor[HistoryList](),
+		"StatusCheckHistory":    reflect.TypeFor[CheckHistory](),
+		"StatusAnswerChange":    reflect.TypeFor[history.AnswerChange](),
+		"StatusAnswerHistory":   reflect.TypeFor[AnswerHistory](),
 	}
 	for name := range spec.Components.Schemas {
 		if _, ok := types[name]; strings.HasPrefix(name, "Status") && !ok {

@@ -290,3 +290,92 @@ type MemberList struct {
 	// Members are sorted by region, then id.
 	Members []Member `json:"members"`
 }
+
+// Digest is GET /v1/network/digest: a location's verdicts in brief, and which regions'
+// checkers it hears; what the other locations fetch for their network view.
+type Digest struct {
+	// Location is the answering node; Region its region.
+	Location string `json:"location"`
+	Region   string `json:"region"`
+	// GeneratedAt is when the digest was made, by the location's clock.
+	GeneratedAt time.Time `json:"generated_at"`
+	// Heard counts, per region, the checkers this location holds reports from and of them
+	// the fresh ones.
+	Heard []RegionHeard `json:"heard"`
+	// Checks are the verdicts, sorted by id.
+	Checks []DigestCheck `json:"checks"`
+}
+
+// RegionHeard is how many of a region's checkers a location hears.
+type RegionHeard struct {
+	Region string `json:"region"`
+	Fresh  int    `json:"fresh"`
+	Total  int    `json:"total"`
+}
+
+// DigestCheck is one check's verdict in brief.
+type DigestCheck struct {
+	ID      string    `json:"id"`
+	State   string    `json:"state"`
+	Held    bool      `json:"held,omitempty"`
+	Since   time.Time `json:"since"`
+	Healthy int       `json:"healthy"`
+	Fresh   int       `json:"fresh"`
+	Stale   int       `json:"stale,omitempty"`
+}
+
+// NetworkView is GET /v1/network: every location's verdict of every check, side by side, one
+// page of checks at a time.
+type NetworkView struct {
+	// Location is the asked node; GeneratedAt when it answered.
+	Location    string    `json:"location"`
+	GeneratedAt time.Time `json:"generated_at"`
+	// Locations are the columns: this one first, then the others by id, each reachable or
+	// with the error that kept it out.
+	Locations []NetworkLocation `json:"locations"`
+	// Checks counts every check; Disagreements those on which reachable locations differ;
+	// Matching those that pass the query's search and filter.
+	Checks        int `json:"checks"`
+	Disagreements int `json:"disagreements"`
+	Matching      int `json:"matching"`
+	// Rows are the page, sorted by id; Next is the cursor of the next page (empty: last).
+	Rows []NetworkRow `json:"rows"`
+	Next string       `json:"next,omitempty"`
+}
+
+// NetworkLocation is one location of the network view.
+type NetworkLocation struct {
+	ID     string `json:"id"`
+	Region string `json:"region"`
+	// Self marks the asked location.
+	Self bool `json:"self,omitempty"`
+	// URL is where its status API was asked.
+	URL string `json:"url,omitempty"`
+	// Reachable says its digest arrived; Error says why not.
+	Reachable bool   `json:"reachable"`
+	Error     string `json:"error,omitempty"`
+	// GeneratedAt is its digest's time; Heard whom it hears; Checks how many verdicts it has.
+	GeneratedAt time.Time     `json:"generated_at,omitzero"`
+	Heard       []RegionHeard `json:"heard,omitempty"`
+	Checks      int           `json:"checks"`
+}
+
+// NetworkRow is one check across the locations.
+type NetworkRow struct {
+	ID string `json:"id"`
+	// Cells are the reachable locations' verdicts, by location id.
+	Cells map[string]NetworkCell `json:"cells"`
+	// Disagree says the cells' states differ; Reason says who says what and whom each hears.
+	Disagree bool   `json:"disagree"`
+	Reason   string `json:"reason,omitempty"`
+}
+
+// NetworkCell is one location's verdict of one check.
+type NetworkCell struct {
+	State   string    `json:"state"`
+	Held    bool      `json:"held,omitempty"`
+	Since   time.Time `json:"since"`
+	Healthy int       `json:"healthy"`
+	Fresh   int       `json:"fresh"`
+	Stale   int       `json:"stale,omitempty"`
+}

@@ -22,6 +22,11 @@ Prints a node's status API as tables (or as its JSON with --json). Views:
   answer NAME TYPE   what a location would answer now, with the policy and last resort
   probes             a checker's assigned checks with their latest results and self-health
   members            the node's configuration and version, and the pool as it sees it
+  network [FILTER]   every location's verdict of every check side by side, where they disagree
+                     and why (FILTER: all, disagree, unhealthy; with --search, --cursor, --limit)
+  history CHECK      one check's verdict changes at the location and its availability
+                     over 1 h, 24 h and 7 days
+  answers [NAME]     the latest changes of what record sets answer from at the location
 
 flags:
 `
@@ -38,6 +43,10 @@ func statusArgs(view string) (least, most int, ok bool) {
 		return 2, 2, true
 	case "checkers", "probes", "members":
 		return 0, 0, true
+	case "network", "answers":
+		return 0, 1, true
+	case "history":
+		return 1, 1, true
 	}
 	return 0, 0, false
 }
@@ -52,6 +61,10 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	addr := fs.String("addr", "127.0.0.1:7701", "the node's status API (host:port or URL)")
 	asJSON := fs.Bool("json", false, "print the API's JSON instead of tables")
 	timeout := fs.Duration("timeout", 10*time.Second, "give up after this long")
+	var page pageFlags
+	fs.StringVar(&page.search, "search", "", "network: only checks whose id contains this")
+	fs.StringVar(&page.cursor, "cursor", "", "network: start after this check (the last page's cursor)")
+	fs.IntVar(&page.limit, "limit", 100, "network: checks a page, 1 to 1000")
 	// Flags may come before, between or after the view's arguments.
 	var pos []string
 	for rest := args; ; {
@@ -89,7 +102,7 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
-	if err := printStatus(ctx, c, view, vargs, *asJSON, stdout); err != nil {
+	if err := printStatus(ctx, c, view, vargs, page, *asJSON, stdout); err != nil {
 		// The client's errors start with "status:", which names the command already.
 		msg := strings.TrimPrefix(err.Error(), "status: ")
 		if view == "probes" && strings.Contains(msg, "not a checker") {
@@ -101,8 +114,14 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	return 0
 }
 
+// pageFlags are the network view's search and page.
+type pageFlags struct {
+	search, cursor string
+	limit          int
+}
+
 // printStatus fetches one view and prints it.
-func printStatus(ctx context.Context, c *status.Client, view string, args []string, asJSON bool, w io.Writer) error {
+func printStatus(ctx context.Context, c *status.Client, view string, args []string, page pageFlags, asJSON bool, w io.Writer) error {
 	now := time.Now()
 	var (
 		v     any
@@ -134,6 +153,26 @@ func printStatus(ctx context.Context, c *status.Client, view string, args []stri
 		var l status.ProbeList
 		l, err = c.Probes(ctx)
 		v, table = l, func() error { return status.WriteProbes(w, l, now) }
+	case "network":
+		filter := ""
+		if len(args) > 0 {
+			filter = args[0]
+		}
+		var nv status.NetworkView
+		nv, err = c.Network(ctx, filter, page.search, page.cursor, page.limit)
+		v, table = nv, func() error { return status.WriteNetwork(w, nv, now) }
+	case "history":
+		var h status.CheckHistory
+		h, err = c.History(ctx, args[0])
+		v, table = h, func() error { return status.WriteHistory(w, h, now) }
+	case "answers":
+		name := ""
+		if len(args) > 0 {
+			name = args[0]
+		}
+		var a status.AnswerHistory
+		a, err = c.AnswerHistory(ctx, name)
+		v, table = a, func() error { return status.WriteAnswerHistory(w, a, now) }
 	case "members":
 		var n status.NodeInfo
 		var l status.MemberList

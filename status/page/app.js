@@ -1,5 +1,6 @@
-// Vigil status page: draws the location's verdicts as a matrix of checks by region, and one
-// check's evidence when selected. Everything it shows comes from the status API of the node
+// Vigil status page: draws the location's verdicts as a matrix of checks by region, every
+// location's verdicts side by side (the network view, paged), and one check's evidence and
+// history when selected. Everything it shows comes from the status API of the node
 // that served it; it builds the page with DOM methods and textContent only.
 "use strict";
 
@@ -147,6 +148,88 @@
         (ch.counted_healthy ? ", counted healthy" : ", counted unhealthy"))));
   }
 
+  // The network view: one page of checks by location, with a search, a filter and paging.
+  const net = { cursors: [""], page: 0, limit: 50 };
+
+  function networkQuery() {
+    const q = new URLSearchParams({ limit: String(net.limit) });
+    const search = document.getElementById("network-search").value.trim();
+    const filter = document.getElementById("network-filter").value;
+    if (search) q.set("q", search);
+    if (filter !== "all") q.set("filter", filter);
+    if (net.cursors[net.page]) q.set("cursor", net.cursors[net.page]);
+    return "/v1/network?" + q.toString();
+  }
+
+  function drawNetwork(v) {
+    const locs = v.locations || [];
+    document.getElementById("network-locations").replaceChildren(...locs.map((l) => {
+      const hears = (l.heard || []).map((h) => h.region + " " + h.fresh + "/" + h.total).join(", ");
+      return el("li", { "data-location": l.id, "data-reachable": String(l.reachable) },
+        l.id + " (" + l.region + "): " + (l.self ? "this location; " : "") +
+        (l.reachable ? "hears " + (hears || "no checker") : "unreachable — " + l.error));
+    }));
+    const head = document.querySelector("#network-table thead tr");
+    head.replaceChildren(el("th", { scope: "col" }, "check"));
+    for (const l of locs) head.append(el("th", { scope: "col" }, l.id));
+    head.append(el("th", { scope: "col" }, "why they differ"));
+    const rows = (v.rows || []).map((r) => {
+      const tr = el("tr", { "data-check": r.id, "data-disagree": String(r.disagree), tabIndex: 0 });
+      tr.append(el("td", {}, r.id));
+      for (const l of locs) {
+        const c = (r.cells || {})[l.id];
+        if (!l.reachable) tr.append(el("td", { "data-location": l.id, "data-state": "unknown" }, "unreachable"));
+        else if (!c) tr.append(el("td", { "data-location": l.id }, "\u2014"));
+        else tr.append(el("td", { "data-location": l.id, "data-state": c.state, title: l.id + ": " + c.state },
+          marks[c.state] + " " + c.healthy + "/" + c.fresh + (c.held ? " held" : "")));
+      }
+      tr.append(el("td", { className: "why" }, r.reason || ""));
+      tr.addEventListener("click", () => select(r.id));
+      tr.addEventListener("keydown", (ev) => { if (ev.key === "Enter") select(r.id); });
+      return tr;
+    });
+    document.querySelector("#network-table tbody").replaceChildren(...rows);
+    const unreachable = locs.filter((l) => !l.reachable).length;
+    document.getElementById("network-summary").textContent = locs.length + " locations" +
+      (unreachable ? " (" + unreachable + " unreachable from here)" : "") + ", " + v.checks + " checks, " +
+      v.disagreements + " where they disagree. Page " + (net.page + 1) + ": " + rows.length + " of " +
+      v.matching + " matching.";
+    net.next = v.next || "";
+    document.getElementById("network-prev").disabled = net.page === 0;
+    document.getElementById("network-next").disabled = !net.next;
+  }
+
+  function resetPages() {
+    net.cursors = [""];
+    net.page = 0;
+    refresh();
+  }
+  let searchTimer = 0;
+  document.getElementById("network-search").addEventListener("input", () => {
+    clearTimeout(searchTimer);
+    searchTimer = setTimeout(resetPages, 250);
+  });
+  document.getElementById("network-filter").addEventListener("change", resetPages);
+  document.getElementById("network-prev").addEventListener("click", () => {
+    if (net.page > 0) { net.page--; refresh(); }
+  });
+  document.getElementById("network-next").addEventListener("click", () => {
+    if (net.next) { net.cursors[net.page + 1] = net.next; net.page++; refresh(); }
+  });
+
+  function pct(a) {
+    return a.observed_ns > 0 ? (100 * a.ratio).toFixed(2) + "%" : "\u2014";
+  }
+
+  function drawHistory(h) {
+    document.getElementById("history-availability").textContent = "Healthy " +
+      (h.availability || []).map((a) => pct(a) + " of the last " + a.window).join(", ") + " (of the time observed).";
+    document.getElementById("history-timeline").replaceChildren(...(h.changes || []).map((c) =>
+      el("li", { "data-state": c.to || "unknown" }, new Date(c.at).toLocaleString() + " (" + ago(c.at) + "): " +
+        (c.from || "no verdict") + " \u2192 " + (c.to || "no verdict") + ", " + c.healthy + " of " + c.fresh +
+        " fresh reports healthy, " + c.stale + " stale")));
+  }
+
   function select(id) {
     selected = id;
     history.replaceState(null, "", "#check=" + encodeURIComponent(id));
@@ -161,9 +244,15 @@
     try {
       drawMatrix(await getJSON("/v1/verdicts"));
       drawZones(await getJSON("/v1/served-zones"));
+      drawNetwork(await getJSON(networkQuery()));
       if (selected) {
         try {
           drawEvidence(await getJSON("/v1/verdicts/" + encodeURIComponent(selected)));
+          try {
+            drawHistory(await getJSON("/v1/history/" + encodeURIComponent(selected)));
+          } catch (_) {
+            drawHistory({});
+          }
         } catch (err) {
           document.getElementById("evidence").hidden = true;
           throw err;

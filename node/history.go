@@ -1,0 +1,163 @@
+package node
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/history"
+	"github.com/vigil-dns/vigil/routing"
+	"github.com/vigil-dns/vigil/verdict"
+)
+
+// recordSet names a record set whose answers depend on a check.
+type recordSet struct{ name, rtype string }
+
+// recordSets maps each check to the record sets with a record it decides.
+func recordSets(doc *config.Document) map[string][]recordSet {
+	out := map[string][]recordSet{}
+	if doc == nil {
+		return out
+	}
+	for _, z := range doc.Zones {
+		for _, rs := range z.RecordSets {
+			set := recordSet{rs.Name, string(rs.Type)}
+			for _, r := range rs.Records {
+				if r.HealthCheck != "" && !slices.Contains(out[r.HealthCheck], set) {
+					out[r.HealthCheck] = append(out[r.HealthCheck], set)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// forgetSets drops from the history the record sets of old that are not in now.
+func forgetSets(h *history.Store, old, now map[string][]recordSet) {
+	keep := map[recordSet]bool{}
+	for _, sets := range now {
+		for _, s := range sets {
+			keep[s] = true
+		}
+	}
+	for _, sets := range old {
+		for _, s := range sets {
+			if !keep[s] {
+				h.Forget(s.name, s.rtype)
+			}
+		}
+	}
+}
+
+// historyOf turns one verdict change of the engine into a history change, with the counts
+// that decided it and the state the history holds as its previous one. Called under l.mu.
+func (l *locationState) historyOf(c verdict.Change, now time.Time) history.Change {
+	h := history.Change{Check: c.Check, At: now, From: l.hist.State(c.Check)}
+	if c.Removed {
+		return h
+	}
+	h.To = c.State.String()
+	if v, ok := l.engine.Verdict(c.Check, nil); ok {
+		h.Healthy, h.Unhealthy, h.Fresh, h.Stale = v.Counts.Healthy, v.Counts.Unhealthy, v.Counts.Fresh, v.Counts.Stale
+	}
+	return h
+}
+
+// recordHistory records the verdict changes of the last step, and the changes they made to
+// the answers of their record sets, outside the location's lock (the log is synced). Only
+// runVerdicts calls it.
+func (n *Node) recordHistory() {
+	l := &n.loc
+	if len(l.pending) == 0 {
+		return
+	}
+	var answers []history.AnswerChange
+	seen := map[recordSet]bool{}
+	for _, c := range l.pending {
+		for _, set := range l.sets[c.Check] {
+			if seen[set] {
+				continue
+			}
+			seen[set] = true
+			res, err := n.dns.Explain(set.name, set.rtype, 0)
+			if err != nil {
+				continue // not installed (a zone that failed): nothing answers from it
+			}
+			values, lastResort := answeringFrom(res)
+			was, wasLR, ok := l.hist.Answering(set.name, set.rtype)
+			if ok && wasLR == lastResort && slices.Equal(was, values) {
+				continue
+			}
+			answers = append(answers, history.AnswerChange{Name: set.name, Type: set.rtype, At: c.At,
+				From: was, To: values, LastResort: lastResort})
+		}
+	}
+	if err := l.hist.Record(l.pending, answers); err != nil {
+		n.log.Warn("node: history: recording verdict changes", "err", err)
+	}
+	clear(l.pending)
+	l.pending = l.pending[:0]
+}
+
+// answeringFrom returns the records a record set chooses among: the failover answer, or the
+// healthy eligible records of any other policy (every eligible one under last resort),
+// sorted. Unlike the answer itself it does not depend on a random draw.
+func answeringFrom(r routing.Result) (values []string, lastResort bool) {
+	if r.Policy == config.PolicyFailover {
+		return r.Values(), r.LastResort
+	}
+	for _, c := range r.Candidates {
+		if c.Eligible && (r.LastResort || c.Health.Healthy()) {
+			values = append(values, c.Value)
+		}
+	}
+	slices.Sort(values)
+	return values, r.LastResort
+}
+
+// runHistoryMarks writes the history's mark about once a minute until ctx ends, so that
+// availability counts the time the location runs and not the time it does not.
+func (n *Node) runHistoryMarks(ctx context.Context) error {
+	t := time.NewTicker(20 * time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case now := <-t.C:
+			if err := n.loc.hist.Mark(now); err != nil {
+				n.log.Warn("node: history: writing a mark", "err", err)
+			}
+		}
+	}
+}
+
+// CheckHistory returns what this location remembers of check id: its latest verdict changes
+// and its availability over 1 h, 24 h and 7 days, at now. ok is false when it holds nothing.
+func (n *Node) CheckHistory(id string, now time.Time) (history.CheckHistory, bool, error) {
+	if n.dns == nil {
+		return history.CheckHistory{}, false, ErrNoLocation
+	}
+	h, ok := n.loc.hist.Check(id, now)
+	return h, ok, nil
+}
+
+// HistorySummaries returns every check's state and availability at now, sorted by id, from
+// the first id after after, at most limit; next is the cursor of the following page.
+func (n *Node) HistorySummaries(after string, limit int, now time.Time) ([]history.CheckHistory, string, error) {
+	if n.dns == nil {
+		return nil, "", ErrNoLocation
+	}
+	out, next := n.loc.hist.Summaries(after, limit, now)
+	return out, next, nil
+}
+
+// AnswerHistory returns the latest changes of what the record sets of name (all when empty)
+// answer from, newest first.
+func (n *Node) AnswerHistory(name string) ([]history.AnswerChange, error) {
+	if n.dns == nil {
+		return nil, ErrNoLocation
+	}
+	return n.loc.hist.Answers(name), nil
+}

@@ -1,0 +1,119 @@
+package status
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vigil-dns/vigil/history"
+)
+
+// storeHistory is a HistoryView over a history.Store.
+type storeHistory struct{ s *history.Store }
+
+func (h storeHistory) CheckHistory(id string, now time.Time) (history.CheckHistory, bool) {
+	return h.s.Check(id, now)
+}
+
+func (h storeHistory) HistorySummaries(after string, limit int, now time.Time) ([]history.CheckHistory, string) {
+	return h.s.Summaries(after, limit, now)
+}
+
+func (h storeHistory) AnswerHistory(name string) []history.AnswerChange { return h.s.Answers(name) }
+
+// TestNetworkPageInBrowser loads the page of loc-us, in a network where loc-sa hears only
+// sa-east's checkers and disagrees on check-0001 and loc-ap cannot be reached, with
+// check-0001 selected: the network table marks the disagreement with its reason and loc-ap as
+// unreachable, the check's history shows its timeline and availability, and screenshots at
+// phone and desktop width are saved.
+func TestNetworkPageInBrowser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Chromium")
+	}
+	bin := chromium(t)
+	locs := fakeNetwork(120)
+	members := []Member{
+		{ID: "loc-us", Region: "us-east", Roles: []string{"location"}, State: "alive"},
+		{ID: "loc-eu", Region: "eu-west", Roles: []string{"location"}, State: "alive"},
+		{ID: "loc-sa", Region: "sa-east", Roles: []string{"location"}, State: "alive"},
+		{ID: "loc-ap", Region: "ap-south", Roles: []string{"location"}, State: "alive"},
+	}
+	urls := map[string]string{}
+	for _, id := range []string{"loc-eu", "loc-sa"} {
+		api, err := New(Options{Node: &fakeNode{id: id, members: members}, Location: locs[id]})
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := httptest.NewServer(api)
+		t.Cleanup(srv.Close)
+		urls[id] = srv.URL
+	}
+	gone := httptest.NewServer(http.NotFoundHandler())
+	urls["loc-ap"] = gone.URL
+	gone.Close()
+	now := time.Now()
+	hs, err := history.Open(history.Options{}, now.Add(-time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := hs.Record([]history.Change{
+		{Check: "check-0001", At: now.Add(-time.Hour), From: "", To: "healthy", Healthy: 9, Fresh: 9},
+		{Check: "check-0001", At: now.Add(-30 * time.Minute), From: "healthy", To: "unhealthy", Unhealthy: 3, Fresh: 3, Stale: 6},
+	}, nil); err != nil {
+		t.Fatal(err)
+	}
+	api, err := New(Options{Node: &fakeNode{id: "loc-us", region: "us-east", members: members}, Location: locs["loc-us"],
+		History: storeHistory{hs}, Network: NetworkOptions{PeerURL: func(m Member) string { return urls[m.ID] }}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(api)
+	t.Cleanup(srv.Close)
+
+	dom := string(runChromium(t, bin, srv.URL+"/#check=check-0001", "--dump-dom"))
+	table := regexp.MustCompile(`(?s)<table id="network-table">.*?</table>`).FindString(dom)
+	row := regexp.MustCompile(`(?s)<tr[^>]*data-check="check-0001"[^>]*>.*?</tr>`).FindString(table)
+	if !strings.Contains(row, `data-disagree="true"`) || !strings.Contains(row, `data-location="loc-sa" data-state="unhealthy"`) ||
+		!strings.Contains(row, "loc-sa hears only sa-east checkers") {
+		t.Errorf("check-0001's network row does not show loc-sa disagreeing with why:\n%s", row)
+	}
+	if !strings.Contains(row, `data-location="loc-ap" data-state="unknown">unreachable`) {
+		t.Errorf("check-0001's network row does not show loc-ap unreachable:\n%s", row)
+	}
+	if n := strings.Count(table, "<tr data-check="); n != 50 {
+		t.Errorf("the network table shows %d rows, want a page of 50", n)
+	}
+	if !regexp.MustCompile(`<li data-location="loc-ap" data-reachable="false">loc-ap \(ap-south\): unreachable`).MatchString(dom) {
+		t.Errorf("loc-ap not listed as unreachable")
+	}
+	if !strings.Contains(dom, "4 locations (1 unreachable from here), 120 checks, 1 where they disagree. Page 1: 50 of 120 matching.") {
+		t.Errorf("network summary missing: %s", regexp.MustCompile(`<p id="network-summary"[^>]*>[^<]*`).FindString(dom))
+	}
+	timeline := regexp.MustCompile(`(?s)<ol id="history-timeline"[^>]*>.*?</ol>`).FindString(dom)
+	if strings.Count(timeline, "<li") != 2 || !strings.Contains(timeline, "healthy \u2192 unhealthy, 0 of 3 fresh reports healthy, 6 stale") {
+		t.Errorf("history timeline: %s", timeline)
+	}
+	// Half of the last hour healthy, to the minute (the hour's buckets are minutes).
+	if !regexp.MustCompile(`Healthy (49|50)\.\d\d% of the last 1h`).MatchString(dom) {
+		t.Errorf("availability missing: %s", regexp.MustCompile(`<p id="history-availability"[^>]*>[^<]*`).FindString(dom))
+	}
+	for _, shot := range []struct {
+		name          string
+		width, height int
+	}{{"phone", 390, 1600}, {"desktop", 1280, 1400}} {
+		path := filepath.Join(artifactDir(t), "status-network-"+shot.name+".png")
+		os.Remove(path)
+		runChromium(t, bin, srv.URL+"/#check=check-0001", "--hide-scrollbars",
+			"--screenshot="+path, "--window-size="+strconv.Itoa(shot.width)+","+strconv.Itoa(shot.height))
+		if st, err := os.Stat(path); err != nil || st.Size() == 0 {
+			t.Fatalf("screenshot %s: %v", path, err)
+		}
+		t.Logf("screenshot: %s", path)
+	}
+}

@@ -1,0 +1,230 @@
+package status
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/location"
+	"github.com/vigil-dns/vigil/quorum"
+	"github.com/vigil-dns/vigil/routing"
+)
+
+// fakeLocation is a LocationView of fixed verdicts and heard checkers.
+type fakeLocation struct {
+	verdicts []CheckVerdict
+	heard    []HeardChecker
+}
+
+func (f *fakeLocation) Verdicts() []CheckVerdict { return f.verdicts }
+func (f *fakeLocation) Explain(id string) (quorum.Explanation, bool) {
+	for _, v := range f.verdicts {
+		if v.ID == id {
+			return v.Verdict, true
+		}
+	}
+	return quorum.Explanation{}, false
+}
+func (f *fakeLocation) Checkers() []HeardChecker { return f.heard }
+func (f *fakeLocation) Answer(string, string) (routing.Result, error) {
+	return routing.Result{}, fmt.Errorf("none")
+}
+func (f *fakeLocation) Zones() []location.ZoneState { return nil }
+
+// fakeNode is a NodeView of one identity and fixed members.
+type fakeNode struct {
+	id, region string
+	members    []Member
+}
+
+func (f *fakeNode) Identity() Identity {
+	return Identity{ID: f.id, Region: f.region, Roles: []string{"location"}}
+}
+func (f *fakeNode) Members() []Member             { return f.members }
+func (f *fakeNode) Config() control.WatcherStatus { return control.WatcherStatus{} }
+func (f *fakeNode) Readiness() Readiness          { return Readiness{Ready: true} }
+
+// fakeNetwork makes three locations' views of n checks: loc-us and loc-eu hear every region's
+// checkers and call every check healthy; loc-sa hears only sa-east's and calls check-0001
+// unhealthy.
+func fakeNetwork(n int) map[string]*fakeLocation {
+	out := map[string]*fakeLocation{}
+	for _, loc := range []string{"loc-us", "loc-eu", "loc-sa"} {
+		f := &fakeLocation{}
+		for _, r := range []string{"eu-west", "sa-east", "us-east"} {
+			fresh := loc != "loc-sa" || r == "sa-east"
+			f.heard = append(f.heard, HeardChecker{ID: r + "-1", Region: r, Fresh: fresh, Reports: n})
+		}
+		for i := range n {
+			e := quorum.Explanation{}
+			e.State = quorum.StateHealthy
+			e.Counts = quorum.Counts{Healthy: 3, Fresh: 3}
+			if loc == "loc-sa" {
+				e.Counts = quorum.Counts{Healthy: 1, Fresh: 1, Stale: 2}
+				if i == 1 {
+					e.State, e.Counts = quorum.StateUnhealthy, quorum.Counts{Unhealthy: 1, Fresh: 1, Stale: 2}
+				}
+			}
+			f.verdicts = append(f.verdicts, CheckVerdict{ID: fmt.Sprintf("check-%04d", i), Verdict: e})
+		}
+		out[loc] = f
+	}
+	return out
+}
+
+// TestNetworkView: the asked location lays its own and its peers' verdicts side by side,
+// marks the check on which loc-sa disagrees with why, shows a peer it cannot reach as such,
+// pages and filters, and fetches each peer at most once per CacheFor however often it is
+// asked.
+func TestNetworkView(t *testing.T) {
+	locs := fakeNetwork(250)
+	members := []Member{
+		{ID: "loc-us", Region: "us-east", Roles: []string{"location"}, State: "alive"},
+		{ID: "loc-eu", Region: "eu-west", Roles: []string{"location"}, State: "alive"},
+		{ID: "loc-sa", Region: "sa-east", Roles: []string{"location"}, State: "alive"},
+		{ID: "loc-ap", Region: "ap-south", Roles: []string{"location"}, State: "alive"},
+	}
+	urls := map[string]string{}
+	var fetches atomic.Int64
+	for _, id := range []string{"loc-eu", "loc-sa"} {
+		api, err := New(Options{Node: &fakeNode{id: id, region: "x", members: members}, Location: locs[id]})
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			fetches.Add(1)
+			api.ServeHTTP(w, r)
+		}))
+		t.Cleanup(srv.Close)
+		urls[id] = srv.URL
+	}
+	gone := httptest.NewServer(http.NotFoundHandler())
+	urls["loc-ap"] = gone.URL
+	gone.Close() // loc-ap: nothing listens there any more
+	api, err := New(Options{Node: &fakeNode{id: "loc-us", region: "us-east", members: members}, Location: locs["loc-us"],
+		Network: NetworkOptions{PeerURL: func(m Member) string { return urls[m.ID] }, Timeout: 2 * time.Second, CacheFor: time.Hour}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	get := func(query string) NetworkView {
+		t.Helper()
+		rec := httptest.NewRecorder()
+		api.ServeHTTP(rec, httptest.NewRequestWithContext(context.Background(), http.MethodGet, "/v1/network"+query, nil))
+		if rec.Code != http.StatusOK {
+			t.Fatalf("GET /v1/network%s: %d %s", query, rec.Code, rec.Body)
+		}
+		var v NetworkView
+		if err := json.Unmarshal(rec.Body.Bytes(), &v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	v := get("")
+	if len(v.Locations) != 4 || !v.Locations[0].Self || v.Locations[0].ID != "loc-us" {
+		t.Fatalf("locations: %+v", v.Locations)
+	}
+	for _, l := range v.Locations {
+		if l.ID == "loc-ap" && (l.Reachable || !strings.Contains(l.Error, "unreachable")) {
+			t.Errorf("loc-ap is not shown unreachable: %+v", l)
+		}
+		if l.ID != "loc-ap" && !l.Reachable {
+			t.Errorf("%s unreachable: %s", l.ID, l.Error)
+		}
+	}
+	if v.Checks != 250 || v.Disagreements != 1 || len(v.Rows) != defaultLimit || v.Next != "check-0099" {
+		t.Errorf("checks %d, disagreements %d, rows %d, next %q", v.Checks, v.Disagreements, len(v.Rows), v.Next)
+	}
+	row := v.Rows[1]
+	if !row.Disagree || len(row.Cells) != 3 || row.Cells["loc-sa"].State != "unhealthy" {
+		t.Errorf("row check-0001: %+v", row)
+	}
+	for _, want := range []string{"loc-sa (0/1 fresh healthy) says unhealthy", "loc-sa hears only sa-east checkers (1 of 3 fresh), none of eu-west, us-east"} {
+		if !strings.Contains(row.Reason, want) {
+			t.Errorf("reason %q does not say %q", row.Reason, want)
+		}
+	}
+	if v.Rows[0].Disagree || v.Rows[0].Reason != "" {
+		t.Errorf("check-0000 disagrees: %+v", v.Rows[0])
+	}
+	// Pages: 100, 100, 50, in order, no repeats.
+	seen := map[string]bool{}
+	cursor := ""
+	for page := 0; page < 5; page++ {
+		p := get("?limit=100&cursor=" + cursor)
+		for _, r := range p.Rows {
+			if seen[r.ID] {
+				t.Fatalf("row %s twice", r.ID)
+			}
+			seen[r.ID] = true
+		}
+		if cursor = p.Next; cursor == "" {
+			break
+		}
+	}
+	if len(seen) != 250 {
+		t.Errorf("paged through %d rows, want 250", len(seen))
+	}
+	if d := get("?filter=disagree"); d.Matching != 1 || len(d.Rows) != 1 || d.Rows[0].ID != "check-0001" {
+		t.Errorf("filter disagree: %+v", d.Rows)
+	}
+	if u := get("?filter=unhealthy&q=0001"); u.Matching != 1 {
+		t.Errorf("filter unhealthy and search: %d rows", u.Matching)
+	}
+	if s := get("?q=CHECK-02"); s.Matching != 50 {
+		t.Errorf("search check-02: %d rows, want 50", s.Matching)
+	}
+	if n := fetches.Load(); n != 2 {
+		t.Errorf("peers were fetched %d times for 10 requests within CacheFor, want 2 (once each)", n)
+	}
+	for _, q := range []string{"?limit=0", "?limit=1001", "?filter=bad", "?other=1"} {
+		rec := httptest.NewRecorder()
+		api.ServeHTTP(rec, httptest.NewRequestWithContext(context.Background(), http.MethodGet, "/v1/network"+q, nil))
+		if rec.Code != http.StatusBadRequest {
+			t.Errorf("GET /v1/network%s: %d, want 400", q, rec.Code)
+		}
+	}
+}
+
+// BenchmarkNetworkView10k measures a page of the network view at 10,000 checks and three
+// locations, from the cached merge (what every request but one per CacheFor costs), and the
+// merge itself.
+func BenchmarkNetworkView10k(b *testing.B) {
+	locs := fakeNetwork(10000)
+	var ds []*Digest
+	for _, id := range []string{"loc-us", "loc-eu", "loc-sa"} {
+		api, _ := New(Options{Node: &fakeNode{id: id}, Location: locs[id]})
+		d := api.digest()
+		ds = append(ds, &d)
+	}
+	b.Run("merge", func(b *testing.B) {
+		for b.Loop() {
+			merge(nil, ds)
+		}
+	})
+	api, _ := New(Options{Node: &fakeNode{id: "loc-us"}, Location: locs["loc-us"], Network: NetworkOptions{CacheFor: time.Hour}})
+	api.net.view, api.net.at = merge(nil, ds), time.Now()
+	b.Run("page", func(b *testing.B) {
+		for b.Loop() {
+			rec := httptest.NewRecorder()
+			api.ServeHTTP(rec, httptest.NewRequestWithContext(context.Background(), http.MethodGet, "/v1/network?filter=unhealthy&q=check", nil))
+			if rec.Code != http.StatusOK {
+				b.Fatal(rec.Code)
+			}
+		}
+	})
+	b.Run("digest", func(b *testing.B) {
+		var size int
+		for b.Loop() {
+			body, _ := json.Marshal(api.digest())
+			size = len(body)
+		}
+		b.ReportMetric(float64(size), "bytes/digest")
+	})
+}
