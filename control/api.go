@@ -33,6 +33,14 @@ type APIConfig struct {
 	MaxWait, DefaultWait time.Duration
 	// MaxWatchers bounds the blocking reads waiting at once; default 4096.
 	MaxWatchers int
+	// MaxDecodes bounds the write bodies read and decoded at once; default 4. Decoding is a
+	// write's memory peak (a body up to MaxBodyBytes, and YAML aliases expanding to up to
+	// 100,000 values or one per byte: about 18 MB for an 11 KB document of aliases), so it
+	// bounds what writers can cost a voter together. A write waits DecodeWait for a turn,
+	// default 5s, then gets 503 with Retry-After. Commits are not limited: the decoded writes
+	// of many clients still share raft entries.
+	MaxDecodes int
+	DecodeWait time.Duration
 	// StaleAfter is how long a follower may go without hearing the leader before its reads
 	// are marked stale; default 5s.
 	StaleAfter time.Duration
@@ -53,6 +61,7 @@ type API struct {
 	log      *slog.Logger
 	metrics  *apiMetrics
 	watchers chan struct{}
+	decodes  chan struct{} // one token per write body being read and decoded
 	mux      *http.ServeMux
 }
 
@@ -87,6 +96,12 @@ func NewAPI(cfg APIConfig) (*API, error) {
 	if cfg.StaleAfter <= 0 {
 		cfg.StaleAfter = 5 * time.Second
 	}
+	if cfg.MaxDecodes <= 0 {
+		cfg.MaxDecodes = 4
+	}
+	if cfg.DecodeWait <= 0 {
+		cfg.DecodeWait = 5 * time.Second
+	}
 	if cfg.Client == nil {
 		cfg.Client = &http.Client{}
 	}
@@ -101,7 +116,8 @@ func NewAPI(cfg APIConfig) (*API, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &API{cfg: cfg, log: log, metrics: m, watchers: make(chan struct{}, cfg.MaxWatchers), mux: http.NewServeMux()}
+	a := &API{cfg: cfg, log: log, metrics: m, watchers: make(chan struct{}, cfg.MaxWatchers),
+		decodes: make(chan struct{}, cfg.MaxDecodes), mux: http.NewServeMux()}
 	for _, rt := range a.routes() {
 		a.mux.Handle(rt.Method+" "+rt.Path, a.instrument(rt))
 	}

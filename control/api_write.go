@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/vigil-dns/vigil/config"
 )
@@ -36,18 +38,46 @@ func (a *API) commit(w http.ResponseWriter, r *http.Request, body []byte, cmd *C
 	writeJSON(w, code, WriteResult{Index: idx})
 }
 
-// bodyOf reads a write's body, answering the error itself when it cannot.
-func bodyOf(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+// bodyOf reads a write's body in one of the API's decoding turns, answering the error itself
+// when it cannot. The caller calls release once it has decoded the body.
+func (a *API) bodyOf(w http.ResponseWriter, r *http.Request) (body []byte, release func(), ok bool) {
+	timer := time.NewTimer(a.cfg.DecodeWait)
+	defer timer.Stop()
+	select {
+	case a.decodes <- struct{}{}:
+	case <-timer.C:
+		w.Header().Set("Retry-After", "1")
+		writeError(w, http.StatusServiceUnavailable, fmt.Errorf("control: %d writes are being read and decoded, the limit; none finished within %v: retry", cap(a.decodes), a.cfg.DecodeWait))
+		return nil, nil, false
+	case <-r.Context().Done():
+		return nil, nil, false
+	}
+	var once sync.Once
+	release = func() { once.Do(func() { <-a.decodes }) }
 	body, err := readBody(r)
 	switch {
 	case errors.Is(err, errUnsupportedType):
+		release()
 		writeError(w, http.StatusUnsupportedMediaType, err)
-		return nil, false
+		return nil, nil, false
 	case err != nil:
+		release()
 		writeError(w, statusOf(err), err)
-		return nil, false
+		return nil, nil, false
 	}
-	return body, true
+	return body, release, true
+}
+
+// smallBody is the size under which a write gives its decoding turn back as soon as it is
+// decoded, so that many small writes share raft entries; a larger one keeps its turn until
+// it is committed, which bounds the memory of large writes in flight.
+const smallBody = 64 << 10
+
+// decoded ends the decoding turn of a small write.
+func (a *API) decoded(body []byte, release func()) {
+	if len(body) < smallBody {
+		release()
+	}
 }
 
 // mismatch is the error of a body whose name disagrees with the URL.
@@ -56,11 +86,13 @@ func mismatch(path, got, want string) error {
 }
 
 func (a *API) putDocument(w http.ResponseWriter, r *http.Request) {
-	body, ok := bodyOf(w, r)
+	body, release, ok := a.bodyOf(w, r)
 	if !ok {
 		return
 	}
+	defer release()
 	doc, err := decodeDocument(body)
+	a.decoded(body, release)
 	if err != nil {
 		writeError(w, statusOf(err), err)
 		return
@@ -69,11 +101,13 @@ func (a *API) putDocument(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) putCheck(w http.ResponseWriter, r *http.Request) {
-	body, ok := bodyOf(w, r)
+	body, release, ok := a.bodyOf(w, r)
 	if !ok {
 		return
 	}
+	defer release()
 	c, err := decodeCheck(body)
+	a.decoded(body, release)
 	if err != nil {
 		writeError(w, statusOf(err), err)
 		return
@@ -99,11 +133,13 @@ func (a *API) deleteCheck(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) putZone(w http.ResponseWriter, r *http.Request) {
-	body, ok := bodyOf(w, r)
+	body, release, ok := a.bodyOf(w, r)
 	if !ok {
 		return
 	}
+	defer release()
 	z, err := decodeZone(body)
+	a.decoded(body, release)
 	if err != nil {
 		writeError(w, statusOf(err), err)
 		return
@@ -129,12 +165,14 @@ func (a *API) deleteZone(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) putRecordSet(w http.ResponseWriter, r *http.Request) {
-	body, ok := bodyOf(w, r)
+	body, release, ok := a.bodyOf(w, r)
 	if !ok {
 		return
 	}
+	defer release()
 	zone := r.PathValue("zone")
 	rs, err := decodeRecordSet(body, zone)
+	a.decoded(body, release)
 	if err != nil {
 		writeError(w, statusOf(err), err)
 		return
@@ -182,10 +220,11 @@ type JoinRequest struct {
 }
 
 func (a *API) joinVoter(w http.ResponseWriter, r *http.Request) {
-	body, ok := bodyOf(w, r)
+	body, release, ok := a.bodyOf(w, r)
 	if !ok {
 		return
 	}
+	defer release()
 	var jr JoinRequest
 	dec := json.NewDecoder(strings.NewReader(string(body)))
 	dec.DisallowUnknownFields()

@@ -116,6 +116,9 @@ type cluster struct {
 	// serverTLS, when set, serves the APIs over TLS; client then forwards between voters.
 	serverTLS *tls.Config
 	client    *http.Client
+	// maxDecodes and decodeWait, when set, are the API's write decoding limit and wait.
+	maxDecodes int
+	decodeWait time.Duration
 }
 
 func freeAddr(t testing.TB) string {
@@ -187,7 +190,8 @@ func (c *cluster) start(i int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	api, err := NewAPI(APIConfig{Node: v.node, WriteTokens: []string{testToken}, OpenReads: true, Registerer: v.reg, StaleAfter: time.Second, MaxBodyBytes: c.maxBody, LeaderWait: time.Second, Client: c.client})
+	api, err := NewAPI(APIConfig{Node: v.node, WriteTokens: []string{testToken}, OpenReads: true, Registerer: v.reg, StaleAfter: time.Second, MaxBodyBytes: c.maxBody, LeaderWait: time.Second, Client: c.client,
+		MaxDecodes: c.maxDecodes, DecodeWait: c.decodeWait})
 	if err != nil {
 		t.Fatal(err)
 	}
