@@ -104,12 +104,7 @@ func (t *Table) sinceRow(checker string, gen, since uint64) *sinceRow {
 	if r.log.wall > since && r.log.wall <= r.seq {
 		s.wall = r.log.wall
 	}
-	for i, c := range r.cells {
-		if c.seq > since && c.seq <= r.seq {
-			s.entries = append(s.entries, rowEntry{check: t.checks.name(i), seq: c.seq, entry: t.entry(c)})
-		}
-	}
-	sort.Slice(s.entries, func(i, j int) bool { return s.entries[i].check < s.entries[j].check })
+	s.entries = t.changedSince(r, since)
 	for _, w := range r.log.entries {
 		if w.seq > since && w.seq <= r.seq && w.seq > s.wall {
 			s.withdrawn = append(s.withdrawn, withdrawn{check: t.checks.name(w.check), seq: w.seq})
