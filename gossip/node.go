@@ -433,6 +433,7 @@ func (n *Node) regions(rs []Report) []Report {
 func (n *Node) repair() {
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	n.table.expirePages(n.cfg.Now())
 	ids := n.table.lacking(maxRowsPerAsk)
 	for id, m := range n.members {
 		if len(ids) >= maxRowsPerAsk {
@@ -465,12 +466,14 @@ func (n *Node) repair() {
 }
 
 // want asks peer for the rows of checkers that this node is behind on, at most once per
-// askAgainAfter per row, saying what it holds of each. Called with n.mu held.
+// askAgainAfter per row and never while a row's pages arrive, saying what it holds of each.
+// Called with n.mu held.
 func (n *Node) want(peer string, checkers []string) {
 	now := n.cfg.Now()
 	var asks []ask
 	for _, c := range checkers {
-		if c == n.cfg.ID || now.Sub(n.requested[c]) < askAgainAfter || len(asks) == maxRowsPerAsk {
+		if c == n.cfg.ID || now.Sub(n.requested[c]) < askAgainAfter || len(asks) == maxRowsPerAsk ||
+			n.table.assembling(c, now) {
 			continue
 		}
 		n.requested[c] = now
@@ -510,17 +513,17 @@ func (n *Node) worker(ctx context.Context) {
 			if to == nil {
 				continue
 			}
-			var msg []byte
+			var msgs [][]byte
 			if j.answer {
-				msg = n.answer(j.asks, j.version)
+				msgs = n.answer(j.asks, j.version)
 			} else {
-				msg = encodeRequest(request{from: n.cfg.ID, addr: n.addr, asks: j.asks}, n.versionFor(to.Name))
+				msgs = [][]byte{encodeRequest(request{from: n.cfg.ID, addr: n.addr, asks: j.asks}, n.versionFor(to.Name))}
 			}
-			if msg == nil {
+			if len(msgs) == 0 {
 				continue
 			}
 			n.sending(to.Name, true)
-			if !s.start(ctx, func() { n.send(to, msg, j) }) {
+			if !s.start(ctx, func() { n.send(to, msgs, j) }) {
 				n.sending(to.Name, false)
 				return
 			}
@@ -528,19 +531,42 @@ func (n *Node) worker(ctx context.Context) {
 	}
 }
 
-// answer encodes the rows a peer asked for, as many as fit in one message, in the version of
-// the ask: in version 2, the changes since what the asker holds when this node can prove it
-// holds them all (sync.go), else whole rows; nothing for a row the asker holds newer.
-func (n *Node) answer(asks []ask, v byte) []byte {
+// answer encodes the rows a peer asked for in the version of the ask: in version 2, the
+// changes since what the asker holds when this node can prove it holds them all (sync.go),
+// else whole rows, a row larger than a page in pages (pages.go); nothing for a row the asker
+// holds newer. Answers are batched in messages of at most a page (version 1: MaxMessageSize,
+// and a row over it is not sent), up to maxAnswerBytes in all; what is left out is asked
+// again.
+func (n *Node) answer(asks []ask, v byte) [][]byte {
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	limit := pageSize
+	if v == wireV1 {
+		limit = MaxMessageSize - 16
+	}
+	var out [][]byte
 	var rows []*fullRow
 	var since []*sinceRow
-	size := 0
+	size, total := 0, 0
+	flush := func() {
+		if len(rows)+len(since) > 0 {
+			out = append(out, encodeRows(v, rows, since))
+		}
+		rows, since, size = nil, nil, 0
+	}
 	for _, a := range asks {
-		fr, sr := n.table.answerFor(a, v)
+		if total >= maxAnswerBytes {
+			break
+		}
+		fr, sr, pages := n.table.answerOne(a, v, limit-16, n.rng.Uint64())
 		var s int
 		switch {
+		case pages != nil:
+			for _, p := range pages {
+				total += len(p)
+			}
+			out = append(out, pages...)
+			continue
 		case sr != nil:
 			s = len(appendSince(nil, sr))
 		case fr != nil:
@@ -548,20 +574,22 @@ func (n *Node) answer(asks []ask, v byte) []byte {
 		default:
 			continue
 		}
-		if size+s > MaxMessageSize-16 {
-			break
+		if s > limit-16 {
+			continue // a version 1 asker reads no pages
+		}
+		if size+s > limit-16 {
+			flush()
 		}
 		size += s
+		total += s
 		if sr != nil {
 			since = append(since, sr)
 		} else {
 			rows = append(rows, fr)
 		}
 	}
-	if len(rows)+len(since) == 0 {
-		return nil
-	}
-	return encodeRows(v, rows, since)
+	flush()
+	return out
 }
 
 // versionFor returns the wire version to ask peer in: version 1 for a peer that spoke only

@@ -99,6 +99,25 @@ func (t *Table) changedSince(r *row, since uint64) []rowEntry {
 	return out
 }
 
+// countSince counts the cells of row r set after since, up to r.seq, stopping past most: by
+// the index when it reaches back to since (counting sets since superseded too), else by a
+// scan that allocates nothing.
+func (t *Table) countSince(r *row, since uint64, most int) int {
+	if x := &r.sets; since >= x.from {
+		i := sort.Search(len(x.entries), func(i int) bool { return x.entries[i].seq > since })
+		return len(x.entries) - i
+	}
+	n := 0
+	for _, c := range r.cells {
+		if c.seq > since && c.seq <= r.seq {
+			if n++; n > most {
+				break
+			}
+		}
+	}
+	return n
+}
+
 // scanSince returns the cells of row r set after since (up to r.seq), sorted by check, by
 // looking at every cell: the way every answer was built before the index.
 func (t *Table) scanSince(r *row, since uint64) []rowEntry {

@@ -173,20 +173,32 @@ func (t *Table) holds(checker string) (gen, seq uint64, ok bool) {
 // the asker holds when it can prove it has them all (version 2 only), else the whole row;
 // nothing when it holds no complete row, or an older one than the asker.
 func (t *Table) answerFor(a ask, v byte) (*fullRow, *sinceRow) {
+	whole, sr := t.answerKind(a, v, -1)
+	if whole {
+		return t.fullRow(a.checker), nil
+	}
+	return nil, sr
+}
+
+// answerKind says what answerFor answers, without building a whole row: whole, or the changes
+// since (non-nil), or nothing. When the changes number more than most (unless most < 0), it
+// answers whole without building them.
+func (t *Table) answerKind(a ask, v byte, most int) (whole bool, since *sinceRow) {
 	r := t.rows[a.checker]
 	if r == nil || !r.complete() {
-		return nil, nil
+		return false, nil
 	}
 	if v == wireV1 {
-		return t.fullRow(a.checker), nil
+		return true, nil
 	}
 	switch {
 	case r.gen < a.gen, r.gen == a.gen && r.seq < a.seq:
-		return nil, nil
+		return false, nil
+	case r.gen == a.gen && most >= 0 && t.countSince(r, a.seq, most) > most:
 	case r.gen == a.gen:
 		if s := t.sinceRow(a.checker, a.gen, a.seq); s != nil {
-			return nil, s
+			return false, s
 		}
 	}
-	return t.fullRow(a.checker), nil
+	return true, nil
 }

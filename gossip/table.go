@@ -67,6 +67,10 @@ type Table struct {
 	checks  interned // check ids of cells (and of feed marks)
 	reasons interned // reasons of cells
 	feed    *feed    // nil until a reader turns it on
+	// pending holds the rows being assembled from pages, and pendingEntries their entries
+	// (pages.go).
+	pending        map[string]*assembly
+	pendingEntries int
 }
 
 // NewTable returns an empty table that holds at most maxRows checkers' rows.
