@@ -58,6 +58,7 @@ type Node struct {
 	unreached map[string]time.Time // peers a repair send failed to reach, and when (reach.go)
 	inflight  map[string]bool      // peers a repair send to is in flight
 	v1peers   map[string]bool      // peers whose last bulk message was of wire version 1
+	paged     map[string]time.Time // paged answers sent lately, by pagedKey, and when
 	rng       *rand.Rand
 	// joined signals that a member joined (capacity 1: signals coalesce).
 	joined chan struct{}
@@ -122,6 +123,7 @@ func New(cfg Config) (*Node, error) {
 		unreached: map[string]time.Time{},
 		inflight:  map[string]bool{},
 		v1peers:   map[string]bool{},
+		paged:     map[string]time.Time{},
 		rng:       rand.New(rand.NewPCG(h.Sum64(), uint64(cfg.Now().UnixNano()))),
 		joined:    make(chan struct{}, 1),
 
@@ -515,7 +517,7 @@ func (n *Node) worker(ctx context.Context) {
 			}
 			var msgs [][]byte
 			if j.answer {
-				msgs = n.answer(j.asks, j.version)
+				msgs = n.answer(j.peer, j.asks, j.version)
 			} else {
 				msgs = [][]byte{encodeRequest(request{from: n.cfg.ID, addr: n.addr, asks: j.asks}, n.versionFor(to.Name))}
 			}
@@ -536,10 +538,13 @@ func (n *Node) worker(ctx context.Context) {
 // else whole rows, a row larger than a page in pages (pages.go); nothing for a row the asker
 // holds newer. Answers are batched in messages of at most a page (version 1: MaxMessageSize,
 // and a row over it is not sent), up to maxAnswerBytes in all; what is left out is asked
-// again.
-func (n *Node) answer(asks []ask, v byte) [][]byte {
+// again. A version of a row paged to peer within pageIdle is not paged again: an asker asks
+// again after askAgainAfter, and a million-check row's pages may take longer to arrive (the
+// first run of TestLateLocationGetsPagedRow at 1,000,000 checks sent every page twice).
+func (n *Node) answer(peer string, asks []ask, v byte) [][]byte {
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	now := n.cfg.Now()
 	limit := pageSize
 	if v == wireV1 {
 		limit = MaxMessageSize - 16
@@ -558,10 +563,24 @@ func (n *Node) answer(asks []ask, v byte) [][]byte {
 		if total >= maxAnswerBytes {
 			break
 		}
+		key := pagedKey(peer, a.checker, n.table)
+		if t, ok := n.paged[key]; ok && now.Sub(t) < pageIdle {
+			continue // its pages are on their way: an ask again before they arrived
+		}
 		fr, sr, pages := n.table.answerOne(a, v, limit-16, n.rng.Uint64())
 		var s int
 		switch {
 		case pages != nil:
+			if len(n.paged) >= maxPaged {
+				for k, t := range n.paged {
+					if now.Sub(t) >= pageIdle {
+						delete(n.paged, k)
+					}
+				}
+			}
+			if len(n.paged) < maxPaged {
+				n.paged[key] = now
+			}
 			for _, p := range pages {
 				total += len(p)
 			}
@@ -590,6 +609,15 @@ func (n *Node) answer(asks []ask, v byte) [][]byte {
 	}
 	flush()
 	return out
+}
+
+// maxPaged bounds the paged answers a node remembers.
+const maxPaged = 64
+
+// pagedKey names an answer of checker's row as table holds it now, to peer.
+func pagedKey(peer, checker string, t *Table) string {
+	gen, seq, _ := t.holds(checker)
+	return peer + "\x00" + checker + "\x00" + strconv.FormatUint(gen, 10) + "." + strconv.FormatUint(seq, 10)
 }
 
 // versionFor returns the wire version to ask peer in: version 1 for a peer that spoke only
@@ -740,6 +768,11 @@ func (n *Node) forget() {
 	for c, t := range n.requested {
 		if now.Sub(t) > askAgainAfter {
 			delete(n.requested, c)
+		}
+	}
+	for k, t := range n.paged {
+		if now.Sub(t) >= pageIdle {
+			delete(n.paged, k)
 		}
 	}
 	for id := range n.v1peers {
