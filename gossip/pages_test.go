@@ -241,3 +241,24 @@ func TestPagesRandom(t *testing.T) {
 		t.Errorf("answers %v: want pages, pages with one lost, and changes only", counts)
 	}
 }
+
+// BenchmarkRowPages measures encoding a whole row of 1,000,000 cells in pages, as a node does
+// under its lock to answer a late location.
+func BenchmarkRowPages(b *testing.B) {
+	tb := NewTable(4)
+	o := newOwnRow("c", 1)
+	for i := range 1000000 {
+		d, _ := o.set(fmt.Sprintf("check-%07d", i), measuredEntry(i))
+		tb.applyDelta(d, at(0))
+	}
+	var pages [][]byte
+	for b.Loop() {
+		pages = tb.rowPages("c", 1, pageSize)
+	}
+	n := 0
+	for _, p := range pages {
+		n += len(p)
+	}
+	b.ReportMetric(float64(len(pages)), "pages")
+	b.ReportMetric(float64(n), "bytes")
+}
