@@ -104,12 +104,14 @@ func (t *Table) setCell(r *row, check string, seq uint64, e Entry) {
 		if old, ok := r.cells[i]; ok {
 			t.reasons.unref(old.reason)
 			r.cells[i] = t.pack(seq, e)
+			r.sets.add(seq, i, len(r.cells))
 			t.markCell(r, i)
 			return
 		}
 	}
 	i = t.checks.ref(check)
 	r.cells[i] = t.pack(seq, e)
+	r.sets.add(seq, i, len(r.cells))
 	t.reports++
 	t.markCell(r, i)
 }
@@ -131,6 +133,7 @@ func (t *Table) clearRow(r *row) {
 		t.deleteCell(r, i)
 	}
 	t.clearLog(r)
+	r.sets = setIndex{}
 }
 
 // eachCell calls fn with every cell of row r, in no order.

@@ -23,7 +23,7 @@ func (d *delegate) NodeMeta(limit int) []byte {
 }
 
 // NotifyMsg implements memberlist.Delegate: a delta or heartbeat from the broadcast queue, or
-// a row request or rows over a reliable stream.
+// a row request, rows or a page of a row over a reliable stream.
 func (d *delegate) NotifyMsg(b []byte) {
 	n := (*Node)(d)
 	msg, ok := n.decode(b)
@@ -74,6 +74,13 @@ func (d *delegate) NotifyMsg(b []byte) {
 			if n.table.applySince(s, now) == outcomeFull {
 				n.m.drop(msg.kind, reasonTableFull)
 			}
+		}
+		n.gauges()
+		n.mu.Unlock()
+	case kindPage:
+		n.mu.Lock()
+		if n.table.applyPage(msg.page, now) == outcomeFull {
+			n.m.drop(msg.kind, reasonTableFull)
 		}
 		n.gauges()
 		n.mu.Unlock()

@@ -9,7 +9,8 @@
 // header of the checker's own row and a digest of every row's header, never cells, and a node
 // that finds itself behind asks for the rows it misses, saying what it holds, around cut
 // links (reach.go); the answer carries only the changes since then when it can prove it has
-// them all, else the whole row (sync.go). A location merges rows by sequence and
+// them all, else the whole row (sync.go), in pages when it is larger than one, applied only
+// once every page is in (pages.go). A location merges rows by sequence and
 // records, by its own clock, when each checker last made progress there: the freshness the
 // quorum verdict needs. Progress is what a checker says while alive, relayed or not (its
 // heartbeats, its deltas, the header of its own row in its push/pull); a third node's late

@@ -58,6 +58,7 @@ type Node struct {
 	unreached map[string]time.Time // peers a repair send failed to reach, and when (reach.go)
 	inflight  map[string]bool      // peers a repair send to is in flight
 	v1peers   map[string]bool      // peers whose last bulk message was of wire version 1
+	paged     map[string]time.Time // paged answers sent lately, by pagedKey, and when
 	rng       *rand.Rand
 	// joined signals that a member joined (capacity 1: signals coalesce).
 	joined chan struct{}
@@ -122,6 +123,7 @@ func New(cfg Config) (*Node, error) {
 		unreached: map[string]time.Time{},
 		inflight:  map[string]bool{},
 		v1peers:   map[string]bool{},
+		paged:     map[string]time.Time{},
 		rng:       rand.New(rand.NewPCG(h.Sum64(), uint64(cfg.Now().UnixNano()))),
 		joined:    make(chan struct{}, 1),
 
@@ -433,6 +435,7 @@ func (n *Node) regions(rs []Report) []Report {
 func (n *Node) repair() {
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	n.table.expirePages(n.cfg.Now())
 	ids := n.table.lacking(maxRowsPerAsk)
 	for id, m := range n.members {
 		if len(ids) >= maxRowsPerAsk {
@@ -465,12 +468,14 @@ func (n *Node) repair() {
 }
 
 // want asks peer for the rows of checkers that this node is behind on, at most once per
-// askAgainAfter per row, saying what it holds of each. Called with n.mu held.
+// askAgainAfter per row and never while a row's pages arrive, saying what it holds of each.
+// Called with n.mu held.
 func (n *Node) want(peer string, checkers []string) {
 	now := n.cfg.Now()
 	var asks []ask
 	for _, c := range checkers {
-		if c == n.cfg.ID || now.Sub(n.requested[c]) < askAgainAfter || len(asks) == maxRowsPerAsk {
+		if c == n.cfg.ID || now.Sub(n.requested[c]) < askAgainAfter || len(asks) == maxRowsPerAsk ||
+			n.table.assembling(c, now) {
 			continue
 		}
 		n.requested[c] = now
@@ -510,17 +515,17 @@ func (n *Node) worker(ctx context.Context) {
 			if to == nil {
 				continue
 			}
-			var msg []byte
+			var msgs [][]byte
 			if j.answer {
-				msg = n.answer(j.asks, j.version)
+				msgs = n.answer(j.peer, j.asks, j.version)
 			} else {
-				msg = encodeRequest(request{from: n.cfg.ID, addr: n.addr, asks: j.asks}, n.versionFor(to.Name))
+				msgs = [][]byte{encodeRequest(request{from: n.cfg.ID, addr: n.addr, asks: j.asks}, n.versionFor(to.Name))}
 			}
-			if msg == nil {
+			if len(msgs) == 0 {
 				continue
 			}
 			n.sending(to.Name, true)
-			if !s.start(ctx, func() { n.send(to, msg, j) }) {
+			if !s.start(ctx, func() { n.send(to, msgs, j) }) {
 				n.sending(to.Name, false)
 				return
 			}
@@ -528,19 +533,59 @@ func (n *Node) worker(ctx context.Context) {
 	}
 }
 
-// answer encodes the rows a peer asked for, as many as fit in one message, in the version of
-// the ask: in version 2, the changes since what the asker holds when this node can prove it
-// holds them all (sync.go), else whole rows; nothing for a row the asker holds newer.
-func (n *Node) answer(asks []ask, v byte) []byte {
+// answer encodes the rows a peer asked for in the version of the ask: in version 2, the
+// changes since what the asker holds when this node can prove it holds them all (sync.go),
+// else whole rows, a row larger than a page in pages (pages.go); nothing for a row the asker
+// holds newer. Answers are batched in messages of at most a page (version 1: MaxMessageSize,
+// and a row over it is not sent), up to maxAnswerBytes in all; what is left out is asked
+// again. A version of a row paged to peer within pageIdle is not paged again: an asker asks
+// again after askAgainAfter, and a million-check row's pages may take longer to arrive (the
+// first run of TestLateLocationGetsPagedRow at 1,000,000 checks sent every page twice).
+func (n *Node) answer(peer string, asks []ask, v byte) [][]byte {
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	now := n.cfg.Now()
+	limit := pageSize
+	if v == wireV1 {
+		limit = MaxMessageSize - 16
+	}
+	var out [][]byte
 	var rows []*fullRow
 	var since []*sinceRow
-	size := 0
+	size, total := 0, 0
+	flush := func() {
+		if len(rows)+len(since) > 0 {
+			out = append(out, encodeRows(v, rows, since))
+		}
+		rows, since, size = nil, nil, 0
+	}
 	for _, a := range asks {
-		fr, sr := n.table.answerFor(a, v)
+		if total >= maxAnswerBytes {
+			break
+		}
+		key := pagedKey(peer, a.checker, n.table)
+		if t, ok := n.paged[key]; ok && now.Sub(t) < pageIdle {
+			continue // its pages are on their way: an ask again before they arrived
+		}
+		fr, sr, pages := n.table.answerOne(a, v, limit-16, n.rng.Uint64())
 		var s int
 		switch {
+		case pages != nil:
+			if len(n.paged) >= maxPaged {
+				for k, t := range n.paged {
+					if now.Sub(t) >= pageIdle {
+						delete(n.paged, k)
+					}
+				}
+			}
+			if len(n.paged) < maxPaged {
+				n.paged[key] = now
+			}
+			for _, p := range pages {
+				total += len(p)
+			}
+			out = append(out, pages...)
+			continue
 		case sr != nil:
 			s = len(appendSince(nil, sr))
 		case fr != nil:
@@ -548,20 +593,31 @@ func (n *Node) answer(asks []ask, v byte) []byte {
 		default:
 			continue
 		}
-		if size+s > MaxMessageSize-16 {
-			break
+		if s > limit-16 {
+			continue // a version 1 asker reads no pages
+		}
+		if size+s > limit-16 {
+			flush()
 		}
 		size += s
+		total += s
 		if sr != nil {
 			since = append(since, sr)
 		} else {
 			rows = append(rows, fr)
 		}
 	}
-	if len(rows)+len(since) == 0 {
-		return nil
-	}
-	return encodeRows(v, rows, since)
+	flush()
+	return out
+}
+
+// maxPaged bounds the paged answers a node remembers.
+const maxPaged = 64
+
+// pagedKey names an answer of checker's row as table holds it now, to peer.
+func pagedKey(peer, checker string, t *Table) string {
+	gen, seq, _ := t.holds(checker)
+	return peer + "\x00" + checker + "\x00" + strconv.FormatUint(gen, 10) + "." + strconv.FormatUint(seq, 10)
 }
 
 // versionFor returns the wire version to ask peer in: version 1 for a peer that spoke only
@@ -712,6 +768,11 @@ func (n *Node) forget() {
 	for c, t := range n.requested {
 		if now.Sub(t) > askAgainAfter {
 			delete(n.requested, c)
+		}
+	}
+	for k, t := range n.paged {
+		if now.Sub(t) >= pageIdle {
+			delete(n.paged, k)
 		}
 	}
 	for id := range n.v1peers {

@@ -63,9 +63,15 @@ func (n *Node) sending(peer string, on bool) {
 	}
 }
 
-// send sends one repair message and records whether its peer was reached.
-func (n *Node) send(to *memberlist.Node, msg []byte, j job) {
-	err := n.ml.SendReliable(to, msg)
+// send sends the messages of one repair in order, stopping at the first that fails, and
+// records whether its peer was reached.
+func (n *Node) send(to *memberlist.Node, msgs [][]byte, j job) {
+	var err error
+	for _, msg := range msgs {
+		if err = n.ml.SendReliable(to, msg); err != nil {
+			break
+		}
+	}
 	n.mu.Lock()
 	delete(n.inflight, to.Name)
 	if err != nil {
@@ -75,7 +81,7 @@ func (n *Node) send(to *memberlist.Node, msg []byte, j job) {
 	}
 	n.mu.Unlock()
 	if err != nil {
-		n.log.Debug("row repair send failed", "peer", to.Name, "answer", j.answer, "err", err)
+		n.log.Debug("row repair send failed", "peer", to.Name, "answer", j.answer, "messages", len(msgs), "err", err)
 	}
 }
 

@@ -104,12 +104,7 @@ func (t *Table) sinceRow(checker string, gen, since uint64) *sinceRow {
 	if r.log.wall > since && r.log.wall <= r.seq {
 		s.wall = r.log.wall
 	}
-	for i, c := range r.cells {
-		if c.seq > since && c.seq <= r.seq {
-			s.entries = append(s.entries, rowEntry{check: t.checks.name(i), seq: c.seq, entry: t.entry(c)})
-		}
-	}
-	sort.Slice(s.entries, func(i, j int) bool { return s.entries[i].check < s.entries[j].check })
+	s.entries = t.changedSince(r, since)
 	for _, w := range r.log.entries {
 		if w.seq > since && w.seq <= r.seq && w.seq > s.wall {
 			s.withdrawn = append(s.withdrawn, withdrawn{check: t.checks.name(w.check), seq: w.seq})
@@ -178,20 +173,32 @@ func (t *Table) holds(checker string) (gen, seq uint64, ok bool) {
 // the asker holds when it can prove it has them all (version 2 only), else the whole row;
 // nothing when it holds no complete row, or an older one than the asker.
 func (t *Table) answerFor(a ask, v byte) (*fullRow, *sinceRow) {
+	whole, sr := t.answerKind(a, v, -1)
+	if whole {
+		return t.fullRow(a.checker), nil
+	}
+	return nil, sr
+}
+
+// answerKind says what answerFor answers, without building a whole row: whole, or the changes
+// since (non-nil), or nothing. When the changes number more than most (unless most < 0), it
+// answers whole without building them.
+func (t *Table) answerKind(a ask, v byte, most int) (whole bool, since *sinceRow) {
 	r := t.rows[a.checker]
 	if r == nil || !r.complete() {
-		return nil, nil
+		return false, nil
 	}
 	if v == wireV1 {
-		return t.fullRow(a.checker), nil
+		return true, nil
 	}
 	switch {
 	case r.gen < a.gen, r.gen == a.gen && r.seq < a.seq:
-		return nil, nil
+		return false, nil
+	case r.gen == a.gen && most >= 0 && t.countSince(r, a.seq, most) > most:
 	case r.gen == a.gen:
 		if s := t.sinceRow(a.checker, a.gen, a.seq); s != nil {
-			return nil, s
+			return false, s
 		}
 	}
-	return t.fullRow(a.checker), nil
+	return true, nil
 }

@@ -224,6 +224,18 @@ func TestSinceNeverPartial(t *testing.T) {
 // by answers of changes only where provable. Whenever a table holds the row complete, it holds
 // exactly what the checker held at that sequence; so no answer was ever partial.
 func TestSinceRandom(t *testing.T) {
+	counts := sinceRandom(t, 20, func(dst, src *Table, now time.Time, _ *rand.Rand) string {
+		return repairFrom(dst, src, "c", now)
+	})
+	t.Logf("answers: %v", counts)
+	if counts["since"] == 0 || counts["full"] == 0 {
+		t.Errorf("answers %v: want both changes only and whole rows", counts)
+	}
+}
+
+// sinceRandom runs the random history of TestSinceRandom, with checks k0 to k(checks-1),
+// repairing by repair, and returns how often each answer came.
+func sinceRandom(t *testing.T, checks int, repair func(dst, src *Table, now time.Time, rng *rand.Rand) string) map[string]int {
 	counts := map[string]int{}
 	for seed := range uint64(40) {
 		rng := rand.New(rand.NewPCG(seed, 15))
@@ -248,9 +260,9 @@ func TestSinceRandom(t *testing.T) {
 			case x < 3:
 				d, ok = o.withdrawAll()
 			case x < 45:
-				d, ok = o.withdraw(fmt.Sprintf("k%d", rng.IntN(20)))
+				d, ok = o.withdraw(fmt.Sprintf("k%d", rng.IntN(checks)))
 			default:
-				d, ok = o.set(fmt.Sprintf("k%d", rng.IntN(20)), Entry{Status: Status(1 + rng.IntN(2)), Consecutive: uint32(step)})
+				d, ok = o.set(fmt.Sprintf("k%d", rng.IntN(checks)), Entry{Status: Status(1 + rng.IntN(2)), Consecutive: uint32(step)})
 			}
 			if ok {
 				history[o.seq] = ownCells(o)
@@ -273,7 +285,7 @@ func TestSinceRandom(t *testing.T) {
 				if rng.IntN(2) == 0 {
 					src = tables[1-i]
 				}
-				counts[repairFrom(tables[i], src, "c", now)]++
+				counts[repair(tables[i], src, now, rng)]++
 			}
 			for i, tb := range tables {
 				r := tb.rows["c"]
@@ -293,10 +305,7 @@ func TestSinceRandom(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("answers: %v", counts)
-	if counts["since"] == 0 || counts["full"] == 0 {
-		t.Errorf("answers %v: want both changes only and whole rows", counts)
-	}
+	return counts
 }
 
 // TestOwnHeaderIsTimely: the header of a checker's own row in its push/pull is a timely word

@@ -39,6 +39,7 @@ type row struct {
 	tombs   map[string]uint64   // withdrawals newer than seq, against late deltas
 	ahead   map[uint64]bool     // applied deltas newer than seq+1
 	log     withdrawLog         // recent withdrawals, for answers of changes only (sync.go)
+	sets    setIndex            // recent sets, by sequence (seqindex.go)
 	// progress is when the row, complete, was last the checker's current row (see finish).
 	progress time.Time
 	// heard is when the checker last gave timely word of itself here, and heardSeq the
@@ -66,6 +67,10 @@ type Table struct {
 	checks  interned // check ids of cells (and of feed marks)
 	reasons interned // reasons of cells
 	feed    *feed    // nil until a reader turns it on
+	// pending holds the rows being assembled from pages, and pendingEntries their entries
+	// (pages.go).
+	pending        map[string]*assembly
+	pendingEntries int
 }
 
 // NewTable returns an empty table that holds at most maxRows checkers' rows.
@@ -218,6 +223,7 @@ func (t *Table) change(r *row, d delta) {
 				t.deleteCell(r, i)
 			}
 		}
+		r.sets.dropBefore(d.seq)
 		r.floor = d.seq
 	}
 }
@@ -246,6 +252,9 @@ func (t *Table) applyRow(f *fullRow, now time.Time, live bool) outcome {
 	}
 	advanced := r.note(f.header)
 	if f.seq > r.seq {
+		// Nor of when its cells were set: the index vouches only for what comes after it
+		// (and so is not filled with a million out-of-order sets).
+		r.sets.trim(f.seq)
 		t.replaceCells(r, f)
 		if r.floor <= f.seq {
 			r.floor = 0

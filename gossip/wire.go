@@ -12,7 +12,7 @@ import (
 // and length-prefixed strings. Decoding never trusts a count: every count is checked against
 // the bytes left before anything is allocated.
 //
-// Two versions are in use. Version 1 is every kind as nodes before issue 15 wrote them: a
+// Two versions are in use (pages are an addition to version 2, below). Version 1 is every kind as nodes before issue 15 wrote them: a
 // push/pull carried the sender's whole own row and a row request answered with whole rows.
 // Version 2 changes only the bulk kinds (row request, rows, state): a push/pull carries row
 // headers only, a request says what the asker holds, and an answer carries the changes since
@@ -20,6 +20,11 @@ import (
 // same in both versions and are always sent as version 1, so that every node reads them.
 // A node reads both versions and answers a version-1 request in version 1; a node of
 // version 1 refuses version 2 as an unknown version (dropped, counted by reason).
+//
+// A whole row too large for one message travels as pages (kind page, version 2 only; pages.go).
+// Nodes of version 2 from before pages read no page (an unknown kind: dropped as malformed), so
+// they miss only rows that need pages, which they could not get at all when over
+// MaxMessageSize; an asker of version 1 is never sent pages.
 
 // The wire versions.
 const (
@@ -42,11 +47,12 @@ const (
 	kindRequest   kind = 3 // a node asks for rows (version 2: saying what it holds of each)
 	kindRows      kind = 4 // rows, the answer to a request (version 2: or changes since)
 	kindState     kind = 5 // push/pull: the sender's own row (version 2: its header) and a digest
-	kindEnd       kind = 6
+	kindPage      kind = 6 // version 2 only: one page of a whole row too large for one message
+	kindEnd       kind = 7
 )
 
 // kindNames name the kinds in metrics.
-var kindNames = [...]string{"invalid", "delta", "heartbeat", "row_request", "rows", "state"}
+var kindNames = [...]string{"invalid", "delta", "heartbeat", "row_request", "rows", "state", "page"}
 
 // String names the kind for metrics.
 func (k kind) String() string {
@@ -57,7 +63,9 @@ func (k kind) String() string {
 }
 
 // bulk reports whether the kind exists in version 2.
-func (k kind) bulk() bool { return k == kindRequest || k == kindRows || k == kindState }
+func (k kind) bulk() bool {
+	return k == kindRequest || k == kindRows || k == kindState || k == kindPage
+}
 
 // op is what a delta does to its row.
 type op uint8
@@ -114,6 +122,16 @@ type sinceRow struct {
 	wall      uint64
 	entries   []rowEntry
 	withdrawn []withdrawn
+}
+
+// rowPage is one page of a whole row at header: the row's cells split into pages, numbered
+// from 0, the last one marked, all of one answer (set) (pages.go). Only a complete set counts.
+type rowPage struct {
+	header
+	set     uint64
+	index   uint32
+	last    bool
+	entries []rowEntry
 }
 
 // maxAddrLen bounds the gossip address a request carries: a host name or IP and a port.
@@ -208,6 +226,7 @@ type message struct {
 	rows    []*fullRow
 	since   []*sinceRow // version 2 rows only
 	state   state
+	page    *rowPage // version 2 only
 }
 
 // maxSize returns the largest message of a kind that is accepted.
@@ -239,7 +258,7 @@ func decode(b []byte) (message, error) {
 		return message{}, fmt.Errorf("gossip: version %d: %w", b[0], errVersion)
 	}
 	m := message{version: b[0], kind: kind(b[1])}
-	if m.kind == 0 || m.kind >= kindEnd || m.version == wireV2 && !m.kind.bulk() {
+	if m.kind == 0 || m.kind >= kindEnd || m.version == wireV2 && !m.kind.bulk() || m.version == wireV1 && m.kind == kindPage {
 		return message{}, fmt.Errorf("gossip: kind %d of version %d: %w", b[1], b[0], errMalformed)
 	}
 	if len(b) > maxSize(m.kind) {

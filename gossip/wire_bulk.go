@@ -126,6 +126,8 @@ func (r *reader) bulkV2(m *message) {
 		for range n {
 			m.since = append(m.since, r.sinceRow())
 		}
+	case kindPage:
+		m.page = r.page()
 	case kindState:
 		m.state.from = r.id()
 		switch r.byte() {

@@ -51,6 +51,9 @@ func samples() []message {
 		{version: wireV2, kind: kindRows, since: []*sinceRow{since}},
 		{version: wireV2, kind: kindState, state: state{from: "eu-c1", own: &h, digest: []header{h}}},
 		{version: wireV2, kind: kindState, state: state{from: "us-l0", digest: []header{}}},
+		{version: wireV2, kind: kindPage, page: &rowPage{header: h, index: 0, entries: row.entries}},
+		{version: wireV2, kind: kindPage, page: &rowPage{header: h, index: 3, last: true, entries: row.entries[1:]}},
+		{version: wireV2, kind: kindPage, page: &rowPage{header: h, index: 1}},
 	}
 }
 
@@ -87,6 +90,8 @@ func encodeMessage(m message) []byte {
 		return encodeRows(m.version, m.rows, m.since)
 	case kindState:
 		return encodeState(m.state, m.version)
+	case kindPage:
+		return encodePage(m.page)
 	}
 	return nil
 }
@@ -127,6 +132,11 @@ func normal(m message) message {
 	if len(m.state.digest) == 0 {
 		m.state.digest = nil
 	}
+	if p := m.page; p != nil && len(p.entries) == 0 {
+		c := *p
+		c.entries = nil
+		m.page = &c
+	}
 	return m
 }
 
@@ -157,6 +167,7 @@ func FuzzDecode(f *testing.F) {
 func TestDecodeRejectsBadSync(t *testing.T) {
 	h := header{checker: "c", gen: 1, seq: 10, beat: 1}
 	e := Entry{Status: StatusHealthy}
+	emptyPage := encodePage(&rowPage{header: h})
 	for _, tc := range []struct {
 		name string
 		b    []byte
@@ -179,6 +190,11 @@ func TestDecodeRejectsBadSync(t *testing.T) {
 		{"a million since rows in 20 bytes", []byte{wireV2, byte(kindRows), 0, 0xc0, 0x84, 0x3d, 1, 'c', 1, 1, 1, 0, 0, 0, 0}, errMalformed},
 		{"a million asks in 20 bytes", append(encodeRequest(request{from: "l", addr: "x"}, wireV2)[:6], 0xc0, 0x84, 0x3d, 1, 'c', 1, 1), errMalformed},
 		{"state flag 2", []byte{wireV2, byte(kindState), 1, 'c', 2, 0}, errMalformed},
+		{"version 1 page", append([]byte{wireV1}, encodePage(&rowPage{header: h, last: true})[1:]...), errMalformed},
+		{"page number too high", encodePage(&rowPage{header: h, index: maxRowPages}), errMalformed},
+		{"page last flag 2", append(emptyPage[:len(emptyPage)-2:len(emptyPage)-2], 2, 0), errMalformed},
+		{"page cell after seq", encodePage(&rowPage{header: h, entries: []rowEntry{{check: "a", seq: 11, entry: e}}}), errMalformed},
+		{"a million page entries in 20 bytes", append(emptyPage[:len(emptyPage)-1:len(emptyPage)-1], 0xc0, 0x84, 0x3d, 1, 'c', 1), errMalformed},
 	} {
 		if _, err := decode(tc.b); !errors.Is(err, tc.want) {
 			t.Errorf("%s: %v, want %v", tc.name, err, tc.want)

@@ -1,0 +1,177 @@
+package gossip
+
+import "time"
+
+// Whole rows in pages. A row over MaxMessageSize (about 550,000 checks) could not be sent at
+// all, so a location that joined late never got the row of a checker of a million checks. An
+// answer that is a whole row larger than one page goes as pages of at most pageSize bytes,
+// each with the row's header, the answer's number (set), the page's number and whether it is
+// the last; the answerer builds them all at once, so they are one version of the row. The
+// asker assembles them aside from its table, at most one assembly per checker and
+// maxAssemblies in all, and applies the row only when it holds every page of one set: a half
+// row is never the checker's row (a cell it lacks would read as withdrawn). Pages of another
+// answer of the same version are ignored while the assembly lives: cells are paged in no fixed
+// order, so two answers' pages do not mix (TestPagesRandom found a cell lost that way). An
+// assembly is dropped when a page of a newer version of the row arrives, when the table holds
+// that version or a newer one already, or when no page came for pageIdle; a lost page so costs
+// one more ask, after pageIdle.
+//
+// The complete row is applied as any answer is: a copy a peer kept, which marks no progress
+// of its own (see finish).
+
+// Bounds of pages and of their assembly.
+const (
+	// pageSize bounds one page: far under MaxMessageSize, so that neither end holds a huge
+	// message and a stream carries it within memberlist's timeouts.
+	pageSize = 2 << 20
+	// maxAssemblies bounds the rows assembled at once.
+	maxAssemblies = 4
+	// maxPendingEntries bounds the entries of all assemblies together (at about 90 bytes
+	// each as decoded, about 380 MB).
+	maxPendingEntries = 4 << 20
+	// pageIdle is how long an assembly waits for its next page.
+	pageIdle = 10 * time.Second
+	// maxAnswerBytes bounds the messages of one answer; what is left out is asked again.
+	maxAnswerBytes = 64 << 20
+)
+
+// assembly is a row being assembled from its pages.
+type assembly struct {
+	header
+	set     uint64
+	pages   map[uint32][]rowEntry
+	last    int // the number of the last page, -1 until it arrives
+	top     int // the highest number of a page held
+	entries int
+	touched time.Time // when the latest page arrived
+}
+
+// newer reports whether a is of a later version of a row than b (beats aside).
+func newer(a, b header) bool { return a.gen > b.gen || a.gen == b.gen && a.seq > b.seq }
+
+// applyPage takes one page of a whole row; the page that completes its row applies the row.
+// A page of a row version the table holds already, or of an older version than the one
+// being assembled, is old.
+func (t *Table) applyPage(p *rowPage, now time.Time) outcome {
+	t.expirePages(now)
+	if r := t.rows[p.checker]; r != nil && !newer(p.header, header{gen: r.gen, seq: r.seq}) {
+		t.dropAssembly(p.checker)
+		return outcomeOld
+	}
+	a := t.pending[p.checker]
+	if a != nil && (newer(a.header, p.header) || !newer(p.header, a.header) && p.set != a.set) {
+		return outcomeOld
+	}
+	if a != nil && newer(p.header, a.header) {
+		t.dropAssembly(p.checker)
+		a = nil
+	}
+	if a == nil {
+		if len(t.pending) >= maxAssemblies {
+			return outcomeFull
+		}
+		a = &assembly{header: p.header, set: p.set, pages: map[uint32][]rowEntry{}, last: -1}
+		if t.pending == nil {
+			t.pending = map[string]*assembly{}
+		}
+		t.pending[p.checker] = a
+	}
+	if _, dup := a.pages[p.index]; dup {
+		return outcomeOld
+	}
+	// Pages of one version of a row agree on which is the last.
+	if p.last && (a.last >= 0 || a.top > int(p.index)) || a.last >= 0 && int(p.index) > a.last {
+		t.dropAssembly(p.checker)
+		return outcomeOld
+	}
+	if t.pendingEntries+len(p.entries) > maxPendingEntries {
+		t.dropAssembly(p.checker)
+		return outcomeFull
+	}
+	if p.last {
+		a.last = int(p.index)
+	}
+	a.top = max(a.top, int(p.index))
+	a.pages[p.index] = p.entries
+	a.entries += len(p.entries)
+	t.pendingEntries += len(p.entries)
+	a.beat = max(a.beat, p.beat)
+	a.touched = now
+	if a.last < 0 || len(a.pages) != a.last+1 {
+		return outcomeNew
+	}
+	f := &fullRow{header: a.header, entries: make([]rowEntry, 0, a.entries)}
+	for i := range a.last + 1 {
+		f.entries = append(f.entries, a.pages[uint32(i)]...)
+	}
+	t.dropAssembly(p.checker)
+	return t.applyRow(f, now, false)
+}
+
+// dropAssembly forgets the assembly of checker's row, if any.
+func (t *Table) dropAssembly(checker string) {
+	if a := t.pending[checker]; a != nil {
+		t.pendingEntries -= a.entries
+		delete(t.pending, checker)
+	}
+}
+
+// expirePages drops the assemblies that waited pageIdle for a page.
+func (t *Table) expirePages(now time.Time) {
+	for c, a := range t.pending {
+		if now.Sub(a.touched) >= pageIdle {
+			t.dropAssembly(c)
+		}
+	}
+}
+
+// assembling reports whether checker's row is being assembled: its pages are arriving, so it
+// is not worth asking for again.
+func (t *Table) assembling(checker string, now time.Time) bool {
+	a := t.pending[checker]
+	return a != nil && now.Sub(a.touched) < pageIdle
+}
+
+// rowPages encodes the whole row of checker in pages of at most limit bytes, as answer set,
+// or returns nil when the table holds no complete row of it or the row needs more than
+// maxRowPages pages.
+func (t *Table) rowPages(checker string, set uint64, limit int) [][]byte {
+	r := t.rows[checker]
+	if r == nil || !r.complete() {
+		return nil
+	}
+	h := header{checker: r.checker, gen: r.gen, seq: r.seq, beat: r.beat}
+	return encodePages(h, set, limit, func(yield func(rowEntry) bool) {
+		for i, c := range r.cells {
+			if c.seq <= r.seq && !yield(rowEntry{check: t.checks.name(i), seq: c.seq, entry: t.entry(c)}) {
+				return
+			}
+		}
+	})
+}
+
+// answerOne returns what this table answers to one ask of version v, with messages of at most
+// limit bytes: the changes since what the asker holds (sync.go), when they fit; else the whole
+// row, in one message when it fits, or in pages (version 2 only: a node of version 1 reads
+// none; its answer may be up to MaxMessageSize); nothing when the table holds no complete row,
+// or an older one than the asker. Pages are numbered as answer set.
+func (t *Table) answerOne(a ask, v byte, limit int, set uint64) (*fullRow, *sinceRow, [][]byte) {
+	whole, sr := t.answerKind(a, v, limit/minRowEntry)
+	switch {
+	case sr != nil && len(appendSince(nil, sr)) <= limit:
+		return nil, sr, nil
+	case sr == nil && !whole:
+		return nil, nil, nil
+	case v == wireV1:
+		return t.fullRow(a.checker), nil, nil
+	}
+	r := t.rows[a.checker]
+	if len(r.cells)*maxEntrySize+maxPagePrefix <= limit {
+		return t.fullRow(a.checker), nil, nil // surely one page: a whole row, as before pages
+	}
+	pages := t.rowPages(a.checker, set, limit)
+	if len(pages) == 1 {
+		return t.fullRow(a.checker), nil, nil
+	}
+	return nil, nil, pages
+}

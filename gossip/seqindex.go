@@ -1,0 +1,144 @@
+package gossip
+
+import (
+	"slices"
+	"sort"
+)
+
+// A row's index by sequence, so that an answer of the changes since a sequence costs what
+// changed since then, not what the row holds (issue 15: a row of 1,000,000 checks took a scan
+// of every cell per answer). The index lists the check of each recent set, by sequence; a
+// cell set again, withdrawn or removed leaves a stale entry behind, which a lookup skips: an
+// entry counts only while the row's cell of its check still has its sequence.
+//
+// The index is bounded by the row's size: it keeps at least setIndexKeep(cells) of the latest
+// sets and at most twice that (of the most cells the row held since its last withdraw-all), so
+// its memory is at most 8 bytes per cell (and 128 KiB) and a trim moves each entry once. An answer since a sequence older than the index reaches falls
+// back to a scan of the row (scanSince): such an answer lists at least as many changes as the
+// index keeps.
+
+// Bounds of a row's index, in entries.
+const (
+	minSetIndex = 64
+	maxSetIndex = 4096
+)
+
+// loggedSet is one set of a row's cell: the check by its number in the table's interned check
+// ids (no reference is held: a lookup checks the cell's sequence before naming it), and the
+// sequence of the set.
+type loggedSet struct {
+	seq   uint64
+	check uint32
+}
+
+// setIndex lists, by sequence, every set of the row's cells with a sequence after from that
+// is still the cell's latest (and maybe older sets since superseded).
+type setIndex struct {
+	entries []loggedSet // by seq, oldest first
+	from    uint64
+}
+
+// setIndexKeep is how many sets the index of a row of cells keeps at least.
+func setIndexKeep(cells int) int { return min(max(cells/4, minSetIndex), maxSetIndex) }
+
+// add records that check was set at seq, in a row of cells.
+func (x *setIndex) add(seq uint64, check uint32, cells int) {
+	if seq <= x.from {
+		return
+	}
+	i := len(x.entries)
+	if i > 0 && x.entries[i-1].seq >= seq {
+		// Out of order: a delta ahead of the row's sequence, or one that filled a gap.
+		i = sort.Search(len(x.entries), func(i int) bool { return x.entries[i].seq >= seq })
+		if i < len(x.entries) && x.entries[i].seq == seq {
+			x.entries[i].check = check
+			return
+		}
+	}
+	x.entries = slices.Insert(x.entries, i, loggedSet{seq: seq, check: check})
+	if keep := setIndexKeep(cells); len(x.entries) > 2*keep {
+		x.trim(x.entries[len(x.entries)-keep-1].seq)
+	}
+}
+
+// trim makes the index vouch only for sets after seq.
+func (x *setIndex) trim(seq uint64) {
+	if seq <= x.from {
+		return
+	}
+	x.from = seq
+	i := sort.Search(len(x.entries), func(i int) bool { return x.entries[i].seq > seq })
+	x.entries = slices.Delete(x.entries, 0, i)
+}
+
+// dropBefore forgets the sets before seq, whose cells a withdraw-all at seq removed: the
+// index still vouches for every set after from.
+func (x *setIndex) dropBefore(seq uint64) {
+	i := sort.Search(len(x.entries), func(i int) bool { return x.entries[i].seq >= seq })
+	x.entries = slices.Delete(x.entries, 0, i)
+}
+
+// changedSince returns the cells of row r set after since (up to r.seq), sorted by check: by
+// the index when it reaches back to since, else by a scan of the row.
+func (t *Table) changedSince(r *row, since uint64) []rowEntry {
+	x := &r.sets
+	if since < x.from {
+		return t.scanSince(r, since)
+	}
+	var out []rowEntry
+	i := sort.Search(len(x.entries), func(i int) bool { return x.entries[i].seq > since })
+	for _, s := range x.entries[i:] {
+		if s.seq > r.seq {
+			break
+		}
+		if c, ok := r.cells[s.check]; ok && c.seq == s.seq {
+			out = append(out, rowEntry{check: t.checks.name(s.check), seq: c.seq, entry: t.entry(c)})
+		}
+	}
+	sortEntries(out)
+	return out
+}
+
+// countSince counts the cells of row r set after since, up to r.seq, stopping past most: by
+// the index when it reaches back to since (counting sets since superseded too), else by a
+// scan that allocates nothing.
+func (t *Table) countSince(r *row, since uint64, most int) int {
+	if x := &r.sets; since >= x.from {
+		i := sort.Search(len(x.entries), func(i int) bool { return x.entries[i].seq > since })
+		return len(x.entries) - i
+	}
+	n := 0
+	for _, c := range r.cells {
+		if c.seq > since && c.seq <= r.seq {
+			if n++; n > most {
+				break
+			}
+		}
+	}
+	return n
+}
+
+// scanSince returns the cells of row r set after since (up to r.seq), sorted by check, by
+// looking at every cell: the way every answer was built before the index.
+func (t *Table) scanSince(r *row, since uint64) []rowEntry {
+	var out []rowEntry
+	for i, c := range r.cells {
+		if c.seq > since && c.seq <= r.seq {
+			out = append(out, rowEntry{check: t.checks.name(i), seq: c.seq, entry: t.entry(c)})
+		}
+	}
+	sortEntries(out)
+	return out
+}
+
+func sortEntries(es []rowEntry) {
+	slices.SortFunc(es, func(a, b rowEntry) int {
+		switch {
+		case a.check < b.check:
+			return -1
+		case a.check > b.check:
+			return 1
+		}
+		return 0
+	})
+}

@@ -1,0 +1,112 @@
+package gossip
+
+import (
+	"encoding/binary"
+	"iter"
+)
+
+// Pages: a whole row split into messages of at most a page limit each (pages.go). A page is
+// the row's header, the answer it belongs to, its number, whether it is the last, and its
+// entries, as a whole row's:
+//
+//	header, set (uvarint), index (uvarint), last (0 or 1), count (uvarint),
+//	count × (check, seq, entry)
+//
+// Cells are paged in the answerer's order, which differs from answer to answer, so pages of
+// two answers never mix, even of one version of the row: set tells them apart.
+
+// Bounds of pages.
+const (
+	// maxRowPages bounds the pages of one row: at pageSize, rows of up to 1 GiB.
+	maxRowPages = 512
+	// maxEntrySize bounds one encoded entry (longest check id and reason, largest varints).
+	maxEntrySize = 2 + MaxIDLen + 10 + 1 + 5 + 10 + 2 + MaxReasonLen
+	// maxPagePrefix bounds what precedes a page's entries.
+	maxPagePrefix = 2 + 2 + MaxIDLen + 3*10 + 10 + 10 + 1 + 10
+)
+
+// encodePages encodes the entries of the row at h as pages of at most limit bytes each (at
+// least one page, the last marked), or nil when they need more than maxRowPages pages.
+func encodePages(h header, set uint64, limit int, entries iter.Seq[rowEntry]) [][]byte {
+	limit = max(limit, maxPagePrefix+maxEntrySize)
+	var pages [][]byte
+	body := make([]byte, 0, min(limit, 1<<16))
+	count := 0
+	flush := func(last bool) {
+		b := appendHeader(append(make([]byte, 0, maxPagePrefix+len(body)), wireV2, byte(kindPage)), h)
+		b = binary.AppendUvarint(b, set)
+		b = binary.AppendUvarint(b, uint64(len(pages)))
+		if last {
+			b = append(b, 1)
+		} else {
+			b = append(b, 0)
+		}
+		b = binary.AppendUvarint(b, uint64(count))
+		pages = append(pages, append(b, body...))
+		body, count = body[:0], 0
+	}
+	for e := range entries {
+		if count > 0 && maxPagePrefix+len(body)+maxEntrySize > limit {
+			if len(pages) == maxRowPages-1 {
+				return nil
+			}
+			flush(false)
+		}
+		body = appendRowEntry(body, e)
+		count++
+	}
+	flush(true)
+	return pages
+}
+
+// encodePage encodes one page as it is (for tests and fuzz seeds).
+func encodePage(p *rowPage) []byte {
+	b := appendHeader([]byte{wireV2, byte(kindPage)}, p.header)
+	b = binary.AppendUvarint(b, p.set)
+	b = binary.AppendUvarint(b, uint64(p.index))
+	if p.last {
+		b = append(b, 1)
+	} else {
+		b = append(b, 0)
+	}
+	b = binary.AppendUvarint(b, uint64(len(p.entries)))
+	for _, e := range p.entries {
+		b = appendRowEntry(b, e)
+	}
+	return b
+}
+
+func appendRowEntry(b []byte, e rowEntry) []byte {
+	b = appendString(b, e.check)
+	b = binary.AppendUvarint(b, e.seq)
+	return appendEntry(b, e.entry)
+}
+
+// page reads one page; its number must be under maxRowPages and every entry at most at the
+// row's sequence.
+func (r *reader) page() *rowPage {
+	p := &rowPage{header: r.header(), set: r.uvarint()}
+	i := r.uvarint()
+	if i >= maxRowPages {
+		r.fail()
+	}
+	p.index = uint32(i)
+	switch r.byte() {
+	case 0:
+	case 1:
+		p.last = true
+	default:
+		r.fail()
+	}
+	n := r.count(minRowEntry)
+	p.entries = make([]rowEntry, 0, n)
+	for range n {
+		e := rowEntry{check: r.id(), seq: r.uvarint()}
+		e.entry = r.entry()
+		if e.seq > p.seq {
+			r.fail()
+		}
+		p.entries = append(p.entries, e)
+	}
+	return p
+}
