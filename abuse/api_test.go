@@ -71,6 +71,11 @@ func startVoter(t *testing.T) *voter {
 	if !waitFor(10*time.Second, node.IsLeader) {
 		t.Fatal("the voter did not become leader")
 	}
+	// A new leader records its API URL in the state by a write of its own; wait for it, so
+	// that a test comparing the configuration's index sees only the writes it makes.
+	if !waitFor(10*time.Second, func() bool { return node.State().Voters["v0"] == base }) {
+		t.Fatal("the voter did not record its API URL")
+	}
 	return &voter{node: node, api: api, base: base}
 }
 
