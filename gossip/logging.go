@@ -5,18 +5,40 @@ import (
 	"context"
 	"log"
 	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Rate limits of memberlist's warnings and errors: a line of one kind (its text before the
+// first "from=", so one peer's flood and another's share it) is logged once per
+// repeatEvery; the others of that window are counted and said with the next one logged.
+// memberlist logs a line per dropped message ("handler queue full, dropping message"): a
+// 100,000-check pool whose deltas outran a checker's handler logged a million lines in 17
+// minutes before this.
+const (
+	repeatEvery = 10 * time.Second
+	maxKinds    = 64 // kinds remembered per window; beyond, a line of a new kind is logged as is
 )
 
 // logWriter carries memberlist's log lines ("[WARN] memberlist: ...") into slog at their
-// level.
-type logWriter struct{ l *slog.Logger }
+// level, repeated warnings and errors at most once per repeatEvery each.
+type logWriter struct {
+	l   *slog.Logger
+	now func() time.Time
 
-func newMemberlistLogger(l *slog.Logger) *log.Logger {
-	return log.New(logWriter{l}, "", 0)
+	mu     sync.Mutex
+	window time.Time      // start of the current window
+	seen   map[string]int // kinds logged in the window, and how many more came
+}
+
+func newMemberlistLogger(l *slog.Logger, now func() time.Time) *log.Logger {
+	return log.New(&logWriter{l: l, now: now, seen: map[string]int{}}, "", 0)
 }
 
 // Write logs one memberlist line.
-func (w logWriter) Write(p []byte) (int, error) {
+func (w *logWriter) Write(p []byte) (int, error) {
 	line := bytes.TrimSpace(p)
 	level := slog.LevelInfo
 	for _, x := range []struct {
@@ -29,6 +51,50 @@ func (w logWriter) Write(p []byte) (int, error) {
 			break
 		}
 	}
-	w.l.Log(context.Background(), level, string(line), "component", "memberlist")
+	if level < slog.LevelWarn {
+		w.l.Log(context.Background(), level, string(line), "component", "memberlist")
+		return len(p), nil
+	}
+	msg, more := w.admit(string(line))
+	if msg == "" {
+		return len(p), nil
+	}
+	if more > 0 {
+		w.l.Log(context.Background(), level, msg, "component", "memberlist", "repeated", more,
+			"note", "like lines in the last "+strconv.Itoa(int(repeatEvery/time.Second))+"s were not logged")
+	} else {
+		w.l.Log(context.Background(), level, msg, "component", "memberlist")
+	}
 	return len(p), nil
+}
+
+// admit decides whether line is logged: the first of its kind in the window is; the others
+// are counted, and the count goes with the next line of the kind logged in a later window.
+func (w *logWriter) admit(line string) (string, int) {
+	kind := line
+	if i := strings.Index(line, "from="); i >= 0 {
+		kind = line[:i]
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	now := w.now()
+	if now.Sub(w.window) >= repeatEvery {
+		w.window = now
+		prev := w.seen
+		w.seen = map[string]int{}
+		if n := prev[kind]; n > 0 {
+			w.seen[kind] = 0
+			return line, n
+		}
+	}
+	n, ok := w.seen[kind]
+	switch {
+	case !ok && len(w.seen) >= maxKinds:
+		return line, 0
+	case !ok:
+		w.seen[kind] = 0
+		return line, 0
+	}
+	w.seen[kind] = n + 1
+	return "", 0
 }

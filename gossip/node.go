@@ -135,7 +135,7 @@ func New(cfg Config) (*Node, error) {
 		n.own = newOwnRow(cfg.ID, uint64(max(cfg.Now().UnixNano(), 1)))
 	}
 	mc := cfg.memberlistConfig()
-	mlog := newMemberlistLogger(log)
+	mlog := newMemberlistLogger(log, cfg.Now)
 	mc.Logger = mlog
 	n.deltas = &memberlist.TransmitLimitedQueue{NumNodes: n.numNodes, RetransmitMult: mc.RetransmitMult}
 	// Every node relays every heartbeat it learns to beatRelays peers, whatever the pool's
