@@ -13,6 +13,9 @@ const (
 	OutcomeAgree = "agree"
 	// OutcomeDisagree: the answer is not.
 	OutcomeDisagree = "disagree"
+	// OutcomeUnconfirmed: the answer disagreed with a digest made before it was asked for,
+	// so the location's verdicts may have changed in between; not counted as a disagreement.
+	OutcomeUnconfirmed = "unconfirmed"
 	// OutcomeNoAnswer: no answer within the timeout, or an error code.
 	OutcomeNoAnswer = "no_answer"
 	// OutcomeNoVerdicts: the location's digest could not be read, so the answer was not judged.
@@ -30,7 +33,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	m := &metrics{
 		checks: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "vigil_answer_checks_total",
-			Help: "Answers of locations' name servers this checker verified against the locations' own verdicts, by location and outcome (agree, disagree, no_answer, no_verdicts).",
+			Help: "Answers of locations' name servers this checker verified against the locations' own verdicts, by location and outcome (agree, disagree, unconfirmed, no_answer, no_verdicts).",
 		}, []string{"location", "outcome"}),
 		convergence: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "vigil_answer_convergence_seconds",

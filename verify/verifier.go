@@ -271,8 +271,10 @@ func (v *Verifier) Turn(ctx context.Context) {
 	}
 }
 
-// ask asks one location about record set s: its digest for what it should answer, then each
-// of its name servers of the zone.
+// ask asks one location about record set s: each of its name servers of the zone, then its
+// digest for what it should have answered. An answer that disagrees with a digest made
+// before the answer was asked for is unconfirmed: the location's verdicts may have changed
+// in between (a location serves its digest from a cache for a while).
 func (v *Verifier) ask(ctx context.Context, s setRef, l Location) (Observation, LocationReport) {
 	ob := Observation{Location: l.ID}
 	rep := LocationReport{ID: l.ID, RecordSet: s.key()}
@@ -281,9 +283,25 @@ func (v *Verifier) ask(ctx context.Context, s setRef, l Location) (Observation, 
 		rep.Outcome, rep.Reason = OutcomeNoVerdicts, "more locations than the verifier follows"
 		return ob, rep
 	}
+	servers := []string{l.DNS}
+	if v.opts.ZoneNameServers != nil {
+		for _, i := range v.opts.ZoneNameServers(s.zone) {
+			if a, ok := l.NameServers[i]; ok && len(servers) <= maxServers {
+				servers = append(servers, a)
+			}
+		}
+	}
+	asked := v.opts.Now()
+	answers := make([][]string, len(servers))
+	errs := make([]error, len(servers))
+	for i, addr := range servers {
+		answers[i], errs[i] = v.query(ctx, addr, s.rs)
+	}
 	d, offset, err := v.digestOf(ctx, l, st)
 	var exp Expectation
+	confirmed := false
 	if err == nil {
+		confirmed = !d.GeneratedAt.Add(offset).Before(asked)
 		states := make(map[string]string, len(d.Checks))
 		var changed time.Time
 		for _, c := range d.Checks {
@@ -303,33 +321,27 @@ func (v *Verifier) ask(ctx context.Context, s setRef, l Location) (Observation, 
 			}
 		}
 	}
-	servers := []string{l.DNS}
-	if v.opts.ZoneNameServers != nil {
-		for _, i := range v.opts.ZoneNameServers(s.zone) {
-			if a, ok := l.NameServers[i]; ok && len(servers) <= maxServers {
-				servers = append(servers, a)
-			}
-		}
+	if ctx.Err() != nil {
+		return ob, rep
 	}
 	ob.Agrees = ob.Key != ""
 	rep.Outcome = OutcomeAgree
-	for _, addr := range servers {
+	for i, addr := range servers {
 		outcome, reason := OutcomeNoVerdicts, ""
-		got, qerr := v.query(ctx, addr, s.rs)
 		switch {
-		case qerr != nil:
-			outcome, reason = OutcomeNoAnswer, qerr.Error()
+		case errs[i] != nil:
+			outcome, reason = OutcomeNoAnswer, errs[i].Error()
 		case err != nil:
 			reason = "its verdicts: " + err.Error()
 		default:
-			if reason = exp.Judge(got); reason == "" {
+			switch reason = exp.Judge(answers[i]); {
+			case reason == "":
 				outcome = OutcomeAgree
-			} else {
+			case confirmed:
 				outcome = OutcomeDisagree
+			default:
+				outcome = OutcomeUnconfirmed
 			}
-		}
-		if ctx.Err() != nil {
-			return ob, rep
 		}
 		v.count(l.ID, outcome)
 		if outcome != OutcomeAgree {
