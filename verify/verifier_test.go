@@ -21,11 +21,14 @@ import (
 // fakeLocation is a location on loopback: a DNS server answering www with one address and a
 // status API serving a digest with one verdict of web-us-east; both can be changed.
 type fakeLocation struct {
-	mu      sync.Mutex
-	answer  string
-	state   string
-	since   time.Time
-	silent  bool
+	mu     sync.Mutex
+	answer string
+	state  string
+	since  time.Time
+	silent bool
+	// cache serves the digest made at made for this long, as a location's status API does.
+	cache   time.Duration
+	made    time.Time
 	dnsAddr string
 	http    *httptest.Server
 }
@@ -55,7 +58,10 @@ func startFake(t *testing.T, id string) *fakeLocation {
 	t.Cleanup(func() { _ = srv.Shutdown() })
 	f.http = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		f.mu.Lock()
-		d := status.Digest{Location: id, GeneratedAt: time.Now(), Checks: []status.DigestCheck{{ID: "web-us-east", State: f.state, Since: f.since}}}
+		if now := time.Now(); now.Sub(f.made) >= f.cache {
+			f.made = now
+		}
+		d := status.Digest{Location: id, GeneratedAt: f.made, Checks: []status.DigestCheck{{ID: "web-us-east", State: f.state, Since: f.since}}}
 		f.mu.Unlock()
 		_ = json.NewEncoder(w).Encode(d)
 	}))
@@ -144,5 +150,30 @@ func TestVerifier(t *testing.T) {
 	var r Report
 	if err := json.NewDecoder(rec.Body).Decode(&r); err != nil || len(r.Convergences) != 1 {
 		t.Errorf("GET /v1/verification: %v, %+v", err, r)
+	}
+}
+
+// TestVerifierUnconfirmed: a location that answers against its verdicts, with its digest
+// served from a cache, is counted as disagreeing when the digest was made after the answer
+// was asked for, and unconfirmed otherwise; never as agreeing.
+func TestVerifierUnconfirmed(t *testing.T) {
+	a := startFake(t, "a")
+	a.set(func(f *fakeLocation) { f.state, f.cache = "unhealthy", 200*time.Millisecond })
+	doc := &config.Document{Zones: []config.Zone{{Name: "demo.vigil.test.", RecordSets: []config.RecordSet{*www()}}}}
+	v, err := New(Options{
+		Document:  func() *config.Document { return doc },
+		Locations: func() []Location { return []Location{{ID: "a", Status: a.http.URL, DNS: a.dnsAddr}} },
+		Interval:  20 * time.Millisecond, Timeout: 200 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = v.Run(t.Context()) }()
+	waitFor(t, 10*time.Second, "disagreements and unconfirmed ones", func() bool {
+		r := v.Report()
+		return len(r.Locations) == 1 && r.Locations[0].Outcomes[OutcomeDisagree] >= 2 && r.Locations[0].Outcomes[OutcomeUnconfirmed] >= 2
+	})
+	if r := v.Report(); r.Locations[0].Outcomes[OutcomeAgree] != 0 || r.DisagreementShare != 1 {
+		t.Errorf("a: %+v, share %v", r.Locations[0].Outcomes, r.DisagreementShare)
 	}
 }
