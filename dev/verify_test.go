@@ -4,8 +4,11 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/vigil-dns/vigil/verify"
 )
 
 // TestDevAnswerVerification is issue 17's done-when for answer verification: after us-east's
@@ -66,13 +69,18 @@ func TestDevAnswerVerification(t *testing.T) {
 		if cv.RecordSet != www {
 			continue
 		}
-		t.Logf("www failover as us-east-checker-1 measured it: verdict change %v after the fault, every location answering %.2fs later (%d locations changed)",
-			cv.Started.Sub(down).Round(time.Millisecond), cv.Seconds, cv.Changed)
+		t.Logf("www failover as us-east-checker-1 measured it: verdict change %v after the fault, every location answering %.2fs later, seen after %.2fs (%d locations changed)",
+			cv.Started.Sub(down).Round(time.Millisecond), cv.Seconds, cv.SeenSeconds, cv.Changed)
 		if cv.Started.Before(down) || cv.Started.Sub(down) > bound {
 			t.Errorf("www's verdict change %v after the fault, want within %v", cv.Started.Sub(down), bound)
 		}
 		if cv.Seconds < 0 || cv.Seconds > bound.Seconds() {
 			t.Errorf("www's measured failover %.2fs, want within %v", cv.Seconds, bound)
+		}
+		// Seen by asking one record set a second, pending ones every other turn, through the
+		// locations' digests cached for 2s.
+		if cv.SeenSeconds < cv.Seconds || cv.SeenSeconds > 20 {
+			t.Errorf("www's failover seen after %.2fs, want between %.2fs and 20s", cv.SeenSeconds, cv.Seconds)
 		}
 		if cv.Changed != len(regions) {
 			t.Errorf("www's failover changed %d locations, want %d", cv.Changed, len(regions))
@@ -90,5 +98,7 @@ func TestDevAnswerVerification(t *testing.T) {
 	if !regexp.MustCompile(`(?m)^vigil_answer_checks_total\{location="eu-west-location",node="us-east-checker-1",outcome="agree"\} [1-9]`).MatchString(body) {
 		t.Errorf("no agreeing answers of eu-west-location counted by us-east-checker-1 in /metrics")
 	}
-	t.Logf("us-east's verifier: %d answers, %d disagreed (share %.3f), dropped %d", rep.Answers, rep.Disagreed, rep.DisagreementShare, rep.Dropped)
+	var b strings.Builder
+	_ = verify.WriteReport(&b, rep, time.Now())
+	t.Logf("vigil status --addr (us-east-checker-1) verification:\n%s", b.String())
 }

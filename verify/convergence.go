@@ -16,6 +16,9 @@ type Observation struct {
 	ChangedAt time.Time
 	// Agrees says every name server of it asked answered as its verdicts say.
 	Agrees bool
+	// Disagreed says some name server's answer was a confirmed disagreement: the location
+	// still did not answer accordingly when asked.
+	Disagreed bool
 }
 
 // Convergence is one measured failover: from the first verdict change of a record set at
@@ -23,12 +26,17 @@ type Observation struct {
 type Convergence struct {
 	// RecordSet is the record set, "name type".
 	RecordSet string `json:"record_set"`
-	// Started is the first verdict change; Converged when every location was seen
-	// answering accordingly (at most one round of asking later than it did).
+	// Started is the first verdict change at any location; Converged is when the last
+	// location began answering accordingly, as the evidence places it: its own verdict
+	// change, or the last time it was seen answering against its verdicts, whichever is later.
 	Started   time.Time `json:"started"`
 	Converged time.Time `json:"converged"`
-	// Seconds is Converged - Started.
+	// Seconds is Converged - Started: the failover time.
 	Seconds float64 `json:"seconds"`
+	// SeenSeconds is the time from Started to when the verifier first saw every location
+	// answering accordingly: an upper bound of Seconds, late by up to the verifier's asking
+	// (and the locations' digest caches).
+	SeenSeconds float64 `json:"seen_seconds"`
 	// Changed counts the locations whose expected answer changed in it.
 	Changed int `json:"changed"`
 }
@@ -46,7 +54,9 @@ type Pending struct {
 //
 // A change opens an episode that starts at the earliest verdict change in it; once every
 // location answers accordingly, the episode stays open for settle so that later locations'
-// changes of the same failover join it, and closes with the time all last agreed. It holds
+// changes of the same failover join it. It closes with the time the last location began
+// answering accordingly as the evidence places it (its verdict change, or its last confirmed
+// disagreement), and with the time the verifier saw them all agree. It holds
 // at most maxSets record sets (each with at most one key per location observed); an episode
 // open longer than maxAge is dropped, and a record set not observed for forget is forgotten.
 type tracker struct {
@@ -60,9 +70,11 @@ type setState struct {
 	seen      time.Time
 	open      bool
 	started   time.Time
-	converged time.Time // zero while some location does not answer accordingly
-	changed   map[string]bool
-	waiting   []string
+	converged time.Time            // when all were first seen agreeing; zero while some do not
+	changed   map[string]time.Time // each changed location's verdict change
+	late      map[string]time.Time // each location's last confirmed disagreement
+
+	waiting []string
 }
 
 func newTracker(settle, maxAge, forget time.Duration, maxSets int) *tracker {
@@ -103,11 +115,11 @@ func (t *tracker) observe(set string, obs []Observation, now time.Time) (c *Conv
 			at = now
 		}
 		if !s.open {
-			s.open, s.started, s.changed = true, at, map[string]bool{}
+			s.open, s.started, s.changed, s.late = true, at, map[string]time.Time{}, map[string]time.Time{}
 		} else if at.Before(s.started) {
 			s.started = at
 		}
-		s.changed[o.Location] = true
+		s.changed[o.Location] = at
 		s.converged = time.Time{}
 	}
 	for l := range s.keys {
@@ -119,6 +131,11 @@ func (t *tracker) observe(set string, obs []Observation, now time.Time) (c *Conv
 	if !s.open {
 		return nil, false
 	}
+	for _, o := range obs {
+		if o.Disagreed {
+			s.late[o.Location] = now
+		}
+	}
 	switch {
 	case !all:
 		s.converged = time.Time{}
@@ -126,13 +143,21 @@ func (t *tracker) observe(set string, obs []Observation, now time.Time) (c *Conv
 		s.converged = now
 	}
 	if !s.converged.IsZero() && now.Sub(s.converged) >= t.settle {
-		c = &Convergence{RecordSet: set, Started: s.started, Converged: s.converged,
-			Seconds: s.converged.Sub(s.started).Seconds(), Changed: len(s.changed)}
-		s.open, s.changed = false, nil
+		end := s.started
+		for _, m := range []map[string]time.Time{s.changed, s.late} {
+			for _, at := range m {
+				if at.After(end) {
+					end = at
+				}
+			}
+		}
+		c = &Convergence{RecordSet: set, Started: s.started, Converged: end, Seconds: end.Sub(s.started).Seconds(),
+			SeenSeconds: s.converged.Sub(s.started).Seconds(), Changed: len(s.changed)}
+		s.open, s.changed, s.late = false, nil, nil
 		return c, false
 	}
 	if now.Sub(s.started) > t.maxAge {
-		s.open, s.changed, s.converged = false, nil, time.Time{}
+		s.open, s.changed, s.late, s.converged = false, nil, nil, time.Time{}
 		return nil, true
 	}
 	return nil, false

@@ -339,6 +339,7 @@ func (v *Verifier) ask(ctx context.Context, s setRef, l Location) (Observation, 
 				outcome = OutcomeAgree
 			case confirmed:
 				outcome = OutcomeDisagree
+				ob.Disagreed = true
 			default:
 				outcome = OutcomeUnconfirmed
 			}

@@ -7,6 +7,8 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -65,6 +67,14 @@ func TestAgentVerification(t *testing.T) {
 	if rep.Disagreed != 0 || rep.Locations[0].Outcomes[verify.OutcomeNoAnswer] != 0 {
 		t.Errorf("verification: %+v", rep)
 	}
+	var out, errOut bytes.Buffer
+	if code := runStatus(t.Context(), []string{"--addr", httpAddr, "verification"}, &out, &errOut); code != 0 {
+		t.Fatalf("vigil status verification: exit %d: %s", code, errOut.String())
+	}
+	if !strings.Contains(out.String(), "disagreed (0.00%)") || !regexp.MustCompile(`(?m)^solo +[1-9]\d* +0 +0 +0 +0 +agree +www\.solo\.vigil\.test A`).MatchString(out.String()) {
+		t.Errorf("vigil status verification:\n%s", out.String())
+	}
+	t.Logf("vigil status verification:\n%s", out.String())
 }
 
 // TestPoolLocations: locations are reached at their gossip host; other roles and leaving
