@@ -179,3 +179,39 @@ func TestVerifierUnconfirmed(t *testing.T) {
 		t.Errorf("a: %+v, share %v", r.Locations[0].Outcomes, r.DisagreementShare)
 	}
 }
+
+// TestVerifierNameServers: the zone's virtual name servers a location hosts are asked beside
+// its main listener, and one that answers against the location's verdicts is named.
+func TestVerifierNameServers(t *testing.T) {
+	a, other := startFake(t, "a"), startFake(t, "other")
+	other.set(func(f *fakeLocation) { f.answer = "198.51.100.1" })
+	doc := &config.Document{Zones: []config.Zone{{Name: "demo.vigil.test.", RecordSets: []config.RecordSet{*www()}}}}
+	v, err := New(Options{
+		Document: func() *config.Document { return doc },
+		Locations: func() []Location {
+			return []Location{{ID: "a", Status: a.http.URL, DNS: a.dnsAddr, NameServers: map[int]string{3: other.dnsAddr, 4: "127.0.0.1:1"}}}
+		},
+		ZoneNameServers: func(zone string) []int {
+			if zone != "demo.vigil.test." {
+				t.Errorf("zone %q", zone)
+			}
+			return []int{3, 5}
+		},
+		Interval: 20 * time.Millisecond, Timeout: 200 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = v.Run(t.Context()) }()
+	waitFor(t, 5*time.Second, "the name server's disagreement", func() bool {
+		r := v.Report()
+		return len(r.Locations) == 1 && r.Locations[0].Outcomes[OutcomeDisagree] >= 2
+	})
+	r := v.Report()
+	l := r.Locations[0]
+	// Per ask: the main listener agrees, ns 3 disagrees; ns 4 is not the zone's, ns 5 not hosted.
+	if l.Server != other.dnsAddr || l.Outcome != OutcomeDisagree || l.Outcomes[OutcomeNoAnswer] != 0 ||
+		l.Outcomes[OutcomeAgree] < l.Outcomes[OutcomeDisagree]-1 || l.Outcomes[OutcomeAgree] > l.Outcomes[OutcomeDisagree]+1 {
+		t.Errorf("a: %+v", l)
+	}
+}
