@@ -50,6 +50,12 @@ type Config struct {
 	// are over. Default 250ms; 50ms to 10s. Locations re-decide verdicts as reports arrive;
 	// checkers recompute their assignment on every change of membership or configuration.
 	Evaluate time.Duration
+	// VerifyInterval is how often each region's first checker asks every location about
+	// one record set with health checks (answer verification); default 1s, negative none.
+	VerifyInterval time.Duration
+	// VerifySettle is how long every location must answer a verdict change accordingly
+	// before its convergence is measured; default 5s.
+	VerifySettle time.Duration
 	// Seed seeds the simulated network's packet loss.
 	Seed uint64
 	// Logger receives the logs; default slog.Default().
@@ -98,6 +104,9 @@ func (c *Config) validate() error {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
+	}
+	if c.VerifyInterval == 0 {
+		c.VerifyInterval = time.Second
 	}
 	var errs []error
 	if c.Document == nil {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/netip"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -23,6 +24,7 @@ import (
 	"github.com/vigil-dns/vigil/quorum"
 	"github.com/vigil-dns/vigil/regions"
 	"github.com/vigil-dns/vigil/status"
+	"github.com/vigil-dns/vigil/verify"
 )
 
 // controlID is the raft ID (and raft address) of the dev network's one voter: it has no
@@ -43,6 +45,10 @@ type Network struct {
 	control   string // the control API's address
 	// statusURLs are the locations' status APIs by node id, for the network view (under mu).
 	statusURLs map[string]string
+	// verifyLocs are the locations the verifiers ask (under mu); verifiers are each region's
+	// first checker's, by region.
+	verifyLocs []verify.Location
+	verifiers  map[string]*verify.Verifier
 
 	wg   sync.WaitGroup
 	mu   sync.Mutex
@@ -56,7 +62,8 @@ func Start(ctx context.Context, cfg Config) (n *Network, err error) {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	n = &Network{cfg: cfg, log: cfg.Logger, targets: map[string]*Target{}, locations: map[string]*node.Node{}}
+	n = &Network{cfg: cfg, log: cfg.Logger, targets: map[string]*Target{}, locations: map[string]*node.Node{},
+		verifiers: map[string]*verify.Verifier{}}
 	defer func() {
 		if err != nil {
 			cancel()
@@ -216,6 +223,7 @@ func (n *Network) startRegion(ctx context.Context, r string, key []byte, seed st
 		n.statusURLs = map[string]string{}
 	}
 	n.statusURLs[loc.Self().ID] = "http://" + loc.HTTPAddr()
+	n.verifyLocs = append(n.verifyLocs, verify.Location{ID: loc.Self().ID, Status: "http://" + loc.HTTPAddr(), DNS: loc.DNSAddr()})
 	n.mu.Unlock()
 	n.locations[r] = loc
 	n.goRun(ctx, "location "+r, loc.Run)
@@ -245,11 +253,26 @@ func (n *Network) startRegion(ctx context.Context, r string, key []byte, seed st
 		if err != nil {
 			return seed, err
 		}
+		var v *verify.Verifier
+		if i == 0 && n.cfg.VerifyInterval > 0 {
+			if v, err = n.newVerifier(chk); err != nil {
+				chk.Close()
+				return seed, err
+			}
+			n.verifiers[r] = v
+		}
 		if httpAddr != "off" {
-			if err := status.Mount(chk); err != nil {
+			err := status.Mount(chk)
+			if err == nil && v != nil {
+				err = chk.Handle("GET /v1/verification", v)
+			}
+			if err != nil {
 				chk.Close()
 				return seed, fmt.Errorf("dev: checker %s: %w", id, err)
 			}
+		}
+		if v != nil {
+			n.goRun(ctx, "verifier "+id, v.Run)
 		}
 		n.checkers = append(n.checkers, chk)
 		n.goRun(ctx, "checker "+id, chk.Run)
@@ -282,6 +305,35 @@ func (n *Network) newNode(r, id string, roles node.Roles, key []byte, seed strin
 		return nil, fmt.Errorf("dev: %s: %w", id, err)
 	}
 	return nd, nil
+}
+
+// newVerifier makes the answer verifier of checker chk: it asks every location of the
+// network, from the configuration chk follows, and its metrics join chk's.
+func (n *Network) newVerifier(chk *node.Node) (*verify.Verifier, error) {
+	v, err := verify.New(verify.Options{
+		Document: chk.Document,
+		Version:  func() uint64 { return chk.ConfigInfo().Index },
+		Locations: func() []verify.Location {
+			n.mu.Lock()
+			defer n.mu.Unlock()
+			return slices.Clone(n.verifyLocs)
+		},
+		Interval: n.cfg.VerifyInterval, Settle: n.cfg.VerifySettle,
+		Registerer: chk.Registerer(), Logger: n.log,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("dev: verifier of %s: %w", chk.Self().ID, err)
+	}
+	return v, nil
+}
+
+// Verification returns what region r's verifier found, and false when r has none.
+func (n *Network) Verification(r string) (verify.Report, bool) {
+	v, ok := n.verifiers[r]
+	if !ok {
+		return verify.Report{}, false
+	}
+	return v.Report(), true
 }
 
 // statusURL returns the status API of a location of the network, by its id.

@@ -102,6 +102,95 @@ func TestPrometheusAndDashboards(t *testing.T) {
 		return true, ""
 	})
 	t.Logf("%d panel queries checked", len(exprs))
+
+	// The network view's panel, against the real Prometheus: with sa-east cut off (targets
+	// up again), sa-east's location is outvoted on the other regions' checks.
+	outvoted := ""
+	for _, e := range exprs {
+		if strings.Contains(e, "group_left () max by (check)") {
+			outvoted = e
+		}
+	}
+	if outvoted == "" {
+		t.Fatal("overview.json has no outvoted-locations query")
+	}
+	for _, r := range n.cfg.Regions {
+		if err := n.SetTargetDown(r, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eventually(t, 30*time.Second, "every check healthy everywhere", func() (bool, string) {
+		for _, r := range n.cfg.Regions {
+			for id, v := range n.Verdicts(r) {
+				if v.State.String() != "healthy" {
+					return false, r + ": " + id + " " + v.Sentence
+				}
+			}
+		}
+		return true, ""
+	})
+	eventually(t, 30*time.Second, "the panel shows no location outvoted", func() (bool, string) {
+		byNode, err := nodeValues(api + "/api/v1/query?query=" + url.QueryEscape(outvoted))
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, r := range n.cfg.Regions {
+			if v, ok := byNode[r+"-location"]; !ok || v != 0 {
+				return false, fmt.Sprintf("%v", byNode)
+			}
+		}
+		return true, ""
+	})
+	if err := n.Cut("sa-east"); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 60*time.Second, "the panel shows sa-east-location outvoted", func() (bool, string) {
+		byNode, err := nodeValues(api + "/api/v1/query?query=" + url.QueryEscape(outvoted))
+		if err != nil {
+			return false, err.Error()
+		}
+		if byNode["sa-east-location"] < 1 || byNode["us-east-location"] != 0 || byNode["eu-west-location"] != 0 {
+			return false, fmt.Sprintf("%v", byNode)
+		}
+		t.Logf("outvoted checks by location: %v", byNode)
+		return true, ""
+	})
+}
+
+// nodeValues GETs a Prometheus instant query and returns each result's value by its node label.
+func nodeValues(u string) (map[string]float64, error) {
+	c := &http.Client{Timeout: 5 * time.Second}
+	resp, err := c.Get(u)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var r struct {
+		Status string `json:"status"`
+		Error  string `json:"error"`
+		Data   struct {
+			Result []struct {
+				Metric map[string]string `json:"metric"`
+				Value  [2]any            `json:"value"`
+			} `json:"result"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 8<<20)).Decode(&r); err != nil {
+		return nil, fmt.Errorf("%s: %w", resp.Status, err)
+	}
+	if r.Status != "success" {
+		return nil, fmt.Errorf("prometheus: %s", r.Error)
+	}
+	out := map[string]float64{}
+	for _, x := range r.Data.Result {
+		s, _ := x.Value[1].(string)
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return nil, fmt.Errorf("value %v: %w", x.Value[1], err)
+		}
+		out[x.Metric["node"]] = v
+	}
+	return out, nil
 }
 
 // dashboardQueries returns the expression of every panel target of a dashboard file.

@@ -376,3 +376,15 @@ func freshnessWindow(doc *config.Document) time.Duration {
 	}
 	return quorum.Policy{FreshnessWindow: doc.Quorum.FreshnessWindow.Std()}.Normalize().FreshnessWindow
 }
+
+// Document returns the configuration the node runs as one whole document (a copy, built at
+// each call: read it when ConfigInfo's index changes), or nil before it has one.
+func (n *Node) Document() *config.Document {
+	n.mu.Lock()
+	s := n.state
+	n.mu.Unlock()
+	if s == nil {
+		return nil
+	}
+	return s.Document()
+}

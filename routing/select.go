@@ -140,6 +140,18 @@ func choose(policy config.Policy, recs []config.Record, healthy func(int) bool, 
 // else with equal probability among the healthy zero-weight records; else, in last resort, by
 // weight among all non-zero-weight records, or equally among all when every weight is zero.
 func chooseWeighted(recs []config.Record, healthy func(int) bool, s stream, buf []int) ([]int, Rule, error) {
+	buf, total, rule := weightedPool(recs, healthy, buf)
+	if total > 0 {
+		return pickWeighted(recs, buf, total, s.next()), rule, nil
+	}
+	return pickOne(buf, s.next()), rule, nil
+}
+
+// weightedPool returns the records a weighted answer picks one of, in buf, with the sum of
+// their weights (zero when each is equally likely) and the rule: the healthy non-zero-weight
+// records; else the healthy zero-weight records; else, in last resort, every non-zero-weight
+// record, or every record when every weight is zero. recs is not empty.
+func weightedPool(recs []config.Record, healthy func(int) bool, buf []int) ([]int, uint64, Rule) {
 	var total uint64
 	for i := range recs {
 		if w := weight(&recs[i]); w > 0 && healthy(i) {
@@ -148,7 +160,7 @@ func chooseWeighted(recs []config.Record, healthy func(int) bool, s stream, buf 
 		}
 	}
 	if len(buf) > 0 {
-		return pickWeighted(recs, buf, total, s.next()), RuleWeighted, nil
+		return buf, total, RuleWeighted
 	}
 	for i := range recs {
 		if weight(&recs[i]) == 0 && healthy(i) {
@@ -156,7 +168,7 @@ func chooseWeighted(recs []config.Record, healthy func(int) bool, s stream, buf 
 		}
 	}
 	if len(buf) > 0 {
-		return pickOne(buf, s.next()), RuleZeroWeight, nil
+		return buf, 0, RuleZeroWeight
 	}
 	for i := range recs {
 		if w := weight(&recs[i]); w > 0 {
@@ -165,12 +177,12 @@ func chooseWeighted(recs []config.Record, healthy func(int) bool, s stream, buf 
 		}
 	}
 	if len(buf) > 0 {
-		return pickWeighted(recs, buf, total, s.next()), RuleLastResort, nil
+		return buf, total, RuleLastResort
 	}
 	for i := range recs {
 		buf = append(buf, i)
 	}
-	return pickOne(buf, s.next()), RuleLastResort, nil
+	return buf, 0, RuleLastResort
 }
 
 // pickWeighted keeps, in buf[0], one of the records indexed by buf, chosen with probability
@@ -198,18 +210,7 @@ func pickOne(buf []int, x uint64) []int {
 // chooseMultivalue answers the healthy records, or all records in last resort, at most
 // config.MaxMultivalueAnswers of them, as a uniformly random sample in random order.
 func chooseMultivalue(recs []config.Record, healthy func(int) bool, s stream, buf []int) ([]int, Rule, error) {
-	rule := RuleHealthy
-	for i := range recs {
-		if healthy(i) {
-			buf = append(buf, i)
-		}
-	}
-	if len(buf) == 0 {
-		rule = RuleLastResort
-		for i := range recs {
-			buf = append(buf, i)
-		}
-	}
+	buf, rule := multivaluePool(recs, healthy, buf)
 	n := len(buf)
 	k := min(n, config.MaxMultivalueAnswers)
 	// A partial Fisher–Yates shuffle: after step i, buf[:i+1] is a uniform sample in
@@ -219,6 +220,23 @@ func chooseMultivalue(recs []config.Record, healthy func(int) bool, s stream, bu
 		buf[i], buf[j] = buf[j], buf[i]
 	}
 	return buf[:k], rule, nil
+}
+
+// multivaluePool returns the records a multivalue answer samples, in buf: the healthy ones,
+// or every record in last resort.
+func multivaluePool(recs []config.Record, healthy func(int) bool, buf []int) ([]int, Rule) {
+	for i := range recs {
+		if healthy(i) {
+			buf = append(buf, i)
+		}
+	}
+	if len(buf) > 0 {
+		return buf, RuleHealthy
+	}
+	for i := range recs {
+		buf = append(buf, i)
+	}
+	return buf, RuleLastResort
 }
 
 // chooseFailover answers the primary if healthy, else the secondary if there is one and it is

@@ -38,6 +38,10 @@ func NewClient(addr string) (*Client, error) {
 	return &Client{Base: strings.TrimRight(u.String(), "/")}, nil
 }
 
+// Get decodes the JSON at path (e.g. "/v1/verification", served beside the status API) into
+// out; an error response becomes an error with its message.
+func (c *Client) Get(ctx context.Context, path string, out any) error { return c.get(ctx, path, out) }
+
 // get decodes the JSON at path into out; an error response becomes an error with its message.
 func (c *Client) get(ctx context.Context, path string, out any) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.Base+path, nil)

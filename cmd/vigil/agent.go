@@ -42,6 +42,7 @@ type agentFlags struct {
 	http                                       httpguard.Limits
 	gossipLimits                               gossip.InboundLimits
 	dnsTCP                                     node.DNSTCPLimits
+	verify                                     verifyFlags
 }
 
 // runAgent runs the roles of one node: control (a raft voter and its HTTP API, with /metrics
@@ -93,6 +94,9 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.IntVar(&f.gossipLimits.MaxStreamBytes, "gossip-max-stream-bytes", gossip.DefaultMaxStreamBytes, "gossip: largest inbound stream message (push/pull state), refused before it is read")
 	fs.IntVar(&f.gossipLimits.MaxBufferedBytes, "gossip-max-buffered-bytes", gossip.DefaultMaxBufferedBytes, "gossip: bytes of inbound stream messages buffered before they are authenticated, over all streams (one source may hold half)")
 	fs.DurationVar(&f.gossipLimits.StreamReadTimeout, "gossip-stream-timeout", gossip.DefaultStreamReadTimeout, "gossip: time an inbound stream has to deliver its first message")
+	fs.DurationVar(&f.verify.interval, "verify-interval", 0, "checker: answer verification, one record set with health checks asked of every location per interval (0: off); GET /v1/verification and vigil_answer_* metrics")
+	fs.StringVar(&f.verify.httpPort, "verify-http-port", "7701", "checker: port of the locations' status API, at the host of their gossip address")
+	fs.StringVar(&f.verify.dnsPort, "verify-dns-port", "5353", "checker: port of the locations' DNS, at the host of their gossip address")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -116,6 +120,27 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			fmt.Fprintf(stderr, "vigil agent: %v\n", err)
 			return 1
 		}
+	}
+	v, err := newAgentVerifier(n, cfg.Roles, f.verify)
+	if err == nil && v != nil && n.HTTPAddr() != "" {
+		err = n.Handle("GET /v1/verification", v)
+	}
+	if err != nil {
+		n.Close()
+		fmt.Fprintf(stderr, "vigil agent: %v\n", err)
+		return 2
+	}
+	if v != nil {
+		vctx, stop := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			_ = v.Run(vctx)
+		}()
+		defer func() {
+			stop()
+			<-done
+		}()
 	}
 	self := n.Self()
 	fmt.Fprintf(stdout, "vigil agent: node %s (%s)", self.ID, self.Roles)

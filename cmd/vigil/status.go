@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/vigil-dns/vigil/status"
+	"github.com/vigil-dns/vigil/verify"
 )
 
 // statusUsage is the help of vigil status.
@@ -27,6 +28,9 @@ Prints a node's status API as tables (or as its JSON with --json). Views:
   history CHECK      one check's verdict changes at the location and its availability
                      over 1 h, 24 h and 7 days
   answers [NAME]     the latest changes of what record sets answer from at the location
+  verification       a checker's answer verification: each location's answers against its
+                     own verdicts, and the measured failover times (in vigil dev: --addr
+                     127.0.0.1:7711)
 
 flags:
 `
@@ -41,7 +45,7 @@ func statusArgs(view string) (least, most int, ok bool) {
 		return 1, 1, true
 	case "answer":
 		return 2, 2, true
-	case "checkers", "probes", "members":
+	case "checkers", "probes", "members", "verification":
 		return 0, 0, true
 	case "network", "answers":
 		return 0, 1, true
@@ -173,6 +177,10 @@ func printStatus(ctx context.Context, c *status.Client, view string, args []stri
 		var a status.AnswerHistory
 		a, err = c.AnswerHistory(ctx, name)
 		v, table = a, func() error { return status.WriteAnswerHistory(w, a, now) }
+	case "verification":
+		var r verify.Report
+		err = c.Get(ctx, "/v1/verification", &r)
+		v, table = r, func() error { return verify.WriteReport(w, r, now) }
 	case "members":
 		var n status.NodeInfo
 		var l status.MemberList
