@@ -153,8 +153,15 @@ for port in 5301 5302 5303; do
 		i=$((i + 1)); [ $i -lt 600 ] || { echo "location :$port does not answer fast.z0 with both records" >&2; exit 1; }; sleep 0.1
 	done
 done
-# Every checker has probed it healthy for a while: every location holds a healthy verdict.
-sleep 5
+# Every location holds a healthy verdict of it (not merely none, which DNS serves as healthy).
+added=$(now)
+for loc in loc-us-east:7701 loc-eu-west:7702 loc-sa-east:7703; do
+	i=0
+	until ip netns exec "$NS" curl -fsS "http://127.0.0.1:${loc##*:}/v1/verdicts/fast" 2>/dev/null | tr -d ' \n' | grep -q '"state":"healthy"'; do
+		i=$((i + 1)); [ $i -lt 1200 ] || { echo "${loc%%:*} never decided the 1 s check healthy" >&2; exit 1; }; sleep 0.1
+	done
+	echo "${loc%%:*} holds a healthy verdict of the 1 s check $(since "$added") s after it was written"
+done
 echo "the 1 s check answers at every location; its target goes down (load $(cut -d' ' -f1-3 /proc/loadavg))"
 down=$(now)
 ip netns exec "$NS" curl -fsS -X POST http://127.0.0.1:8081/down >/dev/null
@@ -169,5 +176,9 @@ while [ -n "$pending" ]; do
 		fi
 	done
 	pending=$left
-	[ "$(since "$down" | cut -d. -f1)" -lt 60 ] || { echo "locations$pending still answer the down target after 60 s" >&2; exit 1; }
+	if [ "$(since "$down" | cut -d. -f1)" -ge 60 ]; then
+		echo "locations$pending still answer the down target after 60 s" >&2
+		for loc in 7701 7702 7703; do ip netns exec "$NS" curl -fsS "http://127.0.0.1:$loc/v1/verdicts/fast" >&2 || true; done
+		exit 1
+	fi
 done
