@@ -20,9 +20,18 @@ NS=config-apply-$$
 DIR=$(mktemp -d /tmp/config-apply.XXXXXX)
 PIDS=""
 NODES=""
+# alive PID: the process runs (a zombie, killed and not yet reaped, does not count).
+alive() { s=$(ps -o stat= -p "$1" 2>/dev/null) && [ "${s#Z}" = "$s" ]; }
 cleanup() {
 	for p in $PIDS; do kill "$p" 2>/dev/null || true; done
-	for p in $PIDS; do while kill -0 "$p" 2>/dev/null; do sleep 0.1; done; done
+	# An agent gets 10 s to stop; then it is killed (seen at 100,000 checks: checkers that
+	# did not stop on SIGTERM).
+	i=0
+	for p in $PIDS; do
+		while alive "$p" && [ $i -lt 100 ]; do i=$((i + 1)); sleep 0.1; done
+		alive "$p" && kill -9 "$p" 2>/dev/null || true
+	done
+	wait 2>/dev/null || true
 	ip netns del "$NS" 2>/dev/null || true
 	rm -rf "$DIR"
 }
