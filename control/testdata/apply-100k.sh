@@ -21,7 +21,7 @@ DIR=$(mktemp -d /tmp/config-apply.XXXXXX)
 PIDS=""
 NODES=""
 # alive PID: the process runs (a zombie, killed and not yet reaped, does not count).
-alive() { s=$(ps -o stat= -p "$1" 2>/dev/null) && [ "${s#Z}" = "$s" ]; }
+alive() { case $(ps -o stat= -p "$1" 2>/dev/null) in *Z* | "") return 1 ;; esac; }
 cleanup() {
 	for p in $PIDS; do kill "$p" 2>/dev/null || true; done
 	# An agent gets 10 s to stop; then it is killed (seen at 100,000 checks: checkers that
@@ -35,7 +35,8 @@ cleanup() {
 	ip netns del "$NS" 2>/dev/null || true
 	rm -rf "$DIR"
 }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+trap 'exit 1' INT TERM # and so through cleanup; the script does not go on
 ip netns add "$NS"
 ip -n "$NS" link set lo up
 echo scale-token >"$DIR/token"
@@ -166,7 +167,7 @@ done
 added=$(now)
 for loc in loc-us-east:7701 loc-eu-west:7702 loc-sa-east:7703; do
 	i=0
-	until ip netns exec "$NS" curl -fsS "http://127.0.0.1:${loc##*:}/v1/verdicts/fast" 2>/dev/null | tr -d ' \n' | grep -q '"state":"healthy"'; do
+	until ip netns exec "$NS" curl -fsS -m 2 "http://127.0.0.1:${loc##*:}/v1/verdicts/fast" 2>/dev/null | tr -d ' \n' | grep -q '"state":"healthy"'; do
 		i=$((i + 1)); [ $i -lt 1200 ] || { echo "${loc%%:*} never decided the 1 s check healthy" >&2; exit 1; }; sleep 0.1
 	done
 	echo "${loc%%:*} holds a healthy verdict of the 1 s check $(since "$added") s after it was written"
