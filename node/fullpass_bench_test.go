@@ -49,8 +49,9 @@ type passTable struct {
 	reports int
 }
 
-// reports is gossip.Table.Reports followed by gossip.Node.regions: every report, sorted by
-// check then checker.
+// reportsSorted is gossip.Table.Reports followed by gossip.Node.regions (which filled in
+// regions from membership; every row here has its region, so the last loop only walks the
+// reports, as that one did): every report, sorted by check then checker.
 func (t *passTable) reportsSorted() []gossip.Report {
 	out := make([]gossip.Report, 0, t.reports)
 	for _, r := range t.rows {
@@ -69,7 +70,7 @@ func (t *passTable) reportsSorted() []gossip.Report {
 	})
 	for i := range out {
 		if out[i].Region == "" {
-			out[i].Region = "unknown"
+			out[i].Region = "unknown" // the old metrics' label for a region not known
 		}
 	}
 	return out
