@@ -451,6 +451,12 @@ func (a *API) networkDigest(w http.ResponseWriter, r *http.Request) {
 	}
 	a.digestMu.Lock()
 	if a.digestBody == nil || a.now().Sub(a.digestAt) >= a.net.opts.CacheFor {
+		// Note the locations in membership now, too: a location first asked for its view
+		// after a partition began no longer has the far side in its membership, and would not
+		// list it at all (CI saw sa-east's view without us-east's location for 40s).
+		a.net.mu.Lock()
+		a.net.peersLocked(a)
+		a.net.mu.Unlock()
 		b, err := json.Marshal(a.digest())
 		if err != nil {
 			a.digestMu.Unlock()
