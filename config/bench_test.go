@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 )
 
@@ -82,6 +83,34 @@ func BenchmarkParseDemo(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := Parse(data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// aliasBudgetDoc returns a valid document whose aliases expand to just under the alias budget
+// (100,000 values): a record set of 200 records, named again by 149 more record sets. It is
+// the costliest small document a writer can send a voter.
+func aliasBudgetDoc() []byte {
+	var b strings.Builder
+	b.WriteString("regions: [us-east]\nzones:\n- name: z.test\n  record_sets:\n  - name: a0\n    type: A\n    records: &r\n")
+	for i := range 200 {
+		fmt.Fprintf(&b, "    - {value: 192.0.2.%d}\n", i%250+1)
+	}
+	for i := 1; i < 150; i++ {
+		fmt.Fprintf(&b, "  - {name: a%d, type: A, records: *r}\n", i)
+	}
+	return []byte(b.String())
+}
+
+// BenchmarkDecodeAliasBudget: what decoding the costliest small document of aliases costs (the
+// control API's write limit, MaxDecodes, bounds how many a voter decodes at once).
+func BenchmarkDecodeAliasBudget(b *testing.B) {
+	doc := aliasBudgetDoc()
+	b.SetBytes(int64(len(doc)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Parse(doc); err != nil {
 			b.Fatal(err)
 		}
 	}

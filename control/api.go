@@ -35,8 +35,9 @@ type APIConfig struct {
 	MaxWatchers int
 	// MaxDecodes bounds the write bodies read and decoded at once; default 4. Decoding is a
 	// write's memory peak (a body up to MaxBodyBytes, and YAML aliases expanding to up to
-	// 100,000 values or one per byte: about 18 MB for an 11 KB document of aliases), so it
-	// bounds what writers can cost a voter together. A write waits DecodeWait for a turn,
+	// 100,000 values or one per byte: about 20 MB for an 11 KB document of aliases, by
+	// config's BenchmarkDecodeAliasBudget), so it bounds what writers can cost a voter
+	// together. A write waits DecodeWait for a turn,
 	// default 5s, then gets 503 with Retry-After. Commits are not limited: the decoded writes
 	// of many clients still share raft entries.
 	MaxDecodes int
