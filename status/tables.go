@@ -249,3 +249,14 @@ func cellText(c RegionCell) string {
 	}
 	return c.State
 }
+
+// Row writes one tab-separated table row, every cell cleaned as Clean does: for other
+// packages' tables of the same look (verify's report).
+func Row(w io.Writer, cells ...string) { row(w, cells...) }
+
+// Clean returns s with control characters replaced, "-" for an empty string: a cell or a
+// value from the network made safe for a terminal.
+func Clean(s string) string { return clean(s) }
+
+// Ago says how long before now t was ("12s ago", "in 3s", "never" for the zero time).
+func Ago(t, now time.Time) string { return age(t, now) }

@@ -7,7 +7,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
-	"unicode"
+
+	"github.com/vigil-dns/vigil/status"
 )
 
 // WriteReport writes a report as `vigil status verification` prints it: the share of
@@ -15,9 +16,9 @@ import (
 // pending ones, with ages counted to now.
 func WriteReport(w io.Writer, r Report, now time.Time) error {
 	fmt.Fprintf(w, "answer verification, one record set every %s: %d answers judged, %d disagreed (%.2f%%)",
-		clean(r.Interval), r.Answers, r.Disagreed, 100*r.DisagreementShare)
+		status.Clean(r.Interval), r.Answers, r.Disagreed, 100*r.DisagreementShare)
 	if len(r.Unanswering) > 0 {
-		fmt.Fprintf(w, "; not answering: %s", clean(strings.Join(r.Unanswering, ", ")))
+		fmt.Fprintf(w, "; not answering: %s", status.Clean(strings.Join(r.Unanswering, ", ")))
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -26,21 +27,21 @@ func WriteReport(w io.Writer, r Report, now time.Time) error {
 	for _, o := range outcomes {
 		head = append(head, strings.ToUpper(strings.ReplaceAll(o, "_", " ")))
 	}
-	row(tw, append(head, "LAST", "RECORD SET", "AGO", "SERVER", "WHY")...)
+	status.Row(tw, append(head, "LAST", "RECORD SET", "AGO", "SERVER", "WHY")...)
 	for _, l := range r.Locations {
 		cells := []string{l.ID}
 		for _, o := range outcomes {
 			cells = append(cells, strconv.FormatInt(l.Outcomes[o], 10))
 		}
-		row(tw, append(cells, l.Outcome, l.RecordSet, age(l.At, now), l.Server, l.Reason)...)
+		status.Row(tw, append(cells, l.Outcome, l.RecordSet, status.Ago(l.At, now), l.Server, l.Reason)...)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "\nmeasured failovers (first verdict change to every location answering accordingly), newest first; %d dropped unmeasured\n", r.Dropped)
-	row(tw, "RECORD SET", "STARTED", "AGO", "SECONDS", "SEEN AFTER", "LOCATIONS CHANGED")
+	status.Row(tw, "RECORD SET", "STARTED", "AGO", "SECONDS", "SEEN AFTER", "LOCATIONS CHANGED")
 	for _, c := range r.Convergences {
-		row(tw, c.RecordSet, c.Started.Format(time.RFC3339Nano), age(c.Started, now), strconv.FormatFloat(c.Seconds, 'f', 2, 64),
+		status.Row(tw, c.RecordSet, c.Started.Format(time.RFC3339Nano), status.Ago(c.Started, now), strconv.FormatFloat(c.Seconds, 'f', 2, 64),
 			strconv.FormatFloat(c.SeenSeconds, 'f', 2, 64), strconv.Itoa(c.Changed))
 	}
 	for _, p := range r.Pending {
@@ -48,36 +49,7 @@ func WriteReport(w io.Writer, r Report, now time.Time) error {
 		if len(p.Waiting) > 0 {
 			what = "waiting for " + strings.Join(p.Waiting, ", ")
 		}
-		row(tw, p.RecordSet, p.Started.Format(time.RFC3339Nano), age(p.Started, now), "pending", "-", what)
+		status.Row(tw, p.RecordSet, p.Started.Format(time.RFC3339Nano), status.Ago(p.Started, now), "pending", "-", what)
 	}
 	return tw.Flush()
-}
-
-// row writes one tab-separated row, each cell cleaned; an empty cell becomes "-".
-func row(w io.Writer, cells ...string) {
-	for i, c := range cells {
-		cells[i] = clean(c)
-	}
-	fmt.Fprintln(w, strings.Join(cells, "\t"))
-}
-
-// clean replaces control characters and tabs, which a reason from the network could hold.
-func clean(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
-			return '?'
-		}
-		return r
-	}, s)
-}
-
-// age says how long before now t was, e.g. "12s ago"; "never" for the zero time.
-func age(t, now time.Time) string {
-	if t.IsZero() {
-		return "never"
-	}
-	return now.Sub(t).Round(time.Second).String() + " ago"
 }
