@@ -116,18 +116,21 @@ func (r *row) note(h header) bool {
 }
 
 // finish records a timely word from the checker: its row advanced at now, by the checker's
-// heartbeat, delta or own row's header. The row makes progress if it holds what the checker
-// had then.
+// heartbeat, own row's header, or a delta carrying a beat newer than the row has heard. The
+// row makes progress if it holds what the checker had then.
 //
 // Progress is evidence that the checker is alive, so only timely words mark it: the checker's
-// heartbeats and deltas, relayed or not (gossip relays them within a few gossip rounds), and
-// the header of its own row from the checker itself in a push/pull (applyOwnHeader; a node of
-// wire version 1 sends the whole row). An advance that a third node kept (a push/pull digest,
-// a repair answer, whole or changes only) may be as old as that node's last word from the
-// checker: it marks no progress of its own (see noteHeld), though a row it completes makes the
-// progress its last timely word said. Before, when sa-east was cut off, eu-west's location heard sa-east's last
-// heartbeat 20s later in a digest from us-east and counted sa-east's reports again for a
-// freshness window (a flap).
+// heartbeats, relayed or not (gossip relays them within a few gossip rounds),
+// and the header of its own row from the checker itself in a push/pull (applyOwnHeader; a node
+// of wire version 1 sends the whole row). A delta says only what its beat says: a relayed one
+// can wait in a relayer's queue behind newer deltas for seconds, and one that arrived after a
+// cut with a beat already heard counted the checker fresh for that much longer (sa-east's
+// location, TestPartition). An advance that a third node kept (a push/pull digest, a repair
+// answer, whole or changes only) may be as old as that node's last word from the checker: it
+// marks no progress of its own (see noteHeld), though a row it completes makes the progress
+// its last timely word said. Before, when sa-east was cut off, eu-west's location heard
+// sa-east's last heartbeat 20s later in a digest from us-east and counted sa-east's reports
+// again for a freshness window (a flap).
 func (t *Table) finish(r *row, advanced bool, now time.Time) outcome {
 	if !advanced {
 		return outcomeOld
@@ -165,7 +168,8 @@ func (t *Table) applyDelta(d delta, now time.Time) outcome {
 	if r == nil {
 		return o
 	}
-	advanced := r.note(d.header)
+	beat := r.note(d.header)
+	advanced := false
 	if d.seq > r.seq && !r.ahead[d.seq] {
 		t.change(r, d)
 		advanced = true
@@ -183,7 +187,10 @@ func (t *Table) applyDelta(d delta, now time.Time) outcome {
 			r.ahead[d.seq] = true
 		}
 	}
-	return t.finish(r, advanced, now)
+	if beat {
+		return t.finish(r, true, now)
+	}
+	return t.noteHeld(r, advanced, now)
 }
 
 // change applies a delta's operation to the cells it is newer than.
