@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"time"
 
 	"github.com/hashicorp/memberlist"
@@ -22,6 +23,10 @@ type Config struct {
 	Roles Roles
 	// Version is the node's software version, carried in its metadata.
 	Version string
+	// HTTPAddr, when set, is the host:port at which other nodes reach this node's status
+	// API, carried in its metadata (Member.HTTP): how a location finds the others' verdicts
+	// for the network view when nodes do not all serve HTTP on one port of their gossip host.
+	HTTPAddr string
 
 	// BindAddr and BindPort are where the real network transport listens. Default
 	// 127.0.0.1 and 7946; port 0 picks a free port. Unused with Transport.
@@ -178,6 +183,11 @@ func (c *Config) validate() error {
 	}
 	if len(c.Version) > maxMetaField {
 		errs = append(errs, fmt.Errorf("gossip: version must be at most %d bytes", maxMetaField))
+	}
+	if c.HTTPAddr != "" {
+		if _, _, err := net.SplitHostPort(c.HTTPAddr); err != nil || len(c.HTTPAddr) > maxMetaField {
+			errs = append(errs, fmt.Errorf("gossip: HTTP address %q: want host:port of at most %d bytes", c.HTTPAddr, maxMetaField))
+		}
 	}
 	if c.Roles == 0 || c.Roles&^rolesAll != 0 {
 		errs = append(errs, fmt.Errorf("gossip: roles %#x: need at least one known role", uint8(c.Roles)))

@@ -15,7 +15,7 @@ var _ memberlist.Delegate = (*delegate)(nil)
 // NodeMeta implements memberlist.Delegate.
 func (d *delegate) NodeMeta(limit int) []byte {
 	b := encodeMeta(Member{ID: d.cfg.ID, Region: d.cfg.Region, Roles: d.cfg.Roles, Version: d.cfg.Version,
-		Leaving: d.leaving.Load()})
+		HTTP: d.cfg.HTTPAddr, Leaving: d.leaving.Load()})
 	if len(b) > limit {
 		return nil
 	}

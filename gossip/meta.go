@@ -51,6 +51,9 @@ type Member struct {
 	Version string
 	// Addr is the node's gossip address, host:port.
 	Addr string
+	// HTTP is the address, host:port, at which the node serves its status API, as it
+	// advertises it ("" when it does not say; see Config.HTTPAddr).
+	HTTP string
 	// Leaving is set when the member announced that it is leaving the pool for good, just
 	// before it left (memberlist does not tell a leave from a death by itself).
 	Leaving bool
@@ -62,8 +65,13 @@ const metaLeaving = 0x80
 // metaVersion is the first byte of encoded node metadata.
 const metaVersion = 1
 
-// maxMetaField bounds the region and version strings in node metadata.
+// maxMetaField bounds the region, version and HTTP address strings in node metadata.
 const maxMetaField = 64
+
+// The metadata's fields after the flags, each a length byte and its bytes: id, region,
+// version, then the optional HTTP address (written only when set, so that the metadata of a
+// node that does not advertise one is what nodes of earlier builds read). Fields after those
+// known are skipped, so that a later build may add more.
 
 // encodeMeta encodes a member's metadata (not its address, which memberlist carries).
 func encodeMeta(m Member) []byte {
@@ -72,7 +80,11 @@ func encodeMeta(m Member) []byte {
 		flags |= metaLeaving
 	}
 	b := []byte{metaVersion, flags}
-	for _, s := range []string{m.ID, m.Region, m.Version} {
+	fields := []string{m.ID, m.Region, m.Version}
+	if m.HTTP != "" {
+		fields = append(fields, m.HTTP)
+	}
+	for _, s := range fields {
 		b = append(b, byte(len(s)))
 		b = append(b, s...)
 	}
@@ -89,16 +101,15 @@ func decodeMeta(b []byte) (Member, error) {
 		return Member{}, fmt.Errorf("gossip: node metadata roles %#x: %w", b[1], errMalformed)
 	}
 	b = b[2:]
-	fields := []*string{&m.ID, &m.Region, &m.Version}
-	for _, f := range fields {
+	fields := []*string{&m.ID, &m.Region, &m.Version, &m.HTTP}
+	for i := 0; len(b) > 0 || i < 3; i++ {
 		if len(b) < 1 || int(b[0]) > len(b)-1 {
 			return Member{}, fmt.Errorf("gossip: node metadata: %w", errMalformed)
 		}
-		*f = string(b[1 : 1+b[0]])
+		if i < len(fields) {
+			*fields[i] = string(b[1 : 1+b[0]])
+		}
 		b = b[1+b[0]:]
-	}
-	if len(b) != 0 {
-		return Member{}, fmt.Errorf("gossip: node metadata: %w", errMalformed)
 	}
 	return m, nil
 }

@@ -82,17 +82,31 @@ func TestConfigErrors(t *testing.T) {
 	}
 }
 
-// TestMeta: node metadata round-trips and bad metadata is refused.
+// TestMeta: node metadata round-trips, with and without an HTTP address; without one it is
+// what builds before the field wrote; fields after those known are skipped; bad metadata is
+// refused.
 func TestMeta(t *testing.T) {
 	m := Member{ID: "eu-c0", Region: "eu", Roles: RoleChecker | RoleLocation, Version: "v1.2.3"}
-	for _, leaving := range []bool{false, true} {
-		m.Leaving = leaving
-		got, err := decodeMeta(encodeMeta(m))
-		if err != nil || got != m {
-			t.Errorf("round trip: %+v, %v", got, err)
+	for _, http := range []string{"", "10.0.0.7:8053"} {
+		for _, leaving := range []bool{false, true} {
+			m.HTTP, m.Leaving = http, leaving
+			got, err := decodeMeta(encodeMeta(m))
+			if err != nil || got != m {
+				t.Errorf("round trip: %+v, %v", got, err)
+			}
 		}
 	}
-	for _, b := range [][]byte{nil, {2, 1}, {1, 0x7f, 0, 0, 0}, {1, 1, 5, 'a'}, append(encodeMeta(m), 0)} {
+	m.HTTP, m.Leaving = "", false
+	old := []byte{1, 3, 5, 'e', 'u', '-', 'c', '0', 2, 'e', 'u', 6, 'v', '1', '.', '2', '.', '3'}
+	if b := encodeMeta(m); string(b) != string(old) {
+		t.Errorf("metadata without an HTTP address: %x, want the earlier format %x", b, old)
+	}
+	m.HTTP = "h:1"
+	if got, err := decodeMeta(append(encodeMeta(m), 2, 'x', 'y')); err != nil || got != m {
+		t.Errorf("a later field: %+v, %v; want it skipped", got, err)
+	}
+	for _, b := range [][]byte{nil, {2, 1}, {1, 0x7f, 0, 0, 0}, {1, 1, 5, 'a'}, {1, 1, 1, 'a', 1, 'b'},
+		append(encodeMeta(m), 5, 'a')} {
 		if _, err := decodeMeta(b); err == nil {
 			t.Errorf("decodeMeta(%x) accepted", b)
 		}

@@ -108,6 +108,10 @@ type Config struct {
 	// HTTPAddr is the node's HTTP listener: /metrics, /healthz, /readyz and mounted handlers.
 	// Default "127.0.0.1:7701" (where `vigil status` looks first); port 0 picks a free port; "off" serves none.
 	HTTPAddr string
+	// HTTPAdvertise, when set, is the host:port at which other nodes reach the HTTP listener
+	// (the network view asks the other locations there). Default: the listener's address, or
+	// the host of the gossip address and the listener's port when it listens on every address.
+	HTTPAdvertise string
 	// HTTPLimits are the time and size limits of the node's HTTP listeners (this one and the
 	// control role's API); zero fields mean httpguard's defaults.
 	HTTPLimits httpguard.Limits
@@ -295,6 +299,9 @@ func (c Config) Validate() error {
 	}
 	if c.HTTPAddr != "off" {
 		checkAddr(bad, "http address", c.HTTPAddr)
+	}
+	if c.HTTPAdvertise != "" {
+		checkAddr(bad, "http advertise address", c.HTTPAdvertise)
 	}
 	if dataPlane {
 		g := c.Gossip

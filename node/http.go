@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 
@@ -61,6 +62,27 @@ func (n *Node) HTTPAddr() string {
 		return ""
 	}
 	return n.httpLn.Addr().String()
+}
+
+// httpAdvertise returns the address at which other nodes reach this node's HTTP listener, as
+// its gossip metadata says it: Config.HTTPAdvertise when set; else the listener's address, with
+// no host when it listens on every address (":7701": the host of its gossip address); "" when
+// it serves no HTTP.
+func (n *Node) httpAdvertise() string {
+	if n.cfg.HTTPAdvertise != "" {
+		return n.cfg.HTTPAdvertise
+	}
+	if n.httpLn == nil {
+		return ""
+	}
+	a, ok := n.httpLn.Addr().(*net.TCPAddr)
+	if !ok {
+		return ""
+	}
+	if a.IP.IsUnspecified() {
+		return ":" + strconv.Itoa(a.Port)
+	}
+	return a.String()
 }
 
 // freeze ends the mounting of handlers: Run calls it before it serves.

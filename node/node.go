@@ -108,6 +108,15 @@ func New(cfg Config) (*Node, error) {
 		n.ctl = ctl
 		n.cfg.Control.APIURL = ctl.cfg.APIURL
 	}
+	// The HTTP listener is bound before the pool starts: its address goes into the node's
+	// gossip metadata (the network view's way to the other locations' verdicts).
+	if cfg.HTTPAddr != "off" {
+		ln, err := net.Listen("tcp", cfg.HTTPAddr)
+		if err != nil {
+			return nil, fmt.Errorf("node: http listener: %w", err)
+		}
+		n.httpLn = ln
+	}
 	if cfg.Roles.Has(RoleChecker) || cfg.Roles.Has(RoleLocation) {
 		if err := n.newPool(); err != nil {
 			return nil, err
@@ -125,13 +134,6 @@ func New(cfg Config) (*Node, error) {
 		if err := n.newLocation(); err != nil {
 			return nil, err
 		}
-	}
-	if cfg.HTTPAddr != "off" {
-		ln, err := net.Listen("tcp", cfg.HTTPAddr)
-		if err != nil {
-			return nil, fmt.Errorf("node: http listener: %w", err)
-		}
-		n.httpLn = ln
 	}
 	n.http = newHTTPServer(n)
 	ok = true
@@ -151,7 +153,7 @@ func (n *Node) newPool() error {
 	}
 	gc := gossip.Config{
 		ID: n.cfg.ID, Region: n.cfg.Region, Roles: n.cfg.Roles, Version: n.cfg.Version,
-		Transport: n.cfg.Transport, Keys: keys, Insecure: g.Insecure, Profile: g.Profile,
+		HTTPAddr: n.httpAdvertise(), Transport: n.cfg.Transport, Keys: keys, Insecure: g.Insecure, Profile: g.Profile,
 		Seeds: g.Join, HeartbeatInterval: g.HeartbeatInterval, RejoinInterval: g.RejoinInterval,
 		Inbound: g.Inbound, Registerer: n.reg, Logger: n.log,
 		OnMembership: func(gossip.MemberEvent) {

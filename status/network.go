@@ -23,9 +23,9 @@ import (
 
 // NetworkOptions configure how a location reaches the other locations' status APIs.
 type NetworkOptions struct {
-	// PeerURL returns the base URL of a member's status API ("" when unknown). Default: the
-	// host of its gossip address with this node's HTTP port (one node per host, every node
-	// on the same port), or nil when that port is unknown too.
+	// PeerURL returns the base URL of a member's status API ("" when unknown). Default
+	// (HostPortURL): the address the member advertises in its gossip metadata, its missing
+	// parts taken from its gossip address's host and this node's HTTP port.
 	PeerURL func(m Member) string
 	// Client makes the requests. Default a client without proxy.
 	Client *http.Client
@@ -65,15 +65,30 @@ const (
 	maxDigest = 16 << 20
 )
 
-// HostPortURL returns a NetworkOptions.PeerURL that reaches each member at the host of its
-// gossip address and port.
+// HostPortURL returns a NetworkOptions.PeerURL that reaches each member at the HTTP address
+// it advertises (Member.HTTP); a member that advertises no host is reached at the host of its
+// gossip address, and one that advertises nothing (a node of an earlier build) there at port.
 func HostPortURL(port string) func(Member) string {
 	return func(m Member) string {
 		host, _, err := net.SplitHostPort(m.Addr)
-		if err != nil || port == "" {
+		if err != nil {
 			return ""
 		}
-		return "http://" + net.JoinHostPort(host, port)
+		p := port
+		if m.HTTP != "" {
+			h, hp, err := net.SplitHostPort(m.HTTP)
+			if err != nil {
+				return ""
+			}
+			if h != "" {
+				host = h
+			}
+			p = hp
+		}
+		if p == "" {
+			return ""
+		}
+		return "http://" + net.JoinHostPort(host, p)
 	}
 }
 

@@ -250,3 +250,79 @@ func TestNetworkEndpointFailureShows(t *testing.T) {
 		break
 	}
 }
+
+// TestHostPortURL: a member is asked at the HTTP address it advertises, its missing host taken
+// from its gossip address; a member of an earlier build, which advertises none, at this node's
+// port.
+func TestHostPortURL(t *testing.T) {
+	url := HostPortURL("7701")
+	for _, c := range []struct {
+		m    Member
+		want string
+	}{
+		{Member{Addr: "10.0.0.1:7946"}, "http://10.0.0.1:7701"},
+		{Member{Addr: "10.0.0.1:7946", HTTP: ":8081"}, "http://10.0.0.1:8081"},
+		{Member{Addr: "10.0.0.1:7946", HTTP: "192.0.2.9:8082"}, "http://192.0.2.9:8082"},
+		{Member{Addr: "[2001:db8::1]:7946", HTTP: ":8083"}, "http://[2001:db8::1]:8083"},
+		{Member{Addr: "no port"}, ""},
+		{Member{Addr: "10.0.0.1:7946", HTTP: "no port"}, ""},
+	} {
+		if got := url(c.m); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.m, got, c.want)
+		}
+	}
+	if got := HostPortURL("")(Member{Addr: "10.0.0.1:7946"}); got != "" {
+		t.Errorf("no port known: %q", got)
+	}
+}
+
+// TestNetworkViewFindsPeersOnOneHost: two locations on one host, each serving HTTP on a port
+// of its own, find each other's verdicts through the address each advertises in its gossip
+// metadata, with no PeerURL set (as `vigil agent` mounts the API).
+func TestNetworkViewFindsPeersOnOneHost(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs two nodes for a few seconds")
+	}
+	doc, err := config.Load("../examples/demo.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mk := func(id, region string, join []string) *node.Node {
+		cfg := node.DefaultConfig()
+		cfg.ID, cfg.Region, cfg.Roles, cfg.DataDir, cfg.Version = id, region, node.RoleLocation, t.TempDir(), "test"
+		cfg.Gossip.Bind, cfg.Gossip.Keys, cfg.Gossip.Profile, cfg.Gossip.Join = "127.0.0.1:0", [][]byte{netKey}, gossip.ProfileLocal, join
+		cfg.DNSAddr, cfg.HTTPAddr, cfg.Static = "127.0.0.1:0", "127.0.0.1:0", doc
+		cfg.Logger = slog.New(slog.DiscardHandler)
+		n, err := node.New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := Mount(n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	a := mk("loc-a", "us-east", nil)
+	b := mk("loc-b", "eu-west", []string{a.GossipAddr()})
+	runNode(t, a)
+	runNode(t, b)
+	client, err := NewClient(a.HTTPAddr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "http://" + b.HTTPAddr()
+	var last NetworkView
+	for start := time.Now(); time.Since(start) < 20*time.Second; time.Sleep(200 * time.Millisecond) {
+		v, err := client.Network(context.Background(), "", "", "", 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = v
+		for _, l := range v.Locations {
+			if l.ID == "loc-b" && l.Reachable && l.URL == want {
+				return
+			}
+		}
+	}
+	t.Fatalf("loc-b not reached at %s within 20s: %+v", want, last.Locations)
+}

@@ -63,7 +63,7 @@ func (v nodeView) Members() []Member {
 		if m.Leaving {
 			state = "left"
 		}
-		out = append(out, Member{ID: m.ID, Region: m.Region, Roles: rolesOf(m.Roles), Addr: m.Addr, State: state})
+		out = append(out, Member{ID: m.ID, Region: m.Region, Roles: rolesOf(m.Roles), Addr: m.Addr, HTTP: m.HTTP, State: state})
 	}
 	return out
 }

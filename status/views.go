@@ -116,6 +116,9 @@ type Member struct {
 	Roles []string `json:"roles"`
 	// Addr is its gossip address (host:port).
 	Addr string `json:"addr"`
+	// HTTP is where it says its status API is (host:port; no host: the host of Addr), if it
+	// says.
+	HTTP string `json:"http,omitempty"`
 	// State is how this node sees it: "alive", "suspect", "dead" or "left".
 	State string `json:"state"`
 }

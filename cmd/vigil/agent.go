@@ -34,6 +34,7 @@ type agentFlags struct {
 	tokenFile, readTokenFile                   string
 	openReads                                  bool
 	dnsAddr, nameServers, httpAddr             string
+	httpAdvertise                              string
 	nsBudget, rrlRate, rrlSlip                 int
 	allowLoopback                              bool
 	probeAllow, probeCA                        string
@@ -74,6 +75,7 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.IntVar(&f.nsBudget, "ns-budget", location.DefaultNameServerBudget, "location: queries a second each virtual name server answers before it drops (-1: unlimited)")
 	fs.IntVar(&f.rrlRate, "rrl", 0, "location: response rate limit, responses a second per client /24 (IPv4) or /56 (IPv6); 0 turns it off")
 	fs.IntVar(&f.rrlSlip, "rrl-slip", 2, "location: answer every n-th rate-limited query with an empty truncated response (the client retries over TCP); -1 drops them all")
+	fs.StringVar(&f.httpAdvertise, "http-advertise", "", "data plane: host:port at which other nodes reach this node's status API, carried in its gossip metadata for the network view (default the -http address; with an unspecified host, the gossip address's host)")
 	fs.StringVar(&f.httpAddr, "http", "", "data plane: HTTP listen address of the status API and page, /metrics, /healthz, /readyz (default 127.0.0.1:7701, the default -addr of vigil status; \"off\" for none)")
 	fs.BoolVar(&f.allowLoopback, "allow-loopback-probes", false, "checker: allow probing loopback addresses (development and tests only)")
 	fs.StringVar(&f.probeAllow, "probe-allow", "", "checker: comma-separated reserved prefixes that may be probed, e.g. 10.1.0.0/16")
@@ -95,7 +97,7 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.IntVar(&f.gossipLimits.MaxBufferedBytes, "gossip-max-buffered-bytes", gossip.DefaultMaxBufferedBytes, "gossip: bytes of inbound stream messages buffered before they are authenticated, over all streams (one source may hold half)")
 	fs.DurationVar(&f.gossipLimits.StreamReadTimeout, "gossip-stream-timeout", gossip.DefaultStreamReadTimeout, "gossip: time an inbound stream has to deliver its first message")
 	fs.DurationVar(&f.verify.interval, "verify-interval", 0, "checker: answer verification, one record set with health checks asked of every location per interval (0: off); GET /v1/verification and vigil_answer_* metrics")
-	fs.StringVar(&f.verify.httpPort, "verify-http-port", "7701", "checker: port of the locations' status API, at the host of their gossip address")
+	fs.StringVar(&f.verify.httpPort, "verify-http-port", "7701", "checker: port of the locations' status API, at the host of their gossip address, for locations that do not advertise theirs (builds before -http-advertise)")
 	fs.StringVar(&f.verify.dnsPort, "verify-dns-port", "5353", "checker: port of the locations' DNS, at the host of their gossip address")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -249,6 +251,7 @@ func agentConfig(f agentFlags, stderr io.Writer) (node.Config, *slog.Logger, err
 	case roles == node.RoleControl:
 		cfg.HTTPAddr = "off" // the API listener serves /metrics
 	}
+	cfg.HTTPAdvertise = f.httpAdvertise
 	cfg.HTTPLimits = f.http
 	cfg.DNSTCP = f.dnsTCP
 	cfg.Gossip.Inbound = f.gossipLimits

@@ -7,6 +7,7 @@ import (
 
 	"github.com/vigil-dns/vigil/gossip"
 	"github.com/vigil-dns/vigil/node"
+	"github.com/vigil-dns/vigil/status"
 	"github.com/vigil-dns/vigil/verify"
 )
 
@@ -17,10 +18,11 @@ type verifyFlags struct {
 }
 
 // newAgentVerifier returns the answer verifier of checker n, or nil when verification is off.
-// It asks the locations of n's gossip pool at the host of their gossip address: their status
-// API on httpPort and their DNS on dnsPort (one node per host, every location on the same
-// ports, as the network view assumes). Virtual name servers are not asked: their addresses
-// are each location's own flags.
+// It asks the locations of n's gossip pool for their status API where each advertises it
+// (status.HostPortURL: the advertised address, else the host of its gossip address and
+// httpPort), and their DNS at the host of their gossip address on dnsPort (every location on
+// the same DNS port). Virtual name servers are not asked: their addresses are each location's
+// own flags.
 func newAgentVerifier(n *node.Node, roles node.Roles, f verifyFlags) (*verify.Verifier, error) {
 	if f.interval <= 0 || !roles.Has(node.RoleChecker) {
 		return nil, nil
@@ -51,7 +53,8 @@ func poolLocations(members []gossip.Member, httpPort, dnsPort string) []verify.L
 		if err != nil {
 			continue
 		}
-		out = append(out, verify.Location{ID: m.ID, Status: "http://" + net.JoinHostPort(host, httpPort), DNS: net.JoinHostPort(host, dnsPort)})
+		url := status.HostPortURL(httpPort)(status.Member{Addr: m.Addr, HTTP: m.HTTP})
+		out = append(out, verify.Location{ID: m.ID, Status: url, DNS: net.JoinHostPort(host, dnsPort)})
 		if len(out) == verify.MaxLocations {
 			break
 		}
