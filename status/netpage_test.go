@@ -83,6 +83,10 @@ func TestNetworkPageInBrowser(t *testing.T) {
 		!strings.Contains(row, "loc-sa hears only sa-east checkers") {
 		t.Errorf("check-0001's network row does not show loc-sa disagreeing with why:\n%s", row)
 	}
+	// loc-us, asked, has a history: check-0001 healthy for half of the hour it observed.
+	if !regexp.MustCompile(`data-location="loc-us"[^>]*>[^<]* \x{00B7} (49|50)\.\d\d%<`).MatchString(row) {
+		t.Errorf("check-0001's network row does not show loc-us's 24-hour availability:\n%s", row)
+	}
 	if !strings.Contains(row, `data-location="loc-ap" data-state="unknown">unreachable`) {
 		t.Errorf("check-0001's network row does not show loc-ap unreachable:\n%s", row)
 	}
@@ -110,6 +114,69 @@ func TestNetworkPageInBrowser(t *testing.T) {
 		path := filepath.Join(artifactDir(t), "status-network-"+shot.name+".png")
 		os.Remove(path)
 		runChromium(t, bin, srv.URL+"/#check=check-0001", "--hide-scrollbars",
+			"--screenshot="+path, "--window-size="+strconv.Itoa(shot.width)+","+strconv.Itoa(shot.height))
+		if st, err := os.Stat(path); err != nil || st.Size() == 0 {
+			t.Fatalf("screenshot %s: %v", path, err)
+		}
+		t.Logf("screenshot: %s", path)
+	}
+}
+
+// TestVerificationPageInBrowser: on a node that runs answer verification, the page shows what
+// the verifier found: the judged answers and the share that disagreed, each location's last
+// outcome with why, the failovers measured and the changes still waiting; on a node that runs
+// none (GET /v1/verification is 404) the section stays hidden.
+func TestVerificationPageInBrowser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Chromium")
+	}
+	bin := chromium(t)
+	report, err := os.ReadFile("testdata/verification.json") // a verify.Report (verify's TestStatusPageFixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	locs := fakeNetwork(3)
+	api, err := New(Options{Node: &fakeNode{id: "loc-us", region: "us-east"}, Location: locs["loc-us"]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/", api)
+	mux.HandleFunc("GET /v1/verification", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(report)
+	})
+	with := httptest.NewServer(mux)
+	t.Cleanup(with.Close)
+	without := httptest.NewServer(api)
+	t.Cleanup(without.Close)
+
+	dom := string(runChromium(t, bin, with.URL+"/", "--dump-dom"))
+	sec := regexp.MustCompile(`(?s)<section id="verification"[^>]*>.*?</section>`).FindString(dom)
+	if strings.Contains(regexp.MustCompile(`<section id="verification"[^>]*>`).FindString(sec), "hidden") {
+		t.Fatalf("the verification section is hidden on a node that verifies:\n%s", sec)
+	}
+	for _, want := range []string{
+		"1200 answers judged, 3 (0.25%) disagreed with their location's verdicts; not answering: loc-sa.",
+		`<tr data-location="loc-sa">`, `data-state="unhealthy">no answer</td>`, "10.0.3.2:5353: read udp: i/o timeout", "390 / 3 / 7",
+		"www.demo.vigil.test. A: every location answered accordingly 2.40 s after the first verdict change (seen within 3.1 s; 3 locations changed)",
+		"all.demo.vigil.test. A: changed", "waiting for loc-sa",
+	} {
+		if !strings.Contains(sec, want) {
+			t.Errorf("the verification section does not show %q:\n%s", want, sec)
+		}
+	}
+	dom = string(runChromium(t, bin, without.URL+"/", "--dump-dom"))
+	if !regexp.MustCompile(`<section id="verification"[^>]*hidden`).MatchString(dom) {
+		t.Errorf("the verification section shows on a node that does not verify")
+	}
+	for _, shot := range []struct {
+		name          string
+		width, height int
+	}{{"phone", 390, 1600}, {"desktop", 1280, 1200}} {
+		path := filepath.Join(artifactDir(t), "status-verification-"+shot.name+".png")
+		os.Remove(path)
+		runChromium(t, bin, with.URL+"/", "--hide-scrollbars",
 			"--screenshot="+path, "--window-size="+strconv.Itoa(shot.width)+","+strconv.Itoa(shot.height))
 		if st, err := os.Stat(path); err != nil || st.Size() == 0 {
 			t.Fatalf("screenshot %s: %v", path, err)

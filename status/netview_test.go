@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/history"
 	"github.com/vigil-dns/vigil/location"
 	"github.com/vigil-dns/vigil/quorum"
 	"github.com/vigil-dns/vigil/routing"
@@ -194,12 +195,25 @@ func TestNetworkView(t *testing.T) {
 
 // BenchmarkNetworkView10k measures a page of the network view at 10,000 checks and three
 // locations, from the cached merge (what every request but one per CacheFor costs), and the
-// merge itself.
+// merge itself. Every location has a history in which every check was observed for the last
+// hour, so that each digest carries every check's 24-hour availability.
 func BenchmarkNetworkView10k(b *testing.B) {
 	locs := fakeNetwork(10000)
+	now := time.Now()
+	hs, err := history.Open(history.Options{}, now.Add(-time.Hour))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var changes []history.Change
+	for i := range 10000 {
+		changes = append(changes, history.Change{Check: fmt.Sprintf("check-%04d", i), At: now.Add(-time.Hour), To: "healthy", Healthy: 3, Fresh: 3})
+	}
+	if err := hs.Record(changes, nil); err != nil {
+		b.Fatal(err)
+	}
 	var ds []*Digest
 	for _, id := range []string{"loc-us", "loc-eu", "loc-sa"} {
-		api, _ := New(Options{Node: &fakeNode{id: id}, Location: locs[id]})
+		api, _ := New(Options{Node: &fakeNode{id: id}, Location: locs[id], History: storeHistory{hs}})
 		d := api.digest()
 		ds = append(ds, &d)
 	}
@@ -208,7 +222,7 @@ func BenchmarkNetworkView10k(b *testing.B) {
 			merge(nil, ds)
 		}
 	})
-	api, _ := New(Options{Node: &fakeNode{id: "loc-us"}, Location: locs["loc-us"], Network: NetworkOptions{CacheFor: time.Hour}})
+	api, _ := New(Options{Node: &fakeNode{id: "loc-us"}, Location: locs["loc-us"], History: storeHistory{hs}, Network: NetworkOptions{CacheFor: time.Hour}})
 	api.net.view, api.net.at = merge(nil, ds), time.Now()
 	b.Run("page", func(b *testing.B) {
 		for b.Loop() {
@@ -227,4 +241,43 @@ func BenchmarkNetworkView10k(b *testing.B) {
 		}
 		b.ReportMetric(float64(size), "bytes/digest")
 	})
+}
+
+// TestNetworkViewAvailability: a location's digest carries each check's healthy share of the
+// last 24 hours from its history, and the merged view shows it in that location's cell; a
+// check it never observed has none.
+func TestNetworkViewAvailability(t *testing.T) {
+	now := time.Now()
+	hs, err := history.Open(history.Options{}, now.Add(-2*time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := hs.Record([]history.Change{
+		{Check: "check-0001", At: now.Add(-2 * time.Hour), From: "", To: "healthy", Healthy: 3, Fresh: 3},
+		{Check: "check-0001", At: now.Add(-30 * time.Minute), From: "healthy", To: "unhealthy", Unhealthy: 3, Fresh: 3},
+	}, nil); err != nil {
+		t.Fatal(err)
+	}
+	locs := fakeNetwork(3)
+	api, err := New(Options{Node: &fakeNode{id: "loc-us", region: "us-east"}, Location: locs["loc-us"], History: storeHistory{hs}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	api.ServeHTTP(rec, httptest.NewRequestWithContext(context.Background(), http.MethodGet, "/v1/network", nil))
+	var v NetworkView
+	if err := json.Unmarshal(rec.Body.Bytes(), &v); err != nil || rec.Code != http.StatusOK {
+		t.Fatalf("GET /v1/network: %d %v %s", rec.Code, err, rec.Body)
+	}
+	cells := map[string]NetworkCell{}
+	for _, r := range v.Rows {
+		cells[r.ID] = r.Cells["loc-us"]
+	}
+	// Healthy 90 of the 120 minutes observed, to the bucket (the day's buckets are hours).
+	if a := cells["check-0001"].Availability24h; a == nil || *a < 0.7 || *a > 0.8 {
+		t.Errorf("check-0001's 24-hour availability at loc-us: %v, want about 0.75", a)
+	}
+	if a := cells["check-0000"].Availability24h; a != nil {
+		t.Errorf("check-0000, never observed, has an availability: %v", *a)
+	}
 }

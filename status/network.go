@@ -117,10 +117,14 @@ func (a *API) digest() Digest {
 		d.Heard = append(d.Heard, *r)
 	}
 	slices.SortFunc(d.Heard, func(a, b RegionHeard) int { return cmp.Compare(a.Region, b.Region) })
+	avail := a.availability24h(d.GeneratedAt)
 	for _, cv := range a.opts.Location.Verdicts() {
 		e := cv.Verdict
 		dc := DigestCheck{ID: cv.ID, State: e.State.String(), Held: e.Held, Since: e.Since,
 			Healthy: e.Counts.Healthy, Fresh: e.Counts.Fresh, Stale: e.Counts.Stale}
+		if r, ok := avail[cv.ID]; ok {
+			dc.Availability24h = &r
+		}
 		if cv.Calculated {
 			dc.Fresh = e.Counts.Healthy + e.Counts.Unhealthy // its children, all of which count
 		}
@@ -128,6 +132,24 @@ func (a *API) digest() Digest {
 	}
 	slices.SortFunc(d.Checks, func(a, b DigestCheck) int { return cmp.Compare(a.ID, b.ID) })
 	return d
+}
+
+// availability24h returns each check's healthy share of the last 24 hours, for the checks
+// this location observed in them (none without a history).
+func (a *API) availability24h(now time.Time) map[string]float64 {
+	if a.opts.History == nil {
+		return nil
+	}
+	out := map[string]float64{}
+	page, _ := a.opts.History.HistorySummaries("", 0, now)
+	for _, h := range page {
+		for _, av := range h.Availability {
+			if av.Window == "24h" && av.Observed > 0 {
+				out[h.Check] = av.Ratio
+			}
+		}
+	}
+	return out
 }
 
 // network is the fan-out and its cache.
@@ -297,7 +319,8 @@ func merge(locs []NetworkLocation, ds []*Digest) *merged {
 				r = &NetworkRow{ID: c.ID, Cells: map[string]NetworkCell{}}
 				byID[c.ID] = r
 			}
-			r.Cells[d.Location] = NetworkCell{State: c.State, Held: c.Held, Since: c.Since, Healthy: c.Healthy, Fresh: c.Fresh, Stale: c.Stale}
+			r.Cells[d.Location] = NetworkCell{State: c.State, Held: c.Held, Since: c.Since, Healthy: c.Healthy, Fresh: c.Fresh,
+				Stale: c.Stale, Availability24h: c.Availability24h}
 		}
 	}
 	m := &merged{locations: locs, rows: make([]NetworkRow, 0, len(byID))}

@@ -57,6 +57,9 @@ func WriteNetwork(w io.Writer, v NetworkView, now time.Time) error {
 				if c.Held {
 					s += " held"
 				}
+				if c.Availability24h != nil {
+					s += " " + percent(*c.Availability24h) + "/24h"
+				}
 				cells = append(cells, s)
 			}
 		}
@@ -114,4 +117,14 @@ func cmpOr(s, def string) string {
 		return def
 	}
 	return s
+}
+
+// percent writes a share (0 to 1) as a percentage with as many decimals as a 24-hour window
+// needs to show a minute's outage (100.00% only when nothing was down).
+func percent(r float64) string {
+	s := strconv.FormatFloat(100*r, 'f', 2, 64)
+	if s == "100.00" && r < 1 {
+		s = "99.99"
+	}
+	return s + "%"
 }

@@ -181,7 +181,8 @@
         if (!l.reachable) tr.append(el("td", { "data-location": l.id, "data-state": "unknown" }, "unreachable"));
         else if (!c) tr.append(el("td", { "data-location": l.id }, "\u2014"));
         else tr.append(el("td", { "data-location": l.id, "data-state": c.state, title: l.id + ": " + c.state },
-          marks[c.state] + " " + c.healthy + "/" + c.fresh + (c.held ? " held" : "")));
+          marks[c.state] + " " + c.healthy + "/" + c.fresh + (c.held ? " held" : "") +
+          (c.availability_24h !== undefined ? " \u00B7 " + share(c.availability_24h) : "")));
       }
       tr.append(el("td", { className: "why" }, r.reason || ""));
       tr.addEventListener("click", () => select(r.id));
@@ -217,6 +218,12 @@
     if (net.next) { net.cursors[net.page + 1] = net.next; net.page++; refresh(); }
   });
 
+  // share writes a 24-hour availability (0 to 1) as a percentage, never 100.00% when short of it.
+  function share(r) {
+    const s = (100 * r).toFixed(2);
+    return (s === "100.00" && r < 1 ? "99.99" : s) + "%";
+  }
+
   function pct(a) {
     return a.observed_ns > 0 ? (100 * a.ratio).toFixed(2) + "%" : "\u2014";
   }
@@ -228,6 +235,45 @@
       el("li", { "data-state": c.to || "unknown" }, new Date(c.at).toLocaleString() + " (" + ago(c.at) + "): " +
         (c.from || "no verdict") + " \u2192 " + (c.to || "no verdict") + ", " + c.healthy + " of " + c.fresh +
         " fresh reports healthy, " + c.stale + " stale")));
+  }
+
+  // drawVerification shows what this node's answer verifier found (a checker asking every
+  // location's DNS and comparing with its verdicts), or hides the section when the node runs
+  // none (null: the API answered 404).
+  function drawVerification(r) {
+    const sec = document.getElementById("verification");
+    sec.hidden = !r;
+    if (!r) return;
+    const share = (100 * (r.disagreement_share || 0)).toFixed(2);
+    document.getElementById("verification-summary").textContent = r.answers + " answers judged, " +
+      r.disagreed + " (" + share + "%) disagreed with their location's verdicts; " +
+      ((r.unanswering || []).length ? "not answering: " + r.unanswering.join(", ") : "every location answering") +
+      (r.dropped ? "; " + r.dropped + " verdict changes never answered accordingly within the bound" : "") + ".";
+    document.querySelector("#verification-locations tbody").replaceChildren(...(r.locations || []).map((l) => {
+      const o = l.outcomes || {};
+      const state = l.outcome === "agree" ? "healthy" : l.outcome === "disagree" || l.outcome === "no_answer" ? "unhealthy" : "unknown";
+      const tr = el("tr", { "data-location": l.id });
+      tr.append(el("td", {}, l.id), el("td", {}, ago(l.at)),
+        el("td", { "data-state": state }, (l.outcome || "").replace("_", " ")),
+        el("td", {}, l.record_set || ""), el("td", {}, (l.server ? l.server + ": " : "") + (l.reason || "")),
+        el("td", {}, (o.agree || 0) + " / " + (o.disagree || 0) + " / " + (o.no_answer || 0)));
+      return tr;
+    }));
+    document.getElementById("verification-failovers").replaceChildren(...(r.convergences || []).map((c) =>
+      el("li", {}, c.record_set + ": every location answered accordingly " + c.seconds.toFixed(2) +
+        " s after the first verdict change (seen within " + c.seen_seconds.toFixed(1) + " s; " + c.changed +
+        " locations changed), " + ago(c.converged))));
+    document.getElementById("verification-pending").replaceChildren(...(r.pending || []).map((p) =>
+      el("li", { "data-state": "stale" }, p.record_set + ": changed " + ago(p.started) + ", waiting for " +
+        (p.waiting || []).join(", "))));
+  }
+
+  // getOptional is getJSON that resolves to null when the API says 404 (a role not run).
+  async function getOptional(path) {
+    const res = await fetch(path, { cache: "no-store", headers: { Accept: "application/json" } });
+    if (res.status === 404) return null;
+    if (!res.ok) throw new Error(res.status + " " + res.statusText);
+    return res.json();
   }
 
   function select(id) {
@@ -245,6 +291,7 @@
       drawMatrix(await getJSON("/v1/verdicts"));
       drawZones(await getJSON("/v1/served-zones"));
       drawNetwork(await getJSON(networkQuery()));
+      drawVerification(await getOptional("/v1/verification"));
       if (selected) {
         try {
           drawEvidence(await getJSON("/v1/verdicts/" + encodeURIComponent(selected)));
