@@ -112,13 +112,21 @@ func TestPageInBrowser(t *testing.T) {
 		t.Errorf("the page shows an error")
 	}
 
+	screenshots(t, bin, srv.URL+"/#check=web-eu-west", "status-page", 844, 800)
+}
+
+// screenshots keeps a phone's (390 pixels wide) and a desktop's (1280) screenshot of url as
+// test artifacts named prefix-phone.png and prefix-desktop.png, each checked to be a PNG of
+// the size asked.
+func screenshots(t *testing.T, bin, url, prefix string, phoneHeight, desktopHeight int) {
+	t.Helper()
 	for _, shot := range []struct {
 		name          string
 		width, height int
-	}{{"phone", 390, 844}, {"desktop", 1280, 800}} {
-		path := filepath.Join(artifactDir(t), "status-page-"+shot.name+".png")
+	}{{"phone", 390, phoneHeight}, {"desktop", 1280, desktopHeight}} {
+		path := filepath.Join(artifactDir(t), prefix+"-"+shot.name+".png")
 		os.Remove(path)
-		runChromium(t, bin, srv.URL+"/#check=web-eu-west", "--hide-scrollbars",
+		runChromium(t, bin, url, "--hide-scrollbars",
 			"--screenshot="+path, "--window-size="+strconv.Itoa(shot.width)+","+strconv.Itoa(shot.height))
 		f, err := os.Open(path)
 		if err != nil {

@@ -4,9 +4,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -107,19 +105,7 @@ func TestNetworkPageInBrowser(t *testing.T) {
 	if !regexp.MustCompile(`Healthy (49|50)\.\d\d% of the last 1h`).MatchString(dom) {
 		t.Errorf("availability missing: %s", regexp.MustCompile(`<p id="history-availability"[^>]*>[^<]*`).FindString(dom))
 	}
-	for _, shot := range []struct {
-		name          string
-		width, height int
-	}{{"phone", 390, 1600}, {"desktop", 1280, 1400}} {
-		path := filepath.Join(artifactDir(t), "status-network-"+shot.name+".png")
-		os.Remove(path)
-		runChromium(t, bin, srv.URL+"/#check=check-0001", "--hide-scrollbars",
-			"--screenshot="+path, "--window-size="+strconv.Itoa(shot.width)+","+strconv.Itoa(shot.height))
-		if st, err := os.Stat(path); err != nil || st.Size() == 0 {
-			t.Fatalf("screenshot %s: %v", path, err)
-		}
-		t.Logf("screenshot: %s", path)
-	}
+	screenshots(t, bin, srv.URL+"/#check=check-0001", "status-network", 1600, 1400)
 }
 
 // TestVerificationPageInBrowser: on a node that runs answer verification, the page shows what
@@ -170,17 +156,5 @@ func TestVerificationPageInBrowser(t *testing.T) {
 	if !regexp.MustCompile(`<section id="verification"[^>]*hidden`).MatchString(dom) {
 		t.Errorf("the verification section shows on a node that does not verify")
 	}
-	for _, shot := range []struct {
-		name          string
-		width, height int
-	}{{"phone", 390, 1600}, {"desktop", 1280, 1200}} {
-		path := filepath.Join(artifactDir(t), "status-verification-"+shot.name+".png")
-		os.Remove(path)
-		runChromium(t, bin, with.URL+"/", "--hide-scrollbars",
-			"--screenshot="+path, "--window-size="+strconv.Itoa(shot.width)+","+strconv.Itoa(shot.height))
-		if st, err := os.Stat(path); err != nil || st.Size() == 0 {
-			t.Fatalf("screenshot %s: %v", path, err)
-		}
-		t.Logf("screenshot: %s", path)
-	}
+	screenshots(t, bin, with.URL+"/", "status-verification", 1600, 1200)
 }

@@ -120,8 +120,8 @@ func (a *API) digest() Digest {
 	avail := a.availability24h(d.GeneratedAt)
 	for _, cv := range a.opts.Location.Verdicts() {
 		e := cv.Verdict
-		dc := DigestCheck{ID: cv.ID, State: e.State.String(), Held: e.Held, Since: e.Since,
-			Healthy: e.Counts.Healthy, Fresh: e.Counts.Fresh, Stale: e.Counts.Stale}
+		dc := DigestCheck{ID: cv.ID, NetworkCell: NetworkCell{State: e.State.String(), Held: e.Held, Since: e.Since,
+			Healthy: e.Counts.Healthy, Fresh: e.Counts.Fresh, Stale: e.Counts.Stale}}
 		if r, ok := avail[cv.ID]; ok {
 			dc.Availability24h = &r
 		}
@@ -319,8 +319,7 @@ func merge(locs []NetworkLocation, ds []*Digest) *merged {
 				r = &NetworkRow{ID: c.ID, Cells: map[string]NetworkCell{}}
 				byID[c.ID] = r
 			}
-			r.Cells[d.Location] = NetworkCell{State: c.State, Held: c.Held, Since: c.Since, Healthy: c.Healthy, Fresh: c.Fresh,
-				Stale: c.Stale, Availability24h: c.Availability24h}
+			r.Cells[d.Location] = c.NetworkCell
 		}
 	}
 	m := &merged{locations: locs, rows: make([]NetworkRow, 0, len(byID))}

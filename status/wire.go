@@ -313,18 +313,11 @@ type RegionHeard struct {
 	Total  int    `json:"total"`
 }
 
-// DigestCheck is one check's verdict in brief.
+// DigestCheck is one check's verdict in brief: its id and what the network view's cell of
+// this location shows.
 type DigestCheck struct {
-	ID      string    `json:"id"`
-	State   string    `json:"state"`
-	Held    bool      `json:"held,omitempty"`
-	Since   time.Time `json:"since"`
-	Healthy int       `json:"healthy"`
-	Fresh   int       `json:"fresh"`
-	Stale   int       `json:"stale,omitempty"`
-	// Availability24h is the check's healthy share of the last 24 hours as this location
-	// observed it (its history), 0 to 1; absent when it observed none of them.
-	Availability24h *float64 `json:"availability_24h,omitempty"`
+	ID string `json:"id"`
+	NetworkCell
 }
 
 // NetworkView is GET /v1/network: every location's verdict of every check, side by side, one
@@ -373,14 +366,15 @@ type NetworkRow struct {
 	Reason   string `json:"reason,omitempty"`
 }
 
-// NetworkCell is one location's verdict of one check, and its availability there over the
-// last 24 hours (absent when unobserved).
+// NetworkCell is one location's verdict of one check, and its availability there.
 type NetworkCell struct {
-	State           string    `json:"state"`
-	Held            bool      `json:"held,omitempty"`
-	Since           time.Time `json:"since"`
-	Healthy         int       `json:"healthy"`
-	Fresh           int       `json:"fresh"`
-	Stale           int       `json:"stale,omitempty"`
-	Availability24h *float64  `json:"availability_24h,omitempty"`
+	State   string    `json:"state"`
+	Held    bool      `json:"held,omitempty"`
+	Since   time.Time `json:"since"`
+	Healthy int       `json:"healthy"`
+	Fresh   int       `json:"fresh"`
+	Stale   int       `json:"stale,omitempty"`
+	// Availability24h is the check's healthy share of the last 24 hours as the location
+	// observed it (its history), 0 to 1; absent when it observed none of them.
+	Availability24h *float64 `json:"availability_24h,omitempty"`
 }

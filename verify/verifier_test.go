@@ -61,7 +61,7 @@ func startFake(t *testing.T, id string) *fakeLocation {
 		if now := time.Now(); now.Sub(f.made) >= f.cache {
 			f.made = now
 		}
-		d := status.Digest{Location: id, GeneratedAt: f.made, Checks: []status.DigestCheck{{ID: "web-us-east", State: f.state, Since: f.since}}}
+		d := status.Digest{Location: id, GeneratedAt: f.made, Checks: []status.DigestCheck{{ID: "web-us-east", NetworkCell: status.NetworkCell{State: f.state, Since: f.since}}}}
 		f.mu.Unlock()
 		_ = json.NewEncoder(w).Encode(d)
 	}))
