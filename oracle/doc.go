@@ -56,7 +56,8 @@
 //
 // each plus the propagation delay of the latency in force (across every region), the spread
 // of a report through gossip (Bounds.Spread), the locations' evaluation tick (Bounds.Tick)
-// and Bounds.Slack. Meanwhile every mix of old and new values is allowed (some regions'
+// and Bounds.Slack, and the total time the harness measured itself stalled (Run.Stalls: a
+// network that runs in the harness's process stops with it). Meanwhile every mix of old and new values is allowed (some regions'
 // reports already changed, others not yet), and wherever the mix leaves too few fresh reports
 // the location may hold what it served before for the document's hold, then serve the check
 // as unknown (healthy). A started location has no verdict: for Bounds.LocationStart +

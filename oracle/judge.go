@@ -48,6 +48,8 @@ func Judge(r Run, b Bounds) (Report, error) {
 	if err := r.Validate(); err != nil {
 		return rep, err
 	}
+	rep.Stalls, rep.Stalled = len(r.Stalls), r.stalled()
+	b.Slack += rep.Stalled
 	j := &judge{run: &r, m: newModel(&r, b), sets: map[setKey]*config.RecordSet{}, byLoc: map[string][]Query{}}
 	j.tl = buildTimelines(j.m, &r)
 	for _, z := range r.Document.Zones {
@@ -87,7 +89,7 @@ func Judge(r Run, b Bounds) (Report, error) {
 		for i, q := range qs {
 			rep.Judged++
 			if !q.answered() {
-				if j.isDown(l, q.Sent, q.Received) {
+				if j.isDown(l, q.Sent, q.Received) || j.inStall(q.Sent, q.Received) {
 					u.Excused++
 				} else {
 					u.Counted++
@@ -158,6 +160,16 @@ func (j *judge) downIntervals() map[string][][2]time.Time {
 func (j *judge) isDown(l string, from, to time.Time) bool {
 	for _, iv := range j.down[l] {
 		if !iv[0].After(to) && iv[1].After(from) {
+			return true
+		}
+	}
+	return false
+}
+
+// inStall reports whether the harness stalled between from and to.
+func (j *judge) inStall(from, to time.Time) bool {
+	for _, st := range j.run.Stalls {
+		if !st.From.After(to) && st.To.After(from) {
 			return true
 		}
 	}

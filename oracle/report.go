@@ -27,6 +27,10 @@ type Report struct {
 	Timings []Timing
 	// Unsure lists what the model could not decide, with when.
 	Unsure []Unsure
+	// Stalls counts the harness's stalls (Run.Stalls); Stalled is their total time, which
+	// every window allowed on top of Bounds.Slack.
+	Stalls  int
+	Stalled time.Duration
 }
 
 // OK reports whether the run passed: no wrong answer, no flip, and every location within its
@@ -44,7 +48,7 @@ func (r *Report) OK() bool {
 }
 
 // UnansweredTotal returns the unanswered queries counted against the bound, summed over the
-// locations, and those excused (the location was down or starting).
+// locations, and those excused (the location was down or starting, or the harness stalled).
 func (r *Report) UnansweredTotal() (counted, excused int) {
 	for _, u := range r.Unanswered {
 		counted += u.Counted
@@ -71,7 +75,7 @@ type Finding struct {
 // Unanswered is one location's count of queries without an answer.
 type Unanswered struct {
 	// Judged counts the location's judged queries; Counted the unanswered ones while it was
-	// up; Excused those while it was killed or starting.
+	// up; Excused those while it was killed or starting, or the harness stalled.
 	Judged, Counted, Excused int
 	// Bound is the most Counted may be.
 	Bound int
@@ -121,8 +125,11 @@ type Unsure struct {
 func (r *Report) Write(w io.Writer) error {
 	var b strings.Builder
 	counted, excused := r.UnansweredTotal()
-	fmt.Fprintf(&b, "oracle: %d queries, %d judged, %d answered (%d in last resort); %d wrong, %d flips, %d unanswered (+%d while a location was down)\n",
+	fmt.Fprintf(&b, "oracle: %d queries, %d judged, %d answered (%d in last resort); %d wrong, %d flips, %d unanswered (+%d while a location was down or the harness stalled)\n",
 		r.Queries, r.Judged, r.Answered, r.LastResort, len(r.Wrong), len(r.Flips), counted, excused)
+	if r.Stalls > 0 {
+		fmt.Fprintf(&b, "  harness stalls: %d, %v in all (every window allowed that much more)\n", r.Stalls, r.Stalled.Round(time.Millisecond))
+	}
 	for _, l := range slices.Sorted(maps.Keys(r.Unanswered)) {
 		u := r.Unanswered[l]
 		over := ""

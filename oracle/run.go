@@ -23,6 +23,26 @@ type Run struct {
 	Events []Event
 	// Queries are every DNS query made, in any order.
 	Queries []Query
+	// Stalls are the intervals in which the harness measured that it did not run (its
+	// process was not scheduled, or was stopped to collect garbage). A network in the
+	// harness's process stops with it, so its timers fire late by as much: every window
+	// allows the stalls' total time on top of Bounds.Slack, and a query unanswered while one
+	// lasted is excused. Empty for a harness that does not measure them.
+	Stalls []Stall
+}
+
+// Stall is an interval in which the harness did not run.
+type Stall struct {
+	From, To time.Time
+}
+
+// stalled returns the total time of the run's stalls.
+func (r *Run) stalled() time.Duration {
+	var d time.Duration
+	for _, s := range r.Stalls {
+		d += s.To.Sub(s.From)
+	}
+	return d
 }
 
 // Topology is where things are: regions, targets and processes.

@@ -372,3 +372,34 @@ func TestCascadeDetection(t *testing.T) {
 		}
 	}
 }
+
+// The harness stalled: every window allows the stalls' total time more, and a query that went
+// unanswered while one lasted is excused. The same answers without the stalls are wrong.
+func TestStalls(t *testing.T) {
+	tell := func(stalls []Stall) Report {
+		s := newStory(t, 30)
+		s.event(10, Event{Kind: EventTargetDown, Target: "us-east"})
+		for _, l := range demoRegions {
+			s.serve(l, "static", 0, 30, static)
+			s.serve(l, "www", 0, 19, us) // us-east's address served 9s after its target failed
+			s.serve(l, "www", 19, 30, eu)
+		}
+		s.replace("eu-west", "static", 12, 12.5, func(q *Query) { q.TimedOut, q.Values = true, nil })
+		s.run.Stalls = stalls
+		return s.judge()
+	}
+	rep := tell(nil)
+	if len(rep.Wrong) == 0 || rep.Unanswered["eu-west"].Counted != 5 || rep.OK() {
+		t.Fatalf("without stalls: %d wrong, unanswered at eu-west %+v; want wrong answers and 5 counted", len(rep.Wrong), rep.Unanswered["eu-west"])
+	}
+	rep = tell([]Stall{{From: sec(11), To: sec(13)}, {From: sec(15), To: sec(17)}})
+	if !rep.OK() || rep.Stalls != 2 || rep.Stalled != 4*time.Second || rep.Unanswered["eu-west"].Excused != 5 {
+		t.Errorf("with 4s of stalls: %d wrong, %d flips, unanswered at eu-west %+v, stalls %d (%v); want none wrong and 5 excused",
+			len(rep.Wrong), len(rep.Flips), rep.Unanswered["eu-west"], rep.Stalls, rep.Stalled)
+	}
+	s := newStory(t, 30)
+	s.run.Stalls = []Stall{{From: sec(2), To: sec(1)}}
+	if _, err := Judge(s.run, DefaultBounds()); err == nil || !strings.Contains(err.Error(), "stall 0 ends before it begins") {
+		t.Errorf("a stall that ends before it begins: %v", err)
+	}
+}

@@ -56,6 +56,11 @@ func (r *Run) Validate() error {
 		nodes[n.Name] = true
 		region("node "+n.Name, n.Region)
 	}
+	for i, st := range r.Stalls {
+		if st.To.Before(st.From) {
+			bad("stall %d ends before it begins", i)
+		}
+	}
 	if r.Start.IsZero() {
 		bad("no start: the instant the network was ready")
 	}

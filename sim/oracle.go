@@ -167,6 +167,11 @@ func (o *oracleRecorder) judge(res *Result, doc *config.Document, start, end tim
 	events := slices.Clone(o.events)
 	o.mu.Unlock()
 	run := oracle.Run{Document: doc, Topology: o.topo, Start: start, End: end, Events: events}
+	for _, st := range res.Stalls {
+		if st.To.After(start) { // a stall before the run began delays nothing judged
+			run.Stalls = append(run.Stalls, st)
+		}
+	}
 	for _, a := range res.History.Answers {
 		q := oracle.Query{Location: a.Location, Name: a.Name, Type: config.TypeA, Sent: a.Sent, Received: a.Received,
 			Rcode: a.Rcode, Values: a.Values}

@@ -91,6 +91,10 @@ type Result struct {
 	// Unmodelled is set when a fault the model cannot judge was injected (a one-way cut,
 	// loss, latency): Flips is then not computed, and VerdictChanges says what changed.
 	Unmodelled bool
+	// Stalls are the intervals in which the harness's process did not run (stall.go), as
+	// the oracle was told them; StallsNotKept counts those beyond the bound kept.
+	Stalls        []oracle.Stall
+	StallsNotKept int
 	// Oracle is the independent oracle's judgement of the answers (package oracle): from
 	// the document, the faults as injected and the answers alone, never a verdict; nil when
 	// the network never got ready, or when the oracle could not judge (OracleErr says why).
@@ -178,6 +182,8 @@ func Run(ctx context.Context, o Options) (res Result, err error) {
 	}
 	var wg sync.WaitGroup
 	wg.Go(func() { r.sampler.run(recCtx, o.SampleInterval) })
+	stalls := &stallMonitor{}
+	wg.Go(func() { stalls.run(recCtx) })
 	runErr := func() error {
 		faults := NewFaults()
 		if _, err := r.settle(ctx, faults, o.Ready); err != nil {
@@ -207,6 +213,7 @@ func Run(ctx context.Context, o Options) (res Result, err error) {
 		res.History.Answers = append(res.History.Answers, a...)
 		res.Dropped += d
 	}
+	res.Stalls, res.StallsNotKept = stalls.recorded()
 	res.Final = r.sampler.states()
 	if r.lastRepair.IsZero() {
 		res.Counted = r.sampler.extremes()
