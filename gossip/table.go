@@ -180,17 +180,37 @@ func (t *Table) applyDelta(d delta, now time.Time) outcome {
 				r.seq++
 			}
 			r.settle()
-		} else if len(r.ahead) < maxAhead {
-			if r.ahead == nil {
-				r.ahead = map[uint64]bool{}
-			}
-			r.ahead[d.seq] = true
+		} else {
+			r.holdAhead(d.seq)
 		}
 	}
 	if beat {
 		return t.finish(r, true, now)
 	}
 	return t.noteHeld(r, advanced, now)
+}
+
+// holdAhead remembers that the row holds seq, beyond a gap. When it remembers maxAhead such
+// already, it forgets the lowest: the repair that fills the gap answers with the row as the
+// checker has it then, which covers the older ones, while the newest are those sent after
+// that answer was made, which nothing else brings. Forgetting the newest instead, a row
+// under steady churn whose repairs took longer than maxAhead deltas was never complete again
+// (TestVerdictsInstalledDespiteConfigChanges at 1 kHz).
+func (r *row) holdAhead(seq uint64) {
+	if r.ahead == nil {
+		r.ahead = map[uint64]bool{}
+	}
+	if len(r.ahead) >= maxAhead {
+		low := seq
+		for s := range r.ahead {
+			low = min(low, s)
+		}
+		if low == seq {
+			return
+		}
+		delete(r.ahead, low)
+	}
+	r.ahead[seq] = true
 }
 
 // change applies a delta's operation to the cells it is newer than.

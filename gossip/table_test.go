@@ -185,3 +185,25 @@ func TestLateWithdrawalKeepsNewerTomb(t *testing.T) {
 		t.Errorf("row at seq %d, want 5 complete", r.seq)
 	}
 }
+
+// TestTableAheadKeepsNewest: a row behind a gap remembers the newest deltas beyond it, so
+// that the repair (which covers the older ones) completes it; deltas sent after the repair's
+// answer was made are the ones nothing else brings.
+func TestTableAheadKeepsNewest(t *testing.T) {
+	tb := NewTable(10)
+	now := at(1)
+	tb.applyDelta(set(1, 1, 1, "a", StatusHealthy), now)
+	last := uint64(3 + maxAhead + 10)
+	for seq := uint64(3); seq <= last; seq++ { // seq 2 is lost
+		tb.applyDelta(set(1, seq, 1, "a", StatusHealthy), now)
+	}
+	if r := tb.rows["c"]; r.complete() {
+		t.Fatalf("row complete across the gap at seq 2: seq %d, want %d", r.seq, r.want)
+	}
+	// The checker's answer to the repair, made when it was at seq 50.
+	tb.applyRow(&fullRow{header: header{checker: "c", gen: 1, seq: 50, beat: 1},
+		entries: []rowEntry{{check: "a", seq: 50, entry: Entry{Status: StatusHealthy}}}}, now, false)
+	if r := tb.rows["c"]; !r.complete() || r.seq != last {
+		t.Errorf("after the repair: seq %d, want %d (complete %v)", r.seq, last, r.complete())
+	}
+}
