@@ -54,6 +54,10 @@ type API struct {
 	digestMu   sync.Mutex
 	digestBody []byte
 	digestAt   time.Time
+	// avail is every check's 24-hour availability, computed at availAt (network.go).
+	availMu sync.Mutex
+	avail   map[string]float64
+	availAt time.Time
 }
 
 // New returns the status API of opts.Node.

@@ -134,13 +134,25 @@ func (a *API) digest() Digest {
 	return d
 }
 
+// availAge is how long a computed 24-hour availability serves: it moves slowly, and computing
+// it reads every check's hourly buckets (at 10,000 checks it more than doubled a digest's
+// cost when computed for each).
+const availAge = time.Minute
+
 // availability24h returns each check's healthy share of the last 24 hours, for the checks
-// this location observed in them (none without a history).
+// this location observed in them (none without a history), as computed at most availAge
+// before now.
 func (a *API) availability24h(now time.Time) map[string]float64 {
 	if a.opts.History == nil {
 		return nil
 	}
+	a.availMu.Lock()
+	defer a.availMu.Unlock()
+	if a.avail != nil && now.Sub(a.availAt) < availAge && !now.Before(a.availAt) {
+		return a.avail
+	}
 	out := map[string]float64{}
+	defer func() { a.avail, a.availAt = out, now }()
 	page, _ := a.opts.History.HistorySummaries("", 0, now)
 	for _, h := range page {
 		for _, av := range h.Availability {
