@@ -1,10 +1,12 @@
 package control
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -97,6 +99,60 @@ func TestConcurrentWritesCommitted(t *testing.T) {
 			if _, found := v.node.State().Check(id); !found {
 				t.Fatalf("voter %s lacks acknowledged check %s", v.id, id)
 			}
+		}
+	}
+}
+
+// TestBatchCommandsSplit: the state machine's reading of a batch entry, without decoding it
+// as a whole, gives the commands that decoding it as a whole gives, for commands whose
+// strings hold the characters that delimit JSON; an entry framed otherwise is left to the
+// whole decoding.
+func TestBatchCommandsSplit(t *testing.T) {
+	odd := `a"b\c{d}[e],f\"`
+	var cmds []json.RawMessage
+	for _, c := range []Command{
+		{Op: OpPutCheck, Check: &config.Check{ID: odd, Children: []string{"x", "]", "}"}}},
+		{Op: OpDeleteCheck, ID: `\\`},
+		{Op: OpDeleteRecordSet, ZoneName: "z,", Name: `"`, Type: "A"},
+	} {
+		b, err := json.Marshal(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmds = append(cmds, b)
+	}
+	for n := 1; n <= len(cmds); n++ {
+		entry, err := json.Marshal(Command{Op: OpBatch, Batch: cmds[:n]})
+		if err != nil {
+			t.Fatal(err)
+		}
+		seq, ok := batchCommands(entry)
+		if !ok {
+			t.Fatalf("%s: not read as a batch", entry)
+		}
+		var whole Command
+		if err := json.Unmarshal(entry, &whole); err != nil {
+			t.Fatal(err)
+		}
+		got := slices.Collect(seq)
+		if len(got) != len(whole.Batch) {
+			t.Fatalf("%s: %d commands, want %d", entry, len(got), len(whole.Batch))
+		}
+		for i := range got {
+			if !bytes.Equal(got[i], whole.Batch[i]) {
+				t.Errorf("command %d: %s, want %s", i, got[i], whole.Batch[i])
+			}
+		}
+	}
+	for _, entry := range []string{
+		`{"op":"batch","batch":[]}`,
+		`{"op":"batch","batch":[1],"op":"put_check","x":[2]}`,
+		`{"op":"batch","batch":[{"op":"delete_check","id":"a"}]}x]}`,
+		`{"op":"batch","batch":[{"op":"delete_check","id":"a}]}`,
+		`{"op":"put_check","batch":[{}]}`,
+	} {
+		if _, ok := batchCommands([]byte(entry)); ok {
+			t.Errorf("%s: read as a batch of the committer's framing", entry)
 		}
 	}
 }
