@@ -1,7 +1,7 @@
 #!/bin/sh
 # Control-plane writes, side by side in one run: for each vigil binary named (for example one
 # built at the base commit and one at HEAD), three voters (vigil agent -roles control, raft
-# over TCP, BoltDB files fsynced) in a private network namespace, holding HELD checks applied
+# over TCP, logs synced on disk: the BoltDB file in versions before the write-ahead log) in a private network namespace, holding HELD checks applied
 # as one document, loaded by `vigil load writes` (of the last binary) with 1 and then 16
 # concurrent clients writing checks through the leader's API for DURATION each.
 #
