@@ -2,7 +2,6 @@ package control
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -252,9 +251,9 @@ func (n *Node) Apply(cmd *Command) (uint64, error) {
 	if _, err := applyCommand(cur, cmd, cur.Index+1); err != nil {
 		return 0, err
 	}
-	data, err := json.Marshal(cmd)
+	data, err := encodeCommand(cmd)
 	if err != nil {
-		return 0, fmt.Errorf("control: encode command: %w", err)
+		return 0, err
 	}
 	return n.commit(data)
 }
