@@ -159,7 +159,7 @@ func NewNode(cfg NodeConfig) (*Node, error) {
 	}
 	rc.SnapshotThreshold = cfg.SnapshotThreshold
 	rc.TrailingLogs = cfg.SnapshotThreshold
-	if n.raft, err = raft.NewRaft(rc, n.fsm, n.store, n.store, snaps, n.trans); err != nil {
+	if n.raft, err = raft.NewRaft(rc, n.fsm, &recentLogs{logStore: n.store}, n.store, snaps, n.trans); err != nil {
 		n.closeTransport()
 		n.store.Close()
 		return nil, fmt.Errorf("control: start raft: %w", err)

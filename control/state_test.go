@@ -262,3 +262,67 @@ func TestShardAllocatorsGuarantee(t *testing.T) {
 		t.Fatalf("next zone after restore: %v on the original, %v on the restored voter", a, c)
 	}
 }
+
+// countingStore counts the entries read from a log store.
+type countingStore struct {
+	logStore
+	reads int
+}
+
+func (s *countingStore) GetLog(index uint64, l *raft.Log) error {
+	s.reads++
+	return s.logStore.GetLog(index, l)
+}
+
+// TestRecentLogs: the entries just written are read back from memory, the same as written,
+// except an entry larger than the bound; a deletion forgets them; raft is told the write-
+// ahead log is monotonic through the wrapper.
+func TestRecentLogs(t *testing.T) {
+	w, err := openLogStore(t.TempDir(), 0, hclog.NewNullLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	under := &countingStore{logStore: w}
+	c := &recentLogs{logStore: under}
+	big := bytes.Repeat([]byte("x"), recentMaxBytes+1)
+	var logs []*raft.Log
+	for i := uint64(1); i <= recentEntries+2; i++ {
+		logs = append(logs, &raft.Log{Index: i, Term: 1, Type: raft.LogCommand, Data: []byte(fmt.Sprint(i))})
+	}
+	logs[2].Data = big
+	if err := c.StoreLogs(logs); err != nil {
+		t.Fatal(err)
+	}
+	read := func(i uint64) raft.Log {
+		var l raft.Log
+		if err := c.GetLog(i, &l); err != nil {
+			t.Fatalf("entry %d: %v", i, err)
+		}
+		return l
+	}
+	for _, i := range []uint64{recentEntries + 2, recentEntries, 4} {
+		if l := read(i); string(l.Data) != fmt.Sprint(i) || l.Index != i {
+			t.Fatalf("entry %d: %+v", i, l)
+		}
+	}
+	if under.reads != 0 {
+		t.Fatalf("%d reads of the store for entries just written", under.reads)
+	}
+	if l := read(2); string(l.Data) != "2" || under.reads != 1 {
+		t.Fatalf("entry 2, overwritten in memory by entry %d: %q after %d reads", recentEntries+2, l.Data, under.reads)
+	}
+	if l := read(3); !bytes.Equal(l.Data, big) || under.reads != 2 {
+		t.Fatalf("the large entry: %d bytes after %d reads", len(l.Data), under.reads)
+	}
+	if err := c.DeleteRange(1, 10); err != nil {
+		t.Fatal(err)
+	}
+	read(20)
+	if under.reads != 3 {
+		t.Fatalf("after a deletion: %d reads, want 3", under.reads)
+	}
+	if !(&recentLogs{logStore: w}).IsMonotonic() {
+		t.Fatalf("the write-ahead log is not said to be monotonic")
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"time"
 
@@ -110,4 +111,71 @@ func openStore(path string) (*raftboltdb.BoltStore, error) {
 		return nil, fmt.Errorf("control: open raft store %s: %w", path, err)
 	}
 	return s, nil
+}
+
+// Bounds of recentLogs.
+const (
+	recentEntries  = 64       // entries held
+	recentMaxBytes = 64 << 10 // an entry larger than this is not held
+)
+
+// recentLogs keeps the last small entries written to a log store in memory, so that the
+// leader's replication reads what it has just written (every append, to every follower)
+// without a read of the file and a decoding. At most recentEntries entries of at most
+// recentMaxBytes are held; a larger entry (a whole document) is read from the store.
+type recentLogs struct {
+	logStore
+	mu   sync.Mutex
+	ring [recentEntries]*raft.Log
+}
+
+// StoreLogs writes the entries to the store, then holds the small ones.
+func (c *recentLogs) StoreLogs(logs []*raft.Log) error {
+	if err := c.logStore.StoreLogs(logs); err != nil {
+		c.mu.Lock()
+		clear(c.ring[:])
+		c.mu.Unlock()
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, l := range logs {
+		slot := &c.ring[l.Index%recentEntries]
+		if len(l.Data)+len(l.Extensions) <= recentMaxBytes {
+			*slot = l
+		} else {
+			*slot = nil
+		}
+	}
+	return nil
+}
+
+// StoreLog writes one entry.
+func (c *recentLogs) StoreLog(l *raft.Log) error { return c.StoreLogs([]*raft.Log{l}) }
+
+// GetLog returns an entry held, or reads it from the store.
+func (c *recentLogs) GetLog(index uint64, l *raft.Log) error {
+	c.mu.Lock()
+	held := c.ring[index%recentEntries]
+	c.mu.Unlock()
+	if held != nil && held.Index == index {
+		*l = *held
+		return nil
+	}
+	return c.logStore.GetLog(index, l)
+}
+
+// DeleteRange deletes from the store and forgets every entry held.
+func (c *recentLogs) DeleteRange(lo, hi uint64) error {
+	c.mu.Lock()
+	clear(c.ring[:])
+	c.mu.Unlock()
+	return c.logStore.DeleteRange(lo, hi)
+}
+
+// IsMonotonic tells raft whether the store holds no gaps (raft-wal: then raft deletes the
+// whole log when it installs a snapshot), as the store says.
+func (c *recentLogs) IsMonotonic() bool {
+	m, ok := c.logStore.(raft.MonotonicLogStore)
+	return ok && m.IsMonotonic()
 }
