@@ -5,15 +5,26 @@
 # as one document, loaded by `vigil load writes` (of the last binary) with 1 and then 16
 # concurrent clients writing checks through the leader's API for DURATION each.
 #
-# usage: sudo sh control/testdata/bench-writes.sh OLD_VIGIL NEW_VIGIL [HELD] [DURATION]
+# usage: sudo sh control/testdata/bench-writes.sh OLD_VIGIL NEW_VIGIL [MORE_VIGIL...] [HELD] [DURATION]
 #   go build -o /tmp/vigil-new ./cmd/vigil
 #   git worktree add /tmp/vigil-base <base commit> && (cd /tmp/vigil-base && go build -o /tmp/vigil-old ./cmd/vigil)
 #   sudo sh control/testdata/bench-writes.sh /tmp/vigil-old /tmp/vigil-new 10000 10s
+# Every binary named runs in turn; the last one generates the load. A number is HELD, a
+# number with a unit (10s) is DURATION.
 set -eu
-[ $# -ge 2 ] || { sed -n 2,10p "$0"; exit 2; }
-HELD=${3:-10000}
-DURATION=${4:-10s}
-LOADGEN=$2
+HELD=10000
+DURATION=10s
+BINS=""
+for a in "$@"; do
+	case $a in
+	[0-9]*[smh]) DURATION=$a ;;
+	*[!0-9]*) BINS="$BINS $a" ;;
+	*) HELD=$a ;;
+	esac
+done
+set -- $BINS
+[ $# -ge 2 ] || { sed -n 2,12p "$0"; exit 2; }
+eval "LOADGEN=\${$#}"
 NS=config-bench-$$
 DIR=$(mktemp -d /tmp/config-bench.XXXXXX)
 PIDS=""
@@ -48,7 +59,7 @@ wait_for() { # url pattern
 }
 
 echo "machine: $(nproc) cores, $(uname -r); load: $(cut -d' ' -f1-3 /proc/loadavg); held checks: $HELD; $DURATION per run"
-for BIN in "$1" "$2"; do
+for BIN in "$@"; do
 	for p in $PIDS; do kill "$p" 2>/dev/null || true; done
 	for p in $PIDS; do while kill -0 "$p" 2>/dev/null; do sleep 0.1; done; done
 	PIDS=""
