@@ -156,3 +156,48 @@ func TestBatchCommandsSplit(t *testing.T) {
 		}
 	}
 }
+
+// TestLingerWaitsForWrites: a write that takes the turn from a batch of several waits until
+// as many writes wait as were in play, and no longer (here the longest wait is an hour);
+// a lone writer (a batch of one before it) does not wait at all.
+func TestLingerWaitsForWrites(t *testing.T) {
+	c := &committer{lingerFor: time.Hour}
+	done := make(chan struct{})
+	go func() {
+		c.linger(1)
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a write after a batch of one waited")
+	}
+	c.queue = []*pendingWrite{{}}
+	done = make(chan struct{})
+	go func() {
+		c.linger(3)
+		close(done)
+	}()
+	enqueue := func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.enqueue(&pendingWrite{})
+	}
+	waitFor(t, 10*time.Second, "the write to start waiting", func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return c.full != nil
+	})
+	enqueue()
+	select {
+	case <-done:
+		t.Fatal("the wait ended with 2 of 3 writes waiting")
+	case <-time.After(50 * time.Millisecond):
+	}
+	enqueue()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the wait did not end when 3 writes were waiting")
+	}
+}
