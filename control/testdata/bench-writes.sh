@@ -10,7 +10,9 @@
 #   git worktree add /tmp/vigil-base <base commit> && (cd /tmp/vigil-base && go build -o /tmp/vigil-old ./cmd/vigil)
 #   sudo sh control/testdata/bench-writes.sh /tmp/vigil-old /tmp/vigil-new 10000 10s
 # Every binary named runs in turn; the last one generates the load. A number is HELD, a
-# number with a unit (10s) is DURATION.
+# number with a unit (10s) is DURATION. A binary named bolt:PATH runs with an empty raft.db
+# in each voter's data directory, so that a voter of the write-ahead log keeps its log in
+# BoltDB, as one upgraded from a version before it does.
 set -eu
 HELD=10000
 DURATION=10s
@@ -25,6 +27,7 @@ done
 set -- $BINS
 [ $# -ge 2 ] || { sed -n 2,12p "$0"; exit 2; }
 eval "LOADGEN=\${$#}"
+LOADGEN=${LOADGEN#bolt:}
 NS=config-bench-$$
 DIR=$(mktemp -d /tmp/config-bench.XXXXXX)
 PIDS=""
@@ -59,12 +62,19 @@ wait_for() { # url pattern
 }
 
 echo "machine: $(nproc) cores, $(uname -r); load: $(cut -d' ' -f1-3 /proc/loadavg); held checks: $HELD; $DURATION per run"
-for BIN in "$@"; do
+for SPEC in "$@"; do
+	BIN=${SPEC#bolt:}
+	NAME=$(basename "$BIN")
+	[ "$BIN" = "$SPEC" ] || NAME="$NAME (BoltDB)"
 	for p in $PIDS; do kill "$p" 2>/dev/null || true; done
 	for p in $PIDS; do while kill -0 "$p" 2>/dev/null; do sleep 0.1; done; done
 	PIDS=""
 	rm -rf "$DIR/v0" "$DIR/v1" "$DIR/v2"
 	for i in 0 1 2; do
+		if [ "$BIN" != "$SPEC" ]; then
+			mkdir -p "$DIR/v$i/control"
+			: >"$DIR/v$i/control/raft.db"
+		fi
 		extra="-bootstrap"
 		[ $i -eq 0 ] || extra="-join http://127.0.0.1:7100"
 		ip netns exec "$NS" "$BIN" agent -roles control -id v$i -data-dir "$DIR/v$i" -raft-addr 127.0.0.1:700$i \
@@ -81,7 +91,7 @@ for BIN in "$@"; do
 		out=$(in_ns "$LOADGEN" load writes -server http://127.0.0.1:7100 -clients $clients -duration "$DURATION" -prefix "c$clients" 2>&1 | head -1 || true)
 		ticks=$(($(cpu_ticks) - before))
 		writes=$(echo "$out" | sed -n 's/.*: \([0-9]*\) writes in.*/\1/p')
-		echo "$(basename "$BIN"): $out; voters' CPU: $((ticks * 1000 / $(getconf CLK_TCK))) ms, $((ticks * 1000000 / $(getconf CLK_TCK) / (${writes:-0} + 1))) us per write"
+		echo "$NAME: $out; voters' CPU: $((ticks * 1000 / $(getconf CLK_TCK))) ms, $((ticks * 1000000 / $(getconf CLK_TCK) / (${writes:-0} + 1))) us per write"
 	done
 done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
