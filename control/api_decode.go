@@ -2,6 +2,7 @@ package control
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -46,7 +47,14 @@ func decodeDocument(body []byte) (*config.Document, error) {
 // decodeItem decodes one check, zone or record set by placing it in a document, so that it
 // gets the same defaults and unknown-field errors as in a file. wrap builds the document
 // around the item's node; prefix is the item's path in that document, removed from errors.
-func decodeItem(body []byte, prefix string, wrap func(item *yaml.Node) *yaml.Node) (*config.Document, error) {
+// A body that is one JSON object is placed in the document as text, between open and close
+// (JSON is YAML): parsed once, not parsed, re-encoded and parsed again.
+func decodeItem(body []byte, prefix string, open, close string, wrap func(item *yaml.Node) *yaml.Node) (*config.Document, error) {
+	if isJSONObject(body) {
+		data := make([]byte, 0, len(open)+len(body)+len(close))
+		data = append(append(append(data, open...), body...), close...)
+		return decodeWrapped(data, prefix)
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(body))
 	var root yaml.Node
 	if err := dec.Decode(&root); err != nil {
@@ -70,6 +78,18 @@ func decodeItem(body []byte, prefix string, wrap func(item *yaml.Node) *yaml.Nod
 	if err != nil {
 		return nil, config.Errors{{Message: err.Error()}}
 	}
+	return decodeWrapped(data, prefix)
+}
+
+// isJSONObject reports whether body is exactly one JSON object (with white space around it):
+// placed as text inside another document, it can be nothing but one item there.
+func isJSONObject(body []byte) bool {
+	t := bytes.TrimLeft(body, " \t\r\n")
+	return len(t) > 0 && t[0] == '{' && json.Valid(body)
+}
+
+// decodeWrapped decodes a document that wraps one item at prefix.
+func decodeWrapped(data []byte, prefix string) (*config.Document, error) {
 	doc, err := config.Decode(data)
 	if err != nil {
 		var es config.Errors
@@ -105,7 +125,7 @@ func seq(items ...*yaml.Node) *yaml.Node {
 
 // decodeCheck decodes one check.
 func decodeCheck(body []byte) (*config.Check, error) {
-	doc, err := decodeItem(body, "checks[0]", func(n *yaml.Node) *yaml.Node {
+	doc, err := decodeItem(body, "checks[0]", `{"checks": [`, `]}`, func(n *yaml.Node) *yaml.Node {
 		return mapping(scalar("checks"), seq(n))
 	})
 	if err != nil {
@@ -119,7 +139,7 @@ func decodeCheck(body []byte) (*config.Check, error) {
 
 // decodeZone decodes one zone with its record sets.
 func decodeZone(body []byte) (*config.Zone, error) {
-	doc, err := decodeItem(body, "zones[0]", func(n *yaml.Node) *yaml.Node {
+	doc, err := decodeItem(body, "zones[0]", `{"zones": [`, `]}`, func(n *yaml.Node) *yaml.Node {
 		return mapping(scalar("zones"), seq(n))
 	})
 	if err != nil {
@@ -133,7 +153,11 @@ func decodeZone(body []byte) (*config.Zone, error) {
 
 // decodeRecordSet decodes one record set of zone, so that relative names are relative to it.
 func decodeRecordSet(body []byte, zone string) (*config.RecordSet, error) {
-	doc, err := decodeItem(body, "zones[0].record_sets[0]", func(n *yaml.Node) *yaml.Node {
+	name, err := json.Marshal(zone)
+	if err != nil {
+		return nil, config.Errors{{Message: err.Error()}}
+	}
+	doc, err := decodeItem(body, "zones[0].record_sets[0]", `{"zones": [{"name": `+string(name)+`, "record_sets": [`, `]}]}`, func(n *yaml.Node) *yaml.Node {
 		return mapping(scalar("zones"), seq(mapping(scalar("name"), scalar(zone), scalar("record_sets"), seq(n))))
 	})
 	if err != nil {

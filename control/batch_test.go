@@ -1,10 +1,12 @@
 package control
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -98,5 +100,104 @@ func TestConcurrentWritesCommitted(t *testing.T) {
 				t.Fatalf("voter %s lacks acknowledged check %s", v.id, id)
 			}
 		}
+	}
+}
+
+// TestBatchCommandsSplit: the state machine's reading of a batch entry, without decoding it
+// as a whole, gives the commands that decoding it as a whole gives, for commands whose
+// strings hold the characters that delimit JSON; an entry framed otherwise is left to the
+// whole decoding.
+func TestBatchCommandsSplit(t *testing.T) {
+	odd := `a"b\c{d}[e],f\"`
+	var cmds []json.RawMessage
+	for _, c := range []Command{
+		{Op: OpPutCheck, Check: &config.Check{ID: odd, Children: []string{"x", "]", "}"}}},
+		{Op: OpDeleteCheck, ID: `\\`},
+		{Op: OpDeleteRecordSet, ZoneName: "z,", Name: `"`, Type: "A"},
+	} {
+		b, err := json.Marshal(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmds = append(cmds, b)
+	}
+	for n := 1; n <= len(cmds); n++ {
+		entry, err := json.Marshal(Command{Op: OpBatch, Batch: cmds[:n]})
+		if err != nil {
+			t.Fatal(err)
+		}
+		seq, ok := batchCommands(entry)
+		if !ok {
+			t.Fatalf("%s: not read as a batch", entry)
+		}
+		var whole Command
+		if err := json.Unmarshal(entry, &whole); err != nil {
+			t.Fatal(err)
+		}
+		got := slices.Collect(seq)
+		if len(got) != len(whole.Batch) {
+			t.Fatalf("%s: %d commands, want %d", entry, len(got), len(whole.Batch))
+		}
+		for i := range got {
+			if !bytes.Equal(got[i], whole.Batch[i]) {
+				t.Errorf("command %d: %s, want %s", i, got[i], whole.Batch[i])
+			}
+		}
+	}
+	for _, entry := range []string{
+		`{"op":"batch","batch":[]}`,
+		`{"op":"batch","batch":[1],"op":"put_check","x":[2]}`,
+		`{"op":"batch","batch":[{"op":"delete_check","id":"a"}]}x]}`,
+		`{"op":"batch","batch":[{"op":"delete_check","id":"a}]}`,
+		`{"op":"put_check","batch":[{}]}`,
+	} {
+		if _, ok := batchCommands([]byte(entry)); ok {
+			t.Errorf("%s: read as a batch of the committer's framing", entry)
+		}
+	}
+}
+
+// TestLingerWaitsForWrites: a write that takes the turn from a batch of several waits until
+// as many writes wait as were in play, and no longer (here the longest wait is an hour);
+// a lone writer (a batch of one before it) does not wait at all.
+func TestLingerWaitsForWrites(t *testing.T) {
+	c := &committer{lingerFor: time.Hour}
+	done := make(chan struct{})
+	go func() {
+		c.linger(1)
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a write after a batch of one waited")
+	}
+	c.queue = []*pendingWrite{{}}
+	done = make(chan struct{})
+	go func() {
+		c.linger(3)
+		close(done)
+	}()
+	enqueue := func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.enqueue(&pendingWrite{})
+	}
+	waitFor(t, 10*time.Second, "the write to start waiting", func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return c.full != nil
+	})
+	enqueue()
+	select {
+	case <-done:
+		t.Fatal("the wait ended with 2 of 3 writes waiting")
+	case <-time.After(50 * time.Millisecond):
+	}
+	enqueue()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the wait did not end when 3 writes were waiting")
 	}
 }

@@ -23,7 +23,7 @@ func reportLatency(b *testing.B, lat []time.Duration, elapsed time.Duration) {
 }
 
 // BenchmarkWrite: one client writing checks one at a time to a 3-voter cluster (real raft
-// over TCP, BoltDB files fsynced): straight into the leader's Node.Apply (the commit itself),
+// over TCP, write-ahead logs synced): straight into the leader's Node.Apply (the commit itself),
 // through the leader's HTTP API, and through a follower's API (forwarded to the leader).
 func BenchmarkWrite(b *testing.B) {
 	c := newCluster(b, 3)
@@ -124,7 +124,7 @@ func BenchmarkLeaderFailover(b *testing.B) {
 }
 
 // BenchmarkWriteLoad: the load generator of `vigil load writes` against a 3-voter cluster in
-// this process (raft over TCP, BoltDB files fsynced, the HTTP API on real sockets), holding
+// this process (raft over TCP, write-ahead logs synced, the HTTP API on real sockets), holding
 // a document of 0 or 10,000 checks, with 1 and 16 concurrent clients writing checks through
 // the leader's API. Each run lasts 3 s.
 func BenchmarkWriteLoad(b *testing.B) {

@@ -133,9 +133,20 @@ func TestVoterRemoval(t *testing.T) {
 }
 
 // TestCatchUpFromSnapshot: a voter that was down while the leader compacted its log past
-// what the voter has catches up from the leader's snapshot, shards included.
+// what the voter has catches up from the leader's snapshot, shards included; with the log in
+// the write-ahead log (in files of 4 KiB, so that the compacted entries are gone from the
+// disk) and in BoltDB.
 func TestCatchUpFromSnapshot(t *testing.T) {
-	c := newClusterWith(t, 3, &cluster{maxBody: 1 << 20, timing: testTiming, snapshotThreshold: 4})
+	t.Run("wal", func(t *testing.T) {
+		testCatchUpFromSnapshot(t, &cluster{maxBody: 1 << 20, timing: testTiming, snapshotThreshold: 4, walSegment: 4 << 10})
+	})
+	t.Run("bolt", func(t *testing.T) {
+		testCatchUpFromSnapshot(t, &cluster{maxBody: 1 << 20, timing: testTiming, snapshotThreshold: 4, bolt: true})
+	})
+}
+
+func testCatchUpFromSnapshot(t *testing.T, c *cluster) {
+	c = newClusterWith(t, 3, c)
 	l := c.leader(5 * time.Second)
 	mustWrite(t, "PUT", l.url()+"/v1/document", "application/yaml", testDoc)
 	down := -1

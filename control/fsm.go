@@ -2,13 +2,16 @@ package control
 
 import (
 	"bufio"
+	"bytes"
 	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"log/slog"
+	"slices"
 	"sync"
 
 	"github.com/hashicorp/raft"
@@ -115,43 +118,110 @@ func (f *FSM) ApplyBatch(logs []*raft.Log) []any {
 		if l.Type != raft.LogCommand {
 			continue
 		}
+		if subs, ok := batchCommands(l.Data); ok {
+			out[i], cur = f.applyBatch(cur, subs, l.Index)
+			continue
+		}
 		var c Command
 		if err := json.Unmarshal(l.Data, &c); err != nil {
 			f.log.Error("control: undecodable command in the raft log", "index", l.Index, "err", err)
 			out[i] = ApplyResult{Index: l.Index, Err: fmt.Errorf("control: decode command: %w", err)}
 			continue
 		}
-		if c.Op != OpBatch {
-			next, err := f.applyCommand(cur, &c, l.Index)
-			out[i] = ApplyResult{Index: l.Index, Err: err}
-			if err == nil {
-				cur = next
-			}
+		if c.Op == OpBatch {
+			out[i], cur = f.applyBatch(cur, slices.Values(c.Batch), l.Index)
 			continue
 		}
-		res := ApplyResult{Index: l.Index, Batch: make([]error, len(c.Batch))}
-		for j, raw := range c.Batch {
-			var sub Command
-			err := json.Unmarshal(raw, &sub)
-			switch {
-			case err != nil:
-				err = fmt.Errorf("control: decode command: %w", err)
-			case sub.Op == OpBatch:
-				err = errors.New("control: a batch inside a batch")
-			default:
-				var next *State
-				if next, err = f.applyCommand(cur, &sub, l.Index); err == nil {
-					cur = next
-				}
-			}
-			res.Batch[j] = err
+		next, err := f.applyCommand(cur, &c, l.Index)
+		out[i] = ApplyResult{Index: l.Index, Err: err}
+		if err == nil {
+			cur = next
 		}
-		out[i] = res
 	}
 	if cur != start {
 		f.publish(cur)
 	}
 	return out
+}
+
+// applyBatch applies the commands of a batch entry in order, each on its own, and returns
+// the entry's result and the state after it.
+func (f *FSM) applyBatch(cur *State, subs iter.Seq[json.RawMessage], index uint64) (ApplyResult, *State) {
+	res := ApplyResult{Index: index}
+	for raw := range subs {
+		var sub Command
+		err := json.Unmarshal(raw, &sub)
+		switch {
+		case err != nil:
+			err = fmt.Errorf("control: decode command: %w", err)
+		case sub.Op == OpBatch:
+			err = errors.New("control: a batch inside a batch")
+		default:
+			var next *State
+			if next, err = f.applyCommand(cur, &sub, index); err == nil {
+				cur = next
+			}
+		}
+		res.Batch = append(res.Batch, err)
+	}
+	return res, cur
+}
+
+// batchHead and batchTail frame the commands of a batch entry as the committer encodes it
+// (json.Marshal of a Command with only Op and Batch).
+const (
+	batchHead = `{"op":"batch","batch":[`
+	batchTail = `]}`
+)
+
+// batchCommands returns the commands of a batch entry encoded as the committer encodes it,
+// without decoding the entry as a whole first (which would scan every command twice more and
+// copy it); ok is false for any other entry, which the caller decodes as a whole. Each
+// command's JSON is checked when it is decoded.
+func batchCommands(data []byte) (iter.Seq[json.RawMessage], bool) {
+	if !bytes.HasPrefix(data, []byte(batchHead)) || !bytes.HasSuffix(data, []byte(batchTail)) {
+		return nil, false
+	}
+	body := data[len(batchHead) : len(data)-len(batchTail)]
+	var ends []int
+	depth, inString, escaped := 0, false, false
+	for i, b := range body {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case b == '\\':
+				escaped = true
+			case b == '"':
+				inString = false
+			}
+		case b == '"':
+			inString = true
+		case b == '{' || b == '[':
+			depth++
+		case b == '}' || b == ']':
+			depth--
+			if depth < 0 {
+				return nil, false
+			}
+		case b == ',' && depth == 0:
+			ends = append(ends, i)
+		}
+	}
+	if depth != 0 || inString || len(body) == 0 {
+		return nil, false
+	}
+	ends = append(ends, len(body))
+	return func(yield func(json.RawMessage) bool) {
+		from := 0
+		for _, end := range ends {
+			if !yield(body[from:end]) {
+				return
+			}
+			from = end + 1
+		}
+	}, true
 }
 
 // applyCommand applies one command to cur at index, with its name-server shards, and records

@@ -2,21 +2,17 @@ package control
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"os"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/raft"
-	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 	"github.com/prometheus/client_golang/prometheus"
-	"go.etcd.io/bbolt"
 )
 
 // Errors of a write that a caller branches on.
@@ -43,7 +39,8 @@ type Timing struct {
 type NodeConfig struct {
 	// ID is the voter's raft server ID, unique in the cluster.
 	ID string
-	// DataDir holds raft.db (log and stable store) and snapshots/.
+	// DataDir holds wal/ (raft's log and stable store; raft.db, a BoltDB file, in a data
+	// directory made by a version before the write-ahead log) and snapshots/.
 	DataDir string
 	// RaftAddr is the TCP address the raft transport listens on and advertises,
 	// e.g. "127.0.0.1:7000". Ignored when Transport is set.
@@ -70,6 +67,10 @@ type NodeConfig struct {
 	RaftLogLevel slog.Level
 	// Registerer receives the voter's metrics; nil registers none.
 	Registerer prometheus.Registerer
+
+	// walSegmentSize replaces the size of the write-ahead log's files (tests: small files,
+	// so that a compacted log is gone from the disk).
+	walSegmentSize int
 }
 
 // Node is one running voter.
@@ -78,7 +79,7 @@ type Node struct {
 	log   *slog.Logger
 	fsm   *FSM
 	raft  *raft.Raft
-	store *raftboltdb.BoltStore
+	store logStore
 	trans raft.Transport
 
 	committer committer // writes waiting for their turn to commit (batch.go)
@@ -115,7 +116,7 @@ func NewNode(cfg NodeConfig) (*Node, error) {
 	n := &Node{cfg: cfg, log: log, fsm: NewFSM(cfg.Allocators, log), batchSize: newBatchSize()}
 	hlog := newHCLogger(log, cfg.RaftLogLevel)
 	var err error
-	if n.store, err = openStore(filepath.Join(cfg.DataDir, "raft.db")); err != nil {
+	if n.store, err = openLogStore(cfg.DataDir, cfg.walSegmentSize, hlog); err != nil {
 		return nil, err
 	}
 	snaps, err := raft.NewFileSnapshotStoreWithLogger(cfg.DataDir, 2, hlog)
@@ -158,7 +159,7 @@ func NewNode(cfg NodeConfig) (*Node, error) {
 	}
 	rc.SnapshotThreshold = cfg.SnapshotThreshold
 	rc.TrailingLogs = cfg.SnapshotThreshold
-	if n.raft, err = raft.NewRaft(rc, n.fsm, n.store, n.store, snaps, n.trans); err != nil {
+	if n.raft, err = raft.NewRaft(rc, n.fsm, &recentLogs{logStore: n.store}, n.store, snaps, n.trans); err != nil {
 		n.closeTransport()
 		n.store.Close()
 		return nil, fmt.Errorf("control: start raft: %w", err)
@@ -250,9 +251,9 @@ func (n *Node) Apply(cmd *Command) (uint64, error) {
 	if _, err := applyCommand(cur, cmd, cur.Index+1); err != nil {
 		return 0, err
 	}
-	data, err := json.Marshal(cmd)
+	data, err := encodeCommand(cmd)
 	if err != nil {
-		return 0, fmt.Errorf("control: encode command: %w", err)
+		return 0, err
 	}
 	return n.commit(data)
 }
@@ -420,18 +421,4 @@ func (n *Node) waitReady(ctx context.Context) {
 		case <-t.C:
 		}
 	}
-}
-
-// openStore opens the voter's raft log and stable store: one BoltDB file, through
-// raft-boltdb, synced on every write. BoltDB does not write its list of free pages on every
-// commit (it rebuilds it from the file when it opens it): a commit writes the entries and
-// the pages that lead to them, not a list that grows as the log is compacted. What is synced
-// is as durable as before.
-func openStore(path string) (*raftboltdb.BoltStore, error) {
-	s, err := raftboltdb.New(raftboltdb.Options{Path: path, BoltOptions: &bbolt.Options{
-		Timeout: time.Second, NoFreelistSync: true, FreelistType: bbolt.FreelistMapType}})
-	if err != nil {
-		return nil, fmt.Errorf("control: open raft store %s: %w", path, err)
-	}
-	return s, nil
 }

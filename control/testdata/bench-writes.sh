@@ -1,19 +1,33 @@
 #!/bin/sh
 # Control-plane writes, side by side in one run: for each vigil binary named (for example one
 # built at the base commit and one at HEAD), three voters (vigil agent -roles control, raft
-# over TCP, BoltDB files fsynced) in a private network namespace, holding HELD checks applied
+# over TCP, logs synced on disk: the BoltDB file in versions before the write-ahead log) in a private network namespace, holding HELD checks applied
 # as one document, loaded by `vigil load writes` (of the last binary) with 1 and then 16
 # concurrent clients writing checks through the leader's API for DURATION each.
 #
-# usage: sudo sh control/testdata/bench-writes.sh OLD_VIGIL NEW_VIGIL [HELD] [DURATION]
+# usage: sudo sh control/testdata/bench-writes.sh OLD_VIGIL NEW_VIGIL [MORE_VIGIL...] [HELD] [DURATION]
 #   go build -o /tmp/vigil-new ./cmd/vigil
 #   git worktree add /tmp/vigil-base <base commit> && (cd /tmp/vigil-base && go build -o /tmp/vigil-old ./cmd/vigil)
 #   sudo sh control/testdata/bench-writes.sh /tmp/vigil-old /tmp/vigil-new 10000 10s
+# Every binary named runs in turn; the last one generates the load. A number is HELD, a
+# number with a unit (10s) is DURATION. A binary named bolt:PATH runs with an empty raft.db
+# in each voter's data directory, so that a voter of the write-ahead log keeps its log in
+# BoltDB, as one upgraded from a version before it does.
 set -eu
-[ $# -ge 2 ] || { sed -n 2,10p "$0"; exit 2; }
-HELD=${3:-10000}
-DURATION=${4:-10s}
-LOADGEN=$2
+HELD=10000
+DURATION=10s
+BINS=""
+for a in "$@"; do
+	case $a in
+	[0-9]*[smh]) DURATION=$a ;;
+	*[!0-9]*) BINS="$BINS $a" ;;
+	*) HELD=$a ;;
+	esac
+done
+set -- $BINS
+[ $# -ge 2 ] || { sed -n 2,12p "$0"; exit 2; }
+eval "LOADGEN=\${$#}"
+LOADGEN=${LOADGEN#bolt:}
 NS=config-bench-$$
 DIR=$(mktemp -d /tmp/config-bench.XXXXXX)
 PIDS=""
@@ -48,12 +62,19 @@ wait_for() { # url pattern
 }
 
 echo "machine: $(nproc) cores, $(uname -r); load: $(cut -d' ' -f1-3 /proc/loadavg); held checks: $HELD; $DURATION per run"
-for BIN in "$1" "$2"; do
+for SPEC in "$@"; do
+	BIN=${SPEC#bolt:}
+	NAME=$(basename "$BIN")
+	[ "$BIN" = "$SPEC" ] || NAME="$NAME (BoltDB)"
 	for p in $PIDS; do kill "$p" 2>/dev/null || true; done
 	for p in $PIDS; do while kill -0 "$p" 2>/dev/null; do sleep 0.1; done; done
 	PIDS=""
 	rm -rf "$DIR/v0" "$DIR/v1" "$DIR/v2"
 	for i in 0 1 2; do
+		if [ "$BIN" != "$SPEC" ]; then
+			mkdir -p "$DIR/v$i/control"
+			: >"$DIR/v$i/control/raft.db"
+		fi
 		extra="-bootstrap"
 		[ $i -eq 0 ] || extra="-join http://127.0.0.1:7100"
 		ip netns exec "$NS" "$BIN" agent -roles control -id v$i -data-dir "$DIR/v$i" -raft-addr 127.0.0.1:700$i \
@@ -70,7 +91,7 @@ for BIN in "$1" "$2"; do
 		out=$(in_ns "$LOADGEN" load writes -server http://127.0.0.1:7100 -clients $clients -duration "$DURATION" -prefix "c$clients" 2>&1 | head -1 || true)
 		ticks=$(($(cpu_ticks) - before))
 		writes=$(echo "$out" | sed -n 's/.*: \([0-9]*\) writes in.*/\1/p')
-		echo "$(basename "$BIN"): $out; voters' CPU: $((ticks * 1000 / $(getconf CLK_TCK))) ms, $((ticks * 1000000 / $(getconf CLK_TCK) / (${writes:-0} + 1))) us per write"
+		echo "$NAME: $out; voters' CPU: $((ticks * 1000 / $(getconf CLK_TCK))) ms, $((ticks * 1000000 / $(getconf CLK_TCK) / (${writes:-0} + 1))) us per write"
 	done
 done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
