@@ -141,7 +141,7 @@ func TestCatchUpFromSnapshot(t *testing.T) {
 		testCatchUpFromSnapshot(t, &cluster{maxBody: 1 << 20, timing: testTiming, snapshotThreshold: 4, walSegment: 4 << 10})
 	})
 	t.Run("bolt", func(t *testing.T) {
-		testCatchUpFromSnapshot(t, &cluster{maxBody: 1 << 20, timing: testTiming, snapshotThreshold: 4, bolt: true})
+		testCatchUpFromSnapshot(t, &cluster{maxBody: 1 << 20, timing: testTiming, snapshotThreshold: 4})
 	})
 }
 

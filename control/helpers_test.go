@@ -119,10 +119,9 @@ type cluster struct {
 	// maxDecodes and decodeWait, when set, are the API's write decoding limit and wait.
 	maxDecodes int
 	decodeWait time.Duration
-	// walSegment, when set, is the size of the files of the voters' write-ahead logs; bolt
-	// gives the voters raft.db before they start, so that they keep their log in BoltDB.
+	// walSegment, when set, gives the voters write-ahead logs (LogStoreWAL) of files of
+	// that size; else they keep their logs in BoltDB.
 	walSegment int
-	bolt       bool
 }
 
 func freeAddr(t testing.TB) string {
@@ -154,16 +153,6 @@ func newClusterWith(t testing.TB, n int, c *cluster) *cluster {
 	for i := range n {
 		v := &voter{id: fmt.Sprintf("v%d", i), dir: filepath.Join(t.TempDir(), "data"), raftAddr: freeAddr(t), apiAddr: freeAddr(t), tls: c.serverTLS != nil}
 		c.voters = append(c.voters, v)
-		if c.bolt {
-			if err := os.MkdirAll(v.dir, 0o700); err != nil {
-				t.Fatal(err)
-			}
-			s, err := openStore(filepath.Join(v.dir, "raft.db"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			s.Close()
-		}
 		c.start(i)
 		if i == 0 {
 			if err := v.node.Bootstrap(); err != nil {
@@ -189,6 +178,14 @@ func newClusterWith(t testing.TB, n int, c *cluster) *cluster {
 	return c
 }
 
+// logStore is the kind of log store the voters get.
+func (c *cluster) logStore() string {
+	if c.walSegment > 0 {
+		return LogStoreWAL
+	}
+	return LogStoreBolt
+}
+
 // start (re)starts voter i from its data directory.
 func (c *cluster) start(i int) {
 	t := c.t
@@ -199,7 +196,7 @@ func (c *cluster) start(i int) {
 	v.node, err = NewNode(NodeConfig{
 		ID: v.id, DataDir: v.dir, RaftAddr: v.raftAddr, APIURL: v.url(), Timing: c.timing,
 		Allocators: newSeqAllocator, Logger: testLogger(t), Registerer: v.reg, ApplyTimeout: 5 * time.Second,
-		SnapshotThreshold: c.snapshotThreshold, walSegmentSize: c.walSegment,
+		SnapshotThreshold: c.snapshotThreshold, walSegmentSize: c.walSegment, LogStore: c.logStore(),
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -39,9 +39,12 @@ type Timing struct {
 type NodeConfig struct {
 	// ID is the voter's raft server ID, unique in the cluster.
 	ID string
-	// DataDir holds wal/ (raft's log and stable store; raft.db, a BoltDB file, in a data
-	// directory made by a version before the write-ahead log) and snapshots/.
+	// DataDir holds raft's log and stable store (raft.db, or wal/: see LogStore) and
+	// snapshots/.
 	DataDir string
+	// LogStore is the kind of log store a new data directory gets: LogStoreBolt (default)
+	// or LogStoreWAL. A directory that holds one already keeps it.
+	LogStore string
 	// RaftAddr is the TCP address the raft transport listens on and advertises,
 	// e.g. "127.0.0.1:7000". Ignored when Transport is set.
 	RaftAddr string
@@ -116,7 +119,7 @@ func NewNode(cfg NodeConfig) (*Node, error) {
 	n := &Node{cfg: cfg, log: log, fsm: NewFSM(cfg.Allocators, log), batchSize: newBatchSize()}
 	hlog := newHCLogger(log, cfg.RaftLogLevel)
 	var err error
-	if n.store, err = openLogStore(cfg.DataDir, cfg.walSegmentSize, hlog); err != nil {
+	if n.store, err = openLogStore(cfg.DataDir, cfg.LogStore, cfg.walSegmentSize, hlog); err != nil {
 		return nil, err
 	}
 	snaps, err := raft.NewFileSnapshotStoreWithLogger(cfg.DataDir, 2, hlog)

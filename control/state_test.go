@@ -126,38 +126,52 @@ func (m *memSink) ID() string    { return "mem" }
 func (m *memSink) Cancel() error { return nil }
 func (m *memSink) Close() error  { return nil }
 
-// TestLogStores: in both stores a voter opens (the write-ahead log of a new data directory,
-// the raft-boltdb file of one that holds raft.db), entries and stable values survive a close
-// and reopen; ranges delete.
+// TestLogStores: a new data directory gets the store asked for (BoltDB by default, the
+// write-ahead log when asked); a directory that holds one keeps it whatever is asked; in
+// both, entries and stable values survive a close and reopen and ranges delete; a
+// write-ahead log open elsewhere is refused; an unknown kind is refused.
 func TestLogStores(t *testing.T) {
+	has := func(dir, name string) bool {
+		_, err := os.Stat(filepath.Join(dir, name))
+		return err == nil
+	}
 	t.Run("wal", func(t *testing.T) {
 		dir := t.TempDir()
-		testLogStore(t, func() (logStore, error) { return openLogStore(dir, 0, hclog.NewNullLogger()) })
-		if _, err := os.Stat(filepath.Join(dir, "raft.db")); err == nil {
-			t.Errorf("a new data directory got raft.db")
+		testLogStore(t, func() (logStore, error) { return openLogStore(dir, LogStoreWAL, 0, hclog.NewNullLogger()) })
+		if has(dir, "raft.db") || !has(dir, "wal") {
+			t.Errorf("asked for the write-ahead log, a new directory got raft.db %v, wal/ %v", has(dir, "raft.db"), has(dir, "wal"))
 		}
-		s, err := openLogStore(dir, 0, hclog.NewNullLogger())
+		s, err := openLogStore(dir, LogStoreBolt, 0, hclog.NewNullLogger()) // kept: wal/ is there
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer s.Close()
-		if again, err := openLogStore(dir, 0, hclog.NewNullLogger()); err == nil {
+		if has(dir, "raft.db") {
+			t.Errorf("a directory that holds wal/ got raft.db")
+		}
+		if again, err := openLogStore(dir, LogStoreWAL, 0, hclog.NewNullLogger()); err == nil {
 			again.Close()
 			t.Errorf("a log open elsewhere was opened again")
 		}
 	})
 	t.Run("bolt", func(t *testing.T) {
 		dir := t.TempDir()
-		s, err := openStore(filepath.Join(dir, "raft.db"))
+		testLogStore(t, func() (logStore, error) { return openLogStore(dir, "", 0, hclog.NewNullLogger()) })
+		if !has(dir, "raft.db") || has(dir, "wal") {
+			t.Errorf("by default, a new directory got raft.db %v, wal/ %v", has(dir, "raft.db"), has(dir, "wal"))
+		}
+		s, err := openLogStore(dir, LogStoreWAL, 0, hclog.NewNullLogger()) // kept: raft.db is there
 		if err != nil {
 			t.Fatal(err)
 		}
 		s.Close()
-		testLogStore(t, func() (logStore, error) { return openLogStore(dir, 0, hclog.NewNullLogger()) })
-		if _, err := os.Stat(filepath.Join(dir, "wal")); err == nil {
+		if has(dir, "wal") {
 			t.Errorf("a data directory that holds raft.db got a write-ahead log")
 		}
 	})
+	if _, err := openLogStore(t.TempDir(), "leveldb", 0, hclog.NewNullLogger()); err == nil {
+		t.Errorf("an unknown log store was opened")
+	}
 }
 
 func testLogStore(t *testing.T, open func() (logStore, error)) {
@@ -278,7 +292,7 @@ func (s *countingStore) GetLog(index uint64, l *raft.Log) error {
 // except an entry larger than the bound; a deletion forgets them; raft is told the write-
 // ahead log is monotonic through the wrapper.
 func TestRecentLogs(t *testing.T) {
-	w, err := openLogStore(t.TempDir(), 0, hclog.NewNullLogger())
+	w, err := openLogStore(t.TempDir(), LogStoreWAL, 0, hclog.NewNullLogger())
 	if err != nil {
 		t.Fatal(err)
 	}

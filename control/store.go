@@ -30,28 +30,47 @@ type logStore interface {
 // is made; an entry larger than what is left is written whole and ends the file.
 const defaultWALSegment = 16 << 20
 
-// openLogStore opens the raft log and stable store of a voter's data directory. A directory
-// that holds raft.db, the BoltDB file of the versions before the write-ahead log, goes on
-// with it; any other gets the write-ahead log of hashicorp/raft-wal in wal/, in files of
-// segment bytes (0: defaultWALSegment).
+// The log stores a voter may keep (NodeConfig.LogStore).
+const (
+	// LogStoreBolt is raft-boltdb: raft's log and stable store in one BoltDB file, raft.db.
+	LogStoreBolt = "boltdb"
+	// LogStoreWAL is hashicorp/raft-wal in wal/: raft's log appended to files allocated in
+	// advance, one write and one sync per append.
+	LogStoreWAL = "wal"
+)
+
+// openLogStore opens the raft log and stable store of a voter's data directory: the store
+// the directory already holds (raft.db, or wal/), else a new one of kind (LogStoreBolt when
+// empty). The write-ahead log's files are of segment bytes (0: defaultWALSegment).
 //
-// The write-ahead log appends the entries of each raft write to a file allocated in advance
-// and syncs it once: one write and one sync per append. A BoltDB commit writes the pages of
-// its tree, syncs, writes its meta page and syncs again; on this project's machine that made
-// the log the largest cost of a control-plane write on every voter (BENCHMARKS.md). Both
-// return from a write of entries only once they are on disk.
-func openLogStore(dataDir string, segment int, log hclog.Logger) (logStore, error) {
-	bolt := filepath.Join(dataDir, "raft.db")
-	switch _, err := os.Stat(bolt); {
-	case err == nil:
+// BoltDB is the design's store and the default. The write-ahead log is an option for
+// voters whose writes are bound by the log: a BoltDB commit writes the pages of its tree,
+// syncs, writes its meta page and syncs again, where the write-ahead log writes once and
+// syncs once, and on this project's machine that doubled the writes one client could make
+// (BENCHMARKS.md, "Control-plane writes: CPU per write"). Consul offers the same choice.
+// Both return from a write of entries only once they are on disk.
+func openLogStore(dataDir, kind string, segment int, log hclog.Logger) (logStore, error) {
+	bolt, wal := filepath.Join(dataDir, "raft.db"), filepath.Join(dataDir, "wal")
+	for _, p := range []string{bolt, wal} {
+		switch _, err := os.Stat(p); {
+		case err == nil && p == bolt:
+			return openStore(bolt)
+		case err == nil:
+			kind = LogStoreWAL
+		case !errors.Is(err, fs.ErrNotExist):
+			return nil, fmt.Errorf("control: raft store: %w", err)
+		}
+	}
+	switch kind {
+	case "", LogStoreBolt:
 		return openStore(bolt)
-	case !errors.Is(err, fs.ErrNotExist):
-		return nil, fmt.Errorf("control: raft store: %w", err)
+	case LogStoreWAL:
+		if segment <= 0 {
+			segment = defaultWALSegment
+		}
+		return openWAL(wal, segment, log)
 	}
-	if segment <= 0 {
-		segment = defaultWALSegment
-	}
-	return openWAL(filepath.Join(dataDir, "wal"), segment, log)
+	return nil, fmt.Errorf("control: raft log store %q: want %q or %q", kind, LogStoreBolt, LogStoreWAL)
 }
 
 // walStore is the write-ahead log with what it holds open beside its files.

@@ -205,6 +205,9 @@ type ControlConfig struct {
 	Timing control.Timing
 	// RaftLogLevel is the least level of raft's logs passed on. Default Info.
 	RaftLogLevel slog.Level
+	// LogStore is the raft log store a new data directory gets: control.LogStoreBolt
+	// (default) or control.LogStoreWAL; a directory that holds one keeps it.
+	LogStore string
 }
 
 // ProbeConfig is the checker's probe safety and capacity.

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/vigil-dns/vigil/control"
 	"github.com/vigil-dns/vigil/gossip"
 	"github.com/vigil-dns/vigil/httpguard"
 	"github.com/vigil-dns/vigil/location"
@@ -26,6 +27,7 @@ import (
 type agentFlags struct {
 	roles, id, region, dataDir                 string
 	raftAddr, apiAddr, apiURL                  string
+	raftLogStore                               string
 	bootstrap                                  bool
 	join                                       string
 	gossipBind, gossipAdvertise, gossipKeyFile string
@@ -58,6 +60,7 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.StringVar(&f.region, "region", "", "this node's region (required for checker and location)")
 	fs.StringVar(&f.dataDir, "data-dir", "vigil-data", "directory of the node's state: raft log and snapshots (control/), configuration copy (config.json)")
 	fs.StringVar(&f.raftAddr, "raft-addr", "127.0.0.1:7000", "control: address of the raft transport (listen and advertise)")
+	fs.StringVar(&f.raftLogStore, "raft-log-store", control.LogStoreBolt, "control: raft log store of a new data directory: \"boltdb\" (raft-boltdb, raft.db) or \"wal\" (hashicorp/raft-wal, wal/: one write and one sync per append, about twice the writes of one client in BENCHMARKS.md); a directory that holds one keeps it")
 	fs.StringVar(&f.apiAddr, "api-addr", "127.0.0.1:7100", "control: address of the HTTP API")
 	fs.StringVar(&f.apiURL, "api-url", "", "control: URL other voters reach this API at (default from -api-addr)")
 	fs.BoolVar(&f.bootstrap, "bootstrap", false, "control: start a new cluster with this voter as its first member")
@@ -208,6 +211,7 @@ func agentConfig(f agentFlags, stderr io.Writer) (node.Config, *slog.Logger, err
 		RaftAddr: f.raftAddr, APIAddr: f.apiAddr, APIURL: f.apiURL, Bootstrap: f.bootstrap,
 		WriteTokens: writeTokens, ReadTokens: readTokenList, OpenReads: f.openReads,
 		ServerTLS: serverTLS, Client: client, RaftLogLevel: max(level, slog.LevelInfo),
+		LogStore: f.raftLogStore,
 	}
 	for _, j := range splitList(f.join) {
 		if strings.HasPrefix(j, "http://") || strings.HasPrefix(j, "https://") {

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Control-plane writes, side by side in one run: for each vigil binary named (for example one
 # built at the base commit and one at HEAD), three voters (vigil agent -roles control, raft
-# over TCP, logs synced on disk: the BoltDB file in versions before the write-ahead log) in a private network namespace, holding HELD checks applied
+# over TCP, logs synced on disk) in a private network namespace, holding HELD checks applied
 # as one document, loaded by `vigil load writes` (of the last binary) with 1 and then 16
 # concurrent clients writing checks through the leader's API for DURATION each.
 #
@@ -10,9 +10,8 @@
 #   git worktree add /tmp/vigil-base <base commit> && (cd /tmp/vigil-base && go build -o /tmp/vigil-old ./cmd/vigil)
 #   sudo sh control/testdata/bench-writes.sh /tmp/vigil-old /tmp/vigil-new 10000 10s
 # Every binary named runs in turn; the last one generates the load. A number is HELD, a
-# number with a unit (10s) is DURATION. A binary named bolt:PATH runs with an empty raft.db
-# in each voter's data directory, so that a voter of the write-ahead log keeps its log in
-# BoltDB, as one upgraded from a version before it does.
+# number with a unit (10s) is DURATION. A binary named wal:PATH runs its voters with
+# -raft-log-store wal (their log in hashicorp/raft-wal instead of BoltDB's raft.db).
 set -eu
 HELD=10000
 DURATION=10s
@@ -27,7 +26,7 @@ done
 set -- $BINS
 [ $# -ge 2 ] || { sed -n 2,12p "$0"; exit 2; }
 eval "LOADGEN=\${$#}"
-LOADGEN=${LOADGEN#bolt:}
+LOADGEN=${LOADGEN#wal:}
 NS=config-bench-$$
 DIR=$(mktemp -d /tmp/config-bench.XXXXXX)
 PIDS=""
@@ -63,20 +62,17 @@ wait_for() { # url pattern
 
 echo "machine: $(nproc) cores, $(uname -r); load: $(cut -d' ' -f1-3 /proc/loadavg); held checks: $HELD; $DURATION per run"
 for SPEC in "$@"; do
-	BIN=${SPEC#bolt:}
+	BIN=${SPEC#wal:}
 	NAME=$(basename "$BIN")
-	[ "$BIN" = "$SPEC" ] || NAME="$NAME (BoltDB)"
+	store=""
+	[ "$BIN" = "$SPEC" ] || { NAME="$NAME (write-ahead log)"; store="-raft-log-store wal"; }
 	for p in $PIDS; do kill "$p" 2>/dev/null || true; done
 	for p in $PIDS; do while kill -0 "$p" 2>/dev/null; do sleep 0.1; done; done
 	PIDS=""
 	rm -rf "$DIR/v0" "$DIR/v1" "$DIR/v2"
 	for i in 0 1 2; do
-		if [ "$BIN" != "$SPEC" ]; then
-			mkdir -p "$DIR/v$i/control"
-			: >"$DIR/v$i/control/raft.db"
-		fi
-		extra="-bootstrap"
-		[ $i -eq 0 ] || extra="-join http://127.0.0.1:7100"
+		extra="-bootstrap $store"
+		[ $i -eq 0 ] || extra="-join http://127.0.0.1:7100 $store"
 		ip netns exec "$NS" "$BIN" agent -roles control -id v$i -data-dir "$DIR/v$i" -raft-addr 127.0.0.1:700$i \
 			-api-addr 127.0.0.1:710$i -token-file "$DIR/token" -open-reads -log-level warn $extra \
 			>"$DIR/v$i.log" 2>&1 &
