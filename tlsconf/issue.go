@@ -71,9 +71,9 @@ func (ca *CA) Issue(req Request, now time.Time, valid time.Duration) (certPEM, k
 		SerialNumber: serial(),
 		Subject:      pkix.Name{CommonName: req.Name, Organization: []string{"vigil"}, OrganizationalUnit: slices.Clone(req.Roles)},
 		NotBefore:    now.Add(-time.Minute), NotAfter: now.Add(valid),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
-		DNSNames:     []string{req.Name},
+		KeyUsage:    x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
+		DNSNames:    []string{req.Name},
 	}
 	for _, h := range req.Hosts {
 		if ip := net.ParseIP(h); ip != nil {

@@ -103,10 +103,10 @@ func TestMutualTLS(t *testing.T) {
 	// A copy of the CA file with another CA's certificate: voter-x trusts voter-1 (its
 	// CA file names both) but voter-1 does not trust voter-x.
 	for name, cfg := range map[string]*tls.Config{
-		"another CA":  store(t, other, "voter-x", Options{}).ClientConfig(raft),
-		"expired":     clientOf(t, old, "voter-old", dir),
-		"no role":     store(t, dir, "checker-1", Options{}).ClientConfig(raft),
-		"no cert":     {InsecureSkipVerify: true}, //nolint:gosec // the attacker's side
+		"another CA":                            store(t, other, "voter-x", Options{}).ClientConfig(raft),
+		"expired":                               clientOf(t, old, "voter-old", dir),
+		"no role":                               store(t, dir, "checker-1", Options{}).ClientConfig(raft),
+		"no cert":                               {InsecureSkipVerify: true}, //nolint:gosec // the attacker's side
 		"checker, asking nothing of the server": store(t, dir, "checker-1", Options{}).ClientConfig(Peer{SkipHostname: true}),
 	} {
 		if err := roundTrip(addr, cfg); err == nil {
