@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"os"
 	"path/filepath"
 	"sync"
@@ -16,6 +15,7 @@ import (
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/vigil-dns/vigil/tlsconf"
 	"go.etcd.io/bbolt"
 )
 
@@ -50,6 +50,14 @@ type NodeConfig struct {
 	RaftAddr string
 	// Transport replaces the TCP transport (tests partition with raft's InmemTransport).
 	Transport raft.Transport
+	// RaftTLS, when set, runs the transport over mutual TLS (transport.go): every voter
+	// holds a certificate of the CA with the control role, reloaded from its files.
+	RaftTLS *tlsconf.Store
+	// RaftListenerLimits bound the TLS handshakes in progress on the raft port.
+	RaftListenerLimits tlsconf.ListenerLimits
+	// TLSMetrics counts the raft listener's refused connections and failed handshakes; nil
+	// counts none.
+	TLSMetrics *tlsconf.Metrics
 	// APIURL is the base URL of this voter's HTTP API, recorded in the state for forwarding.
 	APIURL string
 	// Timing overrides raft's timeouts.
@@ -133,14 +141,9 @@ func NewNode(cfg NodeConfig) (*Node, error) {
 	}
 	n.trans = cfg.Transport
 	if n.trans == nil {
-		addr, err := net.ResolveTCPAddr("tcp", cfg.RaftAddr)
-		if err != nil {
+		if n.trans, err = newRaftTransport(cfg, hlog); err != nil {
 			n.store.Close()
-			return nil, fmt.Errorf("control: raft address %q: %w", cfg.RaftAddr, err)
-		}
-		if n.trans, err = raft.NewTCPTransportWithLogger(cfg.RaftAddr, addr, 3, 10*time.Second, hlog); err != nil {
-			n.store.Close()
-			return nil, fmt.Errorf("control: raft transport: %w", err)
+			return nil, err
 		}
 	}
 	rc := raft.DefaultConfig()
