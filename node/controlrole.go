@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/vigil-dns/vigil/control"
 	"github.com/vigil-dns/vigil/httpguard"
+	"github.com/vigil-dns/vigil/tlsconf"
 )
 
 // controlRole is a raft voter and its HTTP API, as `vigil agent --roles control` runs it.
@@ -37,9 +38,19 @@ type controlRole struct {
 }
 
 // newControlRole opens the voter's data directory, starts raft and binds the API listener.
-func newControlRole(cfg Config, reg prometheus.Registerer, log *slog.Logger) (*controlRole, error) {
+func newControlRole(cfg Config, reg prometheus.Registerer, tm *tlsconf.Metrics, log *slog.Logger) (*controlRole, error) {
 	cc := cfg.Control
 	client := cc.Client
+	var certs control.ClientCertFunc
+	if cfg.TLS != nil {
+		certs = cfg.TLS.PeerRoles
+		if client == nil {
+			client = tlsClient(cfg.TLS)
+		}
+		if cc.ServerTLS == nil {
+			cc.ServerTLS = cfg.TLS.ServerConfig(tlsconf.Peer{Optional: !cc.RequireClientCert})
+		}
+	}
 	if client == nil {
 		client = &http.Client{}
 	}
@@ -57,6 +68,7 @@ func newControlRole(cfg Config, reg prometheus.Registerer, log *slog.Logger) (*c
 	}
 	node, err := control.NewNode(control.NodeConfig{
 		ID: cfg.ID, DataDir: dir, RaftAddr: cc.RaftAddr, APIURL: cc.APIURL, Timing: cc.Timing,
+		RaftTLS: cfg.TLS, TLSMetrics: tm,
 		Logger: log, RaftLogLevel: max(cc.RaftLogLevel, slog.LevelInfo), Registerer: reg,
 	})
 	if err != nil {
@@ -64,7 +76,7 @@ func newControlRole(cfg Config, reg prometheus.Registerer, log *slog.Logger) (*c
 		return nil, fmt.Errorf("node: control: %w", err)
 	}
 	api, err := control.NewAPI(control.APIConfig{
-		Node: node, WriteTokens: cc.WriteTokens, ReadTokens: cc.ReadTokens, OpenReads: cc.OpenReads,
+		Node: node, WriteTokens: cc.WriteTokens, ReadTokens: cc.ReadTokens, OpenReads: cc.OpenReads, ClientCerts: certs,
 		Client: client, Registerer: reg, Logger: log,
 	})
 	if err != nil {
@@ -115,7 +127,7 @@ func (c *controlRole) run(ctx context.Context, log *slog.Logger) error {
 		joinDone <- c.node.Bootstrap()
 	case len(c.cfg.Join) > 0:
 		go func() {
-			joinDone <- joinCluster(ctx, c.client, c.cfg.Join, c.cfg.WriteTokens[0],
+			joinDone <- joinCluster(ctx, c.client, c.cfg.Join, firstOf(c.cfg.WriteTokens),
 				control.JoinRequest{ID: c.node.ID(), RaftAddress: c.node.RaftAddr(), API: c.cfg.APIURL}, log)
 		}()
 	default:
@@ -199,7 +211,9 @@ func joinOnce(ctx context.Context, client *http.Client, voter, token string, bod
 		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+token)
+	if token != "" { // with TLS, the voter's certificate may join without one
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
 	resp, err := client.Do(req)
 	if err != nil {
 		return err
@@ -210,4 +224,21 @@ func joinOnce(ctx context.Context, client *http.Client, voter, token string, bod
 		return fmt.Errorf("%s: %s", resp.Status, strings.TrimSpace(string(out)))
 	}
 	return nil
+}
+
+// tlsClient returns the HTTP client of a node with TLS: it verifies a voter's API against
+// the CA and the name in its URL, and presents the node's certificate (which stands in for a
+// token: any certificate of the CA reads, a voter's forwards writes).
+func tlsClient(s *tlsconf.Store) *http.Client {
+	return &http.Client{Transport: &http.Transport{
+		TLSClientConfig: s.ClientConfig(tlsconf.Peer{}), ForceAttemptHTTP2: true,
+		TLSHandshakeTimeout: 10 * time.Second, IdleConnTimeout: 90 * time.Second, MaxIdleConnsPerHost: 4,
+	}}
+}
+
+func firstOf(s []string) string {
+	if len(s) == 0 {
+		return ""
+	}
+	return s[0]
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/vigil-dns/vigil/control"
 	"github.com/vigil-dns/vigil/gossip"
 	"github.com/vigil-dns/vigil/location"
+	"github.com/vigil-dns/vigil/tlsconf"
 	"github.com/vigil-dns/vigil/shard"
 )
 
@@ -34,6 +35,8 @@ type Node struct {
 	gat prometheus.Gatherer
 	m   *metrics
 	lm  *locationMetrics // nil without the location role
+	// tlsMetrics count the TLS listeners' refusals; nil without Config.TLS.
+	tlsMetrics *tlsconf.Metrics
 
 	ctl     *controlRole // nil without the control role
 	pool    *gossip.Node // nil without a data-plane role
@@ -94,6 +97,14 @@ func New(cfg Config) (*Node, error) {
 		return nil, err
 	}
 	n.m = m
+	if cfg.TLS != nil {
+		if n.tlsMetrics, err = tlsconf.NewMetrics(n.reg, cfg.TLS); err != nil {
+			return nil, err
+		}
+		if n.cfg.WatcherClient == nil {
+			n.cfg.WatcherClient = tlsClient(cfg.TLS)
+		}
+	}
 	ok := false
 	defer func() {
 		if !ok {
@@ -101,7 +112,7 @@ func New(cfg Config) (*Node, error) {
 		}
 	}()
 	if cfg.Roles.Has(RoleControl) {
-		ctl, err := newControlRole(cfg, n.reg, n.log)
+		ctl, err := newControlRole(cfg, n.reg, n.tlsMetrics, n.log)
 		if err != nil {
 			return nil, err
 		}

@@ -14,12 +14,14 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/vigil-dns/vigil/gossip"
 	"github.com/vigil-dns/vigil/httpguard"
 	"github.com/vigil-dns/vigil/location"
 	"github.com/vigil-dns/vigil/node"
 	"github.com/vigil-dns/vigil/status"
+	"github.com/vigil-dns/vigil/tlsconf"
 )
 
 // agentFlags is the configuration of `vigil agent`.
@@ -38,6 +40,8 @@ type agentFlags struct {
 	allowLoopback                              bool
 	probeAllow, probeCA                        string
 	tlsCert, tlsKey, tlsCA                     string
+	tlsRequireClientCert                       bool
+	tlsRecheck                                 time.Duration
 	logLevel                                   string
 	http                                       httpguard.Limits
 	gossipLimits                               gossip.InboundLimits
@@ -78,9 +82,11 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.BoolVar(&f.allowLoopback, "allow-loopback-probes", false, "checker: allow probing loopback addresses (development and tests only)")
 	fs.StringVar(&f.probeAllow, "probe-allow", "", "checker: comma-separated reserved prefixes that may be probed, e.g. 10.1.0.0/16")
 	fs.StringVar(&f.probeCA, "probe-ca", "", "checker: PEM file of CA certificates that TLS probes (https, grpc with tls) trust besides the system's roots, for checks without a tls_ca of their own")
-	fs.StringVar(&f.tlsCert, "tls-cert", "", "certificate file: serve the API over TLS")
+	fs.StringVar(&f.tlsCert, "tls-cert", "", "this node's certificate (PEM); with -tls-key and -tls-ca: mutual TLS on raft, the control API and following the control plane, files re-read when they change (vigil tls init makes them); alone with -tls-key: the API over TLS only")
 	fs.StringVar(&f.tlsKey, "tls-key", "", "key file of -tls-cert")
-	fs.StringVar(&f.tlsCA, "tls-ca", "", "CA file to verify voters' APIs (forwarding, joining, following)")
+	fs.StringVar(&f.tlsCA, "tls-ca", "", "CA file (PEM) that peers' certificates chain to; alone: the CA that verifies voters' APIs (forwarding, joining, following)")
+	fs.BoolVar(&f.tlsRequireClientCert, "tls-require-client-cert", false, "control, with mutual TLS: refuse an API client without a certificate of the CA (tokens then add to it)")
+	fs.DurationVar(&f.tlsRecheck, "tls-recheck", tlsconf.DefaultRecheck, "with mutual TLS: how often the certificate, key and CA files are looked at for a change")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.IntVar(&f.dnsTCP.MaxConns, "dns-tcp-max-conns", location.DefaultMaxTCPConns, "location: DNS over TCP connections served at once, per listener")
 	fs.IntVar(&f.dnsTCP.MaxConnsPerClient, "dns-tcp-max-conns-per-client", location.DefaultMaxTCPConnsPerClient, "location: DNS over TCP connections one client address may hold at once, per listener")
@@ -200,12 +206,24 @@ func agentConfig(f agentFlags, stderr io.Writer) (node.Config, *slog.Logger, err
 	if err != nil {
 		return cfg, nil, err
 	}
+	if f.tlsCert != "" && f.tlsKey != "" && f.tlsCA != "" {
+		store, err := tlsconf.Load(tlsconf.Files{Cert: f.tlsCert, Key: f.tlsKey, CA: f.tlsCA},
+			tlsconf.Options{Recheck: f.tlsRecheck, Logger: log})
+		if err != nil {
+			return cfg, nil, fmt.Errorf("-tls-cert/-tls-key/-tls-ca: %w", err)
+		}
+		cfg.TLS, client, serverTLS = store, nil, nil
+	}
 	cfg.ID, cfg.Region, cfg.Roles, cfg.DataDir, cfg.Version = f.id, f.region, roles, f.dataDir, version
-	cfg.Logger, cfg.WatcherClient = log, client
+	cfg.Logger = log
+	if client != nil {
+		cfg.WatcherClient = client
+	}
 	cfg.Control = node.ControlConfig{
 		RaftAddr: f.raftAddr, APIAddr: f.apiAddr, APIURL: f.apiURL, Bootstrap: f.bootstrap,
 		WriteTokens: writeTokens, ReadTokens: readTokenList, OpenReads: f.openReads,
 		ServerTLS: serverTLS, Client: client, RaftLogLevel: max(level, slog.LevelInfo),
+		RequireClientCert: f.tlsRequireClientCert,
 	}
 	for _, j := range splitList(f.join) {
 		if strings.HasPrefix(j, "http://") || strings.HasPrefix(j, "https://") {
