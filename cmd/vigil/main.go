@@ -29,6 +29,7 @@ func commands() []command {
 		{"router", "run a region's router of the compose demo (latency, loss, cuts between regions)", runRouter},
 		{"shard", "analyse the blast radius of shuffle shards (vigil shard analyze)", runShard},
 		{"status", "print a node's status: verdicts, evidence, checkers, answers, probes, members", runStatus},
+		{"tls", "create a CA and node certificates for mutual TLS (vigil tls init)", runTLS},
 		{"target", "serve a demo target whose health endpoint can be switched down and up", runTarget},
 		{"validate", "check a configuration file and list every problem", runValidate},
 		{"version", "print the build version", runVersion},
