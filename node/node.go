@@ -18,8 +18,8 @@ import (
 	"github.com/vigil-dns/vigil/control"
 	"github.com/vigil-dns/vigil/gossip"
 	"github.com/vigil-dns/vigil/location"
-	"github.com/vigil-dns/vigil/tlsconf"
 	"github.com/vigil-dns/vigil/shard"
+	"github.com/vigil-dns/vigil/tlsconf"
 )
 
 // SourceStatic: the configuration was given to the node (Config.Static).
