@@ -362,7 +362,7 @@ func (c Config) Validate() error {
 			bad("a static configuration and the control role are exclusive")
 		}
 		if len(cc.WriteTokens) == 0 && c.TLS == nil {
-			bad("control: at least one write token (or TLS, where operator certificates write) is required: no token, no write")
+			bad("control: at least one write token is required: no token, no write")
 		}
 		if cc.Bootstrap && len(cc.Join) > 0 {
 			bad("control: bootstrap and join are exclusive")

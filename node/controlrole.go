@@ -55,8 +55,13 @@ func newControlRole(cfg Config, reg prometheus.Registerer, tm *tlsconf.Metrics, 
 		client = &http.Client{}
 	}
 	dir := filepath.Join(cfg.DataDir, "control")
-	ln, err := net.Listen("tcp", cc.APIAddr)
+	raw, err := net.Listen("tcp", cc.APIAddr)
 	if err != nil {
+		return nil, fmt.Errorf("node: control: API listener: %w", err)
+	}
+	ln, err := httpguard.Listen(raw, cfg.HTTPLimits, reg, "control_api")
+	if err != nil {
+		raw.Close()
 		return nil, fmt.Errorf("node: control: API listener: %w", err)
 	}
 	if cc.APIURL == "" {

@@ -17,6 +17,7 @@ import (
 	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/control"
 	"github.com/vigil-dns/vigil/gossip"
+	"github.com/vigil-dns/vigil/httpguard"
 	"github.com/vigil-dns/vigil/location"
 	"github.com/vigil-dns/vigil/shard"
 	"github.com/vigil-dns/vigil/tlsconf"
@@ -142,7 +143,10 @@ func New(cfg Config) (*Node, error) {
 		if err != nil {
 			return nil, fmt.Errorf("node: http listener: %w", err)
 		}
-		n.httpLn = ln
+		if n.httpLn, err = httpguard.Listen(ln, cfg.HTTPLimits, n.reg, "http"); err != nil {
+			ln.Close()
+			return nil, fmt.Errorf("node: http listener: %w", err)
+		}
 	}
 	n.http = newHTTPServer(n)
 	ok = true

@@ -95,6 +95,8 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.DurationVar(&f.http.HeaderTimeout, "http-header-timeout", httpguard.DefaultHeaderTimeout, "HTTP listeners (control API, status port): time a client has to send a request's header")
 	fs.DurationVar(&f.http.BodyTimeout, "http-body-timeout", httpguard.DefaultBodyTimeout, "HTTP listeners: time a client has to send a request's body, from the end of its header")
 	fs.DurationVar(&f.http.IdleTimeout, "http-idle-timeout", httpguard.DefaultIdleTimeout, "HTTP listeners: time a kept-alive connection may wait for its next request")
+	fs.IntVar(&f.http.MaxConns, "http-max-conns", httpguard.DefaultMaxConns, "HTTP listeners: connections held open at once; more are closed as they are accepted")
+	fs.IntVar(&f.http.MaxConnsPerSource, "http-max-conns-per-source", httpguard.DefaultMaxConnsPerSource, "HTTP listeners: connections one IP address holds open at once")
 	fs.IntVar(&f.gossipLimits.MaxStreams, "gossip-max-streams", gossip.DefaultMaxInboundStreams, "gossip: inbound streams (push/pull, reliable messages) open at once")
 	fs.IntVar(&f.gossipLimits.MaxStreamsPerSource, "gossip-max-streams-per-source", gossip.DefaultMaxInboundStreamsPerSource, "gossip: inbound streams open at once from one source address")
 	fs.IntVar(&f.gossipLimits.MaxStreamBytes, "gossip-max-stream-bytes", gossip.DefaultMaxStreamBytes, "gossip: largest inbound stream message (push/pull state), refused before it is read")
