@@ -33,7 +33,7 @@ func newPKI(t *testing.T) pkiSet {
 		reqs []tlsconf.Request
 		now  time.Time
 	}{
-		{p.dir, []tlsconf.Request{req("v0", "control"), req("v1", "control"), req("checker", "checker"), req("op", "operator")}, now},
+		{p.dir, []tlsconf.Request{req("v0", "control"), req("v1", "control"), req("checker", "checker"), req("op", "operator"), req("loc", "location")}, now},
 		{p.dir, []tlsconf.Request{req("expired", "control"), req("expired-op", "operator")}, now.Add(-3 * time.Hour)},
 		{p.other, []tlsconf.Request{req("evil", "control"), req("evil-op", "operator")}, now},
 	} {

@@ -32,6 +32,8 @@ type controlRole struct {
 	srv    *http.Server
 	client *http.Client
 	closed bool
+	// handshaken: ln hands out TLS connections whose handshake is done (with Config.TLS).
+	handshaken bool
 	// endRequests ends every request's context (blocking reads, forwards) when the API
 	// stops.
 	endRequests context.CancelFunc
@@ -103,9 +105,15 @@ func newControlRole(cfg Config, reg prometheus.Registerer, tm *tlsconf.Metrics, 
 	// with a ".." segment (307) before the API could refuse it.
 	srv := httpguard.Server(mux, cfg.HTTPLimits)
 	srv.TLSConfig = cc.ServerTLS
+	handshaken := false
+	if cfg.TLS != nil && cc.ServerTLS != nil {
+		// Handshakes are bounded per source and counted, not logged, before the server
+		// sees the connection (tlsconf.Listener); the server then serves TLS connections.
+		ln, handshaken = tlsconf.NewListener(ln, cc.ServerTLS, tlsconf.ListenerLimits{}, "control_api", tm), true
+	}
 	srv.BaseContext = func(net.Listener) context.Context { return reqCtx }
 	srv.RegisterOnShutdown(endRequests)
-	return &controlRole{cfg: cc, dir: dir, node: node, api: api, ln: ln, srv: srv, client: client, endRequests: endRequests}, nil
+	return &controlRole{cfg: cc, dir: dir, node: node, api: api, ln: ln, srv: srv, client: client, endRequests: endRequests, handshaken: handshaken}, nil
 }
 
 // run serves the API, bootstraps or joins the cluster, and stops the voter when ctx ends.
@@ -113,7 +121,7 @@ func (c *controlRole) run(ctx context.Context, log *slog.Logger) error {
 	serveErr := make(chan error, 1)
 	go func() {
 		var err error
-		if c.cfg.ServerTLS != nil {
+		if c.cfg.ServerTLS != nil && !c.handshaken {
 			err = c.srv.ServeTLS(c.ln, "", "")
 		} else {
 			err = c.srv.Serve(c.ln)
