@@ -208,12 +208,15 @@ func (n *Node) applyKeyring(m keyringMsg, now time.Time) KeyringAnswer {
 	default:
 		err = fmt.Errorf("gossip: unknown keyring operation %q", m.Op)
 	}
+	primary, keys := n.Keys()
 	if err != nil {
 		ans.Error = err.Error()
 	} else if m.Op != KeyringList {
 		n.log.Info("gossip: keyring changed", "op", m.Op, "key", KeyFingerprint(m.Key), "by", m.From)
+		if n.cfg.OnKeyring != nil {
+			n.cfg.OnKeyring(orderKeys(primary, keys))
+		}
 	}
-	primary, keys := n.Keys()
 	ans.Primary = KeyFingerprint(primary)
 	for _, k := range keys {
 		ans.Keys = append(ans.Keys, KeyFingerprint(k))
@@ -357,4 +360,15 @@ func (n *Node) missing(targets []Member, answers map[string]KeyringAnswer) error
 		return nil
 	}
 	return fmt.Errorf("gossip: keyring: %d of %d members did not answer: %v", len(ids), len(targets), ids)
+}
+
+// orderKeys returns keys with the primary first.
+func orderKeys(primary []byte, keys [][]byte) [][]byte {
+	out := [][]byte{primary}
+	for _, k := range keys {
+		if !bytes.Equal(k, primary) {
+			out = append(out, k)
+		}
+	}
+	return out
 }

@@ -164,11 +164,18 @@ func (n *Node) newPool() error {
 		}
 		keys = append(keys, more...)
 	}
+	saved, err := n.savedKeyring(keys)
+	if err != nil {
+		return err
+	}
+	if saved != nil {
+		keys = saved
+	}
 	gc := gossip.Config{
 		ID: n.cfg.ID, Region: n.cfg.Region, Roles: n.cfg.Roles, Version: n.cfg.Version,
 		Transport: n.cfg.Transport, Keys: keys, Insecure: g.Insecure, Profile: g.Profile,
 		Seeds: g.Join, HeartbeatInterval: g.HeartbeatInterval, RejoinInterval: g.RejoinInterval,
-		Inbound: g.Inbound, Registerer: n.reg, Logger: n.log,
+		Inbound: g.Inbound, Registerer: n.reg, Logger: n.log, OnKeyring: n.saveKeyring,
 		OnMembership: func(gossip.MemberEvent) {
 			select {
 			case n.memberCh <- struct{}{}:

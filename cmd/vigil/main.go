@@ -24,6 +24,7 @@ func commands() []command {
 		{"agent", "run a node's roles: control (raft voter and API), checker, location (DNS)", runAgent},
 		{"apply", "apply a whole configuration file through the control plane", runApply},
 		{"dev", "run a whole multi-region network in this process, on loopback; drive its faults", runDev},
+		{"keyring", "rotate the gossip key on every node of a running pool: list, install, use, remove", runKeyring},
 		{"load", "generate load: concurrent writes on the control plane, or a synthetic configuration of any size", runLoad},
 		{"sim", "run a fault scenario on an in-process network and check every DNS answer it gave", runSim},
 		{"router", "run a region's router of the compose demo (latency, loss, cuts between regions)", runRouter},
