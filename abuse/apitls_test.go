@@ -135,7 +135,7 @@ func TestAbuseAPIClientCerts(t *testing.T) {
 	ci := anon.ConfigInfo()
 	row(t, "a location without a certificate (trusting the CA, no token) follows a voter that takes client certificates",
 		"1 location, "+time.Second.String()+" after the certified one had the configuration",
-		itoa(ci.Zones)+" zones received (watcher: "+ci.LastError+"); control, a location with its certificate: "+itoa(good.ConfigInfo().Zones)+" zone")
+		itoa(ci.Zones)+" zones received (watcher: "+strings.Join(strings.Fields(ci.LastError), " ")+"); control, a location with its certificate: "+itoa(good.ConfigInfo().Zones)+" zone")
 	if ci.Zones != 0 || ci.Source == control.SourceControlPlane {
 		t.Errorf("the location without a certificate got the configuration: %+v", ci)
 	}
