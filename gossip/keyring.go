@@ -237,24 +237,7 @@ func (n *Node) Keyring(ctx context.Context, op KeyringOp, key []byte, retry time
 			return nil, fmt.Errorf("gossip: keyring %s: %w", op, err)
 		}
 	}
-	// This node applies the operation first, so that it stays in step with the pool: it
-	// can read the answers of nodes that encrypt with a new key, and it stops using a key
-	// before the pool refuses it.
-	var err error
-	switch op {
-	case KeyringInstall:
-		err = n.InstallKey(key)
-	case KeyringUse:
-		if err = n.InstallKey(key); err == nil {
-			err = n.UseKey(key)
-		}
-	case KeyringRemove:
-		err = n.RemoveKey(key)
-	case KeyringList:
-	default:
-		err = fmt.Errorf("gossip: unknown keyring operation %q", op)
-	}
-	if err != nil {
+	if err := n.applyLocal(op, key); err != nil {
 		return nil, err
 	}
 	var idb [8]byte
@@ -321,6 +304,26 @@ func (n *Node) Keyring(ctx context.Context, op KeyringOp, key []byte, retry time
 			return maps.Clone(answers), nil
 		}
 	}
+}
+
+// applyLocal applies a keyring operation to this node first, so that it stays in step with
+// the pool: it can read the answers of nodes that encrypt with a new key, and it stops using
+// a key before the pool refuses it.
+func (n *Node) applyLocal(op KeyringOp, key []byte) error {
+	switch op {
+	case KeyringInstall:
+		return n.InstallKey(key)
+	case KeyringUse:
+		if err := n.InstallKey(key); err != nil {
+			return err
+		}
+		return n.UseKey(key)
+	case KeyringRemove:
+		return n.RemoveKey(key)
+	case KeyringList:
+		return nil
+	}
+	return fmt.Errorf("gossip: unknown keyring operation %q", op)
 }
 
 // sendKeyring sends a request to one member; a failure is retried with the others.

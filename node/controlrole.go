@@ -239,16 +239,6 @@ func joinOnce(ctx context.Context, client *http.Client, voter, token string, bod
 	return nil
 }
 
-// tlsClient returns the HTTP client of a node with TLS: it verifies a voter's API against
-// the CA and the name in its URL, and presents the node's certificate (which stands in for a
-// token: any certificate of the CA reads, a voter's forwards writes).
-func tlsClient(s *tlsconf.Store) *http.Client {
-	return &http.Client{Transport: &http.Transport{
-		TLSClientConfig: s.ClientConfig(tlsconf.Peer{}), ForceAttemptHTTP2: true,
-		TLSHandshakeTimeout: 10 * time.Second, IdleConnTimeout: 90 * time.Second, MaxIdleConnsPerHost: 4,
-	}}
-}
-
 func firstOf(s []string) string {
 	if len(s) == 0 {
 		return ""

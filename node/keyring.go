@@ -13,6 +13,25 @@ import (
 // configured keys, so that a restarted node rejoins with the key the pool uses now.
 const keyringFile = "gossip.keyring"
 
+// poolKeys returns the gossip keys the node starts with: the configured ones and those of the
+// keyring file, unless the data directory holds a keyring saved by keyring operations.
+func (n *Node) poolKeys() ([][]byte, error) {
+	g := n.cfg.Gossip
+	keys := append([][]byte(nil), g.Keys...)
+	if g.KeyringFile != "" {
+		more, err := readKeyring(g.KeyringFile)
+		if err != nil {
+			return nil, err
+		}
+		keys = append(keys, more...)
+	}
+	saved, err := n.savedKeyring(keys)
+	if err != nil || saved == nil {
+		return keys, err
+	}
+	return saved, nil
+}
+
 // savedKeyring returns the keyring saved in the data directory, or nil when there is none
 // (or the node runs unencrypted, configured is empty).
 func (n *Node) savedKeyring(configured [][]byte) ([][]byte, error) {

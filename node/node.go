@@ -17,7 +17,6 @@ import (
 	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/control"
 	"github.com/vigil-dns/vigil/gossip"
-	"github.com/vigil-dns/vigil/httpguard"
 	"github.com/vigil-dns/vigil/location"
 	"github.com/vigil-dns/vigil/shard"
 	"github.com/vigil-dns/vigil/tlsconf"
@@ -30,14 +29,13 @@ const SourceStatic control.Source = "static"
 // HTTP listener. Create it with New (which binds every socket, so that addresses are known),
 // then Run it. Its read-only methods are safe for concurrent use at any time.
 type Node struct {
-	cfg Config
-	log *slog.Logger
-	reg prometheus.Registerer
-	gat prometheus.Gatherer
-	m   *metrics
-	lm  *locationMetrics // nil without the location role
-	// tlsMetrics count the TLS listeners' refusals; nil without Config.TLS.
-	tlsMetrics *tlsconf.Metrics
+	cfg        Config
+	log        *slog.Logger
+	reg        prometheus.Registerer
+	gat        prometheus.Gatherer
+	m          *metrics
+	lm         *locationMetrics // nil without the location role
+	tlsMetrics *tlsconf.Metrics // nil without Config.TLS (tls.go)
 
 	ctl     *controlRole // nil without the control role
 	pool    *gossip.Node // nil without a data-plane role
@@ -98,13 +96,8 @@ func New(cfg Config) (*Node, error) {
 		return nil, err
 	}
 	n.m = m
-	if cfg.TLS != nil {
-		if n.tlsMetrics, err = tlsconf.NewMetrics(n.reg, cfg.TLS); err != nil {
-			return nil, err
-		}
-		if n.cfg.WatcherClient == nil {
-			n.cfg.WatcherClient = tlsClient(cfg.TLS)
-		}
+	if err := n.setupTLS(); err != nil {
+		return nil, err
 	}
 	ok := false
 	defer func() {
@@ -139,13 +132,8 @@ func New(cfg Config) (*Node, error) {
 		}
 	}
 	if cfg.HTTPAddr != "off" {
-		ln, err := net.Listen("tcp", cfg.HTTPAddr)
-		if err != nil {
-			return nil, fmt.Errorf("node: http listener: %w", err)
-		}
-		if n.httpLn, err = httpguard.Listen(ln, cfg.HTTPLimits, n.reg, "http"); err != nil {
-			ln.Close()
-			return nil, fmt.Errorf("node: http listener: %w", err)
+		if n.httpLn, err = listenHTTP(cfg.HTTPAddr, cfg.HTTPLimits, n.reg); err != nil {
+			return nil, err
 		}
 	}
 	n.http = newHTTPServer(n)
@@ -156,20 +144,9 @@ func New(cfg Config) (*Node, error) {
 // newPool creates the node's gossip membership.
 func (n *Node) newPool() error {
 	g := n.cfg.Gossip
-	keys := append([][]byte(nil), g.Keys...)
-	if g.KeyringFile != "" {
-		more, err := readKeyring(g.KeyringFile)
-		if err != nil {
-			return err
-		}
-		keys = append(keys, more...)
-	}
-	saved, err := n.savedKeyring(keys)
+	keys, err := n.poolKeys()
 	if err != nil {
 		return err
-	}
-	if saved != nil {
-		keys = saved
 	}
 	gc := gossip.Config{
 		ID: n.cfg.ID, Region: n.cfg.Region, Roles: n.cfg.Roles, Version: n.cfg.Version,
