@@ -177,3 +177,38 @@ func trySend(c *http.Client, base, method, path, body, token string) int {
 	resp.Body.Close()
 	return resp.StatusCode
 }
+
+// TestAPIRequireClientCert: with RequireClientCert (-tls-require-client-cert) a client
+// without a certificate is refused at the handshake even with the write token; one with a
+// certificate still needs what its role allows.
+func TestAPIRequireClientCert(t *testing.T) {
+	p := newPKI(t)
+	cfg := node.DefaultConfig()
+	cfg.ID, cfg.Roles, cfg.DataDir, cfg.HTTPAddr = "v0", node.RoleControl, t.TempDir(), "off"
+	cfg.TLS = p.store(t, p.dir, "v0")
+	cfg.Control.RaftAddr, cfg.Control.APIAddr, cfg.Control.Bootstrap = "127.0.0.1:0", "127.0.0.1:0", true
+	cfg.Control.WriteTokens, cfg.Control.RequireClientCert = []string{writeToken}, true
+	cfg.Control.Timing = control.Timing{Heartbeat: 300 * time.Millisecond, Election: 300 * time.Millisecond, LeaderLease: 150 * time.Millisecond, Commit: 20 * time.Millisecond}
+	cfg.Logger = logger()
+	api := runNode(t, cfg).Self().ControlAPI
+	pool := x509.NewCertPool()
+	caPEM, err := os.ReadFile(filepath.Join(p.dir, "ca.pem"))
+	if err != nil || !pool.AppendCertsFromPEM(caPEM) {
+		t.Fatal("CA", err)
+	}
+	anon := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	op := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: p.store(t, p.dir, "op").ClientConfig(tlsconf.Peer{})}}
+	checker := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: p.store(t, p.dir, "checker").ClientConfig(tlsconf.Peer{})}}
+	if !waitFor(15*time.Second, func() bool { return trySend(op, api, "POST", "/v1/zones", `{"name": "op.test.", "record_sets": []}`, "") == http.StatusCreated }) {
+		t.Fatal("the operator's certificate does not write")
+	}
+	if code := trySend(anon, api, "POST", "/v1/zones", `{"name": "anon.test.", "record_sets": []}`, writeToken); code != 0 {
+		t.Errorf("a client without a certificate, with the write token: HTTP %d, want the handshake refused", code)
+	}
+	if code := trySend(checker, api, "POST", "/v1/zones", `{"name": "chk.test.", "record_sets": []}`, "made-up"); code != http.StatusUnauthorized {
+		t.Errorf("a checker's certificate writing: HTTP %d, want 401", code)
+	}
+	if code := trySend(checker, api, "POST", "/v1/zones", `{"name": "chk2.test.", "record_sets": []}`, writeToken); code != http.StatusCreated {
+		t.Errorf("a checker's certificate with the write token: HTTP %d, want 201 (the token adds to the certificate)", code)
+	}
+}
