@@ -199,7 +199,9 @@ func TestAPIRequireClientCert(t *testing.T) {
 	anon := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
 	op := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: p.store(t, p.dir, "op").ClientConfig(tlsconf.Peer{})}}
 	checker := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: p.store(t, p.dir, "checker").ClientConfig(tlsconf.Peer{})}}
-	if !waitFor(15*time.Second, func() bool { return trySend(op, api, "POST", "/v1/zones", `{"name": "op.test.", "record_sets": []}`, "") == http.StatusCreated }) {
+	if !waitFor(15*time.Second, func() bool {
+		return trySend(op, api, "POST", "/v1/zones", `{"name": "op.test.", "record_sets": []}`, "") == http.StatusCreated
+	}) {
 		t.Fatal("the operator's certificate does not write")
 	}
 	if code := trySend(anon, api, "POST", "/v1/zones", `{"name": "anon.test.", "record_sets": []}`, writeToken); code != 0 {
