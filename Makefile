@@ -3,7 +3,7 @@ GO      ?= go
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 
-.PHONY: run build test lint unit bench fuzz clean image demo demo-down chaos real real-table
+.PHONY: run build test lint unit bench fuzz clean image demo demo-down demo-certs chaos real real-table
 
 ## run: start the embedded multi-region network (vigil dev).
 run:
@@ -94,6 +94,17 @@ demo: image
 	if [ $$have = yes ]; then VIGIL_IMAGE=$(IMAGE) $(COMPOSE) --profile observability up -d prometheus grafana; \
 	else echo "demo: no Prometheus or Grafana (their images cannot be pulled here); Vigil runs without them"; fi
 	@echo "demo: DNS dig @127.0.0.1 -p 5301 www.demo.vigil.test; faults deploy/compose/fault.sh; stop: make demo-down"
+
+## demo-certs: renew the compose demo's certificates under its CA (deploy/compose/tls); a
+## running demo uses them within 5 s, without a restart.
+DEMO_CERTS = control-1=control@10.231.1.2 control-2=control@10.231.2.2 control-3=control@10.231.3.2 \
+  location-us-east=location location-eu-west=location location-sa-east=location operator=operator \
+  checker-us-east-1=checker checker-us-east-2=checker checker-eu-west-1=checker \
+  checker-eu-west-2=checker checker-sa-east-1=checker checker-sa-east-2=checker
+
+demo-certs: build
+	bin/vigil tls init -days 3650 -key-mode 0644 deploy/compose/tls $(DEMO_CERTS)
+	chmod 755 deploy/compose/tls
 
 ## demo-down: remove the compose demo's containers, networks and volumes.
 demo-down:

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/hashicorp/raft"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/vigil-dns/vigil/tlsconf"
 )
 
 // Errors of a write that a caller branches on.
@@ -50,6 +50,14 @@ type NodeConfig struct {
 	RaftAddr string
 	// Transport replaces the TCP transport (tests partition with raft's InmemTransport).
 	Transport raft.Transport
+	// RaftTLS, when set, runs the transport over mutual TLS (transport.go): every voter
+	// holds a certificate of the CA with the control role, reloaded from its files.
+	RaftTLS *tlsconf.Store
+	// RaftListenerLimits bound the TLS handshakes in progress on the raft port.
+	RaftListenerLimits tlsconf.ListenerLimits
+	// TLSMetrics counts the raft listener's refused connections and failed handshakes; nil
+	// counts none.
+	TLSMetrics *tlsconf.Metrics
 	// APIURL is the base URL of this voter's HTTP API, recorded in the state for forwarding.
 	APIURL string
 	// Timing overrides raft's timeouts.
@@ -137,14 +145,9 @@ func NewNode(cfg NodeConfig) (*Node, error) {
 	}
 	n.trans = cfg.Transport
 	if n.trans == nil {
-		addr, err := net.ResolveTCPAddr("tcp", cfg.RaftAddr)
-		if err != nil {
+		if n.trans, err = newRaftTransport(cfg, hlog); err != nil {
 			n.store.Close()
-			return nil, fmt.Errorf("control: raft address %q: %w", cfg.RaftAddr, err)
-		}
-		if n.trans, err = raft.NewTCPTransportWithLogger(cfg.RaftAddr, addr, 3, 10*time.Second, hlog); err != nil {
-			n.store.Close()
-			return nil, fmt.Errorf("control: raft transport: %w", err)
+			return nil, err
 		}
 	}
 	rc := raft.DefaultConfig()

@@ -73,6 +73,9 @@ type Config struct {
 	// OnMembership, when set, is called for every membership event, in order. It must not
 	// block: it runs inside memberlist's event handling.
 	OnMembership func(MemberEvent)
+	// OnKeyring, when set, is called with the node's keys (the primary first) after a
+	// keyring operation from the pool changed them (keyring.go), e.g. to save them.
+	OnKeyring func(keys [][]byte)
 	// Registerer receives the node's metrics; nil registers nothing.
 	Registerer prometheus.Registerer
 	// Logger receives the node's logs, memberlist's included. Default slog.Default().

@@ -26,6 +26,10 @@ func (d *delegate) NodeMeta(limit int) []byte {
 // a row request, rows or a page of a row over a reliable stream.
 func (d *delegate) NotifyMsg(b []byte) {
 	n := (*Node)(d)
+	if len(b) > 0 && b[0] == keyringMagic {
+		n.keyringMessage(b)
+		return
+	}
 	msg, ok := n.decode(b)
 	if !ok {
 		return

@@ -42,6 +42,7 @@ type Node struct {
 	m       *metrics
 	ml      *memberlist.Memberlist
 	keyring *memberlist.Keyring
+	kr      keyringState // keyring operations across the pool (keyring.go)
 	addr    string
 	deltas  *memberlist.TransmitLimitedQueue
 	beats   *memberlist.TransmitLimitedQueue
@@ -116,6 +117,7 @@ func New(cfg Config) (*Node, error) {
 		log:       log,
 		m:         m,
 		work:      make(chan job, workQueue),
+		kr:        keyringState{pending: map[uint64]chan KeyringAnswer{}, replies: make(chan struct{}, keyringReplies)},
 		table:     NewTable(cfg.MaxRows),
 		members:   map[string]Member{},
 		known:     map[string]knownPeer{},

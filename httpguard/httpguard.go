@@ -2,7 +2,8 @@
 // one path normalisation (a path with a "." or ".." segment, or an empty one, is refused
 // with a JSON 400 before any router can redirect it to another resource), and the time
 // limits on reading a request's header and body, so that a client dripping bytes cannot hold
-// a connection open.
+// a connection open, and the bounds on the connections held open at once, in all and per
+// source (Listen).
 package httpguard
 
 import (
@@ -41,6 +42,12 @@ type Limits struct {
 	IdleTimeout time.Duration
 	// MaxHeaderBytes bounds a request's header. Default DefaultMaxHeaderBytes.
 	MaxHeaderBytes int
+	// MaxConns bounds the connections the listener holds open at once (Listen). Default
+	// DefaultMaxConns.
+	MaxConns int
+	// MaxConnsPerSource bounds the connections one IP address holds open at once (Listen).
+	// Default DefaultMaxConnsPerSource.
+	MaxConnsPerSource int
 }
 
 // WithDefaults returns l with every zero field set to its default.
@@ -56,6 +63,12 @@ func (l Limits) WithDefaults() Limits {
 	}
 	if l.MaxHeaderBytes == 0 {
 		l.MaxHeaderBytes = DefaultMaxHeaderBytes
+	}
+	if l.MaxConns == 0 {
+		l.MaxConns = DefaultMaxConns
+	}
+	if l.MaxConnsPerSource == 0 {
+		l.MaxConnsPerSource = DefaultMaxConnsPerSource
 	}
 	return l
 }
@@ -74,6 +87,9 @@ func (l Limits) Validate() error {
 	}
 	if l.MaxHeaderBytes < 4096 {
 		errs = append(errs, fmt.Errorf("httpguard: max header bytes %d is below 4096", l.MaxHeaderBytes))
+	}
+	if l.MaxConns < 1 || l.MaxConnsPerSource < 1 || l.MaxConnsPerSource > l.MaxConns {
+		errs = append(errs, fmt.Errorf("httpguard: connections %d in all and %d per source: want at least 1 each, per source at most all", l.MaxConns, l.MaxConnsPerSource))
 	}
 	return errors.Join(errs...)
 }

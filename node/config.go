@@ -21,6 +21,7 @@ import (
 	"github.com/vigil-dns/vigil/gossip"
 	"github.com/vigil-dns/vigil/httpguard"
 	"github.com/vigil-dns/vigil/location"
+	"github.com/vigil-dns/vigil/tlsconf"
 )
 
 // Roles is the set of roles a node runs; it is gossip's role set, carried in the node's
@@ -83,8 +84,13 @@ type Config struct {
 	// Token is the bearer token the Watcher reads with, unless reads are open.
 	Token string
 	// WatcherClient makes the Watcher's requests (e.g. with a TLS config); default a plain
-	// client.
+	// client, or with TLS one that presents the node's certificate.
 	WatcherClient *http.Client
+	// TLS, when set, is the node's certificate and CA for mutual TLS on every internal link:
+	// raft, the control API (served over TLS, a client certificate standing in for a
+	// token), and the API clients of the control role and of the Watcher. Its expiry is
+	// exported (vigil_tls_certificate_expiry_timestamp_seconds).
+	TLS *tlsconf.Store
 	// Static, when set, is the configuration the node runs, instead of following the control
 	// plane (tests, `vigil dev`, a node without a control plane).
 	Static *config.Document
@@ -193,12 +199,17 @@ type ControlConfig struct {
 	Bootstrap bool
 	// Join are API URLs of voters of the cluster to join.
 	Join []string
-	// WriteTokens may write and read; at least one is required. ReadTokens may only read.
+	// WriteTokens may write and read; at least one is required unless Config.TLS is set
+	// (then certificates with the operator role write). ReadTokens may only read.
 	WriteTokens, ReadTokens []string
 	// OpenReads lets anyone read without a token.
 	OpenReads bool
-	// ServerTLS, when set, serves the API over TLS.
+	// ServerTLS, when set, serves the API over TLS. Default with Config.TLS: the node's
+	// certificate, verifying a client certificate when one is given.
 	ServerTLS *tls.Config
+	// RequireClientCert (with Config.TLS) refuses an API client without a certificate of
+	// the CA, before any token is looked at.
+	RequireClientCert bool
 	// Client reaches other voters (forwarding, joining). Default a plain client.
 	Client *http.Client
 	// Timing overrides raft's timeouts (tests use short ones).
@@ -360,7 +371,7 @@ func (c Config) Validate() error {
 		if c.Static != nil {
 			bad("a static configuration and the control role are exclusive")
 		}
-		if len(cc.WriteTokens) == 0 {
+		if len(cc.WriteTokens) == 0 && c.TLS == nil {
 			bad("control: at least one write token is required: no token, no write")
 		}
 		if cc.Bootstrap && len(cc.Join) > 0 {

@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/vigil-dns/vigil/control"
 	"github.com/vigil-dns/vigil/httpguard"
+	"github.com/vigil-dns/vigil/tlsconf"
 )
 
 // controlRole is a raft voter and its HTTP API, as `vigil agent --roles control` runs it.
@@ -31,21 +32,38 @@ type controlRole struct {
 	srv    *http.Server
 	client *http.Client
 	closed bool
+	// handshaken: ln hands out TLS connections whose handshake is done (with Config.TLS).
+	handshaken bool
 	// endRequests ends every request's context (blocking reads, forwards) when the API
 	// stops.
 	endRequests context.CancelFunc
 }
 
 // newControlRole opens the voter's data directory, starts raft and binds the API listener.
-func newControlRole(cfg Config, reg prometheus.Registerer, log *slog.Logger) (*controlRole, error) {
+func newControlRole(cfg Config, reg prometheus.Registerer, tm *tlsconf.Metrics, log *slog.Logger) (*controlRole, error) {
 	cc := cfg.Control
 	client := cc.Client
+	var certs control.ClientCertFunc
+	if cfg.TLS != nil {
+		certs = cfg.TLS.PeerRoles
+		if client == nil {
+			client = tlsClient(cfg.TLS)
+		}
+		if cc.ServerTLS == nil {
+			cc.ServerTLS = cfg.TLS.ServerConfig(tlsconf.Peer{Optional: !cc.RequireClientCert})
+		}
+	}
 	if client == nil {
 		client = &http.Client{}
 	}
 	dir := filepath.Join(cfg.DataDir, "control")
-	ln, err := net.Listen("tcp", cc.APIAddr)
+	raw, err := net.Listen("tcp", cc.APIAddr)
 	if err != nil {
+		return nil, fmt.Errorf("node: control: API listener: %w", err)
+	}
+	ln, err := httpguard.Listen(raw, cfg.HTTPLimits, reg, "control_api")
+	if err != nil {
+		raw.Close()
 		return nil, fmt.Errorf("node: control: API listener: %w", err)
 	}
 	if cc.APIURL == "" {
@@ -57,6 +75,7 @@ func newControlRole(cfg Config, reg prometheus.Registerer, log *slog.Logger) (*c
 	}
 	node, err := control.NewNode(control.NodeConfig{
 		ID: cfg.ID, DataDir: dir, RaftAddr: cc.RaftAddr, APIURL: cc.APIURL, Timing: cc.Timing,
+		RaftTLS: cfg.TLS, TLSMetrics: tm,
 		Logger: log, RaftLogLevel: max(cc.RaftLogLevel, slog.LevelInfo), Registerer: reg,
 		LogStore: cc.LogStore,
 	})
@@ -65,7 +84,7 @@ func newControlRole(cfg Config, reg prometheus.Registerer, log *slog.Logger) (*c
 		return nil, fmt.Errorf("node: control: %w", err)
 	}
 	api, err := control.NewAPI(control.APIConfig{
-		Node: node, WriteTokens: cc.WriteTokens, ReadTokens: cc.ReadTokens, OpenReads: cc.OpenReads,
+		Node: node, WriteTokens: cc.WriteTokens, ReadTokens: cc.ReadTokens, OpenReads: cc.OpenReads, ClientCerts: certs,
 		Client: client, Registerer: reg, Logger: log,
 	})
 	if err != nil {
@@ -87,9 +106,15 @@ func newControlRole(cfg Config, reg prometheus.Registerer, log *slog.Logger) (*c
 	// with a ".." segment (307) before the API could refuse it.
 	srv := httpguard.Server(mux, cfg.HTTPLimits)
 	srv.TLSConfig = cc.ServerTLS
+	handshaken := false
+	if cfg.TLS != nil && cc.ServerTLS != nil {
+		// Handshakes are bounded per source and counted, not logged, before the server
+		// sees the connection (tlsconf.Listener); the server then serves TLS connections.
+		ln, handshaken = tlsconf.NewListener(ln, cc.ServerTLS, tlsconf.ListenerLimits{}, "control_api", tm), true
+	}
 	srv.BaseContext = func(net.Listener) context.Context { return reqCtx }
 	srv.RegisterOnShutdown(endRequests)
-	return &controlRole{cfg: cc, dir: dir, node: node, api: api, ln: ln, srv: srv, client: client, endRequests: endRequests}, nil
+	return &controlRole{cfg: cc, dir: dir, node: node, api: api, ln: ln, srv: srv, client: client, endRequests: endRequests, handshaken: handshaken}, nil
 }
 
 // run serves the API, bootstraps or joins the cluster, and stops the voter when ctx ends.
@@ -97,7 +122,7 @@ func (c *controlRole) run(ctx context.Context, log *slog.Logger) error {
 	serveErr := make(chan error, 1)
 	go func() {
 		var err error
-		if c.cfg.ServerTLS != nil {
+		if c.cfg.ServerTLS != nil && !c.handshaken {
 			err = c.srv.ServeTLS(c.ln, "", "")
 		} else {
 			err = c.srv.Serve(c.ln)
@@ -116,7 +141,7 @@ func (c *controlRole) run(ctx context.Context, log *slog.Logger) error {
 		joinDone <- c.node.Bootstrap()
 	case len(c.cfg.Join) > 0:
 		go func() {
-			joinDone <- joinCluster(ctx, c.client, c.cfg.Join, c.cfg.WriteTokens[0],
+			joinDone <- joinCluster(ctx, c.client, c.cfg.Join, firstOf(c.cfg.WriteTokens),
 				control.JoinRequest{ID: c.node.ID(), RaftAddress: c.node.RaftAddr(), API: c.cfg.APIURL}, log)
 		}()
 	default:
@@ -200,7 +225,9 @@ func joinOnce(ctx context.Context, client *http.Client, voter, token string, bod
 		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+token)
+	if token != "" { // with TLS, the voter's certificate may join without one
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
 	resp, err := client.Do(req)
 	if err != nil {
 		return err
@@ -211,4 +238,11 @@ func joinOnce(ctx context.Context, client *http.Client, voter, token string, bod
 		return fmt.Errorf("%s: %s", resp.Status, strings.TrimSpace(string(out)))
 	}
 	return nil
+}
+
+func firstOf(s []string) string {
+	if len(s) == 0 {
+		return ""
+	}
+	return s[0]
 }

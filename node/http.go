@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -120,3 +121,18 @@ func (n *Node) Gatherer() prometheus.Gatherer { return n.gat }
 
 // Logger returns the node's logger, with its id attached.
 func (n *Node) Logger() *slog.Logger { return n.log }
+
+// listenHTTP binds the node's HTTP listener, bounded in connections in all and per source
+// (httpguard.Listen).
+func listenHTTP(addr string, l httpguard.Limits, reg prometheus.Registerer) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("node: http listener: %w", err)
+	}
+	guarded, err := httpguard.Listen(ln, l, reg, "http")
+	if err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("node: http listener: %w", err)
+	}
+	return guarded, nil
+}

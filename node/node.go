@@ -19,6 +19,7 @@ import (
 	"github.com/vigil-dns/vigil/gossip"
 	"github.com/vigil-dns/vigil/location"
 	"github.com/vigil-dns/vigil/shard"
+	"github.com/vigil-dns/vigil/tlsconf"
 )
 
 // SourceStatic: the configuration was given to the node (Config.Static).
@@ -28,12 +29,13 @@ const SourceStatic control.Source = "static"
 // HTTP listener. Create it with New (which binds every socket, so that addresses are known),
 // then Run it. Its read-only methods are safe for concurrent use at any time.
 type Node struct {
-	cfg Config
-	log *slog.Logger
-	reg prometheus.Registerer
-	gat prometheus.Gatherer
-	m   *metrics
-	lm  *locationMetrics // nil without the location role
+	cfg        Config
+	log        *slog.Logger
+	reg        prometheus.Registerer
+	gat        prometheus.Gatherer
+	m          *metrics
+	lm         *locationMetrics // nil without the location role
+	tlsMetrics *tlsconf.Metrics // nil without Config.TLS (tls.go)
 
 	ctl     *controlRole // nil without the control role
 	pool    *gossip.Node // nil without a data-plane role
@@ -94,6 +96,9 @@ func New(cfg Config) (*Node, error) {
 		return nil, err
 	}
 	n.m = m
+	if err := n.setupTLS(); err != nil {
+		return nil, err
+	}
 	ok := false
 	defer func() {
 		if !ok {
@@ -101,7 +106,7 @@ func New(cfg Config) (*Node, error) {
 		}
 	}()
 	if cfg.Roles.Has(RoleControl) {
-		ctl, err := newControlRole(cfg, n.reg, n.log)
+		ctl, err := newControlRole(cfg, n.reg, n.tlsMetrics, n.log)
 		if err != nil {
 			return nil, err
 		}
@@ -111,9 +116,9 @@ func New(cfg Config) (*Node, error) {
 	// The HTTP listener is bound before the pool starts: its address goes into the node's
 	// gossip metadata (the network view's way to the other locations' verdicts).
 	if cfg.HTTPAddr != "off" {
-		ln, err := net.Listen("tcp", cfg.HTTPAddr)
+		ln, err := listenHTTP(cfg.HTTPAddr, cfg.HTTPLimits, n.reg)
 		if err != nil {
-			return nil, fmt.Errorf("node: http listener: %w", err)
+			return nil, err
 		}
 		n.httpLn = ln
 	}
@@ -138,51 +143,6 @@ func New(cfg Config) (*Node, error) {
 	n.http = newHTTPServer(n)
 	ok = true
 	return n, nil
-}
-
-// newPool creates the node's gossip membership.
-func (n *Node) newPool() error {
-	g := n.cfg.Gossip
-	keys := append([][]byte(nil), g.Keys...)
-	if g.KeyringFile != "" {
-		more, err := readKeyring(g.KeyringFile)
-		if err != nil {
-			return err
-		}
-		keys = append(keys, more...)
-	}
-	gc := gossip.Config{
-		ID: n.cfg.ID, Region: n.cfg.Region, Roles: n.cfg.Roles, Version: n.cfg.Version,
-		HTTPAddr: n.httpAdvertise(), Transport: n.cfg.Transport, Keys: keys, Insecure: g.Insecure, Profile: g.Profile,
-		Seeds: g.Join, HeartbeatInterval: g.HeartbeatInterval, RejoinInterval: g.RejoinInterval,
-		Inbound: g.Inbound, Registerer: n.reg, Logger: n.log,
-		OnMembership: func(gossip.MemberEvent) {
-			select {
-			case n.memberCh <- struct{}{}:
-			default:
-			}
-		},
-	}
-	if n.cfg.Transport == nil {
-		host, port, err := splitHostPort(g.Bind)
-		if err != nil {
-			return fmt.Errorf("node: gossip bind: %w", err)
-		}
-		gc.BindAddr, gc.BindPort = host, port
-		if g.Advertise != "" {
-			host, port, err := splitHostPort(g.Advertise)
-			if err != nil {
-				return fmt.Errorf("node: gossip advertise: %w", err)
-			}
-			gc.AdvertiseAddr, gc.AdvertisePort = host, port
-		}
-	}
-	pool, err := gossip.New(gc)
-	if err != nil {
-		return fmt.Errorf("node: %w", err)
-	}
-	n.pool = pool
-	return nil
 }
 
 // newConfigSource sets up where the data plane's configuration comes from: the static
@@ -498,17 +458,4 @@ func (n *Node) reassign() {
 			n.log.Warn("node: some assigned checks cannot be probed", "err", err)
 		}
 	}
-}
-
-// splitHostPort splits host:port with a numeric port.
-func splitHostPort(s string) (string, int, error) {
-	host, port, err := net.SplitHostPort(s)
-	if err != nil {
-		return "", 0, err
-	}
-	var p int
-	if _, err := fmt.Sscan(port, &p); err != nil || p < 0 || p > 65535 {
-		return "", 0, fmt.Errorf("bad port in %q", s)
-	}
-	return host, p, nil
 }

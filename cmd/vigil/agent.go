@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/vigil-dns/vigil/control"
 	"github.com/vigil-dns/vigil/gossip"
@@ -21,6 +22,7 @@ import (
 	"github.com/vigil-dns/vigil/location"
 	"github.com/vigil-dns/vigil/node"
 	"github.com/vigil-dns/vigil/status"
+	"github.com/vigil-dns/vigil/tlsconf"
 )
 
 // agentFlags is the configuration of `vigil agent`.
@@ -41,6 +43,8 @@ type agentFlags struct {
 	allowLoopback                              bool
 	probeAllow, probeCA                        string
 	tlsCert, tlsKey, tlsCA                     string
+	tlsRequireClientCert                       bool
+	tlsRecheck                                 time.Duration
 	logLevel                                   string
 	http                                       httpguard.Limits
 	gossipLimits                               gossip.InboundLimits
@@ -83,9 +87,7 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.BoolVar(&f.allowLoopback, "allow-loopback-probes", false, "checker: allow probing loopback addresses (development and tests only)")
 	fs.StringVar(&f.probeAllow, "probe-allow", "", "checker: comma-separated reserved prefixes that may be probed, e.g. 10.1.0.0/16")
 	fs.StringVar(&f.probeCA, "probe-ca", "", "checker: PEM file of CA certificates that TLS probes (https, grpc with tls) trust besides the system's roots, for checks without a tls_ca of their own")
-	fs.StringVar(&f.tlsCert, "tls-cert", "", "certificate file: serve the API over TLS")
-	fs.StringVar(&f.tlsKey, "tls-key", "", "key file of -tls-cert")
-	fs.StringVar(&f.tlsCA, "tls-ca", "", "CA file to verify voters' APIs (forwarding, joining, following)")
+	f.registerTLS(fs)
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.IntVar(&f.dnsTCP.MaxConns, "dns-tcp-max-conns", location.DefaultMaxTCPConns, "location: DNS over TCP connections served at once, per listener")
 	fs.IntVar(&f.dnsTCP.MaxConnsPerClient, "dns-tcp-max-conns-per-client", location.DefaultMaxTCPConnsPerClient, "location: DNS over TCP connections one client address may hold at once, per listener")
@@ -94,6 +96,8 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.DurationVar(&f.http.HeaderTimeout, "http-header-timeout", httpguard.DefaultHeaderTimeout, "HTTP listeners (control API, status port): time a client has to send a request's header")
 	fs.DurationVar(&f.http.BodyTimeout, "http-body-timeout", httpguard.DefaultBodyTimeout, "HTTP listeners: time a client has to send a request's body, from the end of its header")
 	fs.DurationVar(&f.http.IdleTimeout, "http-idle-timeout", httpguard.DefaultIdleTimeout, "HTTP listeners: time a kept-alive connection may wait for its next request")
+	fs.IntVar(&f.http.MaxConns, "http-max-conns", httpguard.DefaultMaxConns, "HTTP listeners: connections held open at once; more are closed as they are accepted")
+	fs.IntVar(&f.http.MaxConnsPerSource, "http-max-conns-per-source", httpguard.DefaultMaxConnsPerSource, "HTTP listeners: connections one IP address holds open at once")
 	fs.IntVar(&f.gossipLimits.MaxStreams, "gossip-max-streams", gossip.DefaultMaxInboundStreams, "gossip: inbound streams (push/pull, reliable messages) open at once")
 	fs.IntVar(&f.gossipLimits.MaxStreamsPerSource, "gossip-max-streams-per-source", gossip.DefaultMaxInboundStreamsPerSource, "gossip: inbound streams open at once from one source address")
 	fs.IntVar(&f.gossipLimits.MaxStreamBytes, "gossip-max-stream-bytes", gossip.DefaultMaxStreamBytes, "gossip: largest inbound stream message (push/pull state), refused before it is read")
@@ -201,16 +205,16 @@ func agentConfig(f agentFlags, stderr io.Writer) (node.Config, *slog.Logger, err
 	if err != nil {
 		return cfg, nil, err
 	}
-	client, serverTLS, err := tlsSetup(f)
+	client, serverTLS, store, err := tlsSetup(f, log)
 	if err != nil {
 		return cfg, nil, err
 	}
 	cfg.ID, cfg.Region, cfg.Roles, cfg.DataDir, cfg.Version = f.id, f.region, roles, f.dataDir, version
-	cfg.Logger, cfg.WatcherClient = log, client
+	cfg.Logger, cfg.WatcherClient, cfg.TLS = log, client, store
 	cfg.Control = node.ControlConfig{
 		RaftAddr: f.raftAddr, APIAddr: f.apiAddr, APIURL: f.apiURL, Bootstrap: f.bootstrap,
 		WriteTokens: writeTokens, ReadTokens: readTokenList, OpenReads: f.openReads,
-		ServerTLS: serverTLS, Client: client, RaftLogLevel: max(level, slog.LevelInfo),
+		ServerTLS: serverTLS, Client: client, RaftLogLevel: max(level, slog.LevelInfo), RequireClientCert: f.tlsRequireClientCert,
 		LogStore: f.raftLogStore,
 	}
 	for _, j := range splitList(f.join) {
@@ -322,8 +326,34 @@ func readTokens(path string) ([]string, error) {
 	return out, nil
 }
 
-// tlsSetup returns the client for other voters' APIs and, with -tls-cert, the server's TLS.
-func tlsSetup(f agentFlags) (*http.Client, *tls.Config, error) {
+// registerTLS adds the TLS flags, the same for every role.
+func (f *agentFlags) registerTLS(fs *flag.FlagSet) {
+	fs.StringVar(&f.tlsCert, "tls-cert", "", "this node's certificate (PEM); with -tls-key and -tls-ca: mutual TLS on raft, the control API and following the control plane, files re-read when they change (vigil tls init makes them); alone with -tls-key: the API over TLS only")
+	fs.StringVar(&f.tlsKey, "tls-key", "", "key file of -tls-cert")
+	fs.StringVar(&f.tlsCA, "tls-ca", "", "CA file (PEM) that peers' certificates chain to; alone: the CA that verifies voters' APIs (forwarding, joining, following)")
+	fs.BoolVar(&f.tlsRequireClientCert, "tls-require-client-cert", false, "control, with mutual TLS: refuse an API client without a certificate of the CA (tokens then add to it)")
+	fs.DurationVar(&f.tlsRecheck, "tls-recheck", tlsconf.DefaultRecheck, "with mutual TLS: how often the certificate, key and CA files are looked at for a change")
+}
+
+// tlsSetup returns, with -tls-cert, -tls-key and -tls-ca, the node's certificate store
+// (mutual TLS on every link: the node then makes its own clients and server config);
+// otherwise the client for other voters' APIs and, with -tls-cert, the server's TLS.
+func tlsSetup(f agentFlags, log *slog.Logger) (*http.Client, *tls.Config, *tlsconf.Store, error) {
+	if f.tlsCert != "" && f.tlsKey != "" && f.tlsCA != "" {
+		store, err := tlsconf.Load(tlsconf.Files{Cert: f.tlsCert, Key: f.tlsKey, CA: f.tlsCA},
+			tlsconf.Options{Recheck: f.tlsRecheck, Logger: log})
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("-tls-cert/-tls-key/-tls-ca: %w", err)
+		}
+		return nil, nil, store, nil
+	}
+	client, serverTLS, err := legacyTLS(f)
+	return client, serverTLS, nil, err
+}
+
+// legacyTLS is TLS without a CA of the cluster: the API served with a certificate, and a CA
+// that verifies the voters' APIs.
+func legacyTLS(f agentFlags) (*http.Client, *tls.Config, error) {
 	client := &http.Client{}
 	if f.tlsCA != "" {
 		pem, err := os.ReadFile(f.tlsCA)

@@ -26,7 +26,14 @@ func runApply(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	servers := fs.String("server", "http://127.0.0.1:7100", "comma-separated API URLs of voters; any of them forwards to the leader")
 	tokenFile := fs.String("token-file", "", "file holding the write token (default: $VIGIL_TOKEN)")
 	timeout := fs.Duration("timeout", 30*time.Second, "give up after this long; until then, voters that do not answer are asked again")
+	var tf tlsClientFlags
+	tf.register(fs)
 	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	client, err := tf.client()
+	if err != nil {
+		fmt.Fprintf(stderr, "vigil apply: %v\n", err)
 		return 2
 	}
 	if *file == "" {
@@ -62,7 +69,7 @@ func runApply(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			if s == "" {
 				continue
 			}
-			code, out, err := putDocument(ctx, s, token, ctype, body)
+			code, out, err := putDocument(ctx, client, s, token, ctype, body)
 			if err != nil && ctx.Err() != nil && lastErr != nil {
 				continue // the timeout, not news: keep the voters' last answer
 			}
@@ -107,7 +114,7 @@ func runApply(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 }
 
-func putDocument(ctx context.Context, server, token, ctype string, body []byte) (int, []byte, error) {
+func putDocument(ctx context.Context, client *http.Client, server, token, ctype string, body []byte) (int, []byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPut, server+"/v1/document", bytes.NewReader(body))
 	if err != nil {
 		return 0, nil, err
@@ -116,7 +123,7 @@ func putDocument(ctx context.Context, server, token, ctype string, body []byte) 
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		return 0, nil, err
 	}

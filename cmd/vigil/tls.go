@@ -1,0 +1,145 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/vigil-dns/vigil/tlsconf"
+)
+
+// runTLS runs `vigil tls init`: a CA and node certificates for a development or demo network.
+func runTLS(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] != "init" {
+		fmt.Fprintln(stderr, "usage: vigil tls init [flags] DIR NAME=ROLE[+ROLE...][@HOST,...]...")
+		return 2
+	}
+	fs := flag.NewFlagSet("tls init", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	days := fs.Int("days", 397, "days the node certificates are valid")
+	caDays := fs.Int("ca-days", 3650, "days a new CA is valid")
+	hosts := fs.String("host", "localhost,127.0.0.1,::1", "comma-separated DNS names and IP addresses every certificate is valid for, besides its name and its own @HOSTs")
+	keyMode := fs.String("key-mode", "0600", "mode of the key files written (a demo whose containers run as another user needs 0644)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, `usage: vigil tls init [flags] DIR NAME=ROLE[+ROLE...][@HOST,...]...
+
+Writes a CA (DIR/ca.pem, DIR/ca-key.pem) unless DIR has one, and for each NAME a certificate
+and key (DIR/NAME.pem, DIR/NAME-key.pem), ECDSA P-256, for server and client use. Roles:
+control (raft voters), checker, location, operator (vigil apply, vigil keyring). Run again
+with the same DIR to renew certificates under the same CA. Example:
+
+  vigil tls init pki control-1=control control-2=control node-1=checker+location@10.0.0.5 ops=operator
+
+flags:`)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args[1:]); err != nil {
+		return 2
+	}
+	if fs.NArg() < 2 {
+		fs.Usage()
+		return 2
+	}
+	mode, err := strconv.ParseUint(*keyMode, 8, 32)
+	if err != nil || mode&^0o777 != 0 {
+		fmt.Fprintf(stderr, "vigil tls init: -key-mode %q: want an octal mode such as 0600\n", *keyMode)
+		return 2
+	}
+	var reqs []tlsconf.Request
+	for _, a := range fs.Args()[1:] {
+		r, err := parseCertRequest(a, splitList(*hosts))
+		if err != nil {
+			fmt.Fprintf(stderr, "vigil tls init: %v\n", err)
+			return 2
+		}
+		reqs = append(reqs, r)
+	}
+	day := 24 * time.Hour
+	written, err := tlsconf.Init(fs.Arg(0), reqs, tlsconf.InitOptions{Now: time.Now(),
+		CAValid: time.Duration(*caDays) * day, CertValid: time.Duration(*days) * day, KeyMode: os.FileMode(mode)})
+	for _, w := range written {
+		fmt.Fprintln(stdout, w)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "vigil tls init: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// parseCertRequest reads NAME=ROLE[+ROLE...][@HOST,...].
+func parseCertRequest(s string, common []string) (tlsconf.Request, error) {
+	spec, hostList, _ := strings.Cut(s, "@")
+	name, roleList, ok := strings.Cut(spec, "=")
+	if !ok || name == "" || roleList == "" {
+		return tlsconf.Request{}, fmt.Errorf("%q: want NAME=ROLE[+ROLE...][@HOST,...]", s)
+	}
+	r := tlsconf.Request{Name: name, Hosts: append(append([]string(nil), common...), splitList(hostList)...)}
+	for _, role := range strings.Split(roleList, "+") {
+		switch role {
+		case tlsconf.RoleControl, tlsconf.RoleChecker, tlsconf.RoleLocation, tlsconf.RoleOperator:
+			r.Roles = append(r.Roles, role)
+		default:
+			return r, fmt.Errorf("%q: unknown role %q (control, checker, location, operator)", s, role)
+		}
+	}
+	return r, nil
+}
+
+// tlsClientFlags are the TLS flags of the commands that call the control API (vigil apply):
+// the CA that verifies the voters, and a certificate (with the operator role, to write) that
+// stands in for a token.
+type tlsClientFlags struct {
+	ca, cert, key string
+}
+
+func (f *tlsClientFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.ca, "tls-ca", "", "CA file (PEM) that verifies the voters' certificates (https:// servers)")
+	fs.StringVar(&f.cert, "tls-cert", "", "client certificate (PEM) to present: one with the operator role writes without a token (needs -tls-key and -tls-ca)")
+	fs.StringVar(&f.key, "tls-key", "", "key file of -tls-cert")
+}
+
+// client returns the HTTP client the flags describe: plain, verifying with the CA, or
+// presenting the certificate too.
+func (f *tlsClientFlags) client() (*http.Client, error) {
+	switch {
+	case f.cert != "" || f.key != "":
+		if f.cert == "" || f.key == "" || f.ca == "" {
+			return nil, errors.New("-tls-cert needs -tls-key and -tls-ca")
+		}
+		s, err := tlsconf.Load(tlsconf.Files{Cert: f.cert, Key: f.key, CA: f.ca}, tlsconf.Options{})
+		if err != nil {
+			return nil, err
+		}
+		return &http.Client{Transport: &http.Transport{TLSClientConfig: s.ClientConfig(tlsconf.Peer{})}}, nil
+	case f.ca != "":
+		pool, err := caPool(f.ca)
+		if err != nil {
+			return nil, err
+		}
+		return &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}}, nil
+	}
+	return &http.Client{}, nil
+}
+
+// caPool reads the certificates of a PEM file into a pool of its own.
+func caPool(path string) (*x509.CertPool, error) {
+	pem, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("-tls-ca: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("-tls-ca: no certificate in %s", path)
+	}
+	return pool, nil
+}
