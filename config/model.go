@@ -72,7 +72,10 @@ type Document struct {
 	Quorum QuorumSettings `yaml:"quorum" json:"quorum"`
 	// NameServers configures the fleet of virtual name servers that zones are sharded over.
 	NameServers NameServerSettings `yaml:"name_servers" json:"name_servers"`
-	// Checks are the health checks, probed or calculated.
+	// Notifications, when set, says whom to tell when verdicts change (package notify).
+	Notifications *Notifications `yaml:"notifications" json:"notifications,omitempty"`
+	// Checks are the health checks, probed or calculated. (Checks and Zones stay the last
+	// fields: the control plane streams them after the others.)
 	Checks []Check `yaml:"checks" json:"checks"`
 	// Zones are the DNS zones that locations serve authoritatively.
 	Zones []Zone `yaml:"zones" json:"zones"`

@@ -28,6 +28,7 @@ import (
 // twice changes nothing more than normalising once.
 func (d *Document) normalize() {
 	d.NameServers.Domain = absName(d.NameServers.Domain)
+	d.Notifications.normalize()
 	for i := range d.Checks {
 		d.Checks[i].normalize(d.Regions)
 	}

@@ -53,7 +53,7 @@ func (e *edit) size() int {
 
 // setSettings puts d's regions, quorum and name-server settings in place.
 func (e *edit) setSettings(d *config.Document) {
-	next := config.Document{Regions: slices.Clip(slices.Clone(d.Regions)), Quorum: d.Quorum, NameServers: d.NameServers}
+	next := config.Document{Regions: slices.Clip(slices.Clone(d.Regions)), Quorum: d.Quorum, NameServers: d.NameServers, Notifications: d.Notifications}
 	if reflect.DeepEqual(next, e.s.settings) {
 		return
 	}

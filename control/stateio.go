@@ -258,6 +258,8 @@ func (r *stateReader) document(settings *config.Document) error {
 			return r.dec.Decode(&settings.Quorum)
 		case "name_servers":
 			return r.dec.Decode(&settings.NameServers)
+		case "notifications":
+			return r.dec.Decode(&settings.Notifications)
 		case "checks":
 			r.e.setSettings(settings) // first, so that checks share the document's regions
 			return r.array(func() error {
