@@ -1,0 +1,73 @@
+package control
+
+import (
+	"encoding/json"
+	"maps"
+	"slices"
+	"time"
+)
+
+// The operational state: what the control plane stores beside the configuration and that
+// no document holds. Notification alerts and their outbox (ops_notify.go), maintenance
+// overrides (ops_override.go) and the audit log (ops_audit.go). It is small and bounded,
+// copied whole by a command that changes it (never by one that changes the configuration
+// only), and written into snapshots beside the document.
+
+// opsState is the operational state of one State. It is never changed once published.
+type opsState struct {
+	// Alerts are the alerts that fire, by alert key (see AlertKey).
+	Alerts map[string]*Alert `json:"alerts,omitempty"`
+	// Outbox holds the notifications decided and not yet delivered to every receiver, in
+	// the order they were decided.
+	Outbox []*Notification `json:"outbox,omitempty"`
+	// Dropped counts the notifications dropped from a full outbox.
+	Dropped uint64 `json:"dropped,omitempty"`
+}
+
+// ops returns the state's operational state, never nil.
+func (s *State) opsOrEmpty() *opsState {
+	if s.ops == nil {
+		return &opsState{}
+	}
+	return s.ops
+}
+
+// cloneOps returns a copy of o that a command may change: maps and lists are new, their
+// items shared (an item is replaced, never changed).
+func cloneOps(o *opsState) *opsState {
+	c := *o
+	c.Alerts = maps.Clone(o.Alerts)
+	if c.Alerts == nil {
+		c.Alerts = map[string]*Alert{}
+	}
+	c.Outbox = slices.Clone(o.Outbox)
+	return &c
+}
+
+// opsEmpty reports whether o holds nothing worth writing.
+func opsEmpty(o *opsState) bool {
+	return o == nil || (len(o.Alerts) == 0 && len(o.Outbox) == 0 && o.Dropped == 0)
+}
+
+// readOps reads the operational state of a snapshot.
+func readOps(raw json.RawMessage) (*opsState, error) {
+	var o opsState
+	if err := json.Unmarshal(raw, &o); err != nil {
+		return nil, err
+	}
+	return &o, nil
+}
+
+// timeOf is a command's time, as its author stamped it: every voter applies the same.
+func timeOf(t time.Time) time.Time { return t.UTC().Truncate(time.Millisecond) }
+
+// applyOps applies a command that changes the operational state only; ok is false for any
+// other command.
+func applyOps(s *State, c *Command, index uint64) (e *edit, ok bool, err error) {
+	switch c.Op {
+	case OpNotify:
+		e, err = applyNotify(s, c, index)
+		return e, true, err
+	}
+	return nil, false, nil
+}
