@@ -188,3 +188,10 @@ func (v *validator) validateNotifyRule(p string, r *NotifyRule, recv, seen map[s
 		}
 	}
 }
+
+// Validate returns every problem of n as Errors, with paths under "notifications", or nil.
+func (n *Notifications) Validate() error {
+	v := newValidator(&Document{Notifications: n}, nil)
+	v.validateNotifications()
+	return v.errs.err()
+}

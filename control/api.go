@@ -141,7 +141,7 @@ func (a *API) routes() []route {
 	r := func(method, path string, write bool, h http.HandlerFunc) route {
 		return route{Route{method, path}, write, h}
 	}
-	return []route{
+	return append([]route{
 		r("GET", "/v1/state", false, a.getState),
 		r("GET", "/v1/changes", false, a.getChanges),
 		r("GET", "/v1/document", false, a.getDocument),
@@ -164,7 +164,7 @@ func (a *API) routes() []route {
 		r("GET", "/v1/cluster", false, a.getCluster),
 		r("POST", "/v1/cluster/voters", true, a.joinVoter),
 		r("DELETE", "/v1/cluster/voters/{id}", true, a.removeVoter),
-	}
+	}, a.opsRoutes()...)
 }
 
 // ServeHTTP serves the API. A path with a "." or ".." segment is refused with a JSON 400:

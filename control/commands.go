@@ -56,6 +56,9 @@ type Command struct {
 	Batch []json.RawMessage `json:"batch,omitempty"`
 	// Notify is what the notification sender decided (OpNotify, ops_notify.go).
 	Notify *NotifyCommand `json:"notify,omitempty"`
+	// Notifications are the receivers and rules an OpPutNotifications puts in place (nil:
+	// none).
+	Notifications *config.Notifications `json:"notifications,omitempty"`
 }
 
 // Voter is a control node: its raft ID and the base URL of its HTTP API.

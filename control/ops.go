@@ -68,6 +68,17 @@ func applyOps(s *State, c *Command, index uint64) (e *edit, ok bool, err error) 
 	case OpNotify:
 		e, err = applyNotify(s, c, index)
 		return e, true, err
+	case OpPutNotifications:
+		if c.Notifications != nil {
+			if err := validationError(c.Notifications.Validate()); err != nil {
+				return nil, true, err
+			}
+		}
+		e = s.edit(index)
+		d := s.Settings()
+		d.Notifications = c.Notifications
+		e.setSettings(&d)
+		return e, true, nil
 	}
 	return nil, false, nil
 }

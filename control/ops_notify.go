@@ -13,6 +13,10 @@ import (
 // whichever voter (an old leader, a new one) asks.
 const OpNotify Op = "notify"
 
+// OpPutNotifications replaces the document's notifications (receivers and rules) and
+// nothing else.
+const OpPutNotifications Op = "put_notifications"
+
 // Bounds of the notification state.
 const (
 	// MaxAlerts bounds the alerts that fire at once; a rule that would fire more is refused

@@ -201,6 +201,13 @@ type ControlConfig struct {
 	Timing control.Timing
 	// RaftLogLevel is the least level of raft's logs passed on. Default Info.
 	RaftLogLevel slog.Level
+	// NotifyLocations are the base URLs of the locations' status APIs whose verdicts the
+	// leader reads to decide notifications (package notify); none: no alert fires (events
+	// already in the outbox are still delivered).
+	NotifyLocations []string
+	// NotifyClient sends notifications and reads the locations' digests; default a client
+	// without proxy.
+	NotifyClient *http.Client
 }
 
 // ProbeConfig is the checker's probe safety and capacity.

@@ -30,6 +30,7 @@ type controlRole struct {
 	ln     net.Listener
 	srv    *http.Server
 	client *http.Client
+	reg    prometheus.Registerer // the node's metrics (the notification runner's too)
 	closed bool
 	// endRequests ends every request's context (blocking reads, forwards) when the API
 	// stops.
@@ -88,7 +89,7 @@ func newControlRole(cfg Config, reg prometheus.Registerer, log *slog.Logger) (*c
 	srv.TLSConfig = cc.ServerTLS
 	srv.BaseContext = func(net.Listener) context.Context { return reqCtx }
 	srv.RegisterOnShutdown(endRequests)
-	return &controlRole{cfg: cc, dir: dir, node: node, api: api, ln: ln, srv: srv, client: client, endRequests: endRequests}, nil
+	return &controlRole{cfg: cc, dir: dir, node: node, api: api, ln: ln, srv: srv, client: client, reg: reg, endRequests: endRequests}, nil
 }
 
 // run serves the API, bootstraps or joins the cluster, and stops the voter when ctx ends.
@@ -123,6 +124,8 @@ func (c *controlRole) run(ctx context.Context, log *slog.Logger) error {
 		joinDone <- nil
 	}
 	log.Info("node: control: voter running", "api", c.cfg.APIURL, "raft", c.node.RaftAddr(), "dir", c.dir)
+	stopNotify := c.runNotify(ctx, log)
+	defer stopNotify()
 	var err error
 	select {
 	case <-ctx.Done():
@@ -140,6 +143,7 @@ func (c *controlRole) run(ctx context.Context, log *slog.Logger) error {
 			}
 		}
 	}
+	stopNotify()
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_ = c.srv.Shutdown(sctx)

@@ -33,6 +33,7 @@ type agentFlags struct {
 	voters                                     string
 	tokenFile, readTokenFile                   string
 	openReads                                  bool
+	notifyLocations                            string
 	dnsAddr, nameServers, httpAddr             string
 	nsBudget, rrlRate, rrlSlip                 int
 	allowLoopback                              bool
@@ -69,6 +70,7 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.StringVar(&f.tokenFile, "token-file", "", "file of bearer tokens, one per line: allowed to write (control role); the first one reads the configuration (data plane)")
 	fs.StringVar(&f.readTokenFile, "read-token-file", "", "file of bearer tokens allowed to read, one per line; the data plane reads with the first")
 	fs.BoolVar(&f.openReads, "open-reads", false, "control: let anyone read without a token")
+	fs.StringVar(&f.notifyLocations, "notify-locations", "", "control: comma-separated base URLs of the locations' status APIs whose verdicts decide notifications, e.g. http://10.0.1.3:7701")
 	fs.StringVar(&f.dnsAddr, "dns", "127.0.0.1:5353", "location: DNS listen address (UDP and TCP)")
 	fs.StringVar(&f.nameServers, "ns", "", "location: virtual name servers this location hosts, as index=host:port, comma-separated")
 	fs.IntVar(&f.nsBudget, "ns-budget", location.DefaultNameServerBudget, "location: queries a second each virtual name server answers before it drops (-1: unlimited)")
@@ -206,6 +208,7 @@ func agentConfig(f agentFlags, stderr io.Writer) (node.Config, *slog.Logger, err
 		RaftAddr: f.raftAddr, APIAddr: f.apiAddr, APIURL: f.apiURL, Bootstrap: f.bootstrap,
 		WriteTokens: writeTokens, ReadTokens: readTokenList, OpenReads: f.openReads,
 		ServerTLS: serverTLS, Client: client, RaftLogLevel: max(level, slog.LevelInfo),
+		NotifyLocations: splitList(f.notifyLocations),
 	}
 	for _, j := range splitList(f.join) {
 		if strings.HasPrefix(j, "http://") || strings.HasPrefix(j, "https://") {
