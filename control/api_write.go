@@ -21,6 +21,10 @@ type WriteResult struct {
 
 // commit applies cmd on the leader, or forwards the request there, and answers.
 func (a *API) commit(w http.ResponseWriter, r *http.Request, body []byte, cmd *Command, created bool) {
+	if err := a.stamp(r, cmd); err != nil {
+		a.refuse(w, err)
+		return
+	}
 	idx, err := a.cfg.Node.Apply(cmd)
 	if errors.Is(err, ErrNotLeader) {
 		a.forward(w, r, body)

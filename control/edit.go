@@ -29,6 +29,9 @@ type edit struct {
 	zones    map[string]bool // apexes whose head was put or deleted
 	sets     map[string]bool // record-set keys put or deleted
 	shards   map[string]bool // apexes whose shard changed
+
+	// overrides: the maintenance overrides changed (ops_override.go).
+	overrides bool
 }
 
 // edit starts the state that follows s at index.
@@ -46,6 +49,9 @@ func (e *edit) size() int {
 		n++
 	}
 	if e.voters {
+		n++
+	}
+	if e.overrides {
 		n++
 	}
 	return n

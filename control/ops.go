@@ -5,6 +5,8 @@ import (
 	"maps"
 	"slices"
 	"time"
+
+	"github.com/vigil-dns/vigil/ptree"
 )
 
 // The operational state: what the control plane stores beside the configuration and that
@@ -22,6 +24,12 @@ type opsState struct {
 	Outbox []*Notification `json:"outbox,omitempty"`
 	// Dropped counts the notifications dropped from a full outbox.
 	Dropped uint64 `json:"dropped,omitempty"`
+	// Overrides are the maintenance overrides, by ID (ops_override.go).
+	Overrides map[string]*Override `json:"overrides,omitempty"`
+	// Audit is the audit log by auditKey(Seq); AuditSeq the Seq of its newest entry
+	// (ops_audit.go).
+	Audit    ptree.Map[*AuditEntry]
+	AuditSeq uint64
 }
 
 // ops returns the state's operational state, never nil.
@@ -41,12 +49,16 @@ func cloneOps(o *opsState) *opsState {
 		c.Alerts = map[string]*Alert{}
 	}
 	c.Outbox = slices.Clone(o.Outbox)
+	c.Overrides = maps.Clone(o.Overrides)
+	if c.Overrides == nil {
+		c.Overrides = map[string]*Override{}
+	}
 	return &c
 }
 
 // opsEmpty reports whether o holds nothing worth writing.
 func opsEmpty(o *opsState) bool {
-	return o == nil || (len(o.Alerts) == 0 && len(o.Outbox) == 0 && o.Dropped == 0)
+	return o == nil || (len(o.Alerts) == 0 && len(o.Outbox) == 0 && o.Dropped == 0 && len(o.Overrides) == 0 && o.AuditSeq == 0)
 }
 
 // readOps reads the operational state of a snapshot.
@@ -67,6 +79,12 @@ func applyOps(s *State, c *Command, index uint64) (e *edit, ok bool, err error) 
 	switch c.Op {
 	case OpNotify:
 		e, err = applyNotify(s, c, index)
+		return e, true, err
+	case OpSetOverride:
+		e, err = applySetOverride(s, c, index)
+		return e, true, err
+	case OpClearOverride:
+		e, err = applyClearOverride(s, c, index)
 		return e, true, err
 	case OpPutNotifications:
 		if c.Notifications != nil {
