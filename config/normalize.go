@@ -95,6 +95,9 @@ func (z *Zone) normalize() {
 		for j := range rs.Records {
 			rs.Records[j].Value = canonicalValue(rs.Type, rs.Records[j].Value)
 		}
+		if rs.Fallback != "" {
+			rs.Fallback = canonicalValue(rs.Type, rs.Fallback)
+		}
 	}
 	z.SOA.MName = absName(z.SOA.MName)
 	if z.SOA.MName == "" {
