@@ -79,6 +79,9 @@ func OverrideID(check, zone, name string, typ config.RecordType, value string) s
 	return hex.EncodeToString(sum[:6])
 }
 
+// RecordTypeOf returns a record type as the control plane names it (upper case).
+func RecordTypeOf(s string) config.RecordType { return config.RecordType(strings.ToUpper(s)) }
+
 // Active reports whether the override is in force at now.
 func (o *Override) Active(now time.Time) bool { return now.Before(o.Expires) }
 

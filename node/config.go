@@ -189,8 +189,11 @@ type ControlConfig struct {
 	Bootstrap bool
 	// Join are API URLs of voters of the cluster to join.
 	Join []string
-	// WriteTokens may write and read; at least one is required. ReadTokens may only read.
+	// WriteTokens may write and read; at least one is required (voters join with the
+	// first). ReadTokens may only read.
 	WriteTokens, ReadTokens []string
+	// Tokens are named tokens with scopes, stored hashed (control.Token; `vigil token`).
+	Tokens []control.Token
 	// OpenReads lets anyone read without a token.
 	OpenReads bool
 	// ServerTLS, when set, serves the API over TLS.

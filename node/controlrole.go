@@ -65,7 +65,7 @@ func newControlRole(cfg Config, reg prometheus.Registerer, log *slog.Logger) (*c
 		return nil, fmt.Errorf("node: control: %w", err)
 	}
 	api, err := control.NewAPI(control.APIConfig{
-		Node: node, WriteTokens: cc.WriteTokens, ReadTokens: cc.ReadTokens, OpenReads: cc.OpenReads,
+		Node: node, WriteTokens: cc.WriteTokens, ReadTokens: cc.ReadTokens, Tokens: cc.Tokens, OpenReads: cc.OpenReads,
 		Client: client, Registerer: reg, Logger: log,
 	})
 	if err != nil {

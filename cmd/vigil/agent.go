@@ -67,7 +67,7 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.StringVar(&f.gossipKeyFile, "gossip-key-file", "", "gossip: file of base64 encryption keys, one per line, the primary first")
 	fs.BoolVar(&f.insecureGossip, "insecure-gossip", false, "gossip: run unencrypted (development only)")
 	fs.StringVar(&f.voters, "control", "", "comma-separated API URLs of control voters the data plane follows (default: this node's own voter)")
-	fs.StringVar(&f.tokenFile, "token-file", "", "file of bearer tokens, one per line: allowed to write (control role); the first one reads the configuration (data plane)")
+	fs.StringVar(&f.tokenFile, "token-file", "", "file of bearer tokens, one per line: a plain token may write (control role; the first one joins voters and reads the configuration for the data plane); a line \"name scope sha256:<hex>\" (vigil token create) is a named token with a scope, stored hashed")
 	fs.StringVar(&f.readTokenFile, "read-token-file", "", "file of bearer tokens allowed to read, one per line; the data plane reads with the first")
 	fs.BoolVar(&f.openReads, "open-reads", false, "control: let anyone read without a token")
 	fs.StringVar(&f.notifyLocations, "notify-locations", "", "control: comma-separated base URLs of the locations' status APIs whose verdicts decide notifications, e.g. http://10.0.1.3:7701")
@@ -190,9 +190,13 @@ func agentConfig(f agentFlags, stderr io.Writer) (node.Config, *slog.Logger, err
 		}
 		f.id = h
 	}
-	writeTokens, err := readTokens(f.tokenFile)
+	lines, err := readTokens(f.tokenFile)
 	if err != nil {
 		return cfg, nil, err
+	}
+	writeTokens, named, err := splitTokens(lines)
+	if err != nil {
+		return cfg, nil, fmt.Errorf("-token-file: %w", err)
 	}
 	readTokenList, err := readTokens(f.readTokenFile)
 	if err != nil {
@@ -208,7 +212,7 @@ func agentConfig(f agentFlags, stderr io.Writer) (node.Config, *slog.Logger, err
 		RaftAddr: f.raftAddr, APIAddr: f.apiAddr, APIURL: f.apiURL, Bootstrap: f.bootstrap,
 		WriteTokens: writeTokens, ReadTokens: readTokenList, OpenReads: f.openReads,
 		ServerTLS: serverTLS, Client: client, RaftLogLevel: max(level, slog.LevelInfo),
-		NotifyLocations: splitList(f.notifyLocations),
+		NotifyLocations: splitList(f.notifyLocations), Tokens: named,
 	}
 	for _, j := range splitList(f.join) {
 		if strings.HasPrefix(j, "http://") || strings.HasPrefix(j, "https://") {
