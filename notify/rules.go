@@ -141,6 +141,9 @@ func (d *Decision) judge(r *config.NotifyRule, key string, c condition, a *contr
 		if a != nil && (c.ends || c.location != "") {
 			ch.Silent = !r.Resolved()
 			ch.Summary = fmt.Sprintf("%s is no longer unhealthy at %s (rule %s)", ch.Check, where(c.location), r.Name)
+			if c.location == "" {
+				ch.Summary = fmt.Sprintf("%s recovered: unhealthy at %d of %d locations observed, fewer than the %d that fire rule %s", ch.Check, len(c.unhealthy), c.observed, max(r.MinLocations, 1), r.Name)
+			}
 			d.Command.Resolve = append(d.Command.Resolve, ch)
 		}
 		return
