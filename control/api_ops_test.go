@@ -166,3 +166,18 @@ func TestScopesOverridesAudit(t *testing.T) {
 		t.Errorf("overrides after restart: %+v", c.voters[0].node.State().Overrides())
 	}
 }
+
+// TestAuditMembership: a voter joining through the API is in the audit log, with the token's
+// name.
+func TestAuditMembership(t *testing.T) {
+	c := newCluster(t, 2)
+	l := c.leader(5 * time.Second)
+	waitFor(t, 5*time.Second, "the join in the audit log", func() bool {
+		for _, e := range l.node.State().Audit(10, 0) {
+			if e.Op == OpAuditNote && strings.HasPrefix(e.Summary, "add voter v1 at ") && e.Token == "write-token-1" && e.Path == "/v1/cluster/voters" {
+				return true
+			}
+		}
+		return false
+	})
+}

@@ -263,6 +263,9 @@ func (a *API) answerMembership(w http.ResponseWriter, r *http.Request, body []by
 	case err != nil:
 		writeError(w, statusOf(err), err)
 	default:
+		if i := a.auditMembership(r, body, idx); i > 0 {
+			idx = i
+		}
 		w.Header().Set(headerIndex, fmt.Sprint(idx))
 		writeJSON(w, http.StatusOK, WriteResult{Index: idx})
 	}

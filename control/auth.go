@@ -7,6 +7,7 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -320,6 +321,8 @@ func summarize(c *Command) string {
 		return "put voter " + c.Voter.ID
 	case OpDeleteVoter:
 		return "delete voter " + c.ID
+	case OpAuditNote:
+		return c.Audit.Summary
 	}
 	return string(c.Op)
 }
@@ -330,4 +333,24 @@ func overrideTarget(o *Override) string {
 		return fmt.Sprintf("record %s %s %s in %s", o.Name, o.Type, o.Value, o.Zone)
 	}
 	return "check " + o.Check
+}
+
+// auditMembership records a voter added or removed (which raft's configuration holds, not a
+// command) in the audit log; it returns the index of the record, 0 when it could not be
+// written (logged).
+func (a *API) auditMembership(r *http.Request, body []byte, index uint64) uint64 {
+	var jr JoinRequest
+	_ = json.Unmarshal(body, &jr)
+	summary := fmt.Sprintf("add voter %s at %s", jr.ID, jr.RaftAddress)
+	if r.Method == http.MethodDelete {
+		summary = "remove voter " + r.PathValue("id")
+	}
+	p := principalOf(r)
+	idx, err := a.cfg.Node.Apply(&Command{Op: OpAuditNote, Audit: &AuditInfo{Time: time.Now(), Token: p.Name,
+		Method: r.Method, Path: r.URL.Path, Summary: fmt.Sprintf("%s (raft index %d)", summary, index)}})
+	if err != nil {
+		a.log.Error("control: recording a membership change in the audit log", "err", err)
+		return 0
+	}
+	return idx
 }

@@ -86,6 +86,8 @@ func applyOps(s *State, c *Command, index uint64) (e *edit, ok bool, err error) 
 	case OpClearOverride:
 		e, err = applyClearOverride(s, c, index)
 		return e, true, err
+	case OpAuditNote:
+		return s.edit(index), true, nil // what it records, audited records
 	case OpPutNotifications:
 		if c.Notifications != nil {
 			if err := validationError(c.Notifications.Validate()); err != nil {

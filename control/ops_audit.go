@@ -13,6 +13,10 @@ import (
 // every voter, in every snapshot, and nobody can write without it. It holds at most
 // MaxAuditEntries entries and none older than MaxAuditAge than the newest.
 
+// OpAuditNote records a write made outside the state machine's commands (a voter added to
+// or removed from raft's configuration) in the audit log, and changes nothing else.
+const OpAuditNote Op = "audit_note"
+
 // Bounds of the audit log.
 const (
 	MaxAuditEntries = 10000
