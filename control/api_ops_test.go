@@ -181,3 +181,24 @@ func TestAuditMembership(t *testing.T) {
 		return false
 	})
 }
+
+// TestStateForReaders: GET /v1/state carries the overrides but not the audit log, while a
+// snapshot carries both.
+func TestStateForReaders(t *testing.T) {
+	c := newCluster(t, 1)
+	base := c.voters[0].url()
+	mustWrite(t, "PUT", base+"/v1/document", "application/json", `{"regions": ["a"], "checks": [{"id": "c1", "protocol": "tcp", "target": {"host": "192.0.2.1", "port": 1}, "allow_fewer_regions": true}]}`)
+	mustWrite(t, "POST", base+"/v1/overrides", "application/json", `{"kind": "healthy", "check": "c1", "reason": "r", "for": "1h"}`)
+	_, s := readStateAPI(t, base, "")
+	if len(s.Overrides()) != 1 || len(s.Audit(0, 0)) != 0 {
+		t.Fatalf("GET /v1/state: overrides %d, audit entries %d; want 1 and 0", len(s.Overrides()), len(s.Audit(0, 0)))
+	}
+	var b strings.Builder
+	if err := c.voters[0].node.State().WriteJSON(&b); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadState(strings.NewReader(b.String()))
+	if err != nil || len(back.Audit(0, 0)) != 2 || len(back.Overrides()) != 1 {
+		t.Fatalf("snapshot form: %v, audit %d", err, len(back.Audit(0, 0)))
+	}
+}

@@ -102,3 +102,16 @@ func applyOps(s *State, c *Command, index uint64) (e *edit, ok bool, err error) 
 	}
 	return nil, false, nil
 }
+
+// forReaders returns s as the API streams it whole (GET /v1/state, a full GET /v1/changes):
+// of the operational state, only the overrides, which the data plane applies; the alerts,
+// the outbox and the audit log stay with the voters (GET /v1/alerts, GET /v1/audit) and in
+// their snapshots.
+func (s *State) forReaders() *State {
+	if s.ops == nil || (len(s.ops.Alerts) == 0 && len(s.ops.Outbox) == 0 && s.ops.AuditSeq == 0 && s.ops.Dropped == 0) {
+		return s
+	}
+	c := *s
+	c.ops = &opsState{Overrides: s.ops.Overrides}
+	return &c
+}
