@@ -147,7 +147,9 @@ func validTokenName(s string) bool {
 
 // Principal is who made a request: the token's name and scope.
 type Principal struct {
-	Name  string
+	// Name is the token's name ("anonymous" for an open read).
+	Name string
+	// Scope is what the token may do.
 	Scope Scope
 }
 

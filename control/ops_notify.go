@@ -121,6 +121,7 @@ type AlertChange struct {
 
 // Delivery says that a notification reached a receiver, or was given up for it.
 type Delivery struct {
+	// Key is the notification's key; Receiver the receiver's name.
 	Key      string `json:"key"`
 	Receiver string `json:"receiver"`
 }

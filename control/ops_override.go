@@ -195,6 +195,7 @@ func (s *State) Overrides() []*Override {
 
 // OverrideList carries the overrides in a Delta when they changed.
 type OverrideList struct {
+	// Items are every override of the state, sorted by ID.
 	Items []*Override `json:"items"`
 }
 

@@ -121,6 +121,7 @@ func (n *Network) receiverHandler() http.Handler {
 
 // ReceivedList is GET /v1/dev/notifications.
 type ReceivedList struct {
+	// Notifications are what the receivers took, oldest first (at most 200).
 	Notifications []Received `json:"notifications"`
 }
 

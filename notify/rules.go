@@ -26,7 +26,10 @@ const unhealthy = "unhealthy"
 // Decision is what Decide found: the command to commit (empty when nothing changed) and the
 // conditions that hold but have not held long enough, by alert key, since when.
 type Decision struct {
+	// Command is what to commit (OpNotify).
 	Command control.NotifyCommand
+	// Pending maps the key of each alert whose condition holds, not yet for long enough, to
+	// since when it holds: the caller's memory for the next Decide.
 	Pending map[string]time.Time
 }
 
