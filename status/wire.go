@@ -312,6 +312,9 @@ type Digest struct {
 	Heard []RegionHeard `json:"heard"`
 	// Checks are the verdicts, sorted by id.
 	Checks []DigestCheck `json:"checks"`
+	// Overrides are the maintenance overrides in force at the location: what DNS serves
+	// differs from Checks where they force a check or drain a record.
+	Overrides []OverrideNote `json:"overrides,omitempty"`
 }
 
 // RegionHeard is how many of a region's checkers a location hears.
