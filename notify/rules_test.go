@@ -79,3 +79,13 @@ func TestSignVerify(t *testing.T) {
 		t.Fatal("signature does not verify as it should")
 	}
 }
+
+// TestOverriddenDoesNotAlert: a check forced by a maintenance override at a location counts
+// neither way there.
+func TestOverriddenDoesNotAlert(t *testing.T) {
+	n := &config.Notifications{Rules: []config.NotifyRule{{Name: "g", Scope: config.ScopeGlobal, MinLocations: 1, Receivers: []string{"r"}}}}
+	d := Decide(n, nil, nil, []Observation{obs("a", map[string]string{"web": Overridden}), obs("b", map[string]string{"web": "healthy"})}, time.Now())
+	if !d.Empty() {
+		t.Fatalf("an overridden check alerts: %+v", d.Command)
+	}
+}

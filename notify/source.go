@@ -40,7 +40,16 @@ type digest struct {
 		ID    string `json:"id"`
 		State string `json:"state"`
 	} `json:"checks"`
+	// Overrides are the maintenance overrides in force at the location.
+	Overrides []struct {
+		Kind  string `json:"kind"`
+		Check string `json:"check"`
+	} `json:"overrides"`
 }
+
+// Overridden is the state a check forced healthy or unhealthy by a maintenance override has
+// in an Observation: it counts neither way, so maintenance does not alert.
+const Overridden = "overridden"
 
 // Observe reads every location's digest.
 func (d *Digests) Observe(ctx context.Context) []Observation {
@@ -105,6 +114,11 @@ func fetchDigest(ctx context.Context, client *http.Client, base string, limit in
 	}
 	for _, c := range dg.Checks {
 		o.States[c.ID] = c.State
+	}
+	for _, ov := range dg.Overrides {
+		if ov.Check != "" {
+			o.States[ov.Check] = Overridden
+		}
 	}
 	return o, nil
 }
