@@ -33,7 +33,7 @@ type Config struct {
 	Source Source
 	// Interval is how often the leader reads the verdicts and decides; default 1s.
 	Interval time.Duration
-	// Client sends notifications; default a client without proxy.
+	// Client sends notifications; default a client without proxy that follows no redirect.
 	Client *http.Client
 	// AttemptTimeout bounds one delivery attempt; default 5s.
 	AttemptTimeout time.Duration
@@ -78,7 +78,7 @@ func New(cfg Config) (*Runner, error) {
 	cfg.GiveUpAfter = cmpOr(cfg.GiveUpAfter, time.Hour)
 	cfg.Refresh = cmpOr(cfg.Refresh, 5*time.Minute)
 	if cfg.Client == nil {
-		cfg.Client = &http.Client{Transport: &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 2}}
+		cfg.Client = newClient()
 	}
 	log := cfg.Logger
 	if log == nil {

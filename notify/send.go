@@ -147,6 +147,8 @@ func post(client *http.Client, req *http.Request) error {
 	switch {
 	case res.StatusCode >= 200 && res.StatusCode < 300:
 		return nil
+	case res.StatusCode >= 300 && res.StatusCode < 400:
+		return permanentError{res.StatusCode} // redirects are not followed
 	case res.StatusCode >= 400 && res.StatusCode < 500 && res.StatusCode != http.StatusRequestTimeout && res.StatusCode != http.StatusTooManyRequests:
 		return permanentError{res.StatusCode}
 	}

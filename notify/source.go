@@ -22,7 +22,7 @@ type Source interface {
 type Digests struct {
 	// URLs are the base URLs of the locations' status APIs, e.g. "http://10.0.1.3:7701".
 	URLs []string
-	// Client makes the requests; default a client without proxy.
+	// Client makes the requests; default a client without proxy that follows no redirect.
 	Client *http.Client
 	// Timeout bounds one request; default 2s.
 	Timeout time.Duration
@@ -30,6 +30,9 @@ type Digests struct {
 	Concurrency int
 	// MaxBytes bounds one digest; default 64 MiB (about 100 bytes a check).
 	MaxBytes int64
+
+	once   sync.Once
+	client *http.Client // Client, or the default made once
 }
 
 // digest is the part of a location's digest that rules read.
@@ -53,10 +56,13 @@ const Overridden = "overridden"
 
 // Observe reads every location's digest.
 func (d *Digests) Observe(ctx context.Context) []Observation {
-	client := d.Client
-	if client == nil {
-		client = &http.Client{Transport: &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 2}}
-	}
+	d.once.Do(func() {
+		d.client = d.Client
+		if d.client == nil {
+			d.client = newClient()
+		}
+	})
+	client := d.client
 	timeout := cmpOr(d.Timeout, 2*time.Second)
 	limit := d.MaxBytes
 	if limit <= 0 {
@@ -121,6 +127,16 @@ func fetchDigest(ctx context.Context, client *http.Client, base string, limit in
 		}
 	}
 	return o, nil
+}
+
+// newClient returns the default client of notifications and digests: no proxy, idle
+// connections closed after a minute, and no redirect followed (a receiver or location that
+// redirects is answered as refusing).
+func newClient() *http.Client {
+	return &http.Client{
+		Transport:     &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 2, IdleConnTimeout: time.Minute},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
 }
 
 func cmpOr(d, def time.Duration) time.Duration {
