@@ -22,7 +22,8 @@ type opsState struct {
 	// Outbox holds the notifications decided and not yet delivered to every receiver, in
 	// the order they were decided.
 	Outbox []*Notification `json:"outbox,omitempty"`
-	// Dropped counts the notifications dropped from a full outbox.
+	// Dropped counts the notifications dropped: from a full outbox, or of alerts beyond
+	// MaxAlerts.
 	Dropped uint64 `json:"dropped,omitempty"`
 	// Overrides are the maintenance overrides, by ID (ops_override.go).
 	Overrides map[string]*Override `json:"overrides,omitempty"`

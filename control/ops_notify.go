@@ -19,8 +19,8 @@ const OpPutNotifications Op = "put_notifications"
 
 // Bounds of the notification state.
 const (
-	// MaxAlerts bounds the alerts that fire at once; a rule that would fire more is refused
-	// until some resolve.
+	// MaxAlerts bounds the alerts that fire at once; an alert that would fire beyond it is
+	// not recorded (counted as a dropped notification) until some resolve.
 	MaxAlerts = 10000
 	// MaxOutbox bounds the notifications waiting for delivery; the oldest is dropped (and
 	// counted) to make room.
@@ -140,7 +140,8 @@ func applyNotify(s *State, c *Command, index uint64) (*edit, error) {
 			continue // fires already: one event, whoever asks again
 		}
 		if len(o.Alerts) >= MaxAlerts {
-			return nil, fmt.Errorf("control: %d alerts fire, the most held: %s not recorded", MaxAlerts, key)
+			o.Dropped++ // its notification is dropped; the command's other changes still apply
+			continue
 		}
 		a := &Alert{Key: key, Rule: f.Rule, Check: f.Check, Location: f.Location, Episode: index, Since: at,
 			Receivers: slices.Clone(f.Receivers)}

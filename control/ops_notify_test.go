@@ -2,6 +2,7 @@ package control
 
 import (
 	"bytes"
+	"fmt"
 	"testing"
 	"time"
 )
@@ -64,5 +65,40 @@ func TestNotifyFiresOnce(t *testing.T) {
 	}
 	if out, _ = s.Outbox(); len(out) != 0 {
 		t.Fatalf("delivered, still in the outbox: %+v", out)
+	}
+}
+
+// TestNotifyBounds: beyond MaxAlerts a firing is dropped and counted while the command's
+// resolves still apply; a full outbox drops its oldest notification.
+func TestNotifyBounds(t *testing.T) {
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	fires := make([]AlertChange, MaxAlerts)
+	for i := range fires {
+		fires[i] = AlertChange{Rule: "r", Check: fmt.Sprintf("c%d", i)}
+	}
+	e, err := applyCommand(emptyState(), notifyCmd(NotifyCommand{At: at, Fire: fires}), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err = applyCommand(e.s, notifyCmd(NotifyCommand{At: at, Fire: []AlertChange{{Rule: "r", Check: "extra", Receivers: []string{"x"}}},
+		Resolve: []AlertChange{{Rule: "r", Check: "c0"}}}), 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, dropped := e.s.Outbox()
+	if n := len(e.s.Alerts()); n != MaxAlerts-1 || dropped != 1 {
+		t.Fatalf("alerts %d, dropped %d; want %d and 1", n, dropped, MaxAlerts-1)
+	}
+	s := emptyState()
+	for i := range MaxOutbox + 3 {
+		e, err := applyCommand(s, notifyCmd(NotifyCommand{At: at, Fire: []AlertChange{{Rule: "r", Check: fmt.Sprintf("o%d", i), Receivers: []string{"x"}}}}), uint64(10+i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s = e.s
+	}
+	out, dropped := s.Outbox()
+	if len(out) != MaxOutbox || dropped != 3 || out[0].Check != "o3" {
+		t.Fatalf("outbox %d (first %s), dropped %d", len(out), out[0].Check, dropped)
 	}
 }
