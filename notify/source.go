@@ -68,7 +68,11 @@ func (d *Digests) Observe(ctx context.Context) []Observation {
 	if limit <= 0 {
 		limit = 64 << 20
 	}
-	sem := make(chan struct{}, max(d.Concurrency, 4))
+	conc := d.Concurrency
+	if conc <= 0 {
+		conc = 4
+	}
+	sem := make(chan struct{}, conc)
 	out := make([]Observation, len(d.URLs))
 	var wg sync.WaitGroup
 	for i, u := range d.URLs {
