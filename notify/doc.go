@@ -26,6 +26,12 @@
 // What is not replicated: how long a condition has held before it fires (a rule's "for").
 // A new leader starts that clock again, which delays a firing and never doubles it.
 //
+// A check under a maintenance override at a location (its digest lists the overrides)
+// counts neither way there: maintenance alerts nobody.
+//
+// Cost: the leader reads every location's whole digest each Interval (about 100 bytes a
+// check); for very large configurations a longer Interval bounds it.
+//
 // # Bounds
 //
 // At most control.MaxAlerts alerts fire and control.MaxOutbox events wait (the oldest is
