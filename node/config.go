@@ -211,6 +211,8 @@ type ControlConfig struct {
 	// NotifyClient sends notifications and reads the locations' digests; default a client
 	// without proxy.
 	NotifyClient *http.Client
+	// NotifyInterval is how often the leader reads the digests and decides; default 1s.
+	NotifyInterval time.Duration
 }
 
 // ProbeConfig is the checker's probe safety and capacity.

@@ -11,7 +11,7 @@ import (
 // runNotify starts the voter's notification Runner (it acts while the voter leads) and
 // returns the function that stops it and waits for it; calling that again does nothing.
 func (c *controlRole) runNotify(ctx context.Context, log *slog.Logger) (stop func()) {
-	r, err := notify.New(notify.Config{Store: c.node, Client: c.cfg.NotifyClient, Logger: log,
+	r, err := notify.New(notify.Config{Store: c.node, Client: c.cfg.NotifyClient, Logger: log, Interval: c.cfg.NotifyInterval,
 		Source: &notify.Digests{URLs: c.cfg.NotifyLocations, Client: c.cfg.NotifyClient}, Registerer: c.reg})
 	if err != nil {
 		log.Error("node: control: notifications off", "err", err)
