@@ -63,9 +63,10 @@ func (s Scope) String() string {
 	return "write:" + strings.Join(parts, ",")
 }
 
-// ParseScope reads "read", "write", or "write:check=PREFIX,zone=PREFIX,..." (a zone prefix
-// in the canonical form: lower case; "example.com." is that zone alone and below it,
-// "example." every zone ending so... is not a suffix: prefixes compare from the left).
+// ParseScope reads "read", "write", or "write:check=PREFIX,zone=PREFIX,...". Prefixes
+// compare from the left with a check's id and with a zone's canonical name (lower case, with
+// the final dot): "zone=example.com." allows that zone alone, "zone=shop-" every zone whose
+// name starts so.
 func ParseScope(s string) (Scope, error) {
 	switch s {
 	case "read":
