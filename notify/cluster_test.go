@@ -142,6 +142,19 @@ func waitFor(t *testing.T, within time.Duration, what string, cond func() bool) 
 	}
 }
 
+// onLeader runs fn on the leader until it succeeds (a leadership change under load fails a
+// write), for at most 10s.
+func onLeader(t *testing.T, vs []*voter, what string, fn func(l *voter) error) {
+	t.Helper()
+	var err error
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if err = fn(leaderOf(t, vs)); err == nil {
+			return
+		}
+	}
+	t.Fatalf("%s: %v", what, err)
+}
+
 func leaderOf(t *testing.T, vs []*voter) *voter {
 	t.Helper()
 	var l *voter
@@ -211,11 +224,12 @@ func TestOneNotificationPerEventAcrossLeaderChange(t *testing.T) {
 	if err := vs[0].node.Bootstrap(); err != nil {
 		t.Fatal(err)
 	}
-	l := leaderOf(t, vs)
+	leaderOf(t, vs)
 	for _, v := range vs[1:] {
-		if _, err := l.node.AddVoter(control.Voter{ID: v.id}, v.raft); err != nil {
-			t.Fatal(err)
-		}
+		onLeader(t, vs, "add voter "+v.id, func(l *voter) error {
+			_, err := l.node.AddVoter(control.Voter{ID: v.id}, v.raft)
+			return err
+		})
 	}
 	doc, err := config.Parse([]byte(fmt.Sprintf(`
 regions: [r]
@@ -230,16 +244,19 @@ notifications:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := l.node.Apply(&control.Command{Op: control.OpApplyDocument, Document: doc}); err != nil {
-		t.Fatal(err)
-	}
+	onLeader(t, vs, "apply the document", func(l *voter) error {
+		_, err := l.node.Apply(&control.Command{Op: control.OpApplyDocument, Document: doc})
+		return err
+	})
 
 	web.fail.Store(true)
 	locs[0].state.Store("unhealthy")
 	locs[1].state.Store("unhealthy")
 	var out []*control.Notification
+	var l *voter
 	waitFor(t, 10*time.Second, "the webhook to refuse the firing event twice, the others to take it", func() bool {
 		n, _ := web.snapshot()
+		l = leaderOf(t, vs) // the sender to kill
 		out, _ = l.node.State().Outbox()
 		return n >= 2 && len(out) == 1 && slices.Equal(out[0].Pending, []string{"hook"})
 	})

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -58,12 +59,15 @@ type Runner struct {
 	log *slog.Logger
 	m   *metrics
 
-	pending   map[string]time.Time // conditions held, not yet long enough (leader's memory)
-	refreshed time.Time            // last refresh of firing alerts to Alertmanager
-	workers   map[string]chan struct{}
-	lead      context.CancelFunc // ends the workers of this term; nil when not leading
-	termCtx   context.Context    // the context of this term's workers
-	wg        sync.WaitGroup
+	pending    map[string]time.Time // conditions held, not yet long enough (leader's memory)
+	refreshed  time.Time            // last refresh of firing alerts to Alertmanager
+	refreshing atomic.Bool          // a refresh is under way
+	lead       context.CancelFunc   // ends the workers of this term; nil when not leading
+	termCtx    context.Context      // the context of this term's workers
+	wg         sync.WaitGroup
+
+	mu      sync.Mutex               // guards workers
+	workers map[string]chan struct{} // this term's worker of each receiver, by name
 }
 
 // New returns a Runner; Run runs it.
@@ -115,7 +119,6 @@ func (r *Runner) tick(ctx context.Context) {
 	}
 	if r.lead == nil {
 		r.termCtx, r.lead = context.WithCancel(ctx)
-		r.workers = map[string]chan struct{}{}
 	}
 	s := r.cfg.Store.State()
 	settings := s.Settings()
@@ -135,9 +138,13 @@ func (r *Runner) tick(ctx context.Context) {
 				r.log.Info("notify: decided", "fire", len(d.Command.Fire), "repeat", len(d.Command.Repeat), "resolve", len(d.Command.Resolve))
 			}
 		}
-		if now.Sub(r.refreshed) >= r.cfg.Refresh {
+		if now.Sub(r.refreshed) >= r.cfg.Refresh && r.refreshing.CompareAndSwap(false, true) {
 			r.refreshed = now
-			r.refreshAlertmanager(ctx, n, r.cfg.Store.State(), now)
+			st, tctx := r.cfg.Store.State(), r.termCtx
+			r.wg.Go(func() {
+				defer r.refreshing.Store(false)
+				r.refreshAlertmanager(tctx, n, st, now)
+			})
 		}
 	}
 	r.wakeWorkers(r.cfg.Store.State())
@@ -153,8 +160,14 @@ func (r *Runner) stepDown() {
 	r.refreshed = time.Time{}
 }
 
-// wakeWorkers starts a worker for each receiver with notifications waiting and wakes them.
+// wakeWorkers starts a worker for each receiver with notifications waiting (a worker leaves
+// when its term ends or its voter stops leading) and wakes them.
 func (r *Runner) wakeWorkers(s *control.State) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.workers == nil {
+		r.workers = map[string]chan struct{}{}
+	}
 	out, _ := s.Outbox()
 	for _, n := range out {
 		for _, name := range n.Pending {
@@ -163,12 +176,15 @@ func (r *Runner) wakeWorkers(s *control.State) {
 			}
 			wake := make(chan struct{}, 1)
 			r.workers[name] = wake
-			r.wg.Add(1)
 			ctx := r.termCtx
-			go func() {
-				defer r.wg.Done()
+			r.wg.Go(func() {
 				r.work(ctx, name, wake)
-			}()
+				r.mu.Lock()
+				if r.workers[name] == wake {
+					delete(r.workers, name)
+				}
+				r.mu.Unlock()
+			})
 		}
 	}
 	for _, w := range r.workers {
