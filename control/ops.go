@@ -5,8 +5,6 @@ import (
 	"maps"
 	"slices"
 	"time"
-
-	"github.com/vigil-dns/vigil/ptree"
 )
 
 // The operational state: what the control plane stores beside the configuration and that
@@ -27,9 +25,9 @@ type opsState struct {
 	Dropped uint64 `json:"dropped,omitempty"`
 	// Overrides are the maintenance overrides, by ID (ops_override.go).
 	Overrides map[string]*Override `json:"overrides,omitempty"`
-	// Audit is the audit log by auditKey(Seq); AuditSeq the Seq of its newest entry
-	// (ops_audit.go).
-	Audit    ptree.Map[*AuditEntry]
+	// Audit is the audit log, oldest first; AuditSeq the Seq of its newest entry
+	// (ops_audit.go, ops_auditlog.go).
+	Audit    auditLog
 	AuditSeq uint64
 }
 

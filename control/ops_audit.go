@@ -2,10 +2,7 @@ package control
 
 import (
 	"encoding/json"
-	"fmt"
 	"time"
-
-	"github.com/vigil-dns/vigil/ptree"
 )
 
 // The audit log: every accepted write, recorded by the state machine in the same raft entry
@@ -60,18 +57,13 @@ func audited(s *State, c *Command, index uint64) (*edit, error) {
 	o.AuditSeq++
 	info := *c.Audit
 	info.Time = timeOf(info.Time)
-	o.Audit = o.Audit.Set(e.tok, auditKey(o.AuditSeq), &AuditEntry{Seq: o.AuditSeq, Index: index, Op: c.Op, AuditInfo: info})
-	for k, old := range o.Audit.All("") {
-		if o.Audit.Len() <= MaxAuditEntries && info.Time.Sub(old.Time) <= MaxAuditAge {
-			break
-		}
-		o.Audit, _ = o.Audit.Delete(e.tok, k)
+	o.Audit = o.Audit.push(&AuditEntry{Seq: o.AuditSeq, Index: index, Op: c.Op, AuditInfo: info})
+	for o.Audit.Len() > MaxAuditEntries || info.Time.Sub(o.Audit.at(0).Time) > MaxAuditAge {
+		o.Audit = o.Audit.pop()
 	}
 	e.s.ops = &o
 	return e, nil
 }
-
-func auditKey(seq uint64) string { return fmt.Sprintf("%020d", seq) }
 
 // Audit returns the newest entries of the audit log, at most limit of them, oldest first,
 // of those with Seq below before (0: from the newest).
@@ -86,11 +78,13 @@ func (s *State) Audit(limit int, before uint64) []*AuditEntry {
 		from = last - uint64(limit) + 1
 	}
 	out := []*AuditEntry{}
-	for _, a := range o.Audit.All(auditKey(from)) {
-		if a.Seq > last {
-			break
-		}
-		out = append(out, a)
+	n := o.Audit.Len()
+	if n == 0 {
+		return out
+	}
+	first := o.Audit.at(0).Seq // entries are numbered without gaps
+	for seq := max(from, first); seq <= last && seq-first < uint64(n); seq++ {
+		out = append(out, o.Audit.at(int(seq-first)))
 	}
 	return out
 }
@@ -108,8 +102,8 @@ type opsJSON struct {
 // MarshalJSON writes the operational state with its audit log as a list.
 func (o *opsState) MarshalJSON() ([]byte, error) {
 	j := opsJSON{Alerts: o.Alerts, Outbox: o.Outbox, Dropped: o.Dropped, Overrides: o.Overrides, AuditSeq: o.AuditSeq}
-	for _, a := range o.Audit.All("") {
-		j.Audit = append(j.Audit, a)
+	for i := range o.Audit.Len() {
+		j.Audit = append(j.Audit, o.Audit.at(i))
 	}
 	return json.Marshal(j)
 }
@@ -121,10 +115,9 @@ func (o *opsState) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*o = opsState{Alerts: j.Alerts, Outbox: j.Outbox, Dropped: j.Dropped, Overrides: j.Overrides, AuditSeq: j.AuditSeq}
-	tok := new(ptree.Token)
 	for _, a := range j.Audit {
 		if a != nil {
-			o.Audit = o.Audit.Set(tok, auditKey(a.Seq), a)
+			o.Audit = o.Audit.push(a)
 		}
 	}
 	return nil
