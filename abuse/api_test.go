@@ -183,6 +183,9 @@ func TestAbuseUnauthenticatedWrites(t *testing.T) {
 		"DELETE /v1/zones/{zone}":                           {"DELETE", "/v1/zones/abuse.test.", "", ""},
 		"DELETE /v1/checks/{id}":                            {"DELETE", "/v1/checks/intruder", "", ""},
 		"PUT /v1/document":                                  {"PUT", "/v1/document", "application/yaml", string(demo)},
+		"PUT /v1/notifications":                             {"PUT", "/v1/notifications", "application/json", `{"receivers": [{"name": "x", "url": "http://192.0.2.9/hook"}], "rules": [{"name": "r", "receivers": ["x"]}]}`},
+		"POST /v1/overrides":                                {"POST", "/v1/overrides", "application/json", `{"kind": "unhealthy", "check": "web-us-east", "reason": "intruder", "for": "1h"}`},
+		"DELETE /v1/overrides/{id}":                         {"DELETE", "/v1/overrides/" + control.OverrideID("web-us-east", "", "", "", ""), "", ""},
 		// A join would add a voter that does not exist; its control is a body that only
 		// the handler behind authentication refuses (400), and a removal of a voter that
 		// does not exist (404).
@@ -193,7 +196,8 @@ func TestAbuseUnauthenticatedWrites(t *testing.T) {
 		"POST /v1/checks", "PUT /v1/checks/{id}", "POST /v1/zones", "PUT /v1/zones/{zone}",
 		"POST /v1/zones/{zone}/record_sets", "PUT /v1/zones/{zone}/record_sets/{name}/{type}",
 		"DELETE /v1/zones/{zone}/record_sets/{name}/{type}", "DELETE /v1/zones/{zone}",
-		"DELETE /v1/checks/{id}", "PUT /v1/document",
+		"DELETE /v1/checks/{id}", "PUT /v1/document", "PUT /v1/notifications", "POST /v1/overrides",
+		"DELETE /v1/overrides/{id}",
 	}
 	var routes []string
 	for _, rt := range v.api.Routes() {

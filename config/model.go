@@ -72,7 +72,10 @@ type Document struct {
 	Quorum QuorumSettings `yaml:"quorum" json:"quorum"`
 	// NameServers configures the fleet of virtual name servers that zones are sharded over.
 	NameServers NameServerSettings `yaml:"name_servers" json:"name_servers"`
-	// Checks are the health checks, probed or calculated.
+	// Notifications, when set, says whom to tell when verdicts change (package notify).
+	Notifications *Notifications `yaml:"notifications" json:"notifications,omitempty"`
+	// Checks are the health checks, probed or calculated. (Checks and Zones stay the last
+	// fields: the control plane streams them after the others.)
 	Checks []Check `yaml:"checks" json:"checks"`
 	// Zones are the DNS zones that locations serve authoritatively.
 	Zones []Zone `yaml:"zones" json:"zones"`
@@ -282,6 +285,13 @@ type RecordSet struct {
 	Alias string `yaml:"alias" json:"alias,omitempty"`
 	// Records are the candidate values.
 	Records []Record `yaml:"records" json:"records"`
+	// NoHealthy is what the set answers when none of the records its policy considers is
+	// healthy: all (default: every record treated as healthy, Route 53's last resort),
+	// nodata (an empty answer) or fallback (the Fallback record). Not for simple sets, which
+	// do not consult health checks.
+	NoHealthy NoHealthy `yaml:"no_healthy" json:"no_healthy,omitempty"`
+	// Fallback is the record answered with no_healthy: fallback, a value as Records' are.
+	Fallback string `yaml:"fallback" json:"fallback,omitempty"`
 }
 
 // Record is one value of a record set, with what the routing policy needs to know about it.

@@ -28,6 +28,7 @@ import (
 // twice changes nothing more than normalising once.
 func (d *Document) normalize() {
 	d.NameServers.Domain = absName(d.NameServers.Domain)
+	d.Notifications.normalize()
 	for i := range d.Checks {
 		d.Checks[i].normalize(d.Regions)
 	}
@@ -93,6 +94,9 @@ func (z *Zone) normalize() {
 		}
 		for j := range rs.Records {
 			rs.Records[j].Value = canonicalValue(rs.Type, rs.Records[j].Value)
+		}
+		if rs.Fallback != "" {
+			rs.Fallback = canonicalValue(rs.Type, rs.Fallback)
 		}
 	}
 	z.SOA.MName = absName(z.SOA.MName)

@@ -66,6 +66,7 @@ func (d *Document) Validate() error {
 	v.validateRegions()
 	v.validateQuorum()
 	v.validateNameServers()
+	v.validateNotifications()
 	for i := range d.Checks {
 		v.validateCheck(i)
 	}

@@ -61,6 +61,7 @@ func (v *validator) validateRecordSets(z *Zone, p, apex string) {
 			}
 		}
 		v.validateRecords(rs, rp, owner, policy, typeOK)
+		v.validateNoHealthy(rs, rp, policy, typeOK)
 	}
 	for j := range z.RecordSets {
 		rs := &z.RecordSets[j]

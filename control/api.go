@@ -29,6 +29,9 @@ type APIConfig struct {
 	// (api_certauth.go): any certificate of the CA reads, the control and operator roles
 	// write.
 	ClientCerts ClientCertFunc
+	// Tokens are named tokens with scopes, stored hashed (auth.go). WriteTokens and
+	// ReadTokens are named write-token-N and read-token-N.
+	Tokens []Token
 	// MaxBodyBytes bounds a request body; default 32 MiB (a document of 10,000 checks is
 	// about 4 MiB of JSON).
 	MaxBodyBytes int64
@@ -145,7 +148,7 @@ func (a *API) routes() []route {
 	r := func(method, path string, write bool, h http.HandlerFunc) route {
 		return route{Route{method, path}, write, h}
 	}
-	return []route{
+	return append([]route{
 		r("GET", "/v1/state", false, a.getState),
 		r("GET", "/v1/changes", false, a.getChanges),
 		r("GET", "/v1/document", false, a.getDocument),
@@ -168,7 +171,7 @@ func (a *API) routes() []route {
 		r("GET", "/v1/cluster", false, a.getCluster),
 		r("POST", "/v1/cluster/voters", true, a.joinVoter),
 		r("DELETE", "/v1/cluster/voters/{id}", true, a.removeVoter),
-	}
+	}, a.opsRoutes()...)
 }
 
 // ServeHTTP serves the API. A path with a "." or ".." segment is refused with a JSON 400:
@@ -228,9 +231,9 @@ func (a *API) instrument(rt route) http.Handler {
 			a.metrics.requests.WithLabelValues(label, strconv.Itoa(code)).Inc()
 			a.metrics.duration.WithLabelValues(label).Observe(time.Since(start).Seconds())
 		}()
-		if err := a.authorize(r, rt.write); err != nil {
-			rec.Header().Set("WWW-Authenticate", `Bearer realm="vigil"`)
-			writeError(rec, http.StatusUnauthorized, err)
+		r, err := a.authenticate(r, rt)
+		if err != nil {
+			a.refuse(rec, err)
 			return
 		}
 		if r.Body != nil {
@@ -238,33 +241,6 @@ func (a *API) instrument(rt route) http.Handler {
 		}
 		rt.handler(rec, r)
 	})
-}
-
-// authorize checks the client certificate (certAuthorized), then the bearer token: a write
-// needs a write token; a read needs a read or write token unless reads are open. Tokens are
-// compared in constant time.
-func (a *API) authorize(r *http.Request, write bool) error {
-	if !write && a.cfg.OpenReads || a.certAuthorized(r, write) {
-		return nil
-	}
-	h := r.Header.Get("Authorization")
-	tok, ok := strings.CutPrefix(h, "Bearer ")
-	if h == "" || !ok || tok == "" {
-		return errors.New("control: missing bearer token (Authorization: Bearer TOKEN)")
-	}
-	match := false
-	for _, t := range a.cfg.WriteTokens {
-		match = tokenEqual(t, tok) || match
-	}
-	if !write {
-		for _, t := range a.cfg.ReadTokens {
-			match = tokenEqual(t, tok) || match
-		}
-	}
-	if !match {
-		return errors.New("control: the bearer token is not valid for this request")
-	}
-	return nil
 }
 
 func tokenEqual(want, got string) bool {

@@ -12,17 +12,19 @@ import (
 // its roles; ok is false when there is none or it does not verify (tlsconf.Store.PeerRoles).
 type ClientCertFunc func(cs *tls.ConnectionState) (roles []string, ok bool)
 
-// certAuthorized reports whether the request's client certificate allows it, as an
-// alternative to a bearer token: any certificate of the CA may read; one with the control
-// role (a voter forwarding a write it authorized) or the operator role may write. Without
-// APIConfig.ClientCerts, or without a certificate, it allows nothing and the token decides.
-func (a *API) certAuthorized(r *http.Request, write bool) bool {
-	if a.cfg.ClientCerts == nil || r.TLS == nil {
-		return false
+// certPrincipal returns who the request's client certificate says the client is, as an
+// alternative to a bearer token: any certificate of the CA may read; one with the control role
+// (a voter forwarding a write it authorized) or the operator role may write. The audit log
+// names it "cert:" and the certificate's common name. Without APIConfig.ClientCerts, or
+// without a certificate that verifies, ok is false and the token decides.
+func (a *API) certPrincipal(r *http.Request) (p Principal, ok bool) {
+	if a.cfg.ClientCerts == nil || r.TLS == nil || len(r.TLS.PeerCertificates) == 0 {
+		return p, false
 	}
 	roles, ok := a.cfg.ClientCerts(r.TLS)
 	if !ok {
-		return false
+		return p, false
 	}
-	return !write || slices.Contains(roles, tlsconf.RoleControl) || slices.Contains(roles, tlsconf.RoleOperator)
+	write := slices.Contains(roles, tlsconf.RoleControl) || slices.Contains(roles, tlsconf.RoleOperator)
+	return Principal{Name: "cert:" + r.TLS.PeerCertificates[0].Subject.CommonName, Scope: Scope{Write: write}}, true
 }

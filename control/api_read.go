@@ -162,7 +162,7 @@ func list[T any](seq func(yield func(T) bool)) stream {
 }
 
 func (a *API) getState(w http.ResponseWriter, r *http.Request) {
-	a.read(w, r, func(s *State) (any, error) { return stream(s.writeJSON), nil })
+	a.read(w, r, func(s *State) (any, error) { return stream(s.forReaders().writeJSON), nil })
 }
 
 func (a *API) getDocument(w http.ResponseWriter, r *http.Request) {
@@ -257,7 +257,7 @@ func (a *API) getChanges(w http.ResponseWriter, r *http.Request) {
 		}
 		return stream(func(w *bufio.Writer) error {
 			w.WriteString(`{"full":true,"state":`)
-			if err := s.writeJSON(w); err != nil {
+			if err := s.forReaders().writeJSON(w); err != nil {
 				return err
 			}
 			_, err := w.WriteString("}")

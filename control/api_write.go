@@ -21,6 +21,10 @@ type WriteResult struct {
 
 // commit applies cmd on the leader, or forwards the request there, and answers.
 func (a *API) commit(w http.ResponseWriter, r *http.Request, body []byte, cmd *Command, created bool) {
+	if err := a.stamp(r, cmd); err != nil {
+		a.refuse(w, err)
+		return
+	}
 	idx, err := a.cfg.Node.Apply(cmd)
 	if errors.Is(err, ErrNotLeader) {
 		a.forward(w, r, body)
@@ -259,6 +263,9 @@ func (a *API) answerMembership(w http.ResponseWriter, r *http.Request, body []by
 	case err != nil:
 		writeError(w, statusOf(err), err)
 	default:
+		if i := a.auditMembership(r, body, idx); i > 0 {
+			idx = i
+		}
 		w.Header().Set(headerIndex, fmt.Sprint(idx))
 		writeJSON(w, http.StatusOK, WriteResult{Index: idx})
 	}

@@ -18,6 +18,8 @@ type Changes struct {
 	Settings bool
 	// Voters: the voters' API URLs changed.
 	Voters bool
+	// Overrides: the maintenance overrides changed.
+	Overrides bool
 	// Checks are the ids of the checks put or deleted.
 	Checks []string
 	// Zones are the apexes of the zones whose head, record sets or name-server shard changed
@@ -27,13 +29,14 @@ type Changes struct {
 
 // Empty reports whether nothing changed.
 func (c Changes) Empty() bool {
-	return !c.Full && !c.Settings && !c.Voters && len(c.Checks) == 0 && len(c.Zones) == 0
+	return !c.Full && !c.Settings && !c.Voters && !c.Overrides && len(c.Checks) == 0 && len(c.Zones) == 0
 }
 
 // The keys of a change log: one byte of kind, then the item's key.
 const (
 	keySettings = "g"
 	keyVoters   = "v"
+	keyOverride = "o"
 	kindCheck   = 'c'
 	kindZone    = 'z'
 	kindSet     = 's'
@@ -48,6 +51,9 @@ func (e *edit) keys() []string {
 	}
 	if e.voters {
 		out = append(out, keyVoters)
+	}
+	if e.overrides {
+		out = append(out, keyOverride)
 	}
 	add := func(kind byte, m map[string]bool) {
 		for k := range m {
@@ -72,6 +78,8 @@ func changesOf(keys map[string]bool) Changes {
 			c.Settings = true
 		case k == keyVoters:
 			c.Voters = true
+		case k == keyOverride:
+			c.Overrides = true
 		case k[0] == kindCheck:
 			c.Checks = append(c.Checks, k[1:])
 		case k[0] == kindZone, k[0] == kindShard:

@@ -54,6 +54,16 @@ type Command struct {
 	Type config.RecordType `json:"type,omitempty"`
 	// Batch holds the commands of a batch, as each was encoded alone.
 	Batch []json.RawMessage `json:"batch,omitempty"`
+	// Notify is what the notification sender decided (OpNotify, ops_notify.go).
+	Notify *NotifyCommand `json:"notify,omitempty"`
+	// Audit says who made the write and what it was; the state machine records it in the
+	// audit log when it applies the command (ops_audit.go).
+	Audit *AuditInfo `json:"audit,omitempty"`
+	// Override is the override an OpSetOverride puts in place (ops_override.go).
+	Override *Override `json:"override,omitempty"`
+	// Notifications are the receivers and rules an OpPutNotifications puts in place (nil:
+	// none).
+	Notifications *config.Notifications `json:"notifications,omitempty"`
 }
 
 // Voter is a control node: its raft ID and the base URL of its HTTP API.
@@ -80,6 +90,12 @@ func (e *ValidationError) Error() string {
 // voter. It costs what the command changes (a whole document is validated whole). The
 // name-server shards are not touched: the state machine reconciles them with its allocator.
 func applyCommand(s *State, c *Command, index uint64) (*edit, error) {
+	if c.Audit != nil {
+		return audited(s, c, index)
+	}
+	if e, ok, err := applyOps(s, c, index); ok {
+		return e, err
+	}
 	e := s.edit(index)
 	switch c.Op {
 	case OpPutVoter:

@@ -34,6 +34,8 @@ type Delta struct {
 	DeletedRecordSets []RecordSetName `json:"deleted_record_sets,omitempty"`
 	// Shards are the name-server shards that changed, by apex; an empty list: removed.
 	Shards map[string][]int `json:"shards,omitempty"`
+	// Overrides, when the maintenance overrides changed, are all of them.
+	Overrides *OverrideList `json:"overrides,omitempty"`
 }
 
 // ZoneRecordSet is a record set with the apex of its zone.
@@ -55,6 +57,9 @@ type RecordSetName struct {
 func (s *State) delta(from uint64, keys map[string]bool) *Delta {
 	d := &Delta{From: from, Index: s.Index, Settings: s.Settings(), Voters: s.Voters}
 	for _, k := range slices.Sorted(maps.Keys(keys)) {
+		if k == keyOverride {
+			d.Overrides = &OverrideList{Items: s.Overrides()}
+		}
 		if len(k) < 2 {
 			continue // settings and voters are always sent
 		}
@@ -139,6 +144,9 @@ func (s *State) applyDelta(d *Delta) (*edit, error) {
 			return nil, fmt.Errorf("control: delta: a record set of zone %s, which the state lacks", zs.Zone)
 		}
 		e.putSet(zs.Zone, zs.RecordSet)
+	}
+	if d.Overrides != nil {
+		e.setOverrides(d.Overrides)
 	}
 	for apex, servers := range d.Shards {
 		if len(servers) == 0 {

@@ -29,6 +29,9 @@ type edit struct {
 	zones    map[string]bool // apexes whose head was put or deleted
 	sets     map[string]bool // record-set keys put or deleted
 	shards   map[string]bool // apexes whose shard changed
+
+	// overrides: the maintenance overrides changed (ops_override.go).
+	overrides bool
 }
 
 // edit starts the state that follows s at index.
@@ -48,12 +51,15 @@ func (e *edit) size() int {
 	if e.voters {
 		n++
 	}
+	if e.overrides {
+		n++
+	}
 	return n
 }
 
 // setSettings puts d's regions, quorum and name-server settings in place.
 func (e *edit) setSettings(d *config.Document) {
-	next := config.Document{Regions: slices.Clip(slices.Clone(d.Regions)), Quorum: d.Quorum, NameServers: d.NameServers}
+	next := config.Document{Regions: slices.Clip(slices.Clone(d.Regions)), Quorum: d.Quorum, NameServers: d.NameServers, Notifications: d.Notifications}
 	if reflect.DeepEqual(next, e.s.settings) {
 		return
 	}

@@ -29,6 +29,7 @@ type State struct {
 	sets     ptree.Map[*config.RecordSet] // by setKey
 	refs     ptree.Map[int]               // check id → records and calculated checks naming it
 	shards   ptree.Map[[]int]             // by apex: name-server numbers from the stateful allocator
+	ops      *opsState                    // alerts, overrides, audit log (ops.go); nil: none
 }
 
 // Sentinel errors that the API maps to status codes.

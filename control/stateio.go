@@ -54,6 +54,12 @@ func (s *State) writeJSON(w *bufio.Writer) error {
 	if err := writeValue(w, s.Voters); err != nil {
 		return err
 	}
+	if !opsEmpty(s.ops) {
+		w.WriteString(`,"ops":`)
+		if err := writeValue(w, s.ops); err != nil {
+			return err
+		}
+	}
 	_, err := w.WriteString("}")
 	return err
 }
@@ -236,6 +242,14 @@ func (r *stateReader) read() (*State, error) {
 			return nil
 		case "voters":
 			return r.dec.Decode(&r.e.s.Voters)
+		case "ops":
+			var raw json.RawMessage
+			if err := r.dec.Decode(&raw); err != nil {
+				return err
+			}
+			o, err := readOps(raw)
+			r.e.s.ops = o
+			return err
 		}
 		var skip json.RawMessage
 		return r.dec.Decode(&skip)
@@ -258,6 +272,8 @@ func (r *stateReader) document(settings *config.Document) error {
 			return r.dec.Decode(&settings.Quorum)
 		case "name_servers":
 			return r.dec.Decode(&settings.NameServers)
+		case "notifications":
+			return r.dec.Decode(&settings.Notifications)
 		case "checks":
 			r.e.setSettings(settings) // first, so that checks share the document's regions
 			return r.array(func() error {

@@ -49,6 +49,8 @@ type Network struct {
 	// first checker's, by region.
 	verifyLocs []verify.Location
 	verifiers  map[string]*verify.Verifier
+	// recv keeps what the dev receivers took (notify.go).
+	recv receivers
 
 	wg   sync.WaitGroup
 	mu   sync.Mutex
@@ -97,6 +99,9 @@ func Start(ctx context.Context, cfg Config) (n *Network, err error) {
 		if seed, err = n.startRegion(ctx, r, key, seed); err != nil {
 			return n, err
 		}
+	}
+	if err := n.startNotify(ctx); err != nil {
+		return n, err
 	}
 	return n, nil
 }
@@ -157,6 +162,9 @@ func (n *Network) startControl(ctx context.Context) error {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	mux.Handle("/v1/dev/", n.faultsHandler())
+	recv := n.receiverHandler()
+	mux.Handle("/v1/dev/receiver/", recv)
+	mux.Handle("GET /v1/dev/notifications", recv)
 	mux.Handle("/", api)
 	n.serveHTTP(ctx, "control API", ln, mux)
 	if !voter.HasExistingState() {
@@ -175,7 +183,8 @@ func (n *Network) startControl(ctx context.Context) error {
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
-	if _, err := voter.Apply(&control.Command{Op: control.OpApplyDocument, Document: n.cfg.Document}); err != nil {
+	doc := withDevNotifications(n.cfg.Document, n.ControlURL())
+	if _, err := voter.Apply(&control.Command{Op: control.OpApplyDocument, Document: doc}); err != nil {
 		return fmt.Errorf("dev: apply the document: %w", err)
 	}
 	return nil

@@ -31,6 +31,14 @@ func (z *zone) buildRecords(rs *rrset, cs *config.RecordSet) error {
 	if rs.rtype == dns.TypeCNAME && len(rs.rrs) > 1 && (cs.Policy == "" || cs.Policy == config.PolicySimple || cs.Policy == config.PolicyMultivalue) {
 		return fmt.Errorf("%s CNAME: only one CNAME may be answered; use a weighted or failover policy for several", name)
 	}
+	if cs.NoHealthy == config.NoHealthyFallback && cs.Fallback != "" {
+		// Index len(cs.Records): what routing answers when no record is healthy.
+		rr, err := rdata.Parse(name, rs.rtype, ttl, cs.Fallback)
+		if err != nil {
+			return fmt.Errorf("%s %s: fallback: %w", name, cs.Type, err)
+		}
+		rs.rrs = append(rs.rrs, rr)
+	}
 	if _, _, err := routing.Select(&rs.cfg, nil, 0, nil); err != nil {
 		return fmt.Errorf("%s %s: %w", name, cs.Type, err)
 	}

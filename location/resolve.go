@@ -132,6 +132,11 @@ func (s *Server) resolve(scr *scratch, snap *Snapshot, z *zone, name string, qty
 			if !ok {
 				return dns.RcodeServerFailure
 			}
+			if len(resp.Answer) == from {
+				// No healthy record and the set answers no data (config.NoHealthyNoData).
+				resp.Ns = append(resp.Ns, z.neg)
+				return dns.RcodeSuccess
+			}
 			s.appendAdditional(scr, z, v, from)
 			return dns.RcodeSuccess
 		}

@@ -200,8 +200,11 @@ type ControlConfig struct {
 	// Join are API URLs of voters of the cluster to join.
 	Join []string
 	// WriteTokens may write and read; at least one is required unless Config.TLS is set
-	// (then certificates with the operator role write). ReadTokens may only read.
+	// (then certificates with the operator role write; voters join with the first token
+	// when there is one). ReadTokens may only read.
 	WriteTokens, ReadTokens []string
+	// Tokens are named tokens with scopes, stored hashed (control.Token; `vigil token`).
+	Tokens []control.Token
 	// OpenReads lets anyone read without a token.
 	OpenReads bool
 	// ServerTLS, when set, serves the API over TLS. Default with Config.TLS: the node's
@@ -219,6 +222,15 @@ type ControlConfig struct {
 	// LogStore is the raft log store a new data directory gets: control.LogStoreBolt
 	// (default) or control.LogStoreWAL; a directory that holds one keeps it.
 	LogStore string
+	// NotifyLocations are the base URLs of the locations' status APIs whose verdicts the
+	// leader reads to decide notifications (package notify); none: no alert fires (events
+	// already in the outbox are still delivered).
+	NotifyLocations []string
+	// NotifyClient sends notifications and reads the locations' digests; default a client
+	// without proxy.
+	NotifyClient *http.Client
+	// NotifyInterval is how often the leader reads the digests and decides; default 1s.
+	NotifyInterval time.Duration
 }
 
 // ProbeConfig is the checker's probe safety and capacity.

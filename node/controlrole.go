@@ -31,6 +31,7 @@ type controlRole struct {
 	ln     net.Listener
 	srv    *http.Server
 	client *http.Client
+	reg    prometheus.Registerer // the node's metrics (the notification runner's too)
 	closed bool
 	// handshaken: ln hands out TLS connections whose handshake is done (with Config.TLS).
 	handshaken bool
@@ -84,7 +85,7 @@ func newControlRole(cfg Config, reg prometheus.Registerer, tm *tlsconf.Metrics, 
 		return nil, fmt.Errorf("node: control: %w", err)
 	}
 	api, err := control.NewAPI(control.APIConfig{
-		Node: node, WriteTokens: cc.WriteTokens, ReadTokens: cc.ReadTokens, OpenReads: cc.OpenReads, ClientCerts: certs,
+		Node: node, WriteTokens: cc.WriteTokens, ReadTokens: cc.ReadTokens, Tokens: cc.Tokens, OpenReads: cc.OpenReads, ClientCerts: certs,
 		Client: client, Registerer: reg, Logger: log,
 	})
 	if err != nil {
@@ -114,7 +115,7 @@ func newControlRole(cfg Config, reg prometheus.Registerer, tm *tlsconf.Metrics, 
 	}
 	srv.BaseContext = func(net.Listener) context.Context { return reqCtx }
 	srv.RegisterOnShutdown(endRequests)
-	return &controlRole{cfg: cc, dir: dir, node: node, api: api, ln: ln, srv: srv, client: client, endRequests: endRequests, handshaken: handshaken}, nil
+	return &controlRole{cfg: cc, dir: dir, node: node, api: api, ln: ln, srv: srv, client: client, reg: reg, endRequests: endRequests, handshaken: handshaken}, nil
 }
 
 // run serves the API, bootstraps or joins the cluster, and stops the voter when ctx ends.
@@ -149,6 +150,8 @@ func (c *controlRole) run(ctx context.Context, log *slog.Logger) error {
 		joinDone <- nil
 	}
 	log.Info("node: control: voter running", "api", c.cfg.APIURL, "raft", c.node.RaftAddr(), "dir", c.dir)
+	stopNotify := c.runNotify(ctx, log)
+	defer stopNotify()
 	var err error
 	select {
 	case <-ctx.Done():
@@ -166,6 +169,7 @@ func (c *controlRole) run(ctx context.Context, log *slog.Logger) error {
 			}
 		}
 	}
+	stopNotify()
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_ = c.srv.Shutdown(sctx)

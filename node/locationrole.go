@@ -60,6 +60,8 @@ func (n *Node) newLocation() error {
 		return fmt.Errorf("node: %w", err)
 	}
 	n.loc.wake = make(chan struct{}, 1)
+	n.ovr.wake = make(chan struct{}, 1)
+	s.PatchVerdicts([]location.VerdictChange{{Check: DrainCheck, Healthy: false}})
 	n.loc.feed = n.pool.Feed()
 	if n.lm, err = newLocationMetrics(n.reg, n); err != nil {
 		return err
@@ -69,6 +71,7 @@ func (n *Node) newLocation() error {
 	n.mu.Unlock()
 	if st != nil {
 		n.installZones(st, control.Changes{Full: true})
+		n.setOverrides(st)
 	}
 	return nil
 }
@@ -181,7 +184,7 @@ func (n *Node) step() (more bool, next time.Time) {
 	l.out = l.engine.Changes(l.out[:0])
 	l.patch = l.patch[:0]
 	for _, c := range l.out {
-		l.patch = append(l.patch, location.VerdictChange{Check: c.Check, Healthy: c.Serving()})
+		l.patch = append(l.patch, location.VerdictChange{Check: c.Check, Healthy: n.ovr.serve(c.Check, c.Serving())})
 		l.pending = append(l.pending, l.historyOf(c, now))
 	}
 	n.dns.PatchVerdicts(l.patch)

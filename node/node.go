@@ -58,6 +58,7 @@ type Node struct {
 	source   control.Source
 	plan     *shard.Plan
 	loc      locationState
+	ovr      overrideLayer // maintenance overrides (overrides.go)
 
 	// zonesMu serialises installs of zones; zonesAt is the configuration the DNS server's
 	// zones were last brought to.
@@ -248,6 +249,7 @@ func (n *Node) Run(ctx context.Context) error {
 	if n.dns != nil {
 		goRun("dns", n.dns.Serve)
 		goRun("verdicts", n.runVerdicts)
+		goRun("overrides", n.runOverrides)
 		goRun("history", n.runHistoryMarks)
 	}
 	if n.pool != nil {
@@ -385,6 +387,7 @@ func (n *Node) setConfig(s *control.State, src control.Source) {
 	}
 	if n.dns != nil {
 		n.installZones(s, ch)
+		n.setOverrides(s)
 	}
 }
 

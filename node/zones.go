@@ -32,7 +32,7 @@ func (n *Node) installZones(s *control.State, ch control.Changes) {
 		shards := make(map[string][]location.NameServer, s.NumZones())
 		for h := range s.ZoneHeads() {
 			z, _ := s.Zone(h.Name)
-			zones = append(zones, z)
+			zones = append(zones, n.ovr.drainZone(z))
 			if nss := servers.of(s, h); nss != nil {
 				shards[h.Name] = nss
 			}
@@ -53,6 +53,7 @@ func (n *Node) installZones(s *control.State, ch control.Changes) {
 			continue
 		}
 		z, _ := s.Zone(apex)
+		z = n.ovr.drainZone(z)
 		patches = append(patches, location.ZonePatch{Apex: apex, Zone: &z, Shard: servers.of(s, h)})
 	}
 	n.dns.PatchZones(n.dns.Snapshot().Patch(patches), ch.Zones)

@@ -78,13 +78,20 @@ type Result struct {
 	Answer []int `json:"answer"`
 	// Candidates holds every record of the set, in the set's order: Candidates[i] is record i.
 	Candidates []Candidate `json:"candidates"`
+	// Fallback is the fallback record answered (rule fallback): Answer holds its index,
+	// len(Candidates).
+	Fallback string `json:"fallback,omitempty"`
 }
 
 // Values returns the data of the answered records, in answer order.
 func (r Result) Values() []string {
 	vs := make([]string, 0, len(r.Answer))
 	for _, i := range r.Answer {
-		vs = append(vs, r.Candidates[i].Value)
+		if i < len(r.Candidates) {
+			vs = append(vs, r.Candidates[i].Value)
+		} else {
+			vs = append(vs, r.Fallback)
+		}
 	}
 	return vs
 }
@@ -162,12 +169,18 @@ func Explain(rs *config.RecordSet, health Health, rnd uint64) (Result, error) {
 		}
 		cands[i] = c
 	}
-	answer, rule, err := choose(rs.Policy, recs, func(i int) bool { return cands[i].Health.Healthy() }, rnd, make([]int, 0, len(recs)))
+	answer, rule, err := choose(rs.Policy, recs, func(i int) bool { return cands[i].Health.Healthy() }, rnd, make([]int, 0, len(recs)+1))
 	if err != nil {
 		return Result{}, err
 	}
+	answer, rule = noHealthy(rs, answer, rule)
+	res := Result{Policy: policy, Rule: rule, LastResort: rule.LastResort(), Answer: answer, Candidates: cands}
 	for _, i := range answer {
-		cands[i].Chosen = true
+		if i < len(cands) {
+			cands[i].Chosen = true
+		} else {
+			res.Fallback = rs.Fallback
+		}
 	}
-	return Result{Policy: policy, Rule: rule, LastResort: rule.LastResort(), Answer: answer, Candidates: cands}, nil
+	return res, nil
 }

@@ -10,7 +10,8 @@ import (
 // whatever its random draw: an answer holds Size distinct records, all of them in Pool. For
 // simple and failover sets there is one possible answer, and Size is len(Pool).
 type Possible struct {
-	// Pool holds the indices of the records an answer is drawn from, in the set's order.
+	// Pool holds the indices of the records an answer is drawn from, in the set's order
+	// (len(rs.Records) names the set's fallback record, rule fallback).
 	Pool []int
 	// Size is how many records an answer holds.
 	Size int
@@ -45,6 +46,9 @@ func Possibilities(rs *config.RecordSet, health Health) (Possible, error) {
 			return Possible{}, err
 		}
 		p.Pool, p.Size, p.Rule = pool, len(pool), rule
+	}
+	if pool, rule := noHealthy(rs, p.Pool, p.Rule); rule != p.Rule {
+		p.Pool, p.Rule, p.Size = pool, rule, len(pool)
 	}
 	slices.Sort(p.Pool)
 	return p, nil

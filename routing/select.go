@@ -62,6 +62,10 @@ func (r Rule) String() string {
 		return "secondary"
 	case RuleLastResort:
 		return "last-resort"
+	case RuleNoData:
+		return "no-data"
+	case RuleFallback:
+		return "fallback"
 	}
 	return fmt.Sprintf("rule(%d)", uint8(r))
 }
@@ -78,13 +82,17 @@ func (r Rule) LastResort() bool { return r == RuleLastResort }
 //
 // The indices are written into buf's storage: with cap(buf) >= len(rs.Records), Select
 // allocates nothing. The error is not nil only for a policy Select does not know (an empty
-// policy is simple). A record set with records never gets an empty answer.
+// policy is simple). A record set with records gets an empty answer only when none is
+// healthy and it chose no data then (config.NoHealthyNoData); with a fallback, the answer is
+// index len(rs.Records), which names rs.Fallback.
 func Select(rs *config.RecordSet, health Health, rnd uint64, buf []int) ([]int, Rule, error) {
 	if rs == nil {
 		return buf[:0], RuleNoRecords, nil
 	}
 	recs := rs.Records
-	return choose(rs.Policy, recs, func(i int) bool { return serve(health, &recs[i]) }, rnd, buf)
+	idx, rule, err := choose(rs.Policy, recs, func(i int) bool { return serve(health, &recs[i]) }, rnd, buf)
+	idx, rule = noHealthy(rs, idx, rule)
+	return idx, rule, err
 }
 
 // serve reports whether record r is served as healthy: it has no check, or health says so.

@@ -71,12 +71,14 @@ func (a *API) verdicts(w http.ResponseWriter, r *http.Request) {
 			regions[m.Region] = true
 		}
 	}
-	list := VerdictList{Location: id.ID, Region: id.Region, GeneratedAt: a.now(), Checks: []VerdictSummary{}}
+	notes := a.overridesInForce()
+	list := VerdictList{Location: id.ID, Region: id.Region, GeneratedAt: a.now(), Checks: []VerdictSummary{}, Overrides: notes}
 	for _, cv := range a.opts.Location.Verdicts() {
 		if want != nil && cv.Verdict.State != *want {
 			continue
 		}
 		s := summaryOf(cv.ID, cv.Calculated, cv.Verdict)
+		noteOverride(&s, notes)
 		if !cv.Calculated {
 			if e, ok := a.opts.Location.Explain(cv.ID); ok {
 				s.Regions = evidenceOf(cv.ID, e, region).Regions
@@ -112,7 +114,9 @@ func (a *API) verdict(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	region := a.regionOf(a.opts.Location.Checkers(), a.opts.Node.Members())
-	writeJSON(w, http.StatusOK, evidenceOf(id, e, region))
+	ev := evidenceOf(id, e, region)
+	noteOverride(&ev.VerdictSummary, a.overridesInForce())
+	writeJSON(w, http.StatusOK, ev)
 }
 
 // checkers serves GET /v1/checkers.
@@ -168,7 +172,9 @@ func (a *API) answer(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "status: "+err.Error())
 		return
 	}
-	writeJSON(w, http.StatusOK, answerOf(fqdn, rtype, res))
+	ans := answerOf(fqdn, rtype, res)
+	ans.Overrides = answerOverrides(&ans, a.overridesInForce())
+	writeJSON(w, http.StatusOK, ans)
 }
 
 // probes serves GET /v1/probes.

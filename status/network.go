@@ -131,6 +131,7 @@ func (a *API) digest() Digest {
 		d.Checks = append(d.Checks, dc)
 	}
 	slices.SortFunc(d.Checks, func(a, b DigestCheck) int { return cmp.Compare(a.ID, b.ID) })
+	d.Overrides = a.overridesInForce()
 	return d
 }
 

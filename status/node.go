@@ -122,6 +122,9 @@ func (v locationView) Checkers() []HeardChecker {
 
 func (v locationView) Zones() []location.ZoneState { return v.n.Zones() }
 
+// Overrides returns the maintenance overrides the location holds.
+func (v locationView) Overrides() []*control.Override { return v.n.Overrides() }
+
 func (v locationView) Answer(name, rtype string) (routing.Result, error) {
 	return v.n.Answer(name, rtype)
 }

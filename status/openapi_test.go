@@ -78,6 +78,7 @@ func TestOpenAPISchemas(t *testing.T) {
 		"StatusRegionCell":      reflect.TypeFor[RegionCell](),
 		"StatusVerdictSummary":  reflect.TypeFor[VerdictSummary](),
 		"StatusVerdictList":     reflect.TypeFor[VerdictList](),
+		"StatusOverride":        reflect.TypeFor[OverrideNote](),
 		"StatusVote":            reflect.TypeFor[Vote](),
 		"StatusAbsent":          reflect.TypeFor[Absent](),
 		"StatusChild":           reflect.TypeFor[Child](),

@@ -32,6 +32,8 @@ type VerdictList struct {
 	Regions []string `json:"regions"`
 	// Checks are the verdicts, sorted by check id.
 	Checks []VerdictSummary `json:"checks"`
+	// Overrides are the maintenance overrides in force at this location.
+	Overrides []OverrideNote `json:"overrides,omitempty"`
 }
 
 // VerdictSummary is one check's verdict without per-report evidence, and what each region's
@@ -41,8 +43,11 @@ type VerdictSummary struct {
 	ID string `json:"id"`
 	// State is "healthy", "unhealthy" or "unknown".
 	State quorum.State `json:"state"`
-	// ServedAsHealthy says DNS answers with the check's records (healthy or unknown).
+	// ServedAsHealthy says DNS answers with the check's records (healthy or unknown, or
+	// forced healthy by an override).
 	ServedAsHealthy bool `json:"served_as_healthy"`
+	// Override is the maintenance override that forces the check, if one is in force.
+	Override *OverrideNote `json:"override,omitempty"`
 	// Held says the state is an earlier one, kept because too few reports are fresh.
 	Held bool `json:"held"`
 	// Calculated says the check is computed from other checks' verdicts.
@@ -183,8 +188,11 @@ type Answer struct {
 	LastResort bool `json:"last_resort"`
 	// Values are the answered records' data, in answer order.
 	Values []string `json:"values"`
-	// Candidates are every record of the set and what the selection made of it.
+	// Candidates are every record of the set and what the selection made of it (a drained
+	// record's health check is override:drain).
 	Candidates []Candidate `json:"candidates"`
+	// Overrides are the maintenance overrides in force that change this answer.
+	Overrides []OverrideNote `json:"overrides,omitempty"`
 }
 
 // Candidate is one record of an answered record set.
@@ -304,6 +312,9 @@ type Digest struct {
 	Heard []RegionHeard `json:"heard"`
 	// Checks are the verdicts, sorted by id.
 	Checks []DigestCheck `json:"checks"`
+	// Overrides are the maintenance overrides in force at the location: what DNS serves
+	// differs from Checks where they force a check or drain a record.
+	Overrides []OverrideNote `json:"overrides,omitempty"`
 }
 
 // RegionHeard is how many of a region's checkers a location hears.

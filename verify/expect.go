@@ -35,6 +35,10 @@ func Expect(rs *config.RecordSet, states map[string]string) (Expectation, error)
 	}
 	e := Expectation{Size: p.Size, Rule: p.Rule, Pool: make([]string, 0, len(p.Pool))}
 	for _, i := range p.Pool {
+		if i == len(rs.Records) { // the fallback record (config.NoHealthyFallback)
+			e.Pool = append(e.Pool, normalise(rs.Fallback))
+			continue
+		}
 		e.Pool = append(e.Pool, normalise(rs.Records[i].Value))
 	}
 	slices.Sort(e.Pool)

@@ -314,7 +314,7 @@ func (v *Verifier) ask(ctx context.Context, s setRef, l Location) (Observation, 
 				}
 			}
 		}
-		if exp, err = Expect(s.rs, states); err == nil {
+		if exp, err = Expect(withOverrides(s.rs, states, d.Overrides), states); err == nil {
 			ob.Key = exp.Key()
 			if !changed.IsZero() {
 				ob.ChangedAt = changed.Add(offset)

@@ -37,6 +37,8 @@ type agentFlags struct {
 	voters                                     string
 	tokenFile, readTokenFile                   string
 	openReads                                  bool
+	notifyLocations                            string
+	notifyInterval                             time.Duration
 	dnsAddr, nameServers, httpAddr             string
 	httpAdvertise                              string
 	nsBudget, rrlRate, rrlSlip                 int
@@ -74,9 +76,11 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.StringVar(&f.gossipKeyFile, "gossip-key-file", "", "gossip: file of base64 encryption keys, one per line, the primary first")
 	fs.BoolVar(&f.insecureGossip, "insecure-gossip", false, "gossip: run unencrypted (development only)")
 	fs.StringVar(&f.voters, "control", "", "comma-separated API URLs of control voters the data plane follows (default: this node's own voter)")
-	fs.StringVar(&f.tokenFile, "token-file", "", "file of bearer tokens, one per line: allowed to write (control role); the first one reads the configuration (data plane)")
+	fs.StringVar(&f.tokenFile, "token-file", "", "file of bearer tokens, one per line: a plain token may write (control role; the first one joins voters and reads the configuration for the data plane); a line \"name scope sha256:<hex>\" (vigil token create) is a named token with a scope, stored hashed")
 	fs.StringVar(&f.readTokenFile, "read-token-file", "", "file of bearer tokens allowed to read, one per line; the data plane reads with the first")
 	fs.BoolVar(&f.openReads, "open-reads", false, "control: let anyone read without a token")
+	fs.DurationVar(&f.notifyInterval, "notify-interval", time.Second, "control: how often the leader reads the locations' digests (about 100 bytes a check each) and decides notifications")
+	fs.StringVar(&f.notifyLocations, "notify-locations", "", "control: comma-separated base URLs of the locations' status APIs whose verdicts decide notifications, e.g. http://10.0.1.3:7701")
 	fs.StringVar(&f.dnsAddr, "dns", "127.0.0.1:5353", "location: DNS listen address (UDP and TCP)")
 	fs.StringVar(&f.nameServers, "ns", "", "location: virtual name servers this location hosts, as index=host:port, comma-separated")
 	fs.IntVar(&f.nsBudget, "ns-budget", location.DefaultNameServerBudget, "location: queries a second each virtual name server answers before it drops (-1: unlimited)")
@@ -197,9 +201,13 @@ func agentConfig(f agentFlags, stderr io.Writer) (node.Config, *slog.Logger, err
 		}
 		f.id = h
 	}
-	writeTokens, err := readTokens(f.tokenFile)
+	lines, err := readTokens(f.tokenFile)
 	if err != nil {
 		return cfg, nil, err
+	}
+	writeTokens, named, err := splitTokens(lines)
+	if err != nil {
+		return cfg, nil, fmt.Errorf("-token-file: %w", err)
 	}
 	readTokenList, err := readTokens(f.readTokenFile)
 	if err != nil {
@@ -216,6 +224,7 @@ func agentConfig(f agentFlags, stderr io.Writer) (node.Config, *slog.Logger, err
 		WriteTokens: writeTokens, ReadTokens: readTokenList, OpenReads: f.openReads,
 		ServerTLS: serverTLS, Client: client, RaftLogLevel: max(level, slog.LevelInfo), RequireClientCert: f.tlsRequireClientCert,
 		LogStore: f.raftLogStore,
+		NotifyLocations: splitList(f.notifyLocations), NotifyInterval: f.notifyInterval, Tokens: named,
 	}
 	for _, j := range splitList(f.join) {
 		if strings.HasPrefix(j, "http://") || strings.HasPrefix(j, "https://") {

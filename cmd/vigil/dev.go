@@ -21,6 +21,8 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		switch args[0] {
 		case "target", "cut", "heal", "faults":
 			return runDevFault(ctx, args[0], args[1:], stdout, stderr)
+		case "notifications":
+			return runDevNotifications(ctx, args[1:], stdout, stderr)
 		}
 	}
 	fs := flag.NewFlagSet("dev", flag.ContinueOnError)
@@ -30,7 +32,8 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			"       vigil dev target <region> down|up    fail or recover a demo target's health check\n"+
 			"       vigil dev cut <region> [<region>]    cut two regions apart, or one from all others\n"+
 			"       vigil dev heal                       restore every link\n"+
-			"       vigil dev faults                     list the faults in force\n\nflags:")
+			"       vigil dev faults                     list the faults in force\n"+
+			"       vigil dev notifications              show what the dev webhook and Alertmanager receivers got\n\nflags:")
 		fs.PrintDefaults()
 	}
 	file := fs.String("f", "", "configuration to apply at start (default: the demo, examples/demo.yaml, built into vigil)")
@@ -84,7 +87,7 @@ func printDevAddresses(w io.Writer, cfg dev.Config, file string) {
 		fmt.Fprintf(w, "  %-8s DNS %s (udp+tcp)  HTTP http://%s  target http://%s/healthz  checkers %s\n",
 			r, l.DNS, l.HTTP, cfg.Targets[r], strings.Join(cfg.CheckerHTTP[r][:min(len(cfg.CheckerHTTP[r]), cfg.CheckersPerRegion)], " "))
 	}
-	fmt.Fprintf(w, "try: dig @127.0.0.1 -p 5301 www.demo.vigil.test   then: vigil dev target us-east down\n")
+	fmt.Fprintf(w, "try: dig @127.0.0.1 -p 5301 www.demo.vigil.test   then: vigil dev target us-east down   then: vigil dev notifications\n")
 }
 
 // runDevFault drives the faults of a running `vigil dev` through its control API.
@@ -126,6 +129,35 @@ func runDevFault(ctx context.Context, verb string, args []string, stdout, stderr
 	}
 	for _, f := range faults {
 		fmt.Fprintln(stdout, f)
+	}
+	return 0
+}
+
+// runDevNotifications prints what a running `vigil dev`'s receivers took: its webhook (each
+// event's key, a repeated delivery marked) and its Alertmanager-compatible endpoint.
+func runDevNotifications(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("dev notifications", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	base := fs.String("control", "http://127.0.0.1:7700", "base URL of the dev network's control API")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	list, err := dev.Client{BaseURL: *base}.NotificationsOf(ctx)
+	if err != nil {
+		fmt.Fprintf(stderr, "vigil dev notifications: %v\n", err)
+		return 1
+	}
+	if len(list) == 0 {
+		fmt.Fprintln(stdout, "no notifications yet (try: vigil dev target us-east down, and wait a few seconds)")
+	}
+	for _, r := range list {
+		dup := ""
+		if r.Duplicate {
+			dup = " (repeated delivery, same key)"
+		}
+		fmt.Fprintf(stdout, "%s  %-12s %-8s %s  %s%s\n", r.At.Format("15:04:05.000"), r.Receiver, r.Kind, r.Key, r.Summary, dup)
 	}
 	return 0
 }

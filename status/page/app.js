@@ -57,8 +57,18 @@
     ul.hidden = items.length === 0;
   }
 
+  // drawOverrides lists the maintenance overrides in force at this location, each with its
+  // reason, author and expiry; hidden when there are none.
+  function drawOverrides(list) {
+    const items = (list.overrides || []).map((o) => el("li", {}, "Override: " + o.sentence));
+    const ul = document.getElementById("overrides");
+    ul.replaceChildren(...items);
+    ul.hidden = items.length === 0;
+  }
+
   function drawMatrix(list) {
     skew = Date.parse(list.generated_at) - Date.now();
+    drawOverrides(list);
     document.getElementById("location").textContent =
       list.location ? "\u2014 location " + list.location + (list.region ? " (" + list.region + ")" : "") : "";
     const head = document.querySelector("#matrix thead tr");
@@ -76,6 +86,7 @@
       const v = el("td", { "data-state": c.state, className: "verdict" }, marks[c.state] + " " + c.state);
       if (c.held) v.append(el("span", { className: "held" }, " (held)"));
       if (c.calculated) v.append(el("span", { className: "held" }, " (calculated)"));
+      if (c.override) v.append(el("span", { className: "held" }, " (forced " + c.override.kind + " until " + c.override.expires + ")"));
       tr.append(v);
       for (const r of list.regions) {
         const cell = (c.regions || {})[r];

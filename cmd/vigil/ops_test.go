@@ -1,0 +1,90 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vigil-dns/vigil/control"
+)
+
+// TestOverrideAuditToken: `vigil token create` makes a scoped token whose file line a voter
+// takes; with it, `vigil override set` drains a record and forces a check of its zone and
+// prefix, is refused outside them, `list` shows the overrides with their author, `clear`
+// removes one by its target, and `vigil audit` lists every accepted write with the token's
+// name.
+func TestOverrideAuditToken(t *testing.T) {
+	run1 := func(args ...string) (int, string, string) {
+		var out, errOut bytes.Buffer
+		code := run(context.Background(), args, &out, &errOut)
+		return code, out.String(), errOut.String()
+	}
+	code, out, errOut := run1("token", "create", "-name", "web-team", "-scope", "write:check=web-,zone=demo.vigil.test.")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if code != 0 || len(lines) != 4 {
+		t.Fatalf("token create: %d %q %q", code, out, errOut)
+	}
+	secret, line := strings.TrimSpace(lines[1]), strings.TrimSpace(lines[3])
+	_, named, err := splitTokens([]string{agentToken, line})
+	if err != nil || len(named) != 1 || named[0].Name != "web-team" {
+		t.Fatalf("the token line does not read back: %v %+v", err, named)
+	}
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "http://" + ln.Addr().String()
+	node, err := control.NewNode(control.NodeConfig{ID: "solo", DataDir: filepath.Join(t.TempDir(), "data"), RaftAddr: freePort(t), APIURL: url,
+		Timing: control.Timing{Heartbeat: 300 * time.Millisecond, Election: 300 * time.Millisecond, LeaderLease: 150 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer node.Close()
+	if err := node.Bootstrap(); err != nil {
+		t.Fatal(err)
+	}
+	api, err := control.NewAPI(control.APIConfig{Node: node, WriteTokens: []string{agentToken}, Tokens: named})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: api, ReadHeaderTimeout: 5 * time.Second}
+	go srv.Serve(ln)
+	defer srv.Close()
+	for deadline := time.Now().Add(5 * time.Second); !node.IsLeader(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no leader")
+		}
+	}
+	t.Setenv("VIGIL_TOKEN", agentToken)
+	if code, out, errOut := run1("apply", "-f", "../../examples/demo.yaml", "-server", url); code != 0 {
+		t.Fatalf("apply: %q %q", out, errOut)
+	}
+	t.Setenv("VIGIL_TOKEN", secret)
+	for _, tc := range []struct {
+		args []string
+		code int
+		out  string
+	}{
+		{[]string{"override", "set", "-server", url, "-drain", "demo.vigil.test/www/A/192.0.2.1", "-reason", "host swap", "-for", "30m"}, 0, "set until"},
+		{[]string{"override", "set", "-server", url, "-check", "web-eu-west", "-state", "unhealthy", "-reason", "deploy", "-for", "1h"}, 0, "set until"},
+		{[]string{"override", "set", "-server", url, "-check", "api-1", "-reason", "x"}, 1, "HTTP 403"},
+		{[]string{"override", "list", "-server", url}, 0, "web-team"},
+		{[]string{"override", "clear", "-server", url, "-check", "web-eu-west"}, 0, "cleared"},
+		{[]string{"audit", "-server", url}, 0, "web-team       clear_override  DELETE /v1/overrides/"},
+	} {
+		code, out, errOut := run1(tc.args...)
+		if code != tc.code || !strings.Contains(out+errOut, tc.out) {
+			t.Errorf("vigil %s: %d\n%s%s\nwant %d and %q", strings.Join(tc.args, " "), code, out, errOut, tc.code, tc.out)
+		}
+		t.Logf("vigil %s:\n%s%s", strings.Join(tc.args, " "), out, errOut)
+	}
+	if ovs := node.State().Overrides(); len(ovs) != 1 || ovs[0].Kind != control.OverrideDrain || ovs[0].Author != "web-team" {
+		t.Fatalf("overrides: %+v", ovs)
+	}
+}

@@ -1,0 +1,193 @@
+package control
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/vigil-dns/vigil/config"
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// opsRoutes are the routes of the operational state: notifications and alerts, overrides,
+// the audit log.
+func (a *API) opsRoutes() []route {
+	r := func(method, path string, write bool, h http.HandlerFunc) route {
+		return route{Route{method, path}, write, h}
+	}
+	return []route{
+		r("GET", "/v1/notifications", false, a.getNotifications),
+		r("PUT", "/v1/notifications", true, a.putNotifications),
+		r("GET", "/v1/alerts", false, a.getAlerts),
+		r("GET", "/v1/overrides", false, a.listOverrides),
+		r("POST", "/v1/overrides", true, a.setOverride),
+		r("DELETE", "/v1/overrides/{id}", true, a.clearOverride),
+		r("GET", "/v1/audit", false, a.getAudit),
+	}
+}
+
+func (a *API) getNotifications(w http.ResponseWriter, r *http.Request) {
+	a.read(w, r, func(s *State) (any, error) {
+		n := s.Settings().Notifications
+		if n == nil {
+			n = &config.Notifications{}
+		}
+		return n, nil
+	})
+}
+
+// decodeNotifications decodes the notifications section (YAML or JSON) with its defaults.
+func decodeNotifications(body []byte) (*config.Notifications, error) {
+	doc, err := decodeItem(body, "notifications", `{"notifications": `, `}`, func(n *yaml.Node) *yaml.Node {
+		return mapping(scalar("notifications"), n)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if doc.Notifications == nil {
+		return &config.Notifications{}, nil
+	}
+	return doc.Notifications, nil
+}
+
+func (a *API) putNotifications(w http.ResponseWriter, r *http.Request) {
+	body, release, ok := a.bodyOf(w, r)
+	if !ok {
+		return
+	}
+	defer release()
+	n, err := decodeNotifications(body)
+	a.decoded(body, release)
+	if err != nil {
+		writeError(w, statusOf(err), err)
+		return
+	}
+	if len(n.Receivers) == 0 && len(n.Rules) == 0 {
+		n = nil
+	}
+	a.commit(w, r, body, &Command{Op: OpPutNotifications, Notifications: n}, false)
+}
+
+// AlertsView is GET /v1/alerts: the alerts that fire and the notifications waiting for
+// delivery.
+type AlertsView struct {
+	// Firing are the alerts that fire, by key.
+	Firing []*Alert `json:"firing"`
+	// Outbox are the notifications not yet taken by every receiver, oldest first.
+	Outbox []*Notification `json:"outbox"`
+	// Dropped counts the notifications a full outbox dropped.
+	Dropped uint64 `json:"dropped"`
+}
+
+func (a *API) getAlerts(w http.ResponseWriter, r *http.Request) {
+	a.read(w, r, func(s *State) (any, error) {
+		out, dropped := s.Outbox()
+		return AlertsView{Firing: s.Alerts(), Outbox: nonNil(out), Dropped: dropped}, nil
+	})
+}
+
+// OverrideRequest is the body of POST /v1/overrides.
+type OverrideRequest struct {
+	// Kind is healthy or unhealthy (with Check), or drain (with Zone, Name, Type, Value).
+	Kind  string `json:"kind"`
+	Check string `json:"check,omitempty"`
+	Zone  string `json:"zone,omitempty"`
+	Name  string `json:"name,omitempty"`
+	Type  string `json:"type,omitempty"`
+	Value string `json:"value,omitempty"`
+	// Reason says why (required).
+	Reason string `json:"reason"`
+	// For is how long it lasts, e.g. "2h"; or Expires, when it ends.
+	For     string    `json:"for,omitempty"`
+	Expires time.Time `json:"expires,omitzero"`
+}
+
+// OverrideView is an override as the API lists it.
+type OverrideView struct {
+	*Override
+	// Active says it is in force now, by the answering voter's clock.
+	Active bool `json:"active"`
+}
+
+func (a *API) listOverrides(w http.ResponseWriter, r *http.Request) {
+	a.read(w, r, func(s *State) (any, error) {
+		now := time.Now()
+		out := []OverrideView{}
+		for _, o := range s.Overrides() {
+			out = append(out, OverrideView{o, o.Active(now)})
+		}
+		return out, nil
+	})
+}
+
+func (a *API) setOverride(w http.ResponseWriter, r *http.Request) {
+	body, release, ok := a.bodyOf(w, r)
+	if !ok {
+		return
+	}
+	defer release()
+	var req OverrideRequest
+	dec := json.NewDecoder(strings.NewReader(string(body)))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(&req)
+	a.decoded(body, release)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, config.Errors{{Message: "override: " + err.Error()}})
+		return
+	}
+	now := time.Now()
+	o := &Override{Kind: req.Kind, Check: req.Check, Zone: req.Zone, Name: req.Name, Type: config.RecordType(req.Type),
+		Value: req.Value, Reason: req.Reason, Author: principalOf(r).Name, Created: now, Expires: req.Expires}
+	if req.For != "" {
+		d, err := time.ParseDuration(req.For)
+		if err != nil || d <= 0 {
+			writeError(w, http.StatusBadRequest, config.Errors{{Path: "for", Message: fmt.Sprintf("not a positive duration: %q (want e.g. 2h)", req.For)}})
+			return
+		}
+		o.Expires = now.Add(d)
+	}
+	if o.Expires.IsZero() {
+		writeError(w, http.StatusBadRequest, config.Errors{{Path: "for", Message: "an override needs \"for\" or \"expires\""}})
+		return
+	}
+	a.commit(w, r, body, &Command{Op: OpSetOverride, Override: o}, true)
+}
+
+func (a *API) clearOverride(w http.ResponseWriter, r *http.Request) {
+	a.commit(w, r, nil, &Command{Op: OpClearOverride, ID: r.PathValue("id")}, false)
+}
+
+// AuditView is GET /v1/audit: a page of the audit log, oldest first.
+type AuditView struct {
+	// Entries are the entries, oldest first.
+	Entries []*AuditEntry `json:"entries"`
+	// Newest is the Seq of the newest entry of the log.
+	Newest uint64 `json:"newest"`
+}
+
+func (a *API) getAudit(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	limit, before := 100, uint64(0)
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > MaxAuditEntries {
+			writeError(w, http.StatusBadRequest, config.Errors{{Path: "limit", Message: fmt.Sprintf("want 1 to %d, got %q", MaxAuditEntries, v)}})
+			return
+		}
+		limit = n
+	}
+	if v := q.Get("before"); v != "" {
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, config.Errors{{Path: "before", Message: fmt.Sprintf("not a sequence number: %q", v)}})
+			return
+		}
+		before = n
+	}
+	a.read(w, r, func(s *State) (any, error) {
+		return AuditView{Entries: s.Audit(limit, before), Newest: s.opsOrEmpty().AuditSeq}, nil
+	})
+}

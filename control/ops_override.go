@@ -1,0 +1,213 @@
+package control
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/vigil-dns/vigil/config"
+)
+
+// Maintenance overrides: a check forced healthy or unhealthy, or a record drained (served
+// only in last resort), each with a reason, an author and an expiry. Every location applies
+// them by its own clock, and they reach it as part of the state (Delta.Overrides).
+const (
+	// OpSetOverride puts an override in place (replacing one of the same target).
+	OpSetOverride Op = "set_override"
+	// OpClearOverride removes the override ID names.
+	OpClearOverride Op = "clear_override"
+)
+
+// The kinds of override.
+const (
+	// OverrideHealthy serves a check as healthy whatever its verdict.
+	OverrideHealthy = "healthy"
+	// OverrideUnhealthy serves a check as unhealthy whatever its verdict.
+	OverrideUnhealthy = "unhealthy"
+	// OverrideDrain treats one record as unhealthy: it is answered only in last resort.
+	OverrideDrain = "drain"
+)
+
+// Bounds of overrides.
+const (
+	// MaxOverrides bounds the overrides in place.
+	MaxOverrides = 1000
+	// MaxOverrideFor bounds an override's life.
+	MaxOverrideFor = 30 * 24 * time.Hour
+	maxReason      = 512
+)
+
+// Override is one maintenance override.
+type Override struct {
+	// ID names the override: a hash of its target (OverrideID), the same for every override
+	// of that target.
+	ID string `json:"id"`
+	// Kind is healthy or unhealthy (a check), or drain (a record).
+	Kind string `json:"kind"`
+	// Check is the check forced.
+	Check string `json:"check,omitempty"`
+	// Zone, Name, Type and Value name the record drained: its zone's apex, its absolute
+	// owner name, its type and its value, all canonical.
+	Zone  string            `json:"zone,omitempty"`
+	Name  string            `json:"name,omitempty"`
+	Type  config.RecordType `json:"type,omitempty"`
+	Value string            `json:"value,omitempty"`
+	// Reason says why; Author is the name of the token that set it.
+	Reason string `json:"reason"`
+	Author string `json:"author"`
+	// Created is when it was set, Expires when it ends, by the clock of the voter that
+	// took the write. Every location ends it at Expires by its own clock.
+	Created time.Time `json:"created"`
+	Expires time.Time `json:"expires"`
+}
+
+// OverrideID returns the ID of the override of a check (zone empty) or of a record.
+func OverrideID(check, zone, name string, typ config.RecordType, value string) string {
+	var target string
+	if zone == "" {
+		target = "check\x00" + check
+	} else {
+		apex := CanonicalZone(zone)
+		target = "record\x00" + apex + "\x00" + CanonicalOwner(apex, name) + "\x00" + strings.ToUpper(string(typ)) + "\x00" + value
+	}
+	sum := sha256.Sum256([]byte(target))
+	return hex.EncodeToString(sum[:6])
+}
+
+// RecordTypeOf returns a record type as the control plane names it (upper case).
+func RecordTypeOf(s string) config.RecordType { return config.RecordType(strings.ToUpper(s)) }
+
+// Active reports whether the override is in force at now.
+func (o *Override) Active(now time.Time) bool { return now.Before(o.Expires) }
+
+// Target describes what the override applies to, e.g. "check web" or "record www.example.com.
+// A 192.0.2.1".
+func (o *Override) Target() string {
+	if o.Kind == OverrideDrain {
+		return fmt.Sprintf("record %s %s %s", o.Name, o.Type, o.Value)
+	}
+	return "check " + o.Check
+}
+
+// String says the override in one sentence.
+func (o *Override) String() string {
+	what := "forced " + o.Kind
+	if o.Kind == OverrideDrain {
+		what = "drained (answered only in last resort)"
+	}
+	return fmt.Sprintf("%s %s by %s until %s: %s", o.Target(), what, o.Author, o.Expires.UTC().Format(time.RFC3339), o.Reason)
+}
+
+// applySetOverride puts c.Override in place at index; pure.
+func applySetOverride(s *State, c *Command, index uint64) (*edit, error) {
+	o := c.Override
+	if o == nil {
+		return nil, errors.New("control: set_override needs an override")
+	}
+	next := *o
+	next.Created, next.Expires = timeOf(o.Created), timeOf(o.Expires)
+	if err := s.checkOverride(&next); err != nil {
+		return nil, err
+	}
+	ops := cloneOps(s.opsOrEmpty())
+	ops.pruneOverrides(next.Created)
+	if _, ok := ops.Overrides[next.ID]; !ok && len(ops.Overrides) >= MaxOverrides {
+		return nil, fmt.Errorf("control: %d overrides are in place, the most: clear one first", MaxOverrides)
+	}
+	ops.Overrides[next.ID] = &next
+	e := s.edit(index)
+	e.s.ops = ops
+	e.overrides = true
+	return e, nil
+}
+
+// checkOverride validates an override and fills its ID and canonical names.
+func (s *State) checkOverride(o *Override) error {
+	var es config.Errors
+	switch o.Kind {
+	case OverrideHealthy, OverrideUnhealthy:
+		if _, ok := s.checks.Get(o.Check); !ok {
+			return fmt.Errorf("control: check %q: %w", o.Check, ErrNotFound)
+		}
+		o.Zone, o.Name, o.Type, o.Value = "", "", "", ""
+		o.ID = OverrideID(o.Check, "", "", "", "")
+	case OverrideDrain:
+		apex := CanonicalZone(o.Zone)
+		owner := CanonicalOwner(apex, o.Name)
+		typ := config.RecordType(strings.ToUpper(string(o.Type)))
+		rs, ok := s.sets.Get(setKey(apex, owner, typ))
+		if !ok {
+			return fmt.Errorf("control: record set %s %s in zone %q: %w", o.Name, o.Type, o.Zone, ErrNotFound)
+		}
+		if !slices.ContainsFunc(rs.Records, func(r config.Record) bool { return r.Value == o.Value }) {
+			return fmt.Errorf("control: record %q of %s %s: %w", o.Value, owner, typ, ErrNotFound)
+		}
+		o.Check, o.Zone, o.Name, o.Type = "", apex, owner, typ
+		o.ID = OverrideID("", apex, owner, typ, o.Value)
+	default:
+		es = append(es, config.FieldError{Path: "kind", Message: fmt.Sprintf("unknown kind %q: want healthy, unhealthy or drain", o.Kind)})
+	}
+	if strings.TrimSpace(o.Reason) == "" || len(o.Reason) > maxReason {
+		es = append(es, config.FieldError{Path: "reason", Message: fmt.Sprintf("required, at most %d bytes", maxReason)})
+	}
+	if d := o.Expires.Sub(o.Created); d <= 0 || d > MaxOverrideFor {
+		es = append(es, config.FieldError{Path: "expires", Message: fmt.Sprintf("must be after the override is set and within %v of it", MaxOverrideFor)})
+	}
+	if len(es) > 0 {
+		return es
+	}
+	return nil
+}
+
+// applyClearOverride removes the override c.ID names; pure.
+func applyClearOverride(s *State, c *Command, index uint64) (*edit, error) {
+	if _, ok := s.opsOrEmpty().Overrides[c.ID]; !ok {
+		return nil, fmt.Errorf("control: override %q: %w", c.ID, ErrNotFound)
+	}
+	ops := cloneOps(s.opsOrEmpty())
+	delete(ops.Overrides, c.ID)
+	e := s.edit(index)
+	e.s.ops = ops
+	e.overrides = true
+	return e, nil
+}
+
+// pruneOverrides forgets the overrides that ended before now.
+func (o *opsState) pruneOverrides(now time.Time) {
+	maps.DeleteFunc(o.Overrides, func(_ string, ov *Override) bool { return !ov.Active(now) })
+}
+
+// Overrides returns the overrides the state holds (some may have ended: each is in force
+// until its Expires), sorted by ID; the caller must not change them.
+func (s *State) Overrides() []*Override {
+	m := s.opsOrEmpty().Overrides
+	out := make([]*Override, 0, len(m))
+	for _, id := range slices.Sorted(maps.Keys(m)) {
+		out = append(out, m[id])
+	}
+	return out
+}
+
+// OverrideList carries the overrides in a Delta when they changed.
+type OverrideList struct {
+	// Items are every override of the state, sorted by ID.
+	Items []*Override `json:"items"`
+}
+
+// setOverrides puts a delta's overrides in place.
+func (e *edit) setOverrides(l *OverrideList) {
+	ops := cloneOps(e.s.opsOrEmpty())
+	ops.Overrides = make(map[string]*Override, len(l.Items))
+	for _, o := range l.Items {
+		if o != nil {
+			ops.Overrides[o.ID] = o
+		}
+	}
+	e.s.ops = ops
+	e.overrides = true
+}
