@@ -223,7 +223,7 @@ func agentConfig(f agentFlags, stderr io.Writer) (node.Config, *slog.Logger, err
 		RaftAddr: f.raftAddr, APIAddr: f.apiAddr, APIURL: f.apiURL, Bootstrap: f.bootstrap,
 		WriteTokens: writeTokens, ReadTokens: readTokenList, OpenReads: f.openReads,
 		ServerTLS: serverTLS, Client: client, RaftLogLevel: max(level, slog.LevelInfo), RequireClientCert: f.tlsRequireClientCert,
-		LogStore: f.raftLogStore,
+		LogStore:        f.raftLogStore,
 		NotifyLocations: splitList(f.notifyLocations), NotifyInterval: f.notifyInterval, Tokens: named,
 	}
 	for _, j := range splitList(f.join) {
