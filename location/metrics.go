@@ -34,6 +34,8 @@ type metrics struct {
 	lastResorts *prometheus.CounterVec
 	withheld    *prometheus.GaugeVec
 	zoneFailed  *prometheus.GaugeVec
+	// signFailures counts record sets left unsigned because signing failed (dnssec.go).
+	signFailures prometheus.Counter
 	// noZone caches the counters of queries outside every hosted zone.
 	noZone counterCache
 }
@@ -70,12 +72,16 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Name: "vigil_location_zone_install_failed",
 			Help: "1 for each zone of the configuration this location could not install, by zone and what it serves instead (previous: the zone's last version that compiled; none: nothing, REFUSED). The other zones are installed.",
 		}, []string{"zone", "served"}),
+		signFailures: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "vigil_location_dnssec_sign_failures_total",
+			Help: "Record sets of signed zones answered without their signature because signing failed.",
+		}),
 	}
 	m.noZone = counterCache{m: m, zone: noZone}
 	if reg == nil {
 		return m, nil
 	}
-	for _, c := range []prometheus.Collector{m.queries, m.dropped, m.slipped, m.duration, m.lastResorts, m.withheld, m.zoneFailed} {
+	for _, c := range []prometheus.Collector{m.queries, m.dropped, m.slipped, m.duration, m.lastResorts, m.withheld, m.zoneFailed, m.signFailures} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}

@@ -89,6 +89,7 @@ func (s *Server) resolve(scr *scratch, snap *Snapshot, z *zone, name string, qty
 						resp.Answer = append(resp.Answer, ds.rrs...)
 					} else {
 						resp.Ns = append(resp.Ns, z.neg)
+						scr.deny(z, name, z.names[name])
 					}
 					return dns.RcodeSuccess
 				}
@@ -105,6 +106,7 @@ func (s *Server) resolve(scr *scratch, snap *Snapshot, z *zone, name string, qty
 		n, wild := z.lookup(name)
 		if n == nil {
 			resp.Ns = append(resp.Ns, z.neg)
+			scr.deny(z, name, nil)
 			return dns.RcodeNameError
 		}
 		owner := ""
@@ -124,6 +126,7 @@ func (s *Server) resolve(scr *scratch, snap *Snapshot, z *zone, name string, qty
 				if !ok {
 					// An alias whose target has no such record set answers no data.
 					resp.Ns = append(resp.Ns, z.neg)
+					scr.deny(z, name, n)
 					return dns.RcodeSuccess
 				}
 			} else {
@@ -138,6 +141,7 @@ func (s *Server) resolve(scr *scratch, snap *Snapshot, z *zone, name string, qty
 		if n.cname == nil || qtype == dns.TypeCNAME {
 			// NODATA: the name exists, the type does not.
 			resp.Ns = append(resp.Ns, z.neg)
+			scr.deny(z, name, n)
 			return dns.RcodeSuccess
 		}
 		before := len(resp.Answer)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/miekg/dns"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/vigil-dns/vigil/dnssec"
 	"github.com/vigil-dns/vigil/routing"
 )
 
@@ -100,6 +101,7 @@ type Server struct {
 	rrl      *rrl
 	snap     atomic.Pointer[Snapshot]
 	verdicts atomic.Pointer[verdicts]
+	signers  atomic.Pointer[map[string]*dnssec.Signer] // by apex (dnssec.go)
 	scratch  sync.Pool
 
 	mu        sync.Mutex // serialises swaps and the listeners' setup

@@ -1,0 +1,182 @@
+package dnssec
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/miekg/dns"
+)
+
+// Signature validity: a signature is valid from an hour before it is made (clocks differ)
+// for a week, and a cached one is used while at least half of that remains.
+const (
+	inceptionSkew = time.Hour
+	validity      = 7 * 24 * time.Hour
+	refreshAfter  = validity / 2
+)
+
+// DefaultDNSKEYTTL is the TTL of the DNSKEY record set unless the zone sets one.
+const DefaultDNSKEYTTL = 3600
+
+// signKey is one opened key of a Signer.
+type signKey struct {
+	Key
+	dnskey *dns.DNSKEY
+	priv   *ecdsa.PrivateKey
+}
+
+// Signer signs one zone's answers at answer time: it holds the zone's opened keys and a
+// bounded cache of signatures. It is safe for concurrent use.
+type Signer struct {
+	apex   string
+	ttl    uint32
+	keys   []signKey
+	cache  *sigCache
+	signed atomic.Uint64
+	cached atomic.Uint64
+}
+
+// SignerConfig configures NewSigner.
+type SignerConfig struct {
+	// DNSKEYTTL is the TTL of the DNSKEY record set; 0 means DefaultDNSKEYTTL.
+	DNSKEYTTL uint32
+	// CacheSize bounds the signatures kept; 0 means DefaultCacheSize.
+	CacheSize int
+}
+
+// NewSigner opens zk's keys with sealer. Keys that are removed at now are skipped.
+func NewSigner(zk *ZoneKeys, sealer *Sealer, cfg SignerConfig) (*Signer, error) {
+	if zk == nil || len(zk.Keys) == 0 {
+		return nil, errors.New("dnssec: no keys")
+	}
+	if sealer == nil {
+		return nil, errors.New("dnssec: no seal secret: the zone's keys cannot be opened")
+	}
+	if cfg.DNSKEYTTL == 0 {
+		cfg.DNSKEYTTL = DefaultDNSKEYTTL
+	}
+	apex := dns.Fqdn(strings.ToLower(zk.Zone))
+	s := &Signer{apex: apex, ttl: cfg.DNSKEYTTL, cache: newSigCache(cfg.CacheSize)}
+	for _, k := range zk.Keys {
+		raw, err := sealer.open(k.Sealed, apex, k.Tag)
+		if err != nil {
+			return nil, fmt.Errorf("dnssec: zone %s key %d: %w", apex, k.Tag, err)
+		}
+		priv, err := ecdsa.ParseRawPrivateKey(elliptic.P256(), raw)
+		clear(raw)
+		if err != nil {
+			return nil, fmt.Errorf("dnssec: zone %s key %d: %w", apex, k.Tag, err)
+		}
+		dk := k.DNSKEY(apex, cfg.DNSKEYTTL)
+		if pub, err := publicKeyField(&priv.PublicKey); err != nil || pub != k.PublicKey || dk.KeyTag() != k.Tag {
+			return nil, fmt.Errorf("dnssec: zone %s key %d: the private key does not match the public key", apex, k.Tag)
+		}
+		s.keys = append(s.keys, signKey{Key: k, dnskey: dk, priv: priv})
+	}
+	return s, nil
+}
+
+// Zone returns the apex the signer signs for.
+func (s *Signer) Zone() string { return s.apex }
+
+// Stats returns the signatures made, those taken from the cache, and the cache's size.
+func (s *Signer) Stats() (signed, cached uint64, size int) {
+	return s.signed.Load(), s.cached.Load(), s.cache.len()
+}
+
+// AppendDNSKEYs appends the DNSKEY record set at now: every key published then.
+func (s *Signer) AppendDNSKEYs(dst []dns.RR, now time.Time) []dns.RR {
+	t := now.Unix()
+	for i := range s.keys {
+		if s.keys[i].Published(t) {
+			dst = append(dst, s.keys[i].dnskey)
+		}
+	}
+	return dst
+}
+
+// AppendSignatures appends the RRSIG records of rrset (one record set: records of one owner,
+// type and class) at now: one by each key that signs it then. A signature comes from the
+// cache when one of the same key over the same records has at least half its validity left.
+func (s *Signer) AppendSignatures(dst []dns.RR, rrset []dns.RR, now time.Time) ([]dns.RR, error) {
+	if len(rrset) == 0 {
+		return dst, nil
+	}
+	t := now.Unix()
+	isKeys := rrset[0].Header().Rrtype == dns.TypeDNSKEY
+	var digest []byte
+	for i := range s.keys {
+		k := &s.keys[i]
+		if !k.Signing(t) || (isKeys && !k.Role.signsKeys()) || (!isKeys && !k.Role.signsData()) {
+			continue
+		}
+		if digest == nil {
+			var err error
+			if digest, err = canonicalDigest(rrset); err != nil {
+				return dst, err
+			}
+		}
+		sk := cacheKey(k.Tag, digest)
+		if sig := s.cache.get(sk); sig != nil && int64(sig.Expiration)-t > int64(refreshAfter/time.Second) && int64(sig.Inception) <= t {
+			s.cached.Add(1)
+			dst = append(dst, sig)
+			continue
+		}
+		sig := &dns.RRSIG{Hdr: dns.RR_Header{Ttl: rrset[0].Header().Ttl}, Algorithm: Algorithm,
+			KeyTag: k.Tag, SignerName: s.apex,
+			Inception: uint32(now.Add(-inceptionSkew).Unix()), Expiration: uint32(now.Add(validity).Unix())}
+		if err := sig.Sign(k.priv, rrset); err != nil {
+			return dst, fmt.Errorf("dnssec: sign %s %s: %w", rrset[0].Header().Name, dns.TypeToString[rrset[0].Header().Rrtype], err)
+		}
+		s.signed.Add(1)
+		s.cache.put(sk, sig)
+		dst = append(dst, sig)
+	}
+	return dst, nil
+}
+
+// canonicalDigest returns the SHA-256 of rrset's records in canonical form (RFC 4034 §6):
+// owner in lower case, records sorted by their data.
+func canonicalDigest(rrset []dns.RR) ([]byte, error) {
+	wires := make([][]byte, 0, len(rrset))
+	buf := make([]byte, 0, 512)
+	for _, rr := range rrset {
+		c := dns.Copy(rr)
+		c.Header().Name = strings.ToLower(c.Header().Name)
+		off := len(buf)
+		buf = slices.Grow(buf, dns.Len(c)+16)
+		buf = buf[:cap(buf)]
+		n, err := dns.PackRR(c, buf, off, nil, false)
+		if err != nil {
+			return nil, fmt.Errorf("dnssec: pack %s: %w", rr.Header().Name, err)
+		}
+		buf = buf[:n]
+		wires = append(wires, buf[off:n:n])
+	}
+	sort.Slice(wires, func(i, j int) bool { return string(wires[i]) < string(wires[j]) })
+	h := sha256.New()
+	for _, w := range wires {
+		h.Write(w)
+	}
+	return h.Sum(nil), nil
+}
+
+func cacheKey(tag uint16, digest []byte) sigKey {
+	var b [2]byte
+	binary.BigEndian.PutUint16(b[:], tag)
+	h := sha256.New()
+	h.Write(b[:])
+	h.Write(digest)
+	var k sigKey
+	h.Sum(k[:0])
+	return k
+}
