@@ -185,7 +185,7 @@ func (c *cluster) start(i int) {
 	v.node, err = NewNode(NodeConfig{
 		ID: v.id, DataDir: v.dir, RaftAddr: v.raftAddr, APIURL: v.url(), Timing: c.timing,
 		Allocators: newSeqAllocator, Logger: testLogger(t), Registerer: v.reg, ApplyTimeout: 5 * time.Second,
-		SnapshotThreshold: c.snapshotThreshold,
+		SnapshotThreshold: c.snapshotThreshold, DNSSECSecret: []byte(testDNSSECSecret),
 	})
 	if err != nil {
 		t.Fatal(err)

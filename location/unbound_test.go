@@ -1,12 +1,6 @@
 package location
 
 import (
-	"context"
-	"fmt"
-	"net"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -14,144 +8,8 @@ import (
 	"github.com/miekg/dns"
 	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/dnssec"
+	"github.com/vigil-dns/vigil/location/unboundtest"
 )
-
-// unbound is Debian's validating resolver running as a real process on loopback, with
-// example.test's trust anchor and a stub zone that sends its questions to one location.
-type unbound struct {
-	addr string
-}
-
-// startUnbound runs unbound with trust anchor ta (a DS or DNSKEY record in presentation form)
-// for example.test., asking the location at loc. It stops when the test ends.
-func startUnbound(t *testing.T, loc string, ta string) *unbound {
-	t.Helper()
-	bin, err := exec.LookPath("unbound")
-	if err != nil {
-		bin = "/usr/sbin/unbound"
-		if _, err := os.Stat(bin); err != nil {
-			t.Skip("unbound is not installed (apt-get install -y unbound)")
-		}
-	}
-	port := freeUDPPort(t)
-	locHost, locPort, _ := net.SplitHostPort(loc)
-	dir := t.TempDir()
-	conf := fmt.Sprintf(`server:
-	interface: 127.0.0.1@%d
-	port: %d
-	do-daemonize: no
-	use-syslog: no
-	logfile: %q
-	verbosity: 1
-	val-log-level: 2
-	username: ""
-	chroot: ""
-	directory: %q
-	pidfile: ""
-	do-ip6: no
-	do-not-query-localhost: no
-	access-control: 127.0.0.0/8 allow
-	module-config: "validator iterator"
-	trust-anchor: %q
-	local-zone: "test." nodefault
-	qname-minimisation: no
-	cache-max-ttl: 1
-	cache-max-negative-ttl: 1
-	val-bogus-ttl: 1
-	serve-expired: no
-	prefetch: no
-	edns-buffer-size: 1232
-stub-zone:
-	name: "example.test."
-	stub-addr: %s@%s
-`, port, port, filepath.Join(dir, "unbound.log"), dir, ta, locHost, locPort)
-	path := filepath.Join(dir, "unbound.conf")
-	if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, bin, "-d", "-c", path)
-	cmd.WaitDelay = 5 * time.Second
-	if err := cmd.Start(); err != nil {
-		cancel()
-		t.Fatalf("unbound: %v", err)
-	}
-	t.Cleanup(func() {
-		cancel()
-		_ = cmd.Wait()
-		if t.Failed() {
-			if b, err := os.ReadFile(filepath.Join(dir, "unbound.log")); err == nil {
-				t.Logf("unbound log:\n%s", lastLines(string(b), 40))
-			}
-		}
-	})
-	u := &unbound{addr: fmt.Sprintf("127.0.0.1:%d", port)}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		c := &dns.Client{Timeout: 500 * time.Millisecond}
-		m := new(dns.Msg)
-		m.SetQuestion("example.test.", dns.TypeSOA)
-		if _, _, err := c.Exchange(m, u.addr); err == nil {
-			return u
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("unbound did not answer within 10s")
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	return strings.Join(lines[max(0, len(lines)-n):], "\n")
-}
-
-// freeUDPPort returns a UDP port of 127.0.0.1 free a moment ago whose TCP port is free too.
-func freeUDPPort(t *testing.T) int {
-	t.Helper()
-	for range 20 {
-		pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		port := pc.LocalAddr().(*net.UDPAddr).Port
-		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
-		pc.Close()
-		if err == nil {
-			l.Close()
-			return port
-		}
-	}
-	t.Fatal("no free port")
-	return 0
-}
-
-// ask asks unbound with the DO and AD bits and returns its response.
-func (u *unbound) ask(t *testing.T, name string, qtype uint16) *dns.Msg {
-	t.Helper()
-	m := new(dns.Msg)
-	m.SetQuestion(name, qtype)
-	m.AuthenticatedData = true
-	m.SetEdns0(4096, true)
-	c := &dns.Client{Timeout: 3 * time.Second, UDPSize: 4096}
-	var err error
-	for range 3 {
-		var r *dns.Msg
-		if r, _, err = c.Exchange(m, u.addr); err == nil {
-			return r
-		}
-	}
-	t.Fatalf("ask unbound %s %s: %v", name, dns.TypeToString[qtype], err)
-	return nil
-}
-
-// secure fails the test unless r validated: NOERROR and the AD bit.
-func secure(t *testing.T, what string, r *dns.Msg) {
-	t.Helper()
-	if r.Rcode != dns.RcodeSuccess || !r.AuthenticatedData {
-		t.Fatalf("%s: not validated (rcode %s, ad %v):\n%v", what, dns.RcodeToString[r.Rcode], r.AuthenticatedData, r)
-	}
-}
 
 // unboundZone is the signed demo zone unbound validates: TTLs of one second so that a
 // failover reaches it at once.
@@ -204,29 +62,29 @@ func TestUnboundValidatesSignedZone(t *testing.T) {
 	}
 	install(zk)
 	ds := zk.Keys[0].DS("example.test.", 3600)
-	u := startUnbound(t, s.Addr().String(), strings.Join(strings.Fields(ds.String()), " "))
+	u := unboundtest.Start(t, "example.test.", s.Addr().String(), ds.String())
 
-	r := u.ask(t, "www.example.test.", dns.TypeA)
-	secure(t, "www A", r)
-	if v := addrs(r); len(v) != 1 || v[0] != "192.0.2.1" {
+	r := u.Ask(t, "www.example.test.", dns.TypeA)
+	unboundtest.Secure(t, "www A", r)
+	if v := unboundtest.Addrs(r); len(v) != 1 || v[0] != "192.0.2.1" {
 		t.Fatalf("www A: %v", v)
 	}
-	secure(t, "DNSKEY", u.ask(t, "example.test.", dns.TypeDNSKEY))
-	secure(t, "wildcard", u.ask(t, "a.wild.example.test.", dns.TypeA))
-	r = u.ask(t, "alias.example.test.", dns.TypeA)
-	secure(t, "CNAME to the failover set", r)
-	r = u.ask(t, "nothing.example.test.", dns.TypeA)
-	secure(t, "missing name (black lie)", r)
+	unboundtest.Secure(t, "DNSKEY", u.Ask(t, "example.test.", dns.TypeDNSKEY))
+	unboundtest.Secure(t, "wildcard", u.Ask(t, "a.wild.example.test.", dns.TypeA))
+	r = u.Ask(t, "alias.example.test.", dns.TypeA)
+	unboundtest.Secure(t, "CNAME to the failover set", r)
+	r = u.Ask(t, "nothing.example.test.", dns.TypeA)
+	unboundtest.Secure(t, "missing name (black lie)", r)
 	if len(r.Answer) != 0 {
 		t.Fatalf("missing name answered: %v", r)
 	}
-	r = u.ask(t, "www.example.test.", dns.TypeAAAA)
-	secure(t, "missing type", r)
+	r = u.Ask(t, "www.example.test.", dns.TypeAAAA)
+	unboundtest.Secure(t, "missing type", r)
 	if len(r.Answer) != 0 {
 		t.Fatalf("missing type answered: %v", r)
 	}
-	r = u.ask(t, "big.example.test.", dns.TypeTXT)
-	secure(t, "large answer", r)
+	r = u.Ask(t, "big.example.test.", dns.TypeTXT)
+	unboundtest.Secure(t, "large answer", r)
 	if len(r.Answer) < 8 {
 		t.Fatalf("large answer: %d records", len(r.Answer))
 	}
@@ -235,13 +93,13 @@ func TestUnboundValidatesSignedZone(t *testing.T) {
 		t.Helper()
 		deadline := time.Now().Add(10 * time.Second)
 		for {
-			r := u.ask(t, "fo.example.test.", dns.TypeA)
-			secure(t, "fo A", r)
-			if v := addrs(r); len(v) == 1 && v[0] == want {
+			r := u.Ask(t, "fo.example.test.", dns.TypeA)
+			unboundtest.Secure(t, "fo A", r)
+			if v := unboundtest.Addrs(r); len(v) == 1 && v[0] == want {
 				return
 			}
 			if time.Now().After(deadline) {
-				t.Fatalf("fo A: %v, want %s within 10s", addrs(r), want)
+				t.Fatalf("fo A: %v, want %s within 10s", unboundtest.Addrs(r), want)
 			}
 			time.Sleep(200 * time.Millisecond)
 		}
@@ -263,9 +121,9 @@ func TestUnboundValidatesSignedZone(t *testing.T) {
 	oldTag, newTag := zk.Keys[1].Tag, next.Keys[2].Tag
 	seen := map[uint16]bool{}
 	for end := time.Now().Add(6 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
-		r := u.ask(t, "www.example.test.", dns.TypeA)
-		secure(t, "www A during the rollover", r)
-		secure(t, "DNSKEY during the rollover", u.ask(t, "example.test.", dns.TypeDNSKEY))
+		r := u.Ask(t, "www.example.test.", dns.TypeA)
+		unboundtest.Secure(t, "www A during the rollover", r)
+		unboundtest.Secure(t, "DNSKEY during the rollover", u.Ask(t, "example.test.", dns.TypeDNSKEY))
 		for _, rr := range exchange(t, "udp", s.Addr(), doQuery("www.example.test.", dns.TypeA, 1232)).Answer {
 			if sig, ok := rr.(*dns.RRSIG); ok {
 				seen[sig.KeyTag] = true
@@ -275,15 +133,4 @@ func TestUnboundValidatesSignedZone(t *testing.T) {
 	if !seen[oldTag] || !seen[newTag] {
 		t.Fatalf("the rollover did not go from key %d to key %d: signers seen %v", oldTag, newTag, seen)
 	}
-}
-
-// addrs returns the addresses of the answer's A records.
-func addrs(r *dns.Msg) []string {
-	var out []string
-	for _, rr := range r.Answer {
-		if a, ok := rr.(*dns.A); ok {
-			out = append(out, a.A.String())
-		}
-	}
-	return out
 }

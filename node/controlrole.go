@@ -58,6 +58,7 @@ func newControlRole(cfg Config, reg prometheus.Registerer, log *slog.Logger) (*c
 	node, err := control.NewNode(control.NodeConfig{
 		ID: cfg.ID, DataDir: dir, RaftAddr: cc.RaftAddr, APIURL: cc.APIURL, Timing: cc.Timing,
 		Logger: log, RaftLogLevel: max(cc.RaftLogLevel, slog.LevelInfo), Registerer: reg,
+		DNSSECSecret: dnssecSecret(cfg, log),
 	})
 	if err != nil {
 		ln.Close()
