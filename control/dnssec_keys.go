@@ -111,6 +111,7 @@ func (n *Node) Rollover(zone string, req RolloverRequest, now time.Time) (uint64
 		}
 	}
 	if err != nil {
+		// Not a document problem, but reported as one: 422 with the reason in errors.
 		return 0, &ValidationError{Errors: config.Errors{{Path: "role", Message: err.Error()}}}
 	}
 	return n.Apply(&Command{Op: OpPutZoneKeys, ZoneKeys: next})

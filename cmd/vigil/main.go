@@ -23,6 +23,7 @@ func commands() []command {
 	return []command{
 		{"agent", "run a node's roles: control (raft voter and API), checker, location (DNS)", runAgent},
 		{"apply", "apply a whole configuration file through the control plane", runApply},
+		{"dnssec", "print a signed zone's DS records for its parent (vigil dnssec ds ZONE), list its keys, roll them over", runDNSSEC},
 		{"dev", "run a whole multi-region network in this process, on loopback; drive its faults", runDev},
 		{"load", "generate load: concurrent writes on the control plane, or a synthetic configuration of any size", runLoad},
 		{"sim", "run a fault scenario on an in-process network and check every DNS answer it gave", runSim},
