@@ -150,8 +150,11 @@ func canonicalDigest(rrset []dns.RR) ([]byte, error) {
 	wires := make([][]byte, 0, len(rrset))
 	buf := make([]byte, 0, 512)
 	for _, rr := range rrset {
-		c := dns.Copy(rr)
-		c.Header().Name = strings.ToLower(c.Header().Name)
+		c := rr
+		if name := c.Header().Name; strings.ToLower(name) != name {
+			c = dns.Copy(rr)
+			c.Header().Name = strings.ToLower(name)
+		}
 		off := len(buf)
 		buf = slices.Grow(buf, dns.Len(c)+16)
 		buf = buf[:cap(buf)]
