@@ -30,6 +30,11 @@ const (
 	PolicyFailover   Policy = "failover"
 	PolicyWeighted   Policy = "weighted"
 	PolicyMultivalue Policy = "multivalue"
+	// PolicyNearest answers the healthy records of the location's own region, else of the
+	// nearest region that has one (by the round-trip time the location measures to each
+	// region's nodes), else every record of the nearest region (last resort). Each record
+	// names its region.
+	PolicyNearest Policy = "nearest"
 )
 
 // Role is a record's role in a failover record set.
@@ -318,6 +323,9 @@ type Record struct {
 	Weight *int `yaml:"weight" json:"weight,omitempty"`
 	// Role is the record's role in a failover record set.
 	Role Role `yaml:"role" json:"role,omitempty"`
+	// Region is the region the record's endpoint is in, one of the document's regions:
+	// required in a nearest record set, and only there.
+	Region string `yaml:"region" json:"region,omitempty"`
 }
 
 // TTL returns a pointer to seconds, for a record set's TTL.

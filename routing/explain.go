@@ -61,6 +61,8 @@ type Candidate struct {
 	Weight int `json:"weight,omitempty"`
 	// Role is the record's part in a failover set: primary or secondary, empty when none.
 	Role config.Role `json:"role,omitempty"`
+	// Region is the record's region, in a nearest set.
+	Region string `json:"region,omitempty"`
 	// Chosen says the record is in the answer.
 	Chosen bool `json:"chosen"`
 }
@@ -78,6 +80,10 @@ type Result struct {
 	Answer []int `json:"answer"`
 	// Candidates holds every record of the set, in the set's order: Candidates[i] is record i.
 	Candidates []Candidate `json:"candidates"`
+	// Region is the region a nearest record set answered from, and RegionReason why
+	// (ExplainNearest); empty for other policies.
+	Region       string `json:"region,omitempty"`
+	RegionReason string `json:"region_reason,omitempty"`
 }
 
 // Values returns the data of the answered records, in answer order.
