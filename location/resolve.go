@@ -179,6 +179,8 @@ func (s *Server) appendSelected(dst []dns.RR, scr *scratch, rs *rrset, v *verdic
 	from := len(dst)
 	if rs.cfg.Policy == "" || rs.cfg.Policy == config.PolicySimple {
 		dst = append(dst, rs.rrs...)
+	} else if rs.cfg.Policy == config.PolicyNearest {
+		dst = s.appendNearest(dst, scr, rs, v)
 	} else {
 		idx, rule, err := routing.Select(&rs.cfg, v.health, rand.Uint64(), scr.idx[:0])
 		if err != nil {

@@ -289,6 +289,7 @@ func (n *Node) Run(ctx context.Context) error {
 		goRun("dns", n.dns.Serve)
 		goRun("verdicts", n.runVerdicts)
 		goRun("history", n.runHistoryMarks)
+		goRun("locality", n.runLocality)
 	}
 	if n.pool != nil {
 		goRun("data plane", n.loop)
