@@ -23,8 +23,9 @@ func commands() []command {
 	return []command{
 		{"agent", "run a node's roles: control (raft voter and API), checker, location (DNS)", runAgent},
 		{"apply", "apply a whole configuration file through the control plane", runApply},
-		{"dnssec", "print a signed zone's DS records for its parent (vigil dnssec ds ZONE), list its keys, roll them over", runDNSSEC},
 		{"dev", "run a whole multi-region network in this process, on loopback; drive its faults", runDev},
+		{"dnssec", "print a signed zone's DS records for its parent (vigil dnssec ds ZONE), list its keys, roll them over", runDNSSEC},
+		{"externaldns", "serve the ExternalDNS webhook provider: ExternalDNS's records become Vigil record sets", runExternalDNS},
 		{"load", "generate load: concurrent writes on the control plane, or a synthetic configuration of any size", runLoad},
 		{"sim", "run a fault scenario on an in-process network and check every DNS answer it gave", runSim},
 		{"router", "run a region's router of the compose demo (latency, loss, cuts between regions)", runRouter},
