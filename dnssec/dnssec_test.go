@@ -108,7 +108,7 @@ func TestSealBindsSecretZoneAndTag(t *testing.T) {
 func TestSignatureCacheBounded(t *testing.T) {
 	sealer := testSealer(t, "0123456789abcdef0123456789abcdef")
 	zk, _ := InitialKeys("example.test.", SchemeCombined, sealer, 0)
-	sg, err := NewSigner(zk, sealer, SignerConfig{CacheSize: 100})
+	sg, err := NewSigner(zk, sealer, SignerConfig{CacheSize: 100, SignRate: 1 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +120,7 @@ func TestSignatureCacheBounded(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if signed, _, size := sg.Stats(); size > 100 || signed != 1000 {
+	if signed, _, _, size := sg.Stats(); size > 100 || signed != 1000 {
 		t.Fatalf("signed %d, cache %d entries (bound 100)", signed, size)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -27,6 +28,14 @@ const (
 // DefaultDNSKEYTTL is the TTL of the DNSKEY record set unless the zone sets one.
 const DefaultDNSKEYTTL = 3600
 
+// DefaultSignRate is the number of new signatures a Signer makes a second by default (and
+// its burst): a flood of questions that each need a new signature (random names, each with
+// its own denial) costs at most this much signing; answers from the cache are not counted.
+const DefaultSignRate = 2000
+
+// ErrSignBudget is the error of a signature that the signing budget does not allow now.
+var ErrSignBudget = errors.New("dnssec: the signing budget is spent for now")
+
 // signKey is one opened key of a Signer.
 type signKey struct {
 	Key
@@ -37,12 +46,18 @@ type signKey struct {
 // Signer signs one zone's answers at answer time: it holds the zone's opened keys and a
 // bounded cache of signatures. It is safe for concurrent use.
 type Signer struct {
-	apex   string
-	ttl    uint32
-	keys   []signKey
-	cache  *sigCache
-	signed atomic.Uint64
-	cached atomic.Uint64
+	apex    string
+	ttl     uint32
+	keys    []signKey
+	cache   *sigCache
+	signed  atomic.Uint64
+	cached  atomic.Uint64
+	refused atomic.Uint64
+
+	budgetMu sync.Mutex
+	rate     float64 // new signatures a second
+	tokens   float64
+	last     time.Time
 }
 
 // SignerConfig configures NewSigner.
@@ -51,6 +66,9 @@ type SignerConfig struct {
 	DNSKEYTTL uint32
 	// CacheSize bounds the signatures kept; 0 means DefaultCacheSize.
 	CacheSize int
+	// SignRate bounds the new signatures made a second (and the burst); 0 means
+	// DefaultSignRate.
+	SignRate int
 }
 
 // NewSigner opens zk's keys with sealer. Keys that are removed at now are skipped.
@@ -64,8 +82,12 @@ func NewSigner(zk *ZoneKeys, sealer *Sealer, cfg SignerConfig) (*Signer, error) 
 	if cfg.DNSKEYTTL == 0 {
 		cfg.DNSKEYTTL = DefaultDNSKEYTTL
 	}
+	if cfg.SignRate <= 0 {
+		cfg.SignRate = DefaultSignRate
+	}
 	apex := dns.Fqdn(strings.ToLower(zk.Zone))
-	s := &Signer{apex: apex, ttl: cfg.DNSKEYTTL, cache: newSigCache(cfg.CacheSize)}
+	s := &Signer{apex: apex, ttl: cfg.DNSKEYTTL, cache: newSigCache(cfg.CacheSize),
+		rate: float64(cfg.SignRate), tokens: float64(cfg.SignRate)}
 	for _, k := range zk.Keys {
 		raw, err := sealer.open(k.Sealed, apex, k.Tag)
 		if err != nil {
@@ -88,9 +110,28 @@ func NewSigner(zk *ZoneKeys, sealer *Sealer, cfg SignerConfig) (*Signer, error) 
 // Zone returns the apex the signer signs for.
 func (s *Signer) Zone() string { return s.apex }
 
-// Stats returns the signatures made, those taken from the cache, and the cache's size.
-func (s *Signer) Stats() (signed, cached uint64, size int) {
-	return s.signed.Load(), s.cached.Load(), s.cache.len()
+// Stats returns the signatures made, those taken from the cache, those the signing budget
+// refused, and the cache's size.
+func (s *Signer) Stats() (signed, cached, refused uint64, size int) {
+	return s.signed.Load(), s.cached.Load(), s.refused.Load(), s.cache.len()
+}
+
+// spend takes one new signature from the budget at now, and reports whether there was one.
+func (s *Signer) spend(now time.Time) bool {
+	s.budgetMu.Lock()
+	defer s.budgetMu.Unlock()
+	if !s.last.IsZero() && now.After(s.last) {
+		s.tokens = min(s.rate, s.tokens+now.Sub(s.last).Seconds()*s.rate)
+	}
+	if now.After(s.last) {
+		s.last = now
+	}
+	if s.tokens < 1 {
+		s.refused.Add(1)
+		return false
+	}
+	s.tokens--
+	return true
 }
 
 // AppendDNSKEYs appends the DNSKEY record set at now: every key published then.
@@ -106,7 +147,8 @@ func (s *Signer) AppendDNSKEYs(dst []dns.RR, now time.Time) []dns.RR {
 
 // AppendSignatures appends the RRSIG records of rrset (one record set: records of one owner,
 // type and class) at now: one by each key that signs it then. A signature comes from the
-// cache when one of the same key over the same records has at least half its validity left.
+// cache when one of the same key over the same records has at least half its validity left;
+// a new one costs the signing budget, and ErrSignBudget says it is spent.
 func (s *Signer) AppendSignatures(dst []dns.RR, rrset []dns.RR, now time.Time) ([]dns.RR, error) {
 	if len(rrset) == 0 {
 		return dst, nil
@@ -130,6 +172,9 @@ func (s *Signer) AppendSignatures(dst []dns.RR, rrset []dns.RR, now time.Time) (
 			s.cached.Add(1)
 			dst = append(dst, sig)
 			continue
+		}
+		if !s.spend(now) {
+			return dst, ErrSignBudget
 		}
 		sig := &dns.RRSIG{Hdr: dns.RR_Header{Ttl: rrset[0].Header().Ttl}, Algorithm: Algorithm,
 			KeyTag: k.Tag, SignerName: s.apex,

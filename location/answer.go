@@ -166,7 +166,14 @@ func (s *Server) respond(scr *scratch, query []byte, req Request) ([]byte, outco
 		rcode = s.resolve(scr, snap, z, name, qn.Qtype, req.NameServer)
 	}
 	if opt != nil && opt.Do() {
-		rcode = s.sign(scr, snap, rcode)
+		var signed bool
+		if rcode, signed = s.sign(scr, snap, rcode); !signed {
+			// An answer that cannot be signed now is not sent unsigned (a validator would
+			// call it bogus): it is dropped, as the rate limiter drops.
+			scr.keep()
+			oc.drop, oc.answer = dropSignBudget, false
+			return nil, oc
+		}
 	}
 	if qn.Qclass == dns.ClassANY {
 		// The IN data answers class ANY, but not authoritatively: other classes may hold more

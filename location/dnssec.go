@@ -1,6 +1,7 @@
 package location
 
 import (
+	"errors"
 	"maps"
 	"time"
 
@@ -54,12 +55,14 @@ func (s *Server) signerOf(apex string) *dnssec.Signer {
 // sign adds to the response the signatures of its record sets that signed zones own, the
 // DS or the proof of no DS of a referral, and the NSEC proof of a denial, and returns the
 // rcode: a name that does not exist in a signed zone is answered NOERROR with a black-lie
-// NSEC (RFC 9824), never NXDOMAIN.
-func (s *Server) sign(scr *scratch, snap *Snapshot, rcode int) int {
+// NSEC (RFC 9824), never NXDOMAIN. ok is false when a signature was needed that the zone's
+// signing budget does not allow now.
+func (s *Server) sign(scr *scratch, snap *Snapshot, rcode int) (_ int, ok bool) {
 	m := s.signers.Load()
 	if m == nil || len(*m) == 0 {
-		return rcode
+		return rcode, true
 	}
+	ok = true
 	now := s.now()
 	resp := &scr.resp
 	signed := false
@@ -68,7 +71,7 @@ func (s *Server) sign(scr *scratch, snap *Snapshot, rcode int) int {
 		j := rrsetEnd(resp.Answer, i)
 		out = append(out, resp.Answer[i:j]...)
 		if sg := signerFor(snap, *m, resp.Answer[i].Header().Name); sg != nil {
-			out = s.appendSigs(out, sg, resp.Answer[i:j], now)
+			out = s.appendSigs(out, sg, resp.Answer[i:j], now, &ok)
 			signed = true
 		}
 		i = j
@@ -87,10 +90,10 @@ func (s *Server) sign(scr *scratch, snap *Snapshot, rcode int) int {
 		case sg == nil:
 		case h.Rrtype == dns.TypeNS && h.Name != z.name:
 			// A referral: the DS of the cut, or the proof that it has none.
-			ns = s.appendCutProof(ns, sg, z, h.Name, now)
+			ns = s.appendCutProof(ns, sg, z, h.Name, now, &ok)
 			signed = true
 		case h.Rrtype != dns.TypeNS:
-			ns = s.appendSigs(ns, sg, set, now)
+			ns = s.appendSigs(ns, sg, set, now, &ok)
 			signed = true
 		}
 		i = j
@@ -105,37 +108,41 @@ func (s *Server) sign(scr *scratch, snap *Snapshot, rcode int) int {
 				nsec = dnssec.NoData(d.name, typesAt(d.z, d.name, d.node), d.z.negTTL)
 			}
 			ns = append(ns, nsec)
-			ns = s.appendSigs(ns, sg, []dns.RR{nsec}, now)
+			ns = s.appendSigs(ns, sg, []dns.RR{nsec}, now, &ok)
 			signed = true
 		}
 	}
 	if signed {
 		resp.Ns = ns
 	}
-	return rcode
+	return rcode, ok
 }
 
 // appendCutProof appends the DS record set of the delegation at cut with its signatures, or
 // the NSEC record that proves the cut has none (an insecure delegation).
-func (s *Server) appendCutProof(dst []dns.RR, sg *dnssec.Signer, z *zone, cut string, now time.Time) []dns.RR {
+func (s *Server) appendCutProof(dst []dns.RR, sg *dnssec.Signer, z *zone, cut string, now time.Time, ok *bool) []dns.RR {
 	n := z.names[cut]
 	if n == nil {
 		return dst
 	}
 	if ds := n.find(dns.TypeDS); ds != nil {
 		dst = append(dst, ds.rrs...)
-		return s.appendSigs(dst, sg, ds.rrs, now)
+		return s.appendSigs(dst, sg, ds.rrs, now, ok)
 	}
 	nsec := dnssec.NoData(cut, typesAt(z, cut, n), z.negTTL)
 	dst = append(dst, nsec)
-	return s.appendSigs(dst, sg, []dns.RR{nsec}, now)
+	return s.appendSigs(dst, sg, []dns.RR{nsec}, now, ok)
 }
 
-// appendSigs appends the signatures of rrset; a failure to sign is logged and leaves the
-// set unsigned, which a validator treats as bogus rather than as absent.
-func (s *Server) appendSigs(dst []dns.RR, sg *dnssec.Signer, rrset []dns.RR, now time.Time) []dns.RR {
+// appendSigs appends the signatures of rrset. A spent signing budget clears *ok; any other
+// failure to sign is logged and leaves the set unsigned, which a validator treats as bogus
+// rather than as absent.
+func (s *Server) appendSigs(dst []dns.RR, sg *dnssec.Signer, rrset []dns.RR, now time.Time, ok *bool) []dns.RR {
 	out, err := sg.AppendSignatures(dst, rrset, now)
-	if err != nil {
+	switch {
+	case errors.Is(err, dnssec.ErrSignBudget):
+		*ok = false
+	case err != nil:
 		s.log.Error("location: cannot sign a record set", "zone", sg.Zone(), "err", err)
 		s.metrics.signFailures.Inc()
 	}

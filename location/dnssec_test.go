@@ -194,7 +194,7 @@ func BenchmarkRespondSigned(b *testing.B) {
 			s.SetSnapshot(mustSnapshot(b, testZones(), testShards()))
 			sealer, _ := dnssec.NewSealer([]byte("location-test-seal-secret-000000"))
 			zk, _ := dnssec.InitialKeys("example.test.", dnssec.SchemeCombined, sealer, time.Now().Unix())
-			sg, err := dnssec.NewSigner(zk, sealer, dnssec.SignerConfig{CacheSize: c.cache})
+			sg, err := dnssec.NewSigner(zk, sealer, dnssec.SignerConfig{CacheSize: c.cache, SignRate: 1 << 30})
 			if err != nil {
 				b.Fatal(err)
 			}

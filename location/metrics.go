@@ -17,6 +17,9 @@ const (
 	dropTCPConns  = "tcp_conns" // a TCP connection over the listener's limit, closed at once
 	// dropTCPClient is a TCP connection over its client's limit, closed at once.
 	dropTCPClient = "tcp_conns_per_client"
+	// dropSignBudget is a query of a signed zone whose answer needs a new signature while
+	// the zone's signing budget is spent (dnssec.go).
+	dropSignBudget = "sign_budget"
 )
 
 // noZone is the zone label of queries outside every hosted zone (and of malformed ones).
@@ -49,7 +52,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		}, []string{"qtype", "rcode", "zone"}),
 		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "vigil_location_queries_dropped_total",
-			Help: "DNS queries that got no response, by listener (main or ns-<index>) and reason (malformed, budget, rrl, tcp_conns).",
+			Help: "DNS queries that got no response, by listener (main or ns-<index>) and reason (malformed, budget, rrl, tcp_conns, tcp_conns_per_client, sign_budget).",
 		}, []string{"listener", "reason"}),
 		slipped: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "vigil_location_rrl_slipped_total",
