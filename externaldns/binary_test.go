@@ -181,4 +181,3 @@ func TestRealExternalDNS(t *testing.T) {
 		}
 	}
 }
-
