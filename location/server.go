@@ -170,6 +170,11 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("location: metrics: %w", err)
 	}
 	s := &Server{cfg: cfg, udpSize: cfg.UDPSize, log: cfg.Logger, now: cfg.Now, metrics: m, rrl: newRRL(cfg.RRL)}
+	if cfg.Registerer != nil {
+		if err := cfg.Registerer.Register(newSignerCollector(s)); err != nil {
+			return nil, fmt.Errorf("location: metrics: %w", err)
+		}
+	}
 	s.scratch.New = func() any { return newScratch() }
 	empty, _ := NewSnapshot(nil, nil)
 	s.snap.Store(empty)
