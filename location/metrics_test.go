@@ -6,10 +6,10 @@ import (
 
 	"github.com/miekg/dns"
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/vigil-dns/vigil/dnssec"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
 	dto "github.com/prometheus/client_model/go"
+	"github.com/vigil-dns/vigil/dnssec"
 )
 
 // TestMetrics registers the metrics in a fresh registry, checks the label values stay
