@@ -185,6 +185,9 @@ type Answer struct {
 	Values []string `json:"values"`
 	// Candidates are every record of the set and what the selection made of it.
 	Candidates []Candidate `json:"candidates"`
+	// Region is the region a nearest set answered from, and RegionReason why.
+	Region       string `json:"region,omitempty"`
+	RegionReason string `json:"region_reason,omitempty"`
 }
 
 // Candidate is one record of an answered record set.
@@ -203,6 +206,8 @@ type Candidate struct {
 	Role   string `json:"role,omitempty"`
 	// Chosen says the record is in the answer.
 	Chosen bool `json:"chosen"`
+	// Region is the record's region, in a nearest set.
+	Region string `json:"region,omitempty"`
 }
 
 // ProbeList is GET /v1/probes: a checker's assigned checks and latest results.
