@@ -31,16 +31,20 @@ func (n *Node) sealer() (*dnssec.Sealer, error) {
 // random; the log carries the result). It returns when ctx ends.
 func (n *Node) keepZoneKeys(ctx context.Context) {
 	defer n.wg.Done()
-	var index uint64
-	warned := false
+	var index, scanned uint64
+	warned, wasLeader := false, false
 	for ctx.Err() == nil {
 		wctx, cancel := context.WithTimeout(ctx, keysRecheck)
 		s := n.fsm.Wait(wctx, index)
 		cancel()
 		index = s.Index
-		if !n.IsLeader() {
+		leader := n.IsLeader()
+		if !leader || (wasLeader && scanned == s.Index) {
+			// Nothing new to look at: not the leader, or the state it already scanned.
+			wasLeader = leader
 			continue
 		}
+		wasLeader, scanned = true, s.Index
 		for z := range s.ZoneHeads() {
 			if !z.Signed() {
 				continue
@@ -58,6 +62,7 @@ func (n *Node) keepZoneKeys(ctx context.Context) {
 			}
 			if err := n.createZoneKeys(z, sealer); err != nil && !errors.Is(err, ErrConflict) {
 				n.log.Warn("control: generating a signed zone's first keys", "zone", z.Name, "err", err)
+				scanned = 0 // look again at the next recheck
 			}
 		}
 	}
