@@ -130,57 +130,70 @@ func startConnector(t *testing.T, eps []*Endpoint) *connector {
 func (c *connector) set(eps []*Endpoint) { c.eps <- eps }
 
 // The real external-dns, built from its module, drives record sets into a running Vigil
-// through the provider: its fake source's random A records, then, from its connector source,
-// a health-checked record set (annotation properties), which a second run finds up to date
-// and a third deletes with its checks.
+// through the provider, from sources that need no cluster. Its fake source's records carry a
+// set identifier, which Vigil does not store: the provider leaves them out at adjustment and
+// nothing is written. Its connector source (endpoints from a TCP server of the test) brings a
+// plain record set, a CNAME and a health-checked record set (annotation properties): they are
+// created with their ownership records and checks; a second run finds everything up to date;
+// a third, without the health-checked endpoint, deletes it and its checks.
 func TestRealExternalDNS(t *testing.T) {
 	bin := externalDNS(t)
 	v := startVigil(t)
 	p := startProvider(t, v)
+	count := func() int {
+		n := 0
+		for range v.node.State().RecordSets("ext.example.test") {
+			n++
+		}
+		return n
+	}
 
 	out := runExternalDNS(t, bin, p.URL, "--source=fake", "--fqdn-template=ext.example.test")
-	var created []string
-	for rs := range v.node.State().RecordSets("ext.example.test") {
-		if rs.Type == config.TypeA {
-			created = append(created, rs.Name)
-		}
-	}
-	if len(created) != 10 {
-		t.Fatalf("the fake source's 10 A records: Vigil holds %v\n%s", created, lastLines(out, 20))
-	}
-	var owners int
-	for rs := range v.node.State().RecordSets("ext.example.test") {
-		if rs.Type == config.TypeTXT && strings.Contains(rs.Records[0].Value, "external-dns/owner=vigil-test") {
-			owners++
-		}
-	}
-	if owners < 10 {
-		t.Fatalf("ownership TXT records: %d", owners)
+	if n := count(); n != 0 || !strings.Contains(out, "up to date") {
+		t.Fatalf("the fake source's set-identifier records: %d record sets written\n%s", n, lastLines(out, 10))
 	}
 
 	web := &Endpoint{DNSName: "web.ext.example.test", RecordType: "A", Targets: []string{"192.0.2.1", "192.0.2.2"},
 		ProviderSpecific: []ProviderSpecific{{Name: PropHealthCheck, Value: "https"}, {Name: PropHealthPath, Value: "/ready"}}}
-	conn := startConnector(t, []*Endpoint{web})
-	source := []string{"--source=connector", "--connector-source-server=" + conn.ln.Addr().String(), "--policy=upsert-only"}
-	runExternalDNS(t, bin, p.URL, source...)
+	api := &Endpoint{DNSName: "api.ext.example.test", RecordType: "A", Targets: []string{"192.0.2.10"}, RecordTTL: 120}
+	docs := &Endpoint{DNSName: "docs.ext.example.test", RecordType: "CNAME", Targets: []string{"web.ext.example.test"}}
+	conn := startConnector(t, []*Endpoint{web, api, docs})
+	source := []string{"--source=connector", "--connector-source-server=" + conn.ln.Addr().String()}
+	out = runExternalDNS(t, bin, p.URL, source...)
 	rs, ok := v.recordSet("web", "A")
 	if !ok || rs.Policy != config.PolicyMultivalue || len(rs.Records) != 2 {
-		t.Fatalf("web A: %+v %v", rs, ok)
+		t.Fatalf("web A: %+v %v\n%s", rs, ok, lastLines(out, 20))
 	}
 	for _, r := range rs.Records {
 		if c, ok := v.node.State().Check(r.HealthCheck); !ok || c.Protocol != config.ProtocolHTTPS || c.Path != "/ready" || c.Target.Port != 443 {
 			t.Fatalf("check of %s: %+v", r.Value, c)
 		}
 	}
-
-	conn.set([]*Endpoint{web})
-	out = runExternalDNS(t, bin, p.URL, source...)
-	if !strings.Contains(out, "up to date") {
-		t.Errorf("a second run with the same endpoint planned changes:\n%s", lastLines(out, 20))
+	if a, ok := v.recordSet("api", "A"); !ok || a.Policy != config.PolicySimple || *a.TTL != 120 {
+		t.Fatalf("api A: %+v %v", a, ok)
+	}
+	if c, ok := v.recordSet("docs", "CNAME"); !ok || c.Records[0].Value != "web.ext.example.test." {
+		t.Fatalf("docs CNAME: %+v %v", c, ok)
+	}
+	owners := 0
+	for rs := range v.node.State().RecordSets("ext.example.test") {
+		if rs.Type == config.TypeTXT && strings.Contains(rs.Records[0].Value, "external-dns/owner=vigil-test") {
+			owners++
+		}
+	}
+	if owners < 3 {
+		t.Fatalf("ownership TXT records: %d, want one or more for each of 3 endpoints", owners)
 	}
 
-	conn.set([]*Endpoint{})
-	runExternalDNS(t, bin, p.URL, "--source=connector", "--connector-source-server="+conn.ln.Addr().String())
+	conn.set([]*Endpoint{web, api, docs})
+	out = runExternalDNS(t, bin, p.URL, source...)
+	if !strings.Contains(out, "up to date") || strings.Contains(out, "Desired change") {
+		t.Errorf("a second run with the same endpoints planned changes:\n%s", lastLines(out, 20))
+	}
+	t.Logf("second run: %s", lastLines(out, 1))
+
+	conn.set([]*Endpoint{api, docs})
+	runExternalDNS(t, bin, p.URL, source...)
 	if _, ok := v.recordSet("web", "A"); ok {
 		t.Fatal("web A survived the sync that dropped it")
 	}
@@ -188,5 +201,8 @@ func TestRealExternalDNS(t *testing.T) {
 		if _, ok := v.node.State().Check(r.HealthCheck); ok {
 			t.Errorf("check %s survived its record set", r.HealthCheck)
 		}
+	}
+	if _, ok := v.recordSet("api", "A"); !ok {
+		t.Error("api A went with web")
 	}
 }

@@ -33,10 +33,15 @@ type health struct {
 	policy   config.Policy
 }
 
-// healthOf reads an endpoint's properties: defaults filled, values checked.
+// healthOf reads an endpoint's properties: defaults filled, values checked. They apply to A
+// and AAAA endpoints only: ExternalDNS copies a resource's properties onto its ownership TXT
+// records too, which get none.
 func healthOf(e *Endpoint) (health, error) {
 	var h health
 	h.policy = config.PolicySimple
+	if e.RecordType != "A" && e.RecordType != "AAAA" {
+		return h, nil
+	}
 	if v, ok := e.property(PropHealthCheck); ok && v != "" {
 		h.protocol = config.Protocol(strings.ToLower(v))
 		switch h.protocol {
@@ -47,9 +52,6 @@ func healthOf(e *Endpoint) (health, error) {
 		case config.ProtocolTCP:
 		default:
 			return h, fmt.Errorf("%s: %q: want http, https or tcp", PropHealthCheck, v)
-		}
-		if e.RecordType != "A" && e.RecordType != "AAAA" {
-			return h, fmt.Errorf("%s: only A and AAAA targets are probed, not %s", PropHealthCheck, e.RecordType)
 		}
 		h.policy = config.PolicyMultivalue
 	}
@@ -166,7 +168,7 @@ func recordSet(e *Endpoint) (config.RecordSet, []config.Check, error) {
 
 // checkIDs returns the IDs of the checks an endpoint's record set has.
 func checkIDs(e *Endpoint) []string {
-	if v, _ := e.property(PropHealthCheck); v == "" {
+	if v, _ := e.property(PropHealthCheck); v == "" || (e.RecordType != "A" && e.RecordType != "AAAA") {
 		return nil
 	}
 	owner := strings.TrimSuffix(strings.ToLower(e.DNSName), ".") + "."
