@@ -158,22 +158,9 @@ func (s *Server) respond(scr *scratch, query []byte, req Request) ([]byte, outco
 		}
 	}
 	resp.Authoritative = true
-	signer := s.signerOf(z.name)
-	var rcode int
-	if signer != nil && qn.Qtype == dns.TypeDNSKEY && name == z.name {
-		resp.Answer = signer.AppendDNSKEYs(resp.Answer, s.now())
-	} else {
-		rcode = s.resolve(scr, snap, z, name, qn.Qtype, req.NameServer)
-	}
-	if opt != nil && opt.Do() {
-		var signed bool
-		if rcode, signed = s.sign(scr, snap, rcode); !signed {
-			// An answer that cannot be signed now is not sent unsigned (a validator would
-			// call it bogus): it is dropped, as the rate limiter drops.
-			scr.keep()
-			oc.drop, oc.answer = dropSignBudget, false
-			return nil, oc
-		}
+	rcode, ok := s.answerZone(scr, snap, z, name, qn.Qtype, req.NameServer, opt != nil && opt.Do())
+	if !ok {
+		return s.dropUnsigned(scr, &oc)
 	}
 	if qn.Qclass == dns.ClassANY {
 		// The IN data answers class ANY, but not authoritatively: other classes may hold more

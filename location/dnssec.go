@@ -17,9 +17,35 @@ type denial struct {
 	node *node
 }
 
-// deny records that the answer denies name (n nil) or the asked type at name (n its node).
+// deny puts zone z's negative SOA in the authority section, and records that the answer
+// denies name (n nil) or the asked type at name (n its node), for its NSEC proof.
 func (scr *scratch) deny(z *zone, name string, n *node) {
+	scr.resp.Ns = append(scr.resp.Ns, z.neg)
 	scr.denial = denial{z: z, name: name, node: n}
+}
+
+// answerZone fills the response for name and qtype in zone z, on the listener of virtual
+// name server ns: the DNSKEY set at the apex of a signed zone, anything else by resolve; with
+// do (the query's DO bit), signed. ok is false when the answer needs a signature the zone's
+// signing budget does not allow now.
+func (s *Server) answerZone(scr *scratch, snap *Snapshot, z *zone, name string, qtype uint16, ns int, do bool) (rcode int, ok bool) {
+	if sg := s.signerOf(z.name); sg != nil && qtype == dns.TypeDNSKEY && name == z.name {
+		scr.resp.Answer = sg.AppendDNSKEYs(scr.resp.Answer, s.now())
+	} else {
+		rcode = s.resolve(scr, snap, z, name, qtype, ns)
+	}
+	if !do {
+		return rcode, true
+	}
+	return s.sign(scr, snap, rcode)
+}
+
+// dropUnsigned drops a query whose answer cannot be signed now: it is not sent unsigned (a
+// validator would call it bogus), as the rate limiter drops.
+func (s *Server) dropUnsigned(scr *scratch, oc *outcome) ([]byte, outcome) {
+	scr.keep()
+	oc.drop, oc.answer = dropSignBudget, false
+	return nil, *oc
 }
 
 // SetSigners installs the signers of the zones this location signs, by apex (any case, with

@@ -88,7 +88,6 @@ func (s *Server) resolve(scr *scratch, snap *Snapshot, z *zone, name string, qty
 					if ds := z.names[name].find(dns.TypeDS); ds != nil {
 						resp.Answer = append(resp.Answer, ds.rrs...)
 					} else {
-						resp.Ns = append(resp.Ns, z.neg)
 						scr.deny(z, name, z.names[name])
 					}
 					return dns.RcodeSuccess
@@ -105,7 +104,6 @@ func (s *Server) resolve(scr *scratch, snap *Snapshot, z *zone, name string, qty
 		}
 		n, wild := z.lookup(name)
 		if n == nil {
-			resp.Ns = append(resp.Ns, z.neg)
 			scr.deny(z, name, nil)
 			return dns.RcodeNameError
 		}
@@ -125,7 +123,6 @@ func (s *Server) resolve(scr *scratch, snap *Snapshot, z *zone, name string, qty
 				ok = s.appendAlias(scr, z, rs, name, v)
 				if !ok {
 					// An alias whose target has no such record set answers no data.
-					resp.Ns = append(resp.Ns, z.neg)
 					scr.deny(z, name, n)
 					return dns.RcodeSuccess
 				}
@@ -140,7 +137,6 @@ func (s *Server) resolve(scr *scratch, snap *Snapshot, z *zone, name string, qty
 		}
 		if n.cname == nil || qtype == dns.TypeCNAME {
 			// NODATA: the name exists, the type does not.
-			resp.Ns = append(resp.Ns, z.neg)
 			scr.deny(z, name, n)
 			return dns.RcodeSuccess
 		}
