@@ -134,3 +134,51 @@ func TestUnboundValidatesSignedZone(t *testing.T) {
 		t.Fatalf("the rollover did not go from key %d to key %d: signers seen %v", oldTag, newTag, seen)
 	}
 }
+
+// A CSK rollover by double signature, as two validating resolvers see it: one trusting the
+// old key's DS (the parent before the change), one the new key's (after). While both keys
+// sign, both validate; once the rollover is finished only the new key signs, and only the
+// resolver with the new DS validates: the DS at the parent must change before -finish.
+func TestUnboundCSKRollover(t *testing.T) {
+	s := startServer(t, Config{})
+	s.SetSnapshot(mustSnapshot(t, []config.Zone{unboundZone()}, nil))
+	sealer, err := dnssec.NewSealer([]byte("unbound-test-seal-secret-0000000"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().Unix()
+	zk, err := dnssec.InitialKeys("example.test.", dnssec.SchemeCombined, sealer, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tm := dnssec.Timing{DNSKEYTTL: 1, MaxTTL: 1, Margin: 1}
+	both, err := dnssec.Rollover(zk, dnssec.RoleCSK, sealer, now, tm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	install := func(zk *dnssec.ZoneKeys) {
+		sg, err := dnssec.NewSigner(zk, sealer, dnssec.SignerConfig{DNSKEYTTL: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.SetSigners(map[string]*dnssec.Signer{"example.test.": sg})
+	}
+	install(both)
+	oldDS, newDS := both.Keys[0].DS("example.test.", 3600), both.Keys[1].DS("example.test.", 3600)
+	before := unboundtest.Start(t, "example.test.", s.Addr().String(), oldDS.String())
+	after := unboundtest.Start(t, "example.test.", s.Addr().String(), newDS.String())
+	for _, u := range []*unboundtest.Resolver{before, after} {
+		unboundtest.Secure(t, "www A, both keys signing", u.Ask(t, "www.example.test.", dns.TypeA))
+		unboundtest.Secure(t, "a missing name, both keys signing", u.Ask(t, "nothing.example.test.", dns.TypeA))
+	}
+	done, err := dnssec.FinishRollover(both, dnssec.RoleCSK, time.Now().Unix(), tm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	install(done)
+	time.Sleep(2 * time.Second) // the resolvers' caches (one second at most) expire
+	unboundtest.Secure(t, "www A, the new key alone", after.Ask(t, "www.example.test.", dns.TypeA))
+	if r := before.Ask(t, "www.example.test.", dns.TypeA); r.Rcode != dns.RcodeServerFailure {
+		t.Fatalf("the resolver with the old DS still validates after the old key stopped signing:\n%v", r)
+	}
+}
