@@ -30,6 +30,11 @@ const (
 	PolicyFailover   Policy = "failover"
 	PolicyWeighted   Policy = "weighted"
 	PolicyMultivalue Policy = "multivalue"
+	// PolicyNearest answers the healthy records of the location's own region, else of the
+	// nearest region that has one (by the round-trip time the location measures to each
+	// region's nodes), else every record of the nearest region (last resort). Each record
+	// names its region.
+	PolicyNearest Policy = "nearest"
 )
 
 // Role is a record's role in a failover record set.
@@ -237,9 +242,28 @@ type Zone struct {
 	// NameServers, when set, are the zone's NS records; otherwise they come from its
 	// name-server shard.
 	NameServers []string `yaml:"name_servers" json:"name_servers"`
+	// DNSSEC, when enabled, makes DNS locations sign the zone's answers online (see package
+	// dnssec). Off by default.
+	DNSSEC *DNSSEC `yaml:"dnssec" json:"dnssec,omitempty"`
 	// RecordSets are the zone's record sets, at most one per (name, type).
 	RecordSets []RecordSet `yaml:"record_sets" json:"record_sets"`
 }
+
+// DNSSEC is a zone's online signing. Its keys are never part of the configuration: the
+// control plane generates them when signing is enabled and keeps them, sealed, in its own
+// state.
+type DNSSEC struct {
+	// Enabled signs the zone's answers to queries with the DO bit.
+	Enabled bool `yaml:"enabled" json:"enabled"`
+	// Keys is the key scheme: "combined" (default: one combined signing key, CSK) or "split"
+	// (a key-signing key and a zone-signing key). It applies when the keys are generated.
+	Keys string `yaml:"keys" json:"keys,omitempty"`
+	// DNSKEYTTL is the TTL of the DNSKEY record set, in seconds. Default 3600.
+	DNSKEYTTL uint32 `yaml:"dnskey_ttl" json:"dnskey_ttl,omitempty"`
+}
+
+// Signed reports whether the zone's answers are signed.
+func (z *Zone) Signed() bool { return z.DNSSEC != nil && z.DNSSEC.Enabled }
 
 // SOA holds the fields of a zone's SOA record. Times are in seconds, as in the record.
 type SOA struct {
@@ -309,6 +333,9 @@ type Record struct {
 	Weight *int `yaml:"weight" json:"weight,omitempty"`
 	// Role is the record's role in a failover record set.
 	Role Role `yaml:"role" json:"role,omitempty"`
+	// Region is the region the record's endpoint is in, one of the document's regions:
+	// required in a nearest record set, and only there.
+	Region string `yaml:"region" json:"region,omitempty"`
 }
 
 // TTL returns a pointer to seconds, for a record set's TTL.

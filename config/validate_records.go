@@ -51,6 +51,7 @@ func (v *validator) validateRecords(rs *RecordSet, rp, owner string, policy Poli
 			v.add(join(p, "value"), "required")
 		}
 		v.validateHealth(r, p, policy)
+		v.validateRegion(r, p, policy)
 		switch {
 		case policy != PolicyFailover && r.Role != "":
 			v.add(join(p, "role"), "only failover record sets use role (this one is %s)", policy)
@@ -99,5 +100,18 @@ func (v *validator) validateHealth(r *Record, p string, policy Policy) {
 		v.add(join(p, "weight"), "must be 0..255, got %d", *r.Weight)
 	case policy != PolicyWeighted && r.Weight != nil:
 		v.add(join(p, "weight"), "only weighted record sets use weight (this one is %s)", policy)
+	}
+}
+
+// validateRegion checks a record's region against its set's policy: a nearest record set
+// names the region of each record, one of the document's; no other set names any.
+func (v *validator) validateRegion(r *Record, p string, policy Policy) {
+	switch {
+	case policy == PolicyNearest && r.Region == "":
+		v.add(join(p, "region"), "required in a nearest record set: the region of the record's endpoint")
+	case policy == PolicyNearest && !v.regions[r.Region]:
+		v.add(join(p, "region"), "unknown region %q (not in regions)", r.Region)
+	case policy != PolicyNearest && r.Region != "":
+		v.add(join(p, "region"), "only nearest record sets use region (this one is %s)", policy)
 	}
 }

@@ -37,9 +37,9 @@ func (v *validator) validateRecordSets(z *Zone, p, apex string) {
 		switch policy {
 		case "":
 			policy = PolicySimple
-		case PolicySimple, PolicyFailover, PolicyWeighted, PolicyMultivalue:
+		case PolicySimple, PolicyFailover, PolicyWeighted, PolicyMultivalue, PolicyNearest:
 		default:
-			v.add(join(rp, "policy"), "must be simple, failover, weighted or multivalue, got %q", rs.Policy)
+			v.add(join(rp, "policy"), "must be simple, failover, weighted, multivalue or nearest, got %q", rs.Policy)
 		}
 		if rs.TTL != nil && *rs.TTL > maxTTL {
 			v.add(join(rp, "ttl"), "must be 0..%d, got %d", maxTTL, *rs.TTL)

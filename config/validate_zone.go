@@ -55,6 +55,14 @@ func (v *validator) zoneItem(z *Zone, p string) string {
 			seen[absName(ns)] = j
 		}
 	}
+	if d := z.DNSSEC; d != nil {
+		if d.Keys != "" && d.Keys != "combined" && d.Keys != "split" {
+			v.add(join(p, "dnssec.keys"), "must be combined or split, got %q", d.Keys)
+		}
+		if d.DNSKEYTTL > maxTTL {
+			v.add(join(p, "dnssec.dnskey_ttl"), "must be 0..%d, got %d", maxTTL, d.DNSKEYTTL)
+		}
+	}
 	v.validateRecordSets(z, p, apex)
 	return apex
 }

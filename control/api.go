@@ -168,6 +168,8 @@ func (a *API) routes() []route {
 		r("GET", "/v1/zones/{zone}/record_sets/{name}/{type}", false, a.getRecordSet),
 		r("PUT", "/v1/zones/{zone}/record_sets/{name}/{type}", true, a.putRecordSet),
 		r("DELETE", "/v1/zones/{zone}/record_sets/{name}/{type}", true, a.deleteRecordSet),
+		r("GET", "/v1/zones/{zone}/dnssec", false, a.getDNSSEC),
+		r("POST", "/v1/zones/{zone}/dnssec/rollover", true, a.postRollover),
 		r("GET", "/v1/cluster", false, a.getCluster),
 		r("POST", "/v1/cluster/voters", true, a.joinVoter),
 		r("DELETE", "/v1/cluster/voters/{id}", true, a.removeVoter),

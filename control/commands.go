@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/dnssec"
 )
 
 // Op names what a command does.
@@ -24,6 +25,8 @@ const (
 	OpApplyDocument   Op = "apply_document"
 	OpPutVoter        Op = "put_voter"
 	OpDeleteVoter     Op = "delete_voter"
+	// OpPutZoneKeys stores a zone's DNSSEC keys (dnssec.go).
+	OpPutZoneKeys Op = "put_zone_keys"
 	// OpBatch carries independent commands committed as one raft entry: each is applied on
 	// the state the one before it made, and succeeds or fails on its own.
 	OpBatch Op = "batch"
@@ -52,6 +55,8 @@ type Command struct {
 	// Name and Type name the record set a delete_record_set removes.
 	Name string            `json:"name,omitempty"`
 	Type config.RecordType `json:"type,omitempty"`
+	// ZoneKeys are the keys a put_zone_keys stores, private halves sealed.
+	ZoneKeys *dnssec.ZoneKeys `json:"zone_keys,omitempty"`
 	// Batch holds the commands of a batch, as each was encoded alone.
 	Batch []json.RawMessage `json:"batch,omitempty"`
 	// Notify is what the notification sender decided (OpNotify, ops_notify.go).
@@ -134,6 +139,8 @@ func applyCommand(s *State, c *Command, index uint64) (*edit, error) {
 // applyItem applies a command that changes one check, zone or record set.
 func (e *edit) applyItem(c *Command) error {
 	switch c.Op {
+	case OpPutZoneKeys:
+		return e.putZoneKeys(c)
 	case OpPutCheck:
 		if c.Check == nil {
 			return errors.New("control: put_check needs a check")

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/dnssec"
 )
 
 // Delta is what changed in the state after index From, as of index Index: every item that
@@ -36,6 +37,9 @@ type Delta struct {
 	Shards map[string][]int `json:"shards,omitempty"`
 	// Overrides, when the maintenance overrides changed, are all of them.
 	Overrides *OverrideList `json:"overrides,omitempty"`
+	// ZoneKeys are the DNSSEC keys, private halves sealed, of the zones in Zones that have
+	// keys; a zone of Zones absent here has none.
+	ZoneKeys map[string]*dnssec.ZoneKeys `json:"zone_keys,omitempty"`
 }
 
 // ZoneRecordSet is a record set with the apex of its zone.
@@ -74,6 +78,7 @@ func (s *State) delta(from uint64, keys map[string]bool) *Delta {
 		case kindZone:
 			if z, ok := s.zones.Get(name); ok {
 				d.Zones = append(d.Zones, z)
+				s.deltaZoneKeys(d, name)
 			} else {
 				d.DeletedZones = append(d.DeletedZones, name)
 			}
@@ -130,6 +135,8 @@ func (s *State) applyDelta(d *Delta) (*edit, error) {
 			return nil, errors.New("control: delta: an empty zone")
 		}
 		e.putZoneHead(z)
+		apex := CanonicalZone(z.Name)
+		e.setZoneKeys(apex, d.ZoneKeys[apex])
 	}
 	for _, n := range d.DeletedRecordSets {
 		k := setKey(n.Zone, n.Name, n.Type)

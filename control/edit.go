@@ -159,6 +159,7 @@ func (e *edit) deleteZone(apex string) bool {
 	}
 	e.deleteSets(apex)
 	e.s.zones, _ = e.s.zones.Delete(e.tok, apex)
+	e.setZoneKeys(apex, nil)
 	e.zones[apex] = true
 	return true
 }

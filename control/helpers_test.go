@@ -197,6 +197,7 @@ func (c *cluster) start(i int) {
 		ID: v.id, DataDir: v.dir, RaftAddr: v.raftAddr, APIURL: v.url(), Timing: c.timing,
 		Allocators: newSeqAllocator, Logger: testLogger(t), Registerer: v.reg, ApplyTimeout: 5 * time.Second,
 		SnapshotThreshold: c.snapshotThreshold, walSegmentSize: c.walSegment, LogStore: c.logStore(),
+		DNSSECSecret: []byte(testDNSSECSecret),
 	})
 	if err != nil {
 		t.Fatal(err)

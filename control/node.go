@@ -82,6 +82,10 @@ type NodeConfig struct {
 	// walSegmentSize replaces the size of the write-ahead log's files (tests: small files,
 	// so that a compacted log is gone from the disk).
 	walSegmentSize int
+	// DNSSECSecret seals the private keys the voter generates for signed zones (see
+	// dnssec.Sealer); every voter and every signing location must hold the same one. Without
+	// it the voter generates no keys and refuses rollovers.
+	DNSSECSecret []byte
 }
 
 // Node is one running voter.
@@ -178,9 +182,10 @@ func NewNode(cfg NodeConfig) (*Node, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	n.cancel = cancel
-	n.wg.Add(2)
+	n.wg.Add(3)
 	go n.watchLeadership(ctx)
 	go n.waitReady(ctx)
+	go n.keepZoneKeys(ctx)
 	return n, nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/dnssec"
 	"github.com/vigil-dns/vigil/ptree"
 )
 
@@ -30,6 +31,7 @@ type State struct {
 	refs     ptree.Map[int]               // check id → records and calculated checks naming it
 	shards   ptree.Map[[]int]             // by apex: name-server numbers from the stateful allocator
 	ops      *opsState                    // alerts, overrides, audit log (ops.go); nil: none
+	keys     ptree.Map[*dnssec.ZoneKeys]  // by apex: DNSSEC keys, sealed (dnssec.go)
 }
 
 // Sentinel errors that the API maps to status codes.

@@ -16,7 +16,11 @@ import (
 //
 //	{"index": 7, "document": {"regions": [...], "quorum": {...}, "name_servers": {...},
 //	  "checks": [...], "zones": [{..., "record_sets": [...]}]},
-//	 "shards": {"example.test.": [1, 2, 3, 4]}, "voters": {"v0": "http://..."}}
+//	 "shards": {"example.test.": [1, 2, 3, 4]}, "zone_keys": {"example.test.": {...}},
+//	 "voters": {"v0": "http://..."}}
+//
+// zone_keys holds the DNSSEC keys of signed zones, each private key sealed (package dnssec):
+// never in the document, never in clear.
 //
 // It is the document as GET /v1/document shows it, inside the index, shards and voters: the
 // body of GET /v1/state, of a full answer of GET /v1/changes, of a raft snapshot and of a
@@ -50,7 +54,11 @@ func (s *State) writeJSON(w *bufio.Writer) error {
 			return err
 		}
 	}
-	w.WriteString(`},"voters":`)
+	w.WriteString(`}`)
+	if err := s.writeZoneKeys(w); err != nil {
+		return err
+	}
+	w.WriteString(`,"voters":`)
 	if err := writeValue(w, s.Voters); err != nil {
 		return err
 	}
@@ -240,6 +248,8 @@ func (r *stateReader) read() (*State, error) {
 				}
 			}
 			return nil
+		case "zone_keys":
+			return r.readZoneKeys()
 		case "voters":
 			return r.dec.Decode(&r.e.s.Voters)
 		case "ops":

@@ -141,10 +141,17 @@ func (n *Network) startControl(ctx context.Context) error {
 	}
 	n.control = ln.Addr().String()
 	_, trans := raft.NewInmemTransport(raft.ServerAddress(controlID))
+	// Signed zones' keys are sealed with the pool's key, the locations' default secret.
+	secret, err := gossip.ParseKey(DemoKey)
+	if err != nil {
+		ln.Close()
+		return fmt.Errorf("dev: %w", err)
+	}
 	voter, err := control.NewNode(control.NodeConfig{
 		ID: controlID, DataDir: filepath.Join(n.cfg.DataDir, "control"), Transport: trans,
 		APIURL: "http://" + n.control, Logger: n.log, RaftLogLevel: slog.LevelWarn,
-		Registerer: prometheus.WrapRegistererWith(prometheus.Labels{"node": controlID}, reg),
+		Registerer:   prometheus.WrapRegistererWith(prometheus.Labels{"node": controlID}, reg),
+		DNSSECSecret: secret,
 	})
 	if err != nil {
 		ln.Close()

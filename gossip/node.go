@@ -49,6 +49,7 @@ type Node struct {
 	alive   atomic.Int64
 	leaving atomic.Bool
 	work    chan job
+	rtt     rttTable // round-trip times by member (rtt.go)
 
 	mu        sync.Mutex // guards everything below; never held while calling into memberlist
 	table     *Table
@@ -164,6 +165,7 @@ func New(cfg Config) (*Node, error) {
 	mc.Transport = n.transport
 	mc.Delegate = (*delegate)(n)
 	mc.Events = (*events)(n)
+	mc.Ping = (*pinger)(n)
 	ml, err := memberlist.Create(mc)
 	if err != nil {
 		_ = mc.Transport.Shutdown()

@@ -44,6 +44,10 @@ type scratch struct {
 	// ede and notAuth hold the extended DNS error of a REFUSED response, without allocating.
 	ede     [1]dns.EDNS0
 	notAuth dns.EDNS0_EDE
+	// denial is where the answer denies a name or type, for its NSEC proof (dnssec.go);
+	// sig holds the answer section while it is signed.
+	denial denial
+	sig    []dns.RR
 }
 
 // newScratch returns buffers for one worker.
@@ -70,6 +74,7 @@ func (s *Server) respond(scr *scratch, query []byte, req Request) ([]byte, outco
 	*resp = dns.Msg{Answer: scr.answer[:0], Ns: scr.ns[:0], Extra: scr.extra[:0]}
 	resp.Compress = true
 	resp.Response = true
+	scr.denial = denial{}
 	oc.answer = true
 	if err := q.Unpack(query); err != nil {
 		// Answer FORMERR from the header alone: its ID, opcode and flags are all that can be
@@ -153,7 +158,10 @@ func (s *Server) respond(scr *scratch, query []byte, req Request) ([]byte, outco
 		}
 	}
 	resp.Authoritative = true
-	rcode := s.resolve(scr, snap, z, name, qn.Qtype, req.NameServer)
+	rcode, ok := s.answerZone(scr, snap, z, name, qn.Qtype, req.NameServer, opt != nil && opt.Do())
+	if !ok {
+		return s.dropUnsigned(scr, &oc)
+	}
 	if qn.Qclass == dns.ClassANY {
 		// The IN data answers class ANY, but not authoritatively: other classes may hold more
 		// (RFC 1034 §4.3.2).

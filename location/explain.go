@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/miekg/dns"
+	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/routing"
 )
 
@@ -28,6 +29,9 @@ func (s *Server) Explain(name, rtype string, rnd uint64) (routing.Result, error)
 	rs := n.find(t)
 	if rs == nil {
 		return routing.Result{}, fmt.Errorf("location: %s has no %s record set", owner, rtype)
+	}
+	if rs.cfg.Policy == config.PolicyNearest {
+		return routing.ExplainNearest(&rs.cfg, v.health, s.locality.Load())
 	}
 	return routing.Explain(&rs.cfg, v.health, rnd)
 }

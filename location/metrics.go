@@ -17,6 +17,9 @@ const (
 	dropTCPConns  = "tcp_conns" // a TCP connection over the listener's limit, closed at once
 	// dropTCPClient is a TCP connection over its client's limit, closed at once.
 	dropTCPClient = "tcp_conns_per_client"
+	// dropSignBudget is a query of a signed zone whose answer needs a new signature while
+	// the zone's signing budget is spent (dnssec.go).
+	dropSignBudget = "sign_budget"
 )
 
 // noZone is the zone label of queries outside every hosted zone (and of malformed ones).
@@ -34,6 +37,8 @@ type metrics struct {
 	lastResorts *prometheus.CounterVec
 	withheld    *prometheus.GaugeVec
 	zoneFailed  *prometheus.GaugeVec
+	// signFailures counts record sets left unsigned because signing failed (dnssec.go).
+	signFailures prometheus.Counter
 	// noZone caches the counters of queries outside every hosted zone.
 	noZone counterCache
 }
@@ -47,7 +52,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		}, []string{"qtype", "rcode", "zone"}),
 		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "vigil_location_queries_dropped_total",
-			Help: "DNS queries that got no response, by listener (main or ns-<index>) and reason (malformed, budget, rrl, tcp_conns).",
+			Help: "DNS queries that got no response, by listener (main or ns-<index>) and reason (malformed, budget, rrl, tcp_conns, tcp_conns_per_client, sign_budget).",
 		}, []string{"listener", "reason"}),
 		slipped: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "vigil_location_rrl_slipped_total",
@@ -70,12 +75,16 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Name: "vigil_location_zone_install_failed",
 			Help: "1 for each zone of the configuration this location could not install, by zone and what it serves instead (previous: the zone's last version that compiled; none: nothing, REFUSED). The other zones are installed.",
 		}, []string{"zone", "served"}),
+		signFailures: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "vigil_location_dnssec_sign_failures_total",
+			Help: "Record sets of signed zones answered without their signature because signing failed.",
+		}),
 	}
 	m.noZone = counterCache{m: m, zone: noZone}
 	if reg == nil {
 		return m, nil
 	}
-	for _, c := range []prometheus.Collector{m.queries, m.dropped, m.slipped, m.duration, m.lastResorts, m.withheld, m.zoneFailed} {
+	for _, c := range []prometheus.Collector{m.queries, m.dropped, m.slipped, m.duration, m.lastResorts, m.withheld, m.zoneFailed, m.signFailures} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
 	dto "github.com/prometheus/client_model/go"
+	"github.com/vigil-dns/vigil/dnssec"
 )
 
 // TestMetrics registers the metrics in a fresh registry, checks the label values stay
@@ -58,6 +59,24 @@ func TestMetrics(t *testing.T) {
 	}
 	if got := testutil.CollectAndCount(s.metrics.duration); got != 1 {
 		t.Errorf("duration histogram series %d", got)
+	}
+
+	// A signed zone's signatures: made, from the cache, refused; and the cache's size.
+	s.SetSigners(map[string]*dnssec.Signer{"example.test.": testSigner(t, dnssec.SchemeCombined)})
+	for range 2 {
+		s.Respond(packed(t, doQuery("www.example.test.", dns.TypeA, 1232)), Request{NameServer: -1})
+	}
+	if n := testutil.CollectAndCount(newSignerCollector(s)); n != 4 {
+		t.Errorf("signer series: %d, want 4", n)
+	}
+	if err := testutil.CollectAndCompare(newSignerCollector(s), strings.NewReader(`
+# HELP vigil_location_dnssec_signatures_total Signatures of answers of signed zones, by zone and source (signed: made for the answer; cache: reused; refused: not made, the signing budget being spent).
+# TYPE vigil_location_dnssec_signatures_total counter
+vigil_location_dnssec_signatures_total{source="cache",zone="example.test."} 1
+vigil_location_dnssec_signatures_total{source="refused",zone="example.test."} 0
+vigil_location_dnssec_signatures_total{source="signed",zone="example.test."} 1
+`), "vigil_location_dnssec_signatures_total"); err != nil {
+		t.Error(err)
 	}
 
 	// A zone that is no longer hosted leaves no series behind.

@@ -88,7 +88,7 @@ func (s *Server) resolve(scr *scratch, snap *Snapshot, z *zone, name string, qty
 					if ds := z.names[name].find(dns.TypeDS); ds != nil {
 						resp.Answer = append(resp.Answer, ds.rrs...)
 					} else {
-						resp.Ns = append(resp.Ns, z.neg)
+						scr.deny(z, name, z.names[name])
 					}
 					return dns.RcodeSuccess
 				}
@@ -104,7 +104,7 @@ func (s *Server) resolve(scr *scratch, snap *Snapshot, z *zone, name string, qty
 		}
 		n, wild := z.lookup(name)
 		if n == nil {
-			resp.Ns = append(resp.Ns, z.neg)
+			scr.deny(z, name, nil)
 			return dns.RcodeNameError
 		}
 		owner := ""
@@ -123,7 +123,7 @@ func (s *Server) resolve(scr *scratch, snap *Snapshot, z *zone, name string, qty
 				ok = s.appendAlias(scr, z, rs, name, v)
 				if !ok {
 					// An alias whose target has no such record set answers no data.
-					resp.Ns = append(resp.Ns, z.neg)
+					scr.deny(z, name, n)
 					return dns.RcodeSuccess
 				}
 			} else {
@@ -142,7 +142,7 @@ func (s *Server) resolve(scr *scratch, snap *Snapshot, z *zone, name string, qty
 		}
 		if n.cname == nil || qtype == dns.TypeCNAME {
 			// NODATA: the name exists, the type does not.
-			resp.Ns = append(resp.Ns, z.neg)
+			scr.deny(z, name, n)
 			return dns.RcodeSuccess
 		}
 		before := len(resp.Answer)
@@ -180,6 +180,8 @@ func (s *Server) appendSelected(dst []dns.RR, scr *scratch, rs *rrset, v *verdic
 	from := len(dst)
 	if rs.cfg.Policy == "" || rs.cfg.Policy == config.PolicySimple {
 		dst = append(dst, rs.rrs...)
+	} else if rs.cfg.Policy == config.PolicyNearest {
+		dst = s.appendNearest(dst, scr, rs, v)
 	} else {
 		idx, rule, err := routing.Select(&rs.cfg, v.health, rand.Uint64(), scr.idx[:0])
 		if err != nil {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/miekg/dns"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/vigil-dns/vigil/dnssec"
 	"github.com/vigil-dns/vigil/routing"
 )
 
@@ -100,6 +101,8 @@ type Server struct {
 	rrl      *rrl
 	snap     atomic.Pointer[Snapshot]
 	verdicts atomic.Pointer[verdicts]
+	signers  atomic.Pointer[map[string]*dnssec.Signer] // by apex (dnssec.go)
+	locality atomic.Pointer[routing.Locality]          // for nearest record sets (nearest.go)
 	scratch  sync.Pool
 
 	mu        sync.Mutex // serialises swaps and the listeners' setup
@@ -167,6 +170,11 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("location: metrics: %w", err)
 	}
 	s := &Server{cfg: cfg, udpSize: cfg.UDPSize, log: cfg.Logger, now: cfg.Now, metrics: m, rrl: newRRL(cfg.RRL)}
+	if cfg.Registerer != nil {
+		if err := cfg.Registerer.Register(newSignerCollector(s)); err != nil {
+			return nil, fmt.Errorf("location: metrics: %w", err)
+		}
+	}
 	s.scratch.New = func() any { return newScratch() }
 	empty, _ := NewSnapshot(nil, nil)
 	s.snap.Store(empty)

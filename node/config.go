@@ -94,6 +94,10 @@ type Config struct {
 	// Static, when set, is the configuration the node runs, instead of following the control
 	// plane (tests, `vigil dev`, a node without a control plane).
 	Static *config.Document
+	// DNSSECSecret seals the DNSSEC private keys of signed zones in the control plane: a
+	// voter seals the keys it generates with it, a location opens them to sign. Every voter
+	// and location must hold the same one (16 bytes or more). Default: the first gossip key.
+	DNSSECSecret []byte
 
 	// DNSAddr is the location's main DNS listener, UDP and TCP on the same port. Default
 	// "127.0.0.1:5353"; port 0 picks a free port.

@@ -78,7 +78,8 @@ func newControlRole(cfg Config, reg prometheus.Registerer, tm *tlsconf.Metrics, 
 		ID: cfg.ID, DataDir: dir, RaftAddr: cc.RaftAddr, APIURL: cc.APIURL, Timing: cc.Timing,
 		RaftTLS: cfg.TLS, TLSMetrics: tm,
 		Logger: log, RaftLogLevel: max(cc.RaftLogLevel, slog.LevelInfo), Registerer: reg,
-		LogStore: cc.LogStore,
+		LogStore:     cc.LogStore,
+		DNSSECSecret: dnssecSecret(cfg, log),
 	})
 	if err != nil {
 		ln.Close()

@@ -63,6 +63,8 @@ type Node struct {
 	// zonesMu serialises installs of zones; zonesAt is the configuration the DNS server's
 	// zones were last brought to.
 	zonesMu sync.Mutex
+	// signers are the DNSSEC signers of the signed zones (dnssec.go); guarded by zonesMu.
+	signers signers
 	zonesAt *control.State
 
 	// given are the checks the checker was last given; handoffs those of them it probes
@@ -251,6 +253,7 @@ func (n *Node) Run(ctx context.Context) error {
 		goRun("verdicts", n.runVerdicts)
 		goRun("overrides", n.runOverrides)
 		goRun("history", n.runHistoryMarks)
+		goRun("locality", n.runLocality)
 	}
 	if n.pool != nil {
 		goRun("data plane", n.loop)

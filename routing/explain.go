@@ -61,6 +61,8 @@ type Candidate struct {
 	Weight int `json:"weight,omitempty"`
 	// Role is the record's part in a failover set: primary or secondary, empty when none.
 	Role config.Role `json:"role,omitempty"`
+	// Region is the record's region, in a nearest set.
+	Region string `json:"region,omitempty"`
 	// Chosen says the record is in the answer.
 	Chosen bool `json:"chosen"`
 }
@@ -81,6 +83,10 @@ type Result struct {
 	// Fallback is the fallback record answered (rule fallback): Answer holds its index,
 	// len(Candidates).
 	Fallback string `json:"fallback,omitempty"`
+	// Region is the region a nearest record set answered from, and RegionReason why
+	// (ExplainNearest); empty for other policies.
+	Region       string `json:"region,omitempty"`
+	RegionReason string `json:"region_reason,omitempty"`
 }
 
 // Values returns the data of the answered records, in answer order.

@@ -67,6 +67,9 @@ func (r Rule) String() string {
 	case RuleFallback:
 		return "fallback"
 	}
+	if name, ok := nearestRuleName(r); ok {
+		return name
+	}
 	return fmt.Sprintf("rule(%d)", uint8(r))
 }
 
@@ -114,7 +117,7 @@ func weight(r *config.Record) uint64 {
 // checkPolicy returns an error for a policy this package does not know; empty is simple.
 func checkPolicy(policy config.Policy) error {
 	switch policy {
-	case config.PolicySimple, "", config.PolicyWeighted, config.PolicyMultivalue, config.PolicyFailover:
+	case config.PolicySimple, "", config.PolicyWeighted, config.PolicyMultivalue, config.PolicyFailover, config.PolicyNearest:
 		return nil
 	}
 	return fmt.Errorf("routing: unknown policy %q", policy)
@@ -137,6 +140,10 @@ func choose(policy config.Policy, recs []config.Record, healthy func(int) bool, 
 		return chooseMultivalue(recs, healthy, stream(rnd), buf)
 	case config.PolicyFailover:
 		return chooseFailover(recs, healthy, buf)
+	case config.PolicyNearest:
+		// Without a locality (SelectNearest's), the record set's order of regions.
+		idx, rule, _ := chooseNearest(recs, healthy, nil, buf)
+		return idx, rule, nil
 	}
 	for i := range recs {
 		buf = append(buf, i)

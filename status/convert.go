@@ -140,6 +140,9 @@ func answerOf(name, rtype string, r routing.Result) Answer {
 		LastResort: r.LastResort,
 		Values:     r.Values(),
 		Candidates: make([]Candidate, 0, len(r.Candidates)),
+		Region:     r.Region,
+
+		RegionReason: r.RegionReason,
 	}
 	for _, c := range r.Candidates {
 		a.Candidates = append(a.Candidates, Candidate{
@@ -151,6 +154,7 @@ func answerOf(name, rtype string, r routing.Result) Answer {
 			Weight:      c.Weight,
 			Role:        string(c.Role),
 			Chosen:      c.Chosen,
+			Region:      c.Region,
 		})
 	}
 	return a

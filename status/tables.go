@@ -158,12 +158,18 @@ func WriteAnswer(w io.Writer, a Answer) error {
 		fmt.Fprint(w, ", LAST RESORT (no record healthy: all treated as healthy)")
 	}
 	fmt.Fprintf(w, "\nanswer: %s\n", clean(strings.Join(a.Values, " ")))
+	if a.Region != "" {
+		fmt.Fprintf(w, "region %s: %s\n", clean(a.Region), clean(a.RegionReason))
+	}
 	tw := newTable(w)
 	row(tw, "#", "VALUE", "CHECK", "HEALTH", "ROLE/WEIGHT", "ELIGIBLE", "CHOSEN")
 	for _, c := range a.Candidates {
 		rw := c.Role
 		if c.Weight > 0 || a.Policy == "weighted" {
 			rw = strconv.Itoa(c.Weight)
+		}
+		if c.Region != "" {
+			rw = c.Region
 		}
 		row(tw, strconv.Itoa(c.Index), c.Value, c.HealthCheck, c.Health, rw, yesNo(c.Eligible), yesNo(c.Chosen))
 	}

@@ -193,6 +193,9 @@ type Answer struct {
 	Candidates []Candidate `json:"candidates"`
 	// Overrides are the maintenance overrides in force that change this answer.
 	Overrides []OverrideNote `json:"overrides,omitempty"`
+	// Region is the region a nearest set answered from, and RegionReason why.
+	Region       string `json:"region,omitempty"`
+	RegionReason string `json:"region_reason,omitempty"`
 }
 
 // Candidate is one record of an answered record set.
@@ -211,6 +214,8 @@ type Candidate struct {
 	Role   string `json:"role,omitempty"`
 	// Chosen says the record is in the answer.
 	Chosen bool `json:"chosen"`
+	// Region is the record's region, in a nearest set.
+	Region string `json:"region,omitempty"`
 }
 
 // ProbeList is GET /v1/probes: a checker's assigned checks and latest results.

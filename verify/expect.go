@@ -74,9 +74,10 @@ func normalise(v string) string {
 }
 
 // Verifiable reports whether rs is a record set verification asks about: A or AAAA, records
-// of its own (not an alias), at least one of them with a health check.
+// of its own (not an alias), at least one of them with a health check. A nearest set is not
+// (yet): what it answers depends on where each location stands, which Expect does not know.
 func Verifiable(rs *config.RecordSet) bool {
-	if rs.Type != config.TypeA && rs.Type != config.TypeAAAA || rs.Alias != "" {
+	if rs.Type != config.TypeA && rs.Type != config.TypeAAAA || rs.Alias != "" || rs.Policy == config.PolicyNearest {
 		return false
 	}
 	return slices.ContainsFunc(rs.Records, func(r config.Record) bool { return r.HealthCheck != "" })

@@ -27,6 +27,8 @@ func commands() []command {
 		{"dev", "run a whole multi-region network in this process, on loopback; drive its faults", runDev},
 		{"keyring", "rotate the gossip key on every node of a running pool: list, install, use, remove", runKeyring},
 		{"override", "force a check healthy or unhealthy, or drain a record, for a while (set, list, clear)", runOverride},
+		{"dnssec", "print a signed zone's DS records for its parent (vigil dnssec ds ZONE), list its keys, roll them over", runDNSSEC},
+		{"externaldns", "serve the ExternalDNS webhook provider: ExternalDNS's records become Vigil record sets", runExternalDNS},
 		{"load", "generate load: concurrent writes on the control plane, or a synthetic configuration of any size", runLoad},
 		{"sim", "run a fault scenario on an in-process network and check every DNS answer it gave", runSim},
 		{"router", "run a region's router of the compose demo (latency, loss, cuts between regions)", runRouter},

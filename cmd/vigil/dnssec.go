@@ -1,0 +1,155 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/dnssec"
+)
+
+// runDNSSEC reads and rolls a signed zone's keys through the control plane:
+//
+//	vigil dnssec ds ZONE        the DS records to give the parent zone
+//	vigil dnssec keys ZONE      every key: tag, role, state, timeline
+//	vigil dnssec rollover ZONE  start a rollover (-role zsk|ksk|csk), or -finish one
+func runDNSSEC(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || (args[0] != "ds" && args[0] != "keys" && args[0] != "rollover") {
+		fmt.Fprintln(stderr, "usage: vigil dnssec ds|keys|rollover [flags] ZONE")
+		return 2
+	}
+	verb := args[0]
+	fs := flag.NewFlagSet("dnssec "+verb, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	server := fs.String("server", "http://127.0.0.1:7100", "API URL of a voter")
+	tokenFile := fs.String("token-file", "", "file holding the token (default: $VIGIL_TOKEN)")
+	role := fs.String("role", "zsk", "rollover: the key rolled, zsk, ksk or csk")
+	finish := fs.Bool("finish", false, "rollover: end a KSK or CSK rollover (once the parent serves the new DS)")
+	timeout := fs.Duration("timeout", 10*time.Second, "give up after this long")
+	if err := fs.Parse(reorderFlags(args[1:])); err != nil {
+		return 2
+	}
+	if fs.NArg() != 1 {
+		fmt.Fprintf(stderr, "vigil dnssec %s: one ZONE is required\n", verb)
+		return 2
+	}
+	zone := fs.Arg(0)
+	token := os.Getenv("VIGIL_TOKEN")
+	if *tokenFile != "" {
+		tokens, err := readTokens(*tokenFile)
+		if err != nil || len(tokens) == 0 {
+			fmt.Fprintf(stderr, "vigil dnssec: no token in %s (%v)\n", *tokenFile, err)
+			return 1
+		}
+		token = tokens[0]
+	}
+	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	defer cancel()
+	base := strings.TrimRight(*server, "/") + "/v1/zones/" + url.PathEscape(zone) + "/dnssec"
+	if verb == "rollover" {
+		body, _ := json.Marshal(control.RolloverRequest{Role: dnssec.Role(*role), Finish: *finish})
+		var res control.WriteResult
+		if err := dnssecCall(ctx, http.MethodPost, base+"/rollover", token, body, &res); err != nil {
+			fmt.Fprintf(stderr, "vigil dnssec rollover: %v\n", err)
+			return 1
+		}
+		fmt.Fprintf(stdout, "%s: %s rollover committed at index %d; see vigil dnssec keys %s\n", zone, *role, res.Index, zone)
+		return 0
+	}
+	var view struct{ Data control.DNSSECView }
+	if err := dnssecCall(ctx, http.MethodGet, base, token, nil, &view); err != nil {
+		fmt.Fprintf(stderr, "vigil dnssec %s: %v\n", verb, err)
+		return 1
+	}
+	v := view.Data
+	if verb == "ds" {
+		if len(v.DS) == 0 {
+			fmt.Fprintf(stderr, "vigil dnssec ds: %s has no published key-signing key (enabled: %v)\n", v.Zone, v.Enabled)
+			return 1
+		}
+		for _, ds := range v.DS {
+			fmt.Fprintln(stdout, ds)
+		}
+		return 0
+	}
+	fmt.Fprintf(stdout, "%s signed: %v, DNSKEY TTL %ds\n", v.Zone, v.Enabled, v.DNSKEYTTL)
+	for _, k := range v.Keys {
+		fmt.Fprintf(stdout, "  %5d %s %-9s published %s, signs from %s", k.Tag, k.Role, k.State,
+			k.Publish.Format(time.RFC3339), k.Activate.Format(time.RFC3339))
+		if k.Retire != nil {
+			fmt.Fprintf(stdout, ", retires %s", k.Retire.Format(time.RFC3339))
+		}
+		if k.Remove != nil {
+			fmt.Fprintf(stdout, ", removed %s", k.Remove.Format(time.RFC3339))
+		}
+		fmt.Fprintln(stdout)
+	}
+	return 0
+}
+
+// reorderFlags moves flags before the positional arguments, so that "ds ZONE -server URL"
+// parses as "ds -server URL ZONE".
+func reorderFlags(args []string) []string {
+	var flags, pos []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case !strings.HasPrefix(a, "-") || a == "-":
+			pos = append(pos, a)
+		case strings.Contains(a, "=") || a == "-finish" || a == "--finish":
+			flags = append(flags, a)
+		default:
+			flags = append(flags, a)
+			if i+1 < len(args) {
+				flags = append(flags, args[i+1])
+				i++
+			}
+		}
+	}
+	return append(flags, pos...)
+}
+
+// dnssecCall makes one API request and decodes its JSON answer into out; an error answer becomes
+// the error.
+func dnssecCall(ctx context.Context, method, u, token string, body []byte, out any) error {
+	req, err := http.NewRequestWithContext(ctx, method, u, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode/100 != 2 {
+		var e control.ErrorBody
+		if json.Unmarshal(b, &e) == nil && e.Error != "" {
+			msg := e.Error
+			for _, fe := range e.Errors {
+				msg += "\n  " + fe.Message
+			}
+			return fmt.Errorf("HTTP %d: %s", resp.StatusCode, msg)
+		}
+		return fmt.Errorf("HTTP %d: %s", resp.StatusCode, strings.TrimSpace(string(b)))
+	}
+	return json.Unmarshal(b, out)
+}

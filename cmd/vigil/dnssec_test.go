@@ -1,0 +1,100 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/miekg/dns"
+	"github.com/vigil-dns/vigil/control"
+)
+
+// TestDNSSECCommands: with a real voter that holds a DNSSEC secret, a zone that opts in to
+// signing gets keys; `vigil dnssec ds` prints the DS of its key-signing key, `keys` lists
+// both keys, `rollover` starts a ZSK rollover and refuses a second one.
+func TestDNSSECCommands(t *testing.T) {
+	dir := t.TempDir()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "http://" + ln.Addr().String()
+	node, err := control.NewNode(control.NodeConfig{
+		ID: "solo", DataDir: filepath.Join(dir, "data"), RaftAddr: freePort(t), APIURL: url,
+		Timing:       control.Timing{Heartbeat: 300 * time.Millisecond, Election: 300 * time.Millisecond, LeaderLease: 150 * time.Millisecond},
+		DNSSECSecret: []byte("cmd-test-dnssec-secret-000000000"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer node.Close()
+	if err := node.Bootstrap(); err != nil {
+		t.Fatal(err)
+	}
+	api, err := control.NewAPI(control.APIConfig{Node: node, WriteTokens: []string{agentToken}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: api, ReadHeaderTimeout: 5 * time.Second}
+	go srv.Serve(ln)
+	defer srv.Close()
+	t.Setenv("VIGIL_TOKEN", agentToken)
+	vigil := func(args ...string) (int, string, string) {
+		var out, errOut bytes.Buffer
+		code := run(context.Background(), args, &out, &errOut)
+		return code, out.String(), errOut.String()
+	}
+	doc := filepath.Join(dir, "signed.yaml")
+	if err := os.WriteFile(doc, []byte(`regions: [us-east, eu-west, sa-east]
+zones:
+  - name: signed.test
+    dnssec: {enabled: true, keys: split}
+    name_servers: [ns1.example.net.]
+    record_sets:
+      - {name: www, type: A, records: [{value: 192.0.2.1}]}
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := vigil("apply", "-f", doc, "-server", url); code != 0 {
+		t.Fatalf("apply: %s", errOut)
+	}
+	var out string
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var code int
+		code, out, _ = vigil("dnssec", "ds", "signed.test", "-server", url)
+		if code == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no DS within 10s: %s", out)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	rr, err := dns.NewRR(strings.TrimSpace(out))
+	if err != nil {
+		t.Fatalf("ds prints %q: %v", out, err)
+	}
+	if ds, ok := rr.(*dns.DS); !ok || ds.Algorithm != dns.ECDSAP256SHA256 || ds.DigestType != dns.SHA256 || ds.Hdr.Name != "signed.test." {
+		t.Fatalf("ds: %v", rr)
+	}
+	code, out, errOut := vigil("dnssec", "keys", "signed.test", "-server", url)
+	if code != 0 || strings.Count(out, " active ") != 2 || !strings.Contains(out, " ksk ") || !strings.Contains(out, " zsk ") {
+		t.Fatalf("keys: %d %s %s", code, out, errOut)
+	}
+	if code, out, errOut := vigil("dnssec", "rollover", "signed.test", "-role", "zsk", "-server", url); code != 0 {
+		t.Fatalf("rollover: %s %s", out, errOut)
+	}
+	if code, _, errOut := vigil("dnssec", "rollover", "signed.test", "-role", "zsk", "-server", url); code == 0 || !strings.Contains(errOut, "in progress") {
+		t.Fatalf("second rollover: %d %s", code, errOut)
+	}
+	if _, out, _ := vigil("dnssec", "keys", "signed.test", "-server", url); !strings.Contains(out, " published ") || !strings.Contains(out, "retires") {
+		t.Fatalf("keys after the rollover: %s", out)
+	}
+}

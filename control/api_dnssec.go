@@ -1,0 +1,118 @@
+package control
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/dnssec"
+)
+
+// DNSSECView is a zone's signing as GET /v1/zones/{zone}/dnssec shows it: public halves
+// only; a private key never leaves the state, and then only sealed.
+type DNSSECView struct {
+	// Zone is the apex.
+	Zone string `json:"zone"`
+	// Enabled says the configuration signs the zone.
+	Enabled bool `json:"enabled"`
+	// DNSKEYTTL is the TTL of the DNSKEY record set.
+	DNSKEYTTL uint32 `json:"dnskey_ttl"`
+	// DS are the DS records (SHA-256) of the published key-signing keys (KSK or CSK), as the
+	// parent zone should serve them.
+	DS []string `json:"ds"`
+	// Keys are the zone's keys, oldest first.
+	Keys []DNSSECKeyView `json:"keys"`
+}
+
+// DNSSECKeyView is one key of a DNSSECView.
+type DNSSECKeyView struct {
+	Tag   uint16      `json:"tag"`
+	Role  dnssec.Role `json:"role"`
+	State string      `json:"state"`
+	// DNSKEY is the key's DNSKEY record in presentation form.
+	DNSKEY string `json:"dnskey"`
+	// DS is the key's DS record (SHA-256), for a KSK or CSK.
+	DS string `json:"ds,omitempty"`
+	// Publish, Activate, Retire and Remove are the key's timeline (RFC 3339); Retire and
+	// Remove are absent while unset.
+	Publish  time.Time  `json:"publish"`
+	Activate time.Time  `json:"activate"`
+	Retire   *time.Time `json:"retire,omitempty"`
+	Remove   *time.Time `json:"remove,omitempty"`
+}
+
+// dnssecView returns a zone's view at now.
+func dnssecView(z *config.Zone, zk *dnssec.ZoneKeys, now time.Time) DNSSECView {
+	apex := CanonicalZone(z.Name)
+	ttl := dnskeyTTL(z)
+	v := DNSSECView{Zone: apex, Enabled: z.Signed(), DNSKEYTTL: ttl, DS: []string{}, Keys: []DNSSECKeyView{}}
+	if zk == nil {
+		return v
+	}
+	t := now.Unix()
+	unix := func(s int64) *time.Time {
+		if s == 0 {
+			return nil
+		}
+		u := time.Unix(s, 0).UTC()
+		return &u
+	}
+	for i := range zk.Keys {
+		k := &zk.Keys[i]
+		kv := DNSSECKeyView{Tag: k.Tag, Role: k.Role, State: k.State(t), DNSKEY: oneLine(k.DNSKEY(apex, ttl).String()),
+			Publish: time.Unix(k.Publish, 0).UTC(), Activate: time.Unix(k.Activate, 0).UTC(), Retire: unix(k.Retire), Remove: unix(k.Remove)}
+		if k.Role != dnssec.RoleZSK {
+			kv.DS = oneLine(k.DS(apex, ttl).String())
+			if k.Published(t) {
+				v.DS = append(v.DS, kv.DS)
+			}
+		}
+		v.Keys = append(v.Keys, kv)
+	}
+	return v
+}
+
+// oneLine returns a record's presentation form with single spaces between its fields.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func (a *API) getDNSSEC(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("zone")
+	a.read(w, r, func(s *State) (any, error) {
+		z, ok := s.ZoneHead(name)
+		if !ok {
+			return nil, fmt.Errorf("control: zone %q: %w", name, ErrNotFound)
+		}
+		zk, _ := s.ZoneKeys(name)
+		return dnssecView(z, zk, time.Now()), nil
+	})
+}
+
+func (a *API) postRollover(w http.ResponseWriter, r *http.Request) {
+	body, release, ok := a.bodyOf(w, r)
+	if !ok {
+		return
+	}
+	defer release()
+	var req RolloverRequest
+	dec := json.NewDecoder(strings.NewReader(string(body)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		writeError(w, http.StatusBadRequest, config.Errors{{Path: "", Message: "not a rollover request: " + err.Error()}})
+		return
+	}
+	idx, err := a.cfg.Node.Rollover(r.PathValue("zone"), req, time.Now())
+	if errors.Is(err, ErrNotLeader) {
+		a.forward(w, r, body)
+		return
+	}
+	if err != nil {
+		writeError(w, statusOf(err), err)
+		return
+	}
+	w.Header().Set(headerIndex, fmt.Sprint(idx))
+	writeJSON(w, http.StatusOK, WriteResult{Index: idx})
+}

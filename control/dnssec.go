@@ -1,0 +1,96 @@
+package control
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+
+	"github.com/vigil-dns/vigil/dnssec"
+)
+
+// ZoneKeys returns the DNSSEC keys of a zone (named as in ZoneHead), private halves sealed;
+// the caller must not change them.
+func (s *State) ZoneKeys(zone string) (*dnssec.ZoneKeys, bool) {
+	return s.keys.Get(CanonicalZone(zone))
+}
+
+// setZoneKeys stores (zk not nil) or drops a zone's keys. A change counts as a change of the
+// zone: its serial moves, and data-plane nodes install it again with its keys.
+func (e *edit) setZoneKeys(apex string, zk *dnssec.ZoneKeys) {
+	if zk == nil {
+		if _, ok := e.s.keys.Get(apex); ok {
+			e.s.keys, _ = e.s.keys.Delete(e.tok, apex)
+			e.zones[apex] = true
+		}
+		return
+	}
+	e.s.keys = e.s.keys.Set(e.tok, apex, zk)
+	e.zones[apex] = true
+}
+
+// putZoneKeys applies a put_zone_keys command: keys for an existing zone; with Create, only
+// when the zone has none yet (so that two voters that both generated first keys do not
+// replace each other's).
+func (e *edit) putZoneKeys(c *Command) error {
+	zk := c.ZoneKeys
+	if zk == nil || len(zk.Keys) == 0 {
+		return errors.New("control: put_zone_keys needs keys")
+	}
+	apex := CanonicalZone(zk.Zone)
+	if _, ok := e.s.zones.Get(apex); !ok {
+		return fmt.Errorf("control: zone %q: %w", zk.Zone, ErrNotFound)
+	}
+	if _, ok := e.s.keys.Get(apex); ok && c.Create {
+		return fmt.Errorf("control: keys of zone %q: %w", zk.Zone, ErrConflict)
+	}
+	for _, k := range zk.Keys {
+		if len(k.Sealed) == 0 || k.PublicKey == "" {
+			return fmt.Errorf("control: zone %q: key %d without its sealed private key or public key", zk.Zone, k.Tag)
+		}
+	}
+	stored := *zk
+	stored.Zone = apex
+	e.setZoneKeys(apex, &stored)
+	return nil
+}
+
+// writeZoneKeys writes the "zone_keys" member of the state's JSON: every zone's keys, sealed.
+func (s *State) writeZoneKeys(w *bufio.Writer) error {
+	w.WriteString(`,"zone_keys":{`)
+	first := true
+	for apex, zk := range s.keys.All("") {
+		if !first {
+			w.WriteByte(',')
+		}
+		first = false
+		if err := writeKV(w, apex, zk); err != nil {
+			return err
+		}
+	}
+	_, err := w.WriteString("}")
+	return err
+}
+
+// readZoneKeys reads the "zone_keys" member into the edit.
+func (r *stateReader) readZoneKeys() error {
+	var keys map[string]*dnssec.ZoneKeys
+	if err := r.dec.Decode(&keys); err != nil {
+		return err
+	}
+	for apex, zk := range keys {
+		if zk != nil {
+			r.e.setZoneKeys(CanonicalZone(apex), zk)
+		}
+	}
+	return nil
+}
+
+// deltaZoneKeys adds to d the keys of a zone whose head it carries.
+func (s *State) deltaZoneKeys(d *Delta, apex string) {
+	if zk, ok := s.keys.Get(apex); ok {
+		if d.ZoneKeys == nil {
+			d.ZoneKeys = map[string]*dnssec.ZoneKeys{}
+		}
+		d.ZoneKeys[apex] = zk
+	}
+}

@@ -1,0 +1,172 @@
+package dnssec
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/miekg/dns"
+)
+
+func testSealer(t testing.TB, secret string) *Sealer {
+	t.Helper()
+	s, err := NewSealer([]byte(secret))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// A generated key round-trips through its stored form (JSON, as raft holds it) and signs:
+// the signature verifies with the key's DNSKEY, and the stored form holds no private key in
+// clear.
+func TestKeysSignAndVerify(t *testing.T) {
+	sealer := testSealer(t, "0123456789abcdef0123456789abcdef")
+	now := time.Unix(1_800_000_000, 0)
+	for _, scheme := range []string{SchemeCombined, SchemeSplit} {
+		zk, err := InitialKeys("Example.Test", scheme, sealer, now.Unix())
+		if err != nil {
+			t.Fatal(err)
+		}
+		stored, _ := json.Marshal(zk)
+		var back ZoneKeys
+		if err := json.Unmarshal(stored, &back); err != nil {
+			t.Fatal(err)
+		}
+		sg, err := NewSigner(&back, sealer, SignerConfig{DNSKEYTTL: 300})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range sg.keys {
+			raw, _ := k.priv.Bytes()
+			if bytes.Contains(stored, raw) {
+				t.Fatalf("%s: the stored keys hold a private key in clear", scheme)
+			}
+		}
+		keys := sg.AppendDNSKEYs(nil, now)
+		if len(keys) != map[string]int{SchemeCombined: 1, SchemeSplit: 2}[scheme] {
+			t.Fatalf("%s: %d DNSKEYs", scheme, len(keys))
+		}
+		a, _ := dns.NewRR("www.example.test. 60 IN A 192.0.2.1")
+		sigs, err := sg.AppendSignatures(nil, []dns.RR{a}, now)
+		if err != nil || len(sigs) != 1 {
+			t.Fatalf("%s: signatures %v, %v", scheme, sigs, err)
+		}
+		verify(t, keys, sigs[0].(*dns.RRSIG), []dns.RR{a}, now)
+		ksigs, _ := sg.AppendSignatures(nil, keys, now)
+		if len(ksigs) != 1 || ksigs[0].(*dns.RRSIG).KeyTag == sigs[0].(*dns.RRSIG).KeyTag && scheme == SchemeSplit {
+			t.Fatalf("%s: DNSKEY signed by %v", scheme, ksigs)
+		}
+		verify(t, keys, ksigs[0].(*dns.RRSIG), keys, now)
+		again, _ := sg.AppendSignatures(nil, []dns.RR{a}, now.Add(time.Minute))
+		if again[0] != sigs[0] {
+			t.Errorf("%s: the second signature of the same set did not come from the cache", scheme)
+		}
+	}
+}
+
+func verify(t *testing.T, keys []dns.RR, sig *dns.RRSIG, rrset []dns.RR, now time.Time) {
+	t.Helper()
+	for _, k := range keys {
+		dk := k.(*dns.DNSKEY)
+		if dk.KeyTag() != sig.KeyTag {
+			continue
+		}
+		if err := sig.Verify(dk, rrset); err != nil {
+			t.Fatalf("verify %s: %v", sig, err)
+		}
+		if !sig.ValidityPeriod(now) {
+			t.Fatalf("signature not valid at %v: %s", now, sig)
+		}
+		return
+	}
+	t.Fatalf("no DNSKEY of tag %d", sig.KeyTag)
+}
+
+// A sealed key opens only with its secret, for its own zone and tag.
+func TestSealBindsSecretZoneAndTag(t *testing.T) {
+	a := testSealer(t, "secret-number-one-0123456789")
+	zk, err := InitialKeys("example.test.", SchemeCombined, a, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewSigner(zk, testSealer(t, "secret-number-two-0123456789"), SignerConfig{}); err == nil {
+		t.Error("opened with another secret")
+	}
+	moved := *zk
+	moved.Zone = "other.test."
+	if _, err := NewSigner(&moved, a, SignerConfig{}); err == nil {
+		t.Error("opened as another zone's key")
+	}
+	if _, err := NewSealer([]byte("short")); err == nil {
+		t.Error("a 5-byte secret was taken")
+	}
+}
+
+// The cache holds at most its size, whatever is signed.
+func TestSignatureCacheBounded(t *testing.T) {
+	sealer := testSealer(t, "0123456789abcdef0123456789abcdef")
+	zk, _ := InitialKeys("example.test.", SchemeCombined, sealer, 0)
+	sg, err := NewSigner(zk, sealer, SignerConfig{CacheSize: 100, SignRate: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Unix(1_800_000_000, 0)
+	for i := range 1000 {
+		rr := &dns.A{Hdr: dns.RR_Header{Name: "www.example.test.", Rrtype: dns.TypeA, Class: dns.ClassINET, Ttl: 60},
+			A: []byte{10, 0, byte(i >> 8), byte(i)}}
+		if _, err := sg.AppendSignatures(nil, []dns.RR{rr}, now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if signed, _, _, size := sg.Stats(); size > 100 || signed != 1000 {
+		t.Fatalf("signed %d, cache %d entries (bound 100)", signed, size)
+	}
+}
+
+// A ZSK rollover publishes the new key before it signs and keeps the old one published until
+// its signatures have expired; at every second of it some published key signs each set and
+// every signing key is published.
+func TestZSKRolloverTimeline(t *testing.T) {
+	sealer := testSealer(t, "0123456789abcdef0123456789abcdef")
+	zk, _ := InitialKeys("example.test.", SchemeSplit, sealer, 0)
+	tm := Timing{DNSKEYTTL: 10, MaxTTL: 20, Margin: 5}
+	next, err := Rollover(zk, RoleZSK, sealer, 100, tm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Rollover(next, RoleZSK, sealer, 101, tm); err == nil {
+		t.Error("a second ZSK rollover started while one is in progress")
+	}
+	oldZ, newZ := next.Keys[1], next.Keys[2]
+	if newZ.Activate != 115 || oldZ.Retire != 115 || oldZ.Remove != 140 {
+		t.Fatalf("timeline: new %+v old %+v", newZ, oldZ)
+	}
+	for now := int64(100); now < 200; now++ {
+		signing := 0
+		for _, k := range next.Keys {
+			if k.Role == RoleZSK && k.Signing(now) {
+				signing++
+			}
+		}
+		if signing != 1 {
+			t.Fatalf("at %d: %d ZSKs sign", now, signing)
+		}
+		if now < 115+10 && !oldZ.Published(now) {
+			t.Fatalf("at %d the old ZSK is gone while DNSKEY sets without the new one may be cached", now)
+		}
+	}
+	if _, err := Rollover(next, RoleZSK, sealer, 140, tm); err != nil {
+		t.Errorf("rollover after the previous one ended: %v", err)
+	}
+	csk, _ := InitialKeys("example.test.", SchemeCombined, sealer, 0)
+	two, err := Rollover(csk, RoleCSK, sealer, 50, tm)
+	if err != nil || len(two.Keys) != 2 || !two.Keys[1].Signing(50) || !two.Keys[0].Signing(50) {
+		t.Fatalf("CSK rollover: %+v %v", two, err)
+	}
+	done, err := FinishRollover(two, RoleCSK, 60, tm)
+	if err != nil || done.Keys[0].Signing(60) || !done.Keys[0].Published(60) || done.Keys[0].Published(60+20+5) {
+		t.Fatalf("finish: %+v %v", done, err)
+	}
+}

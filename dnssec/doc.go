@@ -1,0 +1,18 @@
+// Package dnssec owns Vigil's DNSSEC online signing: the zone keys the control plane
+// generates and stores (sealed, so that neither the raft state nor the API ever holds a
+// private key in clear), the times at which each key is published, signs, retires and is
+// removed (so that a rollover never leaves a resolver with a signature it cannot check), the
+// DS record a parent zone needs, and the Signer a DNS location signs answers with at answer
+// time, with a signature cache bounded in memory.
+//
+// Keys are ECDSA P-256 with SHA-256 (algorithm 13). A zone has one combined signing key (a
+// CSK, flags 257, which signs everything) or split keys (a KSK, flags 257, that signs the
+// DNSKEY record set, and a ZSK, flags 256, that signs every other record set).
+//
+// Authenticated denial is by NSEC "black lies", as RFC 9824 (compact denial of existence)
+// standardises them: a name that does not exist is answered NOERROR with an NSEC record at the
+// name itself whose next name is its immediate successor ("\000.<name>") and whose type
+// bitmap holds only NSEC, RRSIG and NXNAME; a name without the asked type gets an NSEC at
+// the name listing the types it has. Both are signed at answer time, do not enumerate the
+// zone, and need no knowledge of neighbouring names.
+package dnssec

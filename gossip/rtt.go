@@ -1,0 +1,84 @@
+package gossip
+
+import (
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/memberlist"
+)
+
+// rttStale is how long a member's round-trip time counts after its last ping.
+const rttStale = 2 * time.Minute
+
+// rttTable holds the round-trip time memberlist measured to each member by its pings, as a
+// moving average: what a location orders regions by (nearest first). It holds one entry per
+// member, and drops those of nodes that are no longer members when it is read.
+type rttTable struct {
+	mu   sync.Mutex
+	byID map[string]rttSample
+}
+
+type rttSample struct {
+	avg time.Duration
+	at  time.Time
+}
+
+// pinger is the Node as memberlist's PingDelegate.
+type pinger Node
+
+var _ memberlist.PingDelegate = (*pinger)(nil)
+
+// AckPayload implements memberlist.PingDelegate: acks carry nothing more.
+func (*pinger) AckPayload() []byte { return nil }
+
+// NotifyPingComplete implements memberlist.PingDelegate: it records the ping's round trip.
+func (p *pinger) NotifyPingComplete(other *memberlist.Node, rtt time.Duration, _ []byte) {
+	if other == nil || rtt <= 0 {
+		return
+	}
+	t := &(*Node)(p).rtt
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.byID == nil {
+		t.byID = map[string]rttSample{}
+	}
+	s, ok := t.byID[other.Name]
+	if !ok {
+		s.avg = rtt
+	} else {
+		s.avg += (rtt - s.avg) / 4
+	}
+	s.at = time.Now()
+	t.byID[other.Name] = s
+}
+
+// RegionRTTs returns, for each region with members measured within the last two minutes,
+// the median of their round-trip times from this node; the node's own region included.
+func (n *Node) RegionRTTs(now time.Time) map[string]time.Duration {
+	members := n.Members()
+	region := make(map[string]string, len(members))
+	for _, m := range members {
+		region[m.ID] = m.Region
+	}
+	byRegion := map[string][]time.Duration{}
+	t := &n.rtt
+	t.mu.Lock()
+	for id, s := range t.byID {
+		r, ok := region[id]
+		if !ok {
+			delete(t.byID, id)
+			continue
+		}
+		if now.Sub(s.at) <= rttStale {
+			byRegion[r] = append(byRegion[r], s.avg)
+		}
+	}
+	t.mu.Unlock()
+	out := make(map[string]time.Duration, len(byRegion))
+	for r, ds := range byRegion {
+		slices.Sort(ds)
+		out[r] = ds[len(ds)/2]
+	}
+	return out
+}

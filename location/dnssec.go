@@ -1,0 +1,217 @@
+package location
+
+import (
+	"errors"
+	"maps"
+	"time"
+
+	"github.com/miekg/dns"
+	"github.com/vigil-dns/vigil/dnssec"
+)
+
+// denial is where an answer denies a name (node nil: the name does not exist) or a type at a
+// name of zone z; z nil when the answer denies nothing.
+type denial struct {
+	z    *zone
+	name string
+	node *node
+}
+
+// deny puts zone z's negative SOA in the authority section, and records that the answer
+// denies name (n nil) or the asked type at name (n its node), for its NSEC proof.
+func (scr *scratch) deny(z *zone, name string, n *node) {
+	scr.resp.Ns = append(scr.resp.Ns, z.neg)
+	scr.denial = denial{z: z, name: name, node: n}
+}
+
+// answerZone fills the response for name and qtype in zone z, on the listener of virtual
+// name server ns: the DNSKEY set at the apex of a signed zone, anything else by resolve; with
+// do (the query's DO bit), signed. ok is false when the answer needs a signature the zone's
+// signing budget does not allow now.
+func (s *Server) answerZone(scr *scratch, snap *Snapshot, z *zone, name string, qtype uint16, ns int, do bool) (rcode int, ok bool) {
+	if sg := s.signerOf(z.name); sg != nil && qtype == dns.TypeDNSKEY && name == z.name {
+		scr.resp.Answer = sg.AppendDNSKEYs(scr.resp.Answer, s.now())
+	} else {
+		rcode = s.resolve(scr, snap, z, name, qtype, ns)
+	}
+	if !do {
+		return rcode, true
+	}
+	return s.sign(scr, snap, rcode)
+}
+
+// dropUnsigned drops a query whose answer cannot be signed now: it is not sent unsigned (a
+// validator would call it bogus), as the rate limiter drops.
+func (s *Server) dropUnsigned(scr *scratch, oc *outcome) ([]byte, outcome) {
+	scr.keep()
+	oc.drop, oc.answer = dropSignBudget, false
+	return nil, *oc
+}
+
+// SetSigners installs the signers of the zones this location signs, by apex (any case, with
+// or without the final dot): a query with the DO bit for a name of such a zone gets its
+// record sets signed, its denials proved, and the zone's DNSKEY record set at its apex. A
+// zone without a signer is answered unsigned. The server keeps its own copy of the map.
+func (s *Server) SetSigners(signers map[string]*dnssec.Signer) {
+	m := make(map[string]*dnssec.Signer, len(signers))
+	for apex, sg := range signers {
+		if sg != nil {
+			m[canonical(apex)] = sg
+		}
+	}
+	s.signers.Store(&m)
+}
+
+// Signers returns the signers in use, by apex.
+func (s *Server) Signers() map[string]*dnssec.Signer {
+	if m := s.signers.Load(); m != nil {
+		return maps.Clone(*m)
+	}
+	return nil
+}
+
+// signerOf returns the signer of zone apex, or nil when it is not signed.
+func (s *Server) signerOf(apex string) *dnssec.Signer {
+	if m := s.signers.Load(); m != nil {
+		return (*m)[apex]
+	}
+	return nil
+}
+
+// sign adds to the response the signatures of its record sets that signed zones own, the
+// DS or the proof of no DS of a referral, and the NSEC proof of a denial, and returns the
+// rcode: a name that does not exist in a signed zone is answered NOERROR with a black-lie
+// NSEC (RFC 9824), never NXDOMAIN. ok is false when a signature was needed that the zone's
+// signing budget does not allow now.
+func (s *Server) sign(scr *scratch, snap *Snapshot, rcode int) (_ int, ok bool) {
+	m := s.signers.Load()
+	if m == nil || len(*m) == 0 {
+		return rcode, true
+	}
+	ok = true
+	now := s.now()
+	resp := &scr.resp
+	signed := false
+	out := scr.sig[:0]
+	for i := 0; i < len(resp.Answer); {
+		j := rrsetEnd(resp.Answer, i)
+		out = append(out, resp.Answer[i:j]...)
+		if sg := signerFor(snap, *m, resp.Answer[i].Header().Name); sg != nil {
+			out = s.appendSigs(out, sg, resp.Answer[i:j], now, &ok)
+			signed = true
+		}
+		i = j
+	}
+	scr.sig, resp.Answer = resp.Answer[:0], out
+
+	var ns []dns.RR
+	for i := 0; i < len(resp.Ns); {
+		j := rrsetEnd(resp.Ns, i)
+		set := resp.Ns[i:j]
+		ns = append(ns, set...)
+		h := set[0].Header()
+		z := snap.zoneOf(h.Name)
+		sg := (*m)[zoneName(z)]
+		switch {
+		case sg == nil:
+		case h.Rrtype == dns.TypeNS && h.Name != z.name:
+			// A referral: the DS of the cut, or the proof that it has none.
+			ns = s.appendCutProof(ns, sg, z, h.Name, now, &ok)
+			signed = true
+		case h.Rrtype != dns.TypeNS:
+			ns = s.appendSigs(ns, sg, set, now, &ok)
+			signed = true
+		}
+		i = j
+	}
+	if d := scr.denial; d.z != nil {
+		if sg := (*m)[d.z.name]; sg != nil {
+			var nsec *dns.NSEC
+			if d.node == nil {
+				nsec = dnssec.NoName(d.name, d.z.negTTL)
+				rcode = dns.RcodeSuccess
+			} else {
+				nsec = dnssec.NoData(d.name, typesAt(d.z, d.name, d.node), d.z.negTTL)
+			}
+			ns = append(ns, nsec)
+			ns = s.appendSigs(ns, sg, []dns.RR{nsec}, now, &ok)
+			signed = true
+		}
+	}
+	if signed {
+		resp.Ns = ns
+	}
+	return rcode, ok
+}
+
+// appendCutProof appends the DS record set of the delegation at cut with its signatures, or
+// the NSEC record that proves the cut has none (an insecure delegation).
+func (s *Server) appendCutProof(dst []dns.RR, sg *dnssec.Signer, z *zone, cut string, now time.Time, ok *bool) []dns.RR {
+	n := z.names[cut]
+	if n == nil {
+		return dst
+	}
+	if ds := n.find(dns.TypeDS); ds != nil {
+		dst = append(dst, ds.rrs...)
+		return s.appendSigs(dst, sg, ds.rrs, now, ok)
+	}
+	nsec := dnssec.NoData(cut, typesAt(z, cut, n), z.negTTL)
+	dst = append(dst, nsec)
+	return s.appendSigs(dst, sg, []dns.RR{nsec}, now, ok)
+}
+
+// appendSigs appends the signatures of rrset. A spent signing budget clears *ok; any other
+// failure to sign is logged and leaves the set unsigned, which a validator treats as bogus
+// rather than as absent.
+func (s *Server) appendSigs(dst []dns.RR, sg *dnssec.Signer, rrset []dns.RR, now time.Time, ok *bool) []dns.RR {
+	out, err := sg.AppendSignatures(dst, rrset, now)
+	switch {
+	case errors.Is(err, dnssec.ErrSignBudget):
+		*ok = false
+	case err != nil:
+		s.log.Error("location: cannot sign a record set", "zone", sg.Zone(), "err", err)
+		s.metrics.signFailures.Inc()
+	}
+	return out
+}
+
+// typesAt returns the types of the record sets at node n of zone z, name: with DNSKEY at
+// the apex of a signed zone.
+func typesAt(z *zone, name string, n *node) []uint16 {
+	types := make([]uint16, 0, len(n.sets)+1)
+	for _, rs := range n.sets {
+		types = append(types, rs.rtype)
+	}
+	if name == z.name {
+		types = append(types, dns.TypeDNSKEY)
+	}
+	return types
+}
+
+// signerFor returns the signer of the zone that owns name, or nil.
+func signerFor(snap *Snapshot, m map[string]*dnssec.Signer, name string) *dnssec.Signer {
+	return m[zoneName(snap.zoneOf(name))]
+}
+
+// zoneName returns the apex of z, or "" for nil.
+func zoneName(z *zone) string {
+	if z == nil {
+		return ""
+	}
+	return z.name
+}
+
+// rrsetEnd returns the end of the record set that starts at rrs[i]: the records that follow
+// with its owner, type and class.
+func rrsetEnd(rrs []dns.RR, i int) int {
+	h := rrs[i].Header()
+	j := i + 1
+	for j < len(rrs) {
+		g := rrs[j].Header()
+		if g.Rrtype != h.Rrtype || g.Class != h.Class || g.Name != h.Name {
+			break
+		}
+		j++
+	}
+	return j
+}

@@ -1,0 +1,122 @@
+package node
+
+import (
+	"log/slog"
+
+	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/dnssec"
+)
+
+// signers holds the location's DNSSEC signers by apex, each with the keys and DNSKEY TTL it
+// was made from, so that a zone whose keys did not change keeps its signer and its cache.
+type signers struct {
+	sealer *dnssec.Sealer
+	tried  bool
+	byZone map[string]signerEntry
+}
+
+type signerEntry struct {
+	keys *dnssec.ZoneKeys
+	ttl  uint32
+	sg   *dnssec.Signer
+}
+
+// dnssecSecret returns the secret that seals zones' DNSSEC keys: the configured one, else
+// the first gossip key (of Keys, then of the keyring file); nil when there is none.
+func dnssecSecret(cfg Config, log *slog.Logger) []byte {
+	if len(cfg.DNSSECSecret) > 0 {
+		return cfg.DNSSECSecret
+	}
+	if len(cfg.Gossip.Keys) > 0 {
+		return cfg.Gossip.Keys[0]
+	}
+	if cfg.Gossip.KeyringFile != "" {
+		keys, err := readKeyring(cfg.Gossip.KeyringFile)
+		if err != nil {
+			log.Warn("node: no DNSSEC secret from the keyring", "err", err)
+			return nil
+		}
+		return keys[0]
+	}
+	return nil
+}
+
+// installSigners brings the DNS server's signers to s: for each zone that ch names (every
+// zone when ch is full), a signer when the zone is signed and the control plane holds its
+// keys, none otherwise. The caller holds zonesMu.
+func (n *Node) installSigners(s *control.State, ch control.Changes) {
+	ss := &n.signers
+	if !ss.tried {
+		ss.tried = true
+		if secret := dnssecSecret(n.cfg, n.log); secret != nil {
+			sealer, err := dnssec.NewSealer(secret)
+			if err != nil {
+				n.log.Error("node: DNSSEC secret", "err", err)
+			}
+			ss.sealer = sealer
+		}
+	}
+	zones := ch.Zones
+	if ch.Full || ch.Settings || ss.byZone == nil {
+		zones = nil
+		for h := range s.ZoneHeads() {
+			zones = append(zones, control.CanonicalZone(h.Name))
+		}
+		for apex := range ss.byZone {
+			if _, ok := s.ZoneHead(apex); !ok {
+				zones = append(zones, apex)
+			}
+		}
+		if ss.byZone == nil {
+			ss.byZone = map[string]signerEntry{}
+		}
+	}
+	changed := false
+	for _, apex := range zones {
+		apex = control.CanonicalZone(apex)
+		next := n.signerOf(s, apex, ss.byZone[apex])
+		if next != ss.byZone[apex] {
+			changed = true
+			if next.sg == nil {
+				delete(ss.byZone, apex)
+			} else {
+				ss.byZone[apex] = next
+			}
+		}
+	}
+	if !changed {
+		return
+	}
+	m := make(map[string]*dnssec.Signer, len(ss.byZone))
+	for apex, e := range ss.byZone {
+		m[apex] = e.sg
+	}
+	n.dns.SetSigners(m)
+}
+
+// signerOf returns the signer zone apex needs under s: old when its keys and TTL are the
+// same, a new one when they changed, none when the zone is not signed or has no keys yet.
+func (n *Node) signerOf(s *control.State, apex string, old signerEntry) signerEntry {
+	h, ok := s.ZoneHead(apex)
+	if !ok || !h.Signed() {
+		return signerEntry{}
+	}
+	zk, ok := s.ZoneKeys(apex)
+	if !ok {
+		return signerEntry{}
+	}
+	ttl := h.DNSSEC.DNSKEYTTL
+	if ttl == 0 {
+		ttl = dnssec.DefaultDNSKEYTTL
+	}
+	if old.keys == zk && old.ttl == ttl {
+		return old
+	}
+	sg, err := dnssec.NewSigner(zk, n.signers.sealer, dnssec.SignerConfig{DNSKEYTTL: ttl})
+	if err != nil {
+		n.log.Error("node: a signed zone is served unsigned: its keys do not open here", "zone", apex, "err", err)
+		return signerEntry{}
+	}
+	n.log.Info("node: zone signed", "zone", apex, "keys", len(zk.Keys))
+	return signerEntry{keys: zk, ttl: ttl, sg: sg}
+}
