@@ -186,6 +186,9 @@ func TestAbuseUnauthenticatedWrites(t *testing.T) {
 		"PUT /v1/notifications":                             {"PUT", "/v1/notifications", "application/json", `{"receivers": [{"name": "x", "url": "http://192.0.2.9/hook"}], "rules": [{"name": "r", "receivers": ["x"]}]}`},
 		"POST /v1/overrides":                                {"POST", "/v1/overrides", "application/json", `{"kind": "unhealthy", "check": "web-us-east", "reason": "intruder", "for": "1h"}`},
 		"DELETE /v1/overrides/{id}":                         {"DELETE", "/v1/overrides/" + control.OverrideID("web-us-east", "", "", "", ""), "", ""},
+		// A rollover of a zone that does not sign: its control is that the write token gets
+		// past authentication to the handler, which refuses it.
+		"POST /v1/zones/{zone}/dnssec/rollover": {"POST", "/v1/zones/abuse.test./dnssec/rollover", "application/json", `{"role": "zsk"}`},
 		// A join would add a voter that does not exist; its control is a body that only
 		// the handler behind authentication refuses (400), and a removal of a voter that
 		// does not exist (404).
@@ -253,6 +256,9 @@ func TestAbuseUnauthenticatedWrites(t *testing.T) {
 		if code, out := send(t, client, v.base, w, auth); code != http.StatusBadRequest && code != http.StatusNotFound {
 			t.Errorf("control %s %s with the write token: %d %s, want it past authentication", w.method, w.path, code, out)
 		}
+	}
+	if code, out := send(t, client, v.base, writes["POST /v1/zones/{zone}/dnssec/rollover"], auth); code == http.StatusUnauthorized || code == http.StatusForbidden || code/100 != 4 {
+		t.Errorf("control: a rollover of a zone that does not sign, with the write token: %d %s, want it refused past authentication", code, out)
 	}
 	final := v.logIndex(t)
 
