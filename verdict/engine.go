@@ -3,6 +3,7 @@ package verdict
 import (
 	"time"
 
+	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/quorum"
 )
 
@@ -38,7 +39,7 @@ const (
 	flagDirty                        // to re-decide at the next Advance
 	flagQueued                       // in the queue of calculated checks to re-decide
 	flagChanged                      // its verdict changed since the last Changes
-	flagSeen                         // found in the document Configure is installing
+	flagSeen                         // found in the configuration ConfigureAll is installing
 	flagNoOrder                      // calculated, in a cycle: never decided
 )
 
@@ -120,10 +121,12 @@ type Engine struct {
 	names    map[string]int32 // checker ids
 	freeCKs  []int32
 	policies policies
-	parents  map[int32][]int32 // child -> calculated checks that combine it
-	fresh    timers            // checkers, by the time they go stale
-	holds    timers            // held checks, by the time their hold runs out
-	queue    timers            // calculated checks to re-decide, by rank
+	parents  map[int32][]int32  // child -> calculated checks that combine it
+	calcs    map[int32]struct{} // the calculated checks configured
+	quorum   config.QuorumSettings
+	fresh    timers // checkers, by the time they go stale
+	holds    timers // held checks, by the time their hold runs out
+	queue    timers // calculated checks to re-decide, by rank
 	dirty    []int32
 	dirtyCKs []int32
 	changed  []int32
@@ -147,7 +150,7 @@ type Stats struct {
 // New returns an empty engine: no checks, no checkers, the default freshness window.
 func New() *Engine {
 	e := &Engine{ids: map[string]int32{}, names: map[string]int32{}, parents: map[int32][]int32{},
-		policies: newPolicies(), window: quorum.Policy{}.Normalize().FreshnessWindow, now: never}
+		calcs: map[int32]struct{}{}, policies: newPolicies(), window: quorum.Policy{}.Normalize().FreshnessWindow, now: never}
 	e.holds.pos = func(id int32) *int32 { return &e.checks[id].holdPos }
 	return e
 }
