@@ -48,12 +48,12 @@ type Node struct {
 	ran      atomic.Bool
 
 	mu sync.Mutex // guards everything below
-	// doc is the whole configuration as one document, for a location's verdict pass (nil on
-	// a checker); settings its regions, quorum and name servers; state the configuration.
-	doc      *config.Document
+	// state is the configuration; settings its regions, quorum and name servers; engineCh
+	// what changed in it that a location's verdict engine has not taken yet.
 	settings *config.Document
 	state    *control.State
 	source   control.Source
+	engineCh engineChanges
 	plan     *shard.Plan
 	loc      locationState
 
@@ -189,6 +189,8 @@ func (n *Node) newPool() error {
 func (n *Node) newConfigSource() error {
 	if n.cfg.Static != nil {
 		n.setConfig(control.NewState(n.cfg.Static), SourceStatic)
+		// The state holds the configuration now: the node keeps no second copy of it.
+		n.cfg.Static = nil
 		return nil
 	}
 	voters := n.cfg.Voters
@@ -407,11 +409,10 @@ func (n *Node) setConfig(s *control.State, src control.Source) {
 		ch = n.watcher.ChangesSince(n.state.Index)
 	}
 	settings := s.Settings()
-	n.state, n.settings, n.source = s, &settings, src
 	if n.cfg.Roles.Has(RoleLocation) {
-		// The location's verdict pass reads the whole document.
-		n.doc = s.Document()
+		n.engineCh.add(ch, n.settings, &settings, s.NumChecks())
 	}
+	n.state, n.settings, n.source = s, &settings, src
 	n.m.configIndex.Set(float64(s.Index))
 	n.updatePlanLocked(s, ch)
 	n.mu.Unlock()
