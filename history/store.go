@@ -116,13 +116,17 @@ type CheckHistory struct {
 	Availability []Availability `json:"availability"`
 }
 
-// check is one check in memory: about 1.2 KB with 16 changes (measured by BenchmarkMemory).
+// check is one check in memory: about 1.2 KB with 16 changes (measured by BenchmarkMemory),
+// about 150 bytes while it has had one state only (its buckets are not held then).
 type check struct {
 	state   uint8
 	since   int64 // unix ms
 	changes []event
 	head    int // next place in changes once full
-	b       buckets
+	// b accounts the check's time since its first verdict; nil while it has had one verdict
+	// only (from since on), which its state, since and the gaps say as well: most checks of a
+	// large configuration never change, and a week of buckets is about 800 bytes.
+	b *buckets
 }
 
 // event is a verdict change in memory: 24 bytes.
@@ -239,18 +243,40 @@ func (s *Store) addGap(from, to int64) {
 	s.gaps = append(s.gaps, gap{from, to})
 }
 
-// accrue brings c's buckets to to (unix seconds), counting the gaps as not observed.
+// accrue brings c's buckets to to (unix seconds), counting the gaps as not observed; a check
+// without buckets keeps none.
 func (s *Store) accrue(c *check, to int64) {
-	healthy := c.state == 1
-	observed := c.state != 0
+	if c.b != nil {
+		s.accrueInto(c.b, c.state, to)
+	}
+}
+
+// accrueInto brings b to to (unix seconds) in state, counting the gaps as not observed.
+func (s *Store) accrueInto(b *buckets, state uint8, to int64) {
+	healthy := state == 1
+	observed := state != 0
 	for _, g := range s.gaps {
-		if g.to <= c.b.last || g.from >= to {
+		if g.to <= b.last || g.from >= to {
 			continue
 		}
-		c.b.advance(min(g.from, to), observed, healthy)
-		c.b.advance(min(g.to, to), false, false)
+		b.advance(min(g.from, to), observed, healthy)
+		b.advance(min(g.to, to), false, false)
 	}
-	c.b.advance(to, observed, healthy)
+	b.advance(to, observed, healthy)
+}
+
+// sums returns c's observed and healthy seconds over the three windows as of to (unix
+// seconds); see buckets.sums. A check without buckets is counted in a scratch copy from its
+// one verdict's start.
+func (s *Store) sums(c *check, to int64) [3][2]int64 {
+	if c.b != nil {
+		s.accrueInto(c.b, c.state, to)
+		return c.b.sums()
+	}
+	var b buckets
+	b.last = c.since / 1000
+	s.accrueInto(&b, c.state, to)
+	return b.sums()
 }
 
 // apply changes memory for one verdict change.
@@ -264,6 +290,11 @@ func (s *Store) apply(ch Change) {
 		s.checks[ch.Check] = c
 	}
 	at := ch.At.UnixMilli()
+	if c.state != 0 && c.b == nil {
+		// A second change: from now on the buckets say what the check's time was, from its
+		// first verdict on (where advancing from zero would have started them).
+		c.b = &buckets{last: c.since / 1000}
+	}
 	s.accrue(c, at/1000)
 	if ch.To == StateNone {
 		delete(s.checks, ch.Check)
@@ -411,7 +442,6 @@ func (s *Store) Check(id string, now time.Time) (CheckHistory, bool) {
 }
 
 func (s *Store) historyLocked(id string, c *check, now time.Time, changes bool) CheckHistory {
-	s.accrue(c, now.Unix())
 	h := CheckHistory{Check: id, State: stateName(c.state), Since: time.UnixMilli(c.since), Changes: []Change{}}
 	if changes {
 		n := len(c.changes)
@@ -421,7 +451,7 @@ func (s *Store) historyLocked(id string, c *check, now time.Time, changes bool) 
 				To: stateName(e.to), Healthy: int(e.healthy), Unhealthy: int(e.unhealthy), Fresh: int(e.fresh), Stale: int(e.stale)})
 		}
 	}
-	sums := c.b.sums()
+	sums := s.sums(c, now.Unix())
 	for i, w := range windowNames() {
 		a := Availability{Window: w, Observed: time.Duration(sums[i][0]) * time.Second, Healthy: time.Duration(sums[i][1]) * time.Second}
 		if a.Observed > 0 {

@@ -217,3 +217,42 @@ func BenchmarkMemory(b *testing.B) {
 		runtime.KeepAlive(s)
 	}
 }
+
+// TestOneVerdictHoldsNoBuckets: a check that has had one verdict only holds no buckets, and
+// its availability is what a check with buckets and the same states reports, across a
+// downtime and over a week.
+func TestOneVerdictHoldsNoBuckets(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "history.log")
+	s, err := Open(Options{Path: path}, t0)
+	must(t, err)
+	start := t0.Add(90 * time.Second)
+	must(t, s.Record([]Change{change("one", start, StateNone, StateHealthy), change("two", start, StateNone, StateHealthy)}, nil))
+	for m := range 20 {
+		if m == 7 {
+			// two is told of a change from a state it is not in: its state stays healthy,
+			// and it holds buckets from now on.
+			must(t, s.Record([]Change{change("two", start.Add(7*time.Minute), StateUnhealthy, StateHealthy)}, nil))
+		}
+		must(t, s.Mark(start.Add(time.Duration(m+1)*time.Minute)))
+	}
+	must(t, s.Close())
+	s, err = Open(Options{Path: path}, start.Add(45*time.Minute)) // down for 25 minutes
+	must(t, err)
+	defer s.Close()
+	if s.checks["one"].b != nil || s.checks["two"].b == nil {
+		t.Fatalf("buckets held: one %v, two %v; want none, some", s.checks["one"].b != nil, s.checks["two"].b != nil)
+	}
+	for _, d := range []time.Duration{time.Hour, 3 * time.Hour, 30 * time.Hour, 8 * 24 * time.Hour} {
+		at := start.Add(d)
+		one, _ := s.Check("one", at)
+		two, _ := s.Check("two", at)
+		for i := range one.Availability {
+			if one.Availability[i] != two.Availability[i] {
+				t.Errorf("after %v, %s: without buckets %+v, with %+v", d, one.Availability[i].Window, one.Availability[i], two.Availability[i])
+			}
+		}
+		if a := avail(t, one, "24h"); d == 3*time.Hour && a.Observed != 3*time.Hour-25*time.Minute {
+			t.Errorf("24h after 3h with a 25-minute downtime: %+v", a)
+		}
+	}
+}
