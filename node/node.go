@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"path/filepath"
 	"slices"
@@ -55,16 +56,22 @@ type Node struct {
 	source   control.Source
 	engineCh engineChanges
 	plan     *shard.Plan
-	loc      locationState
+	// members is the membership the plan was last brought to; mineChanged says that a
+	// configuration change touched the checker's checks since it was last given them.
+	members     shard.Membership
+	mineChanged bool
+	loc         locationState
 
 	// zonesMu serialises installs of zones; zonesAt is the configuration the DNS server's
 	// zones were last brought to.
 	zonesMu sync.Mutex
 	zonesAt *control.State
 
-	// given are the checks the checker was last given; handoffs those of them it probes
-	// only until their new holders report them (handoff.go).
+	// given are the checks the checker was last given (and givenSet the same, by id);
+	// handoffs those of them it probes only until their new holders report them
+	// (handoff.go).
 	given    []string
+	givenSet map[string]bool
 	handoffs map[string]handoff
 }
 
@@ -415,6 +422,9 @@ func (n *Node) setConfig(s *control.State, src control.Source) {
 	n.state, n.settings, n.source = s, &settings, src
 	n.m.configIndex.Set(float64(s.Index))
 	n.updatePlanLocked(s, ch)
+	if n.cfg.Roles.Has(RoleChecker) && !n.mineChanged {
+		n.mineChanged = ch.Full || ch.Settings || n.touchesMineLocked(ch.Checks)
+	}
 	n.mu.Unlock()
 	n.log.Info("node: configuration installed", "index", s.Index, "source", string(src),
 		"checks", s.NumChecks(), "zones", s.NumZones(), "whole", ch.Full || ch.Settings,
@@ -444,12 +454,30 @@ func (n *Node) updatePlanLocked(s *control.State, ch control.Changes) {
 		}
 		return
 	}
-	plan, err := shard.NewPlanOf(s.Regions(), s.Checks(), n.membershipLocked(s.Regions()))
+	members := n.membershipLocked(s.Regions())
+	plan, err := shard.NewPlanOf(s.Regions(), s.Checks(), members)
 	if err != nil {
 		n.log.Error("node: assignment plan", "err", err)
-		plan = nil
+		plan, members = nil, nil
 	}
-	n.plan = plan
+	n.plan, n.members = plan, members
+}
+
+// touchesMineLocked reports whether a change of the checks ids may change what the checker
+// probes: one of them is given to it now, or was. Called with n.mu held, the plan brought to
+// the change.
+func (n *Node) touchesMineLocked(ids []string) bool {
+	for _, id := range ids {
+		if n.givenSet[id] || n.plan == nil || slices.Contains(n.plan.Shard(id, n.cfg.Region), n.cfg.ID) {
+			return true
+		}
+	}
+	return false
+}
+
+// sameMembership reports whether two memberships list the same checkers in the same order.
+func sameMembership(a, b shard.Membership) bool {
+	return maps.EqualFunc(a, b, slices.Equal)
 }
 
 // membershipLocked returns the live checkers per region as gossip shows them, limited to the
@@ -468,8 +496,11 @@ func (n *Node) membershipLocked(regions []string) shard.Membership {
 	return m
 }
 
-// reassign recomputes the plan for the current membership and gives the checker its checks.
-// It also gives gossip the freshness window in force, which a checker's heartbeats follow.
+// reassign brings the plan to the current membership and gives the checker its checks. It
+// costs nothing that grows with the checks unless something changed: the plan is recomputed
+// when the membership moved, the checker given its checks again when the membership moved,
+// a configuration change touched them, or it is handing some off. It also gives gossip the
+// freshness window in force, which a checker's heartbeats follow.
 func (n *Node) reassign() {
 	n.mu.Lock()
 	if n.settings != nil {
@@ -479,9 +510,19 @@ func (n *Node) reassign() {
 		n.mu.Unlock()
 		return
 	}
-	if err := n.plan.Update(n.membershipLocked(n.state.Regions())); err != nil {
-		n.log.Error("node: assignment update", "err", err)
+	members := n.membershipLocked(n.state.Regions())
+	moved := !sameMembership(members, n.members)
+	if moved {
+		if err := n.plan.Update(members); err != nil {
+			n.log.Error("node: assignment update", "err", err)
+		}
+		n.members = members
 	}
+	if n.chk == nil || !moved && !n.mineChanged && len(n.handoffs) == 0 {
+		n.mu.Unlock()
+		return
+	}
+	n.mineChanged = false
 	var mine []config.Check
 	if n.chk != nil {
 		for _, id := range n.plan.ChecksFor(n.cfg.Region, n.cfg.ID) {
