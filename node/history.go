@@ -49,7 +49,14 @@ func (n *Node) recordHistory() {
 			}
 			values, lastResort := answeringFrom(res)
 			was, wasLR, ok := l.hist.Answering(set.Name, set.Type)
-			if ok && wasLR == lastResort && slices.Equal(was, values) {
+			if !ok {
+				// Nothing recorded yet: the set answered as if every record were healthy
+				// (what a location serves before its first verdict). An answer that stays so
+				// is no change, and is not held: most sets of a large configuration never
+				// leave it.
+				was, wasLR = failOpen(res), false
+			}
+			if wasLR == lastResort && slices.Equal(was, values) {
 				continue
 			}
 			answers = append(answers, history.AnswerChange{Name: set.Name, Type: set.Type, At: c.At,
@@ -77,6 +84,19 @@ func answeringFrom(r routing.Result) (values []string, lastResort bool) {
 	}
 	slices.Sort(values)
 	return values, r.LastResort
+}
+
+// failOpen returns what answeringFrom gives for a record set whose every record is healthy:
+// the primary of a failover set, every eligible record of any other, sorted.
+func failOpen(r routing.Result) []string {
+	var values []string
+	for _, c := range r.Candidates {
+		if c.Eligible && (r.Policy != config.PolicyFailover || c.Role == config.RolePrimary) {
+			values = append(values, c.Value)
+		}
+	}
+	slices.Sort(values)
+	return values
 }
 
 // runHistoryMarks writes the history's mark about once a minute until ctx ends, so that

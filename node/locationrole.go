@@ -31,6 +31,8 @@ type locationState struct {
 	stats   verdict.Stats
 	warmAt  time.Time // the first step a freshness window after the start
 	steps   uint64
+	// wholes counts the configurations the engine took whole (ConfigureAll).
+	wholes uint64
 	// hist is the location's history; pending the verdict changes of the last step, for
 	// runVerdicts to record outside the lock.
 	hist    *history.Store
@@ -178,6 +180,7 @@ func (n *Node) configureEngine() {
 		settings := s.Settings()
 		l.engine.ConfigureAll(settings.Quorum, s.Checks())
 		l.window = freshnessWindow(&settings)
+		l.wholes++
 	} else {
 		l.engine.ConfigureChecks(pending.checks, s.CheckRef)
 	}
