@@ -116,16 +116,18 @@ type CheckHistory struct {
 	Availability []Availability `json:"availability"`
 }
 
-// check is one check in memory: about 1.2 KB with 16 changes (measured by BenchmarkMemory),
-// about 150 bytes while it has had one state only (its buckets are not held then).
+// check is one check in memory: about 1.2 KB with 16 changes and more (measured by
+// BenchmarkMemory), about 150 bytes with one or two (its buckets are not held until its ring
+// of changes is full).
 type check struct {
 	state   uint8
 	since   int64 // unix ms
 	changes []event
 	head    int // next place in changes once full
-	// b accounts the check's time since its first verdict; nil while it has had one verdict
-	// only (from since on), which its state, since and the gaps say as well: most checks of a
-	// large configuration never change, and a week of buckets is about 800 bytes.
+	// b accounts the check's time since its first verdict; nil while changes holds every
+	// change since then (the ring has not come round), which say as much with the gaps: most
+	// checks of a large configuration change once or twice (unknown, then healthy), and a
+	// week of buckets is about 800 bytes.
 	b *buckets
 }
 
@@ -266,16 +268,14 @@ func (s *Store) accrueInto(b *buckets, state uint8, to int64) {
 }
 
 // sums returns c's observed and healthy seconds over the three windows as of to (unix
-// seconds); see buckets.sums. A check without buckets is counted in a scratch copy from its
-// one verdict's start.
+// seconds); see buckets.sums. A check without buckets is counted in a copy replayed from its
+// changes.
 func (s *Store) sums(c *check, to int64) [3][2]int64 {
-	if c.b != nil {
-		s.accrueInto(c.b, c.state, to)
-		return c.b.sums()
+	b := c.b
+	if b == nil {
+		b = s.replayed(c)
 	}
-	var b buckets
-	b.last = c.since / 1000
-	s.accrueInto(&b, c.state, to)
+	s.accrueInto(b, c.state, to)
 	return b.sums()
 }
 
@@ -290,10 +290,10 @@ func (s *Store) apply(ch Change) {
 		s.checks[ch.Check] = c
 	}
 	at := ch.At.UnixMilli()
-	if c.state != 0 && c.b == nil {
-		// A second change: from now on the buckets say what the check's time was, from its
-		// first verdict on (where advancing from zero would have started them).
-		c.b = &buckets{last: c.since / 1000}
+	if c.b == nil && len(c.changes) == s.opts.Changes && ch.To != StateNone {
+		// The ring is full and its oldest change goes: from now on the buckets say what the
+		// check's time was.
+		c.b = s.replayed(c)
 	}
 	s.accrue(c, at/1000)
 	if ch.To == StateNone {
@@ -312,6 +312,21 @@ func (s *Store) apply(ch Change) {
 	}
 	c.changes[c.head] = e
 	c.head = (c.head + 1) % len(c.changes)
+}
+
+// replayed returns the buckets of a check that holds none, from its changes (then every
+// change since its first verdict, oldest first), accounted up to its last change: what
+// buckets kept since its first verdict would hold.
+func (s *Store) replayed(c *check) *buckets {
+	b := &buckets{}
+	for i, e := range c.changes {
+		if i == 0 {
+			b.last = e.at / 1000 // where advancing from zero starts
+			continue
+		}
+		s.accrueInto(b, c.changes[i-1].to, e.at/1000)
+	}
+	return b
 }
 
 func sat16(n int) uint16 { return uint16(min(max(n, 0), 1<<16-1)) }
