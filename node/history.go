@@ -67,7 +67,7 @@ func (n *Node) recordHistory() {
 		n.log.Warn("node: history: recording verdict changes", "err", err)
 	}
 	clear(l.pending)
-	l.pending = l.pending[:0]
+	l.pending = scratch(l.pending)
 }
 
 // answeringFrom returns the records a record set chooses among: the failover answer, or the

@@ -114,6 +114,15 @@ const (
 	minStepGap = 2 * time.Millisecond
 )
 
+// scratch empties a scratch slice for the next step, keeping its room unless a burst (a
+// location's first verdicts: one per check) made it larger than steps usually need.
+func scratch[T any](s []T) []T {
+	if cap(s) > maxDrain {
+		return nil
+	}
+	return s[:0]
+}
+
 // runVerdicts keeps the verdicts up to date until ctx ends: it steps when the gossip table
 // changed, when the configuration changed and when the engine's next timer (a checker going
 // stale, a hold running out) falls due. No tick: a report that changes a verdict reaches DNS
@@ -225,6 +234,7 @@ func (n *Node) step() (more bool, next time.Time) {
 	n.dns.PatchVerdicts(l.patch)
 	clear(l.out)
 	clear(l.patch)
+	l.out, l.patch = scratch(l.out), scratch(l.patch)
 	l.steps++
 	window := l.window
 	if l.warmAt.IsZero() {
