@@ -1,6 +1,10 @@
 package gossip
 
-import "time"
+import (
+	"slices"
+	"sort"
+	"time"
+)
 
 // Whole rows in pages. A row over MaxMessageSize (about 550,000 checks) could not be sent at
 // all, so a location that joined late never got the row of a checker of a million checks. An
@@ -136,18 +140,49 @@ func (t *Table) assembling(checker string, now time.Time) bool {
 // or returns nil when the table holds no complete row of it or the row needs more than
 // maxRowPages pages.
 func (t *Table) rowPages(checker string, set uint64, limit int) [][]byte {
+	p := t.copyRow(checker, set)
+	if p == nil {
+		return nil
+	}
+	return encodePages(p.h, set, limit, slices.Values(p.entries))
+}
+
+// pagedRow is a whole row copied out of the table, to be encoded without the table's lock:
+// at a million checks the copy takes tens of milliseconds, the encoding seconds.
+type pagedRow struct {
+	h       header
+	set     uint64
+	entries []rowEntry
+}
+
+// copyRow copies the complete row of checker, as answer set; nil when the table holds no
+// complete row of it.
+func (t *Table) copyRow(checker string, set uint64) *pagedRow {
 	r := t.rows[checker]
 	if r == nil || !r.complete() {
 		return nil
 	}
-	h := header{checker: r.checker, gen: r.gen, seq: r.seq, beat: r.beat}
-	return encodePages(h, set, limit, func(yield func(rowEntry) bool) {
-		for i, c := range r.cells {
-			if c.seq <= r.seq && !yield(rowEntry{check: t.checks.name(i), seq: c.seq, entry: t.entry(c)}) {
-				return
-			}
+	p := &pagedRow{h: header{checker: r.checker, gen: r.gen, seq: r.seq, beat: r.beat}, set: set,
+		entries: make([]rowEntry, 0, len(r.cells))}
+	for i, c := range r.cells {
+		if c.seq <= r.seq {
+			p.entries = append(p.entries, rowEntry{check: t.checks.name(i), seq: c.seq, entry: t.entry(c)})
 		}
-	})
+	}
+	return p
+}
+
+// encode returns the row as pages of at most limit bytes, or as one whole row when a single
+// page holds it (as an answer was before pages); neither when it needs more than maxRowPages
+// pages.
+func (p *pagedRow) encode(limit int) (*fullRow, [][]byte) {
+	pages := encodePages(p.h, p.set, limit, slices.Values(p.entries))
+	if len(pages) != 1 {
+		return nil, pages
+	}
+	f := &fullRow{header: p.h, entries: p.entries}
+	sort.Slice(f.entries, func(i, j int) bool { return f.entries[i].check < f.entries[j].check })
+	return f, nil
 }
 
 // answerOne returns what this table answers to one ask of version v, with messages of at most
@@ -156,6 +191,17 @@ func (t *Table) rowPages(checker string, set uint64, limit int) [][]byte {
 // none; its answer may be up to MaxMessageSize); nothing when the table holds no complete row,
 // or an older one than the asker. Pages are numbered as answer set.
 func (t *Table) answerOne(a ask, v byte, limit int, set uint64) (*fullRow, *sinceRow, [][]byte) {
+	fr, sr, p := t.answerPlan(a, v, limit, set)
+	if p == nil {
+		return fr, sr, nil
+	}
+	fr, pages := p.encode(limit)
+	return fr, nil, pages
+}
+
+// answerPlan is answerOne without the encoding of pages: a row larger than a page comes back
+// copied, for the caller to encode (pagedRow.encode) after it releases the table.
+func (t *Table) answerPlan(a ask, v byte, limit int, set uint64) (*fullRow, *sinceRow, *pagedRow) {
 	whole, sr := t.answerKind(a, v, limit/minRowEntry)
 	switch {
 	case sr != nil && len(appendSince(nil, sr)) <= limit:
@@ -169,9 +215,5 @@ func (t *Table) answerOne(a ask, v byte, limit int, set uint64) (*fullRow, *sinc
 	if len(r.cells)*maxEntrySize+maxPagePrefix <= limit {
 		return t.fullRow(a.checker), nil, nil // surely one page: a whole row, as before pages
 	}
-	pages := t.rowPages(a.checker, set, limit)
-	if len(pages) == 1 {
-		return t.fullRow(a.checker), nil, nil
-	}
-	return nil, nil, pages
+	return nil, nil, t.copyRow(a.checker, set)
 }

@@ -164,6 +164,11 @@ func parseLine(line []byte, readErr error) (record, error) {
 	return rec, nil
 }
 
+// flushAt is how much of a batch of records is buffered before it is written: a batch of a
+// million first verdicts is written a part at a time, each part where the file's bound says,
+// and never held whole.
+const flushAt = 256 << 10
+
 // append writes recs and syncs; when the file is full it becomes the previous one first.
 func (l *file) append(recs []record) error {
 	l.buf.Reset()
@@ -178,6 +183,28 @@ func (l *file) append(recs []record) error {
 		fmt.Fprintf(&l.buf, "%08x ", crc32.ChecksumIEEE(body))
 		l.buf.Write(body)
 		l.buf.WriteByte('\n')
+		if l.buf.Len() >= flushAt {
+			if err := l.write(); err != nil {
+				return err
+			}
+		}
+	}
+	if err := l.write(); err != nil {
+		return err
+	}
+	if l.buf.Cap() > 2*flushAt {
+		l.buf = bytes.Buffer{}
+	}
+	if err := l.f.Sync(); err != nil {
+		return fmt.Errorf("syncing %s: %w", l.path, err)
+	}
+	return nil
+}
+
+// write writes what is buffered, after making the file the previous one if it would be full.
+func (l *file) write() error {
+	if l.buf.Len() == 0 {
+		return nil
 	}
 	if l.size+int64(l.buf.Len()) > l.max && l.size > 0 {
 		if err := l.rotate(); err != nil {
@@ -186,11 +213,9 @@ func (l *file) append(recs []record) error {
 	}
 	n, err := l.f.Write(l.buf.Bytes())
 	l.size += int64(n)
+	l.buf.Reset()
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", l.path, err)
-	}
-	if err := l.f.Sync(); err != nil {
-		return fmt.Errorf("syncing %s: %w", l.path, err)
 	}
 	return nil
 }

@@ -95,3 +95,52 @@ func (b *buckets) sums() (out [3][2]int64) {
 	}
 	return out
 }
+
+// accrue brings c's buckets to to (unix seconds), counting the gaps as not observed; a check
+// without buckets keeps none.
+func (s *Store) accrue(c *check, to int64) {
+	if c.b != nil {
+		s.accrueInto(c.b, c.state, to)
+	}
+}
+
+// accrueInto brings b to to (unix seconds) in state, counting the gaps as not observed.
+func (s *Store) accrueInto(b *buckets, state uint8, to int64) {
+	healthy := state == 1
+	observed := state != 0
+	for _, g := range s.gaps {
+		if g.to <= b.last || g.from >= to {
+			continue
+		}
+		b.advance(min(g.from, to), observed, healthy)
+		b.advance(min(g.to, to), false, false)
+	}
+	b.advance(to, observed, healthy)
+}
+
+// sums returns c's observed and healthy seconds over the three windows as of to (unix
+// seconds); see buckets.sums. A check without buckets is counted in a copy replayed from its
+// changes.
+func (s *Store) sums(c *check, to int64) [3][2]int64 {
+	b := c.b
+	if b == nil {
+		b = s.replayed(c)
+	}
+	s.accrueInto(b, c.state, to)
+	return b.sums()
+}
+
+// replayed returns the buckets of a check that holds none, from its changes (then every
+// change since its first verdict, oldest first), accounted up to its last change: what
+// buckets kept since its first verdict would hold.
+func (s *Store) replayed(c *check) *buckets {
+	b := &buckets{}
+	for i, e := range c.changes {
+		if i == 0 {
+			b.last = e.at / 1000 // where advancing from zero starts
+			continue
+		}
+		s.accrueInto(b, c.changes[i-1].to, e.at/1000)
+	}
+	return b
+}

@@ -116,13 +116,19 @@ type CheckHistory struct {
 	Availability []Availability `json:"availability"`
 }
 
-// check is one check in memory: about 1.2 KB with 16 changes (measured by BenchmarkMemory).
+// check is one check in memory: about 1.2 KB with 16 changes and more (measured by
+// BenchmarkMemory), about 150 bytes with one or two (its buckets are not held until its ring
+// of changes is full).
 type check struct {
 	state   uint8
 	since   int64 // unix ms
 	changes []event
 	head    int // next place in changes once full
-	b       buckets
+	// b accounts the check's time since its first verdict; nil while changes holds every
+	// change since then (the ring has not come round), which say as much with the gaps: most
+	// checks of a large configuration change once or twice (unknown, then healthy), and a
+	// week of buckets is about 800 bytes.
+	b *buckets
 }
 
 // event is a verdict change in memory: 24 bytes.
@@ -239,20 +245,6 @@ func (s *Store) addGap(from, to int64) {
 	s.gaps = append(s.gaps, gap{from, to})
 }
 
-// accrue brings c's buckets to to (unix seconds), counting the gaps as not observed.
-func (s *Store) accrue(c *check, to int64) {
-	healthy := c.state == 1
-	observed := c.state != 0
-	for _, g := range s.gaps {
-		if g.to <= c.b.last || g.from >= to {
-			continue
-		}
-		c.b.advance(min(g.from, to), observed, healthy)
-		c.b.advance(min(g.to, to), false, false)
-	}
-	c.b.advance(to, observed, healthy)
-}
-
 // apply changes memory for one verdict change.
 func (s *Store) apply(ch Change) {
 	c := s.checks[ch.Check]
@@ -264,6 +256,11 @@ func (s *Store) apply(ch Change) {
 		s.checks[ch.Check] = c
 	}
 	at := ch.At.UnixMilli()
+	if c.b == nil && len(c.changes) == s.opts.Changes && ch.To != StateNone {
+		// The ring is full and its oldest change goes: from now on the buckets say what the
+		// check's time was.
+		c.b = s.replayed(c)
+	}
 	s.accrue(c, at/1000)
 	if ch.To == StateNone {
 		delete(s.checks, ch.Check)
@@ -411,7 +408,6 @@ func (s *Store) Check(id string, now time.Time) (CheckHistory, bool) {
 }
 
 func (s *Store) historyLocked(id string, c *check, now time.Time, changes bool) CheckHistory {
-	s.accrue(c, now.Unix())
 	h := CheckHistory{Check: id, State: stateName(c.state), Since: time.UnixMilli(c.since), Changes: []Change{}}
 	if changes {
 		n := len(c.changes)
@@ -421,7 +417,7 @@ func (s *Store) historyLocked(id string, c *check, now time.Time, changes bool) 
 				To: stateName(e.to), Healthy: int(e.healthy), Unhealthy: int(e.unhealthy), Fresh: int(e.fresh), Stale: int(e.stale)})
 		}
 	}
-	sums := c.b.sums()
+	sums := s.sums(c, now.Unix())
 	for i, w := range windowNames() {
 		a := Availability{Window: w, Observed: time.Duration(sums[i][0]) * time.Second, Healthy: time.Duration(sums[i][1]) * time.Second}
 		if a.Observed > 0 {

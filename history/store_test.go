@@ -194,8 +194,14 @@ func TestBoundedMemory(t *testing.T) {
 }
 
 // BenchmarkMemory measures the memory a check costs with a full ring of changes and a week
-// of buckets: reported as bytes/check.
+// of buckets (17 changes: the ring comes round once), and with two changes (no buckets):
+// reported as bytes/check.
 func BenchmarkMemory(b *testing.B) {
+	b.Run("changes=17", func(b *testing.B) { benchMemory(b, 17) })
+	b.Run("changes=2", func(b *testing.B) { benchMemory(b, 2) })
+}
+
+func benchMemory(b *testing.B, changes int) {
 	const checks = 10000
 	for range b.N {
 		runtime.GC()
@@ -203,7 +209,7 @@ func BenchmarkMemory(b *testing.B) {
 		runtime.ReadMemStats(&before)
 		s, _ := Open(Options{}, t0)
 		states := []string{StateHealthy, StateUnhealthy}
-		for i := range 16 {
+		for i := range changes {
 			at := t0.Add(time.Duration(i) * time.Hour * 10)
 			cs := make([]Change, 0, checks)
 			for c := range checks {
@@ -215,5 +221,54 @@ func BenchmarkMemory(b *testing.B) {
 		runtime.ReadMemStats(&after)
 		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/checks, "bytes/check")
 		runtime.KeepAlive(s)
+	}
+}
+
+// TestFewChangesHoldNoBuckets: a check whose ring of changes has not come round holds no
+// buckets, and its availability is what the same changes give a store whose ring is smaller
+// (so that it holds buckets), across a downtime and over a week.
+func TestFewChangesHoldNoBuckets(t *testing.T) {
+	dir := t.TempDir()
+	open := func(name string, ring int, at time.Time) *Store {
+		s, err := Open(Options{Path: filepath.Join(dir, name), Changes: ring}, at)
+		must(t, err)
+		return s
+	}
+	lazy, eager := open("lazy.log", 16, t0), open("eager.log", 2, t0)
+	start := t0.Add(90 * time.Second)
+	states := []string{StateNone, StateUnknown, StateHealthy, StateUnhealthy, StateHealthy}
+	for m := range 20 {
+		at := start.Add(time.Duration(m) * time.Minute)
+		if m < len(states)-1 {
+			ch := []Change{change("x", at.Add(17*time.Second), states[m], states[m+1])}
+			must(t, lazy.Record(ch, nil))
+			must(t, eager.Record(ch, nil))
+		}
+		must(t, lazy.Mark(at.Add(time.Minute)))
+		must(t, eager.Mark(at.Add(time.Minute)))
+	}
+	must(t, lazy.Close())
+	must(t, eager.Close())
+	back := start.Add(45 * time.Minute) // down for 25 minutes
+	lazy, eager = open("lazy.log", 16, back), open("eager.log", 2, back)
+	defer lazy.Close()
+	defer eager.Close()
+	if lazy.checks["x"].b != nil || eager.checks["x"].b == nil {
+		t.Fatalf("buckets held: ring of 16 %v, ring of 2 %v; want none, some", lazy.checks["x"].b != nil, eager.checks["x"].b != nil)
+	}
+	for _, d := range []time.Duration{50 * time.Minute, time.Hour, 3 * time.Hour, 30 * time.Hour, 8 * 24 * time.Hour} {
+		at := start.Add(d)
+		l, _ := lazy.Check("x", at)
+		e, _ := eager.Check("x", at)
+		for i := range l.Availability {
+			if l.Availability[i] != e.Availability[i] {
+				t.Errorf("after %v, %s: without buckets %+v, with %+v", d, l.Availability[i].Window, l.Availability[i], e.Availability[i])
+			}
+		}
+		// Observed from the first verdict (17s after start) to 20m, then from 45m on; of
+		// that, unknown for a minute and unhealthy for another.
+		if a := avail(t, l, "24h"); d == 3*time.Hour && (a.Observed != 3*time.Hour-17*time.Second-25*time.Minute || a.Observed-a.Healthy != 2*time.Minute) {
+			t.Errorf("24h after 3h with a 25-minute downtime: %+v", a)
+		}
 	}
 }

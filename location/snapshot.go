@@ -86,10 +86,8 @@ type zone struct {
 	ttl  uint32
 	// counters caches this zone's query counters, filled as queries come.
 	counters atomic.Pointer[counterCache]
-	// healthSets lists the zone's record sets that consult health checks, by label; byCheck
-	// lists them for each health check.
+	// healthSets lists the zone's record sets that consult health checks, by label.
 	healthSets []*rrset
-	byCheck    map[string][]*rrset
 }
 
 // node is one owner name of a zone; a node without record sets is an empty non-terminal.
@@ -126,7 +124,8 @@ func (n *node) find(t uint16) *rrset {
 // NewSnapshot compiles zones. shards maps a zone's apex to the name servers of its shard; a
 // zone absent from shards uses the name servers it lists itself, and is then answered only on
 // the main listener. Names are compared without case and may be given without the final dot.
-// The error lists every problem found.
+// The error lists every problem found. The snapshot keeps the records of the zones' record
+// sets (not copies): the caller must not change them afterwards (as with Patch and Rebuild).
 func NewSnapshot(zones []config.Zone, shards map[string][]NameServer) (*Snapshot, error) {
 	byApex := make(map[string][]NameServer, len(shards))
 	for apex, nss := range shards {
@@ -209,22 +208,37 @@ func (s *Snapshot) add(tok *ptree.Token, z *zone) {
 			s.maxRecords = max(s.maxRecords, len(rs.rrs))
 		}
 	}
-	for id, sets := range z.byCheck {
+	z.eachCheck(func(id string, rs *rrset) {
 		old, _ := s.byCheck.Get(id)
-		s.byCheck = s.byCheck.Set(tok, id, append(slices.Clip(old), sets...))
-	}
+		s.byCheck = s.byCheck.Set(tok, id, append(slices.Clip(old), rs))
+	})
 }
 
 // remove stops hosting a zone and drops its health sets from the index (s is not yet shared).
 func (s *Snapshot) remove(tok *ptree.Token, z *zone) {
 	delete(s.zones, z.name)
-	for id := range z.byCheck {
+	z.eachCheck(func(id string, _ *rrset) {
 		old, _ := s.byCheck.Get(id)
 		kept := slices.DeleteFunc(slices.Clone(old), func(rs *rrset) bool { return rs.zone == z.name })
-		if len(kept) == 0 {
+		switch {
+		case len(kept) == len(old):
+		case len(kept) == 0:
 			s.byCheck, _ = s.byCheck.Delete(tok, id)
-		} else {
+		default:
 			s.byCheck = s.byCheck.Set(tok, id, kept)
+		}
+	})
+}
+
+// eachCheck calls fn once for each health check and record set of the zone whose answers it
+// can change.
+func (z *zone) eachCheck(fn func(id string, rs *rrset)) {
+	for _, rs := range z.healthSets {
+		for i, r := range rs.cfg.Records {
+			if r.HealthCheck == "" || slices.ContainsFunc(rs.cfg.Records[:i], func(o config.Record) bool { return o.HealthCheck == r.HealthCheck }) {
+				continue
+			}
+			fn(r.HealthCheck, rs)
 		}
 	}
 }
@@ -325,14 +339,6 @@ func compileZone(cz *config.Zone, shard []NameServer) (*zone, error) {
 		return nil, err
 	}
 	sort.Slice(z.healthSets, func(i, j int) bool { return z.healthSets[i].label < z.healthSets[j].label })
-	z.byCheck = map[string][]*rrset{}
-	for _, rs := range z.healthSets {
-		for _, r := range rs.cfg.Records {
-			if l := z.byCheck[r.HealthCheck]; r.HealthCheck != "" && (len(l) == 0 || l[len(l)-1] != rs) {
-				z.byCheck[r.HealthCheck] = append(l, rs)
-			}
-		}
-	}
 	return z, nil
 }
 
@@ -390,9 +396,10 @@ func (z *zone) addSet(cs *config.RecordSet) error {
 		// The apex NS records are the zone's own (compileZone read them), or its shard's.
 		return nil
 	}
+	// The records are shared with the configuration, which is never changed once installed
+	// (a control.State's items are immutable): a copy would hold every record twice.
 	rs := &rrset{cfg: *cs, rtype: rtype, zone: z.name, label: name + "/" + dns.TypeToString[rtype]}
 	rs.cfg.Name = name
-	rs.cfg.Records = append([]config.Record(nil), cs.Records...)
 	if cs.Alias != "" {
 		if err := z.addAlias(rs, cs); err != nil {
 			return fmt.Errorf("%s %s: %w", name, cs.Type, err)

@@ -135,6 +135,10 @@ func (n *Node) handOffLocked(mine []config.Check, now time.Time) []config.Check 
 		}
 	}
 	n.given = ids
+	n.givenSet = make(map[string]bool, len(ids))
+	for _, id := range ids {
+		n.givenSet[id] = true
+	}
 	return mine
 }
 

@@ -7,48 +7,10 @@ import (
 
 	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/history"
+	"github.com/vigil-dns/vigil/location"
 	"github.com/vigil-dns/vigil/routing"
 	"github.com/vigil-dns/vigil/verdict"
 )
-
-// recordSet names a record set whose answers depend on a check.
-type recordSet struct{ name, rtype string }
-
-// recordSets maps each check to the record sets with a record it decides.
-func recordSets(doc *config.Document) map[string][]recordSet {
-	out := map[string][]recordSet{}
-	if doc == nil {
-		return out
-	}
-	for _, z := range doc.Zones {
-		for _, rs := range z.RecordSets {
-			set := recordSet{rs.Name, string(rs.Type)}
-			for _, r := range rs.Records {
-				if r.HealthCheck != "" && !slices.Contains(out[r.HealthCheck], set) {
-					out[r.HealthCheck] = append(out[r.HealthCheck], set)
-				}
-			}
-		}
-	}
-	return out
-}
-
-// forgetSets drops from the history the record sets of old that are not in now.
-func forgetSets(h *history.Store, old, now map[string][]recordSet) {
-	keep := map[recordSet]bool{}
-	for _, sets := range now {
-		for _, s := range sets {
-			keep[s] = true
-		}
-	}
-	for _, sets := range old {
-		for _, s := range sets {
-			if !keep[s] {
-				h.Forget(s.name, s.rtype)
-			}
-		}
-	}
-}
 
 // historyOf turns one verdict change of the engine into a history change, with the counts
 // that decided it and the state the history holds as its previous one. Called under l.mu.
@@ -73,23 +35,31 @@ func (n *Node) recordHistory() {
 		return
 	}
 	var answers []history.AnswerChange
-	seen := map[recordSet]bool{}
+	seen := map[location.SetName]bool{}
+	snap := n.dns.Snapshot()
 	for _, c := range l.pending {
-		for _, set := range l.sets[c.Check] {
+		for _, set := range snap.HealthSetsOf(c.Check) {
 			if seen[set] {
 				continue
 			}
 			seen[set] = true
-			res, err := n.dns.Explain(set.name, set.rtype, 0)
+			res, err := n.dns.Explain(set.Name, set.Type, 0)
 			if err != nil {
 				continue // not installed (a zone that failed): nothing answers from it
 			}
 			values, lastResort := answeringFrom(res)
-			was, wasLR, ok := l.hist.Answering(set.name, set.rtype)
-			if ok && wasLR == lastResort && slices.Equal(was, values) {
+			was, wasLR, ok := l.hist.Answering(set.Name, set.Type)
+			if !ok {
+				// Nothing recorded yet: the set answered as if every record were healthy
+				// (what a location serves before its first verdict). An answer that stays so
+				// is no change, and is not held: most sets of a large configuration never
+				// leave it.
+				was, wasLR = failOpen(res), false
+			}
+			if wasLR == lastResort && slices.Equal(was, values) {
 				continue
 			}
-			answers = append(answers, history.AnswerChange{Name: set.name, Type: set.rtype, At: c.At,
+			answers = append(answers, history.AnswerChange{Name: set.Name, Type: set.Type, At: c.At,
 				From: was, To: values, LastResort: lastResort})
 		}
 	}
@@ -97,7 +67,7 @@ func (n *Node) recordHistory() {
 		n.log.Warn("node: history: recording verdict changes", "err", err)
 	}
 	clear(l.pending)
-	l.pending = l.pending[:0]
+	l.pending = scratch(l.pending)
 }
 
 // answeringFrom returns the records a record set chooses among: the failover answer, or the
@@ -114,6 +84,19 @@ func answeringFrom(r routing.Result) (values []string, lastResort bool) {
 	}
 	slices.Sort(values)
 	return values, r.LastResort
+}
+
+// failOpen returns what answeringFrom gives for a record set whose every record is healthy:
+// the primary of a failover set, every eligible record of any other, sorted.
+func failOpen(r routing.Result) []string {
+	var values []string
+	for _, c := range r.Candidates {
+		if c.Eligible && (r.Policy != config.PolicyFailover || c.Role == config.RolePrimary) {
+			values = append(values, c.Value)
+		}
+	}
+	slices.Sort(values)
+	return values
 }
 
 // runHistoryMarks writes the history's mark about once a minute until ctx ends, so that

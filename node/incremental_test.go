@@ -32,7 +32,8 @@ func put(api, path, body string) error {
 
 // TestConfigChangesApplied: a data-plane node following the control plane applies one
 // changed check and one changed record set as changes: its assignment plan is changed in
-// place (not built again), the DNS answer follows the new record set, and the new check is
+// place (not built again), the location's verdict engine takes the new check alone (not the
+// whole configuration again), the DNS answer follows the new record set, and the new check is
 // probed; the disk copy holds them.
 func TestConfigChangesApplied(t *testing.T) {
 	targets := map[string]*target{"us-east": newTarget(t), "eu-west": newTarget(t), "sa-east": newTarget(t)}
@@ -57,6 +58,14 @@ func TestConfigChangesApplied(t *testing.T) {
 	a.mu.Lock()
 	plan, index := a.plan, a.state.Index
 	a.mu.Unlock()
+	var wholes uint64
+	eventually(t, 10*time.Second, "the engine holds the configuration", func() (bool, string) {
+		a.loc.mu.Lock()
+		defer a.loc.mu.Unlock()
+		configured, _ := a.loc.engine.Len()
+		wholes = a.loc.wholes
+		return a.loc.cfg != nil && configured == len(doc.Checks), fmt.Sprint(configured)
+	})
 
 	check := fmt.Sprintf(`{"protocol": "tcp", "target": {"host": "127.0.0.1", "port": %d}, "checkers_per_region": 1, "regions": ["us-east", "eu-west", "sa-east"]}`, targets["us-east"].port())
 	if err := put(api, "/v1/checks/extra", check); err != nil {
@@ -75,6 +84,12 @@ func TestConfigChangesApplied(t *testing.T) {
 	if !samePlan || !slices.Equal(shard, []string{"a"}) || newIndex <= index {
 		t.Fatalf("plan changed in place: %v; shard of the new check in us-east %v; index %d -> %d", samePlan, shard, index, newIndex)
 	}
+	eventually(t, 10*time.Second, "the engine takes the new check alone", func() (bool, string) {
+		a.loc.mu.Lock()
+		defer a.loc.mu.Unlock()
+		configured, _ := a.loc.engine.Len()
+		return configured == len(doc.Checks)+1 && a.loc.wholes == wholes, fmt.Sprintf("%d configured, %d whole configurations (%d before)", configured, a.loc.wholes, wholes)
+	})
 	eventually(t, 10*time.Second, "the new check is probed", func() (bool, string) {
 		for _, r := range a.CheckerResults() {
 			if r.CheckID == "extra" {

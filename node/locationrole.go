@@ -21,20 +21,44 @@ import (
 type locationState struct {
 	mu      sync.Mutex
 	engine  *verdict.Engine
-	doc     *config.Document // the configuration the engine holds
-	feed    <-chan struct{}  // the gossip table's change feed
-	wake    chan struct{}    // the configuration changed (capacity 1)
-	changes gossip.Changes   // scratch of step
+	cfg     *control.State  // the configuration the engine holds
+	window  time.Duration   // its freshness window
+	feed    <-chan struct{} // the gossip table's change feed
+	wake    chan struct{}   // the configuration changed (capacity 1)
+	changes gossip.Changes  // scratch of step
 	out     []verdict.Change
 	patch   []location.VerdictChange
 	stats   verdict.Stats
 	warmAt  time.Time // the first step a freshness window after the start
 	steps   uint64
+	// wholes counts the configurations the engine took whole (ConfigureAll).
+	wholes uint64
 	// hist is the location's history; pending the verdict changes of the last step, for
-	// runVerdicts to record outside the lock; sets each check's record sets.
+	// runVerdicts to record outside the lock.
 	hist    *history.Store
 	pending []history.Change
-	sets    map[string][]recordSet
+}
+
+// engineChanges are the configuration changes the verdict engine has not taken yet: the
+// checks changed, or everything (the first configuration, a new source, new quorum
+// settings). Node.mu guards them.
+type engineChanges struct {
+	full   bool
+	checks []string
+}
+
+// add notes the changes of one configuration change, from old settings to new ones.
+func (p *engineChanges) add(ch control.Changes, old, now *config.Document, numChecks int) {
+	switch {
+	case p.full:
+	case ch.Full || old == nil || old.Quorum != now.Quorum:
+		*p = engineChanges{full: true}
+	default:
+		p.checks = append(p.checks, ch.Checks...)
+		if len(p.checks) > numChecks {
+			*p = engineChanges{full: true} // a walk of every check costs less
+		}
+	}
 }
 
 // newLocation creates the location role's DNS server and binds its sockets.
@@ -93,6 +117,15 @@ const (
 	minStepGap = 2 * time.Millisecond
 )
 
+// scratch empties a scratch slice for the next step, keeping its room unless a burst (a
+// location's first verdicts: one per check) made it larger than steps usually need.
+func scratch[T any](s []T) []T {
+	if cap(s) > maxDrain {
+		return nil
+	}
+	return s[:0]
+}
+
 // runVerdicts keeps the verdicts up to date until ctx ends: it steps when the gossip table
 // changed, when the configuration changed and when the engine's next timer (a checker going
 // stale, a hold running out) falls due. No tick: a report that changes a verdict reaches DNS
@@ -143,6 +176,29 @@ func (n *Node) wakeVerdicts() {
 	}
 }
 
+// configureEngine hands the verdict engine the configuration changes it has not taken: the
+// changed checks, read from the configuration in use, or every check when it must be taken
+// whole. Called with l.mu held.
+func (n *Node) configureEngine() {
+	l := &n.loc
+	n.mu.Lock()
+	s, pending := n.state, n.engineCh
+	n.engineCh = engineChanges{}
+	n.mu.Unlock()
+	if s == nil || s == l.cfg {
+		return
+	}
+	if pending.full || l.cfg == nil {
+		settings := s.Settings()
+		l.engine.ConfigureAll(settings.Quorum, s.Checks())
+		l.window = freshnessWindow(&settings)
+		l.wholes++
+	} else {
+		l.engine.ConfigureChecks(pending.checks, s.CheckRef)
+	}
+	l.cfg = s
+}
+
 // step brings the verdicts up to date: it hands the engine the configuration if it changed
 // and what the gossip table changed since the last step (up to maxDrain reports), lets it
 // fire its timers and re-decide at now, and installs the changed verdicts in DNS, all under
@@ -152,16 +208,7 @@ func (n *Node) step() (more bool, next time.Time) {
 	l := &n.loc
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	n.mu.Lock()
-	doc := n.doc
-	n.mu.Unlock()
-	if doc != l.doc {
-		l.engine.Configure(doc)
-		l.doc = doc
-		sets := recordSets(doc)
-		forgetSets(l.hist, l.sets, sets)
-		l.sets = sets
-	}
+	n.configureEngine()
 	more = n.pool.Drain(maxDrain, &l.changes)
 	for _, c := range l.changes.Cells {
 		if c.Present {
@@ -190,8 +237,9 @@ func (n *Node) step() (more bool, next time.Time) {
 	n.dns.PatchVerdicts(l.patch)
 	clear(l.out)
 	clear(l.patch)
+	l.out, l.patch = scratch(l.out), scratch(l.patch)
 	l.steps++
-	window := freshnessWindow(doc)
+	window := l.window
 	if l.warmAt.IsZero() {
 		if now.Sub(n.started) >= window && !n.started.IsZero() {
 			l.warmAt = now

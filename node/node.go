@@ -50,15 +50,19 @@ type Node struct {
 	ran      atomic.Bool
 
 	mu sync.Mutex // guards everything below
-	// doc is the whole configuration as one document, for a location's verdict pass (nil on
-	// a checker); settings its regions, quorum and name servers; state the configuration.
-	doc      *config.Document
+	// state is the configuration; settings its regions, quorum and name servers; engineCh
+	// what changed in it that a location's verdict engine has not taken yet.
 	settings *config.Document
 	state    *control.State
 	source   control.Source
+	engineCh engineChanges
 	plan     *shard.Plan
-	loc      locationState
-	ovr      overrideLayer // maintenance overrides (overrides.go)
+	// members is the membership the plan was last brought to; mineChanged says that a
+	// configuration change touched the checker's checks since it was last given them.
+	members     shard.Membership
+	mineChanged bool
+	loc         locationState
+	ovr         overrideLayer // maintenance overrides (overrides.go)
 
 	// zonesMu serialises installs of zones; zonesAt is the configuration the DNS server's
 	// zones were last brought to.
@@ -67,9 +71,11 @@ type Node struct {
 	signers signers
 	zonesAt *control.State
 
-	// given are the checks the checker was last given; handoffs those of them it probes
-	// only until their new holders report them (handoff.go).
+	// given are the checks the checker was last given (and givenSet the same, by id);
+	// handoffs those of them it probes only until their new holders report them
+	// (handoff.go).
 	given    []string
+	givenSet map[string]bool
 	handoffs map[string]handoff
 }
 
@@ -154,6 +160,8 @@ func New(cfg Config) (*Node, error) {
 func (n *Node) newConfigSource() error {
 	if n.cfg.Static != nil {
 		n.setConfig(control.NewState(n.cfg.Static), SourceStatic)
+		// The state holds the configuration now: the node keeps no second copy of it.
+		n.cfg.Static = nil
 		return nil
 	}
 	voters := n.cfg.Voters
@@ -374,13 +382,15 @@ func (n *Node) setConfig(s *control.State, src control.Source) {
 		ch = n.watcher.ChangesSince(n.state.Index)
 	}
 	settings := s.Settings()
-	n.state, n.settings, n.source = s, &settings, src
 	if n.cfg.Roles.Has(RoleLocation) {
-		// The location's verdict pass reads the whole document.
-		n.doc = s.Document()
+		n.engineCh.add(ch, n.settings, &settings, s.NumChecks())
 	}
+	n.state, n.settings, n.source = s, &settings, src
 	n.m.configIndex.Set(float64(s.Index))
 	n.updatePlanLocked(s, ch)
+	if n.cfg.Roles.Has(RoleChecker) && !n.mineChanged {
+		n.mineChanged = ch.Full || ch.Settings || n.touchesMineLocked(ch.Checks)
+	}
 	n.mu.Unlock()
 	n.log.Info("node: configuration installed", "index", s.Index, "source", string(src),
 		"checks", s.NumChecks(), "zones", s.NumZones(), "whole", ch.Full || ch.Settings,
@@ -391,77 +401,5 @@ func (n *Node) setConfig(s *control.State, src control.Source) {
 	if n.dns != nil {
 		n.installZones(s, ch)
 		n.setOverrides(s)
-	}
-}
-
-// updatePlanLocked brings the assignment plan to s: check by check for the checks ch names,
-// or built afresh. Called with n.mu held.
-func (n *Node) updatePlanLocked(s *control.State, ch control.Changes) {
-	if n.plan != nil && !ch.Full && !ch.Settings {
-		for _, id := range ch.Checks {
-			var err error
-			if c, ok := s.CheckRef(id); ok {
-				err = n.plan.Put(c)
-			} else {
-				n.plan.Remove(id)
-			}
-			if err != nil {
-				n.log.Error("node: assignment plan", "check", id, "err", err)
-			}
-		}
-		return
-	}
-	plan, err := shard.NewPlanOf(s.Regions(), s.Checks(), n.membershipLocked(s.Regions()))
-	if err != nil {
-		n.log.Error("node: assignment plan", "err", err)
-		plan = nil
-	}
-	n.plan = plan
-}
-
-// membershipLocked returns the live checkers per region as gossip shows them, limited to the
-// document's regions (a plan refuses others).
-func (n *Node) membershipLocked(regions []string) shard.Membership {
-	m := shard.Membership{}
-	if n.pool == nil {
-		return m
-	}
-	live := n.pool.Checkers()
-	for _, r := range regions {
-		if ids, ok := live[r]; ok {
-			m[r] = ids
-		}
-	}
-	return m
-}
-
-// reassign recomputes the plan for the current membership and gives the checker its checks.
-// It also gives gossip the freshness window in force, which a checker's heartbeats follow.
-func (n *Node) reassign() {
-	n.mu.Lock()
-	if n.settings != nil {
-		n.pool.SetFreshnessWindow(freshnessWindow(n.settings))
-	}
-	if n.plan == nil || n.state == nil {
-		n.mu.Unlock()
-		return
-	}
-	if err := n.plan.Update(n.membershipLocked(n.state.Regions())); err != nil {
-		n.log.Error("node: assignment update", "err", err)
-	}
-	var mine []config.Check
-	if n.chk != nil {
-		for _, id := range n.plan.ChecksFor(n.cfg.Region, n.cfg.ID) {
-			if c, ok := n.state.CheckRef(id); ok {
-				mine = append(mine, *c)
-			}
-		}
-		mine = n.handOffLocked(mine, time.Now())
-	}
-	n.mu.Unlock()
-	if n.chk != nil {
-		if err := n.chk.SetChecks(mine); err != nil {
-			n.log.Warn("node: some assigned checks cannot be probed", "err", err)
-		}
 	}
 }

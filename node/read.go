@@ -140,13 +140,14 @@ func (n *Node) Verdicts() (map[string]quorum.Explanation, error) {
 // expectedLocked returns, for the location's reads, each check's expected checkers under the
 // current assignment (nil: no plan). The caller holds n.mu while it calls the result.
 func (n *Node) expectedLocked() func(id string) []string {
-	plan, doc := n.plan, n.doc
-	if plan == nil || doc == nil {
+	plan, s := n.plan, n.state
+	if plan == nil || s == nil {
 		return nil
 	}
+	regions := s.Regions()
 	return func(id string) []string {
 		var out []string
-		for _, r := range doc.Regions {
+		for _, r := range regions {
 			out = append(out, plan.Shard(id, r)...)
 		}
 		return out

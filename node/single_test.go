@@ -37,10 +37,23 @@ func TestSingleNodeServesDemo(t *testing.T) {
 		got, err := query(s.DNSAddr(), "www.demo.vigil.test")
 		return err == nil && slices.Equal(got, []string{"192.0.2.1"}), fmtAnswer(got, err)
 	})
+	eventually(t, 5*time.Second, "www's check decided", func() (bool, string) {
+		ex, err := s.ExplainCheck("web-us-east")
+		return err == nil && ex.State.String() == "healthy", fmt.Sprint(ex.State, err)
+	})
+	// Answering as before any verdict (every record healthy) is no change of the answer.
+	if ah, err := s.AnswerHistory("www.demo.vigil.test"); err != nil || len(ah) != 0 {
+		t.Fatalf("answer history of www while healthy: %+v, %v; want none", ah, err)
+	}
 	targets["us-east"].down.Store(true)
 	eventually(t, 8*time.Second, "www fails over to eu-west", func() (bool, string) {
 		got, err := query(s.DNSAddr(), "www.demo.vigil.test")
 		return err == nil && slices.Equal(got, []string{"198.51.100.1"}), fmtAnswer(got, err)
+	})
+	eventually(t, 5*time.Second, "www's answer history holds the failover", func() (bool, string) {
+		ah, err := s.AnswerHistory("www.demo.vigil.test")
+		ok := err == nil && len(ah) == 1 && slices.Equal(ah[0].From, []string{"192.0.2.1"}) && slices.Equal(ah[0].To, []string{"198.51.100.1"})
+		return ok, fmt.Sprintf("%+v %v", ah, err)
 	})
 	ex, err := s.ExplainCheck("web-us-east")
 	if err != nil || ex.State.String() != "unhealthy" || len(ex.Votes) != 1 {

@@ -38,7 +38,10 @@ func (n *Node) installZones(s *control.State, ch control.Changes) {
 				shards[h.Name] = nss
 			}
 		}
-		n.dns.SetSnapshot(n.dns.Snapshot().Rebuild(zones, shards))
+		old := n.dns.Snapshot()
+		snap := old.Rebuild(zones, shards)
+		n.dns.SetSnapshot(snap)
+		n.forgetSets(old, snap, nil)
 		n.zonesAt = s
 		return
 	}
@@ -57,8 +60,22 @@ func (n *Node) installZones(s *control.State, ch control.Changes) {
 		z = n.ovr.drainZone(z)
 		patches = append(patches, location.ZonePatch{Apex: apex, Zone: &z, Shard: servers.of(s, h)})
 	}
-	n.dns.PatchZones(n.dns.Snapshot().Patch(patches), ch.Zones)
+	old := n.dns.Snapshot()
+	snap := old.Patch(patches)
+	n.dns.PatchZones(snap, ch.Zones)
+	n.forgetSets(old, snap, ch.Zones)
 	n.zonesAt = s
+}
+
+// forgetSets drops from the history the record sets that consult health checks in old and
+// not in now, among the zones named (nil: every zone).
+func (n *Node) forgetSets(old, now *location.Snapshot, zones []string) {
+	if n.loc.hist == nil {
+		return
+	}
+	for _, set := range location.GoneHealthSets(old, now, zones) {
+		n.loc.hist.Forget(set.Name, set.Type)
+	}
 }
 
 // zoneServers finds the virtual name servers of zones under one configuration's settings.

@@ -1,6 +1,8 @@
 package verdict
 
 import (
+	"iter"
+	"maps"
 	"slices"
 
 	"github.com/vigil-dns/vigil/config"
@@ -47,88 +49,142 @@ func (p *policies) unref(i uint32) {
 
 func (p *policies) get(i uint32) quorum.Policy { return p.list[i] }
 
-// Configure installs the checks of doc (nil: none). Only what differs from the installed
-// configuration changes: a check added, or one whose policy or children changed, is marked
-// to re-decide at the next Advance; a check removed has no verdict any more (Changes says
-// so). A change of the freshness window re-classifies every checker. The comparison walks
-// the document once; nothing is re-decided that did not change.
+// Configure installs the checks of doc (nil: none), as ConfigureAll does: a check that
+// appears twice counts once, the first time, as config.Document.CheckIndex has it.
 func (e *Engine) Configure(doc *config.Document) {
-	var checks []config.Check
-	window := quorum.Policy{}.Normalize().FreshnessWindow
-	var q config.QuorumSettings
-	if doc != nil {
-		checks, q = doc.Checks, doc.Quorum
-		window = quorum.Policy{FreshnessWindow: q.FreshnessWindow.Std()}.Normalize().FreshnessWindow
+	if doc == nil {
+		e.ConfigureAll(config.QuorumSettings{}, nil)
+		return
 	}
-	if window != e.window {
-		e.window = window
-		// Every checker's deadline moved: classify them all again.
-		e.fresh.h = e.fresh.h[:0]
-		for k := range e.checkers {
-			if e.checkers[k].id != "" {
-				e.checkers[k].queued = false
-				e.markChecker(int32(k))
+	e.ConfigureAll(doc.Quorum, func(yield func(*config.Check) bool) {
+		for x := range doc.Checks {
+			if !yield(&doc.Checks[x]) {
+				return
 			}
 		}
-	}
+	})
+}
+
+// ConfigureAll installs the quorum settings q and exactly the checks that all yields (nil:
+// none). Only what differs from the installed configuration changes: a check added, or one
+// whose policy or children changed, is marked to re-decide at the next Advance; a check
+// removed has no verdict any more (Changes says so). A change of the freshness window
+// re-classifies every checker. It walks every check once: it is for a configuration taken
+// whole (the first one, a change of settings); ConfigureChecks takes a change at its cost.
+// The engine keeps no reference to the checks.
+func (e *Engine) ConfigureAll(q config.QuorumSettings, all iter.Seq[*config.Check]) {
+	e.setQuorum(q)
 	order := false // a calculated check changed: the evaluation order is computed again
-	for x := range checks {
-		cfg := &checks[x]
-		if prev, dup := e.ids[cfg.ID]; dup && e.checks[prev].flags&flagSeen != 0 {
-			continue // a duplicate id: the first one counts, as config.Document.CheckIndex has it
-		}
-		i, _ := e.checkIndex(cfg.ID, true)
-		c := &e.checks[i]
-		c.flags |= flagSeen
-		added := c.flags&flagConfigured == 0
-		if cfg.Protocol == config.ProtocolCalculated {
-			next := &calc{ids: cfg.Children, minHealthy: cfg.MinHealthy, inverted: cfg.Inverted, disabled: cfg.Disabled}
-			if !added && c.calc != nil && c.calc.equal(next) {
-				continue
+	if all != nil {
+		for cfg := range all {
+			if prev, dup := e.ids[cfg.ID]; dup && e.checks[prev].flags&flagSeen != 0 {
+				continue // a duplicate id: the first one counts
 			}
-			e.unconfigure(i, false)
-			c = &e.checks[i]
-			next.ids = slices.Clone(cfg.Children)
-			c.calc = next
-			c.flags |= flagConfigured
-			e.configured++
-			order = true
-			e.markCheck(i)
-			continue
+			i := e.put(cfg, &order)
+			e.checks[i].flags |= flagSeen
 		}
-		pol := quorum.PolicyFor(*cfg, q)
-		if !added && c.calc == nil && e.policies.get(c.policy) == pol {
-			continue
-		}
-		if !added && c.calc != nil {
-			order = true
-		}
-		e.unconfigure(i, false)
-		c = &e.checks[i]
-		c.policy = e.policies.ref(pol)
-		c.flags |= flagConfigured
-		e.configured++
-		e.markCheck(i)
 	}
-	// Checks the document no longer holds.
+	// Checks the configuration no longer holds.
 	for i := range e.checks {
 		c := &e.checks[i]
 		if c.flags&flagSeen != 0 {
 			c.flags &^= flagSeen
 			continue
 		}
-		if c.flags&flagConfigured == 0 {
-			continue
-		}
-		if c.calc != nil {
-			order = true
-		}
-		e.unconfigure(int32(i), true)
-		e.release(int32(i))
+		e.drop(int32(i), &order)
 	}
 	if order {
-		e.link(doc)
+		e.link()
 	}
+}
+
+// ConfigureChecks installs the present configuration of the checks named by ids: get returns
+// a check's configuration, or false when it left the configuration. Checks it does not name
+// keep theirs, and the quorum settings are those of the last ConfigureAll (a change of
+// settings is taken whole). It costs the checks named, and the calculated checks' order when
+// one of those changed; as ConfigureAll, it re-decides only what differs.
+func (e *Engine) ConfigureChecks(ids []string, get func(id string) (*config.Check, bool)) {
+	order := false
+	for _, id := range ids {
+		if cfg, ok := get(id); ok {
+			e.put(cfg, &order)
+		} else if i, ok := e.ids[id]; ok {
+			e.drop(i, &order)
+		}
+	}
+	if order {
+		e.link()
+	}
+}
+
+// setQuorum installs the quorum settings the checks' policies are made with.
+func (e *Engine) setQuorum(q config.QuorumSettings) {
+	e.quorum = q
+	window := quorum.Policy{FreshnessWindow: q.FreshnessWindow.Std()}.Normalize().FreshnessWindow
+	if window == e.window {
+		return
+	}
+	e.window = window
+	// Every checker's deadline moved: classify them all again.
+	e.fresh.h = e.fresh.h[:0]
+	for k := range e.checkers {
+		if e.checkers[k].id != "" {
+			e.checkers[k].queued = false
+			e.markChecker(int32(k))
+		}
+	}
+}
+
+// put installs one check's configuration and returns its index; it marks the check to
+// re-decide if that differs from what the engine holds, and sets *order when a calculated
+// check was added, removed or changed.
+func (e *Engine) put(cfg *config.Check, order *bool) int32 {
+	i, _ := e.checkIndex(cfg.ID, true)
+	c := &e.checks[i]
+	added := c.flags&flagConfigured == 0
+	if cfg.Protocol == config.ProtocolCalculated {
+		next := &calc{ids: cfg.Children, minHealthy: cfg.MinHealthy, inverted: cfg.Inverted, disabled: cfg.Disabled}
+		if !added && c.calc != nil && c.calc.equal(next) {
+			return i
+		}
+		e.unconfigure(i, false)
+		c = &e.checks[i]
+		next.ids = slices.Clone(cfg.Children)
+		c.calc = next
+		c.flags |= flagConfigured
+		e.configured++
+		e.calcs[i] = struct{}{}
+		*order = true
+		e.markCheck(i)
+		return i
+	}
+	pol := quorum.PolicyFor(*cfg, e.quorum)
+	if !added && c.calc == nil && e.policies.get(c.policy) == pol {
+		return i
+	}
+	if !added && c.calc != nil {
+		*order = true
+	}
+	e.unconfigure(i, false)
+	c = &e.checks[i]
+	c.policy = e.policies.ref(pol)
+	c.flags |= flagConfigured
+	e.configured++
+	e.markCheck(i)
+	return i
+}
+
+// drop takes check i out of the configuration, if it is in it.
+func (e *Engine) drop(i int32, order *bool) {
+	c := &e.checks[i]
+	if c.flags&flagConfigured == 0 {
+		return
+	}
+	if c.calc != nil {
+		*order = true
+	}
+	e.unconfigure(i, true)
+	e.release(i)
 }
 
 // unconfigure drops check i's configuration. With gone set the check leaves the
@@ -141,6 +197,8 @@ func (e *Engine) unconfigure(i int32, gone bool) {
 	}
 	if c.calc == nil {
 		e.policies.unref(c.policy)
+	} else {
+		delete(e.calcs, i)
 	}
 	c.calc, c.policy = nil, 0
 	c.flags &^= flagConfigured | flagNoOrder
@@ -161,39 +219,58 @@ func (e *Engine) unconfigure(i int32, gone bool) {
 	}
 }
 
-// link rebuilds the calculated checks' children, parents and ranks from the evaluation order
-// of doc. It walks the document: it runs only when a calculated check was added, removed or
-// changed.
-func (e *Engine) link(doc *config.Document) {
+// link rebuilds the calculated checks' children, parents and ranks: a calculated check is
+// ranked after every calculated check it combines, and one that combines a cycle (its own
+// result, through others) is never decided. It walks the calculated checks only: it runs
+// when one of them was added, removed or changed.
+func (e *Engine) link() {
 	old := e.parents
 	e.parents = map[int32][]int32{}
-	rank := map[string]int32{}
-	if doc != nil {
-		for r, id := range doc.EvalOrder() {
-			rank[id] = int32(r)
-		}
-	}
-	for i := range e.checks {
+	for i := range e.calcs {
 		c := &e.checks[i]
-		if c.calc == nil || c.flags&flagConfigured == 0 {
-			continue
-		}
-		r, ok := rank[c.id]
-		if !ok {
-			c.flags |= flagNoOrder
-			continue
-		}
-		c.flags &^= flagNoOrder
-		c.rank = r
 		c.calc.children = c.calc.children[:0]
 		for _, id := range c.calc.ids {
 			ch, _ := e.checkIndex(id, true)
 			c = &e.checks[i] // checkIndex may have grown e.checks
 			c.calc.children = append(c.calc.children, ch)
-			if ps := e.parents[ch]; len(ps) == 0 || ps[len(ps)-1] != int32(i) {
-				e.parents[ch] = append(ps, int32(i))
+			if ps := e.parents[ch]; len(ps) == 0 || ps[len(ps)-1] != i {
+				e.parents[ch] = append(ps, i)
 			}
 		}
+	}
+	// Ranks: children first, by a depth-first walk (0 unseen, 1 on the path, 2 ranked, 3 in
+	// or above a cycle).
+	mark := make(map[int32]uint8, len(e.calcs))
+	next := int32(0)
+	var place func(i int32) bool
+	place = func(i int32) bool {
+		switch mark[i] {
+		case 1, 3:
+			return false
+		case 2:
+			return true
+		}
+		mark[i] = 1
+		ok := true
+		for _, ch := range e.checks[i].calc.children {
+			if e.checks[ch].calc != nil && !place(ch) {
+				ok = false
+			}
+		}
+		c := &e.checks[i]
+		if !ok {
+			mark[i] = 3
+			c.flags |= flagNoOrder
+			return false
+		}
+		mark[i] = 2
+		c.flags &^= flagNoOrder
+		c.rank = next
+		next++
+		return true
+	}
+	for _, i := range slices.Sorted(maps.Keys(e.calcs)) {
+		place(i)
 	}
 	// Children no calculated check combines any more may be freed.
 	for ch := range old {

@@ -3,6 +3,7 @@ package verdict
 import (
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -97,14 +98,17 @@ func randomDoc(rng *rand.Rand, probed, calculated int) *config.Document {
 // TestEngineMatchesFullPass drives the engine and the full pass with the same random events
 // at the same times (reports set, changed, removed; checkers heard, silent, gone; holds;
 // configuration changes) and checks, after every step, that every check's verdict is the
-// same: state, rule, since, held-since and counts.
+// same: state, rule, since, held-since and counts. A second engine takes each configuration
+// change as the checks it changed (ConfigureChecks), as a location does, and must agree too.
 func TestEngineMatchesFullPass(t *testing.T) {
 	for seed := range uint64(40) {
 		rng := rand.New(rand.NewPCG(seed, 42))
 		doc := randomDoc(rng, 12, 5)
 		w := newWorld(doc)
-		e := New()
+		e, inc := New(), New()
 		e.Configure(doc)
+		inc.Configure(doc)
+		both := func(f func(e *Engine)) { f(e); f(inc) }
 		checkers := []string{"a", "b", "c", "d", "e"}
 		now := t0
 		for step := range 400 {
@@ -120,37 +124,48 @@ func TestEngineMatchesFullPass(t *testing.T) {
 						w.reports[check] = map[string]Report{}
 					}
 					w.reports[check][k] = r
-					e.SetReport(check, k, r)
+					both(func(e *Engine) { e.SetReport(check, k, r) })
 				case x < 10: // withdrawn
 					check := fmt.Sprintf("p%d", rng.IntN(14))
 					delete(w.reports[check], k)
-					e.DeleteReport(check, k)
+					both(func(e *Engine) { e.DeleteReport(check, k) })
 				case x < 17: // progress (now or never)
 					p := now.Add(-time.Duration(rng.IntN(3000)) * time.Millisecond) // heard a while ago, drained now
 					if x == 16 {
 						p = time.Time{}
 					}
 					w.progress[k], w.region[k] = p, "r"+k
-					e.Progress(k, "r"+k, p)
+					both(func(e *Engine) { e.Progress(k, "r"+k, p) })
 				case x < 18: // the row is gone
 					for _, m := range w.reports {
 						delete(m, k)
 					}
 					delete(w.progress, k)
-					e.RemoveChecker(k)
+					both(func(e *Engine) { e.RemoveChecker(k) })
 				default: // a configuration change
 					if mutated {
 						continue
 					}
 					mutated = true
+					old := doc
 					doc = mutate(rng, doc)
 					w.doc = doc
 					e.Configure(doc)
+					if old.Quorum != doc.Quorum {
+						inc.Configure(doc)
+					} else {
+						inc.ConfigureChecks(changedChecks(old, doc), func(id string) (*config.Check, bool) {
+							c, ok := doc.CheckByID(id)
+							return c, ok
+						})
+					}
 				}
 			}
 			w.fullPass(now)
 			e.Advance(now)
+			inc.Advance(now)
 			compare(t, seed, step, e, w)
+			compare(t, seed, step, inc, w)
 			if t.Failed() {
 				return
 			}
@@ -197,6 +212,23 @@ func mutate(rng *rand.Rand, doc *config.Document) *config.Document {
 		d.Quorum.FreshnessWindow = config.Duration(time.Duration(3+rng.IntN(5)) * time.Second)
 	}
 	return &d
+}
+
+// changedChecks returns the ids of the checks that differ between two documents: added,
+// removed or changed.
+func changedChecks(a, b *config.Document) []string {
+	var out []string
+	for _, c := range a.Checks {
+		if d, ok := b.CheckByID(c.ID); !ok || !reflect.DeepEqual(c, *d) {
+			out = append(out, c.ID)
+		}
+	}
+	for _, c := range b.Checks {
+		if _, ok := a.CheckByID(c.ID); !ok {
+			out = append(out, c.ID)
+		}
+	}
+	return out
 }
 
 func compare(t *testing.T, seed uint64, step int, e *Engine, w *world) {

@@ -1,0 +1,115 @@
+package gossip
+
+import "strconv"
+
+// answer encodes the rows a peer asked for in the version of the ask: in version 2, the
+// changes since what the asker holds when this node can prove it holds them all (sync.go),
+// else whole rows, a row larger than a page in pages (pages.go); nothing for a row the asker
+// holds newer. Answers are batched in messages of at most a page (version 1: MaxMessageSize,
+// and a row over it is not sent), up to maxAnswerBytes in all; what is left out is asked
+// again. A version of a row paged to peer within pageIdle is not paged again: an asker asks
+// again after askAgainAfter, and a million-check row's pages may take longer to arrive (the
+// first run of TestLateLocationGetsPagedRow at 1,000,000 checks sent every page twice). A
+// row to page is copied under the node's lock and encoded after it: at a million checks the
+// encoding takes seconds, during which the node would take no message.
+func (n *Node) answer(peer string, asks []ask, v byte) [][]byte {
+	limit := pageSize
+	if v == wireV1 {
+		limit = MaxMessageSize - 16
+	}
+	out, paged := n.answerLocked(peer, asks, v, limit)
+	total := 0
+	for _, m := range out {
+		total += len(m)
+	}
+	for _, p := range paged {
+		if total >= maxAnswerBytes {
+			break
+		}
+		fr, pages := p.encode(limit - 16)
+		if fr != nil {
+			pages = [][]byte{encodeRows(v, []*fullRow{fr}, nil)}
+		}
+		for _, pg := range pages {
+			total += len(pg)
+		}
+		out = append(out, pages...)
+	}
+	return out
+}
+
+// answerLocked is answer under the node's lock: the messages it encodes there, and the rows
+// to page.
+func (n *Node) answerLocked(peer string, asks []ask, v byte, limit int) ([][]byte, []*pagedRow) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	now := n.cfg.Now()
+	var out [][]byte
+	var paged []*pagedRow
+	var rows []*fullRow
+	var since []*sinceRow
+	size, total := 0, 0
+	flush := func() {
+		if len(rows)+len(since) > 0 {
+			out = append(out, encodeRows(v, rows, since))
+		}
+		rows, since, size = nil, nil, 0
+	}
+	for _, a := range asks {
+		if total >= maxAnswerBytes {
+			break
+		}
+		key := pagedKey(peer, a.checker, n.table)
+		if t, ok := n.paged[key]; ok && now.Sub(t) < pageIdle {
+			continue // its pages are on their way: an ask again before they arrived
+		}
+		fr, sr, p := n.table.answerPlan(a, v, limit-16, n.rng.Uint64())
+		var s int
+		switch {
+		case p != nil:
+			if len(n.paged) >= maxPaged {
+				for k, t := range n.paged {
+					if now.Sub(t) >= pageIdle {
+						delete(n.paged, k)
+					}
+				}
+			}
+			if len(n.paged) < maxPaged {
+				n.paged[key] = now
+			}
+			total += len(p.entries) * minRowEntry // at least
+			paged = append(paged, p)
+			continue
+		case sr != nil:
+			s = len(appendSince(nil, sr))
+		case fr != nil:
+			s = len(appendRow(nil, fr))
+		default:
+			continue
+		}
+		if s > limit-16 {
+			continue // a version 1 asker reads no pages
+		}
+		if size+s > limit-16 {
+			flush()
+		}
+		size += s
+		total += s
+		if sr != nil {
+			since = append(since, sr)
+		} else {
+			rows = append(rows, fr)
+		}
+	}
+	flush()
+	return out, paged
+}
+
+// maxPaged bounds the paged answers a node remembers.
+const maxPaged = 64
+
+// pagedKey names an answer of checker's row as table holds it now, to peer.
+func pagedKey(peer, checker string, t *Table) string {
+	gen, seq, _ := t.holds(checker)
+	return peer + "\x00" + checker + "\x00" + strconv.FormatUint(gen, 10) + "." + strconv.FormatUint(seq, 10)
+}
