@@ -168,3 +168,10 @@ func decodeRecordSet(body []byte, zone string) (*config.RecordSet, error) {
 	}
 	return &doc.Zones[0].RecordSets[0], nil
 }
+
+// decodeStrict decodes a JSON request body into out, refusing fields out does not have.
+func decodeStrict(body []byte, out any) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	return dec.Decode(out)
+}

@@ -1,7 +1,6 @@
 package control
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -98,9 +97,7 @@ func (a *API) postRollover(w http.ResponseWriter, r *http.Request) {
 	}
 	defer release()
 	var req RolloverRequest
-	dec := json.NewDecoder(strings.NewReader(string(body)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
+	if err := decodeStrict(body, &req); err != nil {
 		writeError(w, http.StatusBadRequest, config.Errors{{Path: "", Message: "not a rollover request: " + err.Error()}})
 		return
 	}

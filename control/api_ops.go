@@ -1,11 +1,9 @@
 package control
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/vigil-dns/vigil/config"
@@ -130,9 +128,7 @@ func (a *API) setOverride(w http.ResponseWriter, r *http.Request) {
 	}
 	defer release()
 	var req OverrideRequest
-	dec := json.NewDecoder(strings.NewReader(string(body)))
-	dec.DisallowUnknownFields()
-	err := dec.Decode(&req)
+	err := decodeStrict(body, &req)
 	a.decoded(body, release)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, config.Errors{{Message: "override: " + err.Error()}})

@@ -1,7 +1,6 @@
 package control
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -230,9 +229,7 @@ func (a *API) joinVoter(w http.ResponseWriter, r *http.Request) {
 	}
 	defer release()
 	var jr JoinRequest
-	dec := json.NewDecoder(strings.NewReader(string(body)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&jr); err != nil {
+	if err := decodeStrict(body, &jr); err != nil {
 		writeError(w, http.StatusBadRequest, config.Errors{{Message: "join request: " + err.Error()}})
 		return
 	}
