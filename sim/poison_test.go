@@ -46,20 +46,26 @@ func TestPoison(t *testing.T) {
 		i := slices.IndexFunc(res.Poison.Groups, func(g ScheduleFigures) bool {
 			return g.Pool == checker.DefaultConcurrency && g.Hangs == 0 && g.Floods == 0
 		})
-		if b.Probes == 0 || i < 0 {
-			t.Fatalf("no control: %d probes before the poison, a checker of the default pool without a hostile check: %v", b.Probes, i >= 0)
+		if b.Probes == 0 {
+			t.Fatalf("no control: no probe before the poison")
 		}
-		control := res.Poison.Groups[i]
-		if b.LagP99 <= lagBound && control.LagP99 <= lagBound {
+		// The second control can be missing: when checks move while the poison lasts (a
+		// checker's membership flapped on a busy machine), every checker of the default pool
+		// may have probed a hostile check at some point of it.
+		why := ""
+		if i < 0 {
+			why = fmt.Sprintf("no checker of the default pool held no hostile check while poisoned (p99 %v before the poison; bound %v)", b.LagP99, lagBound)
+		} else if control := res.Poison.Groups[i]; b.LagP99 > lagBound || control.LagP99 > lagBound {
+			why = fmt.Sprintf("a control lagged (p99 %v before the poison, %v without a hostile check; bound %v)", b.LagP99, control.LagP99, lagBound)
+		}
+		if why == "" {
 			break
 		}
 		if attempt == 2 {
-			loaded = fmt.Sprintf("twice a control lagged (p99 %v before the poison, %v without a hostile check; bound %v): the machine is too loaded to judge schedules",
-				b.LagP99, control.LagP99, lagBound)
+			loaded = "twice " + why + ": the schedules cannot be judged against a control"
 			break
 		}
-		t.Logf("a control lagged (p99 %v before the poison, %v without a hostile check; bound %v): the machine stalled; once more",
-			b.LagP99, control.LagP99, lagBound)
+		t.Logf("%s: once more", why)
 	}
 
 	// Correctness that holds however late the processes run: every answer allowed by a
