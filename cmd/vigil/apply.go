@@ -45,14 +45,10 @@ func runApply(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "vigil apply: %v\n", err)
 		return 1
 	}
-	token := os.Getenv("VIGIL_TOKEN")
-	if *tokenFile != "" {
-		tokens, err := readTokens(*tokenFile)
-		if err != nil || len(tokens) == 0 {
-			fmt.Fprintf(stderr, "vigil apply: no token in %s (%v)\n", *tokenFile, err)
-			return 1
-		}
-		token = tokens[0]
+	token, err := clientToken(*tokenFile)
+	if err != nil {
+		fmt.Fprintf(stderr, "vigil apply: %v\n", err)
+		return 1
 	}
 	ctype := "application/yaml"
 	if strings.HasSuffix(strings.ToLower(*file), ".json") {

@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"strings"
 	"time"
 
@@ -43,14 +42,10 @@ func runDNSSEC(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return 2
 	}
 	zone := fs.Arg(0)
-	token := os.Getenv("VIGIL_TOKEN")
-	if *tokenFile != "" {
-		tokens, err := readTokens(*tokenFile)
-		if err != nil || len(tokens) == 0 {
-			fmt.Fprintf(stderr, "vigil dnssec: no token in %s (%v)\n", *tokenFile, err)
-			return 1
-		}
-		token = tokens[0]
+	token, err := clientToken(*tokenFile)
+	if err != nil {
+		fmt.Fprintf(stderr, "vigil dnssec: %v\n", err)
+		return 1
 	}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()

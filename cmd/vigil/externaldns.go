@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"time"
 
 	"github.com/vigil-dns/vigil/externaldns"
@@ -32,14 +31,10 @@ func runExternalDNS(ctx context.Context, args []string, stdout, stderr io.Writer
 		fmt.Fprintln(stderr, "vigil externaldns: -zone is required")
 		return 2
 	}
-	token := os.Getenv("VIGIL_TOKEN")
-	if *tokenFile != "" {
-		tokens, err := readTokens(*tokenFile)
-		if err != nil || len(tokens) == 0 {
-			fmt.Fprintf(stderr, "vigil externaldns: no token in %s (%v)\n", *tokenFile, err)
-			return 1
-		}
-		token = tokens[0]
+	token, err := clientToken(*tokenFile)
+	if err != nil {
+		fmt.Fprintf(stderr, "vigil externaldns: %v\n", err)
+		return 1
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	p, err := externaldns.New(externaldns.Config{Voters: splitList(*servers), Token: token, Zones: splitList(*zones), Logger: log})

@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -45,14 +44,10 @@ func runLoadWrites(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	token := os.Getenv("VIGIL_TOKEN")
-	if *tokenFile != "" {
-		tokens, err := readTokens(*tokenFile)
-		if err != nil || len(tokens) == 0 {
-			fmt.Fprintf(stderr, "vigil load: no token in %s (%v)\n", *tokenFile, err)
-			return 1
-		}
-		token = tokens[0]
+	token, err := clientToken(*tokenFile)
+	if err != nil {
+		fmt.Fprintf(stderr, "vigil load: %v\n", err)
+		return 1
 	}
 	res, err := control.RunWriteLoad(ctx, control.WriteLoad{
 		Servers: strings.Split(*servers, ","), Token: token, Clients: *clients, Duration: *duration,

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -48,13 +47,9 @@ func (f *apiFlags) register(fs *flag.FlagSet) {
 
 // call makes one request of the first voter that answers; it returns the status and body.
 func (f *apiFlags) call(ctx context.Context, method, path string, body any) (int, []byte, error) {
-	token := os.Getenv("VIGIL_TOKEN")
-	if f.tokenFile != "" {
-		tokens, err := readTokens(f.tokenFile)
-		if err != nil || len(tokens) == 0 {
-			return 0, nil, fmt.Errorf("no token in %s (%v)", f.tokenFile, err)
-		}
-		token = tokens[0]
+	token, err := clientToken(f.tokenFile)
+	if err != nil {
+		return 0, nil, err
 	}
 	var data []byte
 	if body != nil {
