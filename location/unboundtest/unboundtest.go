@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
+	"github.com/vigil-dns/vigil/location/nsdtest"
 )
 
 // Binary returns the path of the unbound binary, or "" when it is not installed.
@@ -46,7 +47,7 @@ func Start(t testing.TB, zone, loc, ta string) *Resolver {
 	if bin == "" {
 		t.Skip("unbound is not installed (apt-get install -y unbound)")
 	}
-	port := freePort(t)
+	port := nsdtest.FreePort(t)
 	locHost, locPort, err := net.SplitHostPort(loc)
 	if err != nil {
 		t.Fatalf("unboundtest: location %q: %v", loc, err)
@@ -132,26 +133,6 @@ func topLabel(zone string) string {
 func lastLines(s string, n int) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	return strings.Join(lines[max(0, len(lines)-n):], "\n")
-}
-
-// freePort returns a port of 127.0.0.1 free for UDP and TCP a moment ago.
-func freePort(t testing.TB) int {
-	t.Helper()
-	for range 20 {
-		pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		port := pc.LocalAddr().(*net.UDPAddr).Port
-		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
-		pc.Close()
-		if err == nil {
-			l.Close()
-			return port
-		}
-	}
-	t.Fatal("unboundtest: no free port")
-	return 0
 }
 
 // Ask asks the resolver with the DO and AD bits and returns its response.
