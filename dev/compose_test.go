@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"io"
+	mrand "math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -187,12 +188,20 @@ func buildImage(t *testing.T, tag string) string {
 }
 
 // freeUDPAndTCPPort returns a loopback port free for both TCP and UDP, as a location's
-// published DNS port must be.
+// published DNS port must be. It is drawn below Linux's ephemeral range (32768 and up by
+// default), where no test of another package running meanwhile gets a port by binding port
+// 0: CI once saw one take a port chosen here before compose bound it.
 func freeUDPAndTCPPort(t *testing.T) int {
 	t.Helper()
-	for range 50 {
-		p := freePort(t)
-		if u, err := netListenUDP(p); err == nil {
+	for range 200 {
+		p := 20000 + mrand.IntN(12000)
+		tl, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
+		if err != nil {
+			continue
+		}
+		u, err := netListenUDP(p)
+		tl.Close()
+		if err == nil {
 			u.Close()
 			return p
 		}
