@@ -1,6 +1,7 @@
 package node
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"testing"
@@ -81,5 +82,30 @@ func TestHandoffLimit(t *testing.T) {
 	c.Interval, c.Timeout = config.Duration(time.Second), config.Duration(500*time.Millisecond)
 	if got, want := handoffLimit(&c, 5*time.Second), 3*c.Interval.Std()+c.Timeout.Std()+10*time.Second; got != want || got <= c.Interval.Std() {
 		t.Errorf("limit %v, want %v (more than an interval)", got, want)
+	}
+}
+
+// BenchmarkNextHandoffs: a checker given every check of a large configuration, after a write
+// added one check (so mine is given plus one, none handed off): the work of one
+// reassignment's handoff decision, which must grow with the checks, not with their square.
+func BenchmarkNextHandoffs(b *testing.B) {
+	now := time.Unix(1_700_000_000, 0)
+	times := func(string) (handoffTimes, bool) {
+		return handoffTimes{Limit: 10 * time.Second, Overlap: time.Second}, true
+	}
+	yes := func(string) bool { return true }
+	for _, n := range []int{10_000, 30_000, 100_000} {
+		given := make([]string, n)
+		for i := range given {
+			given[i] = fmt.Sprintf("c%d", i)
+		}
+		mine := append(slices.Clone(given), "fast")
+		b.Run(fmt.Sprintf("checks=%d", n), func(b *testing.B) {
+			for b.Loop() {
+				if next := nextHandoffs(nil, given, mine, now, times, yes, yes); len(next) != 0 {
+					b.Fatalf("%d handoffs, want none", len(next))
+				}
+			}
+		})
 	}
 }
