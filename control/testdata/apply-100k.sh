@@ -163,12 +163,26 @@ for port in 5301 5302 5303; do
 		i=$((i + 1)); [ $i -lt 600 ] || { echo "location :$port does not answer fast.z0 with both records" >&2; exit 1; }; sleep 0.1
 	done
 done
+# evidence: what each node says of the 1 s check, for whoever reads a failed run.
+evidence() {
+	for n in $NODES; do
+		echo "--- ${n%%:*}" >&2
+		ip netns exec "$NS" curl -fsS -m 5 "http://127.0.0.1:${n##*:}/metrics" 2>/dev/null |
+			grep -E '^vigil_(node_config_index|checker_checks_assigned|gossip_rows|location_checks)' >&2 || true
+		ip netns exec "$NS" curl -fsS -m 5 "http://127.0.0.1:${n##*:}/v1/verdicts/fast" 2>/dev/null | head -c 3000 >&2 || true
+		ip netns exec "$NS" curl -fsS -m 5 "http://127.0.0.1:${n##*:}/v1/probes" 2>/dev/null | grep -c '"fast"' >&2 || true
+	done
+	# A goroutine dump of the first checker (SIGQUIT), kept with its log.
+	kill -QUIT "$(cat "$DIR/chk-us-east-1.pid")" 2>/dev/null && sleep 2
+	cp "$DIR/chk-us-east-1.log" "${EVIDENCE:-/tmp}/apply-chk-us-east-1.log" 2>/dev/null &&
+		echo "goroutine dump of chk-us-east-1: ${EVIDENCE:-/tmp}/apply-chk-us-east-1.log" >&2 || true
+}
 # Every location holds a healthy verdict of it (not merely none, which DNS serves as healthy).
 added=$(now)
 for loc in loc-us-east:7701 loc-eu-west:7702 loc-sa-east:7703; do
 	i=0
 	until ip netns exec "$NS" curl -fsS -m 2 "http://127.0.0.1:${loc##*:}/v1/verdicts/fast" 2>/dev/null | tr -d ' \n' | grep -q '"state":"healthy"'; do
-		i=$((i + 1)); [ $i -lt 1200 ] || { echo "${loc%%:*} never decided the 1 s check healthy" >&2; exit 1; }; sleep 0.1
+		i=$((i + 1)); [ $i -lt 1200 ] || { echo "${loc%%:*} never decided the 1 s check healthy" >&2; evidence; exit 1; }; sleep 0.1
 	done
 	echo "${loc%%:*} holds a healthy verdict of the 1 s check $(since "$added") s after it was written"
 done
