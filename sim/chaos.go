@@ -386,7 +386,7 @@ const evidenceViolations = 3
 // second of the violation and its verdict changes within ten seconds, to tell the system's
 // fault from the model's.
 func (r Result) writeEvidence(b *strings.Builder) {
-	for i, v := range r.Verification.Violations {
+	for i, v := range r.Audit.Violations {
 		if i == evidenceViolations {
 			break
 		}

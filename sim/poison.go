@@ -15,6 +15,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/vigil-dns/vigil/audit"
 	"github.com/vigil-dns/vigil/checker"
 	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/dev"
@@ -459,7 +460,7 @@ type HostileFigures struct {
 }
 
 // figures computes the poison figures from the probes recorded and the verdict changes.
-func (p *poisonNetwork) figures(readyAt time.Time, changes []Change) *PoisonFigures {
+func (p *poisonNetwork) figures(readyAt time.Time, changes []audit.Change) *PoisonFigures {
 	p.mu.Lock()
 	recs := slices.Clone(p.records)
 	f := &PoisonFigures{Network: NetworkPoison, CheckersPerRegion: poisonCheckers, ShardSize: poisonShard,

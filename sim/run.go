@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
+	"github.com/vigil-dns/vigil/audit"
 	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/dev"
 	"github.com/vigil-dns/vigil/oracle"
@@ -61,9 +62,9 @@ type Result struct {
 	// Timeline lists what the run did and saw.
 	Timeline []Event
 	// History is every answer and verdict change recorded.
-	History History
-	// Verification is the checker's finding over History.
-	Verification Verification
+	History audit.History
+	// Audit is what the audit of History found (package audit).
+	Audit audit.Findings
 	// Dropped counts queries not made because the history was full.
 	Dropped int
 	// Faulted is how long faults were in force: from the first fault to the last repair (or
@@ -75,7 +76,7 @@ type Result struct {
 	Detection, Recovery time.Duration
 	// Flips counts verdict changes, after the network was ready, of the (location, check)
 	// pairs the fault model kept healthy throughout: healthy endpoints flipped. Target 0.
-	Flips []Change
+	Flips []audit.Change
 	// Counted are, by location and check, the extremes of what the verdicts counted from
 	// ready to the last repair; AfterRepair from the last repair to the end. Without a
 	// repair, AfterRepair is empty.
@@ -137,9 +138,9 @@ func Run(ctx context.Context, o Options) (res Result, err error) {
 			return res, err
 		}
 	}
-	checker := NewChecker(doc, o.Slack)
-	names := make([]string, 0, len(checker.Sets))
-	for name := range checker.Sets {
+	auditor := audit.New(doc, o.Slack)
+	names := make([]string, 0, len(auditor.Sets))
+	for name := range auditor.Sets {
 		names = append(names, name)
 	}
 	slices.Sort(names)
@@ -168,7 +169,7 @@ func Run(ctx context.Context, o Options) (res Result, err error) {
 		return res, err
 	}
 	ready := make(chan struct{})
-	r.sampler.onChange = func(c Change) {
+	r.sampler.onChange = func(c audit.Change) {
 		select {
 		case <-ready:
 			r.event(fmt.Sprintf("verdict %s at %s: %s (%s)", c.Check, c.Location, c.State, c.Reason))
@@ -220,7 +221,7 @@ func Run(ctx context.Context, o Options) (res Result, err error) {
 	} else {
 		res.AfterRepair = r.sampler.extremes()
 	}
-	res.Verification = checker.Verify(res.History)
+	res.Audit = auditor.Audit(res.History)
 	if !r.readyAt.IsZero() {
 		r.rec.judge(&res, doc, r.readyAt, end)
 	}
