@@ -67,9 +67,21 @@ func hostileChecks() []hostileCheck {
 	}
 }
 
-// isPoisonNetwork reports whether name is one of the poison networks.
-func isPoisonNetwork(name string) bool {
-	return name == NetworkPoison || name == NetworkPoisonUnsharded
+// poisonKind is the poison network of the given name: its document adds the ordinary and
+// hostile checks, and it starts their targets with the nodes.
+func poisonKind(name string) networkKind {
+	return networkKind{
+		document: func(doc *config.Document, targets map[string]string, regions []string) (*config.Document, error) {
+			return poisonDocument(doc, targets, regions, name)
+		},
+		start: func(ctx context.Context, o Options, cfg dev.Config, doc *config.Document) (network, func() error, error) {
+			n, err := startPoison(ctx, cfg, doc, o)
+			if err != nil {
+				return nil, nil, err
+			}
+			return n, n.wait, nil
+		},
+	}
 }
 
 // poisonCheck returns an ordinary-looking HTTP check of 1s interval and 500ms timeout, as the
@@ -457,6 +469,11 @@ type HostileFigures struct {
 	// from the poison step to the last of them, Bound the most it may take.
 	Detected         bool
 	Detection, Bound time.Duration
+}
+
+// addFigures adds to res the poison figures of the run.
+func (p *poisonNetwork) addFigures(res *Result) {
+	res.Poison = p.figures(res.ReadyAt, res.History.Changes)
 }
 
 // figures computes the poison figures from the probes recorded and the verdict changes.

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -106,12 +107,8 @@ type Result struct {
 	Writes *oracle.WriteStats
 }
 
-// Run starts a dev network, waits until every location holds a healthy verdict of every
-// check, then runs the script while asking every location for every A record set of the
-// document and sampling their verdicts; it stops the network and checks the history. The
-// error is not nil when the run could not be made (a wait that never settled is one); the
-// history's violations are in the result.
-func Run(ctx context.Context, o Options) (res Result, err error) {
+// withDefaults returns o with every default filled in.
+func (o Options) withDefaults() Options {
 	if o.QueryInterval <= 0 {
 		o.QueryInterval = 20 * time.Millisecond
 	}
@@ -124,8 +121,22 @@ func Run(ctx context.Context, o Options) (res Result, err error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
+	return o
+}
+
+// Run starts the network the script names (the dev network by default), waits until every
+// location holds a healthy verdict of every check, then runs the script while asking every
+// location for every A record set of the document and sampling their verdicts; it stops the
+// network and audits the history. The error is not nil when the run could not be made (a wait
+// that never settled is one); the history's violations are in the result.
+func Run(ctx context.Context, o Options) (res Result, err error) {
+	o = o.withDefaults()
 	if o.Document == nil {
 		return res, errors.New("sim: no document")
+	}
+	kind, ok := networkKinds()[cmp.Or(o.Script.Network, NetworkDev)]
+	if !ok {
+		return res, fmt.Errorf("sim: unknown network %q (networks: %s, %s, %s, %s)", o.Script.Network, NetworkDev, NetworkNodes, NetworkPoison, NetworkPoisonUnsharded)
 	}
 	cfg := dev.DefaultConfig()
 	res.Scenario, res.Regions = o.Script.Name, cfg.Regions
@@ -133,23 +144,19 @@ func Run(ctx context.Context, o Options) (res Result, err error) {
 	if err != nil {
 		return res, err
 	}
-	if isPoisonNetwork(o.Script.Network) {
-		if doc, err = poisonDocument(doc, targets, cfg.Regions, o.Script.Network); err != nil {
+	if kind.document != nil {
+		if doc, err = kind.document(doc, targets, cfg.Regions); err != nil {
 			return res, err
 		}
 	}
 	auditor := audit.New(doc, o.Slack)
-	names := make([]string, 0, len(auditor.Sets))
-	for name := range auditor.Sets {
-		names = append(names, name)
-	}
-	slices.Sort(names)
+	names := sortedKeys(auditor.Sets)
 	if len(names) == 0 {
 		return res, errors.New("sim: the document has no A record set to ask for")
 	}
 
 	netCtx, stop := context.WithCancel(ctx)
-	n, wait, err := startNetwork(netCtx, o, cfg, doc)
+	n, wait, err := kind.start(netCtx, o, cfg, doc)
 	if err != nil {
 		stop()
 		return res, err
@@ -168,6 +175,27 @@ func Run(ctx context.Context, o Options) (res Result, err error) {
 	if err != nil {
 		return res, err
 	}
+	end, runErr := r.record(ctx, netCtx, names, wr)
+	res.Audit = auditor.Audit(res.History)
+	if !r.readyAt.IsZero() {
+		r.rec.judge(&res, doc, r.readyAt, end)
+	}
+	res.Flips = r.flips()
+	res.ReadyAt, res.Unmodelled = r.readyAt, r.unmodelled
+	n.addFigures(&res)
+	if wr != nil && runErr == nil {
+		ws := wr.Verify(ctx, 30*time.Second)
+		res.Writes = &ws
+	}
+	return res, runErr
+}
+
+// record runs the script while the sampler and the stall monitor record and, from the moment
+// the network is ready, every location is asked for names and the writer (when there is one)
+// writes; then it stops them all, puts what they recorded in the result and returns when the
+// recording ended.
+func (r *runner) record(ctx, netCtx context.Context, names []string, wr *Writer) (time.Time, error) {
+	o, res := r.o, r.res
 	ready := make(chan struct{})
 	r.sampler.onChange = func(c audit.Change) {
 		select {
@@ -178,8 +206,8 @@ func Run(ctx context.Context, o Options) (res Result, err error) {
 	}
 	recCtx, stopRec := context.WithCancel(netCtx)
 	var queriers []*querier
-	for _, l := range cfg.Regions {
-		queriers = append(queriers, &querier{location: l, addr: n.DNSAddr(l), names: names, client: &dns.Client{Timeout: time.Second}})
+	for _, l := range r.regions {
+		queriers = append(queriers, &querier{location: l, addr: r.net.DNSAddr(l), names: names, client: &dns.Client{Timeout: time.Second}})
 	}
 	var wg sync.WaitGroup
 	wg.Go(func() { r.sampler.run(recCtx, o.SampleInterval) })
@@ -221,51 +249,7 @@ func Run(ctx context.Context, o Options) (res Result, err error) {
 	} else {
 		res.AfterRepair = r.sampler.extremes()
 	}
-	res.Audit = auditor.Audit(res.History)
-	if !r.readyAt.IsZero() {
-		r.rec.judge(&res, doc, r.readyAt, end)
-	}
-	res.Flips = r.flips()
-	if p, ok := n.(*poisonNetwork); ok {
-		res.Poison = p.figures(r.readyAt, res.History.Changes)
-	}
-	res.ReadyAt, res.Unmodelled = r.readyAt, r.unmodelled
-	if wr != nil && runErr == nil {
-		ws := wr.Verify(ctx, 30*time.Second)
-		res.Writes = &ws
-	}
-	return res, runErr
-}
-
-// startNetwork starts the network the script asks for; wait waits until it has stopped
-// after ctx ends.
-func startNetwork(ctx context.Context, o Options, cfg dev.Config, doc *config.Document) (network, func() error, error) {
-	switch o.Script.Network {
-	case NetworkDev, "":
-		cfg.Document, cfg.DataDir, cfg.Logger = doc, o.DataDir, o.Logger
-		cfg.ControlAddr = "127.0.0.1:0"
-		for _, r := range cfg.Regions {
-			cfg.Locations[r] = dev.Location{DNS: "127.0.0.1:0", HTTP: "127.0.0.1:0"}
-		}
-		n, err := dev.Start(ctx, cfg)
-		if err != nil {
-			return nil, nil, fmt.Errorf("sim: %w", err)
-		}
-		return devNetwork{n}, n.Wait, nil
-	case NetworkNodes:
-		n, err := startNodes(ctx, cfg, doc, o.DataDir, o.Logger, o.Script.voters(), nodesOptions{checkers: o.Script.CheckersPerRegion})
-		if err != nil {
-			return nil, nil, err
-		}
-		return n, n.wait, nil
-	case NetworkPoison, NetworkPoisonUnsharded:
-		n, err := startPoison(ctx, cfg, doc, o)
-		if err != nil {
-			return nil, nil, err
-		}
-		return n, n.wait, nil
-	}
-	return nil, nil, fmt.Errorf("sim: unknown network %q (networks: %s, %s, %s, %s)", o.Script.Network, NetworkDev, NetworkNodes, NetworkPoison, NetworkPoisonUnsharded)
+	return end, runErr
 }
 
 // placeTargets copies doc, moving the checks that probe the dev network's default target

@@ -146,11 +146,7 @@ func (r *runner) inject(st Step) error {
 	case StepRestart:
 		return r.net.Restart()
 	case StepPoison, StepCure:
-		p, ok := r.net.(*poisonNetwork)
-		if !ok {
-			return fmt.Errorf("%s needs a poison network (network %s)", st.Kind, NetworkPoison)
-		}
-		return p.SetPoisoned(st.Kind == StepPoison)
+		return r.net.SetPoisoned(st.Kind == StepPoison)
 	case StepKill, StepStart, StepKillLeader, StepCutOneWay, StepLoss, StepLatency:
 		return r.injectChaos(st)
 	}

@@ -224,7 +224,7 @@ func parseStep(f []string, regions []string) (Step, error) {
 			}
 			args = args[:1]
 		}
-		if len(args) != 1 || (args[0] != NetworkDev && args[0] != NetworkNodes && !isPoisonNetwork(args[0])) {
+		if _, ok := networkKinds()[strings.Join(args, " ")]; !ok {
 			return st, fmt.Errorf("network takes %s, %s, %s or %s, got %q", NetworkDev, NetworkNodes, NetworkPoison, NetworkPoisonUnsharded, strings.Join(f[1:], " "))
 		}
 		st.Regions = args
