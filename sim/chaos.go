@@ -181,6 +181,21 @@ type chaosState struct {
 	linksFaulted bool
 }
 
+// chaosGen generates a chaos script: its random source, the regions, what is in force and the
+// script so far.
+type chaosGen struct {
+	rng     *rand.Rand
+	regions []string
+	s       chaosState
+	sc      Script
+}
+
+// chaosAction is a step the generator may take next, with its weight.
+type chaosAction struct {
+	weight int
+	do     func()
+}
+
 // Chaos generates a chaos script from a seed: for about d (the sum of its holds), random
 // steps on the nodes network with a control plane of three voters: checkers, locations and
 // the control plane's leader killed and started again, targets failed and restored,
@@ -196,126 +211,150 @@ func Chaos(seed uint64, d time.Duration, regions []string) (Script, error) {
 	if len(regions) < 2 {
 		return Script{}, fmt.Errorf("sim: chaos: at least two regions, got %d", len(regions))
 	}
-	regions = slices.Clone(regions)
-	rng := rand.New(rand.NewPCG(seed, 0x5eed_c4a05))
-	s := chaosState{checkerDown: map[string]string{}, targetDown: map[string]bool{}}
-	sc := Script{Name: fmt.Sprintf("chaos-seed-%d-%v", seed, d), Network: NetworkNodes}
-	add := func(kind string, args ...string) {
-		sc.Steps = append(sc.Steps, Step{Kind: kind, Regions: args})
-	}
-	pick := func(xs []string) string { return xs[rng.IntN(len(xs))] }
-	twoRegions := func() (string, string) {
-		a := rng.IntN(len(regions))
-		b := (a + 1 + rng.IntN(len(regions)-1)) % len(regions)
-		return regions[a], regions[b]
-	}
-	type action struct {
-		weight int
-		do     func()
+	g := &chaosGen{
+		rng:     rand.New(rand.NewPCG(seed, 0x5eed_c4a05)),
+		regions: slices.Clone(regions),
+		s:       chaosState{checkerDown: map[string]string{}, targetDown: map[string]bool{}},
+		sc:      Script{Name: fmt.Sprintf("chaos-seed-%d-%v", seed, d), Network: NetworkNodes},
 	}
 	var elapsed time.Duration
-	for elapsed < d && len(sc.Steps) < maxSteps-20 {
-		var acts []action
-		// A checker of a region that has none down is killed; one that is down starts.
-		var up []string
-		for _, r := range regions {
-			if s.checkerDown[r] == "" {
-				up = append(up, r)
-			}
-		}
-		if len(up) > 0 {
-			acts = append(acts, action{3, func() {
-				r := pick(up)
-				c := fmt.Sprintf("%s-checker-%d", r, 1+rng.IntN(checkersPerRegion))
-				s.checkerDown[r] = c
-				add(StepKill, c)
-			}})
-		}
-		for _, r := range sortedKeys(s.checkerDown) {
-			acts = append(acts, action{2, func() {
-				add(StepStart, s.checkerDown[r])
-				delete(s.checkerDown, r)
-			}})
-		}
-		if s.locationDown == "" {
-			acts = append(acts, action{2, func() {
-				s.locationDown = pick(regions)
-				add(StepKill, s.locationDown+"-location")
-			}})
-		} else {
-			acts = append(acts, action{3, func() {
-				add(StepStart, s.locationDown+"-location")
-				s.locationDown = ""
-			}})
-		}
-		if !s.voterDown {
-			acts = append(acts, action{2, func() { s.voterDown = true; add(StepKillLeader) }})
-		} else {
-			acts = append(acts, action{3, func() { s.voterDown = false; add(StepStart, "voters") }})
-		}
-		acts = append(acts, action{2, func() {
-			r := pick(regions)
-			if s.targetDown[r] {
-				delete(s.targetDown, r)
-				add(StepUp, r)
-				return
-			}
-			s.targetDown[r] = true
-			add(StepDown, r)
-		}})
-		acts = append(acts,
-			action{2, func() {
-				s.linksFaulted = true
-				if rng.IntN(2) == 0 {
-					add(StepCut, pick(regions))
-					return
-				}
-				a, b := twoRegions()
-				add(StepCut, a, b)
-			}},
-			action{2, func() { s.linksFaulted = true; a, b := twoRegions(); add(StepCutOneWay, a, b) }},
-			action{2, func() {
-				s.linksFaulted = true
-				a, b := twoRegions()
-				add(StepLoss, a, b, strconv.Itoa(5+5*rng.IntN(6))) // 5% to 30%
-			}},
-			action{2, func() {
-				s.linksFaulted = true
-				a, b := twoRegions()
-				sc.Steps = append(sc.Steps, Step{Kind: StepLatency, Regions: []string{a, b}, For: time.Duration(20+20*rng.IntN(10)) * time.Millisecond})
-			}},
-		)
-		if s.linksFaulted {
-			acts = append(acts, action{4, func() { s.linksFaulted = false; add(StepHeal) }})
-		}
-		total := 0
-		for _, a := range acts {
-			total += a.weight
-		}
-		x := rng.IntN(total)
-		for _, a := range acts {
-			if x < a.weight {
-				a.do()
-				break
-			}
-			x -= a.weight
-		}
-		hold := chaosMinHold + time.Duration(rng.IntN(int((chaosMaxHold-chaosMinHold)/(250*time.Millisecond))+1))*250*time.Millisecond
+	for elapsed < d && len(g.sc.Steps) < maxSteps-20 {
+		g.choose(g.actions())
+		hold := chaosMinHold + time.Duration(g.rng.IntN(int((chaosMaxHold-chaosMinHold)/(250*time.Millisecond))+1))*250*time.Millisecond
 		hold = min(hold, max(d-elapsed, 250*time.Millisecond))
-		sc.Steps = append(sc.Steps, Step{Kind: StepHold, For: hold})
+		g.sc.Steps = append(g.sc.Steps, Step{Kind: StepHold, For: hold})
 		elapsed += hold
 	}
 	// Repair everything, then every location must settle on every verdict healthy.
-	add(StepHeal)
-	add(StepStart, "all")
-	for _, r := range sortedKeys(s.targetDown) {
-		add(StepUp, r)
+	g.add(StepHeal)
+	g.add(StepStart, "all")
+	for _, r := range sortedKeys(g.s.targetDown) {
+		g.add(StepUp, r)
 	}
-	sc.Steps = append(sc.Steps, Step{Kind: StepWait, For: ChaosSettle})
-	for i := range sc.Steps {
-		sc.Steps[i].Line = i + 2 // after the network line
+	g.sc.Steps = append(g.sc.Steps, Step{Kind: StepWait, For: ChaosSettle})
+	for i := range g.sc.Steps {
+		g.sc.Steps[i].Line = i + 2 // after the network line
 	}
-	return sc, nil
+	return g.sc, nil
+}
+
+// add appends a step to the script.
+func (g *chaosGen) add(kind string, args ...string) {
+	g.sc.Steps = append(g.sc.Steps, Step{Kind: kind, Regions: args})
+}
+
+// pick returns one of xs at random.
+func (g *chaosGen) pick(xs []string) string { return xs[g.rng.IntN(len(xs))] }
+
+// twoRegions returns two different regions at random.
+func (g *chaosGen) twoRegions() (string, string) {
+	a := g.rng.IntN(len(g.regions))
+	b := (a + 1 + g.rng.IntN(len(g.regions)-1)) % len(g.regions)
+	return g.regions[a], g.regions[b]
+}
+
+// choose takes one of acts at random, by weight.
+func (g *chaosGen) choose(acts []chaosAction) {
+	total := 0
+	for _, a := range acts {
+		total += a.weight
+	}
+	x := g.rng.IntN(total)
+	for _, a := range acts {
+		if x < a.weight {
+			a.do()
+			return
+		}
+		x -= a.weight
+	}
+}
+
+// actions returns the steps the generator may take in the state it is in: the node steps
+// (nodeActions), then the target and link faults.
+func (g *chaosGen) actions() []chaosAction {
+	s, rng := &g.s, g.rng
+	acts := g.nodeActions()
+	acts = append(acts, chaosAction{2, func() {
+		r := g.pick(g.regions)
+		if s.targetDown[r] {
+			delete(s.targetDown, r)
+			g.add(StepUp, r)
+			return
+		}
+		s.targetDown[r] = true
+		g.add(StepDown, r)
+	}})
+	acts = append(acts,
+		chaosAction{2, func() {
+			s.linksFaulted = true
+			if rng.IntN(2) == 0 {
+				g.add(StepCut, g.pick(g.regions))
+				return
+			}
+			a, b := g.twoRegions()
+			g.add(StepCut, a, b)
+		}},
+		chaosAction{2, func() { s.linksFaulted = true; a, b := g.twoRegions(); g.add(StepCutOneWay, a, b) }},
+		chaosAction{2, func() {
+			s.linksFaulted = true
+			a, b := g.twoRegions()
+			g.add(StepLoss, a, b, strconv.Itoa(5+5*rng.IntN(6))) // 5% to 30%
+		}},
+		chaosAction{2, func() {
+			s.linksFaulted = true
+			a, b := g.twoRegions()
+			g.sc.Steps = append(g.sc.Steps, Step{Kind: StepLatency, Regions: []string{a, b}, For: time.Duration(20+20*rng.IntN(10)) * time.Millisecond})
+		}},
+	)
+	if s.linksFaulted {
+		acts = append(acts, chaosAction{4, func() { s.linksFaulted = false; g.add(StepHeal) }})
+	}
+	return acts
+}
+
+// nodeActions returns the kills and starts the generator may take: a checker of a region
+// that has none down is killed, one that is down starts; likewise one location and the
+// control plane's leader.
+func (g *chaosGen) nodeActions() []chaosAction {
+	s, rng := &g.s, g.rng
+	var acts []chaosAction
+	var up []string
+	for _, r := range g.regions {
+		if s.checkerDown[r] == "" {
+			up = append(up, r)
+		}
+	}
+	if len(up) > 0 {
+		acts = append(acts, chaosAction{3, func() {
+			r := g.pick(up)
+			c := fmt.Sprintf("%s-checker-%d", r, 1+rng.IntN(checkersPerRegion))
+			s.checkerDown[r] = c
+			g.add(StepKill, c)
+		}})
+	}
+	for _, r := range sortedKeys(s.checkerDown) {
+		acts = append(acts, chaosAction{2, func() {
+			g.add(StepStart, s.checkerDown[r])
+			delete(s.checkerDown, r)
+		}})
+	}
+	if s.locationDown == "" {
+		acts = append(acts, chaosAction{2, func() {
+			s.locationDown = g.pick(g.regions)
+			g.add(StepKill, s.locationDown+"-location")
+		}})
+	} else {
+		acts = append(acts, chaosAction{3, func() {
+			g.add(StepStart, s.locationDown+"-location")
+			s.locationDown = ""
+		}})
+	}
+	if !s.voterDown {
+		acts = append(acts, chaosAction{2, func() { s.voterDown = true; g.add(StepKillLeader) }})
+	} else {
+		acts = append(acts, chaosAction{3, func() { s.voterDown = false; g.add(StepStart, "voters") }})
+	}
+	return acts
 }
 
 // WriteScript writes sc in the syntax ParseScript reads, so that a run can be replayed with
