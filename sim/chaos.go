@@ -1,7 +1,11 @@
 package sim
 
+// The chaos experiment: a script generated from a seed (Chaos), on the nodes network with a
+// control plane of three voters. Its steps are parsed and injected in chaos_steps.go, its
+// network's kills and link faults are in chaosnet.go, its control-plane writes in
+// chaoswrite.go, and its part of the report in chaos_report.go.
+
 import (
-	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -20,157 +24,6 @@ const (
 	// again, every location must hold a healthy verdict of every check within it.
 	ChaosSettle = 60 * time.Second
 )
-
-// chaosNetwork is what the chaos steps need of a network: the nodes network has it.
-type chaosNetwork interface {
-	Kill(id string) error
-	Start(id string) error
-	KillLeader() (string, error)
-	CutOneWay(from, to string) error
-	SetLoss(a, b string, p float64) error
-	SetLatency(a, b string, d time.Duration) error
-}
-
-// nodeRegion reads a node name of the nodes network: voter-1 to voter-3 (no region),
-// <region>-location or <region>-checker-N (N from 1 to the checkers per region).
-func nodeRegion(name string) (region string, ok bool) {
-	if v, found := strings.CutPrefix(name, "voter-"); found {
-		i, err := strconv.Atoi(v)
-		return "", err == nil && i >= 1 && i <= chaosVoters && v == strconv.Itoa(i)
-	}
-	if r, found := strings.CutSuffix(name, "-location"); found {
-		return r, r != ""
-	}
-	r, c, found := strings.Cut(name, "-checker-")
-	i, err := strconv.Atoi(c)
-	return r, found && r != "" && err == nil && i >= 1 && i <= checkersPerRegion && c == strconv.Itoa(i)
-}
-
-// parseChaosStep parses the arguments of a chaos step.
-func parseChaosStep(st Step, args []string, regions []string) (Step, error) {
-	want := map[string]int{StepKill: 1, StepStart: 1, StepKillLeader: 0, StepCutOneWay: 2, StepLoss: 3, StepLatency: 3}[st.Kind]
-	if st.Kind == StepLatency && len(args) == 4 {
-		want = 4 // a jitter
-	}
-	if len(args) != want {
-		return st, fmt.Errorf("%s takes %d arguments, got %d", st.Kind, want, len(args))
-	}
-	twoRegions := func() error {
-		for _, r := range args[:2] {
-			if !slices.Contains(regions, r) {
-				return fmt.Errorf("%s: unknown region %q (regions: %s)", st.Kind, r, strings.Join(regions, ", "))
-			}
-		}
-		if args[0] == args[1] {
-			return fmt.Errorf("%s: two different regions, got %s twice", st.Kind, args[0])
-		}
-		return nil
-	}
-	switch st.Kind {
-	case StepKill, StepStart:
-		r, ok := nodeRegion(args[0])
-		switch {
-		case st.Kind == StepStart && (args[0] == "all" || args[0] == "voters"):
-		case !ok && st.Kind == StepStart:
-			return st, fmt.Errorf("start: %q is not a node (voter-1..3, <region>-location, <region>-checker-1..3), voters or all", args[0])
-		case !ok:
-			return st, fmt.Errorf("kill: %q is not a node (voter-1..3, <region>-location, <region>-checker-1..3)", args[0])
-		case r != "" && !slices.Contains(regions, r):
-			return st, fmt.Errorf("%s: %q is in no region of %s", st.Kind, args[0], strings.Join(regions, ", "))
-		}
-		st.Regions = args
-	case StepCutOneWay:
-		if err := twoRegions(); err != nil {
-			return st, err
-		}
-		st.Regions = args
-	case StepLoss:
-		if err := twoRegions(); err != nil {
-			return st, err
-		}
-		p, err := strconv.ParseFloat(args[2], 64)
-		if err != nil || !(p >= 0 && p <= 100) {
-			return st, fmt.Errorf("loss: %q is not a percentage from 0 to 100", args[2])
-		}
-		st.Regions = args
-	case StepLatency:
-		if err := twoRegions(); err != nil {
-			return st, err
-		}
-		d, err := time.ParseDuration(args[2])
-		if err != nil || d <= 0 || d > 10*time.Second {
-			return st, fmt.Errorf("latency: %q is not a duration from 1ns to 10s", args[2])
-		}
-		st.Regions, st.For = args[:2], d
-		if len(args) == 4 {
-			j, err := time.ParseDuration(args[3])
-			if err != nil || j < 0 || j > d {
-				return st, fmt.Errorf("latency: jitter %q is not a duration from 0 to the latency (%v)", args[3], d)
-			}
-			st.Jitter = j
-		}
-	}
-	return st, nil
-}
-
-// chaosFault reports whether the step is a chaos step that injects a fault.
-func (s Step) chaosFault() bool {
-	switch s.Kind {
-	case StepKill, StepKillLeader, StepCutOneWay, StepLoss, StepLatency:
-		return true
-	}
-	return false
-}
-
-// unmodelled reports whether the fault model cannot say what the step does to verdicts: a
-// one-way cut, packet loss and latency (the model knows cut links and failed targets; a
-// killed checker or voter changes no verdict while the others of its region run, and a
-// restarted location is judged as a restart).
-func (s Step) unmodelled() bool {
-	return s.Kind == StepCutOneWay || s.Kind == StepLoss || s.Kind == StepLatency
-}
-
-// injectChaos makes a chaos step happen on the network.
-func (r *runner) injectChaos(st Step) error {
-	cn, ok := r.net.(chaosNetwork)
-	if !ok {
-		return fmt.Errorf("%s needs the nodes network (first step: network nodes)", st.Kind)
-	}
-	if st.unmodelled() {
-		r.unmodelled = true
-	}
-	start := time.Now()
-	switch st.Kind {
-	case StepKill:
-		err := cn.Kill(st.Regions[0])
-		if err == nil {
-			r.event(fmt.Sprintf("%s stopped in %v", st.Regions[0], time.Since(start).Round(time.Millisecond)))
-		}
-		return err
-	case StepStart:
-		return cn.Start(st.Regions[0])
-	case StepKillLeader:
-		id, err := cn.KillLeader()
-		if err == nil {
-			r.event(fmt.Sprintf("the leader, %s, stopped in %v", id, time.Since(start).Round(time.Millisecond)))
-		}
-		return err
-	case StepCutOneWay:
-		return cn.CutOneWay(st.Regions[0], st.Regions[1])
-	case StepLoss:
-		p, err := strconv.ParseFloat(st.Regions[2], 64)
-		if err != nil {
-			return fmt.Errorf("loss: %w", err)
-		}
-		return cn.SetLoss(st.Regions[0], st.Regions[1], p/100)
-	case StepLatency:
-		if st.Jitter > 0 {
-			return errors.New("latency: a jitter needs a real network (vigil sim -real)")
-		}
-		return cn.SetLatency(st.Regions[0], st.Regions[1], st.For)
-	}
-	return fmt.Errorf("unknown step %q", st.Kind)
-}
 
 // chaosState is what a generated script has in force, as the generator tracks it.
 type chaosState struct {
@@ -380,66 +233,4 @@ func FaultCounts(sc Script) map[string]int {
 		}
 	}
 	return out
-}
-
-// VerdictChanges counts the verdict changes after the network was ready, and those to
-// unhealthy.
-func (r Result) VerdictChanges() (all, unhealthy int) {
-	for _, c := range r.History.Changes {
-		if !r.ReadyAt.IsZero() && c.At.After(r.ReadyAt) {
-			all++
-			if !c.Serving {
-				unhealthy++
-			}
-		}
-	}
-	return all, unhealthy
-}
-
-// writeChaos adds the verdict changes and the control-plane writes of a run to a report.
-func (r Result) writeChaos(b *strings.Builder) {
-	if !r.ReadyAt.IsZero() {
-		fmt.Fprintf(b, "  ready at               %s (the timeline's +0)\n", r.ReadyAt.Format("15:04:05.000"))
-	}
-	all, bad := r.VerdictChanges()
-	fmt.Fprintf(b, "  verdict changes        %d after ready (%d to a verdict not served)\n", all, bad)
-	if w := r.Writes; w != nil {
-		fmt.Fprintf(b, "  control writes         %d attempted, %d acknowledged, %d failed (may or may not have applied), %d skipped (key not checked yet)\n",
-			w.Attempted, w.Acknowledged, w.Failed, w.Skipped)
-		fmt.Fprintf(b, "  acknowledged checked   %d of %d, lost %d (overwritten by a late failed write %d, read behind an acknowledged index %d, unchecked %d)\n",
-			w.Checked, w.Acknowledged, w.Lost, w.Overwritten, w.StaleReads, w.Unchecked)
-		if w.ReadBack != "" {
-			fmt.Fprintf(b, "  last read back failed  %s\n", w.ReadBack)
-		}
-		for _, p := range w.Problems {
-			fmt.Fprintf(b, "  WRITE %s\n", p)
-		}
-		r.writeEvidence(b)
-	}
-}
-
-// evidenceViolations bounds the violations whose neighbourhood a chaos report prints.
-const evidenceViolations = 3
-
-// writeEvidence prints, for the first violations, what the same location answered within a
-// second of the violation and its verdict changes within ten seconds, to tell the system's
-// fault from the model's.
-func (r Result) writeEvidence(b *strings.Builder) {
-	for i, v := range r.Audit.Violations {
-		if i == evidenceViolations {
-			break
-		}
-		l, at := v.Answer.Location, v.Answer.Sent
-		fmt.Fprintf(b, "  around violation %d (%s at %s):\n", i+1, v.Answer.Name, l)
-		for _, a := range r.History.Answers {
-			if a.Location == l && a.Sent.After(at.Add(-time.Second)) && a.Sent.Before(at.Add(time.Second)) {
-				fmt.Fprintf(b, "    answer %v\n", a)
-			}
-		}
-		for _, c := range r.History.Changes {
-			if c.Location == l && c.At.After(at.Add(-10*time.Second)) && c.At.Before(at.Add(10*time.Second)) {
-				fmt.Fprintf(b, "    change %v (after %s)\n", c, c.After.Format("15:04:05.000"))
-			}
-		}
-	}
 }
