@@ -1,5 +1,7 @@
 package sim
 
+// The script's steps run on a started network, against the fault model.
+
 import (
 	"context"
 	"fmt"

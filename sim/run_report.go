@@ -1,5 +1,7 @@
 package sim
 
+// A scripted run's report (WriteReport) and whether it passed.
+
 import (
 	"fmt"
 	"io"
@@ -10,9 +12,6 @@ import (
 
 // maxViolationsShown bounds the violations a report prints in full.
 const maxViolationsShown = 20
-
-// Queries returns how many queries the run made.
-func (r Result) Queries() int { return len(r.History.Answers) }
 
 // Passed reports whether the run found no violation, flipped no healthy endpoint, lost no
 // acknowledged control-plane write, and (with grow and measure steps) kept per-node
