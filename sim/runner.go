@@ -32,7 +32,7 @@ type runner struct {
 	mu               sync.Mutex         // guards the timeline
 	kept             map[[2]string]bool // (location, check) pairs the model kept healthy so far
 	detected, healed bool
-	unmodelled       bool // a fault the model cannot say anything of was injected (chaos.go)
+	unmodelled       bool // a fault the model cannot say anything of was injected (chaos_steps.go)
 }
 
 // event adds a line to the timeline, at the time since the network was ready.
