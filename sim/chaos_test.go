@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
+	"github.com/vigil-dns/vigil/audit"
 	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/dev"
 	"github.com/vigil-dns/vigil/regions"
@@ -217,7 +218,7 @@ func TestChaos(t *testing.T) {
 	killsLocation := slices.ContainsFunc(sc.Steps, func(st Step) bool {
 		return st.Kind == StepKill && strings.HasSuffix(st.Regions[0], "-location")
 	})
-	if killsLocation && res.Verification.Unanswered == 0 {
+	if killsLocation && res.Audit.Unanswered == 0 {
 		t.Error("no query went unanswered: the killed location was not killed")
 	}
 }
@@ -312,7 +313,7 @@ func TestQuerierRefusesItsOwnQuery(t *testing.T) {
 	if a.Err == "" {
 		t.Fatalf("a query sent back was recorded as an answer: %v", a)
 	}
-	res := NewChecker(mustDemo(t), 0).Verify(History{Answers: []Answer{a}})
+	res := audit.New(mustDemo(t), 0).Audit(audit.History{Answers: []audit.Answer{a}})
 	if len(res.Violations) != 0 || res.Unanswered != 1 {
 		t.Errorf("verification: %+v", res)
 	}

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/vigil-dns/vigil/config"
@@ -67,34 +66,6 @@ func (n *nodesNetwork) Grow(count int) ([]string, error) {
 		added = append(added, id)
 	}
 	return added, nil
-}
-
-// Rebalance is what a grow step saw.
-type Rebalance struct {
-	// Added are the checkers that joined.
-	Added []string
-	// Covered is from the start of the growth until every location counted a fresh report of
-	// every checker the plan over the whole fleet assigns to every probed check.
-	Covered time.Duration
-	// Took is from the start of the growth until the assignment was rebalanced, and stayed
-	// so for rebalanceStable: every checker reports exactly the checks that plan gives it,
-	// and every location expects and counts exactly the planned checkers of every check.
-	Took time.Duration
-	// Want is the fresh reports a check's shards promise: checkers per region × regions.
-	Want int
-	// FreshBefore and FreshDuring are the fewest and the most fresh reports any location
-	// counted for a probed check, at the start of the growth and during the rebalance.
-	FreshBefore, FreshDuring [2]int
-	// Moved counts the (check, region) shards whose checkers changed.
-	Moved int
-}
-
-// Growth is what a run's grow and measure steps found.
-type Growth struct {
-	// Measures are the measure steps' findings, in order.
-	Measures []Resources
-	// Rebalances are the grow steps' findings, in order.
-	Rebalances []Rebalance
 }
 
 // targetPlan is the assignment over every checker of the network, by probed check: the
@@ -316,89 +287,3 @@ func (r *runner) growth(ctx context.Context, st Step) error {
 	}
 	return nil
 }
-
-// Tolerances of flat per-node resources, from the first measure to the last.
-const (
-	// flatGoroutines: a role's goroutines per node may grow by 10% plus 2 (push/pulls and
-	// probes in flight at the instant of the measure).
-	flatGoroutinesRatio, flatGoroutinesPlus = 1.10, 2.0
-	// flatSockets: a role's sockets per node may grow by 1 (a probe in flight).
-	flatSocketsPlus = 1.0
-	// flatHeapRatio: the heap per node may grow by 25%: gossip keeps about 1 KiB per member
-	// at every node, 9 KiB more per node for 9 more members, and the history grows.
-	flatHeapRatio = 1.25
-)
-
-// Problems lists what the growth did not keep flat or whole: per-node goroutines, sockets and
-// heap beyond the tolerances, and a location that counted fewer fresh reports of a check than
-// its shards promise while the assignment rebalanced.
-func (g *Growth) Problems() []string {
-	if g == nil {
-		return nil
-	}
-	var out []string
-	for i, rb := range g.Rebalances {
-		if rb.FreshDuring[0] < rb.Want {
-			out = append(out, fmt.Sprintf("grow %d: a location counted %d fresh reports of a check while the shards moved; they promise %d", i+1, rb.FreshDuring[0], rb.Want))
-		}
-	}
-	if len(g.Measures) < 2 {
-		return out
-	}
-	a, b := g.Measures[0], g.Measures[len(g.Measures)-1]
-	for _, role := range []string{"location", "checker"} {
-		x, y := a.Role(role), b.Role(role)
-		if y.MeanGoroutines > x.MeanGoroutines*flatGoroutinesRatio+flatGoroutinesPlus {
-			out = append(out, fmt.Sprintf("goroutines per %s: %.1f, then %.1f", role, x.MeanGoroutines, y.MeanGoroutines))
-		}
-		if y.MeanSockets > x.MeanSockets+flatSocketsPlus {
-			out = append(out, fmt.Sprintf("sockets per %s: %.1f, then %.1f", role, x.MeanSockets, y.MeanSockets))
-		}
-	}
-	if b.HeapPerNode() > a.HeapPerNode()*flatHeapRatio {
-		out = append(out, fmt.Sprintf("heap per node: %s, then %s", kib(a.HeapPerNode()), kib(b.HeapPerNode())))
-	}
-	return out
-}
-
-// write adds the growth's figures to a report.
-func (g *Growth) write(b *strings.Builder) {
-	if g == nil {
-		return
-	}
-	fmt.Fprintf(b, "\nfleet growth\n")
-	for i, rb := range g.Rebalances {
-		fmt.Fprintf(b, "  grow %d: %d checkers joined at once; %d shards moved\n", i+1, len(rb.Added), rb.Moved)
-		fmt.Fprintf(b, "    every planned checker counted   %v after the growth\n", rb.Covered.Round(10*time.Millisecond))
-		fmt.Fprintf(b, "    rebalanced                      %v after the growth (exact and stable for %v)\n", rb.Took.Round(10*time.Millisecond), rebalanceStable)
-		fmt.Fprintf(b, "    fresh reports per check         %d to %d before, %d to %d while rebalancing; shards promise %d\n",
-			rb.FreshBefore[0], rb.FreshBefore[1], rb.FreshDuring[0], rb.FreshDuring[1], rb.Want)
-	}
-	if len(g.Measures) > 0 {
-		tw := tabwriter.NewWriter(b, 2, 8, 2, ' ', 0)
-		fmt.Fprintln(tw, "  measure\tnodes\tgoroutines per location (min-max)\tper checker (min-max)\tsockets per location\tper checker\tother goroutines\theap per node")
-		for _, m := range g.Measures {
-			l, c := m.Role("location"), m.Role("checker")
-			fmt.Fprintf(tw, "  %s\t%d\t%.1f (%d-%d)\t%.1f (%d-%d)\t%.1f\t%.1f\t%d\t%s\n", m.Label, len(m.Nodes),
-				l.MeanGoroutines, l.MinGoroutines, l.MaxGoroutines, c.MeanGoroutines, c.MinGoroutines, c.MaxGoroutines,
-				l.MeanSockets, c.MeanSockets, m.Unlabeled, kib(m.HeapPerNode()))
-		}
-		tw.Flush()
-		if len(g.Measures) > 1 {
-			a, z := g.Measures[0], g.Measures[len(g.Measures)-1]
-			if added := len(z.Nodes) - len(a.Nodes); added > 0 && z.Heap > a.Heap {
-				fmt.Fprintf(b, "  heap added per added node: %s (the new node's own, and every node's state of one more member)\n", kib(float64(z.Heap-a.Heap)/float64(added)))
-			}
-		}
-	}
-	if p := g.Problems(); len(p) > 0 {
-		for _, x := range p {
-			fmt.Fprintf(b, "  NOT FLAT %s\n", x)
-		}
-	} else {
-		fmt.Fprintf(b, "  flat: per-node goroutines within +10%%+2, sockets within +1, heap within +25%%; no location counted fewer reports than the shards promise\n")
-	}
-}
-
-// kib formats a number of bytes in KiB.
-func kib(b float64) string { return fmt.Sprintf("%.0f KiB", b/1024) }

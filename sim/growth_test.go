@@ -135,8 +135,8 @@ func TestFleetGrowth(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := runChecked(t, sc) // no error, violation or flip of a healthy endpoint
-	if res.Verification.Answers < 100 || res.Verification.LastResort != 0 {
-		t.Errorf("%d answers, %d in last resort: want answers flowing, none in last resort", res.Verification.Answers, res.Verification.LastResort)
+	if res.Audit.Answers < 100 || res.Audit.LastResort != 0 {
+		t.Errorf("%d answers, %d in last resort: want answers flowing, none in last resort", res.Audit.Answers, res.Audit.LastResort)
 	}
 	g := res.Growth
 	if g == nil || len(g.Rebalances) != 1 || len(g.Measures) != 2 {

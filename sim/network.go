@@ -1,9 +1,12 @@
 package sim
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"time"
 
+	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/dev"
 	"github.com/vigil-dns/vigil/quorum"
 )
@@ -49,6 +52,65 @@ type network interface {
 	Restart() error
 	Verdicts(location string) map[string]verdictView
 	DNSAddr(location string) string
+	// SetPoisoned makes the hostile endpoints of a poison network hang and flood, or answer
+	// normally; other networks have none.
+	SetPoisoned(on bool) error
+	// addFigures adds to res what the network measured of itself (a poison network's probe
+	// schedule); the others measure nothing.
+	addFigures(res *Result)
+}
+
+// networkKind is a network a script can run on.
+type networkKind struct {
+	// document, when set, adds to the run's document what the network serves beyond it (the
+	// poison networks' checks); targets learns the region of every check it adds.
+	document func(doc *config.Document, targets map[string]string, regions []string) (*config.Document, error)
+	// start starts the network on the dev network's layout cfg, serving doc; wait waits until
+	// it has stopped after ctx ends.
+	start func(ctx context.Context, o Options, cfg dev.Config, doc *config.Document) (n network, wait func() error, err error)
+}
+
+// networkKinds returns the networks a script can name, by name.
+func networkKinds() map[string]networkKind {
+	return map[string]networkKind{
+		NetworkDev:             {start: startDev},
+		NetworkNodes:           {start: startNodesNetwork},
+		NetworkPoison:          poisonKind(NetworkPoison),
+		NetworkPoisonUnsharded: poisonKind(NetworkPoisonUnsharded),
+	}
+}
+
+// startDev starts the dev network on loopback ports of its own.
+func startDev(ctx context.Context, o Options, cfg dev.Config, doc *config.Document) (network, func() error, error) {
+	cfg.Document, cfg.DataDir, cfg.Logger = doc, o.DataDir, o.Logger
+	cfg.ControlAddr = "127.0.0.1:0"
+	for _, r := range cfg.Regions {
+		cfg.Locations[r] = dev.Location{DNS: "127.0.0.1:0", HTTP: "127.0.0.1:0"}
+	}
+	n, err := dev.Start(ctx, cfg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("sim: %w", err)
+	}
+	return devNetwork{n}, n.Wait, nil
+}
+
+// startNodesNetwork starts the nodes network with the checkers per region and the voters the
+// script asks for.
+func startNodesNetwork(ctx context.Context, o Options, cfg dev.Config, doc *config.Document) (network, func() error, error) {
+	n, err := startNodes(ctx, cfg, doc, o.DataDir, o.Logger, o.Script.voters(), nodesOptions{checkers: o.Script.CheckersPerRegion})
+	if err != nil {
+		return nil, nil, err
+	}
+	return n, n.wait, nil
+}
+
+// notPoison is the error of a poison or cure step on a network without hostile endpoints.
+func notPoison(on bool) error {
+	kind := StepCure
+	if on {
+		kind = StepPoison
+	}
+	return fmt.Errorf("%s needs a poison network (network %s)", kind, NetworkPoison)
 }
 
 // devNetwork adapts a dev network.
@@ -68,6 +130,19 @@ func (devNetwork) StopControl() error {
 func (devNetwork) Restart() error {
 	return errors.New("the dev network cannot restart its nodes: run this script on the nodes network")
 }
+
+// SetPoisoned is not possible on the dev network: it has no hostile endpoints.
+func (devNetwork) SetPoisoned(on bool) error { return notPoison(on) }
+
+// addFigures adds nothing: the dev network measures nothing of itself.
+func (devNetwork) addFigures(*Result) {}
+
+// SetPoisoned is not possible on the nodes network: only a poison network has hostile
+// endpoints.
+func (n *nodesNetwork) SetPoisoned(on bool) error { return notPoison(on) }
+
+// addFigures adds nothing: the nodes network measures nothing of itself.
+func (n *nodesNetwork) addFigures(*Result) {}
 
 // Verdicts returns the location's verdicts.
 func (d devNetwork) Verdicts(location string) map[string]verdictView {

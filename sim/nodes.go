@@ -104,27 +104,9 @@ func startNodes(ctx context.Context, cfg dev.Config, doc *config.Document, dir s
 	if n.sim, err = regions.NewNetwork(cfg.Seed, simRegions...); err != nil {
 		return n, fmt.Errorf("sim: %w", err)
 	}
-	for _, r := range cfg.Regions {
-		t, err := dev.NewTarget(r, cfg.Targets[r])
-		if err != nil {
-			return n, fmt.Errorf("sim: %w", err)
-		}
-		n.targets[r] = t
-		n.wg.Go(func() { _ = t.Run(ctx) })
-		if err := n.sim.PlaceTarget(t.Addr(), r); err != nil {
-			return n, fmt.Errorf("sim: %w", err)
-		}
-	}
-	// Each region has a canary, a target that always answers: a checker that loses its own
-	// network fails its region's canary and withdraws instead of reporting every check
-	// unhealthy.
-	canaries := map[string]config.Check{}
-	for _, r := range cfg.Regions {
-		c, err := n.startCanary(ctx, r)
-		if err != nil {
-			return n, err
-		}
-		canaries[r] = c
+	canaries, err := n.startTargets(ctx, cfg)
+	if err != nil {
+		return n, err
 	}
 	var voters []string
 	if voterCount == 1 {
@@ -144,14 +126,46 @@ func startNodes(ctx context.Context, cfg dev.Config, doc *config.Document, dir s
 	}
 	n.spec = nodeSpec{doc: doc, dir: dir, voters: voters, key: key, canaries: canaries}
 	n.heapBase = heapAfterGC()
+	return n, n.startDataPlane(opts.tune)
+}
+
+// startTargets starts every region's target of cfg and its canary, a target that always
+// answers: a checker that loses its own network fails its region's canary and withdraws
+// instead of reporting every check unhealthy. It returns the canaries' checks by region.
+func (n *nodesNetwork) startTargets(ctx context.Context, cfg dev.Config) (map[string]config.Check, error) {
+	for _, r := range cfg.Regions {
+		t, err := dev.NewTarget(r, cfg.Targets[r])
+		if err != nil {
+			return nil, fmt.Errorf("sim: %w", err)
+		}
+		n.targets[r] = t
+		n.wg.Go(func() { _ = t.Run(ctx) })
+		if err := n.sim.PlaceTarget(t.Addr(), r); err != nil {
+			return nil, fmt.Errorf("sim: %w", err)
+		}
+	}
+	canaries := map[string]config.Check{}
+	for _, r := range cfg.Regions {
+		c, err := n.startCanary(ctx, r)
+		if err != nil {
+			return nil, err
+		}
+		canaries[r] = c
+	}
+	return canaries, nil
+}
+
+// startDataPlane starts every region's location, then every checker, each joining the pool
+// through the first; tune, when set, adjusts each node's configuration first.
+func (n *nodesNetwork) startDataPlane(tune func(c *node.Config)) error {
 	var seed string
 	add := func(id, region, link string, roles node.Roles) error {
 		rn := &running{cfg: n.nodeConfig(id, region, roles, seed), link: link}
 		if roles&node.RoleChecker != 0 {
 			rn.src = n.sourceAddr()
 		}
-		if opts.tune != nil {
-			opts.tune(&rn.cfg)
+		if tune != nil {
+			tune(&rn.cfg)
 		}
 		if err := n.run(rn); err != nil {
 			return err
@@ -164,18 +178,18 @@ func startNodes(ctx context.Context, cfg dev.Config, doc *config.Document, dir s
 		}
 		return nil
 	}
-	for _, r := range cfg.Regions {
+	for _, r := range n.regions {
 		if err := add(r+"-location", r, r, node.RoleLocation); err != nil {
-			return n, err
+			return err
 		}
 	}
 	for _, id := range n.checkers {
 		r, _, _ := strings.Cut(id, "-checker-")
 		if err := add(id, r, id, node.RoleChecker); err != nil {
-			return n, err
+			return err
 		}
 	}
-	return n, nil
+	return nil
 }
 
 // nodeSpec is what every data-plane node of the network is made of.

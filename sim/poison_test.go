@@ -71,11 +71,11 @@ func TestPoison(t *testing.T) {
 	// Correctness that holds however late the processes run: every answer allowed by a
 	// verdict in force, the pool answered as it should be, every probe result kept, the
 	// hostile checks failed everywhere for their reasons.
-	if n := len(res.Verification.Violations); n > 0 {
-		t.Errorf("%d history violations, first: %v", n, res.Verification.Violations[0])
+	if n := len(res.Audit.Violations); n > 0 {
+		t.Errorf("%d history violations, first: %v", n, res.Audit.Violations[0])
 	}
-	if res.Verification.Answers < 100 || res.Detection <= 0 || res.Recovery <= 0 {
-		t.Errorf("%d answers, detection %v, recovery %v: want answers, and both measured", res.Verification.Answers, res.Detection, res.Recovery)
+	if res.Audit.Answers < 100 || res.Detection <= 0 || res.Recovery <= 0 {
+		t.Errorf("%d answers, detection %v, recovery %v: want answers, and both measured", res.Audit.Answers, res.Detection, res.Recovery)
 	}
 	// DNS served the pool's hostile endpoints before the poison, and only the ordinary ones
 	// while it lasted.

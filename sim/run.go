@@ -1,6 +1,11 @@
 package sim
 
+// A scripted run (a named scenario or a script from a file): its configuration (Options) and
+// Run, which starts the network the script names, records the history while runner.go runs the
+// script, and audits it. Its figures are in run_figures.go and its report in run_report.go.
+
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -14,10 +19,9 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
+	"github.com/vigil-dns/vigil/audit"
 	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/dev"
-	"github.com/vigil-dns/vigil/oracle"
-	"github.com/vigil-dns/vigil/quorum"
 )
 
 // Options configure a run.
@@ -44,73 +48,8 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// Event is one line of a run's timeline.
-type Event struct {
-	// At is the time since the script started.
-	At time.Duration
-	// What says what happened.
-	What string
-}
-
-// Result is what a run found.
-type Result struct {
-	// Scenario is the script's name.
-	Scenario string
-	// Regions are the network's regions, which are also its locations.
-	Regions []string
-	// Timeline lists what the run did and saw.
-	Timeline []Event
-	// History is every answer and verdict change recorded.
-	History History
-	// Verification is the checker's finding over History.
-	Verification Verification
-	// Dropped counts queries not made because the history was full.
-	Dropped int
-	// Faulted is how long faults were in force: from the first fault to the last repair (or
-	// the end of the script).
-	Faulted time.Duration
-	// Detection is from the first fault to the wait that saw every location settle on it;
-	// Recovery from the last repair to the wait that saw them settle again. Zero when the
-	// script has no such wait.
-	Detection, Recovery time.Duration
-	// Flips counts verdict changes, after the network was ready, of the (location, check)
-	// pairs the fault model kept healthy throughout: healthy endpoints flipped. Target 0.
-	Flips []Change
-	// Counted are, by location and check, the extremes of what the verdicts counted from
-	// ready to the last repair; AfterRepair from the last repair to the end. Without a
-	// repair, AfterRepair is empty.
-	Counted, AfterRepair map[string]map[string]Counted
-	// Final are the last verdict states seen at every location.
-	Final map[string]map[string]quorum.State
-	// Poison is what a poison network measured of the probes' schedule; nil on others.
-	Poison *PoisonFigures
-	// Growth holds what grow and measure steps found; nil without them.
-	Growth *Growth
-	// ReadyAt is when the network was ready and the script started.
-	ReadyAt time.Time
-	// Unmodelled is set when a fault the model cannot judge was injected (a one-way cut,
-	// loss, latency): Flips is then not computed, and VerdictChanges says what changed.
-	Unmodelled bool
-	// Stalls are the intervals in which the harness's process did not run (stall.go), as
-	// the oracle was told them; StallsNotKept counts those beyond the bound kept.
-	Stalls        []oracle.Stall
-	StallsNotKept int
-	// Oracle is the independent oracle's judgement of the answers (package oracle): from
-	// the document, the faults as injected and the answers alone, never a verdict; nil when
-	// the network never got ready, or when the oracle could not judge (OracleErr says why).
-	Oracle    *oracle.Report
-	OracleErr string
-	// Writes are the control-plane writes made during a run on a control plane of several
-	// voters (chaos), and the acknowledged ones lost; nil without.
-	Writes *oracle.WriteStats
-}
-
-// Run starts a dev network, waits until every location holds a healthy verdict of every
-// check, then runs the script while asking every location for every A record set of the
-// document and sampling their verdicts; it stops the network and checks the history. The
-// error is not nil when the run could not be made (a wait that never settled is one); the
-// history's violations are in the result.
-func Run(ctx context.Context, o Options) (res Result, err error) {
+// withDefaults returns o with every default filled in.
+func (o Options) withDefaults() Options {
 	if o.QueryInterval <= 0 {
 		o.QueryInterval = 20 * time.Millisecond
 	}
@@ -123,8 +62,22 @@ func Run(ctx context.Context, o Options) (res Result, err error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
+	return o
+}
+
+// Run starts the network the script names (the dev network by default), waits until every
+// location holds a healthy verdict of every check, then runs the script while asking every
+// location for every A record set of the document and sampling their verdicts; it stops the
+// network and audits the history. The error is not nil when the run could not be made (a wait
+// that never settled is one); the history's violations are in the result.
+func Run(ctx context.Context, o Options) (res Result, err error) {
+	o = o.withDefaults()
 	if o.Document == nil {
 		return res, errors.New("sim: no document")
+	}
+	kind, ok := networkKinds()[cmp.Or(o.Script.Network, NetworkDev)]
+	if !ok {
+		return res, fmt.Errorf("sim: unknown network %q (networks: %s, %s, %s, %s)", o.Script.Network, NetworkDev, NetworkNodes, NetworkPoison, NetworkPoisonUnsharded)
 	}
 	cfg := dev.DefaultConfig()
 	res.Scenario, res.Regions = o.Script.Name, cfg.Regions
@@ -132,23 +85,19 @@ func Run(ctx context.Context, o Options) (res Result, err error) {
 	if err != nil {
 		return res, err
 	}
-	if isPoisonNetwork(o.Script.Network) {
-		if doc, err = poisonDocument(doc, targets, cfg.Regions, o.Script.Network); err != nil {
+	if kind.document != nil {
+		if doc, err = kind.document(doc, targets, cfg.Regions); err != nil {
 			return res, err
 		}
 	}
-	checker := NewChecker(doc, o.Slack)
-	names := make([]string, 0, len(checker.Sets))
-	for name := range checker.Sets {
-		names = append(names, name)
-	}
-	slices.Sort(names)
+	auditor := audit.New(doc, o.Slack)
+	names := sortedKeys(auditor.Sets)
 	if len(names) == 0 {
 		return res, errors.New("sim: the document has no A record set to ask for")
 	}
 
 	netCtx, stop := context.WithCancel(ctx)
-	n, wait, err := startNetwork(netCtx, o, cfg, doc)
+	n, wait, err := kind.start(netCtx, o, cfg, doc)
 	if err != nil {
 		stop()
 		return res, err
@@ -167,8 +116,29 @@ func Run(ctx context.Context, o Options) (res Result, err error) {
 	if err != nil {
 		return res, err
 	}
+	end, runErr := r.record(ctx, netCtx, names, wr)
+	res.Audit = auditor.Audit(res.History)
+	if !r.readyAt.IsZero() {
+		r.rec.judge(&res, doc, r.readyAt, end)
+	}
+	res.Flips = r.flips()
+	res.ReadyAt, res.Unmodelled = r.readyAt, r.unmodelled
+	n.addFigures(&res)
+	if wr != nil && runErr == nil {
+		ws := wr.Verify(ctx, 30*time.Second)
+		res.Writes = &ws
+	}
+	return res, runErr
+}
+
+// record runs the script while the sampler and the stall monitor record and, from the moment
+// the network is ready, every location is asked for names and the writer (when there is one)
+// writes; then it stops them all, puts what they recorded in the result and returns when the
+// recording ended.
+func (r *runner) record(ctx, netCtx context.Context, names []string, wr *Writer) (time.Time, error) {
+	o, res := r.o, r.res
 	ready := make(chan struct{})
-	r.sampler.onChange = func(c Change) {
+	r.sampler.onChange = func(c audit.Change) {
 		select {
 		case <-ready:
 			r.event(fmt.Sprintf("verdict %s at %s: %s (%s)", c.Check, c.Location, c.State, c.Reason))
@@ -177,8 +147,8 @@ func Run(ctx context.Context, o Options) (res Result, err error) {
 	}
 	recCtx, stopRec := context.WithCancel(netCtx)
 	var queriers []*querier
-	for _, l := range cfg.Regions {
-		queriers = append(queriers, &querier{location: l, addr: n.DNSAddr(l), names: names, client: &dns.Client{Timeout: time.Second}})
+	for _, l := range r.regions {
+		queriers = append(queriers, &querier{location: l, addr: r.net.DNSAddr(l), names: names, client: &dns.Client{Timeout: time.Second}})
 	}
 	var wg sync.WaitGroup
 	wg.Go(func() { r.sampler.run(recCtx, o.SampleInterval) })
@@ -220,51 +190,7 @@ func Run(ctx context.Context, o Options) (res Result, err error) {
 	} else {
 		res.AfterRepair = r.sampler.extremes()
 	}
-	res.Verification = checker.Verify(res.History)
-	if !r.readyAt.IsZero() {
-		r.rec.judge(&res, doc, r.readyAt, end)
-	}
-	res.Flips = r.flips()
-	if p, ok := n.(*poisonNetwork); ok {
-		res.Poison = p.figures(r.readyAt, res.History.Changes)
-	}
-	res.ReadyAt, res.Unmodelled = r.readyAt, r.unmodelled
-	if wr != nil && runErr == nil {
-		ws := wr.Verify(ctx, 30*time.Second)
-		res.Writes = &ws
-	}
-	return res, runErr
-}
-
-// startNetwork starts the network the script asks for; wait waits until it has stopped
-// after ctx ends.
-func startNetwork(ctx context.Context, o Options, cfg dev.Config, doc *config.Document) (network, func() error, error) {
-	switch o.Script.Network {
-	case NetworkDev, "":
-		cfg.Document, cfg.DataDir, cfg.Logger = doc, o.DataDir, o.Logger
-		cfg.ControlAddr = "127.0.0.1:0"
-		for _, r := range cfg.Regions {
-			cfg.Locations[r] = dev.Location{DNS: "127.0.0.1:0", HTTP: "127.0.0.1:0"}
-		}
-		n, err := dev.Start(ctx, cfg)
-		if err != nil {
-			return nil, nil, fmt.Errorf("sim: %w", err)
-		}
-		return devNetwork{n}, n.Wait, nil
-	case NetworkNodes:
-		n, err := startNodes(ctx, cfg, doc, o.DataDir, o.Logger, o.Script.voters(), nodesOptions{checkers: o.Script.CheckersPerRegion})
-		if err != nil {
-			return nil, nil, err
-		}
-		return n, n.wait, nil
-	case NetworkPoison, NetworkPoisonUnsharded:
-		n, err := startPoison(ctx, cfg, doc, o)
-		if err != nil {
-			return nil, nil, err
-		}
-		return n, n.wait, nil
-	}
-	return nil, nil, fmt.Errorf("sim: unknown network %q (networks: %s, %s, %s, %s)", o.Script.Network, NetworkDev, NetworkNodes, NetworkPoison, NetworkPoisonUnsharded)
+	return end, runErr
 }
 
 // placeTargets copies doc, moving the checks that probe the dev network's default target

@@ -1,5 +1,7 @@
 package sim
 
+// The script's steps run on a started network, against the fault model.
+
 import (
 	"context"
 	"fmt"
@@ -8,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/vigil-dns/vigil/audit"
 	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/quorum"
 )
@@ -29,7 +32,7 @@ type runner struct {
 	mu               sync.Mutex         // guards the timeline
 	kept             map[[2]string]bool // (location, check) pairs the model kept healthy so far
 	detected, healed bool
-	unmodelled       bool // a fault the model cannot say anything of was injected (chaos.go)
+	unmodelled       bool // a fault the model cannot say anything of was injected (chaos_steps.go)
 }
 
 // event adds a line to the timeline, at the time since the network was ready.
@@ -145,11 +148,7 @@ func (r *runner) inject(st Step) error {
 	case StepRestart:
 		return r.net.Restart()
 	case StepPoison, StepCure:
-		p, ok := r.net.(*poisonNetwork)
-		if !ok {
-			return fmt.Errorf("%s needs a poison network (network %s)", st.Kind, NetworkPoison)
-		}
-		return p.SetPoisoned(st.Kind == StepPoison)
+		return r.net.SetPoisoned(st.Kind == StepPoison)
 	case StepKill, StepStart, StepKillLeader, StepCutOneWay, StepLoss, StepLatency:
 		return r.injectChaos(st)
 	}
@@ -197,11 +196,11 @@ func (r *runner) keep(f Faults) {
 
 // flips returns the verdict changes, after the network was ready, of the pairs the model
 // kept healthy throughout.
-func (r *runner) flips() []Change {
+func (r *runner) flips() []audit.Change {
 	if r.readyAt.IsZero() || r.unmodelled {
 		return nil
 	}
-	var out []Change
+	var out []audit.Change
 	restarted := map[[2]string]bool{} // the pair lost its verdict and has not decided since
 	for _, c := range r.sampler.history() {
 		k := [2]string{c.Location, c.Check}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vigil-dns/vigil/audit"
 	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/dev"
 	"github.com/vigil-dns/vigil/quorum"
@@ -57,14 +58,14 @@ func runChecked(t *testing.T, sc Script) Result {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := len(res.Verification.Violations); n > 0 {
-		t.Errorf("%d history violations, first: %v", n, res.Verification.Violations[0])
+	if n := len(res.Audit.Violations); n > 0 {
+		t.Errorf("%d history violations, first: %v", n, res.Audit.Violations[0])
 	}
 	if len(res.Flips) > 0 {
 		t.Errorf("healthy endpoints flipped: %v", res.Flips)
 	}
-	if res.Verification.Answers < 100 {
-		t.Errorf("only %d answers recorded", res.Verification.Answers)
+	if res.Audit.Answers < 100 {
+		t.Errorf("only %d answers recorded", res.Audit.Answers)
 	}
 	checkOracle(t, res)
 	return res
@@ -100,22 +101,22 @@ func TestPartition(t *testing.T) {
 		t.Errorf("partition answers: sa-east served only São Paulo: %v; us-east dropped São Paulo: %v", saOnly, othersWithout)
 	}
 	// sa-east heard that neither us-east nor eu-west works: www in last resort there only.
-	if res.Verification.LastResortAt["sa-east"] == 0 || res.Verification.LastResortAt["us-east"] != 0 {
-		t.Errorf("last-resort answers by location: %v; want some at sa-east, none at us-east", res.Verification.LastResortAt)
+	if res.Audit.LastResortAt["sa-east"] == 0 || res.Audit.LastResortAt["us-east"] != 0 {
+		t.Errorf("last-resort answers by location: %v; want some at sa-east, none at us-east", res.Audit.LastResortAt)
 	}
-	// The same history against a zone whose failover pair is swapped must fail: the checker
+	// The same history against a zone whose failover pair is swapped must fail: the audit
 	// sees what the locations really answered.
 	doc, err := config.Load("../examples/demo.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	wrong := NewChecker(doc, 0)
+	wrong := audit.New(doc, 0)
 	swapped := *wrong.Sets[www]
 	swapped.Records = []config.Record{swapped.Records[1], swapped.Records[0]}
 	swapped.Records[0].Role, swapped.Records[1].Role = config.RolePrimary, config.RoleSecondary
 	wrong.Sets[www] = &swapped
-	if v := wrong.Verify(res.History); len(v.Violations) == 0 {
-		t.Errorf("a checker of a swapped failover pair found no violation in %d answers", v.Answers)
+	if v := wrong.Audit(res.History); len(v.Violations) == 0 {
+		t.Errorf("an audit of a swapped failover pair found no violation in %d answers", v.Answers)
 	}
 	for _, l := range res.Regions {
 		for id, s := range res.Final[l] {
@@ -145,7 +146,7 @@ func answered(res Result, location, name string, values ...string) bool {
 func TestAllDown(t *testing.T) {
 	res := runScenario(t, "all-down")
 	for _, l := range res.Regions {
-		if res.Verification.LastResortAt[l] == 0 {
+		if res.Audit.LastResortAt[l] == 0 {
 			t.Errorf("%s never answered in last resort", l)
 		}
 		if !answered(res, l, all, usEast, euWest, saEast) || !answered(res, l, www, usEast) {
@@ -162,7 +163,7 @@ func TestCascade(t *testing.T) {
 		if !answered(res, l, www, euWest) || !answered(res, l, all, euWest, saEast) {
 			t.Errorf("%s never failed over to the two survivors", l)
 		}
-		if res.Verification.LastResortAt[l] == 0 {
+		if res.Audit.LastResortAt[l] == 0 {
 			t.Errorf("%s never answered in last resort", l)
 		}
 	}
@@ -220,8 +221,8 @@ func TestCheckerOffline(t *testing.T) {
 	if !dropped {
 		t.Errorf("no location ever counted fewer fresh reports: the checker never went offline")
 	}
-	if res.Verification.LastResort != 0 {
-		t.Errorf("%d last-resort answers with every endpoint up", res.Verification.LastResort)
+	if res.Audit.LastResort != 0 {
+		t.Errorf("%d last-resort answers with every endpoint up", res.Audit.LastResort)
 	}
 }
 
@@ -238,7 +239,7 @@ func TestControlDown(t *testing.T) {
 		}
 	}
 	// Only a location's own restart may leave queries unanswered: a small share.
-	if v := res.Verification; v.Unanswered*10 > v.Answers {
+	if v := res.Audit; v.Unanswered*10 > v.Answers {
 		t.Errorf("%d queries unanswered, %d answered", v.Unanswered, v.Answers)
 	}
 }

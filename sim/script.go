@@ -171,26 +171,9 @@ func ParseScript(name string, r io.Reader, regions []string) (Script, error) {
 func parseStep(f []string, regions []string) (Step, error) {
 	st := Step{Kind: f[0]}
 	args := f[1:]
-	region := func(r string) error {
-		if !slices.Contains(regions, r) {
-			return fmt.Errorf("%s: unknown region %q (regions: %s)", st.Kind, r, strings.Join(regions, ", "))
-		}
-		return nil
-	}
-	duration := func(s string) (time.Duration, error) {
-		d, err := time.ParseDuration(s)
-		if err != nil || d <= 0 || d > time.Hour {
-			return 0, fmt.Errorf("%s: %q is not a duration from 1ns to 1h", st.Kind, s)
-		}
-		return d, nil
-	}
-	count := func(s string, most int) (int, error) {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 || n > most {
-			return 0, fmt.Errorf("%s: %q is not a number from 1 to %d", st.Kind, s, most)
-		}
-		return n, nil
-	}
+	region := func(r string) error { return stepRegion(st.Kind, r, regions) }
+	duration := func(s string) (time.Duration, error) { return stepDuration(st.Kind, s) }
+	count := func(s string, most int) (int, error) { return stepCount(st.Kind, s, most) }
 	var err error
 	switch st.Kind {
 	case StepDown, StepUp:
@@ -224,7 +207,7 @@ func parseStep(f []string, regions []string) (Step, error) {
 			}
 			args = args[:1]
 		}
-		if len(args) != 1 || (args[0] != NetworkDev && args[0] != NetworkNodes && !isPoisonNetwork(args[0])) {
+		if _, ok := networkKinds()[strings.Join(args, " ")]; !ok {
 			return st, fmt.Errorf("network takes %s, %s, %s or %s, got %q", NetworkDev, NetworkNodes, NetworkPoison, NetworkPoisonUnsharded, strings.Join(f[1:], " "))
 		}
 		st.Regions = args
@@ -257,6 +240,32 @@ func parseStep(f []string, regions []string) (Step, error) {
 		return st, fmt.Errorf("unknown step %q (steps: down, up, cut, heal, hold, wait, offline, online, control-down, restart, poison, cure, grow, measure, network, kill, start, kill-leader, cut-oneway, loss, latency)", st.Kind)
 	}
 	return st, err
+}
+
+// stepRegion checks that r, an argument of a step of kind, is one of regions.
+func stepRegion(kind, r string, regions []string) error {
+	if !slices.Contains(regions, r) {
+		return fmt.Errorf("%s: unknown region %q (regions: %s)", kind, r, strings.Join(regions, ", "))
+	}
+	return nil
+}
+
+// stepDuration parses s, an argument of a step of kind, as a duration from 1ns to 1h.
+func stepDuration(kind, s string) (time.Duration, error) {
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 || d > time.Hour {
+		return 0, fmt.Errorf("%s: %q is not a duration from 1ns to 1h", kind, s)
+	}
+	return d, nil
+}
+
+// stepCount parses s, an argument of a step of kind, as a number from 1 to most.
+func stepCount(kind, s string, most int) (int, error) {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 || n > most {
+		return 0, fmt.Errorf("%s: %q is not a number from 1 to %d", kind, s, most)
+	}
+	return n, nil
 }
 
 // needsControl reports whether the script runs the nodes network with a control plane.

@@ -1,4 +1,4 @@
-package sim
+package audit
 
 import (
 	"strings"
@@ -62,7 +62,7 @@ func allHealthy() []Change {
 	return []Change{ch("a", healthy, 0, 1), ch("b", healthy, 0, 1), ch("c", healthy, 0, 1)}
 }
 
-func TestVerify(t *testing.T) {
+func TestAudit(t *testing.T) {
 	www, all, api, apex := "www.example.test.", "all.example.test.", "api.example.test.", "example.test."
 	tests := []struct {
 		name       string
@@ -121,7 +121,7 @@ func TestVerify(t *testing.T) {
 		{name: "an error code is a violation", changes: allHealthy(),
 			answers:    []Answer{{Location: "L1", Name: www, Sent: at(10), Received: at(11), Rcode: dns.RcodeNameError}},
 			violations: 1, reason: "must be answered, got NXDOMAIN"},
-		{name: "a name the checker does not know", changes: allHealthy(),
+		{name: "a name the auditor does not know", changes: allHealthy(),
 			answers: []Answer{ans("nope.example.test.", 10, "10.0.0.1")}, violations: 1, reason: "no A record set"},
 		{name: "an unanswered query is counted, not judged", changes: allHealthy(),
 			answers: []Answer{{Location: "L1", Name: www, Sent: at(10), Received: at(1010), Err: "i/o timeout"}}, unanswered: 1},
@@ -133,8 +133,8 @@ func TestVerify(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := NewChecker(testDoc(), tt.slack)
-			got := c.Verify(History{Answers: tt.answers, Changes: tt.changes})
+			c := New(testDoc(), tt.slack)
+			got := c.Audit(History{Answers: tt.answers, Changes: tt.changes})
 			if len(got.Violations) != tt.violations {
 				t.Fatalf("%d violations, want %d: %v", len(got.Violations), tt.violations, got.Violations)
 			}
@@ -153,8 +153,8 @@ func TestVerify(t *testing.T) {
 
 // TestViolationEvidence checks that a violation names the verdicts that were in force.
 func TestViolationEvidence(t *testing.T) {
-	c := NewChecker(testDoc(), 0)
-	got := c.Verify(History{Changes: allHealthy(), Answers: []Answer{ans("www.example.test.", 10, "10.0.0.2")}})
+	c := New(testDoc(), 0)
+	got := c.Audit(History{Changes: allHealthy(), Answers: []Answer{ans("www.example.test.", 10, "10.0.0.2")}})
 	if len(got.Violations) != 1 {
 		t.Fatalf("violations: %v", got.Violations)
 	}
@@ -166,8 +166,8 @@ func TestViolationEvidence(t *testing.T) {
 	}
 }
 
-func TestNewCheckerNames(t *testing.T) {
-	c := NewChecker(testDoc(), 0)
+func TestNewNames(t *testing.T) {
+	c := New(testDoc(), 0)
 	for _, name := range []string{"www.example.test.", "all.example.test.", "api.example.test.", "example.test."} {
 		if c.Sets[name] == nil {
 			t.Errorf("no record set for %s", name)

@@ -1,4 +1,18 @@
-package sim
+// Package audit checks a recorded history of a Vigil network against itself: every DNS answer
+// a location gave, as a client saw it, against the verdict changes that location made, as a
+// sampler of its verdicts saw them. An answer is allowed when some combination of the verdicts
+// that may have been in force at that location while the query was in flight selects it by
+// the record set's routing policy (package oracle's rules), with last resort only when no
+// record was healthy; every other answer is a violation, reported with its evidence.
+//
+// It is pure: it takes a History and returns Findings, with no clock, socket or goroutine.
+// The name says what it does, apart from its neighbours: package verify asks live locations
+// and compares their answers with their published digests; package oracle judges answers
+// from the faults alone, never reading a verdict; package history is what a location
+// remembers of its own past. An audit reads the verdicts the run recorded and the answers,
+// after the fact. Package sim records the histories (its sampler and queriers) and audits
+// them at the end of every run.
+package audit
 
 import (
 	"fmt"
@@ -11,7 +25,7 @@ import (
 	"github.com/vigil-dns/vigil/oracle"
 )
 
-// maxChecksPerSet bounds the checks of one record set the checker combines (2^n
+// maxChecksPerSet bounds the checks of one record set the auditor combines (2^n
 // combinations of their verdicts).
 const maxChecksPerSet = 12
 
@@ -31,9 +45,9 @@ func (v Violation) String() string {
 	return fmt.Sprintf("%v: %s; verdicts in force: %s", v.Answer, v.Reason, strings.Join(v.Verdicts, "; "))
 }
 
-// Verification is what the checker found in a history.
-type Verification struct {
-	// Answers is how many answers were checked; Unanswered how many queries got none.
+// Findings are what an audit found in a history.
+type Findings struct {
+	// Answers is how many answers were audited; Unanswered how many queries got none.
 	Answers, Unanswered int
 	// LastResort counts the answers that only last resort allowed; LastResortAt counts them
 	// by location.
@@ -43,8 +57,8 @@ type Verification struct {
 	Violations []Violation
 }
 
-// Checker verifies histories of the record sets it knows.
-type Checker struct {
+// Auditor audits histories of the record sets it knows.
+type Auditor struct {
 	// Sets maps each fully qualified lower-case name to its A record set.
 	Sets map[string]*config.RecordSet
 	// Slack widens each query's window on both sides: the propagation slack allowed between
@@ -52,9 +66,9 @@ type Checker struct {
 	Slack time.Duration
 }
 
-// NewChecker returns a checker of the A record sets of doc's zones.
-func NewChecker(doc *config.Document, slack time.Duration) *Checker {
-	c := &Checker{Sets: map[string]*config.RecordSet{}, Slack: slack}
+// New returns an auditor of the A record sets of doc's zones.
+func New(doc *config.Document, slack time.Duration) *Auditor {
+	c := &Auditor{Sets: map[string]*config.RecordSet{}, Slack: slack}
 	for _, z := range doc.Zones {
 		apex := strings.ToLower(dns.Fqdn(z.Name))
 		for i := range z.RecordSets {
@@ -75,8 +89,8 @@ type span struct {
 	what     string
 }
 
-// Verify checks every answer of h against the verdict changes of h.
-func (c *Checker) Verify(h History) Verification {
+// Audit checks every answer of h against the verdict changes of h.
+func (c *Auditor) Audit(h History) Findings {
 	spans := map[[2]string][]span{} // by location and check
 	for i, ch := range h.Changes {
 		key := [2]string{ch.Location, ch.Check}
@@ -86,14 +100,14 @@ func (c *Checker) Verify(h History) Verification {
 		}
 		spans[key] = append(s, span{from: ch.After, serving: ch.Serving, what: fmt.Sprintf("%s since %s", ch.State, h.Changes[i].At.Format("15:04:05.000"))})
 	}
-	out := Verification{LastResortAt: map[string]int{}}
+	out := Findings{LastResortAt: map[string]int{}}
 	for _, a := range h.Answers {
 		if a.Err != "" {
 			out.Unanswered++
 			continue
 		}
 		out.Answers++
-		last, v := c.verifyOne(a, spans)
+		last, v := c.auditOne(a, spans)
 		if v != nil {
 			out.Violations = append(out.Violations, *v)
 		} else if last {
@@ -104,9 +118,9 @@ func (c *Checker) Verify(h History) Verification {
 	return out
 }
 
-// verifyOne checks one answer; it reports whether only last resort allowed it, or why no
+// auditOne checks one answer; it reports whether only last resort allowed it, or why no
 // verdict did.
-func (c *Checker) verifyOne(a Answer, spans map[[2]string][]span) (bool, *Violation) {
+func (c *Auditor) auditOne(a Answer, spans map[[2]string][]span) (bool, *Violation) {
 	rs, ok := c.Sets[a.Name]
 	if !ok {
 		return false, &Violation{Answer: a, Reason: "no A record set of this name is known"}
@@ -121,7 +135,7 @@ func (c *Checker) verifyOne(a Answer, spans map[[2]string][]span) (bool, *Violat
 		}
 	}
 	if len(checks) > maxChecksPerSet {
-		return false, &Violation{Answer: a, Reason: fmt.Sprintf("the record set has %d checks, more than the checker combines (%d)", len(checks), maxChecksPerSet)}
+		return false, &Violation{Answer: a, Reason: fmt.Sprintf("the record set has %d checks, more than the auditor combines (%d)", len(checks), maxChecksPerSet)}
 	}
 	from, to := a.Sent.Add(-c.Slack), a.Received.Add(c.Slack)
 	options := make([][]bool, len(checks)) // the serving values each check may have had

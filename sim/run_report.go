@@ -1,5 +1,7 @@
 package sim
 
+// A scripted run's report (WriteReport) and whether it passed.
+
 import (
 	"fmt"
 	"io"
@@ -11,15 +13,12 @@ import (
 // maxViolationsShown bounds the violations a report prints in full.
 const maxViolationsShown = 20
 
-// Queries returns how many queries the run made.
-func (r Result) Queries() int { return len(r.History.Answers) }
-
 // Passed reports whether the run found no violation, flipped no healthy endpoint, lost no
 // acknowledged control-plane write, and (with grow and measure steps) kept per-node
 // resources flat; and whether the independent oracle found no wrong answer, no flip and no
 // location with more unanswered queries than its bound.
 func (r Result) Passed() bool {
-	return len(r.Verification.Violations) == 0 && len(r.Flips) == 0 && r.Writes.OK() && len(r.Growth.Problems()) == 0 &&
+	return len(r.Audit.Violations) == 0 && len(r.Flips) == 0 && r.Writes.OK() && len(r.Growth.Problems()) == 0 &&
 		r.OracleErr == "" && (r.Oracle == nil || r.Oracle.OK())
 }
 
@@ -43,7 +42,7 @@ func (r Result) WriteReport(w io.Writer) error {
 		}
 		tw.Flush()
 	}
-	v := r.Verification
+	v := r.Audit
 	fmt.Fprintf(&b, "\nscenario %s\n", r.Scenario)
 	fmt.Fprintf(&b, "  faults in force        %v\n", r.Faulted.Round(10*time.Millisecond))
 	fmt.Fprintf(&b, "  queries                %d (%d answered, %d unanswered, %d not made: history full)\n", r.Queries(), v.Answers, v.Unanswered, r.Dropped)

@@ -1,0 +1,164 @@
+package sim
+
+// The chaos steps (kill, start, kill-leader, cut-oneway, loss, latency): their arguments, what
+// the fault model can say of them, and their injection into the nodes network.
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// chaosNetwork is what the chaos steps need of a network: the nodes network has it.
+type chaosNetwork interface {
+	Kill(id string) error
+	Start(id string) error
+	KillLeader() (string, error)
+	CutOneWay(from, to string) error
+	SetLoss(a, b string, p float64) error
+	SetLatency(a, b string, d time.Duration) error
+}
+
+// nodeRegion reads a node name of the nodes network: voter-1 to voter-3 (no region),
+// <region>-location or <region>-checker-N (N from 1 to the checkers per region).
+func nodeRegion(name string) (region string, ok bool) {
+	if v, found := strings.CutPrefix(name, "voter-"); found {
+		i, err := strconv.Atoi(v)
+		return "", err == nil && i >= 1 && i <= chaosVoters && v == strconv.Itoa(i)
+	}
+	if r, found := strings.CutSuffix(name, "-location"); found {
+		return r, r != ""
+	}
+	r, c, found := strings.Cut(name, "-checker-")
+	i, err := strconv.Atoi(c)
+	return r, found && r != "" && err == nil && i >= 1 && i <= checkersPerRegion && c == strconv.Itoa(i)
+}
+
+// parseChaosStep parses the arguments of a chaos step.
+func parseChaosStep(st Step, args []string, regions []string) (Step, error) {
+	want := map[string]int{StepKill: 1, StepStart: 1, StepKillLeader: 0, StepCutOneWay: 2, StepLoss: 3, StepLatency: 3}[st.Kind]
+	if st.Kind == StepLatency && len(args) == 4 {
+		want = 4 // a jitter
+	}
+	if len(args) != want {
+		return st, fmt.Errorf("%s takes %d arguments, got %d", st.Kind, want, len(args))
+	}
+	twoRegions := func() error {
+		for _, r := range args[:2] {
+			if !slices.Contains(regions, r) {
+				return fmt.Errorf("%s: unknown region %q (regions: %s)", st.Kind, r, strings.Join(regions, ", "))
+			}
+		}
+		if args[0] == args[1] {
+			return fmt.Errorf("%s: two different regions, got %s twice", st.Kind, args[0])
+		}
+		return nil
+	}
+	switch st.Kind {
+	case StepKill, StepStart:
+		r, ok := nodeRegion(args[0])
+		switch {
+		case st.Kind == StepStart && (args[0] == "all" || args[0] == "voters"):
+		case !ok && st.Kind == StepStart:
+			return st, fmt.Errorf("start: %q is not a node (voter-1..3, <region>-location, <region>-checker-1..3), voters or all", args[0])
+		case !ok:
+			return st, fmt.Errorf("kill: %q is not a node (voter-1..3, <region>-location, <region>-checker-1..3)", args[0])
+		case r != "" && !slices.Contains(regions, r):
+			return st, fmt.Errorf("%s: %q is in no region of %s", st.Kind, args[0], strings.Join(regions, ", "))
+		}
+		st.Regions = args
+	case StepCutOneWay:
+		if err := twoRegions(); err != nil {
+			return st, err
+		}
+		st.Regions = args
+	case StepLoss:
+		if err := twoRegions(); err != nil {
+			return st, err
+		}
+		p, err := strconv.ParseFloat(args[2], 64)
+		if err != nil || !(p >= 0 && p <= 100) {
+			return st, fmt.Errorf("loss: %q is not a percentage from 0 to 100", args[2])
+		}
+		st.Regions = args
+	case StepLatency:
+		if err := twoRegions(); err != nil {
+			return st, err
+		}
+		d, err := time.ParseDuration(args[2])
+		if err != nil || d <= 0 || d > 10*time.Second {
+			return st, fmt.Errorf("latency: %q is not a duration from 1ns to 10s", args[2])
+		}
+		st.Regions, st.For = args[:2], d
+		if len(args) == 4 {
+			j, err := time.ParseDuration(args[3])
+			if err != nil || j < 0 || j > d {
+				return st, fmt.Errorf("latency: jitter %q is not a duration from 0 to the latency (%v)", args[3], d)
+			}
+			st.Jitter = j
+		}
+	}
+	return st, nil
+}
+
+// chaosFault reports whether the step is a chaos step that injects a fault.
+func (s Step) chaosFault() bool {
+	switch s.Kind {
+	case StepKill, StepKillLeader, StepCutOneWay, StepLoss, StepLatency:
+		return true
+	}
+	return false
+}
+
+// unmodelled reports whether the fault model cannot say what the step does to verdicts: a
+// one-way cut, packet loss and latency (the model knows cut links and failed targets; a
+// killed checker or voter changes no verdict while the others of its region run, and a
+// restarted location is judged as a restart).
+func (s Step) unmodelled() bool {
+	return s.Kind == StepCutOneWay || s.Kind == StepLoss || s.Kind == StepLatency
+}
+
+// injectChaos makes a chaos step happen on the network.
+func (r *runner) injectChaos(st Step) error {
+	cn, ok := r.net.(chaosNetwork)
+	if !ok {
+		return fmt.Errorf("%s needs the nodes network (first step: network nodes)", st.Kind)
+	}
+	if st.unmodelled() {
+		r.unmodelled = true
+	}
+	start := time.Now()
+	switch st.Kind {
+	case StepKill:
+		err := cn.Kill(st.Regions[0])
+		if err == nil {
+			r.event(fmt.Sprintf("%s stopped in %v", st.Regions[0], time.Since(start).Round(time.Millisecond)))
+		}
+		return err
+	case StepStart:
+		return cn.Start(st.Regions[0])
+	case StepKillLeader:
+		id, err := cn.KillLeader()
+		if err == nil {
+			r.event(fmt.Sprintf("the leader, %s, stopped in %v", id, time.Since(start).Round(time.Millisecond)))
+		}
+		return err
+	case StepCutOneWay:
+		return cn.CutOneWay(st.Regions[0], st.Regions[1])
+	case StepLoss:
+		p, err := strconv.ParseFloat(st.Regions[2], 64)
+		if err != nil {
+			return fmt.Errorf("loss: %w", err)
+		}
+		return cn.SetLoss(st.Regions[0], st.Regions[1], p/100)
+	case StepLatency:
+		if st.Jitter > 0 {
+			return errors.New("latency: a jitter needs a real network (vigil sim -real)")
+		}
+		return cn.SetLatency(st.Regions[0], st.Regions[1], st.For)
+	}
+	return fmt.Errorf("unknown step %q", st.Kind)
+}
