@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
-	"github.com/vigil-dns/vigil/audit"
+	"github.com/vigil-dns/vigil/answeraudit"
 	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/dev"
 	"github.com/vigil-dns/vigil/regions"
@@ -313,7 +313,7 @@ func TestQuerierRefusesItsOwnQuery(t *testing.T) {
 	if a.Err == "" {
 		t.Fatalf("a query sent back was recorded as an answer: %v", a)
 	}
-	res := audit.New(mustDemo(t), 0).Audit(audit.History{Answers: []audit.Answer{a}})
+	res := answeraudit.New(mustDemo(t), 0).Audit(answeraudit.History{Answers: []answeraudit.Answer{a}})
 	if len(res.Violations) != 0 || res.Unanswered != 1 {
 		t.Errorf("verification: %+v", res)
 	}

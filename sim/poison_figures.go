@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/vigil-dns/vigil/audit"
+	"github.com/vigil-dns/vigil/answeraudit"
 	"github.com/vigil-dns/vigil/quorum"
 )
 
@@ -83,7 +83,7 @@ func (p *poisonNetwork) addFigures(res *Result) {
 }
 
 // figures computes the poison figures from the probes recorded and the verdict changes.
-func (p *poisonNetwork) figures(readyAt time.Time, changes []audit.Change) *PoisonFigures {
+func (p *poisonNetwork) figures(readyAt time.Time, changes []answeraudit.Change) *PoisonFigures {
 	p.mu.Lock()
 	recs := slices.Clone(p.records)
 	f := &PoisonFigures{Network: NetworkPoison, CheckersPerRegion: poisonCheckers, ShardSize: poisonShard,
@@ -169,7 +169,7 @@ func (p *poisonNetwork) scheduleFigures(f *PoisonFigures, recs []probeRecord, re
 
 // hostileFigures computes the figures of hostile check h: its probes that ran wholly while
 // poisoned, and when each location turned it unhealthy.
-func (p *poisonNetwork) hostileFigures(h hostileCheck, recs []probeRecord, changes []audit.Change, poisonAt, cureAt time.Time) HostileFigures {
+func (p *poisonNetwork) hostileFigures(h hostileCheck, recs []probeRecord, changes []answeraudit.Change, poisonAt, cureAt time.Time) HostileFigures {
 	c, _ := p.doc.CheckByID(h.id)
 	hf := HostileFigures{Check: h.id, Kind: h.kind}
 	if c != nil {

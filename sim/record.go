@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
-	"github.com/vigil-dns/vigil/audit"
+	"github.com/vigil-dns/vigil/answeraudit"
 	"github.com/vigil-dns/vigil/quorum"
 )
 
@@ -24,11 +24,11 @@ type sampler struct {
 	locations []string
 
 	mu      sync.Mutex
-	changes []audit.Change
+	changes []answeraudit.Change
 	last    map[string]map[string]quorum.State // by location, by check
 	prev    map[string]time.Time               // start of the last sample, by location
 	// onChange, when set, hears every change as it is recorded (under the sampler's lock).
-	onChange func(audit.Change)
+	onChange func(answeraudit.Change)
 	// counted holds, once armed, the extremes of what every verdict counted.
 	counted map[string]map[string]Counted
 }
@@ -98,7 +98,7 @@ func (s *sampler) sample() {
 				continue
 			}
 			last[id] = v.State
-			s.changes = append(s.changes, audit.Change{
+			s.changes = append(s.changes, answeraudit.Change{
 				Location: l, Check: id, State: v.State, Serving: v.Serving,
 				After: after, At: end, Reason: v.Sentence, Undecided: v.Undecided,
 			})
@@ -111,7 +111,7 @@ func (s *sampler) sample() {
 				continue
 			}
 			last[id] = noVerdictState
-			s.changes = append(s.changes, audit.Change{
+			s.changes = append(s.changes, answeraudit.Change{
 				Location: l, Check: id, State: quorum.StateUnknown, Serving: true,
 				After: after, At: end, Reason: noVerdict, Undecided: true,
 			})
@@ -156,7 +156,7 @@ func (s *sampler) states() map[string]map[string]quorum.State {
 }
 
 // history returns a copy of the changes recorded so far.
-func (s *sampler) history() []audit.Change {
+func (s *sampler) history() []answeraudit.Change {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Clone(s.changes)
@@ -176,7 +176,7 @@ type querier struct {
 	client         *dns.Client
 
 	mu      sync.Mutex
-	answers []audit.Answer
+	answers []answeraudit.Answer
 	dropped int // queries not made because the history was full
 }
 
@@ -209,10 +209,10 @@ func (q *querier) run(ctx context.Context, every time.Duration) {
 }
 
 // ask sends one A query over UDP and records what came back.
-func (q *querier) ask(ctx context.Context, name string) audit.Answer {
+func (q *querier) ask(ctx context.Context, name string) answeraudit.Answer {
 	m := new(dns.Msg)
 	m.SetQuestion(name, dns.TypeA)
-	a := audit.Answer{Location: q.location, Name: name, Sent: time.Now()}
+	a := answeraudit.Answer{Location: q.location, Name: name, Sent: time.Now()}
 	r, _, err := q.client.ExchangeContext(ctx, m, q.addr)
 	a.Received = time.Now()
 	if err != nil {
@@ -236,7 +236,7 @@ func (q *querier) ask(ctx context.Context, name string) audit.Answer {
 }
 
 // recorded returns the answers and the count of queries dropped.
-func (q *querier) recorded() ([]audit.Answer, int) {
+func (q *querier) recorded() ([]answeraudit.Answer, int) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return slices.Clone(q.answers), q.dropped

@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
-	"github.com/vigil-dns/vigil/audit"
+	"github.com/vigil-dns/vigil/answeraudit"
 	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/dev"
 )
@@ -90,7 +90,7 @@ func Run(ctx context.Context, o Options) (res Result, err error) {
 			return res, err
 		}
 	}
-	auditor := audit.New(doc, o.Slack)
+	auditor := answeraudit.New(doc, o.Slack)
 	names := sortedKeys(auditor.Sets)
 	if len(names) == 0 {
 		return res, errors.New("sim: the document has no A record set to ask for")
@@ -138,7 +138,7 @@ func Run(ctx context.Context, o Options) (res Result, err error) {
 func (r *runner) record(ctx, netCtx context.Context, names []string, wr *Writer) (time.Time, error) {
 	o, res := r.o, r.res
 	ready := make(chan struct{})
-	r.sampler.onChange = func(c audit.Change) {
+	r.sampler.onChange = func(c answeraudit.Change) {
 		select {
 		case <-ready:
 			r.event(fmt.Sprintf("verdict %s at %s: %s (%s)", c.Check, c.Location, c.State, c.Reason))

@@ -5,7 +5,7 @@ package sim
 import (
 	"time"
 
-	"github.com/vigil-dns/vigil/audit"
+	"github.com/vigil-dns/vigil/answeraudit"
 	"github.com/vigil-dns/vigil/oracle"
 	"github.com/vigil-dns/vigil/quorum"
 )
@@ -27,9 +27,9 @@ type Result struct {
 	// Timeline lists what the run did and saw.
 	Timeline []Event
 	// History is every answer and verdict change recorded.
-	History audit.History
-	// Audit is what the audit of History found (package audit).
-	Audit audit.Findings
+	History answeraudit.History
+	// Audit is what the audit of History found (package answeraudit).
+	Audit answeraudit.Findings
 	// Dropped counts queries not made because the history was full.
 	Dropped int
 	// Faulted is how long faults were in force: from the first fault to the last repair (or
@@ -41,7 +41,7 @@ type Result struct {
 	Detection, Recovery time.Duration
 	// Flips counts verdict changes, after the network was ready, of the (location, check)
 	// pairs the fault model kept healthy throughout: healthy endpoints flipped. Target 0.
-	Flips []audit.Change
+	Flips []answeraudit.Change
 	// Counted are, by location and check, the extremes of what the verdicts counted from
 	// ready to the last repair; AfterRepair from the last repair to the end. Without a
 	// repair, AfterRepair is empty.

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/vigil-dns/vigil/audit"
+	"github.com/vigil-dns/vigil/answeraudit"
 	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/quorum"
 )
@@ -196,11 +196,11 @@ func (r *runner) keep(f Faults) {
 
 // flips returns the verdict changes, after the network was ready, of the pairs the model
 // kept healthy throughout.
-func (r *runner) flips() []audit.Change {
+func (r *runner) flips() []answeraudit.Change {
 	if r.readyAt.IsZero() || r.unmodelled {
 		return nil
 	}
-	var out []audit.Change
+	var out []answeraudit.Change
 	restarted := map[[2]string]bool{} // the pair lost its verdict and has not decided since
 	for _, c := range r.sampler.history() {
 		k := [2]string{c.Location, c.Check}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vigil-dns/vigil/audit"
+	"github.com/vigil-dns/vigil/answeraudit"
 	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/dev"
 	"github.com/vigil-dns/vigil/quorum"
@@ -110,7 +110,7 @@ func TestPartition(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wrong := audit.New(doc, 0)
+	wrong := answeraudit.New(doc, 0)
 	swapped := *wrong.Sets[www]
 	swapped.Records = []config.Record{swapped.Records[1], swapped.Records[0]}
 	swapped.Records[0].Role, swapped.Records[1].Role = config.RolePrimary, config.RoleSecondary

@@ -1,4 +1,4 @@
-// Package audit checks a recorded history of a Vigil network against itself: every DNS answer
+// Package answeraudit checks a recorded history of a Vigil network against itself: every DNS answer
 // a location gave, as a client saw it, against the verdict changes that location made, as a
 // sampler of its verdicts saw them. An answer is allowed when some combination of the verdicts
 // that may have been in force at that location while the query was in flight selects it by
@@ -12,7 +12,7 @@
 // remembers of its own past. An audit reads the verdicts the run recorded and the answers,
 // after the fact. Package sim records the histories (its sampler and queriers) and audits
 // them at the end of every run.
-package audit
+package answeraudit
 
 import (
 	"fmt"

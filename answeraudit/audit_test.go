@@ -1,4 +1,4 @@
-package audit
+package answeraudit
 
 import (
 	"strings"
