@@ -28,7 +28,7 @@ func (c *Client) ClearOverride(ctx context.Context, id string) (control.WriteRes
 }
 
 // Audit returns a page of the audit log, oldest first (GET /v1/audit): the newest limit
-// entries (0: the API's default) before the sequence number before (0: the newest).
+// entries (0: the API's default, 100) before the sequence number before (0: the newest).
 func (c *Client) Audit(ctx context.Context, limit int, before uint64) (control.AuditView, error) {
 	var out control.AuditView
 	_, err := c.read(ctx, "/v1/audit", auditQuery(limit, before), &out)
@@ -63,8 +63,8 @@ func itoa(n uint64) string { return strconv.FormatUint(n, 10) }
 // auditQuery is the query of an audit page.
 func auditQuery(limit int, before uint64) url.Values {
 	q := url.Values{}
-	if limit > 0 {
-		q.Set("limit", itoa(uint64(limit)))
+	if limit != 0 {
+		q.Set("limit", strconv.Itoa(limit))
 	}
 	if before > 0 {
 		q.Set("before", itoa(before))
