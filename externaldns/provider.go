@@ -128,7 +128,7 @@ func (p *Provider) records(w http.ResponseWriter, r *http.Request) {
 func (p *Provider) list(ctx context.Context) ([]*Endpoint, error) {
 	out := []*Endpoint{}
 	for _, z := range p.zones {
-		sets, err := p.ctl.Consistent().RecordSets(ctx, z)
+		sets, _, err := p.ctl.Consistent().RecordSets(ctx, z)
 		if err != nil {
 			return nil, err
 		}

@@ -138,9 +138,12 @@ func TestClient(t *testing.T) {
 		if _, err := c.PutRecordSet(ctx, "example.test.", rs); err != nil {
 			t.Fatalf("PutRecordSet: %v", err)
 		}
-		sets, err := c.Consistent().RecordSets(ctx, "example.test.")
-		if err != nil || len(sets) != 2 {
-			t.Fatalf("consistent RecordSets: %+v %v", sets, err)
+		sets, meta, err := c.Consistent().RecordSets(ctx, "example.test.")
+		if err != nil || len(sets) != 2 || !meta.Consistent || meta.Index < res.Index {
+			t.Fatalf("consistent RecordSets: %+v %+v %v", sets, meta, err)
+		}
+		if _, meta, err := c.RecordSets(ctx, "example.test."); err != nil || meta.Consistent {
+			t.Fatalf("RecordSets: %+v %v, want a read that is not linearizable", meta, err)
 		}
 		if got, err := c.RecordSet(ctx, "example.test.", "api", "A"); err != nil || len(got.Records) != 1 {
 			t.Fatalf("RecordSet: %+v %v", got, err)
@@ -222,7 +225,7 @@ func TestClient(t *testing.T) {
 		if !errors.Is(err, client.ErrNotFound) {
 			t.Errorf("errors.Is(%v, ErrNotFound) = false", err)
 		}
-		_, err = c.RecordSets(ctx, "no-such-zone.test.")
+		_, _, err = c.RecordSets(ctx, "no-such-zone.test.")
 		if !errors.Is(err, client.ErrNotFound) {
 			t.Errorf("RecordSets of a missing zone: %v, want ErrNotFound", err)
 		}

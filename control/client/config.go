@@ -103,11 +103,12 @@ func recordSetPath(zone, name, typ string) string {
 	return "/v1/zones/" + seg(zone) + "/record_sets/" + seg(name) + "/" + seg(typ)
 }
 
-// RecordSets returns the record sets of a zone (GET /v1/zones/{zone}/record_sets).
-func (c *Client) RecordSets(ctx context.Context, zone string) ([]config.RecordSet, error) {
+// RecordSets returns the record sets of a zone (GET /v1/zones/{zone}/record_sets) and where
+// they come from: with Consistent, the meta says whether the leader confirmed the read.
+func (c *Client) RecordSets(ctx context.Context, zone string) ([]config.RecordSet, control.ReadMeta, error) {
 	var out []config.RecordSet
-	_, err := c.read(ctx, "/v1/zones/"+seg(zone)+"/record_sets", nil, &out)
-	return out, err
+	meta, err := c.read(ctx, "/v1/zones/"+seg(zone)+"/record_sets", nil, &out)
+	return out, meta, err
 }
 
 // RecordSet returns one record set of a zone by owner name and type.
