@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -244,9 +245,9 @@ func TestFailover(t *testing.T) {
 	defer cancel()
 	closed := httptest.NewServer(http.NotFoundHandler())
 	closed.Close() // refuses connections
-	asked := 0
+	var asked atomic.Int32
 	noLeader := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		asked++
+		asked.Add(1)
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusServiceUnavailable)
 		_, _ = w.Write([]byte(`{"error": "control: no leader"}`))
@@ -257,15 +258,15 @@ func TestFailover(t *testing.T) {
 	if _, err := c.PutDocument(ctx, []byte(testDoc), client.ContentYAML); err != nil {
 		t.Fatalf("PutDocument past a closed port and a voter with no leader: %v", err)
 	}
-	if asked != 1 {
-		t.Errorf("the voter with no leader was asked %d times, want 1", asked)
+	if n := asked.Load(); n != 1 {
+		t.Errorf("the voter with no leader was asked %d times, want 1", n)
 	}
 
 	// A 404 of the first voter is the answer: the next one is not asked.
-	asked = 0
+	asked.Store(0)
 	c = newClient(t, writeToken, base, noLeader.URL)
-	if _, err := c.Check(ctx, "nope"); !errors.Is(err, client.ErrNotFound) || asked != 0 {
-		t.Errorf("Check: %v, the next voter asked %d times; want ErrNotFound and 0", err, asked)
+	if _, err := c.Check(ctx, "nope"); !errors.Is(err, client.ErrNotFound) || asked.Load() != 0 {
+		t.Errorf("Check: %v, the next voter asked %d times; want ErrNotFound and 0", err, asked.Load())
 	}
 
 	// No voter can answer: the last one's error, unavailable.
