@@ -1,38 +1,23 @@
 package dev
 
 import (
-	"bytes"
-	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/control/client"
 )
 
-// controlDo sends a JSON request to the dev control API with the demo token.
-func controlDo(t *testing.T, n *Network, method, path, body string, out any) {
+// controlClient returns a client of the dev network's control API with the demo token.
+func controlClient(t *testing.T, n *Network) *client.Client {
 	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), method, n.ControlURL()+path, bytes.NewReader([]byte(body)))
+	c, err := client.New(client.Config{Voters: []string{n.ControlURL()}, Token: DemoToken, HTTP: &http.Client{Timeout: 10 * time.Second}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set("Authorization", "Bearer "+DemoToken)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode/100 != 2 {
-		t.Fatalf("%s %s: %s", method, path, resp.Status)
-	}
-	if out != nil {
-		if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
-			t.Fatal(err)
-		}
-	}
+	return c
 }
 
 // TestDevOverrideEveryLocation: a drain of www's primary, set through the control API, makes
@@ -42,14 +27,17 @@ func TestDevOverrideEveryLocation(t *testing.T) {
 	n := startTest(t)
 	regions := n.cfg.Regions
 	eventually(t, 20*time.Second, "www answers us-east everywhere", allAnswer(n, regions, "www.demo.vigil.test", "192.0.2.1"))
+	ctl := controlClient(t, n)
 	set := time.Now()
-	controlDo(t, n, "POST", "/v1/overrides", `{"kind": "drain", "zone": "demo.vigil.test", "name": "www", "type": "A", "value": "192.0.2.1", "reason": "host swap", "for": "3s"}`, nil)
-	var list struct{ Data []control.OverrideView }
-	controlDo(t, n, "GET", "/v1/overrides", "", &list)
-	if len(list.Data) != 1 {
-		t.Fatalf("overrides: %+v", list.Data)
+	if _, err := ctl.SetOverride(t.Context(), control.OverrideRequest{Kind: control.OverrideDrain, Zone: "demo.vigil.test", Name: "www", Type: "A",
+		Value: "192.0.2.1", Reason: "host swap", For: "3s"}); err != nil {
+		t.Fatal(err)
 	}
-	expires := list.Data[0].Expires
+	list, err := ctl.Overrides(t.Context())
+	if err != nil || len(list) != 1 {
+		t.Fatalf("overrides: %+v %v", list, err)
+	}
+	expires := list[0].Expires
 	secondary := allAnswer(n, regions, "www.demo.vigil.test", "198.51.100.1")
 	for ok, why := secondary(); !ok; ok, why = secondary() {
 		if time.Since(set) > time.Second {
@@ -69,9 +57,11 @@ func TestDevOverrideEveryLocation(t *testing.T) {
 		t.Fatalf("the drain ended before its expiry %v", expires)
 	}
 	t.Logf("drain ended at every location %v after its expiry", time.Since(expires).Round(time.Millisecond))
-	var audit struct{ Data control.AuditView }
-	controlDo(t, n, "GET", "/v1/audit", "", &audit)
-	last := audit.Data.Entries[len(audit.Data.Entries)-1]
+	audit, err := ctl.Audit(t.Context(), 0, 0)
+	if err != nil || len(audit.Entries) == 0 {
+		t.Fatalf("audit: %+v %v", audit, err)
+	}
+	last := audit.Entries[len(audit.Entries)-1]
 	if last.Op != control.OpSetOverride || last.Token != "write-token-1" || !strings.Contains(last.Summary, "drain record www A 192.0.2.1") {
 		t.Errorf("audit: %+v", last)
 	}

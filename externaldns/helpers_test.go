@@ -6,11 +6,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/control/client"
 )
 
 const testToken = "externaldns-test-token"
@@ -66,14 +66,13 @@ func startVigil(t *testing.T) *vigil {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	req, _ := http.NewRequest(http.MethodPut, v.url+"/v1/document", strings.NewReader(testDoc))
-	req.Header.Set("Authorization", "Bearer "+testToken)
-	req.Header.Set("Content-Type", "application/yaml")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("put document: %v %v", resp, err)
+	ctl, err := client.New(client.Config{Voters: []string{v.url}, Token: testToken})
+	if err != nil {
+		t.Fatal(err)
 	}
-	resp.Body.Close()
+	if _, err := ctl.PutDocument(t.Context(), []byte(testDoc), client.ContentYAML); err != nil {
+		t.Fatalf("put document: %v", err)
+	}
 	return v
 }
 

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/control/client"
 )
 
 // Config configures a Provider.
@@ -36,7 +37,7 @@ type Config struct {
 type Provider struct {
 	cfg   Config
 	zones []string // canonical apexes, longest first
-	ctl   *client
+	ctl   *client.Client
 	log   *slog.Logger
 	mux   *http.ServeMux
 }
@@ -58,8 +59,11 @@ func New(cfg Config) (*Provider, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	p := &Provider{cfg: cfg, log: cfg.Logger, mux: http.NewServeMux(),
-		ctl: &client{voters: cfg.Voters, token: cfg.Token, http: cfg.Client}}
+	ctl, err := client.New(client.Config{Voters: cfg.Voters, Token: cfg.Token, HTTP: cfg.Client})
+	if err != nil {
+		return nil, fmt.Errorf("externaldns: %w", err)
+	}
+	p := &Provider{cfg: cfg, log: cfg.Logger, mux: http.NewServeMux(), ctl: ctl}
 	for _, z := range cfg.Zones {
 		p.zones = append(p.zones, strings.TrimSuffix(strings.ToLower(strings.TrimSpace(z)), ".")+".")
 	}
@@ -124,7 +128,7 @@ func (p *Provider) records(w http.ResponseWriter, r *http.Request) {
 func (p *Provider) list(ctx context.Context) ([]*Endpoint, error) {
 	out := []*Endpoint{}
 	for _, z := range p.zones {
-		sets, err := p.ctl.recordSets(ctx, z)
+		sets, _, err := p.ctl.Consistent().RecordSets(ctx, z)
 		if err != nil {
 			return nil, err
 		}
@@ -132,8 +136,8 @@ func (p *Provider) list(ctx context.Context) ([]*Endpoint, error) {
 			rs := &sets[i]
 			var check *config.Check
 			if len(rs.Records) > 0 && isOwnCheck(rs.Records[0].HealthCheck) {
-				c, err := p.ctl.check(ctx, rs.Records[0].HealthCheck)
-				if err != nil && !errors.Is(err, errNotFound) {
+				c, err := p.ctl.Check(ctx, rs.Records[0].HealthCheck)
+				if err != nil && !errors.Is(err, client.ErrNotFound) {
 					return nil, err
 				}
 				if err == nil {
@@ -208,7 +212,7 @@ func (p *Provider) apply(ctx context.Context, ch *Changes) error {
 	for _, e := range ch.UpdateOld {
 		for _, id := range checkIDs(e) {
 			if !keep[id] {
-				if err := p.ctl.deleteCheck(ctx, id); err != nil {
+				if err := deleteCheck(ctx, p.ctl, id); err != nil {
 					errs = append(errs, err)
 				}
 			}
@@ -220,12 +224,12 @@ func (p *Provider) apply(ctx context.Context, ch *Changes) error {
 			continue
 		}
 		owner := strings.TrimSuffix(strings.ToLower(e.DNSName), ".") + "."
-		if err := p.ctl.deleteRecordSet(ctx, zone, owner, e.RecordType); err != nil {
+		if err := deleteRecordSet(ctx, p.ctl, zone, owner, e.RecordType); err != nil {
 			errs = append(errs, err)
 			continue
 		}
 		for _, id := range checkIDs(e) {
-			if err := p.ctl.deleteCheck(ctx, id); err != nil {
+			if err := deleteCheck(ctx, p.ctl, id); err != nil {
 				errs = append(errs, err)
 			}
 		}
@@ -244,10 +248,11 @@ func (p *Provider) put(ctx context.Context, e *Endpoint) error {
 		return fmt.Errorf("externaldns: %s %s: %w", e.DNSName, e.RecordType, err)
 	}
 	for i := range checks {
-		if err := p.ctl.putCheck(ctx, &checks[i]); err != nil {
+		if err := putCheck(ctx, p.ctl, &checks[i]); err != nil {
 			return err
 		}
 	}
 	p.log.Info("externaldns: record set written", "name", rs.Name, "type", rs.Type, "records", len(rs.Records), "checks", len(checks))
-	return p.ctl.putRecordSet(ctx, zone, &rs)
+	_, err = p.ctl.PutRecordSet(ctx, zone, &rs)
+	return err
 }

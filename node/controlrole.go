@@ -1,12 +1,9 @@
 package node
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -18,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/control/client"
 	"github.com/vigil-dns/vigil/httpguard"
 	"github.com/vigil-dns/vigil/tlsconf"
 )
@@ -195,11 +193,7 @@ func (c *controlRole) close() error {
 }
 
 // joinCluster asks the given voters, in turn, to add this one, until one accepts or ctx ends.
-func joinCluster(ctx context.Context, client *http.Client, voters []string, token string, jr control.JoinRequest, log *slog.Logger) error {
-	body, err := json.Marshal(jr)
-	if err != nil {
-		return err
-	}
+func joinCluster(ctx context.Context, hc *http.Client, voters []string, token string, jr control.JoinRequest, log *slog.Logger) error {
 	voters = slices.DeleteFunc(slices.Clone(voters), func(s string) bool { return strings.TrimSpace(s) == "" })
 	if len(voters) == 0 {
 		return errors.New("join: no voter to join")
@@ -207,7 +201,7 @@ func joinCluster(ctx context.Context, client *http.Client, voters []string, toke
 	backoff := 200 * time.Millisecond
 	for attempt := 0; ; attempt++ {
 		v := strings.TrimRight(strings.TrimSpace(voters[attempt%len(voters)]), "/")
-		err := joinOnce(ctx, client, v, token, body)
+		err := joinOnce(ctx, hc, v, token, jr)
 		if err == nil {
 			log.Info("node: control: joined the cluster", "via", v)
 			return nil
@@ -222,27 +216,17 @@ func joinCluster(ctx context.Context, client *http.Client, voters []string, toke
 	}
 }
 
-func joinOnce(ctx context.Context, client *http.Client, voter, token string, body []byte) error {
+// joinOnce asks one voter to add this one. With TLS, the voter's certificate may join
+// without a token.
+func joinOnce(ctx context.Context, hc *http.Client, voter, token string, jr control.JoinRequest) error {
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, voter+"/v1/cluster/voters", bytes.NewReader(body))
+	c, err := client.New(client.Config{Voters: []string{voter}, Token: token, HTTP: hc})
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Content-Type", "application/json")
-	if token != "" { // with TLS, the voter's certificate may join without one
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	out, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%s: %s", resp.Status, strings.TrimSpace(string(out)))
-	}
-	return nil
+	_, err = c.JoinVoter(ctx, jr)
+	return err
 }
 
 func firstOf(s []string) string {

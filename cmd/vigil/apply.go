@@ -1,20 +1,16 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
-	"net/url"
 	"os"
 	"strings"
 	"time"
 
-	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/control/client"
 )
 
 // runApply sends a whole configuration document to the control plane, which applies it
@@ -31,7 +27,7 @@ func runApply(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	client, err := tf.client()
+	hc, err := tf.client()
 	if err != nil {
 		fmt.Fprintf(stderr, "vigil apply: %v\n", err)
 		return 2
@@ -50,9 +46,19 @@ func runApply(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "vigil apply: %v\n", err)
 		return 1
 	}
-	ctype := "application/yaml"
+	ctype := client.ContentYAML
 	if strings.HasSuffix(strings.ToLower(*file), ".json") {
-		ctype = "application/json"
+		ctype = client.ContentJSON
+	}
+	voters := splitList(*servers)
+	if len(voters) == 0 {
+		fmt.Fprintln(stderr, "vigil apply: -server names no voter")
+		return 2
+	}
+	c, err := client.New(client.Config{Voters: voters, Token: token, HTTP: hc})
+	if err != nil {
+		fmt.Fprintf(stderr, "vigil apply: %v\n", err)
+		return 2
 	}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
@@ -60,46 +66,26 @@ func runApply(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	// Voters that do not answer yet (starting, or no leader elected) are asked again until
 	// the timeout: a script can start a voter and apply at once.
 	for wait := 100 * time.Millisecond; ; wait = min(2*wait, 2*time.Second) {
-		for _, s := range strings.Split(*servers, ",") {
-			s = strings.TrimRight(strings.TrimSpace(s), "/")
-			if s == "" {
-				continue
+		res, err := c.PutDocument(ctx, body, ctype)
+		if err == nil {
+			fmt.Fprintf(stdout, "%s: applied at index %d\n", *file, res.Index)
+			return 0
+		}
+		var e *client.Error
+		switch {
+		case client.Unavailable(err):
+			if ctx.Err() == nil || lastErr == nil { // past the timeout, keep the voters' last answer
+				lastErr = err
 			}
-			code, out, err := putDocument(ctx, client, s, token, ctype, body)
-			if err != nil && ctx.Err() != nil && lastErr != nil {
-				continue // the timeout, not news: keep the voters' last answer
-			}
-			if err != nil {
-				if ue := (*url.Error)(nil); errors.As(err, &ue) {
-					err = ue.Err
-				}
-				lastErr = fmt.Errorf("%s: %w", s, err)
-				continue
-			}
-			if code == http.StatusServiceUnavailable || code == http.StatusBadGateway {
-				lastErr = fmt.Errorf("%s: HTTP %d: %s", s, code, strings.TrimSpace(string(out)))
-				continue // another voter may reach the leader
-			}
-			if code/100 == 2 {
-				var res control.WriteResult
-				_ = json.Unmarshal(out, &res)
-				fmt.Fprintf(stdout, "%s: applied at index %d\n", *file, res.Index)
-				return 0
-			}
-			var e control.ErrorBody
-			if json.Unmarshal(out, &e) != nil || e.Error == "" {
-				fmt.Fprintf(stderr, "vigil apply: %s: HTTP %d: %s\n", s, code, out)
-				return 1
-			}
-			fmt.Fprintf(stderr, "%s: rejected (HTTP %d): %s\n", *file, code, e.Error)
-			for _, fe := range e.Errors {
+		case errors.As(err, &e):
+			fmt.Fprintf(stderr, "%s: rejected (HTTP %d): %s\n", *file, e.StatusCode, e.Message)
+			for _, fe := range e.Problems {
 				fmt.Fprintf(stderr, "  %s\n", fe.Error())
 			}
 			return 1
-		}
-		if lastErr == nil {
-			fmt.Fprintln(stderr, "vigil apply: -server names no voter")
-			return 2
+		default:
+			fmt.Fprintf(stderr, "vigil apply: %v\n", err)
+			return 1
 		}
 		select {
 		case <-ctx.Done():
@@ -108,22 +94,4 @@ func runApply(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		case <-time.After(wait):
 		}
 	}
-}
-
-func putDocument(ctx context.Context, client *http.Client, server, token, ctype string, body []byte) (int, []byte, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPut, server+"/v1/document", bytes.NewReader(body))
-	if err != nil {
-		return 0, nil, err
-	}
-	req.Header.Set("Content-Type", ctype)
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return 0, nil, err
-	}
-	defer resp.Body.Close()
-	out, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
-	return resp.StatusCode, out, err
 }

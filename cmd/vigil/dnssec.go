@@ -1,18 +1,16 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
 	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/control/client"
 	"github.com/vigil-dns/vigil/dnssec"
 )
 
@@ -49,23 +47,25 @@ func runDNSSEC(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
-	base := strings.TrimRight(*server, "/") + "/v1/zones/" + url.PathEscape(zone) + "/dnssec"
+	c, err := client.New(client.Config{Voters: []string{*server}, Token: token})
+	if err != nil {
+		fmt.Fprintf(stderr, "vigil dnssec: %v\n", err)
+		return 2
+	}
 	if verb == "rollover" {
-		body, _ := json.Marshal(control.RolloverRequest{Role: dnssec.Role(*role), Finish: *finish})
-		var res control.WriteResult
-		if err := dnssecCall(ctx, http.MethodPost, base+"/rollover", token, body, &res); err != nil {
-			fmt.Fprintf(stderr, "vigil dnssec rollover: %v\n", err)
+		res, err := c.Rollover(ctx, zone, control.RolloverRequest{Role: dnssec.Role(*role), Finish: *finish})
+		if err != nil {
+			fmt.Fprintf(stderr, "vigil dnssec rollover: %v\n", dnssecError(err))
 			return 1
 		}
 		fmt.Fprintf(stdout, "%s: %s rollover committed at index %d; see vigil dnssec keys %s\n", zone, *role, res.Index, zone)
 		return 0
 	}
-	var view struct{ Data control.DNSSECView }
-	if err := dnssecCall(ctx, http.MethodGet, base, token, nil, &view); err != nil {
-		fmt.Fprintf(stderr, "vigil dnssec %s: %v\n", verb, err)
+	v, err := c.DNSSEC(ctx, zone)
+	if err != nil {
+		fmt.Fprintf(stderr, "vigil dnssec %s: %v\n", verb, dnssecError(err))
 		return 1
 	}
-	v := view.Data
 	if verb == "ds" {
 		if len(v.DS) == 0 {
 			fmt.Fprintf(stderr, "vigil dnssec ds: %s has no published key-signing key (enabled: %v)\n", v.Zone, v.Enabled)
@@ -113,38 +113,16 @@ func reorderFlags(args []string) []string {
 	return append(flags, pos...)
 }
 
-// dnssecCall makes one API request and decodes its JSON answer into out; an error answer becomes
-// the error.
-func dnssecCall(ctx context.Context, method, u, token string, body []byte, out any) error {
-	req, err := http.NewRequestWithContext(ctx, method, u, bytes.NewReader(body))
-	if err != nil {
-		return err
+// dnssecError returns the text of an API error answer, "HTTP code: message", with each
+// problem on a line of its own.
+func dnssecError(err error) string {
+	var e *client.Error
+	if !errors.As(err, &e) {
+		return err.Error()
 	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
+	msg := fmt.Sprintf("HTTP %d: %s", e.StatusCode, e.Message)
+	for _, fe := range e.Problems {
+		msg += "\n  " + fe.Message
 	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode/100 != 2 {
-		var e control.ErrorBody
-		if json.Unmarshal(b, &e) == nil && e.Error != "" {
-			msg := e.Error
-			for _, fe := range e.Errors {
-				msg += "\n  " + fe.Message
-			}
-			return fmt.Errorf("HTTP %d: %s", resp.StatusCode, msg)
-		}
-		return fmt.Errorf("HTTP %d: %s", resp.StatusCode, strings.TrimSpace(string(b)))
-	}
-	return json.Unmarshal(b, out)
+	return msg
 }

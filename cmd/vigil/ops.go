@@ -1,19 +1,18 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/control/client"
 )
 
 // splitTokens separates a token file's plain tokens from its named ones ("name scope
@@ -45,66 +44,31 @@ func (f *apiFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.timeout, "timeout", 10*time.Second, "give up after this long")
 }
 
-// call makes one request of the first voter that answers; it returns the status and body.
-func (f *apiFlags) call(ctx context.Context, method, path string, body any) (int, []byte, error) {
+// client returns a client of the flags' voters with the token of the flags.
+func (f *apiFlags) client() (*client.Client, error) {
 	token, err := clientToken(f.tokenFile)
 	if err != nil {
-		return 0, nil, err
+		return nil, err
 	}
-	var data []byte
-	if body != nil {
-		var err error
-		if data, err = json.Marshal(body); err != nil {
-			return 0, nil, err
-		}
+	voters := splitList(f.servers)
+	if len(voters) == 0 {
+		return nil, errors.New("-server names no voter")
 	}
-	ctx, cancel := context.WithTimeout(ctx, f.timeout)
-	defer cancel()
-	var lastErr error
-	for _, s := range splitList(f.servers) {
-		req, err := http.NewRequestWithContext(ctx, method, strings.TrimRight(s, "/")+path, bytes.NewReader(data))
-		if err != nil {
-			return 0, nil, err
-		}
-		req.Header.Set("Content-Type", "application/json")
-		if token != "" {
-			req.Header.Set("Authorization", "Bearer "+token)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			lastErr = err
-			continue
-		}
-		out, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
-		resp.Body.Close()
-		if resp.StatusCode == http.StatusServiceUnavailable {
-			lastErr = fmt.Errorf("%s: HTTP 503: %s", s, strings.TrimSpace(string(out)))
-			continue
-		}
-		return resp.StatusCode, out, err
-	}
-	if lastErr == nil {
-		lastErr = errors.New("-server names no voter")
-	}
-	return 0, nil, lastErr
+	return client.New(client.Config{Voters: voters, Token: token})
 }
 
-// answer prints an error answer and returns the exit code: 0 for a 2xx.
-func answer(stderr io.Writer, cmd string, code int, out []byte, err error) int {
-	if err != nil {
+// answer prints the error of a command's API call and returns the exit code: 0 for none.
+func answer(stderr io.Writer, cmd string, err error) int {
+	if err == nil {
+		return 0
+	}
+	var e *client.Error
+	if !errors.As(err, &e) {
 		fmt.Fprintf(stderr, "vigil %s: %v\n", cmd, err)
 		return 1
 	}
-	if code/100 == 2 {
-		return 0
-	}
-	var e control.ErrorBody
-	if json.Unmarshal(out, &e) != nil || e.Error == "" {
-		fmt.Fprintf(stderr, "vigil %s: HTTP %d: %s\n", cmd, code, out)
-		return 1
-	}
-	fmt.Fprintf(stderr, "vigil %s: HTTP %d: %s\n", cmd, code, e.Error)
-	for _, fe := range e.Errors {
+	fmt.Fprintf(stderr, "vigil %s: HTTP %d: %s\n", cmd, e.StatusCode, e.Message)
+	for _, fe := range e.Problems {
 		fmt.Fprintf(stderr, "  %s\n", fe.Error())
 	}
 	return 1
@@ -138,6 +102,9 @@ func runOverride(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		}
 		zone, name, typ, value = parts[0], parts[1], parts[2], parts[3]
 	}
+	c, err := f.client()
+	ctx, cancel := context.WithTimeout(ctx, f.timeout)
+	defer cancel()
 	switch args[0] {
 	case "set":
 		req := control.OverrideRequest{Kind: *state, Check: *check, Reason: *reason, For: dur.String()}
@@ -147,8 +114,10 @@ func runOverride(ctx context.Context, args []string, stdout, stderr io.Writer) i
 			fmt.Fprintln(stderr, usage)
 			return 2
 		}
-		code, out, err := f.call(ctx, http.MethodPost, "/v1/overrides", req)
-		if rc := answer(stderr, "override set", code, out, err); rc != 0 {
+		if err == nil {
+			_, err = c.SetOverride(ctx, req)
+		}
+		if rc := answer(stderr, "override set", err); rc != 0 {
 			return rc
 		}
 		id := control.OverrideID(*check, zone, name, control.RecordTypeOf(typ), value)
@@ -163,25 +132,25 @@ func runOverride(ctx context.Context, args []string, stdout, stderr io.Writer) i
 			fmt.Fprintln(stderr, usage)
 			return 2
 		}
-		code, out, err := f.call(ctx, http.MethodDelete, "/v1/overrides/"+id, nil)
-		if rc := answer(stderr, "override clear", code, out, err); rc != 0 {
+		if err == nil {
+			_, err = c.ClearOverride(ctx, id)
+		}
+		if rc := answer(stderr, "override clear", err); rc != 0 {
 			return rc
 		}
 		fmt.Fprintf(stdout, "override %s cleared\n", id)
 		return 0
 	case "list":
-		code, out, err := f.call(ctx, http.MethodGet, "/v1/overrides", nil)
-		if rc := answer(stderr, "override list", code, out, err); rc != 0 {
-			return rc
+		var list []control.OverrideView
+		if err == nil {
+			list, err = c.Overrides(ctx)
 		}
-		var list struct{ Data []control.OverrideView }
-		if err := json.Unmarshal(out, &list); err != nil {
-			fmt.Fprintf(stderr, "vigil override list: %v\n", err)
-			return 1
+		if rc := answer(stderr, "override list", err); rc != 0 {
+			return rc
 		}
 		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "ID\tKIND\tTARGET\tAUTHOR\tEXPIRES\tACTIVE\tREASON")
-		for _, o := range list.Data {
+		for _, o := range list {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%v\t%s\n", o.ID, o.Kind, o.Target(), o.Author, o.Expires.UTC().Format(time.RFC3339), o.Active, o.Reason)
 		}
 		tw.Flush()
@@ -202,24 +171,25 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	code, out, err := f.call(ctx, http.MethodGet, fmt.Sprintf("/v1/audit?limit=%d", *limit), nil)
-	if rc := answer(stderr, "audit", code, out, err); rc != 0 {
-		return rc
+	c, err := f.client()
+	ctx, cancel := context.WithTimeout(ctx, f.timeout)
+	defer cancel()
+	var view control.AuditView
+	if err == nil {
+		view, err = c.Audit(ctx, *limit, 0)
 	}
-	var view struct{ Data control.AuditView }
-	if err := json.Unmarshal(out, &view); err != nil {
-		fmt.Fprintf(stderr, "vigil audit: %v\n", err)
-		return 1
+	if rc := answer(stderr, "audit", err); rc != 0 {
+		return rc
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		_ = enc.Encode(view.Data.Entries)
+		_ = enc.Encode(view.Entries)
 		return 0
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SEQ\tTIME\tTOKEN\tOPERATION\tPATH\tSUMMARY")
-	for _, e := range view.Data.Entries {
+	for _, e := range view.Entries {
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s %s\t%s\n", e.Seq, e.Time.UTC().Format(time.RFC3339), e.Token, e.Op, e.Method, e.Path, e.Summary)
 	}
 	tw.Flush()

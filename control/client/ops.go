@@ -1,0 +1,73 @@
+package client
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strconv"
+
+	"github.com/vigil-dns/vigil/control"
+)
+
+// Overrides lists the maintenance overrides (GET /v1/overrides).
+func (c *Client) Overrides(ctx context.Context) ([]control.OverrideView, error) {
+	var out []control.OverrideView
+	_, err := c.read(ctx, "/v1/overrides", nil, &out)
+	return out, err
+}
+
+// SetOverride sets a maintenance override (POST /v1/overrides): a check forced healthy or
+// unhealthy, or a record drained. Its ID is control.OverrideID of its target.
+func (c *Client) SetOverride(ctx context.Context, req control.OverrideRequest) (control.WriteResult, error) {
+	return c.write(ctx, http.MethodPost, "/v1/overrides", req)
+}
+
+// ClearOverride ends the override id (DELETE /v1/overrides/{id}).
+func (c *Client) ClearOverride(ctx context.Context, id string) (control.WriteResult, error) {
+	return c.write(ctx, http.MethodDelete, "/v1/overrides/"+seg(id), nil)
+}
+
+// Audit returns a page of the audit log, oldest first (GET /v1/audit): the newest limit
+// entries (0: the API's default, 100) before the sequence number before (0: the newest).
+func (c *Client) Audit(ctx context.Context, limit int, before uint64) (control.AuditView, error) {
+	var out control.AuditView
+	_, err := c.read(ctx, "/v1/audit", auditQuery(limit, before), &out)
+	return out, err
+}
+
+// Alerts returns the alerts that fire and the notifications waiting (GET /v1/alerts).
+func (c *Client) Alerts(ctx context.Context) (control.AlertsView, error) {
+	var out control.AlertsView
+	_, err := c.read(ctx, "/v1/alerts", nil, &out)
+	return out, err
+}
+
+// Cluster returns the cluster as the answering voter sees it (GET /v1/cluster).
+func (c *Client) Cluster(ctx context.Context) (control.ClusterView, error) {
+	var out control.ClusterView
+	return out, c.get(ctx, "/v1/cluster", &out)
+}
+
+// JoinVoter asks the cluster to add a voter (POST /v1/cluster/voters).
+func (c *Client) JoinVoter(ctx context.Context, req control.JoinRequest) (control.WriteResult, error) {
+	return c.write(ctx, http.MethodPost, "/v1/cluster/voters", req)
+}
+
+// RemoveVoter removes the voter id from the cluster (DELETE /v1/cluster/voters/{id}).
+func (c *Client) RemoveVoter(ctx context.Context, id string) (control.WriteResult, error) {
+	return c.write(ctx, http.MethodDelete, "/v1/cluster/voters/"+seg(id), nil)
+}
+
+func itoa(n uint64) string { return strconv.FormatUint(n, 10) }
+
+// auditQuery is the query of an audit page.
+func auditQuery(limit int, before uint64) url.Values {
+	q := url.Values{}
+	if limit != 0 {
+		q.Set("limit", strconv.Itoa(limit))
+	}
+	if before > 0 {
+		q.Set("before", itoa(before))
+	}
+	return q
+}
