@@ -36,11 +36,11 @@ const (
 
 // committer holds the writes waiting for their turn.
 type committer struct {
-	mu    sync.Mutex
-	busy  bool // a write holds the turn: it lingers, or hands its batch to raft
+	mu   sync.Mutex
+	busy bool // a write holds the turn: it lingers, or hands its batch to raft
 	// inFlight counts the batches handed to raft and not yet answered.
 	inFlight int
-	queue []*pendingWrite
+	queue    []*pendingWrite
 	// lingerFor is the longest wait for writes (0: defaultLinger).
 	lingerFor time.Duration
 	// want and full: a write lingering for want writes to wait is told by full's closing.
