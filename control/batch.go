@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"sync"
 	"time"
-
-	"github.com/hashicorp/raft"
 )
 
 // Group commit: the writes that arrive while a raft entry is being committed wait for it and
@@ -31,16 +29,13 @@ const (
 	maxBatchBytes = 1 << 20 // encoded bytes of one raft entry of several commands
 	writeQueue    = 4096    // writes waiting to be committed
 	defaultLinger = 2 * time.Millisecond
-	maxInFlight   = 2 // batches handed to raft and not yet applied
 )
 
 // committer holds the writes waiting for their turn.
 type committer struct {
-	mu   sync.Mutex
-	busy bool // a write holds the turn: it lingers, or hands its batch to raft
-	// inFlight counts the batches handed to raft and not yet answered.
-	inFlight int
-	queue    []*pendingWrite
+	mu    sync.Mutex
+	busy  bool // a write is committing a batch
+	queue []*pendingWrite
 	// lingerFor is the longest wait for writes (0: defaultLinger).
 	lingerFor time.Duration
 	// want and full: a write lingering for want writes to wait is told by full's closing.
@@ -77,12 +72,10 @@ func (n *Node) commit(data []byte) (uint64, error) {
 		return 0, fmt.Errorf("%w: %d writes are waiting to be committed", ErrNoLeader, writeQueue)
 	}
 	c.enqueue(w)
-	lead := !c.busy && c.inFlight < maxInFlight
-	if lead {
-		c.busy = true
-	}
+	lead := !c.busy
+	c.busy = true
 	after := 0
-	if lead && c.inFlight == 0 && time.Since(c.lastEnd) < c.lingerTime() {
+	if lead && time.Since(c.lastEnd) < c.lingerTime() {
 		after = c.last // the clients of a batch that just ended are writing again
 	}
 	c.mu.Unlock()
@@ -94,29 +87,18 @@ func (n *Node) commit(data []byte) (uint64, error) {
 		after = r.after
 	}
 	c.linger(after)
-	// This write's turn: it is first in the queue. Hand the batch it heads to raft, pass the
-	// turn on while another batch may be in flight, then wait for the commit.
+	// This write's turn: it is first in the queue. Commit the batch it heads, then hand the
+	// turn on.
 	c.mu.Lock()
 	batch := c.take()
-	c.inFlight++
 	c.mu.Unlock()
-	f := n.startBatch(batch)
+	n.commitBatch(batch)
 	c.mu.Lock()
-	if c.inFlight < maxInFlight && len(c.queue) > 0 {
-		c.queue[0].done <- writeResult{turn: true}
-	} else {
+	if len(c.queue) == 0 {
 		c.busy = false
-	}
-	c.mu.Unlock()
-	n.finishBatch(batch, f)
-	c.mu.Lock()
-	c.inFlight--
-	switch {
-	case !c.busy && len(c.queue) > 0:
-		c.busy = true
-		c.queue[0].done <- writeResult{turn: true, after: len(batch) + len(c.queue)}
-	case c.inFlight == 0:
 		c.last, c.lastEnd = len(batch), time.Now()
+	} else {
+		c.queue[0].done <- writeResult{turn: true, after: len(batch) + len(c.queue)}
 	}
 	c.mu.Unlock()
 	r := <-w.done
@@ -185,9 +167,9 @@ func (c *committer) take() []*pendingWrite {
 	return batch
 }
 
-// startBatch hands the writes to raft as one entry (a lone write as itself); nil when the
-// batch could not be encoded (each write is answered then).
-func (n *Node) startBatch(batch []*pendingWrite) raft.ApplyFuture {
+// commitBatch commits the writes as one raft entry (a lone write as itself) and answers each.
+func (n *Node) commitBatch(batch []*pendingWrite) {
+	answer := func(i int, r writeResult) { batch[i].done <- r }
 	data := batch[0].data
 	if len(batch) > 1 {
 		c := Command{Op: OpBatch, Batch: make([]json.RawMessage, len(batch))}
@@ -196,22 +178,14 @@ func (n *Node) startBatch(batch []*pendingWrite) raft.ApplyFuture {
 		}
 		var err error
 		if data, err = json.Marshal(c); err != nil {
-			for _, w := range batch {
-				w.done <- writeResult{err: fmt.Errorf("control: encode batch: %w", err)}
+			for i := range batch {
+				answer(i, writeResult{err: fmt.Errorf("control: encode batch: %w", err)})
 			}
-			return nil
+			return
 		}
 	}
 	n.batchSize.Observe(float64(len(batch)))
-	return n.raft.Apply(data, n.cfg.ApplyTimeout)
-}
-
-// finishBatch waits for the batch's entry to be applied and answers each write.
-func (n *Node) finishBatch(batch []*pendingWrite, f raft.ApplyFuture) {
-	if f == nil {
-		return
-	}
-	answer := func(i int, r writeResult) { batch[i].done <- r }
+	f := n.raft.Apply(data, n.cfg.ApplyTimeout)
 	if err := f.Error(); err != nil {
 		for i := range batch {
 			answer(i, writeResult{err: raftWriteError(err)})
