@@ -60,7 +60,17 @@ wait_for() { # url pattern
 	done
 }
 
+disk_sync() { # mean time of one synced 4 KiB write in place on the voters' disk: what each log append waits for
+	dd if=/dev/zero of="$DIR/sync-probe" bs=4k count=200 2>/dev/null
+	sync "$DIR/sync-probe"
+	t0=$(date +%s%N)
+	dd if=/dev/zero of="$DIR/sync-probe" bs=4k count=200 conv=notrunc oflag=dsync 2>/dev/null
+	echo "synced 4 KiB write in place on the voters' disk: $((($(date +%s%N) - t0) / 200000)) us (mean of 200, dd oflag=dsync)"
+	rm -f "$DIR/sync-probe"
+}
+
 echo "machine: $(nproc) cores, $(uname -r); load: $(cut -d' ' -f1-3 /proc/loadavg); held checks: $HELD; $DURATION per run"
+disk_sync
 for SPEC in "$@"; do
 	BIN=${SPEC#wal:}
 	NAME=$(basename "$BIN")
@@ -90,4 +100,5 @@ for SPEC in "$@"; do
 		echo "$NAME: $out; voters' CPU: $((ticks * 1000 / $(getconf CLK_TCK))) ms, $((ticks * 1000000 / $(getconf CLK_TCK) / (${writes:-0} + 1))) us per write"
 	done
 done
+disk_sync
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
