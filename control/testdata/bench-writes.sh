@@ -51,6 +51,12 @@ cpu_ticks() { # total user+system clock ticks of the voters
 	echo $t
 }
 
+batches() { # writes and raft entries the leader's group commit has made so far: "sum count"
+	in_ns curl -fsS http://127.0.0.1:7100/metrics 2>/dev/null | awk '
+		/^vigil_control_commit_batch_writes_sum/ { s = $2 } /^vigil_control_commit_batch_writes_count/ { c = $2 }
+		END { printf "%d %d\n", s, c }'
+}
+
 wait_for() { # url pattern
 	i=0
 	until in_ns curl -fsS "$1" 2>/dev/null | grep -q "$2"; do
@@ -93,11 +99,13 @@ for SPEC in "$@"; do
 	"$LOADGEN" load document -checks "$HELD" >"$DIR/doc.yaml"
 	in_ns "$BIN" apply -f "$DIR/doc.yaml" -server http://127.0.0.1:7100 -timeout 120s >/dev/null
 	for clients in 1 16; do
+		b0=$(batches)
 		before=$(cpu_ticks)
 		out=$(in_ns "$LOADGEN" load writes -server http://127.0.0.1:7100 -clients $clients -duration "$DURATION" -prefix "c$clients" 2>&1 | head -1 || true)
 		ticks=$(($(cpu_ticks) - before))
 		writes=$(echo "$out" | sed -n 's/.*: \([0-9]*\) writes in.*/\1/p')
-		echo "$NAME: $out; voters' CPU: $((ticks * 1000 / $(getconf CLK_TCK))) ms, $((ticks * 1000000 / $(getconf CLK_TCK) / (${writes:-0} + 1))) us per write"
+		b1=$(batches)
+		echo "$NAME: $out; voters' CPU: $((ticks * 1000 / $(getconf CLK_TCK))) ms, $((ticks * 1000000 / $(getconf CLK_TCK) / (${writes:-0} + 1))) us per write; $(echo "$b0 $b1" | awk '$4 > $2 { printf "%.1f writes per raft entry", ($3 - $1) / ($4 - $2); next } { print "no batch metric" }')"
 	done
 done
 disk_sync
