@@ -28,7 +28,7 @@ const (
 	maxBatch      = 512     // commands in one raft entry
 	maxBatchBytes = 1 << 20 // encoded bytes of one raft entry of several commands
 	writeQueue    = 4096    // writes waiting to be committed
-	defaultLinger = 5 * time.Millisecond
+	defaultLinger = 2 * time.Millisecond
 )
 
 // committer holds the writes waiting for their turn.
