@@ -9,7 +9,7 @@
 #   (needs perf: apt-get install -y linux-perf); VIGIL named wal:PATH runs the voters with
 #   -raft-log-store wal, as in bench-writes.sh.
 set -eu
-[ $# -ge 3 ] || { sed -n 2,9p "$0"; exit 2; }
+[ $# -ge 3 ] || { sed -n 2,11p "$0"; exit 2; }
 BIN=${1#wal:} CLIENTS=$2 SECONDS_=$3 HELD=${4:-10000}
 store=""
 [ "$BIN" = "$1" ] || store="-raft-log-store wal"
