@@ -19,7 +19,8 @@ import (
 // about 100 µs of the leader's CPU per write on this project's machine, as much as one
 // voter's whole apply of it. decodeCheckJSON decodes the plain cases with encoding/json
 // instead, and takes only bodies whose result is certainly the YAML decoder's: every key
-// spelled as the YAML decoder knows it, none twice, no null, only ASCII without escapes, no
+// spelled as the YAML decoder knows it, none twice, no null, only printable ASCII and line
+// breaks, no escapes, no
 // number in an exponent form or a negative zero, no grpc or dns probe; and a check that the
 // configuration's normalisation would not change (its port set, its method in capitals, its
 // regions either absent or listed). Anything else, an error of any kind included, goes the
@@ -89,12 +90,15 @@ func decodeCheckJSON(body []byte) (c *config.Check, ok bool) {
 	return &ch, true
 }
 
-// plainJSONCheck reports whether body is one JSON object, ASCII without escapes, whose keys
+// plainJSONCheck reports whether body is one JSON object, printable ASCII without escapes
+// (line breaks allowed), whose keys
 // are those of checkFastFields (each once, each value of its shape), with no null and no
 // number that YAML could read otherwise than JSON.
 func plainJSONCheck(body []byte) bool {
 	for _, b := range body {
-		if b >= 0x80 || b == '\\' {
+		// Printable ASCII and line breaks only: YAML refuses control characters (DEL among
+		// them) that JSON takes, and reads tabs and escapes by rules of its own.
+		if (b < ' ' && b != '\n' && b != '\r') || b >= 0x7f || b == '\\' {
 			return false
 		}
 	}

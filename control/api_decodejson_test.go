@@ -12,11 +12,11 @@ var fastCheckBodies = []struct {
 	fast bool
 }{
 	{`{"protocol": "tcp", "target": {"host": "127.0.0.1", "port": 80}}`, true},
-	{` {"id": "web-1", "protocol": "http", "target": {"host": "h.example", "port": 8080}, "path": "/health", "method": "HEAD",
-	   "headers": {"X-A": "1", "x-b": ""}, "expect_status": ["200-299", "304"], "interval": "30s", "timeout": "2s",
-	   "failure_threshold": 2, "success_threshold": 1, "regions": ["a", "b", "c"], "checkers_per_region": 3,
-	   "healthy_threshold": 0.5, "min_reporters": 2, "inverted": false, "disabled": true, "tls_verify": false,
-	   "follow_redirects": true, "ip_version": 6, "body_match": "ok", "host_header": "x", "sni": "y", "tls_ca": ""}` + "\n", true},
+	{` {"id": "web-1", "protocol": "http", "target": {"host": "h.example", "port": 8080}, "path": "/health", "method": "HEAD",` + "\n" +
+		`   "headers": {"X-A": "1", "x-b": ""}, "expect_status": ["200-299", "304"], "interval": "30s", "timeout": "2s",` + "\n" +
+		`   "failure_threshold": 2, "success_threshold": 1, "regions": ["a", "b", "c"], "checkers_per_region": 3,` + "\n" +
+		`   "healthy_threshold": 0.5, "min_reporters": 2, "inverted": false, "disabled": true, "tls_verify": false,` + "\n" +
+		`   "follow_redirects": true, "ip_version": 6, "body_match": "ok", "host_header": "x", "sni": "y", "tls_ca": ""}` + "\n", true},
 	{`{"protocol": "https", "target": {"host": "h", "port": 443}, "healthy_threshold": 1, "expect_status": [], "headers": {}}`, true},
 	{`{"protocol": "grpc", "target": {"port": 9000, "host": "h"}, "children": ["x"], "allow_fewer_regions": true}`, true},
 	{`{"protocol": "tcp", "target": {"host": "h", "port": 80}, "interval": "soon"}`, false},              // an error: the YAML path words it
@@ -29,17 +29,20 @@ var fastCheckBodies = []struct {
 	{`{"protocol": "tcp", "target": {"host": "h", "port": 80}, "path": null}`, false},                    // null
 	{`{"protocol": "tcp", "target": {"host": "h\u0041", "port": 80}}`, false},                            // an escape
 	{`{"protocol": "tcp", "target": {"host": "hé", "port": 80}}`, false},                                 // not ASCII
-	{`{"protocol": "tcp", "target": {"host": "h", "port": 80}, "healthy_threshold": -0}`, false},         // YAML: 0, not -0
-	{`{"protocol": "tcp", "target": {"host": "h", "port": 80}, "healthy_threshold": 5e-1}`, false},       // an exponent
-	{`{"protocol": "tcp", "target": {"host": "h", "port": 80}, "regions": []}`, false},                   // normalised to none
-	{`{"protocol": "http", "target": {"host": "h"}}`, false},                                             // its port is a default
-	{`{"protocol": "http", "target": {"host": "h", "port": 80}, "method": "get"}`, false},                // normalised to GET
-	{`{"protocol": "dns", "target": {"host": "h", "port": 53}, "dns": {"name": "a"}}`, false},            // a probe
-	{`{"protocol": "grpc", "target": {"host": "h", "port": 1}, "grpc": {"service": "s"}}`, false},        // a probe
-	{`{"protocol": "calculated", "children": ["a", "b"]}`, false},                                        // normalised
-	{`{"protocol": "tcp", "target": {"host": "h", "port": 80}, "colour": "red"}`, false},                 // unknown
-	{`{"protocol": "tcp", "target": {"host": "h", "port": 80}, "regions": [1]}`, false},                  // not strings
-	{`{"protocol": "tcp", "target": {"host": "h", "port": 80}} {}`, false},                               // two values
+	{"{\"protocol\": \"tcp\", \"target\": {\"host\": \"h\x7f\", \"port\": 80}}", false},                  // YAML: a control character
+	{"{\"protocol\": \"tcp\",\t\"target\": {\"host\": \"h\", \"port\": 80}}", false},                     // a tab
+	{"{\"protocol\": \"tcp\",\r\n  \"target\": {\"host\": \"h\", \"port\": 80}\r\n}", true},
+	{`{"protocol": "tcp", "target": {"host": "h", "port": 80}, "healthy_threshold": -0}`, false},   // YAML: 0, not -0
+	{`{"protocol": "tcp", "target": {"host": "h", "port": 80}, "healthy_threshold": 5e-1}`, false}, // an exponent
+	{`{"protocol": "tcp", "target": {"host": "h", "port": 80}, "regions": []}`, false},             // normalised to none
+	{`{"protocol": "http", "target": {"host": "h"}}`, false},                                       // its port is a default
+	{`{"protocol": "http", "target": {"host": "h", "port": 80}, "method": "get"}`, false},          // normalised to GET
+	{`{"protocol": "dns", "target": {"host": "h", "port": 53}, "dns": {"name": "a"}}`, false},      // a probe
+	{`{"protocol": "grpc", "target": {"host": "h", "port": 1}, "grpc": {"service": "s"}}`, false},  // a probe
+	{`{"protocol": "calculated", "children": ["a", "b"]}`, false},                                  // normalised
+	{`{"protocol": "tcp", "target": {"host": "h", "port": 80}, "colour": "red"}`, false},           // unknown
+	{`{"protocol": "tcp", "target": {"host": "h", "port": 80}, "regions": [1]}`, false},            // not strings
+	{`{"protocol": "tcp", "target": {"host": "h", "port": 80}} {}`, false},                         // two values
 	{`{"protocol": "tcp", "target": {"host": "h", "port": 80}}], "checks": [{"id": "f"}`, false},
 }
 
