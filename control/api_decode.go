@@ -123,8 +123,17 @@ func seq(items ...*yaml.Node) *yaml.Node {
 	return &yaml.Node{Kind: yaml.SequenceNode, Content: items}
 }
 
-// decodeCheck decodes one check.
+// decodeCheck decodes one check: a plain JSON one with encoding/json (decodeCheckJSON),
+// any other through the configuration's decoder.
 func decodeCheck(body []byte) (*config.Check, error) {
+	if c, ok := decodeCheckJSON(body); ok {
+		return c, nil
+	}
+	return decodeCheckDocument(body)
+}
+
+// decodeCheckDocument decodes one check by placing it in a document (decodeItem).
+func decodeCheckDocument(body []byte) (*config.Check, error) {
 	doc, err := decodeItem(body, "checks[0]", `{"checks": [`, `]}`, func(n *yaml.Node) *yaml.Node {
 		return mapping(scalar("checks"), seq(n))
 	})

@@ -51,6 +51,12 @@ cpu_ticks() { # total user+system clock ticks of the voters
 	echo $t
 }
 
+batches() { # writes and raft entries the leader's group commit has made so far: "sum count"
+	in_ns curl -fsS http://127.0.0.1:7100/metrics 2>/dev/null | awk '
+		/^vigil_control_commit_batch_writes_sum/ { s = $2 } /^vigil_control_commit_batch_writes_count/ { c = $2 }
+		END { printf "%d %d\n", s, c }'
+}
+
 wait_for() { # url pattern
 	i=0
 	until in_ns curl -fsS "$1" 2>/dev/null | grep -q "$2"; do
@@ -60,7 +66,17 @@ wait_for() { # url pattern
 	done
 }
 
+disk_sync() { # mean time of one synced 4 KiB write in place on the voters' disk: what each log append waits for
+	dd if=/dev/zero of="$DIR/sync-probe" bs=4k count=200 2>/dev/null
+	sync "$DIR/sync-probe"
+	t0=$(date +%s%N)
+	dd if=/dev/zero of="$DIR/sync-probe" bs=4k count=200 conv=notrunc oflag=dsync 2>/dev/null
+	echo "synced 4 KiB write in place on the voters' disk: $((($(date +%s%N) - t0) / 200000)) us (mean of 200, dd oflag=dsync)"
+	rm -f "$DIR/sync-probe"
+}
+
 echo "machine: $(nproc) cores, $(uname -r); load: $(cut -d' ' -f1-3 /proc/loadavg); held checks: $HELD; $DURATION per run"
+disk_sync
 for SPEC in "$@"; do
 	BIN=${SPEC#wal:}
 	NAME=$(basename "$BIN")
@@ -83,11 +99,14 @@ for SPEC in "$@"; do
 	"$LOADGEN" load document -checks "$HELD" >"$DIR/doc.yaml"
 	in_ns "$BIN" apply -f "$DIR/doc.yaml" -server http://127.0.0.1:7100 -timeout 120s >/dev/null
 	for clients in 1 16; do
+		b0=$(batches)
 		before=$(cpu_ticks)
 		out=$(in_ns "$LOADGEN" load writes -server http://127.0.0.1:7100 -clients $clients -duration "$DURATION" -prefix "c$clients" 2>&1 | head -1 || true)
 		ticks=$(($(cpu_ticks) - before))
 		writes=$(echo "$out" | sed -n 's/.*: \([0-9]*\) writes in.*/\1/p')
-		echo "$NAME: $out; voters' CPU: $((ticks * 1000 / $(getconf CLK_TCK))) ms, $((ticks * 1000000 / $(getconf CLK_TCK) / (${writes:-0} + 1))) us per write"
+		b1=$(batches)
+		echo "$NAME: $out; voters' CPU: $((ticks * 1000 / $(getconf CLK_TCK))) ms, $((ticks * 1000000 / $(getconf CLK_TCK) / (${writes:-0} + 1))) us per write; $(echo "$b0 $b1" | awk '$4 > $2 { printf "%.1f writes per raft entry", ($3 - $1) / ($4 - $2); next } { print "no batch metric" }')"
 	done
 done
+disk_sync
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -6,10 +6,13 @@
 # stack passes through, and the parts are printed as shares and as CPU per write.
 #
 # usage: sudo sh control/testdata/profile-writes.sh VIGIL CLIENTS SECONDS [HELD]
-#   (needs perf: apt-get install -y linux-perf)
+#   (needs perf: apt-get install -y linux-perf); VIGIL named wal:PATH runs the voters with
+#   -raft-log-store wal, as in bench-writes.sh.
 set -eu
-[ $# -ge 3 ] || { sed -n 2,9p "$0"; exit 2; }
-BIN=$1 CLIENTS=$2 SECONDS_=$3 HELD=${4:-10000}
+[ $# -ge 3 ] || { sed -n 2,11p "$0"; exit 2; }
+BIN=${1#wal:} CLIENTS=$2 SECONDS_=$3 HELD=${4:-10000}
+store=""
+[ "$BIN" = "$1" ] || store="-raft-log-store wal"
 NS=config-prof-$$
 DIR=$(mktemp -d /tmp/config-prof.XXXXXX)
 PIDS=""
@@ -34,8 +37,8 @@ wait_for() { # url pattern
 	done
 }
 for i in 0 1 2; do
-	extra="-bootstrap"
-	[ $i -eq 0 ] || extra="-join http://127.0.0.1:7100"
+	extra="-bootstrap $store"
+	[ $i -eq 0 ] || extra="-join http://127.0.0.1:7100 $store"
 	ip netns exec "$NS" "$BIN" agent -roles control -id v$i -data-dir "$DIR/v$i" -raft-addr 127.0.0.1:700$i \
 		-api-addr 127.0.0.1:710$i -token-file "$DIR/token" -open-reads -log-level warn $extra \
 		>"$DIR/v$i.log" 2>&1 &
