@@ -62,7 +62,7 @@ func startVoter(t *testing.T, wrap func(*control.Node, http.Handler) http.Handle
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := putJSON(t.Context(), url+"/v1/document", body, 10*time.Second); err != nil {
+	if err := putDocument(t.Context(), url, body); err != nil {
 		t.Fatal(err)
 	}
 	return url
