@@ -195,11 +195,14 @@ func (w *Writer) readOnce(ctx context.Context, c *client.Client) (oracle.ReadBac
 }
 
 // startWriter returns the writer of a script whose network runs a control plane of several
-// voters, nil for any other.
+// voters and checks its writes (writerAPIs), nil for any other.
 func startWriter(sc Script, n network, doc *config.Document) (*Writer, error) {
-	nn, ok := n.(*nodesNetwork)
-	if !ok || sc.voters() < 2 || len(doc.Zones) == 0 {
+	if sc.voters() < 2 || len(doc.Zones) == 0 {
 		return nil, nil
 	}
-	return NewWriter(nn.ControlAPIs(), doc.Zones[0].Name, nodesToken, nil)
+	apis := n.writerAPIs()
+	if len(apis) == 0 {
+		return nil, nil
+	}
+	return NewWriter(apis, doc.Zones[0].Name, nodesToken, nil)
 }
