@@ -13,6 +13,7 @@ import (
 
 	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/control/client"
 )
 
 // httpClient returns a client whose every connection is dialled from inside the namespace
@@ -43,7 +44,8 @@ func (t *Topology) httpClient() *http.Client {
 }
 
 // call sends method to url with the write token and body (JSON, nil for none); out, when
-// not nil, receives the decoded answer. Any status but 200 is an error.
+// not nil, receives the decoded answer. Any status but 200 is an error. The control API is
+// called through its client (voterClient); this is for the status API and the targets.
 func call(ctx context.Context, c *http.Client, token, method, url string, body []byte, out any) error {
 	var rd io.Reader
 	if body != nil {
@@ -79,13 +81,29 @@ func call(ctx context.Context, c *http.Client, token, method, url string, body [
 	return nil
 }
 
+// voterClient returns a client of the control API of the voter v alone, with the write
+// token, over the run's HTTP client (dialled from v's region).
+func (r *run) voterClient(v *Proc) (*client.Client, error) {
+	c, err := client.New(client.Config{Voters: []string{v.Addrs["api"]}, Token: r.fleet.token, HTTP: r.client})
+	if err != nil {
+		return nil, fmt.Errorf("netlab: %w", err)
+	}
+	return c, nil
+}
+
 // cluster returns the cluster as the voter v sees it.
 func (r *run) cluster(ctx context.Context, v *Proc) (control.ClusterView, error) {
-	var cv control.ClusterView
+	c, err := r.voterClient(v)
+	if err != nil {
+		return control.ClusterView{}, err
+	}
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
-	err := call(ctx, r.client, r.fleet.token, http.MethodGet, v.Addrs["api"]+"/v1/cluster", nil, &cv)
-	return cv, err
+	cv, err := c.Cluster(ctx)
+	if err != nil {
+		return cv, fmt.Errorf("netlab: %w", err)
+	}
+	return cv, nil
 }
 
 // putDocument applies doc through the voter v.
@@ -94,9 +112,16 @@ func (r *run) putDocument(ctx context.Context, v *Proc, doc *config.Document) er
 	if err != nil {
 		return fmt.Errorf("netlab: document: %w", err)
 	}
+	c, err := r.voterClient(v)
+	if err != nil {
+		return err
+	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	return call(ctx, r.client, r.fleet.token, http.MethodPut, v.Addrs["api"]+"/v1/document", body, nil)
+	if _, err := c.PutDocument(ctx, body, client.ContentJSON); err != nil {
+		return fmt.Errorf("netlab: %w", err)
+	}
+	return nil
 }
 
 // setTarget switches region's demo target down or up, from inside its region.

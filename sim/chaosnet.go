@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -119,28 +118,15 @@ func (n *nodesNetwork) clusterFormed(api string, count int) error {
 	return nil
 }
 
-// getCluster reads the cluster as the voter at api sees it.
+// getCluster reads the cluster as the voter at api sees it, within 3s.
 func getCluster(ctx context.Context, api string) (control.ClusterView, error) {
-	var cv control.ClusterView
+	c, err := voterClient(api)
+	if err != nil {
+		return control.ClusterView{}, err
+	}
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, api+"/v1/cluster", nil)
-	if err != nil {
-		return cv, err
-	}
-	req.Header.Set("Authorization", "Bearer "+nodesToken)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return cv, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return cv, fmt.Errorf("GET /v1/cluster: %s", resp.Status)
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&cv); err != nil {
-		return cv, fmt.Errorf("GET /v1/cluster: %w", err)
-	}
-	return cv, nil
+	return c.Cluster(ctx)
 }
 
 // stopVoters stops every running voter of a control plane of several, for good.

@@ -1,20 +1,17 @@
 package sim
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/control/client"
 	"github.com/vigil-dns/vigil/oracle"
 )
 
@@ -29,16 +26,15 @@ const (
 	writeTimeout  = 3 * time.Second
 	maxWrites     = 100_000
 	writePrefix   = "vigil-chaos-write-"
+	maxReadBack   = 32 << 20 // bytes of one answer
 )
 
 // Writer applies small writes to a control plane during a run, one at a time, moving to the
 // next voter after an error (any voter forwards a write to the leader), and checks every
 // acknowledged one against linearizable reads of the control plane's state.
 type Writer struct {
-	apis   []string
+	voters []*client.Client // one per voter: a call asks that voter only
 	zone   string
-	token  string
-	client *http.Client
 
 	mu      sync.Mutex
 	ledger  *oracle.WriteLedger
@@ -46,15 +42,20 @@ type Writer struct {
 }
 
 // NewWriter returns a writer of the zone through the voters' APIs at apis, with the write
-// token; client makes the requests (nil: http.DefaultClient).
-func NewWriter(apis []string, zone, token string, client *http.Client) (*Writer, error) {
+// token; hc makes the requests (nil: a client of the default transport).
+func NewWriter(apis []string, zone, token string, hc *http.Client) (*Writer, error) {
 	if len(apis) == 0 || zone == "" {
 		return nil, errors.New("sim: writes need a control plane and a zone")
 	}
-	if client == nil {
-		client = http.DefaultClient
+	w := &Writer{zone: zone, ledger: oracle.NewWriteLedger()}
+	for _, api := range apis {
+		c, err := client.New(client.Config{Voters: []string{api}, Token: token, HTTP: hc, MaxAnswer: maxReadBack})
+		if err != nil {
+			return nil, fmt.Errorf("sim: %w", err)
+		}
+		w.voters = append(w.voters, c)
 	}
-	return &Writer{apis: apis, zone: zone, token: token, client: client, ledger: oracle.NewWriteLedger()}, nil
+	return w, nil
 }
 
 // writeKey is the record set name of sequence number seq.
@@ -78,7 +79,7 @@ func (w *Writer) Run(ctx context.Context) {
 		pending := w.ledger.Pending(key)
 		w.mu.Unlock()
 		if pending {
-			rb, err := w.readOnce(ctx, w.apis[api])
+			rb, err := w.readOnce(ctx, w.voters[api])
 			w.mu.Lock()
 			if err == nil {
 				w.ledger.Check(rb)
@@ -89,13 +90,13 @@ func (w *Writer) Run(ctx context.Context) {
 			}
 			w.mu.Unlock()
 			if err != nil {
-				api = (api + 1) % len(w.apis)
+				api = (api + 1) % len(w.voters)
 			}
 			if pending {
 				continue
 			}
 		}
-		idx, err := w.put(ctx, w.apis[api], key, seq)
+		idx, err := w.put(ctx, w.voters[api], key, seq)
 		if ctx.Err() != nil {
 			return // cut short by the end of the run: not counted
 		}
@@ -107,42 +108,25 @@ func (w *Writer) Run(ctx context.Context) {
 		}
 		w.mu.Unlock()
 		if err != nil {
-			api = (api + 1) % len(w.apis)
+			api = (api + 1) % len(w.voters)
 		}
 	}
 }
 
-// put writes sequence number seq to key through the voter at api and returns the raft index
-// the API acknowledged it at.
-func (w *Writer) put(ctx context.Context, api, key string, seq int) (uint64, error) {
-	rs := config.RecordSet{Name: key, Type: config.TypeTXT, TTL: config.TTL(30),
+// put writes sequence number seq to key through the voter c and returns the raft index the
+// API acknowledged it at. Any error leaves the write's outcome unknown: it may have been
+// applied.
+func (w *Writer) put(ctx context.Context, c *client.Client, key string, seq int) (uint64, error) {
+	rs := &config.RecordSet{Name: key, Type: config.TypeTXT, TTL: config.TTL(30),
 		Records: []config.Record{{Value: writePrefix + strconv.Itoa(seq)}}}
-	body, err := json.Marshal(rs)
-	if err != nil {
-		return 0, err
-	}
 	ctx, cancel := context.WithTimeout(ctx, writeTimeout)
 	defer cancel()
-	u := fmt.Sprintf("%s/v1/zones/%s/record_sets/%s/TXT", api, url.PathEscape(w.zone), key)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPut, u, bytes.NewReader(body))
+	ack, err := c.PutRecordSet(ctx, w.zone, rs)
 	if err != nil {
 		return 0, err
 	}
-	req.Header.Set("Authorization", "Bearer "+w.token)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := w.client.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusCreated {
-		return 0, fmt.Errorf("PUT %s: %s", req.URL.Path, resp.Status)
-	}
-	var ack struct {
-		Index uint64 `json:"index"`
-	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 64<<10)).Decode(&ack); err != nil || ack.Index == 0 {
-		return 0, fmt.Errorf("PUT %s: no index in the acknowledgement (%v)", req.URL.Path, err)
+	if ack.Index == 0 {
+		return 0, fmt.Errorf("PUT record set %s: no index in the acknowledgement", key)
 	}
 	return ack.Index, nil
 }
@@ -153,7 +137,7 @@ func (w *Writer) Verify(ctx context.Context, within time.Duration) oracle.WriteS
 	deadline := time.Now().Add(within)
 	var last error
 	for i := 0; ; i++ {
-		rb, err := w.readOnce(ctx, w.apis[i%len(w.apis)])
+		rb, err := w.readOnce(ctx, w.voters[i%len(w.voters)])
 		if err == nil {
 			w.mu.Lock()
 			defer w.mu.Unlock()
@@ -182,38 +166,20 @@ func (w *Writer) stats() oracle.WriteStats {
 	return s
 }
 
-// readOnce asks the voter at api for the zone's record sets, linearizably.
-func (w *Writer) readOnce(ctx context.Context, api string) (oracle.ReadBack, error) {
+// readOnce asks the voter c for the zone's record sets, linearizably.
+func (w *Writer) readOnce(ctx context.Context, c *client.Client) (oracle.ReadBack, error) {
 	rb := oracle.ReadBack{Values: map[string]int{}}
 	ctx, cancel := context.WithTimeout(ctx, writeTimeout)
 	defer cancel()
-	u := fmt.Sprintf("%s/v1/zones/%s/record_sets?consistent", api, url.PathEscape(w.zone))
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	sets, meta, err := c.Consistent().RecordSets(ctx, w.zone)
 	if err != nil {
-		return rb, err
-	}
-	req.Header.Set("Authorization", "Bearer "+w.token)
-	resp, err := w.client.Do(req)
-	if err != nil {
-		return rb, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return rb, fmt.Errorf("GET record sets: %s", resp.Status)
-	}
-	var body struct {
-		Index      uint64             `json:"index"`
-		Consistent bool               `json:"consistent"`
-		Data       []config.RecordSet `json:"data"`
-	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 32<<20)).Decode(&body); err != nil {
 		return rb, fmt.Errorf("GET record sets: %w", err)
 	}
-	if !body.Consistent || body.Index == 0 {
+	if !meta.Consistent || meta.Index == 0 {
 		return rb, errors.New("GET record sets: the read was not linearizable")
 	}
-	rb.Index = body.Index
-	for _, rs := range body.Data {
+	rb.Index = meta.Index
+	for _, rs := range sets {
 		name, _, _ := strings.Cut(rs.Name, ".")
 		if rs.Type != config.TypeTXT || !strings.HasPrefix(name, "chaos-") || len(rs.Records) != 1 {
 			continue
@@ -229,11 +195,14 @@ func (w *Writer) readOnce(ctx context.Context, api string) (oracle.ReadBack, err
 }
 
 // startWriter returns the writer of a script whose network runs a control plane of several
-// voters, nil for any other.
+// voters and checks its writes (writerAPIs), nil for any other.
 func startWriter(sc Script, n network, doc *config.Document) (*Writer, error) {
-	nn, ok := n.(*nodesNetwork)
-	if !ok || sc.voters() < 2 || len(doc.Zones) == 0 {
+	if sc.voters() < 2 || len(doc.Zones) == 0 {
 		return nil, nil
 	}
-	return NewWriter(nn.ControlAPIs(), doc.Zones[0].Name, nodesToken, nil)
+	apis := n.writerAPIs()
+	if len(apis) == 0 {
+		return nil, nil
+	}
+	return NewWriter(apis, doc.Zones[0].Name, nodesToken, nil)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -62,7 +63,7 @@ func startVoter(t *testing.T, wrap func(*control.Node, http.Handler) http.Handle
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := putJSON(t.Context(), url+"/v1/document", body, 10*time.Second); err != nil {
+	if err := putDocument(t.Context(), url, body); err != nil {
 		t.Fatal(err)
 	}
 	return url
@@ -115,5 +116,52 @@ func TestWriterCatchesALostWrite(t *testing.T) {
 	s := w.Verify(t.Context(), 10*time.Second)
 	if !lied.Load() || s.OK() || s.Lost != 1 || s.Checked != s.Acknowledged-1 || len(s.Problems) != 1 || !strings.Contains(s.Problems[0], "chaos-3=3") {
 		t.Fatalf("lied %v: %+v; want chaos-3=3 lost and every other write checked", lied.Load(), s)
+	}
+}
+
+// TestWriterCountsOnlyAcknowledgements: a write answered with an error, whether or not the
+// voter applied it, or answered without an index, is failed (its outcome unknown), never
+// acknowledged; and a read whose answer does not say it is linearizable checks nothing.
+func TestWriterCountsOnlyAcknowledgements(t *testing.T) {
+	api := startVoter(t, func(n *control.Node, h http.Handler) http.Handler {
+		return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+			if r.Method != http.MethodPut {
+				h.ServeHTTP(rw, r)
+				return
+			}
+			switch {
+			case strings.HasSuffix(r.URL.Path, "/record_sets/chaos-3/TXT"): // not applied
+				rw.WriteHeader(http.StatusServiceUnavailable)
+				_, _ = rw.Write([]byte(`{"error": "planted: no leader"}`))
+			case strings.HasSuffix(r.URL.Path, "/record_sets/chaos-4/TXT"): // no index
+				_, _ = rw.Write([]byte(`{"index": 0}`))
+			case strings.HasSuffix(r.URL.Path, "/record_sets/chaos-5/TXT"): // applied, answer lost
+				h.ServeHTTP(httptest.NewRecorder(), r)
+				rw.WriteHeader(http.StatusGatewayTimeout)
+			default:
+				h.ServeHTTP(rw, r)
+			}
+		})
+	})
+	w := runWriter(t, api, 10*writeInterval)
+	s := w.Verify(t.Context(), 10*time.Second)
+	t.Logf("%+v", s)
+	if s.Failed != 3 || s.Acknowledged != s.Attempted-3 || !s.OK() || s.Checked != s.Acknowledged {
+		t.Fatalf("%+v: want chaos-3, -4 and -5 failed, every other write acknowledged and checked", s)
+	}
+
+	// A voter that serves every read as a plain one, whatever the request asks.
+	plain := startVoter(t, func(n *control.Node, h http.Handler) http.Handler {
+		return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+			if r.Method == http.MethodGet {
+				r.URL.RawQuery = ""
+			}
+			h.ServeHTTP(rw, r)
+		})
+	})
+	w = runWriter(t, plain, 5*writeInterval)
+	s = w.Verify(t.Context(), time.Second)
+	if s.OK() || s.Checked != 0 || !strings.Contains(s.ReadBack, "not linearizable") {
+		t.Fatalf("%+v: want no write checked by reads that are not linearizable", s)
 	}
 }

@@ -58,6 +58,9 @@ type network interface {
 	// addFigures adds to res what the network measured of itself (a poison network's probe
 	// schedule); the others measure nothing.
 	addFigures(res *Result)
+	// writerAPIs returns the API URLs of the control voters a chaos writer writes through
+	// (see startWriter), running or not; none on a network whose writes are not checked.
+	writerAPIs() []string
 }
 
 // networkKind is a network a script can run on.
@@ -143,6 +146,16 @@ func (n *nodesNetwork) SetPoisoned(on bool) error { return notPoison(on) }
 
 // addFigures adds nothing: the nodes network measures nothing of itself.
 func (n *nodesNetwork) addFigures(*Result) {}
+
+// writerAPIs returns none: the dev network's writes are not checked.
+func (devNetwork) writerAPIs() []string { return nil }
+
+// writerAPIs returns every control voter's API.
+func (n *nodesNetwork) writerAPIs() []string { return n.ControlAPIs() }
+
+// writerAPIs returns none: a poison network's writes are not checked (it would otherwise
+// inherit the nodes network's voters).
+func (p *poisonNetwork) writerAPIs() []string { return nil }
 
 // Verdicts returns the location's verdicts.
 func (d devNetwork) Verdicts(location string) map[string]verdictView {

@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -10,7 +9,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"net/netip"
 	"path/filepath"
 	"runtime/pprof"
@@ -22,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/control/client"
 	"github.com/vigil-dns/vigil/dev"
 	"github.com/vigil-dns/vigil/gossip"
 	"github.com/vigil-dns/vigil/node"
@@ -341,32 +340,23 @@ func (n *nodesNetwork) startVoter(dir string, doc *config.Document) (string, err
 	}
 }
 
-// putDocument writes the document through the control API, as `vigil apply` does.
+// putDocument writes the document through the control API of the voter at api, as `vigil
+// apply` does, within 10s.
 func putDocument(ctx context.Context, api string, body []byte) error {
-	return putJSON(ctx, api+"/v1/document", body, 10*time.Second)
+	c, err := voterClient(api)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	_, err = c.PutDocument(ctx, body, client.ContentJSON)
+	return err
 }
 
-// putJSON PUTs body to the control API at u with the network's write token, within timeout,
-// and fails unless the API answers 200.
-func putJSON(ctx context.Context, u string, body []byte, timeout time.Duration) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPut, u, bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Authorization", "Bearer "+nodesToken)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("PUT %s: %s", req.URL.Path, resp.Status)
-	}
-	return nil
+// voterClient returns a client of the control API of the one voter at api, with the
+// network's write token: its calls ask that voter and no other.
+func voterClient(api string) (*client.Client, error) {
+	return client.New(client.Config{Voters: []string{api}, Token: nodesToken})
 }
 
 // wait stops every node and target and waits until they have.
