@@ -98,24 +98,7 @@ func TestStatusNetworkEndpointFailureShows(t *testing.T) {
 		took.Round(10*time.Millisecond), check.FailureThreshold, check.Interval.Std(), bound)
 
 	checkStatusEvidence(t, client)
-
-	// The node's own /readyz (mounted before the API's) answers in the API's documented shape.
-	res, err := http.Get("http://" + loc.HTTPAddr() + "/readyz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(res.Body)
-	res.Body.Close()
-	var rd status.Readiness
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&rd); err != nil {
-		t.Fatalf("/readyz: %v\n%s", err, body)
-	}
-	if res.StatusCode != http.StatusOK && res.StatusCode != http.StatusServiceUnavailable || rd.Ready != (res.StatusCode == http.StatusOK) {
-		t.Errorf("/readyz: %d %s", res.StatusCode, body)
-	}
-
+	checkStatusReadyz(t, "http://"+loc.HTTPAddr()+"/readyz")
 	checkStatusPage(t, "http://"+loc.HTTPAddr()+"/")
 }
 
@@ -180,6 +163,27 @@ func checkStatusEvidence(t *testing.T, client *status.Client) {
 	info, err := client.Node(ctx)
 	if err != nil || info.Config.Source != "static" || info.Version != "test" {
 		t.Errorf("node: %+v %v", info, err)
+	}
+}
+
+// checkStatusReadyz checks that the node's own /readyz at url (mounted before the API's) answers
+// in the API's documented shape.
+func checkStatusReadyz(t *testing.T, url string) {
+	t.Helper()
+	res, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	var rd status.Readiness
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&rd); err != nil {
+		t.Fatalf("/readyz: %v\n%s", err, body)
+	}
+	if res.StatusCode != http.StatusOK && res.StatusCode != http.StatusServiceUnavailable || rd.Ready != (res.StatusCode == http.StatusOK) {
+		t.Errorf("/readyz: %d %s", res.StatusCode, body)
 	}
 }
 
