@@ -230,7 +230,7 @@ func (n *Network) startRegion(ctx context.Context, r string, key []byte, seed st
 	}
 	// Every node runs on loopback with ports of its own: a location finds another's status
 	// API by its id, not at its gossip host.
-	if err := status.MountWith(loc, func(o *status.Options) { o.Network.PeerURL = n.statusURL }); err != nil {
+	if err := loc.MountStatus(func(o *status.Options) { o.Network.PeerURL = n.statusURL }); err != nil {
 		loc.Close()
 		return seed, fmt.Errorf("dev: location %s: %w", r, err)
 	}
@@ -278,7 +278,7 @@ func (n *Network) startRegion(ctx context.Context, r string, key []byte, seed st
 			n.verifiers[r] = v
 		}
 		if httpAddr != "off" {
-			err := status.Mount(chk)
+			err := chk.MountStatus(nil)
 			if err == nil && v != nil {
 				err = chk.Handle("GET /v1/verification", v)
 			}

@@ -91,61 +91,33 @@ func TestLocationRoutes(t *testing.T) {
 		}
 	}
 
-	cases := []struct {
-		name  string
-		path  string
-		code  int
-		check func(t *testing.T, body []byte)
-	}{
-		{"all verdicts", "/v1/verdicts", 200, func(t *testing.T, body []byte) {
-			var l VerdictList
-			decodeStrict(t, body, &l)
-			if l.Location != "loc-us" || !l.GeneratedAt.Equal(t0) {
-				t.Errorf("location %q at %v", l.Location, l.GeneratedAt)
+	var cases []routeCase
+	cases = append(cases, verdictRouteCases(loc)...)
+	cases = append(cases, evidenceRouteCases()...)
+	cases = append(cases, answerRouteCases(loc)...)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			code, body := get(t, a, tc.path)
+			if code != tc.code {
+				t.Fatalf("GET %s: %d, want %d: %s", tc.path, code, tc.code, body)
 			}
-			if !reflect.DeepEqual(l.Regions, []string{"eu-west", "sa-east", "us-east"}) {
-				t.Errorf("regions %v", l.Regions)
-			}
-			var ids []string
-			for _, c := range l.Checks {
-				ids = append(ids, c.ID)
-				v := loc.verdicts[c.ID]
-				if c.State != v.State || c.Explanation != v.Sentence() || c.Counts != v.Counts || !c.Since.Equal(v.Since) {
-					t.Errorf("%s: got %s %q %+v, quorum says %s %q %+v", c.ID, c.State, c.Explanation, c.Counts, v.State, v.Sentence(), v.Counts)
-				}
-				if c.ServedAsHealthy != v.Serving() {
-					t.Errorf("%s: served %v", c.ID, c.ServedAsHealthy)
-				}
-			}
-			if !reflect.DeepEqual(ids, []string{"web-eu-west", "web-majority", "web-sa-east", "web-us-east"}) {
-				t.Errorf("checks %v", ids)
-			}
-			cells := map[string]map[string]RegionCell{}
-			for _, c := range l.Checks {
-				cells[c.ID] = c.Regions
-			}
-			wantCells := map[string]map[string]RegionCell{
-				"web-us-east": {
-					"us-east": {State: CellHealthy, Healthy: 2},
-					"eu-west": {State: CellHealthy, Healthy: 2},
-					"sa-east": {State: CellUnknown, Withdrawn: 2},
-				},
-				"web-eu-west": {
-					"us-east": {State: CellUnhealthy, Unhealthy: 2},
-					"eu-west": {State: CellUnhealthy, Unhealthy: 2},
-					"sa-east": {State: CellUnhealthy, Unhealthy: 2},
-				},
-				"web-sa-east": {"sa-east": {State: CellStale, Stale: 2}},
-			}
-			for id, w := range wantCells {
-				if !reflect.DeepEqual(cells[id], w) {
-					t.Errorf("%s cells: got %+v, want %+v", id, cells[id], w)
-				}
-			}
-			if cells["web-majority"] != nil {
-				t.Errorf("calculated check has region cells %+v", cells["web-majority"])
-			}
-		}},
+			tc.check(t, body)
+		})
+	}
+}
+
+// routeCase is a GET of the API and what its answer must be.
+type routeCase struct {
+	name  string
+	path  string
+	code  int
+	check func(t *testing.T, body []byte)
+}
+
+// verdictRouteCases are the cases of the verdict list.
+func verdictRouteCases(loc *testLocation) []routeCase {
+	return []routeCase{
+		{"all verdicts", "/v1/verdicts", 200, checkAllVerdicts(loc)},
 		{"unhealthy only", "/v1/verdicts?state=unhealthy", 200, func(t *testing.T, body []byte) {
 			var l VerdictList
 			decodeStrict(t, body, &l)
@@ -156,6 +128,65 @@ func TestLocationRoutes(t *testing.T) {
 		{"bad state", "/v1/verdicts?state=sick", 400, wantError("invalid state")},
 		{"unknown parameter", "/v1/verdicts?colour=red", 400, wantError(`unknown query parameter "colour"`)},
 		{"repeated parameter", "/v1/verdicts?state=healthy&state=unknown", 400, wantError("given 2 times")},
+	}
+}
+
+// checkAllVerdicts checks the whole verdict list against what quorum computed for loc.
+func checkAllVerdicts(loc *testLocation) func(t *testing.T, body []byte) {
+	return func(t *testing.T, body []byte) {
+		var l VerdictList
+		decodeStrict(t, body, &l)
+		if l.Location != "loc-us" || !l.GeneratedAt.Equal(t0) {
+			t.Errorf("location %q at %v", l.Location, l.GeneratedAt)
+		}
+		if !reflect.DeepEqual(l.Regions, []string{"eu-west", "sa-east", "us-east"}) {
+			t.Errorf("regions %v", l.Regions)
+		}
+		var ids []string
+		for _, c := range l.Checks {
+			ids = append(ids, c.ID)
+			v := loc.verdicts[c.ID]
+			if c.State != v.State || c.Explanation != v.Sentence() || c.Counts != v.Counts || !c.Since.Equal(v.Since) {
+				t.Errorf("%s: got %s %q %+v, quorum says %s %q %+v", c.ID, c.State, c.Explanation, c.Counts, v.State, v.Sentence(), v.Counts)
+			}
+			if c.ServedAsHealthy != v.Serving() {
+				t.Errorf("%s: served %v", c.ID, c.ServedAsHealthy)
+			}
+		}
+		if !reflect.DeepEqual(ids, []string{"web-eu-west", "web-majority", "web-sa-east", "web-us-east"}) {
+			t.Errorf("checks %v", ids)
+		}
+		cells := map[string]map[string]RegionCell{}
+		for _, c := range l.Checks {
+			cells[c.ID] = c.Regions
+		}
+		wantCells := map[string]map[string]RegionCell{
+			"web-us-east": {
+				"us-east": {State: CellHealthy, Healthy: 2},
+				"eu-west": {State: CellHealthy, Healthy: 2},
+				"sa-east": {State: CellUnknown, Withdrawn: 2},
+			},
+			"web-eu-west": {
+				"us-east": {State: CellUnhealthy, Unhealthy: 2},
+				"eu-west": {State: CellUnhealthy, Unhealthy: 2},
+				"sa-east": {State: CellUnhealthy, Unhealthy: 2},
+			},
+			"web-sa-east": {"sa-east": {State: CellStale, Stale: 2}},
+		}
+		for id, w := range wantCells {
+			if !reflect.DeepEqual(cells[id], w) {
+				t.Errorf("%s cells: got %+v, want %+v", id, cells[id], w)
+			}
+		}
+		if cells["web-majority"] != nil {
+			t.Errorf("calculated check has region cells %+v", cells["web-majority"])
+		}
+	}
+}
+
+// evidenceRouteCases are the cases of one check's evidence.
+func evidenceRouteCases() []routeCase {
+	return []routeCase{
 		{"unhealthy evidence", "/v1/verdicts/web-eu-west", 200, func(t *testing.T, body []byte) {
 			var e CheckEvidence
 			decodeStrict(t, body, &e)
@@ -213,6 +244,12 @@ func TestLocationRoutes(t *testing.T) {
 			}
 		}},
 		{"unknown check", "/v1/verdicts/no-such-check", 404, wantError(`no check "no-such-check"`)},
+	}
+}
+
+// answerRouteCases are the cases of the checkers heard, the answers and the errors of paths.
+func answerRouteCases(loc *testLocation) []routeCase {
+	return []routeCase{
 		{"checkers", "/v1/checkers", 200, func(t *testing.T, body []byte) {
 			var l CheckerList
 			decodeStrict(t, body, &l)
@@ -268,15 +305,6 @@ func TestLocationRoutes(t *testing.T) {
 		{"answer of a missing name", "/v1/answer?name=nope.demo.vigil.test&type=A", 404, wantError("does not exist")},
 		{"not a checker", "/v1/probes", 404, wantError("not a checker")},
 		{"unknown path", "/v2/everything", 404, wantError("no such resource")},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			code, body := get(t, a, tc.path)
-			if code != tc.code {
-				t.Fatalf("GET %s: %d, want %d: %s", tc.path, code, tc.code, body)
-			}
-			tc.check(t, body)
-		})
 	}
 }
 

@@ -20,6 +20,46 @@ func TestClientTables(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	out := writeTables(t, c)
+	for _, want := range []string{
+		"location loc-us (us-east), 4 checks",
+		"CHECK         STATE      SINCE   HEALTHY/FRESH  STALE  RULE       EU-WEST        SA-EAST        US-EAST",
+		"web-eu-west   unhealthy  0s ago  0/6            0      threshold  unhealthy 0/2  unhealthy 0/2  unhealthy 0/2",
+		"web-sa-east   unknown    0s ago  0/0            2      short      -              stale (2)      -",
+		"web-us-east   healthy    0s ago  4/4            0      threshold  healthy 2/2    unknown        healthy 2/2",
+		"web-majority  healthy    0s ago  2/3 children",
+		"check web-eu-west: unhealthy since 2026-11-30T12:00:00Z",
+		"0 of 6 fresh reports are healthy (0%), not more than the 18% threshold: unhealthy",
+		"ap-9",
+		"never heard",
+		"sa-3     sa-east  stale  1m0s ago       55s ago",
+		"us-1     us-east  unhealthy    status: HTTP 503  12ms     1s ago      counted unhealthy",
+		"1  198.51.100.1  web-eu-west  unhealthy  secondary    yes       no",
+		"www.demo.vigil.test. A: failover policy, rule primary",
+		"answer: 192.0.2.1",
+		"configuration index 42 from disk (control plane unreachable: using the disk copy)",
+		"version test-1.2.3",
+		"loc-us  us-east  location  127.0.0.1:7960  alive",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+	if t.Failed() {
+		t.Log(out)
+	}
+
+	checkClientErrors(t, c)
+	for _, bad := range []string{"", "http://", "::nope"} {
+		if _, err := NewClient(bad); err == nil {
+			t.Errorf("NewClient(%q): no error", bad)
+		}
+	}
+}
+
+// writeTables reads every view of the location through c and writes it as `vigil status` does.
+func writeTables(t *testing.T, c *Client) string {
+	t.Helper()
 	ctx := context.Background()
 	var b bytes.Buffer
 
@@ -62,35 +102,13 @@ func TestClientTables(t *testing.T) {
 	if err := WriteMembers(&b, n, ms); err != nil {
 		t.Fatal(err)
 	}
-	out := b.String()
-	for _, want := range []string{
-		"location loc-us (us-east), 4 checks",
-		"CHECK         STATE      SINCE   HEALTHY/FRESH  STALE  RULE       EU-WEST        SA-EAST        US-EAST",
-		"web-eu-west   unhealthy  0s ago  0/6            0      threshold  unhealthy 0/2  unhealthy 0/2  unhealthy 0/2",
-		"web-sa-east   unknown    0s ago  0/0            2      short      -              stale (2)      -",
-		"web-us-east   healthy    0s ago  4/4            0      threshold  healthy 2/2    unknown        healthy 2/2",
-		"web-majority  healthy    0s ago  2/3 children",
-		"check web-eu-west: unhealthy since 2026-11-30T12:00:00Z",
-		"0 of 6 fresh reports are healthy (0%), not more than the 18% threshold: unhealthy",
-		"ap-9",
-		"never heard",
-		"sa-3     sa-east  stale  1m0s ago       55s ago",
-		"us-1     us-east  unhealthy    status: HTTP 503  12ms     1s ago      counted unhealthy",
-		"1  198.51.100.1  web-eu-west  unhealthy  secondary    yes       no",
-		"www.demo.vigil.test. A: failover policy, rule primary",
-		"answer: 192.0.2.1",
-		"configuration index 42 from disk (control plane unreachable: using the disk copy)",
-		"version test-1.2.3",
-		"loc-us  us-east  location  127.0.0.1:7960  alive",
-	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("output lacks %q", want)
-		}
-	}
-	if t.Failed() {
-		t.Log(out)
-	}
+	return b.String()
+}
 
+// checkClientErrors checks that the API's errors reach the client's caller.
+func checkClientErrors(t *testing.T, c *Client) {
+	t.Helper()
+	ctx := context.Background()
 	if _, err := c.Check(ctx, "nope"); err == nil || !strings.Contains(err.Error(), `no check "nope" at this location (HTTP 404)`) {
 		t.Errorf("unknown check: %v", err)
 	}
@@ -99,11 +117,6 @@ func TestClientTables(t *testing.T) {
 	}
 	if _, err := c.Probes(ctx); err == nil || !strings.Contains(err.Error(), "not a checker") {
 		t.Errorf("probes of a location: %v", err)
-	}
-	for _, bad := range []string{"", "http://", "::nope"} {
-		if _, err := NewClient(bad); err == nil {
-			t.Errorf("NewClient(%q): no error", bad)
-		}
 	}
 }
 

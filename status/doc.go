@@ -12,7 +12,7 @@
 // Every response is JSON in the shapes of wire.go, which the client decodes with the same types;
 // every error is {"error": "..."} with a 4xx or 5xx status.
 //
-// Wiring a node (what cmd/vigil or node/ does): New(Options{Node, Location, Checker, Gatherer,
+// Wiring a node (what node.Node.MountStatus does): New(Options{Node, Location, Checker, Gatherer,
 // Registerer}) and serve the API on the node's status address (default 127.0.0.1:7701).
 //   - Location: Verdicts returns the verdicts the location last installed in its DNS server;
 //     Explain runs quorum.Explain (quorum.ExplainCombined for calculated checks) over the reports

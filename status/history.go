@@ -10,7 +10,7 @@ import (
 )
 
 // HistoryView is what the status API reads of a location's history (node.Node implements it
-// through ForNode). Every method is cheap: it reads memory.
+// for MountStatus). Every method is cheap: it reads memory.
 type HistoryView interface {
 	// CheckHistory returns check id's latest verdict changes and availability at now.
 	CheckHistory(id string, now time.Time) (history.CheckHistory, bool)

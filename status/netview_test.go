@@ -85,47 +85,10 @@ func fakeNetwork(n int) map[string]*fakeLocation {
 // pages and filters, and fetches each peer at most once per CacheFor however often it is
 // asked.
 func TestNetworkView(t *testing.T) {
-	locs := fakeNetwork(250)
-	members := []Member{
-		{ID: "loc-us", Region: "us-east", Roles: []string{"location"}, State: "alive"},
-		{ID: "loc-eu", Region: "eu-west", Roles: []string{"location"}, State: "alive"},
-		{ID: "loc-sa", Region: "sa-east", Roles: []string{"location"}, State: "alive"},
-		{ID: "loc-ap", Region: "ap-south", Roles: []string{"location"}, State: "alive"},
-	}
-	urls := map[string]string{}
-	var fetches atomic.Int64
-	for _, id := range []string{"loc-eu", "loc-sa"} {
-		api, err := New(Options{Node: &fakeNode{id: id, region: "x", members: members}, Location: locs[id]})
-		if err != nil {
-			t.Fatal(err)
-		}
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			fetches.Add(1)
-			api.ServeHTTP(w, r)
-		}))
-		t.Cleanup(srv.Close)
-		urls[id] = srv.URL
-	}
-	gone := httptest.NewServer(http.NotFoundHandler())
-	urls["loc-ap"] = gone.URL
-	gone.Close() // loc-ap: nothing listens there any more
-	api, err := New(Options{Node: &fakeNode{id: "loc-us", region: "us-east", members: members}, Location: locs["loc-us"],
-		Network: NetworkOptions{PeerURL: func(m Member) string { return urls[m.ID] }, Timeout: 2 * time.Second, CacheFor: time.Hour}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	api, fetches := newNetworkViewAPI(t)
 	get := func(query string) NetworkView {
 		t.Helper()
-		rec := httptest.NewRecorder()
-		api.ServeHTTP(rec, httptest.NewRequestWithContext(context.Background(), http.MethodGet, "/v1/network"+query, nil))
-		if rec.Code != http.StatusOK {
-			t.Fatalf("GET /v1/network%s: %d %s", query, rec.Code, rec.Body)
-		}
-		var v NetworkView
-		if err := json.Unmarshal(rec.Body.Bytes(), &v); err != nil {
-			t.Fatal(err)
-		}
-		return v
+		return getNetwork(t, api, query)
 	}
 	v := get("")
 	if len(v.Locations) != 4 || !v.Locations[0].Self || v.Locations[0].ID != "loc-us" {
@@ -154,24 +117,7 @@ func TestNetworkView(t *testing.T) {
 	if v.Rows[0].Disagree || v.Rows[0].Reason != "" {
 		t.Errorf("check-0000 disagrees: %+v", v.Rows[0])
 	}
-	// Pages: 100, 100, 50, in order, no repeats.
-	seen := map[string]bool{}
-	cursor := ""
-	for page := 0; page < 5; page++ {
-		p := get("?limit=100&cursor=" + cursor)
-		for _, r := range p.Rows {
-			if seen[r.ID] {
-				t.Fatalf("row %s twice", r.ID)
-			}
-			seen[r.ID] = true
-		}
-		if cursor = p.Next; cursor == "" {
-			break
-		}
-	}
-	if len(seen) != 250 {
-		t.Errorf("paged through %d rows, want 250", len(seen))
-	}
+	checkNetworkPages(t, get)
 	if d := get("?filter=disagree"); d.Matching != 1 || len(d.Rows) != 1 || d.Rows[0].ID != "check-0001" {
 		t.Errorf("filter disagree: %+v", d.Rows)
 	}
@@ -190,6 +136,80 @@ func TestNetworkView(t *testing.T) {
 		if rec.Code != http.StatusBadRequest {
 			t.Errorf("GET /v1/network%s: %d, want 400", q, rec.Code)
 		}
+	}
+}
+
+// newNetworkViewAPI serves loc-us of a network of 250 checks whose peers loc-eu and loc-sa
+// answer (counted in fetches) and loc-ap is gone.
+func newNetworkViewAPI(t *testing.T) (*API, *atomic.Int64) {
+	t.Helper()
+	locs := fakeNetwork(250)
+	members := []Member{
+		{ID: "loc-us", Region: "us-east", Roles: []string{"location"}, State: "alive"},
+		{ID: "loc-eu", Region: "eu-west", Roles: []string{"location"}, State: "alive"},
+		{ID: "loc-sa", Region: "sa-east", Roles: []string{"location"}, State: "alive"},
+		{ID: "loc-ap", Region: "ap-south", Roles: []string{"location"}, State: "alive"},
+	}
+	urls := map[string]string{}
+	fetches := new(atomic.Int64)
+	for _, id := range []string{"loc-eu", "loc-sa"} {
+		api, err := New(Options{Node: &fakeNode{id: id, region: "x", members: members}, Location: locs[id]})
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			fetches.Add(1)
+			api.ServeHTTP(w, r)
+		}))
+		t.Cleanup(srv.Close)
+		urls[id] = srv.URL
+	}
+	gone := httptest.NewServer(http.NotFoundHandler())
+	urls["loc-ap"] = gone.URL
+	gone.Close() // loc-ap: nothing listens there any more
+	api, err := New(Options{Node: &fakeNode{id: "loc-us", region: "us-east", members: members}, Location: locs["loc-us"],
+		Network: NetworkOptions{PeerURL: func(m Member) string { return urls[m.ID] }, Timeout: 2 * time.Second, CacheFor: time.Hour}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return api, fetches
+}
+
+// getNetwork asks api for GET /v1/network with query.
+func getNetwork(t *testing.T, api *API, query string) NetworkView {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	api.ServeHTTP(rec, httptest.NewRequestWithContext(context.Background(), http.MethodGet, "/v1/network"+query, nil))
+	if rec.Code != http.StatusOK {
+		t.Fatalf("GET /v1/network%s: %d %s", query, rec.Code, rec.Body)
+	}
+	var v NetworkView
+	if err := json.Unmarshal(rec.Body.Bytes(), &v); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// checkNetworkPages pages through the view, 100 rows a page.
+func checkNetworkPages(t *testing.T, get func(query string) NetworkView) {
+	t.Helper()
+	// Pages: 100, 100, 50, in order, no repeats.
+	seen := map[string]bool{}
+	cursor := ""
+	for page := 0; page < 5; page++ {
+		p := get("?limit=100&cursor=" + cursor)
+		for _, r := range p.Rows {
+			if seen[r.ID] {
+				t.Fatalf("row %s twice", r.ID)
+			}
+			seen[r.ID] = true
+		}
+		if cursor = p.Next; cursor == "" {
+			break
+		}
+	}
+	if len(seen) != 250 {
+		t.Errorf("paged through %d rows, want 250", len(seen))
 	}
 }
 

@@ -68,29 +68,13 @@ func (l *liveLocation) Checkers() []HeardChecker {
 
 func (l *liveLocation) Answer(string, string) (routing.Result, error) { return routing.Result{}, nil }
 
-// TestEndpointFailureShows: a real checker probes a real HTTP endpoint; when the endpoint starts
-// answering 503, the status API shows the check unhealthy, with the checker's reason, within its
-// detection time (failure threshold × interval, plus an interval of schedule and the timeout,
-// plus slack for a loaded machine). This is the pipeline checker → report → quorum → status API
-// without gossip; the full in-process network test needs node/.
-func TestEndpointFailureShows(t *testing.T) {
-	if testing.Short() {
-		t.Skip("probes a real endpoint for several seconds")
-	}
-	var healthy atomic.Bool
-	healthy.Store(true)
-	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		if !healthy.Load() {
-			http.Error(w, "down for the test", http.StatusServiceUnavailable)
-			return
-		}
-		_, _ = w.Write([]byte("ok"))
-	}))
-	t.Cleanup(target.Close)
-
+// startLiveChecker runs a real checker, until the test ends, on check "web" of the HTTP
+// endpoint at targetURL, its reports going to the location it returns.
+func startLiveChecker(t *testing.T, targetURL string) (config.Check, *liveLocation) {
+	t.Helper()
 	c := config.DefaultCheck()
 	c.ID, c.Protocol, c.Path = "web", config.ProtocolHTTP, "/"
-	host, port := hostPort(t, target.URL)
+	host, port := hostPort(t, targetURL)
 	c.Target = config.Target{Host: host, Port: port}
 	c.Interval, c.Timeout = config.Duration(time.Second), config.Duration(500*time.Millisecond)
 	c.FailureThreshold, c.SuccessThreshold = 2, 1
@@ -114,6 +98,31 @@ func TestEndpointFailureShows(t *testing.T) {
 		cancel()
 		<-done
 	})
+	return c, loc
+}
+
+// TestEndpointFailureShows: a real checker probes a real HTTP endpoint; when the endpoint starts
+// answering 503, the status API shows the check unhealthy, with the checker's reason, within its
+// detection time (failure threshold × interval, plus an interval of schedule and the timeout,
+// plus slack for a loaded machine). This is the pipeline checker → report → quorum → status API
+// without gossip; the full in-process network test is node's TestStatusNetworkEndpointFailureShows.
+func TestEndpointFailureShows(t *testing.T) {
+	if testing.Short() {
+		t.Skip("probes a real endpoint for several seconds")
+	}
+	var healthy atomic.Bool
+	healthy.Store(true)
+	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		if !healthy.Load() {
+			http.Error(w, "down for the test", http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write([]byte("ok"))
+	}))
+	t.Cleanup(target.Close)
+
+	c, loc := startLiveChecker(t, target.URL)
+	ctx := context.Background()
 	a, err := New(Options{Node: newTestNode(), Location: loc})
 	if err != nil {
 		t.Fatal(err)

@@ -21,7 +21,6 @@ import (
 	"github.com/vigil-dns/vigil/httpguard"
 	"github.com/vigil-dns/vigil/location"
 	"github.com/vigil-dns/vigil/node"
-	"github.com/vigil-dns/vigil/status"
 	"github.com/vigil-dns/vigil/tlsconf"
 )
 
@@ -128,7 +127,7 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return 1
 	}
 	if n.HTTPAddr() != "" {
-		if err := status.Mount(n); err != nil {
+		if err := n.MountStatus(nil); err != nil {
 			n.Close()
 			fmt.Fprintf(stderr, "vigil agent: %v\n", err)
 			return 1
