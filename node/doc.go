@@ -11,6 +11,7 @@
 // a raft voter and its HTTP API.
 //
 // Every goroutine stops when Run's context ends. A node's HTTP listener serves /metrics,
-// /healthz and /readyz, and handlers mounted with Handle (the status API, by MountStatus); the read-only
-// methods of Node (Verdicts, ExplainCheck, Checkers, Answer, ...) return plain values for it.
+// /healthz and /readyz, and handlers mounted with Handle (the status API, by MountStatus);
+// the read-only methods of Node (Verdicts, ExplainCheck, Checkers, Answer, ...) return plain
+// values for it.
 package node
