@@ -1,7 +1,7 @@
 package gossip
 
 import (
-	"slices"
+	"iter"
 	"sort"
 	"time"
 )
@@ -144,7 +144,7 @@ func (t *Table) rowPages(checker string, set uint64, limit int) [][]byte {
 	if p == nil {
 		return nil
 	}
-	return encodePages(p.h, set, limit, slices.Values(p.entries))
+	return encodePages(p.h, set, limit, p.entries)
 }
 
 // pagedRow is a whole row copied out of the table, to be encoded without the table's lock:
@@ -163,8 +163,8 @@ func (t *Table) copyRow(checker string, set uint64) *pagedRow {
 		return nil
 	}
 	p := &pagedRow{h: header{checker: r.checker, gen: r.gen, seq: r.seq, beat: r.beat}, set: set,
-		entries: make([]rowEntry, 0, len(r.cells))}
-	for i, c := range r.cells {
+		entries: make([]rowEntry, 0, r.cells.len())}
+	for i, c := range r.cells.all {
 		if c.seq <= r.seq {
 			p.entries = append(p.entries, rowEntry{check: t.checks.name(i), seq: c.seq, entry: t.entry(c)})
 		}
@@ -176,13 +176,38 @@ func (t *Table) copyRow(checker string, set uint64) *pagedRow {
 // page holds it (as an answer was before pages); neither when it needs more than maxRowPages
 // pages.
 func (p *pagedRow) encode(limit int) (*fullRow, [][]byte) {
-	pages := encodePages(p.h, p.set, limit, slices.Values(p.entries))
+	pages := encodePages(p.h, p.set, limit, p.entries)
 	if len(pages) != 1 {
 		return nil, pages
 	}
+	return p.whole(), nil
+}
+
+// whole returns the row as one whole row, its entries sorted by check.
+func (p *pagedRow) whole() *fullRow {
 	f := &fullRow{header: p.h, entries: p.entries}
 	sort.Slice(f.entries, func(i, j int) bool { return f.entries[i].check < f.entries[j].check })
-	return f, nil
+	return f
+}
+
+// messages yields the row as encode does, in messages of version v, each encoded when the
+// one before it is sent: an answer holds one page at a time besides the row copied. A row
+// of more than maxRowPages pages yields its first pages only, which the asker drops
+// unfinished after pageIdle (at pageSize such a row holds tens of millions of checks).
+func (p *pagedRow) messages(v byte, limit int) iter.Seq[[]byte] {
+	return func(yield func([]byte) bool) {
+		for from, index := 0, 0; index < maxRowPages && (index == 0 || from < len(p.entries)); index++ {
+			page, n := nextPage(p.h, p.set, index, p.entries[from:], limit)
+			if index == 0 && n == len(p.entries) {
+				yield(encodeRows(v, []*fullRow{p.whole()}, nil))
+				return
+			}
+			if !yield(page) {
+				return
+			}
+			from += n
+		}
+	}
 }
 
 // answerOne returns what this table answers to one ask of version v, with messages of at most
@@ -212,7 +237,7 @@ func (t *Table) answerPlan(a ask, v byte, limit int, set uint64) (*fullRow, *sin
 		return t.fullRow(a.checker), nil, nil
 	}
 	r := t.rows[a.checker]
-	if len(r.cells)*maxEntrySize+maxPagePrefix <= limit {
+	if r.cells.len()*maxEntrySize+maxPagePrefix <= limit {
 		return t.fullRow(a.checker), nil, nil // surely one page: a whole row, as before pages
 	}
 	return nil, nil, t.copyRow(a.checker, set)

@@ -2,7 +2,6 @@ package gossip
 
 import (
 	"encoding/binary"
-	"iter"
 )
 
 // Pages: a whole row split into messages of at most a page limit each (pages.go). A page is
@@ -27,36 +26,43 @@ const (
 
 // encodePages encodes the entries of the row at h as pages of at most limit bytes each (at
 // least one page, the last marked), or nil when they need more than maxRowPages pages.
-func encodePages(h header, set uint64, limit int, entries iter.Seq[rowEntry]) [][]byte {
-	limit = max(limit, maxPagePrefix+maxEntrySize)
+func encodePages(h header, set uint64, limit int, entries []rowEntry) [][]byte {
 	var pages [][]byte
-	body := make([]byte, 0, min(limit, 1<<16))
-	count := 0
-	flush := func(last bool) {
-		b := appendHeader(append(make([]byte, 0, maxPagePrefix+len(body)), wireV2, byte(kindPage)), h)
-		b = binary.AppendUvarint(b, set)
-		b = binary.AppendUvarint(b, uint64(len(pages)))
-		if last {
-			b = append(b, 1)
-		} else {
-			b = append(b, 0)
+	for from := 0; from == 0 || from < len(entries); {
+		if len(pages) == maxRowPages {
+			return nil
 		}
-		b = binary.AppendUvarint(b, uint64(count))
-		pages = append(pages, append(b, body...))
-		body, count = body[:0], 0
+		page, n := nextPage(h, set, len(pages), entries[from:], limit)
+		pages = append(pages, page)
+		from += n
 	}
-	for e := range entries {
-		if count > 0 && maxPagePrefix+len(body)+maxEntrySize > limit {
-			if len(pages) == maxRowPages-1 {
-				return nil
-			}
-			flush(false)
-		}
-		body = appendRowEntry(body, e)
-		count++
-	}
-	flush(true)
 	return pages
+}
+
+// nextPage encodes page index of the row at h with as many of entries as fit in limit bytes
+// (at least one), marked last when it holds them all, and returns it and how many it holds.
+// Pages are encoded one at a time, so that an answer holds one page encoded, not the row.
+func nextPage(h header, set uint64, index int, entries []rowEntry, limit int) ([]byte, int) {
+	limit = max(limit, maxPagePrefix+maxEntrySize)
+	// The entries go after room for the prefix, which is written once their count is known.
+	buf := make([]byte, maxPagePrefix, min(limit, maxPagePrefix+len(entries)*maxEntrySize))
+	n := 0
+	for n < len(entries) && (n == 0 || len(buf)+maxEntrySize <= limit) {
+		buf = appendRowEntry(buf, entries[n])
+		n++
+	}
+	prefix := appendHeader(append(make([]byte, 0, maxPagePrefix), wireV2, byte(kindPage)), h)
+	prefix = binary.AppendUvarint(prefix, set)
+	prefix = binary.AppendUvarint(prefix, uint64(index))
+	if n == len(entries) {
+		prefix = append(prefix, 1)
+	} else {
+		prefix = append(prefix, 0)
+	}
+	prefix = binary.AppendUvarint(prefix, uint64(n))
+	start := maxPagePrefix - len(prefix)
+	copy(buf[start:], prefix)
+	return buf[start:], n
 }
 
 // encodePage encodes one page as it is (for tests and fuzz seeds).
