@@ -227,7 +227,7 @@ func (t *Table) answerOne(a ask, v byte, limit int, set uint64) (*fullRow, *sinc
 // answerPlan is answerOne without the encoding of pages: a row larger than a page comes back
 // copied, for the caller to encode (pagedRow.encode) after it releases the table.
 func (t *Table) answerPlan(a ask, v byte, limit int, set uint64) (*fullRow, *sinceRow, *pagedRow) {
-	whole, sr := t.answerKind(a, v, limit/minRowEntry)
+	whole, sr := t.answerKind(a, v, limit)
 	switch {
 	case sr != nil && len(appendSince(nil, sr)) <= limit:
 		return nil, sr, nil

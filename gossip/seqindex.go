@@ -99,21 +99,55 @@ func (t *Table) changedSince(r *row, since uint64) []rowEntry {
 	return out
 }
 
-// countSince counts the cells of row r set after since, up to r.seq, stopping past most: by
-// the index when it reaches back to since (counting sets since superseded too), else by a
-// scan that allocates nothing.
-func (t *Table) countSince(r *row, since uint64, most int) int {
+// sinceBytes returns how many bytes the changes of row r after since (up to r.seq) take
+// encoded, their sets and withdrawals as appendSince writes them, stopping past most: by the
+// index when it reaches back to since, else by a scan that allocates nothing. An answer that
+// would not fit a page is so known before it is built: before, a bound by the fewest bytes
+// an entry can take (7) let answers of up to three times a page be listed, sorted and
+// encoded under the node's lock, then dropped for the whole row.
+func (t *Table) sinceBytes(r *row, since uint64, most int) int {
+	n := 0
+	for _, w := range r.log.entries {
+		if w.seq > since && w.seq <= r.seq {
+			n += stringSize(t.checks.name(w.check)) + uvarintSize(w.seq)
+		}
+	}
+	add := func(i uint32, c heldCell) bool {
+		n += stringSize(t.checks.name(i)) + uvarintSize(c.seq) + t.entrySize(c)
+		return n <= most
+	}
 	if x := &r.sets; since >= x.from {
 		i := sort.Search(len(x.entries), func(i int) bool { return x.entries[i].seq > since })
-		return len(x.entries) - i
-	}
-	n := 0
-	for _, c := range r.cells.all {
-		if c.seq > since && c.seq <= r.seq {
-			if n++; n > most {
+		for _, s := range x.entries[i:] {
+			if s.seq > r.seq {
+				break
+			}
+			if c, ok := r.cells.get(s.check); ok && c.seq == s.seq && !add(s.check, c) {
 				break
 			}
 		}
+		return n
+	}
+	for i, c := range r.cells.all {
+		if c.seq > since && c.seq <= r.seq && !add(i, c) {
+			break
+		}
+	}
+	return n
+}
+
+// entrySize is how many bytes appendEntry writes of the report cell c holds.
+func (t *Table) entrySize(c heldCell) int {
+	return 1 + uvarintSize(uint64(c.consecutive)) + uvarintSize(uint64(c.latency)) +
+		stringSize(clampReason(t.reasons.name(c.reason)))
+}
+
+func stringSize(s string) int { return uvarintSize(uint64(len(s))) + len(s) }
+
+func uvarintSize(v uint64) int {
+	n := 1
+	for ; v >= 0x80; v >>= 7 {
+		n++
 	}
 	return n
 }

@@ -2,7 +2,9 @@ package gossip
 
 import (
 	"cmp"
+	"encoding/binary"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"reflect"
 	"slices"
@@ -62,6 +64,20 @@ func TestSetIndexMatchesScan(t *testing.T) {
 					indexed++
 				}
 				got, want := x.changedSince(r, since), x.scanSince(r, since)
+				// sinceBytes is what the changes take encoded, exactly.
+				if r.provable(since) {
+					sr := x.sinceRow(r.checker, r.gen, since)
+					enc := 0
+					for _, e := range sr.entries {
+						enc += len(appendRowEntry(nil, e))
+					}
+					for _, w := range sr.withdrawn {
+						enc += len(binary.AppendUvarint(appendString(nil, w.check), w.seq))
+					}
+					if n := x.sinceBytes(r, since, math.MaxInt); n != enc {
+						t.Fatalf("seed %d step %d: since %d: sinceBytes %d, encoded %d", seed, step, since, n, enc)
+					}
+				}
 				if len(got) != 0 || len(want) != 0 {
 					if !reflect.DeepEqual(got, want) {
 						t.Fatalf("seed %d step %d: since %d (index from %d): index %v, scan %v", seed, step, since, r.sets.from, got, want)
