@@ -96,7 +96,7 @@ func (n *Node) answerLocked(peer string, asks []ask, v byte, limit int) ([][]byt
 			if len(n.paged) < maxPaged {
 				n.paged[key] = now
 			}
-			total += len(p.entries) * minRowEntry // at least
+			total += p.len() * minRowEntry // at least
 			paged, n.paging = p, true
 			continue
 		case sr != nil:

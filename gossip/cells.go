@@ -216,9 +216,12 @@ func (t *Table) pack(seq uint64, e Entry) heldCell {
 }
 
 // entry returns the report a cell holds.
-func (t *Table) entry(c heldCell) Entry {
+func (t *Table) entry(c heldCell) Entry { return unpack(c, t.reasons.names) }
+
+// unpack returns the report a cell holds, its reason by number in reasons.
+func unpack(c heldCell, reasons []string) Entry {
 	return Entry{Status: c.status, Consecutive: c.consecutive, Latency: time.Duration(c.latency) * time.Microsecond,
-		Reason: t.reasons.name(c.reason)}
+		Reason: reasons[c.reason]}
 }
 
 // cellOf returns row r's cell for check, if it holds one.

@@ -313,3 +313,20 @@ func TestOnePagedAnswerAtATime(t *testing.T) {
 		t.Fatal("no row paged once the first's pages were sent")
 	}
 }
+
+// BenchmarkCopyRow measures what a node does under its lock to page a whole row of
+// 1,000,000 cells: copy it out of the table (then encoded after the lock).
+func BenchmarkCopyRow(b *testing.B) {
+	tb := NewTable(4)
+	o := newOwnRow("c", 1)
+	for i := range 1000000 {
+		d, _ := o.set(fmt.Sprintf("check-%07d", i), measuredEntry(i))
+		tb.applyDelta(d, at(0))
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if tb.copyRow("c", 1) == nil {
+			b.Fatal("no row")
+		}
+	}
+}
