@@ -188,7 +188,7 @@ func (t *Table) copyRow(checker string, set uint64) *pagedRow {
 		return nil
 	}
 	p := &pagedRow{h: header{checker: r.checker, gen: r.gen, seq: r.seq, beat: r.beat}, set: set,
-		checks: slices.Clone(t.checks.names),
+		checks:  slices.Clone(t.checks.names),
 		reasons: slices.Clone(t.reasons.names)}
 	if r.cells.dense != nil {
 		// One copy of memory: at a million cells the loop below took over a second at load.
