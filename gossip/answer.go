@@ -1,51 +1,67 @@
 package gossip
 
-import "strconv"
+import (
+	"iter"
+	"strconv"
+)
 
-// answer encodes the rows a peer asked for in the version of the ask: in version 2, the
-// changes since what the asker holds when this node can prove it holds them all (sync.go),
-// else whole rows, a row larger than a page in pages (pages.go); nothing for a row the asker
-// holds newer. Answers are batched in messages of at most a page (version 1: MaxMessageSize,
-// and a row over it is not sent), up to maxAnswerBytes in all; what is left out is asked
-// again. A version of a row paged to peer within pageIdle is not paged again: an asker asks
-// again after askAgainAfter, and a million-check row's pages may take longer to arrive (the
-// first run of TestLateLocationGetsPagedRow at 1,000,000 checks sent every page twice). A
-// row to page is copied under the node's lock and encoded after it: at a million checks the
-// encoding takes seconds, during which the node would take no message.
-func (n *Node) answer(peer string, asks []ask, v byte) [][]byte {
+// answer returns the messages that answer the rows a peer asked for, in the version of the
+// ask, and a function to call once they are sent or dropped; no messages when there is
+// nothing to answer. In version 2 it answers the changes since what the asker holds when this
+// node can prove it holds them all (sync.go), else whole rows, a row larger than a page in
+// pages (pages.go); nothing for a row the asker holds newer. Answers are batched in messages
+// of at most a page (version 1: MaxMessageSize, and a row over it is not sent), up to
+// maxAnswerBytes in all; what is left out is asked again. A version of a row paged to peer
+// within pageIdle is not paged again: an asker asks again after askAgainAfter, and a
+// million-check row's pages may take longer to arrive (the first run of
+// TestLateLocationGetsPagedRow at 1,000,000 checks sent every page twice).
+//
+// A row to page is copied under the node's lock and its pages are encoded after it, one at a
+// time as they are sent: at a million checks the encoding takes seconds, during which the node
+// would take no message. And a node pages one row at a time, whoever asks: at a million checks
+// a row copied to page is about 64 MB, and its pages 16 MB more with memberlist's buffers, so
+// a location answering the repairs of several checkers at once held 0.6 to 1.6 GB of
+// transfers (SCALE.md). A row asked for while another is paged is left out, and asked again.
+func (n *Node) answer(peer string, asks []ask, v byte) (msgs iter.Seq[[]byte], done func()) {
 	limit := pageSize
 	if v == wireV1 {
 		limit = MaxMessageSize - 16
 	}
 	out, paged := n.answerLocked(peer, asks, v, limit)
-	total := 0
-	for _, m := range out {
-		total += len(m)
+	done = func() {}
+	if paged != nil {
+		done = func() {
+			n.mu.Lock()
+			n.paging = false
+			n.mu.Unlock()
+		}
+	} else if len(out) == 0 {
+		return nil, done
 	}
-	for _, p := range paged {
-		if total >= maxAnswerBytes {
-			break
+	return func(yield func([]byte) bool) {
+		for _, m := range out {
+			if !yield(m) {
+				return
+			}
 		}
-		fr, pages := p.encode(limit - 16)
-		if fr != nil {
-			pages = [][]byte{encodeRows(v, []*fullRow{fr}, nil)}
+		if paged != nil {
+			for m := range paged.messages(v, limit-16) {
+				if !yield(m) {
+					return
+				}
+			}
 		}
-		for _, pg := range pages {
-			total += len(pg)
-		}
-		out = append(out, pages...)
-	}
-	return out
+	}, done
 }
 
-// answerLocked is answer under the node's lock: the messages it encodes there, and the rows
-// to page.
-func (n *Node) answerLocked(peer string, asks []ask, v byte, limit int) ([][]byte, []*pagedRow) {
+// answerLocked is answer under the node's lock: the messages it encodes there, and the row to
+// page, if any (then the node is paging until answer's done is called).
+func (n *Node) answerLocked(peer string, asks []ask, v byte, limit int) ([][]byte, *pagedRow) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	now := n.cfg.Now()
 	var out [][]byte
-	var paged []*pagedRow
+	var paged *pagedRow
 	var rows []*fullRow
 	var since []*sinceRow
 	size, total := 0, 0
@@ -67,6 +83,9 @@ func (n *Node) answerLocked(peer string, asks []ask, v byte, limit int) ([][]byt
 		var s int
 		switch {
 		case p != nil:
+			if n.paging {
+				continue // one row paged at a time: asked again
+			}
 			if len(n.paged) >= maxPaged {
 				for k, t := range n.paged {
 					if now.Sub(t) >= pageIdle {
@@ -77,8 +96,8 @@ func (n *Node) answerLocked(peer string, asks []ask, v byte, limit int) ([][]byt
 			if len(n.paged) < maxPaged {
 				n.paged[key] = now
 			}
-			total += len(p.entries) * minRowEntry // at least
-			paged = append(paged, p)
+			total += p.len() * minRowEntry // at least
+			paged, n.paging = p, true
 			continue
 		case sr != nil:
 			s = len(appendSince(nil, sr))

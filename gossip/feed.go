@@ -67,7 +67,7 @@ func (t *Table) enableFeed() <-chan struct{} {
 		t.feed = &feed{rows: map[string]*rowMarks{}, notify: make(chan struct{}, 1)}
 		for _, r := range t.rows {
 			t.markRow(r.checker)
-			for i := range r.cells {
+			for i := range r.cells.all {
 				t.markCell(r, i)
 			}
 		}
@@ -126,7 +126,7 @@ func (t *Table) drain(limit int, out *Changes) (more bool) {
 			}
 			cc := CellChange{Checker: checker, Check: t.checks.name(i)}
 			if r != nil {
-				if c, ok := r.cells[i]; ok {
+				if c, ok := r.cells.get(i); ok {
 					cc.Present, cc.Entry, cc.Seq = true, t.entry(c), c.seq
 				}
 			}

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"iter"
 	"log/slog"
 	"math/rand/v2"
 	"net"
+	"slices"
 	"sort"
 	"strconv"
 	"sync"
@@ -61,6 +63,7 @@ type Node struct {
 	inflight  map[string]bool      // peers a repair send to is in flight
 	v1peers   map[string]bool      // peers whose last bulk message was of wire version 1
 	paged     map[string]time.Time // paged answers sent lately, by pagedKey, and when
+	paging    bool                 // a row's pages are being sent (answer.go)
 	rng       *rand.Rand
 	// joined signals that a member joined (capacity 1: signals coalesce).
 	joined chan struct{}
@@ -519,18 +522,19 @@ func (n *Node) worker(ctx context.Context) {
 			if to == nil {
 				continue
 			}
-			var msgs [][]byte
+			var msgs iter.Seq[[]byte]
+			done := func() {}
 			if j.answer {
-				msgs = n.answer(j.peer, j.asks, j.version)
+				if msgs, done = n.answer(j.peer, j.asks, j.version); msgs == nil {
+					continue
+				}
 			} else {
-				msgs = [][]byte{encodeRequest(request{from: n.cfg.ID, addr: n.addr, asks: j.asks}, n.versionFor(to.Name))}
-			}
-			if len(msgs) == 0 {
-				continue
+				msgs = slices.Values([][]byte{encodeRequest(request{from: n.cfg.ID, addr: n.addr, asks: j.asks}, n.versionFor(to.Name))})
 			}
 			n.sending(to.Name, true)
-			if !s.start(ctx, func() { n.send(to, msgs, j) }) {
+			if !s.start(ctx, func() { defer done(); n.send(to, msgs, j) }) {
 				n.sending(to.Name, false)
+				done()
 				return
 			}
 		}

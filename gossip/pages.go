@@ -1,6 +1,7 @@
 package gossip
 
 import (
+	"iter"
 	"slices"
 	"sort"
 	"time"
@@ -144,15 +145,39 @@ func (t *Table) rowPages(checker string, set uint64, limit int) [][]byte {
 	if p == nil {
 		return nil
 	}
-	return encodePages(p.h, set, limit, slices.Values(p.entries))
+	return encodePages(p.h, set, limit, p)
 }
 
 // pagedRow is a whole row copied out of the table, to be encoded without the table's lock:
-// at a million checks the copy takes tens of milliseconds, the encoding seconds.
+// at a million checks the encoding takes seconds. The copy is of the cells as the table
+// holds them, numbered, and of the table's lists of check ids and reasons by number (the
+// strings themselves are shared): a few copies of memory under the lock instead of a
+// report built per cell (about 32 + 16 bytes a cell held instead of 64 and more; the ids'
+// list is as long as the table's numbers).
 type pagedRow struct {
 	h       header
 	set     uint64
-	entries []rowEntry
+	cells   []numberedCell
+	dense   []heldCell // a dense row's array as copied, made cells when first read
+	checks  []string
+	reasons []string
+}
+
+// numberedCell is a cell with its check's number.
+type numberedCell struct {
+	i uint32
+	c heldCell
+}
+
+func (p *pagedRow) len() int {
+	p.number()
+	return len(p.cells)
+}
+
+func (p *pagedRow) at(k int) rowEntry {
+	p.number()
+	nc := p.cells[k]
+	return rowEntry{check: p.checks[nc.i], seq: nc.c.seq, entry: unpack(nc.c, p.reasons)}
 }
 
 // copyRow copies the complete row of checker, as answer set; nil when the table holds no
@@ -163,26 +188,81 @@ func (t *Table) copyRow(checker string, set uint64) *pagedRow {
 		return nil
 	}
 	p := &pagedRow{h: header{checker: r.checker, gen: r.gen, seq: r.seq, beat: r.beat}, set: set,
-		entries: make([]rowEntry, 0, len(r.cells))}
-	for i, c := range r.cells {
+		checks:  slices.Clone(t.checks.names),
+		reasons: slices.Clone(t.reasons.names)}
+	if r.cells.dense != nil {
+		// One copy of memory: at a million cells the loop below took over a second at load.
+		p.dense = slices.Clone(r.cells.dense)
+		return p
+	}
+	p.cells = make([]numberedCell, 0, r.cells.len())
+	for i, c := range r.cells.all {
 		if c.seq <= r.seq {
-			p.entries = append(p.entries, rowEntry{check: t.checks.name(i), seq: c.seq, entry: t.entry(c)})
+			p.cells = append(p.cells, numberedCell{i: i, c: c})
 		}
 	}
 	return p
+}
+
+// number lists a dense copy's cells up to the row's sequence with their numbers, once.
+func (p *pagedRow) number() {
+	if p.dense == nil {
+		return
+	}
+	n := 0
+	for _, c := range p.dense {
+		if c.held && c.seq <= p.h.seq {
+			n++
+		}
+	}
+	p.cells = make([]numberedCell, 0, n)
+	for i, c := range p.dense {
+		if c.held && c.seq <= p.h.seq {
+			p.cells = append(p.cells, numberedCell{i: uint32(i), c: c})
+		}
+	}
+	p.dense = nil
 }
 
 // encode returns the row as pages of at most limit bytes, or as one whole row when a single
 // page holds it (as an answer was before pages); neither when it needs more than maxRowPages
 // pages.
 func (p *pagedRow) encode(limit int) (*fullRow, [][]byte) {
-	pages := encodePages(p.h, p.set, limit, slices.Values(p.entries))
+	pages := encodePages(p.h, p.set, limit, p)
 	if len(pages) != 1 {
 		return nil, pages
 	}
-	f := &fullRow{header: p.h, entries: p.entries}
+	return p.whole(), nil
+}
+
+// whole returns the row as one whole row, its entries sorted by check.
+func (p *pagedRow) whole() *fullRow {
+	f := &fullRow{header: p.h, entries: make([]rowEntry, p.len())}
+	for k := range f.entries {
+		f.entries[k] = p.at(k)
+	}
 	sort.Slice(f.entries, func(i, j int) bool { return f.entries[i].check < f.entries[j].check })
-	return f, nil
+	return f
+}
+
+// messages yields the row as encode does, in messages of version v, each encoded when the
+// one before it is sent: an answer holds one page at a time besides the row copied. A row
+// of more than maxRowPages pages yields its first pages only, which the asker drops
+// unfinished after pageIdle (at pageSize such a row holds tens of millions of checks).
+func (p *pagedRow) messages(v byte, limit int) iter.Seq[[]byte] {
+	return func(yield func([]byte) bool) {
+		for from, index := 0, 0; index < maxRowPages && (index == 0 || from < p.len()); index++ {
+			page, next := nextPage(p.h, p.set, index, p, from, limit)
+			if index == 0 && next == p.len() {
+				yield(encodeRows(v, []*fullRow{p.whole()}, nil))
+				return
+			}
+			if !yield(page) {
+				return
+			}
+			from = next
+		}
+	}
 }
 
 // answerOne returns what this table answers to one ask of version v, with messages of at most
@@ -202,7 +282,7 @@ func (t *Table) answerOne(a ask, v byte, limit int, set uint64) (*fullRow, *sinc
 // answerPlan is answerOne without the encoding of pages: a row larger than a page comes back
 // copied, for the caller to encode (pagedRow.encode) after it releases the table.
 func (t *Table) answerPlan(a ask, v byte, limit int, set uint64) (*fullRow, *sinceRow, *pagedRow) {
-	whole, sr := t.answerKind(a, v, limit/minRowEntry)
+	whole, sr := t.answerKind(a, v, limit)
 	switch {
 	case sr != nil && len(appendSince(nil, sr)) <= limit:
 		return nil, sr, nil
@@ -212,7 +292,7 @@ func (t *Table) answerPlan(a ask, v byte, limit int, set uint64) (*fullRow, *sin
 		return t.fullRow(a.checker), nil, nil
 	}
 	r := t.rows[a.checker]
-	if len(r.cells)*maxEntrySize+maxPagePrefix <= limit {
+	if r.cells.len()*maxEntrySize+maxPagePrefix <= limit {
 		return t.fullRow(a.checker), nil, nil // surely one page: a whole row, as before pages
 	}
 	return nil, nil, t.copyRow(a.checker, set)

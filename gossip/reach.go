@@ -2,6 +2,7 @@ package gossip
 
 import (
 	"context"
+	"iter"
 	"slices"
 	"sync"
 	"time"
@@ -65,12 +66,14 @@ func (n *Node) sending(peer string, on bool) {
 
 // send sends the messages of one repair in order, stopping at the first that fails, and
 // records whether its peer was reached.
-func (n *Node) send(to *memberlist.Node, msgs [][]byte, j job) {
+func (n *Node) send(to *memberlist.Node, msgs iter.Seq[[]byte], j job) {
 	var err error
-	for _, msg := range msgs {
+	sent := 0
+	for msg := range msgs {
 		if err = n.ml.SendReliable(to, msg); err != nil {
 			break
 		}
+		sent++
 	}
 	n.mu.Lock()
 	delete(n.inflight, to.Name)
@@ -81,7 +84,7 @@ func (n *Node) send(to *memberlist.Node, msgs [][]byte, j job) {
 	}
 	n.mu.Unlock()
 	if err != nil {
-		n.log.Debug("row repair send failed", "peer", to.Name, "answer", j.answer, "messages", len(msgs), "err", err)
+		n.log.Debug("row repair send failed", "peer", to.Name, "answer", j.answer, "sent", sent, "err", err)
 	}
 }
 

@@ -22,9 +22,9 @@ func rowGaps(locations, checkers []*Node) []string {
 			switch {
 			case r == nil:
 				gaps = append(gaps, l.ID()+" never heard "+ch.ID())
-			case r.seq < seq || !r.complete() || len(r.cells) != cells || r.progress.IsZero():
+			case r.seq < seq || !r.complete() || r.cells.len() != cells || r.progress.IsZero():
 				gaps = append(gaps, fmt.Sprintf("%s holds %s at seq %d/%d want %d, %d/%d reports, progress %v",
-					l.ID(), ch.ID(), r.seq, seq, r.want, len(r.cells), cells, !r.progress.IsZero()))
+					l.ID(), ch.ID(), r.seq, seq, r.want, r.cells.len(), cells, !r.progress.IsZero()))
 			}
 			l.mu.Unlock()
 		}

@@ -1,9 +1,13 @@
 package gossip
 
 import (
+	"cmp"
+	"encoding/binary"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 )
@@ -51,15 +55,29 @@ func TestSetIndexMatchesScan(t *testing.T) {
 				if r == nil {
 					continue
 				}
-				peak[x] = max(peak[x], len(r.cells))
+				peak[x] = max(peak[x], r.cells.len())
 				if n := len(r.sets.entries); n > 2*setIndexKeep(peak[x]) {
-					t.Fatalf("seed %d step %d: index of %d entries for %d cells", seed, step, n, len(r.cells))
+					t.Fatalf("seed %d step %d: index of %d entries for %d cells", seed, step, n, r.cells.len())
 				}
 				since := uint64(rng.Int64N(int64(r.seq) + 1))
 				if since >= r.sets.from {
 					indexed++
 				}
 				got, want := x.changedSince(r, since), x.scanSince(r, since)
+				// sinceBytes is what the changes take encoded, exactly.
+				if r.provable(since) {
+					sr := x.sinceRow(r.checker, r.gen, since)
+					enc := 0
+					for _, e := range sr.entries {
+						enc += len(appendRowEntry(nil, e))
+					}
+					for _, w := range sr.withdrawn {
+						enc += len(binary.AppendUvarint(appendString(nil, w.check), w.seq))
+					}
+					if n := x.sinceBytes(r, since, math.MaxInt); n != enc {
+						t.Fatalf("seed %d step %d: since %d: sinceBytes %d, encoded %d", seed, step, since, n, enc)
+					}
+				}
 				if len(got) != 0 || len(want) != 0 {
 					if !reflect.DeepEqual(got, want) {
 						t.Fatalf("seed %d step %d: since %d (index from %d): index %v, scan %v", seed, step, since, r.sets.from, got, want)
@@ -104,6 +122,42 @@ func BenchmarkAnswerSince(b *testing.B) {
 					b.Fatalf("%d changes, want 100", n)
 				}
 			})
+		}
+	}
+}
+
+// TestSortBySeq: placing entries by sequence sorts them as comparing does, for dense and
+// sparse sequences and for sequences that repeat.
+func TestSortBySeq(t *testing.T) {
+	for seed := range uint64(200) {
+		rng := rand.New(rand.NewPCG(seed, 3))
+		since := rng.Uint64N(1000)
+		n := 1 + rng.IntN(300)
+		span := uint64(n) * (1 + rng.Uint64N(8)) // dense to sparse
+		var es []rowEntry
+		used := map[uint64]bool{}
+		for len(es) < n {
+			seq := since + 1 + rng.Uint64N(span)
+			if used[seq] && rng.IntN(50) != 0 {
+				continue // now and then, a sequence twice
+			}
+			used[seq] = true
+			es = append(es, rowEntry{check: fmt.Sprint(len(es)), seq: seq})
+		}
+		want := slices.Clone(es)
+		slices.SortStableFunc(want, func(a, b rowEntry) int { return cmp.Compare(a.seq, b.seq) })
+		sortBySeq(es, since)
+		for i := range es {
+			if es[i].seq != want[i].seq {
+				t.Fatalf("seed %d: at %d seq %d, want %d", seed, i, es[i].seq, want[i].seq)
+			}
+		}
+		got := map[string]bool{}
+		for _, e := range es {
+			got[e.check] = true
+		}
+		if len(es) != n || len(got) != n {
+			t.Fatalf("seed %d: %d entries of %d checks, want %d", seed, len(es), len(got), n)
 		}
 	}
 }

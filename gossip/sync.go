@@ -181,8 +181,8 @@ func (t *Table) answerFor(a ask, v byte) (*fullRow, *sinceRow) {
 }
 
 // answerKind says what answerFor answers, without building a whole row: whole, or the changes
-// since (non-nil), or nothing. When the changes number more than most (unless most < 0), it
-// answers whole without building them.
+// since (non-nil), or nothing. When the changes take more than most bytes encoded (unless
+// most < 0), it answers whole without building them.
 func (t *Table) answerKind(a ask, v byte, most int) (whole bool, since *sinceRow) {
 	r := t.rows[a.checker]
 	if r == nil || !r.complete() {
@@ -194,7 +194,7 @@ func (t *Table) answerKind(a ask, v byte, most int) (whole bool, since *sinceRow
 	switch {
 	case r.gen < a.gen, r.gen == a.gen && r.seq < a.seq:
 		return false, nil
-	case r.gen == a.gen && most >= 0 && t.countSince(r, a.seq, most) > most:
+	case r.gen == a.gen && most >= 0 && t.sinceBytes(r, a.seq, most) > most:
 	case r.gen == a.gen:
 		if s := t.sinceRow(a.checker, a.gen, a.seq); s != nil {
 			return false, s

@@ -33,13 +33,13 @@ type row struct {
 	gen     uint64
 	seq     uint64 // every change up to seq is applied
 	beat    uint64
-	want    uint64              // the highest seq heard of; the row is behind while want > seq
-	floor   uint64              // a withdraw-all at floor removed every older entry
-	cells   map[uint32]heldCell // by check number (Table.checks)
-	tombs   map[string]uint64   // withdrawals newer than seq, against late deltas
-	ahead   map[uint64]bool     // applied deltas newer than seq+1
-	log     withdrawLog         // recent withdrawals, for answers of changes only (sync.go)
-	sets    setIndex            // recent sets, by sequence (seqindex.go)
+	want    uint64            // the highest seq heard of; the row is behind while want > seq
+	floor   uint64            // a withdraw-all at floor removed every older entry
+	cells   cellSet           // by check number (Table.checks)
+	tombs   map[string]uint64 // withdrawals newer than seq, against late deltas
+	ahead   map[uint64]bool   // applied deltas newer than seq+1
+	log     withdrawLog       // recent withdrawals, for answers of changes only (sync.go)
+	sets    setIndex          // recent sets, by sequence (seqindex.go)
 	// progress is when the row, complete, was last the checker's current row (see finish).
 	progress time.Time
 	// heard is when the checker last gave timely word of itself here, and heardSeq the
@@ -51,7 +51,7 @@ type row struct {
 }
 
 func newRow(checker string, gen uint64) *row {
-	return &row{checker: checker, gen: gen, cells: map[uint32]heldCell{}}
+	return &row{checker: checker, gen: gen}
 }
 
 // complete reports whether the row holds every change it has heard of.
@@ -245,7 +245,7 @@ func (t *Table) change(r *row, d delta) {
 		// An older withdrawal arriving late must not lower a newer one's tomb.
 		r.tombs[d.check] = max(r.tombs[d.check], d.seq)
 	case opWithdrawAll:
-		for i, c := range r.cells {
+		for i, c := range r.cells.all {
 			if c.seq < d.seq {
 				t.deleteCell(r, i)
 			}
@@ -307,7 +307,7 @@ func (t *Table) applyRow(f *fullRow, now time.Time, live bool) outcome {
 func (t *Table) replaceCells(r *row, f *fullRow) {
 	fromRow := r.floor <= f.seq // else a withdraw-all newer than f removed all of f
 	superseded := 0
-	for _, c := range r.cells {
+	for _, c := range r.cells.all {
 		if c.seq <= f.seq {
 			superseded++
 		}
@@ -334,7 +334,7 @@ func (t *Table) replaceCells(r *row, f *fullRow) {
 			}
 		}
 	}
-	for i, c := range r.cells {
+	for i, c := range r.cells.all {
 		if _, ok := inRow[i]; !ok && c.seq <= f.seq {
 			t.deleteCell(r, i)
 		}
@@ -401,7 +401,7 @@ func (t *Table) fullRow(checker string) *fullRow {
 		return nil
 	}
 	f := &fullRow{header: header{checker: r.checker, gen: r.gen, seq: r.seq, beat: r.beat}}
-	f.entries = make([]rowEntry, 0, len(r.cells))
+	f.entries = make([]rowEntry, 0, r.cells.len())
 	t.eachCell(r, func(check string, seq uint64, e Entry) {
 		if seq <= r.seq {
 			f.entries = append(f.entries, rowEntry{check: check, seq: seq, entry: e})
@@ -440,7 +440,7 @@ func (t *Table) ReportsFor(check string) []Report {
 		return nil
 	}
 	for _, r := range t.rows {
-		if c, ok := r.cells[i]; ok {
+		if c, ok := r.cells.get(i); ok {
 			out = append(out, Report{Check: check, Checker: r.checker, Region: r.region,
 				Entry: t.entry(c), Seq: c.seq, LastProgress: r.progress})
 		}

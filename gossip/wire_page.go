@@ -2,7 +2,6 @@ package gossip
 
 import (
 	"encoding/binary"
-	"iter"
 )
 
 // Pages: a whole row split into messages of at most a page limit each (pages.go). A page is
@@ -25,38 +24,52 @@ const (
 	maxPagePrefix = 2 + 2 + MaxIDLen + 3*10 + 10 + 10 + 1 + 10
 )
 
+// entryList is a row's entries, by position.
+type entryList interface {
+	len() int
+	at(k int) rowEntry
+}
+
 // encodePages encodes the entries of the row at h as pages of at most limit bytes each (at
 // least one page, the last marked), or nil when they need more than maxRowPages pages.
-func encodePages(h header, set uint64, limit int, entries iter.Seq[rowEntry]) [][]byte {
-	limit = max(limit, maxPagePrefix+maxEntrySize)
+func encodePages(h header, set uint64, limit int, es entryList) [][]byte {
 	var pages [][]byte
-	body := make([]byte, 0, min(limit, 1<<16))
-	count := 0
-	flush := func(last bool) {
-		b := appendHeader(append(make([]byte, 0, maxPagePrefix+len(body)), wireV2, byte(kindPage)), h)
-		b = binary.AppendUvarint(b, set)
-		b = binary.AppendUvarint(b, uint64(len(pages)))
-		if last {
-			b = append(b, 1)
-		} else {
-			b = append(b, 0)
+	for from := 0; from == 0 || from < es.len(); {
+		if len(pages) == maxRowPages {
+			return nil
 		}
-		b = binary.AppendUvarint(b, uint64(count))
-		pages = append(pages, append(b, body...))
-		body, count = body[:0], 0
+		page, next := nextPage(h, set, len(pages), es, from, limit)
+		pages = append(pages, page)
+		from = next
 	}
-	for e := range entries {
-		if count > 0 && maxPagePrefix+len(body)+maxEntrySize > limit {
-			if len(pages) == maxRowPages-1 {
-				return nil
-			}
-			flush(false)
-		}
-		body = appendRowEntry(body, e)
-		count++
-	}
-	flush(true)
 	return pages
+}
+
+// nextPage encodes page index of the row at h with as many of the entries from from on as fit
+// in limit bytes (at least one), marked last when it holds the rest, and returns it and where
+// the next page starts. Pages are encoded one at a time, so that an answer holds one page
+// encoded, not the row.
+func nextPage(h header, set uint64, index int, es entryList, from, limit int) ([]byte, int) {
+	limit = max(limit, maxPagePrefix+maxEntrySize)
+	// The entries go after room for the prefix, which is written once their count is known.
+	buf := make([]byte, maxPagePrefix, min(limit, maxPagePrefix+(es.len()-from)*maxEntrySize))
+	k := from
+	for k < es.len() && (k == from || len(buf)+maxEntrySize <= limit) {
+		buf = appendRowEntry(buf, es.at(k))
+		k++
+	}
+	prefix := appendHeader(append(make([]byte, 0, maxPagePrefix), wireV2, byte(kindPage)), h)
+	prefix = binary.AppendUvarint(prefix, set)
+	prefix = binary.AppendUvarint(prefix, uint64(index))
+	if k == es.len() {
+		prefix = append(prefix, 1)
+	} else {
+		prefix = append(prefix, 0)
+	}
+	prefix = binary.AppendUvarint(prefix, uint64(k-from))
+	start := maxPagePrefix - len(prefix)
+	copy(buf[start:], prefix)
+	return buf[start:], k
 }
 
 // encodePage encodes one page as it is (for tests and fuzz seeds).

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -44,7 +46,8 @@ import (
 //
 // VIGIL_MEASURE_CHECKS (default 1,000,000), VIGIL_MEASURE_WINDOW (default 60s) and
 // VIGIL_MEASURE_FLIPS (default 100) change the sizes; VIGIL_MEASURE_PROFILE=DIR writes a CPU
-// profile of each window there, and a heap profile of what the location holds.
+// profile of each window there, and a heap profile of what the location holds. GOMEMLIMIT
+// applies to the location only (the agent's -memory-limit), not to the checkers' child.
 func TestMeasureLocationScale(t *testing.T) {
 	if os.Getenv("VIGIL_MEASURE") == "" {
 		t.Skip("set VIGIL_MEASURE=1 to measure")
@@ -59,7 +62,7 @@ func TestMeasureLocationScale(t *testing.T) {
 	logf := func(format string, args ...any) {
 		fmt.Printf("measure: "+format+"\n", args...)
 	}
-	logf("%d checks × 6 reports; load %s", checks, loadavg())
+	logf("%d checks × 6 reports; memory limit %s; load %s", checks, memLimit(), loadavg())
 
 	doc := config.Scale{Checks: checks, Protocol: config.ProtocolHTTP}.Document()
 	cfg := DefaultConfig()
@@ -75,7 +78,10 @@ func TestMeasureLocationScale(t *testing.T) {
 
 	// The checkers, in a child process.
 	child := exec.Command(os.Args[0], "-test.run", "^TestMeasureLocationScaleCheckers$", "-test.timeout", "0")
-	child.Env = append(os.Environ(), "VIGIL_MEASURE_SEED="+n.GossipAddr(), "VIGIL_MEASURE_CHECKS="+strconv.Itoa(checks))
+	// A memory limit (GOMEMLIMIT, as `vigil agent -memory-limit` sets it) is the location's:
+	// the child holds six checkers and every row six times over.
+	env := slices.DeleteFunc(os.Environ(), func(v string) bool { return strings.HasPrefix(v, "GOMEMLIMIT=") })
+	child.Env = append(env, "VIGIL_MEASURE_SEED="+n.GossipAddr(), "VIGIL_MEASURE_CHECKS="+strconv.Itoa(checks))
 	child.Stderr = os.Stderr
 	in, err := child.StdinPipe()
 	if err != nil {
@@ -125,8 +131,37 @@ func TestMeasureLocationScale(t *testing.T) {
 	logf("every check decided healthy %.1fs after the location started; CPU so far %.1fs",
 		loaded.Seconds(), (cpuTime() - cpu0).Seconds())
 
-	// Settle: the rows' transfers end, the collector returns what they took.
+	// Settle: the rows' transfers end, the collector returns what they took. Then wait (at
+	// most 10 minutes) until all six checkers have been fresh, holding all of their reports,
+	// for 10 s: a window with no change measures the steady state, not rows still repaired
+	// after the first load (which re-decide every check of a checker each time it goes stale
+	// and fresh again).
 	time.Sleep(min(window, 30*time.Second))
+	settle := time.Now()
+	var steady time.Time
+	for settled := false; !settled; time.Sleep(100 * time.Millisecond) {
+		if time.Since(settle) > 10*time.Minute {
+			logf("the six checkers were not all fresh with every report for 10s within 10 minutes; measuring anyway")
+			break
+		}
+		fresh := 0
+		n.loc.mu.Lock()
+		n.loc.engine.Checkers(func(c verdict.CheckerInfo) {
+			if c.Fresh && c.Reports == checks {
+				fresh++
+			}
+		})
+		n.loc.mu.Unlock()
+		switch {
+		case fresh < 6:
+			steady = time.Time{}
+		case steady.IsZero():
+			steady = time.Now()
+		case time.Since(steady) >= 10*time.Second:
+			logf("all six checkers fresh with every report for 10s, %.1fs after settling began", time.Since(settle).Seconds())
+			settled = true
+		}
+	}
 	memory := func(when string) {
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
@@ -186,6 +221,8 @@ func TestMeasureLocationScale(t *testing.T) {
 	measure("no change")
 	// Latency: flip one check at a time and watch the table and DNS.
 	var lat, e2e []time.Duration
+	missed := 0
+flipping:
 	for i := range flips {
 		id := fmt.Sprintf("c%d", (i*7919+13)%checks)
 		for _, down := range []bool{true, false} {
@@ -216,13 +253,18 @@ func TestMeasureLocationScale(t *testing.T) {
 				time.Sleep(20 * time.Microsecond)
 			}
 			if arrived.IsZero() || served.IsZero() {
-				t.Fatalf("flip %d (%s %s): arrived %v, served %v", i, id, word, arrived, served)
+				// Not obtained: said so, and after three such flips the next window runs.
+				logf("flip %d (%s %s) not obtained: arrived %v, served %v", i, id, word, arrived, served)
+				if missed++; missed == 3 {
+					break flipping
+				}
+				continue
 			}
 			lat = append(lat, max(served.Sub(arrived), 0))
 			e2e = append(e2e, served.Sub(sent))
 		}
 	}
-	logf("report arrival to DNS serving the new verdict, %d flips: %s", len(lat), quantiles(lat))
+	logf("report arrival to DNS serving the new verdict, %d flips (%d not obtained within 30s): %s", len(lat), missed, quantiles(lat))
 	logf("checker publishing to DNS serving it (gossip included), %d flips: %s", len(e2e), quantiles(e2e))
 	send(fmt.Sprintf("churn %d", checks/100))
 	expect("churning")
@@ -346,6 +388,14 @@ func procStatus(field string) uint64 {
 		}
 	}
 	return 0
+}
+
+// memLimit describes the runtime's soft memory limit.
+func memLimit() string {
+	if l := debug.SetMemoryLimit(-1); l < math.MaxInt64 {
+		return fmt.Sprintf("%.0f MiB", mib(uint64(l)))
+	}
+	return "none"
 }
 
 func liveAfterGC() uint64 {

@@ -12,6 +12,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -47,6 +48,7 @@ type agentFlags struct {
 	tlsRequireClientCert                       bool
 	tlsRecheck                                 time.Duration
 	logLevel                                   string
+	memoryLimit                                string
 	http                                       httpguard.Limits
 	gossipLimits                               gossip.InboundLimits
 	dnsTCP                                     node.DNSTCPLimits
@@ -92,6 +94,7 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.StringVar(&f.probeCA, "probe-ca", "", "checker: PEM file of CA certificates that TLS probes (https, grpc with tls) trust besides the system's roots, for checks without a tls_ca of their own")
 	f.registerTLS(fs)
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.StringVar(&f.memoryLimit, "memory-limit", "", "soft memory limit of the Go runtime, as GOMEMLIMIT (e.g. 2GiB): the collector works harder as the heap nears it instead of letting it grow to twice what is live; \"off\" for none; default: GOMEMLIMIT if set, else 90% of the cgroup's memory.max if one is set, else none")
 	fs.IntVar(&f.dnsTCP.MaxConns, "dns-tcp-max-conns", location.DefaultMaxTCPConns, "location: DNS over TCP connections served at once, per listener")
 	fs.IntVar(&f.dnsTCP.MaxConnsPerClient, "dns-tcp-max-conns-per-client", location.DefaultMaxTCPConnsPerClient, "location: DNS over TCP connections one client address may hold at once, per listener")
 	fs.DurationVar(&f.dnsTCP.IdleTimeout, "dns-tcp-idle-timeout", location.DefaultTCPIdleTimeout, "location: a DNS over TCP connection that asks nothing for this long is closed")
@@ -120,6 +123,15 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if err != nil {
 		fmt.Fprintf(stderr, "vigil agent: %v\n", err)
 		return 2
+	}
+	limit, from, err := memoryLimit(f.memoryLimit, os.Getenv("GOMEMLIMIT"), cgroupMemoryMax)
+	if err != nil {
+		fmt.Fprintf(stderr, "vigil agent: -memory-limit: %v\n", err)
+		return 2
+	}
+	if limit > 0 {
+		debug.SetMemoryLimit(limit)
+		log.Info("memory limit", "bytes", limit, "from", from)
 	}
 	n, err := node.New(cfg)
 	if err != nil {
@@ -395,4 +407,75 @@ func legacyTLS(f agentFlags) (*http.Client, *tls.Config, error) {
 		return nil, nil, fmt.Errorf("-tls-cert/-tls-key: %w", err)
 	}
 	return client, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
+}
+
+// memoryLimit returns the soft memory limit the agent sets, in bytes, and where it comes
+// from; 0 to set none (none asked for, or GOMEMLIMIT set, which the runtime applies itself).
+// flag is -memory-limit: a size as GOMEMLIMIT writes it (a number of bytes with an optional
+// B, KiB, MiB, GiB or TiB), "off", or empty for the default: 90% of the cgroup's memory.max
+// when one is set, leaving room for what the runtime does not count (stacks of goroutines
+// aside, the runtime's own) before the kernel's limit kills the process. Without a limit the
+// heap grows to twice what is live before a collection (GOGC=100): a location at 1,000,000
+// checks was measured at 1.9 times its live heap resident (SCALE.md).
+func memoryLimit(flag, env string, cgroupMax func() (int64, bool)) (int64, string, error) {
+	switch {
+	case flag == "off":
+		return 0, "", nil
+	case flag != "":
+		n, err := parseSize(flag)
+		if err != nil {
+			return 0, "", err
+		}
+		if n <= 0 {
+			return 0, "", fmt.Errorf("%q: not a positive size", flag)
+		}
+		return n, "-memory-limit", nil
+	case env != "":
+		return 0, "", nil
+	}
+	if m, ok := cgroupMax(); ok {
+		return m / 10 * 9, "cgroup memory.max", nil
+	}
+	return 0, "", nil
+}
+
+// parseSize reads a size as GOMEMLIMIT writes it: a number of bytes, with an optional unit.
+func parseSize(s string) (int64, error) {
+	units := []struct {
+		suffix string
+		shift  uint
+	}{{"TiB", 40}, {"GiB", 30}, {"MiB", 20}, {"KiB", 10}, {"B", 0}}
+	num, shift := s, uint(0)
+	for _, u := range units {
+		if rest, ok := strings.CutSuffix(s, u.suffix); ok {
+			num, shift = rest, u.shift
+			break
+		}
+	}
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || n < 0 || n > (1<<62)>>shift {
+		return 0, fmt.Errorf("%q: want bytes with an optional B, KiB, MiB, GiB or TiB, e.g. 2GiB", s)
+	}
+	return n << shift, nil
+}
+
+// cgroupMemoryMax returns the memory.max of this process's cgroup (v2), if one is set.
+func cgroupMemoryMax() (int64, bool) {
+	b, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return 0, false
+	}
+	for line := range strings.Lines(string(b)) {
+		path, ok := strings.CutPrefix(strings.TrimSpace(line), "0::")
+		if !ok {
+			continue
+		}
+		m, err := os.ReadFile(filepath.Join("/sys/fs/cgroup", path, "memory.max"))
+		if err != nil {
+			return 0, false
+		}
+		n, err := strconv.ParseInt(strings.TrimSpace(string(m)), 10, 64)
+		return n, err == nil && n > 0
+	}
+	return 0, false
 }
