@@ -147,7 +147,7 @@ func Explain(p Policy, reports []Report, expected []string, prev Verdict, now ti
 			if r.LastProgress.IsZero() {
 				vote.Why = "not counted: never heard making progress"
 			} else {
-				vote.StaleSince = r.LastProgress.Add(p.FreshnessWindow)
+				vote.StaleSince = StaleSince(r.LastProgress, p.FreshnessWindow)
 				vote.Why = "not counted: stale, last heard " + now.Sub(r.LastProgress).String() +
 					" ago, longer than the " + window + " freshness window"
 			}

@@ -69,7 +69,7 @@ func classify(p *Policy, r *Report, now time.Time) VoteStatus {
 	switch {
 	case r.Withdrawn:
 		return VoteWithdrawn
-	case stale(p, r, now):
+	case !Fresh(r.LastProgress, now, p.FreshnessWindow):
 		return VoteStale
 	case r.Healthy:
 		return VoteHealthy
