@@ -226,12 +226,8 @@ func HeardFrom(reports []quorum.Report, window time.Duration, now time.Time) []H
 	}
 	out := make([]HeardChecker, 0, len(byID))
 	for _, h := range byID {
-		if !h.LastProgress.IsZero() {
-			if now.Sub(h.LastProgress) <= window {
-				h.Fresh = true
-			} else {
-				h.StaleSince = h.LastProgress.Add(window)
-			}
+		if h.Fresh = quorum.Fresh(h.LastProgress, now, window); !h.Fresh {
+			h.StaleSince = quorum.StaleSince(h.LastProgress, window)
 		}
 		out = append(out, *h)
 	}
