@@ -92,10 +92,8 @@ func regionCells(votes []Vote, absent []Absent) map[string]RegionCell {
 			c.Healthy++
 		case "unhealthy":
 			c.Unhealthy++
-		case "stale":
-			c.Stale++
 		default:
-			c.Withdrawn++
+			c.Stale++
 		}
 		cells[v.Region] = c
 	}
@@ -217,9 +215,6 @@ func HeardFrom(reports []quorum.Report, window time.Duration, now time.Time) []H
 			byID[r.Checker] = h
 		}
 		h.Reports++
-		if r.Withdrawn {
-			h.Withdrawn++
-		}
 		if r.LastProgress.After(h.LastProgress) {
 			h.LastProgress = r.LastProgress
 		}
