@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"time"
 	"unicode/utf8"
+
+	"github.com/vigil-dns/vigil/quorum"
 )
 
 // Limits on what a report carries, so that every delta fits in one UDP packet.
@@ -76,9 +78,10 @@ type Report struct {
 	LastProgress time.Time
 }
 
-// Fresh reports whether the report's checker made progress within window before now.
+// Fresh reports whether the report's checker made progress within window before now: quorum's
+// freshness rule, the one verdicts apply.
 func (r Report) Fresh(now time.Time, window time.Duration) bool {
-	return !r.LastProgress.IsZero() && now.Sub(r.LastProgress) <= window
+	return quorum.Fresh(r.LastProgress, now, window)
 }
 
 // validID checks a node or check id.

@@ -1,6 +1,10 @@
 package gossip
 
-import "time"
+import (
+	"time"
+
+	"github.com/vigil-dns/vigil/quorum"
+)
 
 // A location counts a checker's reports while the checker's progress keeps arriving there,
 // relayed or not, by the location's own clock (table.go's finish says what is progress). Two
@@ -70,7 +74,7 @@ func (n *Node) progressingLocked(m Member, now time.Time) bool {
 		return false
 	}
 	r := n.table.rows[m.ID]
-	return r != nil && !r.progress.IsZero() && now.Sub(r.progress) <= window
+	return r != nil && quorum.Fresh(r.progress, now, window)
 }
 
 // sweepLingering lets go of the checkers declared dead whose progress stopped, and tells the

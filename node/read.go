@@ -233,8 +233,8 @@ func (n *Node) Checkers() []CheckerView {
 		l.engine.Checkers(func(c verdict.CheckerInfo) {
 			v := get(c.ID, c.Region)
 			v.Reports, v.LastProgress, v.Fresh = c.Reports, c.Progress, c.Fresh
-			if !c.Fresh && !c.Progress.IsZero() {
-				v.StaleSince = c.Progress.Add(window)
+			if !c.Fresh {
+				v.StaleSince = quorum.StaleSince(c.Progress, window)
 			}
 		})
 		l.mu.Unlock()
@@ -370,12 +370,13 @@ func (n *Node) ControlAPIAddr() string {
 	return n.ctl.apiAddr()
 }
 
-// freshnessWindow is the document's freshness window, as verdicts apply it.
+// freshnessWindow is the document's freshness window, as verdicts apply it (the default
+// without a document).
 func freshnessWindow(doc *config.Document) time.Duration {
 	if doc == nil {
-		return quorum.Policy{}.Normalize().FreshnessWindow
+		return quorum.FreshnessWindow(config.QuorumSettings{})
 	}
-	return quorum.Policy{FreshnessWindow: doc.Quorum.FreshnessWindow.Std()}.Normalize().FreshnessWindow
+	return quorum.FreshnessWindow(doc.Quorum)
 }
 
 // Document returns the configuration the node runs as one whole document (a copy, built at

@@ -8,8 +8,9 @@
 //
 //   - A report is fresh while this location has heard its checker make progress within the
 //     policy's freshness window (by the location's own clock: now − LastProgress ≤ window;
-//     a zero LastProgress means never heard). A stale report counts neither for nor against. A withdrawn report (the checker left the
-//     check's shard, or withdrew itself because it can reach nothing) does not count either.
+//     a zero LastProgress means never heard). A stale report counts neither for nor against.
+//     A checker that withdraws a report (it left the check's shard, or it can reach nothing)
+//     removes it from the table, so the location no longer holds it: it is not counted at all.
 //   - Every other report counts, whoever sent it, even a checker the assignment does not
 //     expect: views of membership differ during partitions. The expected checkers only serve
 //     the evidence ("expected, never heard from").

@@ -17,8 +17,6 @@ func Evaluate(p Policy, reports []Report, expected []string, prev Verdict, now t
 			c.Unhealthy++
 		case VoteStale:
 			c.Stale++
-		case VoteWithdrawn:
-			c.Withdrawn++
 		}
 	}
 	c.Fresh = c.Healthy + c.Unhealthy

@@ -153,7 +153,7 @@ func TestEvaluateDoesNotAllocate(t *testing.T) {
 	p := defaultPolicy()
 	rs := fleet(9, 4)
 	rs[3].LastProgress = t0.Add(-time.Hour)
-	rs[5].Withdrawn = true
+	rs[5].LastProgress = time.Time{}
 	expected := []string{rs[0].Checker, "gone"}
 	var v Verdict
 	allocs := testing.AllocsPerRun(100, func() { v = Evaluate(p, rs, expected, v, t0) })

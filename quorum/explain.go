@@ -57,7 +57,7 @@ type Vote struct {
 	// Checker and Region identify the checker.
 	Checker string `json:"checker"`
 	Region  string `json:"region"`
-	// Status is "healthy" or "unhealthy" (counted), or "stale" or "withdrawn" (not counted).
+	// Status is "healthy" or "unhealthy" (counted), or "stale" (not counted).
 	Status VoteStatus `json:"status"`
 	// Counted says whether the report counted toward the verdict.
 	Counted bool `json:"counted"`
@@ -147,14 +147,9 @@ func Explain(p Policy, reports []Report, expected []string, prev Verdict, now ti
 			if r.LastProgress.IsZero() {
 				vote.Why = "not counted: never heard making progress"
 			} else {
-				vote.StaleSince = r.LastProgress.Add(p.FreshnessWindow)
+				vote.StaleSince = StaleSince(r.LastProgress, p.FreshnessWindow)
 				vote.Why = "not counted: stale, last heard " + now.Sub(r.LastProgress).String() +
 					" ago, longer than the " + window + " freshness window"
-			}
-		case VoteWithdrawn:
-			vote.Why = "not counted: withdrawn by its checker"
-			if r.Reason != "" {
-				vote.Why += " (" + r.Reason + ")"
 			}
 		}
 		e.Votes[i] = vote

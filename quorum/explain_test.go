@@ -14,7 +14,7 @@ func TestExplanationJSON(t *testing.T) {
 	rs := []Report{
 		{Checker: "us-1", Region: "us-east", Healthy: true, Latency: 12 * time.Millisecond, Sequence: 7, LastProgress: t0, Reason: "HTTP 200"},
 		{Checker: "eu-1", Region: "eu-west", Healthy: true, LastProgress: t0.Add(-time.Minute)},
-		{Checker: "sa-1", Region: "sa-east", Withdrawn: true, Reason: "left the shard", LastProgress: t0},
+		{Checker: "sa-1", Region: "sa-east"},
 	}
 	e := Explain(p, rs, []string{"us-1", "eu-1", "ap-1"}, Verdict{}, t0.Add(time.Second))
 	b, err := json.Marshal(e)
@@ -37,8 +37,8 @@ func TestExplanationJSON(t *testing.T) {
 		"hold":              "1m0s",
 		"since":             "2026-11-30T12:00:01Z",
 		"never_heard":       []any{"ap-1"},
-		"counts": map[string]any{"healthy": 1.0, "unhealthy": 0.0, "fresh": 1.0, "stale": 1.0,
-			"withdrawn": 1.0, "never_heard": 1.0},
+		"counts": map[string]any{"healthy": 1.0, "unhealthy": 0.0, "fresh": 1.0, "stale": 2.0,
+			"never_heard": 1.0},
 	} {
 		if !reflect.DeepEqual(got[key], want) {
 			t.Errorf("%s: got %#v, want %#v", key, got[key], want)
@@ -56,8 +56,8 @@ func TestExplanationJSON(t *testing.T) {
 			"reason": "HTTP 200", "why": "counted healthy: heard 1s ago, within the 15s freshness window"},
 		{"checker": "eu-1", "status": "stale", "counted": false, "stale_since": "2026-11-30T11:59:15Z",
 			"why": "not counted: stale, last heard 1m1s ago, longer than the 15s freshness window"},
-		{"checker": "sa-1", "status": "withdrawn", "counted": false, "expected": false,
-			"why": "not counted: withdrawn by its checker (left the shard)"},
+		{"checker": "sa-1", "status": "stale", "counted": false, "expected": false,
+			"why": "not counted: never heard making progress"},
 	}
 	for i, w := range want {
 		v := votes[i].(map[string]any)

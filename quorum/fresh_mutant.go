@@ -4,10 +4,10 @@ package quorum
 
 import "time"
 
-// stale is the planted bug MUTANT-NOFRESHNESS: a report heard once is fresh forever, so a
+// Fresh is the planted bug MUTANT-NOFRESHNESS: a report heard once is fresh forever, so a
 // location keeps counting the last word of checkers it no longer hears. Only a binary built
 // with -tags vigil_mutant_nofreshness has it; netlab's TestOracleCatchesPlantedBug shows the
 // oracle fails such a binary's run with wrong answers where the normal binary passes.
-func stale(_ *Policy, r *Report, _ time.Time) bool {
-	return r.LastProgress.IsZero()
+func Fresh(lastProgress, _ time.Time, _ time.Duration) bool {
+	return !lastProgress.IsZero()
 }

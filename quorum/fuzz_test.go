@@ -8,7 +8,7 @@ import (
 )
 
 // fuzzReports decodes reports from data, three bytes each: checker, flags and age. Flags: bit 0
-// healthy, bit 1 withdrawn, bit 2 never heard; the age is a signed number of seconds before now
+// healthy, bit 2 never heard (bit 1 is unused); the age is a signed number of seconds before now
 // (negative: progress "in the future", as after the location's clock went back).
 func fuzzReports(data []byte, now time.Time) []Report {
 	var rs []Report
@@ -18,7 +18,6 @@ func fuzzReports(data []byte, now time.Time) []Report {
 			Checker:      "c" + strconv.Itoa(int(id%16)),
 			Region:       "r" + strconv.Itoa(int(id%3)),
 			Healthy:      flags&1 != 0,
-			Withdrawn:    flags&2 != 0,
 			Sequence:     uint64(i),
 			LastProgress: now.Add(-time.Duration(age) * time.Second),
 		}
@@ -31,7 +30,7 @@ func fuzzReports(data []byte, now time.Time) []Report {
 }
 
 // FuzzEvaluate checks Evaluate's invariants on arbitrary reports, policies and histories: no
-// panic; counts add up; a stale or withdrawn report never counts (flipping its status changes
+// panic; counts add up; a stale report never counts (flipping its status changes
 // nothing); the state agrees with the counts; Explain agrees with Evaluate and marshals.
 // Seeds are in testdata/fuzz/FuzzEvaluate.
 func FuzzEvaluate(f *testing.F) {
@@ -62,22 +61,20 @@ func FuzzEvaluate(f *testing.F) {
 		c := v.Counts
 
 		// Counts add up.
-		if c.Fresh != c.Healthy+c.Unhealthy || c.Fresh+c.Stale+c.Withdrawn != len(rs) {
+		if c.Fresh != c.Healthy+c.Unhealthy || c.Fresh+c.Stale != len(rs) {
 			t.Fatalf("counts do not add up over %d reports: %+v", len(rs), c)
 		}
 		if c.NeverHeard < 0 || c.NeverHeard > len(expected) {
 			t.Fatalf("never heard %d of %d expected", c.NeverHeard, len(expected))
 		}
-		// Stale and withdrawn reports never count: flipping what they say changes nothing.
+		// Stale reports never count: flipping what they say changes nothing.
 		flipped := append([]Report(nil), rs...)
 		stale := 0
 		for i := range flipped {
 			r := &flipped[i]
 			age := now.Sub(r.LastProgress)
-			if !r.Withdrawn && (r.LastProgress.IsZero() || age > np.FreshnessWindow) {
+			if r.LastProgress.IsZero() || age > np.FreshnessWindow {
 				stale++
-			}
-			if r.Withdrawn || r.LastProgress.IsZero() || age > np.FreshnessWindow {
 				r.Healthy = !r.Healthy
 			}
 		}

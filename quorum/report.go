@@ -4,7 +4,9 @@ import "time"
 
 // Report is one checker's latest status for one check, as this location holds it: the row that
 // gossip carries, plus when this location last heard that checker make progress. A location
-// holds at most one report per checker and check; Evaluate counts the reports it is given.
+// holds at most one report per checker and check; Evaluate counts the reports it is given. A
+// checker that withdraws its report (it left the check's shard, or it cannot reach anything)
+// removes it from the table, so a withdrawn report is not given: there is no withdrawn vote.
 type Report struct {
 	// Checker identifies the checker node that owns the report.
 	Checker string
@@ -12,9 +14,6 @@ type Report struct {
 	Region string
 	// Healthy is the checker's status after its rise/fall thresholds.
 	Healthy bool
-	// Withdrawn says the checker no longer stands behind the report: it left the check's shard,
-	// or withdrew itself because it cannot reach anything. A withdrawn report never counts.
-	Withdrawn bool
 	// Reason says why the checker holds its status, e.g. "HTTP 503" or "left the shard".
 	Reason string
 	// Latency is the duration of the checker's last probe.
@@ -38,18 +37,15 @@ const (
 	// VoteStale: the location has not heard the checker within the freshness window; the
 	// report counts neither way.
 	VoteStale
-	// VoteWithdrawn: the checker withdrew the report; it does not count.
-	VoteWithdrawn
 )
 
 var voteNames = [...]string{
 	VoteHealthy:   "healthy",
 	VoteUnhealthy: "unhealthy",
 	VoteStale:     "stale",
-	VoteWithdrawn: "withdrawn",
 }
 
-// String returns "healthy", "unhealthy", "stale" or "withdrawn".
+// String returns "healthy", "unhealthy" or "stale".
 func (v VoteStatus) String() string {
 	if int(v) < len(voteNames) {
 		return voteNames[v]
@@ -63,13 +59,10 @@ func (v VoteStatus) MarshalText() ([]byte, error) { return []byte(v.String()), n
 // Counted reports whether a report with this status counts toward the verdict.
 func (v VoteStatus) Counted() bool { return v == VoteHealthy || v == VoteUnhealthy }
 
-// classify decides what r contributes at now under p. Withdrawn wins over stale: a checker that
-// said it no longer stands behind a report is not waiting to be heard again.
+// classify decides what r contributes at now under p.
 func classify(p *Policy, r *Report, now time.Time) VoteStatus {
 	switch {
-	case r.Withdrawn:
-		return VoteWithdrawn
-	case stale(p, r, now):
+	case !Fresh(r.LastProgress, now, p.FreshnessWindow):
 		return VoteStale
 	case r.Healthy:
 		return VoteHealthy

@@ -21,7 +21,8 @@ import (
 //	policy [threshold=F] [min-reporters=N] [freshness=D] [hold=D] [inverted] [disabled]
 //	expect <checker>...                    the checkers the assignment expects
 //	location <name>                        select (or create) a location's table
-//	report <checker> <region> healthy|unhealthy [withdrawn] [heard=T] [seq=N] [latency=D] [reason="..."]
+//	report <checker> <region> healthy|unhealthy [heard=T] [seq=N] [latency=D] [reason="..."]
+//	withdraw <checker>...                  the checkers withdraw their reports: gone from the table
 //	heard <T> <checker>...                 the location hears these checkers make progress at T
 //	eval <T>                               evaluate at T, print the explanation, keep the verdict
 //	child <check> healthy|unhealthy|unknown
@@ -160,8 +161,6 @@ func (s *script) run(n int, line string) string {
 		for _, a := range args[3:] {
 			k, v, _ := strings.Cut(a, "=")
 			switch k {
-			case "withdrawn":
-				r.Withdrawn = true
 			case "heard":
 				r.LastProgress = scriptEpoch.Add(s.duration(n, v))
 			case "never-heard":
@@ -181,6 +180,15 @@ func (s *script) run(n int, line string) string {
 			l.reports[i] = r
 		} else {
 			l.reports = append(l.reports, r)
+		}
+	case "withdraw":
+		s.need(n, args, 1)
+		for _, id := range args {
+			i := slices.IndexFunc(s.current.reports, func(o Report) bool { return o.Checker == id })
+			if i < 0 {
+				t.Fatalf("line %d: no report from %s at this location", n, id)
+			}
+			s.current.reports = slices.Delete(s.current.reports, i, i+1)
 		}
 	case "heard":
 		s.need(n, args, 2)
@@ -278,8 +286,8 @@ func render(e Explanation) string {
 		}
 		return b.String()
 	}
-	fmt.Fprintf(&b, "counts: healthy=%d unhealthy=%d fresh=%d stale=%d withdrawn=%d never-heard=%d\n",
-		c.Healthy, c.Unhealthy, c.Fresh, c.Stale, c.Withdrawn, c.NeverHeard)
+	fmt.Fprintf(&b, "counts: healthy=%d unhealthy=%d fresh=%d stale=%d never-heard=%d\n",
+		c.Healthy, c.Unhealthy, c.Fresh, c.Stale, c.NeverHeard)
 	for _, v := range e.Votes {
 		exp := ""
 		if !v.Expected {

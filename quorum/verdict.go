@@ -34,7 +34,7 @@ type Verdict struct {
 }
 
 // Counts are what a verdict counted. For a probed check: Fresh = Healthy + Unhealthy, and
-// Fresh + Stale + Withdrawn is the number of reports. For a calculated check: Healthy +
+// Fresh + Stale is the number of reports. For a calculated check: Healthy +
 // Unhealthy is the number of children, and Unknown of the Healthy ones were unknown.
 type Counts struct {
 	// Healthy is the number of fresh reports (or children) that count as healthy.
@@ -45,8 +45,6 @@ type Counts struct {
 	Fresh int `json:"fresh"`
 	// Stale is the number of reports not heard from within the freshness window.
 	Stale int `json:"stale"`
-	// Withdrawn is the number of reports their checkers withdrew.
-	Withdrawn int `json:"withdrawn"`
 	// NeverHeard is the number of expected checkers with no report at all.
 	NeverHeard int `json:"never_heard"`
 	// Unknown is the number of a calculated check's children that were unknown (and counted as

@@ -164,7 +164,7 @@ func checkAllVerdicts(loc *testLocation) func(t *testing.T, body []byte) {
 			"web-us-east": {
 				"us-east": {State: CellHealthy, Healthy: 2},
 				"eu-west": {State: CellHealthy, Healthy: 2},
-				"sa-east": {State: CellUnknown, Withdrawn: 2},
+				"sa-east": {State: CellUnknown, NeverHeard: 2},
 			},
 			"web-eu-west": {
 				"us-east": {State: CellUnhealthy, Unhealthy: 2},
@@ -214,14 +214,16 @@ func evidenceRouteCases() []routeCase {
 		{"withdrawn evidence", "/v1/verdicts/web-us-east", 200, func(t *testing.T, body []byte) {
 			var e CheckEvidence
 			decodeStrict(t, body, &e)
-			if e.State != quorum.StateHealthy || e.Counts.Withdrawn != 2 || e.Counts.Fresh != 4 {
+			if e.State != quorum.StateHealthy || e.Counts.NeverHeard != 2 || e.Counts.Fresh != 4 || e.Counts.Stale != 0 {
 				t.Errorf("verdict %+v", e.VerdictSummary)
 			}
 			for _, v := range e.Votes {
-				if strings.HasPrefix(v.Checker, "sa-") && (v.Status != "withdrawn" || v.Counted ||
-					v.Why != "not counted: withdrawn by its checker (checker_isolated)") {
-					t.Errorf("vote %+v", v)
+				if strings.HasPrefix(v.Checker, "sa-") {
+					t.Errorf("a withdrawn report still votes: %+v", v)
 				}
+			}
+			if len(e.NeverHeard) != 2 || e.NeverHeard[0].Checker != "sa-1" || e.NeverHeard[0].Region != "sa-east" {
+				t.Errorf("never heard %+v", e.NeverHeard)
 			}
 		}},
 		{"stale evidence", "/v1/verdicts/web-sa-east", 200, func(t *testing.T, body []byte) {

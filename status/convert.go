@@ -92,10 +92,8 @@ func regionCells(votes []Vote, absent []Absent) map[string]RegionCell {
 			c.Healthy++
 		case "unhealthy":
 			c.Unhealthy++
-		case "stale":
-			c.Stale++
 		default:
-			c.Withdrawn++
+			c.Stale++
 		}
 		cells[v.Region] = c
 	}
@@ -217,21 +215,14 @@ func HeardFrom(reports []quorum.Report, window time.Duration, now time.Time) []H
 			byID[r.Checker] = h
 		}
 		h.Reports++
-		if r.Withdrawn {
-			h.Withdrawn++
-		}
 		if r.LastProgress.After(h.LastProgress) {
 			h.LastProgress = r.LastProgress
 		}
 	}
 	out := make([]HeardChecker, 0, len(byID))
 	for _, h := range byID {
-		if !h.LastProgress.IsZero() {
-			if now.Sub(h.LastProgress) <= window {
-				h.Fresh = true
-			} else {
-				h.StaleSince = h.LastProgress.Add(window)
-			}
+		if h.Fresh = quorum.Fresh(h.LastProgress, now, window); !h.Fresh {
+			h.StaleSince = quorum.StaleSince(h.LastProgress, window)
 		}
 		out = append(out, *h)
 	}

@@ -31,8 +31,12 @@ type liveLocation struct {
 func (l *liveLocation) onReport(r checker.Report) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if r.Withdrawn { // gossip deletes a withdrawn report: the location no longer holds it
+		l.report = nil
+		return
+	}
 	l.report = &quorum.Report{Checker: "us-1", Region: "us-east", Healthy: r.Status == checker.StatusHealthy,
-		Withdrawn: r.Withdrawn, Reason: string(r.Reason), Latency: r.Latency, Sequence: r.Seq, LastProgress: time.Now()}
+		Reason: string(r.Reason), Latency: r.Latency, Sequence: r.Seq, LastProgress: time.Now()}
 }
 
 func (l *liveLocation) reports() []quorum.Report {

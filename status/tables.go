@@ -136,7 +136,7 @@ func WriteCheck(w io.Writer, e CheckEvidence, now time.Time) error {
 // WriteCheckers writes the checkers as a location hears them.
 func WriteCheckers(w io.Writer, l CheckerList, now time.Time) error {
 	tw := newTable(w)
-	row(tw, "CHECKER", "REGION", "HEARD", "LAST PROGRESS", "STALE SINCE", "REPORTS", "WITHDRAWN")
+	row(tw, "CHECKER", "REGION", "HEARD", "LAST PROGRESS", "STALE SINCE", "REPORTS")
 	for _, h := range l.Checkers {
 		heard := "stale"
 		if h.Fresh {
@@ -146,7 +146,7 @@ func WriteCheckers(w io.Writer, l CheckerList, now time.Time) error {
 		if !h.StaleSince.IsZero() {
 			stale = age(h.StaleSince, now)
 		}
-		row(tw, h.ID, h.Region, heard, age(h.LastProgress, now), stale, strconv.Itoa(h.Reports), strconv.Itoa(h.Withdrawn))
+		row(tw, h.ID, h.Region, heard, age(h.LastProgress, now), stale, strconv.Itoa(h.Reports))
 	}
 	return tw.Flush()
 }

@@ -54,10 +54,9 @@ type HeardChecker struct {
 	// StaleSince is when the checker went stale at this location: its last progress plus the
 	// freshness window. Zero while fresh or never heard.
 	StaleSince time.Time `json:"stale_since,omitzero"`
-	// Reports is how many reports of this checker the location holds; Withdrawn of them are
-	// withdrawn.
-	Reports   int `json:"reports"`
-	Withdrawn int `json:"withdrawn"`
+	// Reports is how many reports of this checker the location holds (a withdrawn report is
+	// no longer held).
+	Reports int `json:"reports"`
 }
 
 // CheckerView is what the status API reads of a checker.

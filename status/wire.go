@@ -81,8 +81,8 @@ const (
 	CellUnhealthy = "unhealthy"
 	// CellStale: the region's reports are all stale at this location.
 	CellStale = "stale"
-	// CellUnknown: no report from the region counts or waits to be heard again (withdrawn,
-	// or expected and never heard).
+	// CellUnknown: the location holds no report from the region (its checkers withdrew them,
+	// or are expected and never heard).
 	CellUnknown = "unknown"
 )
 
@@ -95,7 +95,6 @@ type RegionCell struct {
 	Healthy    int `json:"healthy"`
 	Unhealthy  int `json:"unhealthy"`
 	Stale      int `json:"stale"`
-	Withdrawn  int `json:"withdrawn"`
 	NeverHeard int `json:"never_heard"`
 }
 
@@ -122,7 +121,7 @@ type Vote struct {
 	// Checker and Region identify the checker.
 	Checker string `json:"checker"`
 	Region  string `json:"region"`
-	// Status is "healthy" or "unhealthy" (counted), "stale" or "withdrawn" (not counted).
+	// Status is "healthy" or "unhealthy" (counted), or "stale" (not counted).
 	Status string `json:"status"`
 	// Counted says whether the report counted; Expected whether the assignment expects it.
 	Counted  bool `json:"counted"`

@@ -120,7 +120,7 @@ func (e *Engine) ConfigureChecks(ids []string, get func(id string) (*config.Chec
 // setQuorum installs the quorum settings the checks' policies are made with.
 func (e *Engine) setQuorum(q config.QuorumSettings) {
 	e.quorum = q
-	window := quorum.Policy{FreshnessWindow: q.FreshnessWindow.Std()}.Normalize().FreshnessWindow
+	window := quorum.FreshnessWindow(q)
 	if window == e.window {
 		return
 	}

@@ -150,7 +150,7 @@ type Stats struct {
 // New returns an empty engine: no checks, no checkers, the default freshness window.
 func New() *Engine {
 	e := &Engine{ids: map[string]int32{}, names: map[string]int32{}, parents: map[int32][]int32{},
-		calcs: map[int32]struct{}{}, policies: newPolicies(), window: quorum.Policy{}.Normalize().FreshnessWindow, now: never}
+		calcs: map[int32]struct{}{}, policies: newPolicies(), window: quorum.FreshnessWindow(config.QuorumSettings{}), now: never}
 	e.holds.pos = func(id int32) *int32 { return &e.checks[id].holdPos }
 	return e
 }

@@ -96,8 +96,7 @@
         }
         const fresh = cell.healthy + cell.unhealthy;
         const text = fresh > 0 ? cell.healthy + "/" + fresh :
-          cell.stale > 0 ? cell.stale + " stale" :
-          cell.withdrawn > 0 ? cell.withdrawn + " withdrawn" : "never heard";
+          cell.stale > 0 ? cell.stale + " stale" : "never heard";
         tr.append(el("td", { "data-region": r, "data-state": cell.state, title: r + ": " + cell.state },
           marks[cell.state] + " " + text));
       }
@@ -132,7 +131,7 @@
     fact(dl, "rule", e.rule);
     const c = e.counts;
     fact(dl, "reports", c.healthy + " healthy, " + c.unhealthy + " unhealthy, " + c.stale + " stale, " +
-      c.withdrawn + " withdrawn, " + c.never_heard + " never heard");
+      c.never_heard + " never heard");
     if (!e.calculated) {
       fact(dl, "rule applied", "healthy when more than " + (e.healthy_threshold * 100).toFixed(0) +
         "% of at least " + e.min_reporters + " fresh reports say healthy");
@@ -145,7 +144,7 @@
     const rows = (e.votes || []).map((v) => {
       const tr = el("tr", { "data-checker": v.checker });
       tr.append(el("td", {}, v.checker), el("td", {}, v.region),
-        el("td", { "data-state": v.status === "withdrawn" ? "unknown" : v.status }, v.status),
+        el("td", { "data-state": v.status }, v.status),
         el("td", {}, v.reason || ""), el("td", {}, v.latency),
         el("td", {}, ago(v.last_progress)), el("td", {}, v.why));
       return tr;
