@@ -60,6 +60,86 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	var f agentFlags
 	fs := flag.NewFlagSet("agent", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	f.register(fs)
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "vigil agent: unexpected arguments %q\n", fs.Args())
+		return 2
+	}
+	cfg, log, err := agentConfig(f, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "vigil agent: %v\n", err)
+		return 2
+	}
+	n, err := node.New(cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "vigil agent: %v\n", err)
+		return 1
+	}
+	if n.HTTPAddr() != "" {
+		if err := n.MountStatus(nil); err != nil {
+			n.Close()
+			fmt.Fprintf(stderr, "vigil agent: %v\n", err)
+			return 1
+		}
+	}
+	v, err := newAgentVerifier(n, cfg.Roles, f.verify)
+	if err == nil && v != nil && n.HTTPAddr() != "" {
+		err = n.Handle("GET /v1/verification", v)
+	}
+	if err != nil {
+		n.Close()
+		fmt.Fprintf(stderr, "vigil agent: %v\n", err)
+		return 2
+	}
+	if v != nil {
+		vctx, stop := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			_ = v.Run(vctx)
+		}()
+		defer func() {
+			stop()
+			<-done
+		}()
+	}
+	printAgentBanner(stdout, n, cfg.DataDir)
+	if err := n.Run(ctx); err != nil {
+		log.Error("vigil agent: stopped", "err", err)
+		fmt.Fprintf(stderr, "vigil agent: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// printAgentBanner writes the line that says what the agent runs and where it listens.
+func printAgentBanner(stdout io.Writer, n *node.Node, dataDir string) {
+	self := n.Self()
+	fmt.Fprintf(stdout, "vigil agent: node %s (%s)", self.ID, self.Roles)
+	if self.Region != "" {
+		fmt.Fprintf(stdout, " in %s", self.Region)
+	}
+	fmt.Fprintf(stdout, ": data %s", dataDir)
+	if a := n.ControlAPIAddr(); a != "" {
+		fmt.Fprintf(stdout, ", control API %s", self.ControlAPI)
+	}
+	if a := n.GossipAddr(); a != "" {
+		fmt.Fprintf(stdout, ", gossip %s", a)
+	}
+	if a := n.DNSAddr(); a != "" {
+		fmt.Fprintf(stdout, ", DNS %s", a)
+	}
+	if a := n.HTTPAddr(); a != "" {
+		fmt.Fprintf(stdout, ", HTTP %s", a)
+	}
+	fmt.Fprintln(stdout)
+}
+
+// register defines the flags of `vigil agent` on fs, bound to f.
+func (f *agentFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.roles, "roles", "control", "comma-separated roles to run: control, checker, location")
 	fs.StringVar(&f.id, "id", "", "this node's id: gossip name and raft ID (default: the host name)")
 	fs.StringVar(&f.region, "region", "", "this node's region (required for checker and location)")
@@ -109,76 +189,6 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.DurationVar(&f.verify.interval, "verify-interval", 0, "checker: answer verification, one record set with health checks asked of every location per interval (0: off); GET /v1/verification and vigil_answer_* metrics")
 	fs.StringVar(&f.verify.httpPort, "verify-http-port", "7701", "checker: port of the locations' status API, at the host of their gossip address, for locations that do not advertise theirs (builds before -http-advertise)")
 	fs.StringVar(&f.verify.dnsPort, "verify-dns-port", "5353", "checker: port of the locations' DNS, at the host of their gossip address")
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "vigil agent: unexpected arguments %q\n", fs.Args())
-		return 2
-	}
-	cfg, log, err := agentConfig(f, stderr)
-	if err != nil {
-		fmt.Fprintf(stderr, "vigil agent: %v\n", err)
-		return 2
-	}
-	n, err := node.New(cfg)
-	if err != nil {
-		fmt.Fprintf(stderr, "vigil agent: %v\n", err)
-		return 1
-	}
-	if n.HTTPAddr() != "" {
-		if err := n.MountStatus(nil); err != nil {
-			n.Close()
-			fmt.Fprintf(stderr, "vigil agent: %v\n", err)
-			return 1
-		}
-	}
-	v, err := newAgentVerifier(n, cfg.Roles, f.verify)
-	if err == nil && v != nil && n.HTTPAddr() != "" {
-		err = n.Handle("GET /v1/verification", v)
-	}
-	if err != nil {
-		n.Close()
-		fmt.Fprintf(stderr, "vigil agent: %v\n", err)
-		return 2
-	}
-	if v != nil {
-		vctx, stop := context.WithCancel(ctx)
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			_ = v.Run(vctx)
-		}()
-		defer func() {
-			stop()
-			<-done
-		}()
-	}
-	self := n.Self()
-	fmt.Fprintf(stdout, "vigil agent: node %s (%s)", self.ID, self.Roles)
-	if self.Region != "" {
-		fmt.Fprintf(stdout, " in %s", self.Region)
-	}
-	fmt.Fprintf(stdout, ": data %s", cfg.DataDir)
-	if a := n.ControlAPIAddr(); a != "" {
-		fmt.Fprintf(stdout, ", control API %s", self.ControlAPI)
-	}
-	if a := n.GossipAddr(); a != "" {
-		fmt.Fprintf(stdout, ", gossip %s", a)
-	}
-	if a := n.DNSAddr(); a != "" {
-		fmt.Fprintf(stdout, ", DNS %s", a)
-	}
-	if a := n.HTTPAddr(); a != "" {
-		fmt.Fprintf(stdout, ", HTTP %s", a)
-	}
-	fmt.Fprintln(stdout)
-	if err := n.Run(ctx); err != nil {
-		log.Error("vigil agent: stopped", "err", err)
-		fmt.Fprintf(stderr, "vigil agent: %v\n", err)
-		return 1
-	}
-	return 0
 }
 
 // agentConfig turns the flags into a node configuration and the process's logger.
@@ -234,6 +244,7 @@ func agentConfig(f agentFlags, stderr io.Writer) (node.Config, *slog.Logger, err
 	}
 	cfg.Gossip.Bind, cfg.Gossip.Advertise = f.gossipBind, f.gossipAdvertise
 	cfg.Gossip.KeyringFile, cfg.Gossip.Insecure = f.gossipKeyFile, f.insecureGossip
+	cfg.Gossip.Inbound = f.gossipLimits
 	cfg.Voters = splitList(f.voters)
 	switch {
 	case len(readTokenList) > 0:
@@ -241,6 +252,17 @@ func agentConfig(f agentFlags, stderr io.Writer) (node.Config, *slog.Logger, err
 	case len(writeTokens) > 0:
 		cfg.Token = writeTokens[0]
 	}
+	if err := agentDataPlane(&cfg, f, roles); err != nil {
+		return cfg, nil, err
+	}
+	if err := agentProbe(&cfg, f); err != nil {
+		return cfg, nil, err
+	}
+	return cfg, log, nil
+}
+
+// agentDataPlane sets cfg's DNS, name servers, rate limits and HTTP listener from the flags.
+func agentDataPlane(cfg *node.Config, f agentFlags, roles node.Roles) error {
 	cfg.DNSAddr = f.dnsAddr
 	if f.nameServers != "" {
 		cfg.NameServers = map[int]string{}
@@ -248,17 +270,17 @@ func agentConfig(f agentFlags, stderr io.Writer) (node.Config, *slog.Logger, err
 			idx, addr, ok := strings.Cut(item, "=")
 			i, err := strconv.Atoi(idx)
 			if !ok || err != nil {
-				return cfg, nil, fmt.Errorf("-ns: %q is not index=host:port", item)
+				return fmt.Errorf("-ns: %q is not index=host:port", item)
 			}
 			cfg.NameServers[i] = addr
 		}
 	}
 	if f.nsBudget < -1 {
-		return cfg, nil, fmt.Errorf("-ns-budget: %d: want a positive rate, or -1 for unlimited", f.nsBudget)
+		return fmt.Errorf("-ns-budget: %d: want a positive rate, or -1 for unlimited", f.nsBudget)
 	}
 	cfg.NameServerBudget = f.nsBudget
 	if f.rrlRate < 0 || f.rrlSlip < -1 {
-		return cfg, nil, fmt.Errorf("-rrl %d -rrl-slip %d: want a rate >= 0 (0: off) and a slip >= 1, or -1 to drop every limited query", f.rrlRate, f.rrlSlip)
+		return fmt.Errorf("-rrl %d -rrl-slip %d: want a rate >= 0 (0: off) and a slip >= 1, or -1 to drop every limited query", f.rrlRate, f.rrlSlip)
 	}
 	cfg.RRL = location.RRLConfig{ResponsesPerSecond: f.rrlRate, Slip: f.rrlSlip}
 	switch {
@@ -270,23 +292,27 @@ func agentConfig(f agentFlags, stderr io.Writer) (node.Config, *slog.Logger, err
 	cfg.HTTPAdvertise = f.httpAdvertise
 	cfg.HTTPLimits = f.http
 	cfg.DNSTCP = f.dnsTCP
-	cfg.Gossip.Inbound = f.gossipLimits
+	return nil
+}
+
+// agentProbe sets cfg's probe policy from the flags: loopback, allowed prefixes, extra CAs.
+func agentProbe(cfg *node.Config, f agentFlags) error {
 	cfg.Probe.AllowLoopback = f.allowLoopback
 	for _, p := range splitList(f.probeAllow) {
 		prefix, err := netip.ParsePrefix(p)
 		if err != nil {
-			return cfg, nil, fmt.Errorf("-probe-allow: %w", err)
+			return fmt.Errorf("-probe-allow: %w", err)
 		}
 		cfg.Probe.Allow = append(cfg.Probe.Allow, prefix)
 	}
 	if f.probeCA != "" {
 		pool, err := probeRoots(f.probeCA)
 		if err != nil {
-			return cfg, nil, fmt.Errorf("-probe-ca: %w", err)
+			return fmt.Errorf("-probe-ca: %w", err)
 		}
 		cfg.Probe.RootCAs = pool
 	}
-	return cfg, log, nil
+	return nil
 }
 
 // probeRoots returns the system's roots with the CA certificates of the PEM file path added.
