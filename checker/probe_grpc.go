@@ -59,20 +59,39 @@ func (p *Prober) callHealth(ctx context.Context, c *config.Check, res *Result) e
 	if c.SNI != "" {
 		host = c.SNI
 	}
-	var rw net.Conn = conn
-	scheme := "http"
-	if g.TLS {
-		tc, err := p.handshake(conn, c, host, []string{"h2"}, res)
-		if err != nil {
-			return err
-		}
-		if np := tc.ConnectionState().NegotiatedProtocol; np != "h2" {
-			return &phaseError{phaseTLS, fmt.Errorf("the server chose %q by ALPN, not h2: gRPC needs HTTP/2", np)}
-		}
-		rw, scheme = tc, "https"
+	rw, scheme, err := p.grpcConn(conn, c, g, host, res)
+	if err != nil {
+		return err
 	}
-	authority := hostPort(host, c.Target.Port)
-	msg := healthRequest(g.Service)
+	req := p.healthCall(ctx, scheme, hostPort(host, c.Target.Port), g.Service)
+	resp, done, err := p.roundTripH2(ctx, rw, req, res)
+	if err != nil {
+		return err
+	}
+	defer done()
+	return judgeHealth(resp, res)
+}
+
+// grpcConn returns the connection the call runs on and its URL scheme: conn itself (h2c), or
+// with g.TLS a TLS connection on it to host that agreed on h2 by ALPN.
+func (p *Prober) grpcConn(conn net.Conn, c *config.Check, g *config.GRPCProbe, host string, res *Result) (net.Conn, string, error) {
+	if !g.TLS {
+		return conn, "http", nil
+	}
+	tc, err := p.handshake(conn, c, host, []string{"h2"}, res)
+	if err != nil {
+		return nil, "", err
+	}
+	if np := tc.ConnectionState().NegotiatedProtocol; np != "h2" {
+		return nil, "", &phaseError{phaseTLS, fmt.Errorf("the server chose %q by ALPN, not h2: gRPC needs HTTP/2", np)}
+	}
+	return tc, "https", nil
+}
+
+// healthCall returns the request of a health check of service at authority, with the time
+// left before ctx's deadline as its grpc-timeout.
+func (p *Prober) healthCall(ctx context.Context, scheme, authority, service string) *http.Request {
+	msg := healthRequest(service)
 	req := &http.Request{
 		Method: http.MethodPost,
 		URL:    &url.URL{Scheme: scheme, Host: authority, Path: grpcHealthPath},
@@ -88,11 +107,13 @@ func (p *Prober) callHealth(ctx context.Context, c *config.Check, res *Result) e
 	if dl, ok := ctx.Deadline(); ok {
 		req.Header.Set("Grpc-Timeout", strconv.FormatInt(max(time.Until(dl).Milliseconds(), 1), 10)+"m")
 	}
-	resp, done, err := p.roundTripH2(ctx, rw, req, res)
-	if err != nil {
-		return err
-	}
-	defer done()
+	return req
+}
+
+// judgeHealth judges the answer of a health call into res: healthy when it is HTTP 200 with
+// grpc-status 0 and the status SERVING. It returns an error to classify for an answer that
+// is not one of the protocol.
+func judgeHealth(resp *http.Response, res *Result) error {
 	res.StatusCode = resp.StatusCode
 	if resp.StatusCode != http.StatusOK {
 		res.fail(ReasonStatus, fmt.Sprintf("HTTP status %d: not a gRPC answer (a gRPC server answers 200)", resp.StatusCode))

@@ -173,6 +173,7 @@ func checkFields(n *yaml.Node, t reflect.Type, budget int, errs *Errors) {
 	*errs = append(*errs, w.errs...)
 }
 
+// walk checks the document at n against type t, at path, depth levels down.
 func (w *fieldWalk) walk(n *yaml.Node, t reflect.Type, path string, depth int) {
 	if n == nil || depth > maxDepth || w.aliased > w.budget {
 		return
@@ -214,74 +215,89 @@ func (w *fieldWalk) walk(n *yaml.Node, t reflect.Type, path string, depth int) {
 	}
 	switch t.Kind() {
 	case reflect.Struct:
-		if n.Kind != yaml.MappingNode && path == "" {
-			w.errs.add(path, "the document must be a mapping of fields (regions, quorum, name_servers, checks, zones), got %s", kindName(n))
-			return
-		}
-		if n.Kind != yaml.MappingNode {
-			w.errs.add(path, "want a mapping of fields, got %s", kindName(n))
-			return
-		}
-		fields, ok := w.fields[t]
-		if !ok {
-			if w.fields == nil {
-				w.fields = map[reflect.Type]map[string]reflect.Type{}
-			}
-			fields = yamlFields(t)
-			w.fields[t] = fields
-		}
-		seen := map[string]int{}
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			key, val := n.Content[i], n.Content[i+1]
-			if key.Value == "<<" && key.Kind == yaml.ScalarNode {
-				w.walkMerge(val, t, path, depth+1)
-				continue
-			}
-			if key.Kind != yaml.ScalarNode {
-				w.errs.add(path, "want field names as keys, got %s as a key", kindName(key))
-				continue
-			}
-			ft, ok := fields[key.Value]
-			if !ok {
-				w.errs.add(join(path, key.Value), "unknown field")
-				continue
-			}
-			if line, dup := seen[key.Value]; dup {
-				w.errs.add(join(path, key.Value), "set twice (first on line %d)", line)
-				continue
-			}
-			seen[key.Value] = key.Line
-			w.walk(val, ft, join(path, key.Value), depth+1)
-		}
+		w.walkStruct(n, t, path, depth)
 	case reflect.Slice, reflect.Array:
-		if n.Kind != yaml.SequenceNode {
-			w.errs.add(path, "want a list, got %s", kindName(n))
-			return
-		}
-		for i, c := range n.Content {
-			w.walk(c, t.Elem(), path+"["+strconv.Itoa(i)+"]", depth+1)
-		}
+		w.walkList(n, t, path, depth)
 	case reflect.Map:
-		if n.Kind != yaml.MappingNode {
-			w.errs.add(path, "want a mapping, got %s", kindName(n))
-			return
-		}
-		seen := map[string]int{}
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			key := n.Content[i]
-			if key.Kind != yaml.ScalarNode {
-				w.errs.add(path, "want plain keys, got %s as a key", kindName(key))
-				continue
-			}
-			if line, dup := seen[key.Value]; dup {
-				w.errs.add(join(path, key.Value), "set twice (first on line %d)", line)
-				continue
-			}
-			seen[key.Value] = key.Line
-			w.walk(n.Content[i+1], t.Elem(), join(path, key.Value), depth+1)
-		}
+		w.walkMap(n, t, path, depth)
 	default:
 		w.scalar(n, t, path)
+	}
+}
+
+// walkStruct walks a mapping of the fields of struct type t: every key a known field, set once.
+func (w *fieldWalk) walkStruct(n *yaml.Node, t reflect.Type, path string, depth int) {
+	if n.Kind != yaml.MappingNode && path == "" {
+		w.errs.add(path, "the document must be a mapping of fields (regions, quorum, name_servers, checks, zones), got %s", kindName(n))
+		return
+	}
+	if n.Kind != yaml.MappingNode {
+		w.errs.add(path, "want a mapping of fields, got %s", kindName(n))
+		return
+	}
+	fields, ok := w.fields[t]
+	if !ok {
+		if w.fields == nil {
+			w.fields = map[reflect.Type]map[string]reflect.Type{}
+		}
+		fields = yamlFields(t)
+		w.fields[t] = fields
+	}
+	seen := map[string]int{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		key, val := n.Content[i], n.Content[i+1]
+		if key.Value == "<<" && key.Kind == yaml.ScalarNode {
+			w.walkMerge(val, t, path, depth+1)
+			continue
+		}
+		if key.Kind != yaml.ScalarNode {
+			w.errs.add(path, "want field names as keys, got %s as a key", kindName(key))
+			continue
+		}
+		ft, ok := fields[key.Value]
+		if !ok {
+			w.errs.add(join(path, key.Value), "unknown field")
+			continue
+		}
+		if line, dup := seen[key.Value]; dup {
+			w.errs.add(join(path, key.Value), "set twice (first on line %d)", line)
+			continue
+		}
+		seen[key.Value] = key.Line
+		w.walk(val, ft, join(path, key.Value), depth+1)
+	}
+}
+
+// walkList walks a sequence of t's elements.
+func (w *fieldWalk) walkList(n *yaml.Node, t reflect.Type, path string, depth int) {
+	if n.Kind != yaml.SequenceNode {
+		w.errs.add(path, "want a list, got %s", kindName(n))
+		return
+	}
+	for i, c := range n.Content {
+		w.walk(c, t.Elem(), path+"["+strconv.Itoa(i)+"]", depth+1)
+	}
+}
+
+// walkMap walks a mapping of plain keys, each set once, to t's elements.
+func (w *fieldWalk) walkMap(n *yaml.Node, t reflect.Type, path string, depth int) {
+	if n.Kind != yaml.MappingNode {
+		w.errs.add(path, "want a mapping, got %s", kindName(n))
+		return
+	}
+	seen := map[string]int{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		key := n.Content[i]
+		if key.Kind != yaml.ScalarNode {
+			w.errs.add(path, "want plain keys, got %s as a key", kindName(key))
+			continue
+		}
+		if line, dup := seen[key.Value]; dup {
+			w.errs.add(join(path, key.Value), "set twice (first on line %d)", line)
+			continue
+		}
+		seen[key.Value] = key.Line
+		w.walk(n.Content[i+1], t.Elem(), join(path, key.Value), depth+1)
 	}
 }
 

@@ -85,6 +85,27 @@ func (v *validator) effectiveRegions(c *Check) []string {
 
 // validateProbe checks a check that probes a target: http, https, tcp, grpc or dns.
 func (v *validator) validateProbe(c *Check, p string) {
+	v.validateTarget(c, p)
+	if c.Protocol == ProtocolHTTP || c.Protocol == ProtocolHTTPS {
+		v.validateHTTP(c, p)
+	} else {
+		v.refuseHTTPFields(c, p)
+	}
+	v.validateTLS(c, p)
+	v.validateGRPC(c, p)
+	v.validateDNS(c, p)
+	v.validateTiming(c, p)
+	v.validatePlacement(c, p)
+	if len(c.Children) > 0 {
+		v.add(join(p, "children"), "only calculated checks have children")
+	}
+	if c.MinHealthy != 0 {
+		v.add(join(p, "min_healthy"), "only calculated checks have min_healthy")
+	}
+}
+
+// validateTarget checks a probe's target: host, port and IP version.
+func (v *validator) validateTarget(c *Check, p string) {
 	switch {
 	case c.Target.Host == "":
 		v.add(join(p, "target.host"), "required: an IP address or a host name")
@@ -106,14 +127,10 @@ func (v *validator) validateProbe(c *Check, p string) {
 	if c.IPVersion != 4 && c.IPVersion != 6 {
 		v.add(join(p, "ip_version"), "must be 4 or 6, got %d", c.IPVersion)
 	}
-	if c.Protocol == ProtocolHTTP || c.Protocol == ProtocolHTTPS {
-		v.validateHTTP(c, p)
-	} else {
-		v.refuseHTTPFields(c, p)
-	}
-	v.validateTLS(c, p)
-	v.validateGRPC(c, p)
-	v.validateDNS(c, p)
+}
+
+// validateTiming checks a probe's interval, timeout and thresholds of consecutive results.
+func (v *validator) validateTiming(c *Check, p string) {
 	iv, to := c.Interval.Std(), c.Timeout.Std()
 	intervalOK := iv >= minInterval && iv <= maxInterval
 	if !intervalOK {
@@ -131,6 +148,11 @@ func (v *validator) validateProbe(c *Check, p string) {
 	if c.SuccessThreshold < 1 || c.SuccessThreshold > 10 {
 		v.add(join(p, "success_threshold"), "must be 1..10, got %d", c.SuccessThreshold)
 	}
+}
+
+// validatePlacement checks where a probe runs and how its reports are counted: regions,
+// checkers_per_region, healthy_threshold and min_reporters.
+func (v *validator) validatePlacement(c *Check, p string) {
 	regions := v.effectiveRegions(c)
 	regionsOK := len(regions) > 0
 	seen := map[string]int{}
@@ -165,12 +187,6 @@ func (v *validator) validateProbe(c *Check, p string) {
 		} else {
 			v.add(join(p, "min_reporters"), "must be at least 1, got %d", c.MinReporters)
 		}
-	}
-	if len(c.Children) > 0 {
-		v.add(join(p, "children"), "only calculated checks have children")
-	}
-	if c.MinHealthy != 0 {
-		v.add(join(p, "min_healthy"), "only calculated checks have min_healthy")
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -43,22 +44,10 @@ func (a *API) read(w http.ResponseWriter, r *http.Request, render func(s *State)
 	n := a.cfg.Node
 	q := r.URL.Query()
 	_, consistent := q["consistent"]
-	var index uint64
-	if v := q.Get("index"); v != "" {
-		var err error
-		if index, err = strconv.ParseUint(v, 10, 64); err != nil {
-			writeError(w, http.StatusBadRequest, config.Errors{{Path: "index", Message: fmt.Sprintf("not an index: %q", v)}})
-			return
-		}
-	}
-	wait := a.cfg.DefaultWait
-	if v := q.Get("wait"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d < 0 {
-			writeError(w, http.StatusBadRequest, config.Errors{{Path: "wait", Message: fmt.Sprintf("not a duration: %q (want e.g. 30s)", v)}})
-			return
-		}
-		wait = min(d, a.cfg.MaxWait)
+	index, wait, err := a.readQuery(q)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err)
+		return
 	}
 	if consistent && !n.IsLeader() {
 		if r.Header.Get(headerForwarded) != "" {
@@ -74,13 +63,8 @@ func (a *API) read(w http.ResponseWriter, r *http.Request, render func(s *State)
 	}
 	s := n.State()
 	if _, blocking := q["index"]; blocking && s.Index <= index {
-		select {
-		case a.watchers <- struct{}{}:
-			ctx, cancel := context.WithTimeout(r.Context(), wait)
-			s = n.Wait(ctx, index)
-			cancel()
-			<-a.watchers
-		default:
+		var ok bool
+		if s, ok = a.waitPast(r.Context(), index, wait); !ok {
 			writeError(w, http.StatusTooManyRequests, errors.New("control: too many blocking reads waiting on this voter; retry later or use another voter"))
 			return
 		}
@@ -105,13 +89,7 @@ func (a *API) read(w http.ResponseWriter, r *http.Request, render func(s *State)
 		writeError(w, statusOf(err), err)
 		return
 	}
-	h := w.Header()
-	h.Set(headerIndex, strconv.FormatUint(s.Index, 10))
-	h.Set(headerKnownLeader, strconv.FormatBool(meta.KnownLeader))
-	h.Set(headerStale, strconv.FormatBool(meta.Stale))
-	if !last.IsZero() {
-		h.Set(headerLastContact, strconv.FormatInt(time.Since(last).Milliseconds(), 10))
-	}
+	setReadHeaders(w.Header(), meta, last)
 	if st, ok := v.(stream); ok {
 		writeStream(w, meta, st)
 		return
@@ -120,6 +98,53 @@ func (a *API) read(w http.ResponseWriter, r *http.Request, render func(s *State)
 		ReadMeta
 		Data any `json:"data"`
 	}{meta, v})
+}
+
+// readQuery parses a read's ?index and ?wait: the index a blocking read waits past, and for
+// how long at most. Its error is a config.Errors naming the parameter.
+func (a *API) readQuery(q url.Values) (uint64, time.Duration, error) {
+	var index uint64
+	if v := q.Get("index"); v != "" {
+		var err error
+		if index, err = strconv.ParseUint(v, 10, 64); err != nil {
+			return 0, 0, config.Errors{{Path: "index", Message: fmt.Sprintf("not an index: %q", v)}}
+		}
+	}
+	wait := a.cfg.DefaultWait
+	if v := q.Get("wait"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			return 0, 0, config.Errors{{Path: "wait", Message: fmt.Sprintf("not a duration: %q (want e.g. 30s)", v)}}
+		}
+		wait = min(d, a.cfg.MaxWait)
+	}
+	return index, wait, nil
+}
+
+// waitPast waits at most wait, or until ctx ends, for the state past index and returns the
+// state then; ok is false, at once, when too many blocking reads wait already.
+func (a *API) waitPast(ctx context.Context, index uint64, wait time.Duration) (s *State, ok bool) {
+	select {
+	case a.watchers <- struct{}{}:
+		ctx, cancel := context.WithTimeout(ctx, wait)
+		s = a.cfg.Node.Wait(ctx, index)
+		cancel()
+		<-a.watchers
+		return s, true
+	default:
+		return nil, false
+	}
+}
+
+// setReadHeaders sets the metadata headers of a read, with last the voter's last contact
+// with the leader.
+func setReadHeaders(h http.Header, meta ReadMeta, last time.Time) {
+	h.Set(headerIndex, strconv.FormatUint(meta.Index, 10))
+	h.Set(headerKnownLeader, strconv.FormatBool(meta.KnownLeader))
+	h.Set(headerStale, strconv.FormatBool(meta.Stale))
+	if !last.IsZero() {
+		h.Set(headerLastContact, strconv.FormatInt(time.Since(last).Milliseconds(), 10))
+	}
 }
 
 // stream is a read's data written item by item, for answers as large as the configuration:

@@ -257,46 +257,45 @@ func (e *edit) validate() error {
 	if e.settings {
 		return validationError(e.s.Document().Validate())
 	}
-	var es config.Errors
-	addAt := func(prefix string, err error) {
-		var fes config.Errors
-		if !errors.As(err, &fes) {
-			es = append(es, config.FieldError{Path: prefix, Message: err.Error()})
-			return
-		}
-		for _, fe := range fes {
-			if fe.Path == "" {
-				fe.Path = prefix
-			} else if prefix != "" {
-				fe.Path = prefix + "." + fe.Path
-			}
-			es = append(es, fe)
-		}
+	es := e.validateChecks(nil)
+	es, whole := e.validateZones(es)
+	es, err := e.validateSets(es, whole)
+	if err != nil {
+		return err
 	}
-	prefix := func(kind, name string) string {
-		if !e.prefixed {
-			return ""
-		}
-		return fmt.Sprintf("%s[%q]", kind, name)
+	if len(es) > 0 {
+		return &ValidationError{Errors: es}
 	}
+	return nil
+}
+
+// validateChecks appends to es the problems of the checks the edit put, and of those it
+// deleted that something still names.
+func (e *edit) validateChecks(es config.Errors) config.Errors {
 	for _, id := range slices.Sorted(maps.Keys(e.checks)) {
 		c, ok := e.s.checks.Get(id)
 		if !ok {
 			if n, _ := e.s.refs.Get(id); n > 0 {
-				addAt(prefix("checks", id), fmt.Errorf("check %q is still named by %d record(s) or calculated check(s): change those first", id, n))
+				es = appendAt(es, e.prefix("checks", id), fmt.Errorf("check %q is still named by %d record(s) or calculated check(s): change those first", id, n))
 			}
 			continue
 		}
 		if err := e.s.settings.ValidateCheck(c, e.hasCheck); err != nil {
-			addAt(prefix("checks", id), err)
+			es = appendAt(es, e.prefix("checks", id), err)
 			continue
 		}
 		if c.Protocol == config.ProtocolCalculated {
 			if cycle := config.CalculatedCycle(id, e.children); cycle != nil {
-				addAt(prefix("checks", id), config.Errors{config.CycleError(cycle)})
+				es = appendAt(es, e.prefix("checks", id), config.Errors{config.CycleError(cycle)})
 			}
 		}
 	}
+	return es
+}
+
+// validateZones appends to es the problems of the zones the edit put, and returns the set of
+// their apexes: their record sets were validated with them.
+func (e *edit) validateZones(es config.Errors) (config.Errors, map[string]bool) {
 	whole := map[string]bool{}
 	for _, apex := range slices.Sorted(maps.Keys(e.zones)) {
 		if _, ok := e.s.zones.Get(apex); !ok {
@@ -305,10 +304,16 @@ func (e *edit) validate() error {
 		whole[apex] = true
 		z, _ := e.s.Zone(apex)
 		if err := e.s.settings.ValidateZone(&z, e.hasCheck); err != nil {
-			addAt(prefix("zones", apex), err)
+			es = appendAt(es, e.prefix("zones", apex), err)
 		}
 	}
-	// Each set put, and the sets left beside each set deleted (a DS needs its NS).
+	return es, whole
+}
+
+// validateSets appends to es the problems of the record sets the edit put, and of the sets
+// left beside each set deleted (a DS needs its NS), outside the zones whole. It fails with a
+// not-found error for a set whose zone does not exist.
+func (e *edit) validateSets(es config.Errors, whole map[string]bool) (config.Errors, error) {
 	check := map[string]bool{}
 	for k := range e.sets {
 		if _, ok := e.s.sets.Get(k); ok {
@@ -328,7 +333,7 @@ func (e *edit) validate() error {
 		}
 		z, ok := e.s.zones.Get(apex)
 		if !ok {
-			return fmt.Errorf("control: zone %q: %w", apex, ErrNotFound)
+			return es, fmt.Errorf("control: zone %q: %w", apex, ErrNotFound)
 		}
 		var others []config.RecordSet
 		for ok2, o := range e.s.sets.Prefix(ownerPrefix(apex, owner)) {
@@ -337,13 +342,37 @@ func (e *edit) validate() error {
 			}
 		}
 		if err := e.s.settings.ValidateRecordSet(z, rs, others, e.hasCheck); err != nil {
-			addAt(prefix("record_sets", rs.Name+" "+string(rs.Type)), err)
+			es = appendAt(es, e.prefix("record_sets", rs.Name+" "+string(rs.Type)), err)
 		}
 	}
-	if len(es) > 0 {
-		return &ValidationError{Errors: es}
+	return es, nil
+}
+
+// prefix returns the path of an error of the named kind's item in a prefixed edit: "" when
+// the edit is not prefixed.
+func (e *edit) prefix(kind, name string) string {
+	if !e.prefixed {
+		return ""
 	}
-	return nil
+	return fmt.Sprintf("%s[%q]", kind, name)
+}
+
+// appendAt appends err to es with prefix before each of its paths: each field error of a
+// config.Errors, or err as one error at prefix.
+func appendAt(es config.Errors, prefix string, err error) config.Errors {
+	var fes config.Errors
+	if !errors.As(err, &fes) {
+		return append(es, config.FieldError{Path: prefix, Message: err.Error()})
+	}
+	for _, fe := range fes {
+		if fe.Path == "" {
+			fe.Path = prefix
+		} else if prefix != "" {
+			fe.Path = prefix + "." + fe.Path
+		}
+		es = append(es, fe)
+	}
+	return es
 }
 
 // children returns a check's children and whether it is calculated, for cycle detection.

@@ -71,37 +71,14 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 // RunWriteLoad runs the load and measures it. Every client's loop is bounded by the
 // duration, the write count and ctx.
 func RunWriteLoad(ctx context.Context, l WriteLoad) (WriteLoadResult, error) {
-	if len(l.Servers) == 0 {
-		return WriteLoadResult{}, errors.New("control: a write load needs a server")
-	}
-	l.Clients = max(l.Clients, 1)
-	if l.Duration <= 0 {
-		l.Duration = 10 * time.Second
-	}
-	if l.Kind == "" {
-		l.Kind = "check"
-	}
-	if l.Kind != "check" && l.Kind != "record_set" {
-		return WriteLoadResult{}, fmt.Errorf("control: write load kind %q: want check or record_set", l.Kind)
-	}
-	if l.Kind == "record_set" && l.Zone == "" {
-		return WriteLoadResult{}, errors.New("control: record-set writes need a zone")
-	}
-	if l.Prefix == "" {
-		l.Prefix = "load"
-	}
-	if l.Spread <= 0 {
-		l.Spread = 1000
-	}
-	if l.Client == nil {
-		l.Client = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: l.Clients, MaxConnsPerHost: l.Clients}, Timeout: 30 * time.Second}
+	l, err := l.withDefaults()
+	if err != nil {
+		return WriteLoadResult{}, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, l.Duration)
 	defer cancel()
 	var (
-		mu      sync.Mutex
-		res     WriteLoadResult
-		lat     []time.Duration
+		t       loadTally
 		wg      sync.WaitGroup
 		started = time.Now()
 	)
@@ -121,43 +98,85 @@ func RunWriteLoad(ctx context.Context, l WriteLoad) (WriteLoadResult, error) {
 		}
 	}
 	for c := range l.Clients {
-		wg.Go(func() {
-			server := strings.TrimRight(l.Servers[c%len(l.Servers)], "/")
-			var mine []time.Duration
-			for i := 0; ctx.Err() == nil && take(); i++ {
-				url, body := l.request(server, c, i)
-				t0 := time.Now()
-				err := l.put(ctx, url, body)
-				d := time.Since(t0)
-				if ctx.Err() != nil && err != nil {
-					break // the run ended during this write: neither counted
-				}
-				mu.Lock()
-				if err != nil {
-					res.Errors++
-					if res.FirstError == "" {
-						res.FirstError = err.Error()
-					}
-				} else {
-					res.Writes++
-				}
-				mu.Unlock()
-				if err == nil {
-					mine = append(mine, d)
-				}
-			}
-			mu.Lock()
-			lat = append(lat, mine...)
-			mu.Unlock()
-		})
+		wg.Go(func() { l.runClient(ctx, c, take, &t) })
 	}
 	wg.Wait()
+	res, lat := t.res, t.lat
 	res.Elapsed = time.Since(started)
 	if len(lat) > 0 {
 		slices.Sort(lat)
 		res.P50, res.P99, res.Max = lat[len(lat)/2], lat[len(lat)*99/100], lat[len(lat)-1]
 	}
 	return res, nil
+}
+
+// withDefaults returns l with the defaults of its unset fields, or why it cannot run.
+func (l WriteLoad) withDefaults() (WriteLoad, error) {
+	if len(l.Servers) == 0 {
+		return l, errors.New("control: a write load needs a server")
+	}
+	l.Clients = max(l.Clients, 1)
+	if l.Duration <= 0 {
+		l.Duration = 10 * time.Second
+	}
+	if l.Kind == "" {
+		l.Kind = "check"
+	}
+	if l.Kind != "check" && l.Kind != "record_set" {
+		return l, fmt.Errorf("control: write load kind %q: want check or record_set", l.Kind)
+	}
+	if l.Kind == "record_set" && l.Zone == "" {
+		return l, errors.New("control: record-set writes need a zone")
+	}
+	if l.Prefix == "" {
+		l.Prefix = "load"
+	}
+	if l.Spread <= 0 {
+		l.Spread = 1000
+	}
+	if l.Client == nil {
+		l.Client = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: l.Clients, MaxConnsPerHost: l.Clients}, Timeout: 30 * time.Second}
+	}
+	return l, nil
+}
+
+// loadTally is what the clients of a write load counted, shared under mu.
+type loadTally struct {
+	mu  sync.Mutex
+	res WriteLoadResult
+	lat []time.Duration // the latencies of the successful writes
+}
+
+// runClient is client c of the load: it writes one item at a time while ctx lasts and take
+// grants another, and adds its counts and latencies to t.
+func (l *WriteLoad) runClient(ctx context.Context, c int, take func() bool, t *loadTally) {
+	server := strings.TrimRight(l.Servers[c%len(l.Servers)], "/")
+	var mine []time.Duration
+	for i := 0; ctx.Err() == nil && take(); i++ {
+		url, body := l.request(server, c, i)
+		t0 := time.Now()
+		err := l.put(ctx, url, body)
+		d := time.Since(t0)
+		if ctx.Err() != nil && err != nil {
+			break // the run ended during this write: neither counted
+		}
+		t.mu.Lock()
+		if err != nil {
+			t.res.Errors++
+			if t.res.FirstError == "" {
+				t.res.FirstError = err.Error()
+			}
+		} else {
+			t.res.Writes++
+		}
+		t.mu.Unlock()
+		if err == nil {
+			mine = append(mine, d)
+		}
+	}
+	t.mu.Lock()
+	t.lat = append(t.lat, mine...)
+	t.mu.Unlock()
 }
 
 // request returns the URL and body of client c's write number i.

@@ -79,9 +79,7 @@ func (s *Server) respond(scr *scratch, query []byte, req Request) ([]byte, outco
 	if err := q.Unpack(query); err != nil {
 		// Answer FORMERR from the header alone: its ID, opcode and flags are all that can be
 		// trusted.
-		resp.Id = binary.BigEndian.Uint16(query[0:2])
-		resp.Opcode = int(query[2]>>3) & 0xF
-		resp.RecursionDesired, resp.CheckingDisabled = query[2]&1 != 0, query[3]&0x10 != 0
+		headerOnly(resp, query)
 		return s.finish(scr, req, dns.RcodeFormatError, 0, &oc)
 	}
 	resp.Id, resp.Opcode = q.Id, q.Opcode
@@ -102,12 +100,7 @@ func (s *Server) respond(scr *scratch, query []byte, req Request) ([]byte, outco
 	}
 	limit := s.payloadLimit(opt, req.TCP)
 	if opt != nil {
-		scr.opt = dns.OPT{Hdr: dns.RR_Header{Name: ".", Rrtype: dns.TypeOPT}}
-		scr.opt.SetUDPSize(uint16(s.udpSize))
-		if opt.Do() {
-			scr.opt.SetDo()
-		}
-		resp.Extra = append(resp.Extra, &scr.opt)
+		s.echoOPT(scr, opt)
 		if opt.Version() > 0 {
 			return s.finish(scr, req, dns.RcodeBadVers, limit, &oc)
 		}
@@ -128,46 +121,73 @@ func (s *Server) respond(scr *scratch, query []byte, req Request) ([]byte, outco
 	case qn.Qclass != dns.ClassINET && qn.Qclass != dns.ClassANY:
 		return s.refuse(scr, req, limit, &oc)
 	}
+	return s.answerQuestion(scr, req, qn, limit, opt != nil && opt.Do(), &oc)
+}
 
+// headerOnly sets the ID, opcode and flags of resp from the header of a query that does not
+// parse: all of it that can be trusted.
+func headerOnly(resp *dns.Msg, query []byte) {
+	resp.Id = binary.BigEndian.Uint16(query[0:2])
+	resp.Opcode = int(query[2]>>3) & 0xF
+	resp.RecursionDesired, resp.CheckingDisabled = query[2]&1 != 0, query[3]&0x10 != 0
+}
+
+// echoOPT adds the response's OPT record to a query with one (opt): this server's UDP size,
+// and the DO bit when the query set it.
+func (s *Server) echoOPT(scr *scratch, opt *dns.OPT) {
+	scr.opt = dns.OPT{Hdr: dns.RR_Header{Name: ".", Rrtype: dns.TypeOPT}}
+	scr.opt.SetUDPSize(uint16(s.udpSize))
+	if opt.Do() {
+		scr.opt.SetDo()
+	}
+	scr.resp.Extra = append(scr.resp.Extra, &scr.opt)
+}
+
+// answerQuestion answers a well-formed query of the one question qn from the zone that holds
+// it, at most limit bytes long, with DNSSEC records when do is set: REFUSED outside the zones
+// served here and for zone transfers, nothing or a truncated answer past the response rate
+// limit.
+func (s *Server) answerQuestion(scr *scratch, req Request, qn dns.Question, limit int, do bool, oc *outcome) ([]byte, outcome) {
+	resp := &scr.resp
 	snap := s.snap.Load()
 	name := strings.ToLower(qn.Name)
 	z := snap.zoneFor(name, qn.Qtype, req.NameServer)
 	if z == nil {
-		return s.refuse(scr, req, limit, &oc)
+		return s.refuse(scr, req, limit, oc)
 	}
 	oc.zone = z
 	if !z.servedOn(req.NameServer) {
 		// A virtual name server outside the zone's shard: not this zone's server here.
-		return s.refuse(scr, req, limit, &oc)
+		return s.refuse(scr, req, limit, oc)
 	}
 	switch qn.Qtype {
 	case dns.TypeAXFR, dns.TypeIXFR:
 		// Zone transfers are not offered: every location builds its zones from the control
 		// plane.
-		return s.finish(scr, req, dns.RcodeRefused, limit, &oc)
+		return s.finish(scr, req, dns.RcodeRefused, limit, oc)
 	}
 	if !req.TCP && s.rrl != nil {
 		switch s.rrl.allow(req.From, s.now()) {
 		case rrlDrop:
 			oc.drop, oc.answer = dropRRL, false
-			return nil, oc
+			return nil, *oc
 		case rrlSlip:
 			oc.slip = true
 			resp.Authoritative, resp.Truncated = true, true
-			return s.finish(scr, req, dns.RcodeSuccess, limit, &oc)
+			return s.finish(scr, req, dns.RcodeSuccess, limit, oc)
 		}
 	}
 	resp.Authoritative = true
-	rcode, ok := s.answerZone(scr, snap, z, name, qn.Qtype, req.NameServer, opt != nil && opt.Do())
+	rcode, ok := s.answerZone(scr, snap, z, name, qn.Qtype, req.NameServer, do)
 	if !ok {
-		return s.dropUnsigned(scr, &oc)
+		return s.dropUnsigned(scr, oc)
 	}
 	if qn.Qclass == dns.ClassANY {
 		// The IN data answers class ANY, but not authoritatively: other classes may hold more
 		// (RFC 1034 §4.3.2).
 		resp.Authoritative = false
 	}
-	return s.finish(scr, req, rcode, limit, &oc)
+	return s.finish(scr, req, rcode, limit, oc)
 }
 
 // refuse answers REFUSED to a question this listener is not authoritative for, saying so with

@@ -83,23 +83,7 @@ func (s *Server) resolve(scr *scratch, snap *Snapshot, z *zone, name string, qty
 		scr.visited[hop] = name
 		if z.cuts {
 			if at, cut := z.cutAbove(name); cut != nil {
-				if qtype == dns.TypeDS && at == name {
-					// The parent side of the cut answers DS (RFC 4035 §3.1.4.1).
-					if ds := z.names[name].find(dns.TypeDS); ds != nil {
-						resp.Answer = append(resp.Answer, ds.rrs...)
-					} else {
-						scr.deny(z, name, z.names[name])
-					}
-					return dns.RcodeSuccess
-				}
-				// A delegation: not ours to answer, say where to ask. After a CNAME the
-				// answer keeps its records, and the referral follows them.
-				if hop == 0 {
-					resp.Authoritative = false
-				}
-				resp.Ns = append(resp.Ns, cut.rrs...)
-				resp.Extra = z.appendGlue(resp.Extra, cut.rrs)
-				return dns.RcodeSuccess
+				return scr.atCut(z, name, qtype, at, cut, hop)
 			}
 		}
 		n, wild := z.lookup(name)
@@ -117,28 +101,7 @@ func (s *Server) resolve(scr *scratch, snap *Snapshot, z *zone, name string, qty
 			rs = n.sets[0]
 		}
 		if rs != nil {
-			from := len(resp.Answer)
-			ok := true
-			if rs.cfg.Alias != "" {
-				ok = s.appendAlias(scr, z, rs, name, v)
-				if !ok {
-					// An alias whose target has no such record set answers no data.
-					scr.deny(z, name, n)
-					return dns.RcodeSuccess
-				}
-			} else {
-				resp.Answer, ok = s.appendSelected(resp.Answer, scr, rs, v, owner)
-			}
-			if !ok {
-				return dns.RcodeServerFailure
-			}
-			if len(resp.Answer) == from {
-				// No healthy record and the set answers no data (config.NoHealthyNoData).
-				resp.Ns = append(resp.Ns, z.neg)
-				return dns.RcodeSuccess
-			}
-			s.appendAdditional(scr, z, v, from)
-			return dns.RcodeSuccess
+			return s.answerSet(scr, z, n, rs, name, owner, v)
 		}
 		if n.cname == nil || qtype == dns.TypeCNAME {
 			// NODATA: the name exists, the type does not.
@@ -161,6 +124,59 @@ func (s *Server) resolve(scr *scratch, snap *Snapshot, z *zone, name string, qty
 		}
 		z, name = next, target
 	}
+}
+
+// atCut answers name, at or below the zone cut at (whose NS record set is cut) in z: DS at
+// the cut from the parent's side, else a referral, not authoritative when it is the first
+// name of the answer (hop 0).
+func (scr *scratch) atCut(z *zone, name string, qtype uint16, at string, cut *rrset, hop int) int {
+	resp := &scr.resp
+	if qtype == dns.TypeDS && at == name {
+		// The parent side of the cut answers DS (RFC 4035 §3.1.4.1).
+		if ds := z.names[name].find(dns.TypeDS); ds != nil {
+			resp.Answer = append(resp.Answer, ds.rrs...)
+		} else {
+			scr.deny(z, name, z.names[name])
+		}
+		return dns.RcodeSuccess
+	}
+	// A delegation: not ours to answer, say where to ask. After a CNAME the
+	// answer keeps its records, and the referral follows them.
+	if hop == 0 {
+		resp.Authoritative = false
+	}
+	resp.Ns = append(resp.Ns, cut.rrs...)
+	resp.Extra = z.appendGlue(resp.Extra, cut.rrs)
+	return dns.RcodeSuccess
+}
+
+// answerSet adds the record set rs of node n of name in z to the answer: the records its
+// policy selects under the verdicts v (owned by owner when synthesized from a wildcard), or
+// its alias target's, then their additional data; an empty selection answers no data.
+func (s *Server) answerSet(scr *scratch, z *zone, n *node, rs *rrset, name, owner string, v *verdicts) int {
+	resp := &scr.resp
+	from := len(resp.Answer)
+	ok := true
+	if rs.cfg.Alias != "" {
+		ok = s.appendAlias(scr, z, rs, name, v)
+		if !ok {
+			// An alias whose target has no such record set answers no data.
+			scr.deny(z, name, n)
+			return dns.RcodeSuccess
+		}
+	} else {
+		resp.Answer, ok = s.appendSelected(resp.Answer, scr, rs, v, owner)
+	}
+	if !ok {
+		return dns.RcodeServerFailure
+	}
+	if len(resp.Answer) == from {
+		// No healthy record and the set answers no data (config.NoHealthyNoData).
+		resp.Ns = append(resp.Ns, z.neg)
+		return dns.RcodeSuccess
+	}
+	s.appendAdditional(scr, z, v, from)
+	return dns.RcodeSuccess
 }
 
 // seen reports whether name is among names.

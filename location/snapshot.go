@@ -264,10 +264,32 @@ func compileZone(cz *config.Zone, shard []NameServer) (*zone, error) {
 	if _, ok := dns.IsDomainName(apex); !ok || apex == "." {
 		return nil, fmt.Errorf("location: zone %q: not a domain name", cz.Name)
 	}
-	fail := func(format string, args ...any) error {
-		return fmt.Errorf("location: zone %s: "+format, append([]any{apex}, args...)...)
-	}
 	z := &zone{name: apex, names: map[string]*node{}, shard: map[int]bool{}, ttl: cz.TTL}
+	if err := z.setNameServers(cz, shard); err != nil {
+		return nil, err
+	}
+	z.soa = buildSOA(cz, apex, z.ns[0].(*dns.NS).Ns)
+	z.negTTL = min(z.soa.Hdr.Ttl, z.soa.Minttl)
+	neg := *z.soa
+	neg.Hdr.Ttl = z.negTTL
+	z.neg = &neg
+	z.addApexSets()
+	if err := z.addRecordSets(cz); err != nil {
+		return nil, err
+	}
+	sort.Slice(z.healthSets, func(i, j int) bool { return z.healthSets[i].label < z.healthSets[j].label })
+	return z, nil
+}
+
+// fail returns an error of zone z.
+func (z *zone) fail(format string, args ...any) error {
+	return fmt.Errorf("location: zone %s: "+format, append([]any{z.name}, args...)...)
+}
+
+// setNameServers sets z's NS records and glue: those of the apex NS record set when cz has
+// one, else of the shard, else of cz's name_servers.
+func (z *zone) setNameServers(cz *config.Zone, shard []NameServer) error {
+	apex := z.name
 	nss := shard
 	if len(nss) == 0 {
 		for _, n := range cz.NameServers {
@@ -276,15 +298,15 @@ func compileZone(cz *config.Zone, shard []NameServer) (*zone, error) {
 	}
 	own, err := apexNS(cz, apex)
 	if err != nil {
-		return nil, fail("%w", err)
+		return z.fail("%w", err)
 	}
 	if len(nss) == 0 && own == nil {
-		return nil, fail("no name servers: neither a shard, nor name_servers, nor an NS record set at the apex")
+		return z.fail("no name servers: neither a shard, nor name_servers, nor an NS record set at the apex")
 	}
 	for _, ns := range nss {
 		name := canonical(ns.Name)
 		if _, ok := dns.IsDomainName(name); !ok {
-			return nil, fail("name server %q: not a domain name", ns.Name)
+			return z.fail("name server %q: not a domain name", ns.Name)
 		}
 		if ns.Index >= 0 {
 			z.shard[ns.Index] = true
@@ -297,12 +319,13 @@ func compileZone(cz *config.Zone, shard []NameServer) (*zone, error) {
 	if own != nil {
 		z.ns = own
 	}
-	z.soa = buildSOA(cz, apex, z.ns[0].(*dns.NS).Ns)
-	z.negTTL = min(z.soa.Hdr.Ttl, z.soa.Minttl)
-	neg := *z.soa
-	neg.Hdr.Ttl = z.negTTL
-	z.neg = &neg
+	return nil
+}
 
+// addApexSets adds the SOA and NS record sets at the apex, and the A and AAAA sets of the
+// glue names in the zone, which answer their own queries too.
+func (z *zone) addApexSets() {
+	apex := z.name
 	apexNode := z.node(apex)
 	apexNode.sets = append(apexNode.sets,
 		&rrset{rtype: dns.TypeSOA, rrs: []dns.RR{z.soa}, label: apex + "/SOA", zone: apex,
@@ -317,16 +340,20 @@ func compileZone(cz *config.Zone, shard []NameServer) (*zone, error) {
 				cfg:   config.RecordSet{Name: g.Header().Name, Records: []config.Record{{}}}})
 		}
 	}
+}
 
+// addRecordSets adds cz's record sets to z, sorts every name's sets by type and collects
+// those with health checks; it returns every problem found.
+func (z *zone) addRecordSets(cz *config.Zone) error {
 	var errs []error
 	for i := range cz.RecordSets {
 		if err := z.addSet(&cz.RecordSets[i]); err != nil {
-			errs = append(errs, fail("record_sets[%d]: %w", i, err))
+			errs = append(errs, z.fail("record_sets[%d]: %w", i, err))
 		}
 	}
 	for name, n := range z.names {
 		if n.cname != nil && len(n.sets) > 1 {
-			errs = append(errs, fail("%s: a CNAME cannot share its name with other records", name))
+			errs = append(errs, z.fail("%s: a CNAME cannot share its name with other records", name))
 		}
 		sort.Slice(n.sets, func(i, j int) bool { return n.sets[i].rtype < n.sets[j].rtype })
 		for _, rs := range n.sets {
@@ -335,11 +362,7 @@ func compileZone(cz *config.Zone, shard []NameServer) (*zone, error) {
 			}
 		}
 	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
-	}
-	sort.Slice(z.healthSets, func(i, j int) bool { return z.healthSets[i].label < z.healthSets[j].label })
-	return z, nil
+	return errors.Join(errs...)
 }
 
 // nsTTL is the TTL of the NS records and glue, as the parent zone would publish them.

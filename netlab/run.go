@@ -141,28 +141,21 @@ func Run(ctx context.Context, o Options) (res Result, err error) {
 		return res, err
 	}
 	began := time.Now()
-	var ru0 [2]syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru0[0])
-	_ = syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru0[1])
+	ru0 := rusage()
 	if removed, err := Sweep(ctx); err != nil {
 		return res, err
 	} else if len(removed) > 0 {
 		r := &run{o: o}
 		r.note("removed what dead runs left: " + strings.Join(removed, ", "))
 	}
-	owner := fmt.Sprintf("%s%d-", namePrefix, os.Getpid())
-	dir, err := os.MkdirTemp("", owner+"run-")
+	dir, prefix, err := runDir()
 	if err != nil {
-		return res, fmt.Errorf("netlab: %w", err)
+		return res, err
 	}
-	// The directory's random suffix tells apart the runs of one process ("vgl1234-5678-us-east").
-	prefix := owner + strings.TrimPrefix(filepath.Base(dir), owner+"run-") + "-"
 	r := &run{o: o, faults: newLinkFaults()}
 	defer func() {
 		err = errors.Join(err, r.teardown(&res, dir))
-		var ru1 [2]syscall.Rusage
-		_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru1[0])
-		_ = syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru1[1])
+		ru1 := rusage()
 		res.CPUHarness = cpu(ru1[0]) - cpu(ru0[0])
 		res.CPUProcesses = cpu(ru1[1]) - cpu(ru0[1])
 		res.Wall = time.Since(began)
@@ -189,12 +182,8 @@ func Run(ctx context.Context, o Options) (res Result, err error) {
 			q.close()
 		}
 	}()
-	for _, l := range r.fleet.ofKind(KindLocation) {
-		q, err := newQuerier(ctx, l, QueryNames(), o.QueryTimeout)
-		if err != nil {
-			return res, err
-		}
-		queriers = append(queriers, q)
+	if queriers, err = r.newQueriers(ctx); err != nil {
+		return res, err
 	}
 	if err := r.ready(ctx, queriers); err != nil {
 		return res, err
@@ -204,21 +193,80 @@ func Run(ctx context.Context, o Options) (res Result, err error) {
 	res.Run.Start = r.start
 	r.note(fmt.Sprintf("ready in %v: every location answers every region; asking each for %s every %v",
 		res.ReadyIn.Round(time.Millisecond), strings.Join(QueryNames(), " "), o.QueryInterval))
+	writer, err := r.newWriter()
+	if err != nil {
+		return res, err
+	}
+	runErr := r.drive(ctx, dir, writer, queriers, &res)
+	if runErr != nil {
+		return res, runErr
+	}
+	ws := writer.Verify(ctx, 30*time.Second)
+	res.Writes = &ws
+	rep, err := oracle.Judge(res.Run, o.Bounds)
+	if err != nil {
+		return res, fmt.Errorf("netlab: the oracle: %w", err)
+	}
+	res.Report = &rep
+	return res, nil
+}
+
+// runDir makes the directory of a run and returns it with the prefix of the names of what
+// the run makes: the directory's random suffix tells apart the runs of one process
+// ("vgl1234-5678-us-east").
+func runDir() (dir, prefix string, err error) {
+	owner := fmt.Sprintf("%s%d-", namePrefix, os.Getpid())
+	dir, err = os.MkdirTemp("", owner+"run-")
+	if err != nil {
+		return "", "", fmt.Errorf("netlab: %w", err)
+	}
+	return dir, owner + strings.TrimPrefix(filepath.Base(dir), owner+"run-") + "-", nil
+}
+
+// rusage returns the resources used so far by this process and by its waited-for children.
+func rusage() (ru [2]syscall.Rusage) {
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru[0])
+	_ = syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru[1])
+	return ru
+}
+
+// newQueriers returns a querier of every location; on an error, those made so far.
+func (r *run) newQueriers(ctx context.Context) ([]*querier, error) {
+	var queriers []*querier
+	for _, l := range r.fleet.ofKind(KindLocation) {
+		q, err := newQuerier(ctx, l, QueryNames(), r.o.QueryTimeout)
+		if err != nil {
+			return queriers, err
+		}
+		queriers = append(queriers, q)
+	}
+	return queriers, nil
+}
+
+// newWriter returns the writer of control-plane changes during the run, through every voter.
+func (r *run) newWriter() (*sim.Writer, error) {
 	var apis []string
 	for _, v := range r.fleet.ofKind(KindVoter) {
 		apis = append(apis, v.Addrs["api"])
 	}
 	writer, err := sim.NewWriter(apis, Zone+".", r.fleet.token, r.client)
 	if err != nil {
-		return res, fmt.Errorf("netlab: %w", err)
+		return nil, fmt.Errorf("netlab: %w", err)
 	}
+	return writer, nil
+}
+
+// drive runs the script while the writer writes, the queriers ask and (with Evidence) the
+// evidence is recorded in dir, stops them all, and records the end, the queries and the
+// events in res. It returns the script's error.
+func (r *run) drive(ctx context.Context, dir string, writer *sim.Writer, queriers []*querier, res *Result) error {
 	qctx, stopQueries := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	wg.Go(func() { writer.Run(qctx) })
 	for _, q := range queriers {
-		wg.Go(func() { q.run(qctx, o.QueryInterval) })
+		wg.Go(func() { q.run(qctx, r.o.QueryInterval) })
 	}
-	if o.Evidence {
+	if r.o.Evidence {
 		wg.Go(func() { r.recordEvidence(qctx, dir) })
 	}
 	runErr := r.script(ctx)
@@ -233,17 +281,7 @@ func Run(ctx context.Context, o Options) (res Result, err error) {
 	r.mu.Lock()
 	res.Run.Events = slices.Clone(r.events)
 	r.mu.Unlock()
-	if runErr != nil {
-		return res, runErr
-	}
-	ws := writer.Verify(ctx, 30*time.Second)
-	res.Writes = &ws
-	rep, err := oracle.Judge(res.Run, o.Bounds)
-	if err != nil {
-		return res, fmt.Errorf("netlab: the oracle: %w", err)
-	}
-	res.Report = &rep
-	return res, nil
+	return runErr
 }
 
 // defaults fills in the options left empty and checks the others.

@@ -165,47 +165,16 @@ func (tl *timelines) probedLane(n Node, c *config.Check, views []view) *lane {
 	l := &lane{trans: make([]transition, len(tl.run.Events))}
 	var mems []memory
 	var cs []contrib
-	cur := func(t time.Time) view { // the view in force at t (switching Slack early)
-		k := sort.Search(len(tl.run.Events), func(k int) bool { return tl.run.Events[k].At.Add(-slack).After(t) })
-		return views[k]
-	}
-	mix := func(t time.Time) view {
-		v := cur(t)
-		for _, mm := range mems {
-			if !mm.from.After(t) && mm.until.After(t) {
-				v = mm.apply(v)
-			}
-		}
-		return v
-	}
 	for i, e := range tl.run.Events {
 		before, after := views[i], views[i+1]
 		tr := transition{before: settledServed(c, before), after: settledServed(c, after)}
 		tr.transit = tr.before | tr.after
 		from := e.At.Add(-slack)
-		common := max(tl.worlds[i].worstDelay(), tl.worlds[i+1].worstDelay())*time.Duration(len(m.topo.Regions)) + m.b.Spread + m.b.Tick + slack
-		wide := widen(before, after, tl.worlds[i], tl.worlds[i+1], m)
-		for k := range before {
-			fw := m.factorWindows(c, before[k], after[k], wide[k])
-			old := regionView{}
-			if fw.heard > 0 {
-				old.heard = before[k].heard
-			}
-			if fw.probe > 0 {
-				old.probe = before[k].probe
-			}
-			if fw.n > 0 {
-				old.nLo, old.nHi = wide[k].nLo, wide[k].nHi
-			}
-			for _, w := range []time.Duration{fw.heard, fw.probe, fw.n} {
-				if w > 0 {
-					mems = append(mems, memory{idx: k, from: from, until: e.At.Add(w + common), rv: old})
-					tr.window = max(tr.window, w+common)
-				}
-			}
-		}
+		more, window := tl.memories(c, i, before, after)
+		mems = append(mems, more...)
+		tr.window = window
 		if tr.window > 0 {
-			s, short := verdicts(c, mix(from))
+			s, short := verdicts(c, tl.viewAt(from, views, mems))
 			if short {
 				s |= servedOn
 				tr.window += m.hold
@@ -213,22 +182,82 @@ func (tl *timelines) probedLane(n Node, c *config.Check, views []view) *lane {
 			tr.transit |= s
 		}
 		if e.Kind == EventStart && e.Node == n.Name {
-			// A started location has no verdict: it serves every check (fail open) until it
-			// has decided, from whichever regions' reports reach it first.
-			blind := slices.Clone(after)
-			for j := range blind {
-				blind[j].heard |= no
-			}
-			s, _ := verdicts(c, blind)
-			rw := m.b.LocationStart + m.b.GossipRepair + m.fresh + m.b.Tick + slack
-			cs = append(cs, contrib{from: e.At, to: e.At.Add(rw), mask: s | servedOn})
+			ct, s, rw := tl.started(c, e.At, after)
+			cs = append(cs, ct)
 			tr.restart, tr.transit, tr.window = true, tr.transit|s|servedOn, max(tr.window, rw)
 		}
 		l.trans[i] = tr
 	}
-	// Sweep: between two instants where the view or a memory changes, the location may serve
-	// whatever the mix allows; too few fresh reports hold the last value for the hold, then
-	// serve the check as unknown (healthy).
+	l.segs = mergeContribs(append(cs, tl.sweep(c, views, mems)...))
+	return l
+}
+
+// viewAt returns the view of views in force at t (switching Slack early), with the old values
+// of the memories in mems that hold at t.
+func (tl *timelines) viewAt(t time.Time, views []view, mems []memory) view {
+	slack := tl.m.b.Slack
+	k := sort.Search(len(tl.run.Events), func(k int) bool { return tl.run.Events[k].At.Add(-slack).After(t) })
+	v := views[k]
+	for _, mm := range mems {
+		if !mm.from.After(t) && mm.until.After(t) {
+			v = mm.apply(v)
+		}
+	}
+	return v
+}
+
+// memories returns the memories of the factors of check c that event i changed, turning the
+// view before into after, and the widest transition window among them (zero for none).
+func (tl *timelines) memories(c *config.Check, i int, before, after view) ([]memory, time.Duration) {
+	m, slack, e := tl.m, tl.m.b.Slack, tl.run.Events[i]
+	from := e.At.Add(-slack)
+	common := max(tl.worlds[i].worstDelay(), tl.worlds[i+1].worstDelay())*time.Duration(len(m.topo.Regions)) + m.b.Spread + m.b.Tick + slack
+	wide := widen(before, after, tl.worlds[i], tl.worlds[i+1], m)
+	var mems []memory
+	var window time.Duration
+	for k := range before {
+		fw := m.factorWindows(c, before[k], after[k], wide[k])
+		old := regionView{}
+		if fw.heard > 0 {
+			old.heard = before[k].heard
+		}
+		if fw.probe > 0 {
+			old.probe = before[k].probe
+		}
+		if fw.n > 0 {
+			old.nLo, old.nHi = wide[k].nLo, wide[k].nHi
+		}
+		for _, w := range []time.Duration{fw.heard, fw.probe, fw.n} {
+			if w > 0 {
+				mems = append(mems, memory{idx: k, from: from, until: e.At.Add(w + common), rv: old})
+				window = max(window, w+common)
+			}
+		}
+	}
+	return mems, window
+}
+
+// started returns what a location started at `at` may serve of check c until it has decided,
+// with after the view from then on: the contribution, the verdicts it may reach first, and
+// how long that lasts.
+func (tl *timelines) started(c *config.Check, at time.Time, after view) (contrib, served, time.Duration) {
+	m := tl.m
+	// A started location has no verdict: it serves every check (fail open) until it
+	// has decided, from whichever regions' reports reach it first.
+	blind := slices.Clone(after)
+	for j := range blind {
+		blind[j].heard |= no
+	}
+	s, _ := verdicts(c, blind)
+	rw := m.b.LocationStart + m.b.GossipRepair + m.fresh + m.b.Tick + m.b.Slack
+	return contrib{from: at, to: at.Add(rw), mask: s | servedOn}, s, rw
+}
+
+// sweep returns what a location may serve of check c between two instants where the view or
+// a memory changes: whatever the mix allows; too few fresh reports hold the last value for
+// the hold, then serve the check as unknown (healthy).
+func (tl *timelines) sweep(c *config.Check, views []view, mems []memory) []contrib {
+	m, slack := tl.m, tl.m.b.Slack
 	points := []time.Time{tl.worldStart(0), tl.worldEnd(len(tl.run.Events))}
 	for _, e := range tl.run.Events {
 		points = append(points, e.At.Add(-slack))
@@ -238,9 +267,10 @@ func (tl *timelines) probedLane(n Node, c *config.Check, views []view) *lane {
 	}
 	slices.SortFunc(points, func(a, b time.Time) int { return a.Compare(b) })
 	points = slices.CompactFunc(points, func(a, b time.Time) bool { return a.Equal(b) })
+	var cs []contrib
 	var prev served
 	for k := 0; k+1 < len(points); k++ {
-		s, short := verdicts(c, mix(points[k]))
+		s, short := verdicts(c, tl.viewAt(points[k], views, mems))
 		if short {
 			cs = append(cs, contrib{from: points[k], to: points[k+1].Add(m.hold), mask: prev | s})
 			s |= servedOn
@@ -248,8 +278,7 @@ func (tl *timelines) probedLane(n Node, c *config.Check, views []view) *lane {
 		cs = append(cs, contrib{from: points[k], to: points[k+1], mask: s})
 		prev = s
 	}
-	l.segs = mergeContribs(cs)
-	return l
+	return cs
 }
 
 // factorWindows are the transition windows of one region's factors after an event: zero for

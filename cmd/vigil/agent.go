@@ -62,56 +62,7 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	var f agentFlags
 	fs := flag.NewFlagSet("agent", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&f.roles, "roles", "control", "comma-separated roles to run: control, checker, location")
-	fs.StringVar(&f.id, "id", "", "this node's id: gossip name and raft ID (default: the host name)")
-	fs.StringVar(&f.region, "region", "", "this node's region (required for checker and location)")
-	fs.StringVar(&f.dataDir, "data-dir", "vigil-data", "directory of the node's state: raft log and snapshots (control/), configuration copy (config.json)")
-	fs.StringVar(&f.raftAddr, "raft-addr", "127.0.0.1:7000", "control: address of the raft transport (listen and advertise)")
-	fs.StringVar(&f.raftLogStore, "raft-log-store", control.LogStoreBolt, "control: raft log store of a new data directory: \"boltdb\" (raft-boltdb, raft.db) or \"wal\" (hashicorp/raft-wal, wal/: one write and one sync per append, about twice the writes of one client in BENCHMARKS.md); a directory that holds one keeps it")
-	fs.StringVar(&f.apiAddr, "api-addr", "127.0.0.1:7100", "control: address of the HTTP API")
-	fs.StringVar(&f.apiURL, "api-url", "", "control: URL other voters reach this API at (default from -api-addr)")
-	fs.BoolVar(&f.bootstrap, "bootstrap", false, "control: start a new cluster with this voter as its first member")
-	fs.StringVar(&f.join, "join", "", "comma-separated peers to join: gossip members (host:port) and, for the control role, voters' API URLs (http:// or https://)")
-	fs.StringVar(&f.gossipBind, "gossip-bind", "127.0.0.1:7946", "gossip: address to listen on (UDP and TCP)")
-	fs.StringVar(&f.gossipAdvertise, "gossip-advertise", "", "gossip: address other nodes dial (default the bind address)")
-	fs.StringVar(&f.gossipKeyFile, "gossip-key-file", "", "gossip: file of base64 encryption keys, one per line, the primary first")
-	fs.BoolVar(&f.insecureGossip, "insecure-gossip", false, "gossip: run unencrypted (development only)")
-	fs.StringVar(&f.voters, "control", "", "comma-separated API URLs of control voters the data plane follows (default: this node's own voter)")
-	fs.StringVar(&f.tokenFile, "token-file", "", "file of bearer tokens, one per line: a plain token may write (control role; the first one joins voters and reads the configuration for the data plane); a line \"name scope sha256:<hex>\" (vigil token create) is a named token with a scope, stored hashed")
-	fs.StringVar(&f.readTokenFile, "read-token-file", "", "file of bearer tokens allowed to read, one per line; the data plane reads with the first")
-	fs.BoolVar(&f.openReads, "open-reads", false, "control: let anyone read without a token")
-	fs.DurationVar(&f.notifyInterval, "notify-interval", time.Second, "control: how often the leader reads the locations' digests (about 100 bytes a check each) and decides notifications")
-	fs.StringVar(&f.notifyLocations, "notify-locations", "", "control: comma-separated base URLs of the locations' status APIs whose verdicts decide notifications, e.g. http://10.0.1.3:7701")
-	fs.StringVar(&f.dnsAddr, "dns", "127.0.0.1:5353", "location: DNS listen address (UDP and TCP)")
-	fs.StringVar(&f.nameServers, "ns", "", "location: virtual name servers this location hosts, as index=host:port, comma-separated")
-	fs.IntVar(&f.nsBudget, "ns-budget", location.DefaultNameServerBudget, "location: queries a second each virtual name server answers before it drops (-1: unlimited)")
-	fs.IntVar(&f.rrlRate, "rrl", 0, "location: response rate limit, responses a second per client /24 (IPv4) or /56 (IPv6); 0 turns it off")
-	fs.IntVar(&f.rrlSlip, "rrl-slip", 2, "location: answer every n-th rate-limited query with an empty truncated response (the client retries over TCP); -1 drops them all")
-	fs.StringVar(&f.httpAdvertise, "http-advertise", "", "data plane: host:port at which other nodes reach this node's status API, carried in its gossip metadata for the network view (default the -http address; with an unspecified host, the gossip address's host)")
-	fs.StringVar(&f.httpAddr, "http", "", "data plane: HTTP listen address of the status API and page, /metrics, /healthz, /readyz (default 127.0.0.1:7701, the default -addr of vigil status; \"off\" for none)")
-	fs.BoolVar(&f.allowLoopback, "allow-loopback-probes", false, "checker: allow probing loopback addresses (development and tests only)")
-	fs.StringVar(&f.probeAllow, "probe-allow", "", "checker: comma-separated reserved prefixes that may be probed, e.g. 10.1.0.0/16")
-	fs.StringVar(&f.probeCA, "probe-ca", "", "checker: PEM file of CA certificates that TLS probes (https, grpc with tls) trust besides the system's roots, for checks without a tls_ca of their own")
-	f.registerTLS(fs)
-	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
-	fs.StringVar(&f.memoryLimit, "memory-limit", "", "soft memory limit of the Go runtime, as GOMEMLIMIT (e.g. 2GiB): the collector works harder as the heap nears it instead of letting it grow to twice what is live; \"off\" for none; default: GOMEMLIMIT if set, else 90% of the cgroup's memory.max if one is set, else none")
-	fs.IntVar(&f.dnsTCP.MaxConns, "dns-tcp-max-conns", location.DefaultMaxTCPConns, "location: DNS over TCP connections served at once, per listener")
-	fs.IntVar(&f.dnsTCP.MaxConnsPerClient, "dns-tcp-max-conns-per-client", location.DefaultMaxTCPConnsPerClient, "location: DNS over TCP connections one client address may hold at once, per listener")
-	fs.DurationVar(&f.dnsTCP.IdleTimeout, "dns-tcp-idle-timeout", location.DefaultTCPIdleTimeout, "location: a DNS over TCP connection that asks nothing for this long is closed")
-	fs.DurationVar(&f.dnsTCP.Lifetime, "dns-tcp-lifetime", location.DefaultTCPConnLifetime, "location: a DNS over TCP connection is closed this long after it was accepted, however busy")
-	fs.DurationVar(&f.http.HeaderTimeout, "http-header-timeout", httpguard.DefaultHeaderTimeout, "HTTP listeners (control API, status port): time a client has to send a request's header")
-	fs.DurationVar(&f.http.BodyTimeout, "http-body-timeout", httpguard.DefaultBodyTimeout, "HTTP listeners: time a client has to send a request's body, from the end of its header")
-	fs.DurationVar(&f.http.IdleTimeout, "http-idle-timeout", httpguard.DefaultIdleTimeout, "HTTP listeners: time a kept-alive connection may wait for its next request")
-	fs.IntVar(&f.http.MaxConns, "http-max-conns", httpguard.DefaultMaxConns, "HTTP listeners: connections held open at once; more are closed as they are accepted")
-	fs.IntVar(&f.http.MaxConnsPerSource, "http-max-conns-per-source", httpguard.DefaultMaxConnsPerSource, "HTTP listeners: connections one IP address holds open at once")
-	fs.IntVar(&f.gossipLimits.MaxStreams, "gossip-max-streams", gossip.DefaultMaxInboundStreams, "gossip: inbound streams (push/pull, reliable messages) open at once")
-	fs.IntVar(&f.gossipLimits.MaxStreamsPerSource, "gossip-max-streams-per-source", gossip.DefaultMaxInboundStreamsPerSource, "gossip: inbound streams open at once from one source address")
-	fs.IntVar(&f.gossipLimits.MaxStreamBytes, "gossip-max-stream-bytes", gossip.DefaultMaxStreamBytes, "gossip: largest inbound stream message (push/pull state), refused before it is read")
-	fs.IntVar(&f.gossipLimits.MaxBufferedBytes, "gossip-max-buffered-bytes", gossip.DefaultMaxBufferedBytes, "gossip: bytes of inbound stream messages buffered before they are authenticated, over all streams (one source may hold half)")
-	fs.DurationVar(&f.gossipLimits.StreamReadTimeout, "gossip-stream-timeout", gossip.DefaultStreamReadTimeout, "gossip: time an inbound stream has to deliver its first message")
-	fs.DurationVar(&f.verify.interval, "verify-interval", 0, "checker: answer verification, one record set with health checks asked of every location per interval (0: off); GET /v1/verification and vigil_answer_* metrics")
-	fs.StringVar(&f.verify.httpPort, "verify-http-port", "7701", "checker: port of the locations' status API, at the host of their gossip address, for locations that do not advertise theirs (builds before -http-advertise)")
-	fs.StringVar(&f.verify.dnsPort, "verify-dns-port", "5353", "checker: port of the locations' DNS, at the host of their gossip address")
+	f.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -166,12 +117,23 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			<-done
 		}()
 	}
+	printAgentBanner(stdout, n, cfg.DataDir)
+	if err := n.Run(ctx); err != nil {
+		log.Error("vigil agent: stopped", "err", err)
+		fmt.Fprintf(stderr, "vigil agent: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// printAgentBanner writes the line that says what the agent runs and where it listens.
+func printAgentBanner(stdout io.Writer, n *node.Node, dataDir string) {
 	self := n.Self()
 	fmt.Fprintf(stdout, "vigil agent: node %s (%s)", self.ID, self.Roles)
 	if self.Region != "" {
 		fmt.Fprintf(stdout, " in %s", self.Region)
 	}
-	fmt.Fprintf(stdout, ": data %s", cfg.DataDir)
+	fmt.Fprintf(stdout, ": data %s", dataDir)
 	if a := n.ControlAPIAddr(); a != "" {
 		fmt.Fprintf(stdout, ", control API %s", self.ControlAPI)
 	}
@@ -185,12 +147,60 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stdout, ", HTTP %s", a)
 	}
 	fmt.Fprintln(stdout)
-	if err := n.Run(ctx); err != nil {
-		log.Error("vigil agent: stopped", "err", err)
-		fmt.Fprintf(stderr, "vigil agent: %v\n", err)
-		return 1
-	}
-	return 0
+}
+
+// register defines the flags of `vigil agent` on fs, bound to f.
+func (f *agentFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.roles, "roles", "control", "comma-separated roles to run: control, checker, location")
+	fs.StringVar(&f.id, "id", "", "this node's id: gossip name and raft ID (default: the host name)")
+	fs.StringVar(&f.region, "region", "", "this node's region (required for checker and location)")
+	fs.StringVar(&f.dataDir, "data-dir", "vigil-data", "directory of the node's state: raft log and snapshots (control/), configuration copy (config.json)")
+	fs.StringVar(&f.raftAddr, "raft-addr", "127.0.0.1:7000", "control: address of the raft transport (listen and advertise)")
+	fs.StringVar(&f.raftLogStore, "raft-log-store", control.LogStoreBolt, "control: raft log store of a new data directory: \"boltdb\" (raft-boltdb, raft.db) or \"wal\" (hashicorp/raft-wal, wal/: one write and one sync per append, about twice the writes of one client in BENCHMARKS.md); a directory that holds one keeps it")
+	fs.StringVar(&f.apiAddr, "api-addr", "127.0.0.1:7100", "control: address of the HTTP API")
+	fs.StringVar(&f.apiURL, "api-url", "", "control: URL other voters reach this API at (default from -api-addr)")
+	fs.BoolVar(&f.bootstrap, "bootstrap", false, "control: start a new cluster with this voter as its first member")
+	fs.StringVar(&f.join, "join", "", "comma-separated peers to join: gossip members (host:port) and, for the control role, voters' API URLs (http:// or https://)")
+	fs.StringVar(&f.gossipBind, "gossip-bind", "127.0.0.1:7946", "gossip: address to listen on (UDP and TCP)")
+	fs.StringVar(&f.gossipAdvertise, "gossip-advertise", "", "gossip: address other nodes dial (default the bind address)")
+	fs.StringVar(&f.gossipKeyFile, "gossip-key-file", "", "gossip: file of base64 encryption keys, one per line, the primary first")
+	fs.BoolVar(&f.insecureGossip, "insecure-gossip", false, "gossip: run unencrypted (development only)")
+	fs.StringVar(&f.voters, "control", "", "comma-separated API URLs of control voters the data plane follows (default: this node's own voter)")
+	fs.StringVar(&f.tokenFile, "token-file", "", "file of bearer tokens, one per line: a plain token may write (control role; the first one joins voters and reads the configuration for the data plane); a line \"name scope sha256:<hex>\" (vigil token create) is a named token with a scope, stored hashed")
+	fs.StringVar(&f.readTokenFile, "read-token-file", "", "file of bearer tokens allowed to read, one per line; the data plane reads with the first")
+	fs.BoolVar(&f.openReads, "open-reads", false, "control: let anyone read without a token")
+	fs.DurationVar(&f.notifyInterval, "notify-interval", time.Second, "control: how often the leader reads the locations' digests (about 100 bytes a check each) and decides notifications")
+	fs.StringVar(&f.notifyLocations, "notify-locations", "", "control: comma-separated base URLs of the locations' status APIs whose verdicts decide notifications, e.g. http://10.0.1.3:7701")
+	fs.StringVar(&f.dnsAddr, "dns", "127.0.0.1:5353", "location: DNS listen address (UDP and TCP)")
+	fs.StringVar(&f.nameServers, "ns", "", "location: virtual name servers this location hosts, as index=host:port, comma-separated")
+	fs.IntVar(&f.nsBudget, "ns-budget", location.DefaultNameServerBudget, "location: queries a second each virtual name server answers before it drops (-1: unlimited)")
+	fs.IntVar(&f.rrlRate, "rrl", 0, "location: response rate limit, responses a second per client /24 (IPv4) or /56 (IPv6); 0 turns it off")
+	fs.IntVar(&f.rrlSlip, "rrl-slip", 2, "location: answer every n-th rate-limited query with an empty truncated response (the client retries over TCP); -1 drops them all")
+	fs.StringVar(&f.httpAdvertise, "http-advertise", "", "data plane: host:port at which other nodes reach this node's status API, carried in its gossip metadata for the network view (default the -http address; with an unspecified host, the gossip address's host)")
+	fs.StringVar(&f.httpAddr, "http", "", "data plane: HTTP listen address of the status API and page, /metrics, /healthz, /readyz (default 127.0.0.1:7701, the default -addr of vigil status; \"off\" for none)")
+	fs.BoolVar(&f.allowLoopback, "allow-loopback-probes", false, "checker: allow probing loopback addresses (development and tests only)")
+	fs.StringVar(&f.probeAllow, "probe-allow", "", "checker: comma-separated reserved prefixes that may be probed, e.g. 10.1.0.0/16")
+	fs.StringVar(&f.probeCA, "probe-ca", "", "checker: PEM file of CA certificates that TLS probes (https, grpc with tls) trust besides the system's roots, for checks without a tls_ca of their own")
+	f.registerTLS(fs)
+	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.StringVar(&f.memoryLimit, "memory-limit", "", "soft memory limit of the Go runtime, as GOMEMLIMIT (e.g. 2GiB): the collector works harder as the heap nears it instead of letting it grow to twice what is live; \"off\" for none; default: GOMEMLIMIT if set, else 90% of the cgroup's memory.max if one is set, else none")
+	fs.IntVar(&f.dnsTCP.MaxConns, "dns-tcp-max-conns", location.DefaultMaxTCPConns, "location: DNS over TCP connections served at once, per listener")
+	fs.IntVar(&f.dnsTCP.MaxConnsPerClient, "dns-tcp-max-conns-per-client", location.DefaultMaxTCPConnsPerClient, "location: DNS over TCP connections one client address may hold at once, per listener")
+	fs.DurationVar(&f.dnsTCP.IdleTimeout, "dns-tcp-idle-timeout", location.DefaultTCPIdleTimeout, "location: a DNS over TCP connection that asks nothing for this long is closed")
+	fs.DurationVar(&f.dnsTCP.Lifetime, "dns-tcp-lifetime", location.DefaultTCPConnLifetime, "location: a DNS over TCP connection is closed this long after it was accepted, however busy")
+	fs.DurationVar(&f.http.HeaderTimeout, "http-header-timeout", httpguard.DefaultHeaderTimeout, "HTTP listeners (control API, status port): time a client has to send a request's header")
+	fs.DurationVar(&f.http.BodyTimeout, "http-body-timeout", httpguard.DefaultBodyTimeout, "HTTP listeners: time a client has to send a request's body, from the end of its header")
+	fs.DurationVar(&f.http.IdleTimeout, "http-idle-timeout", httpguard.DefaultIdleTimeout, "HTTP listeners: time a kept-alive connection may wait for its next request")
+	fs.IntVar(&f.http.MaxConns, "http-max-conns", httpguard.DefaultMaxConns, "HTTP listeners: connections held open at once; more are closed as they are accepted")
+	fs.IntVar(&f.http.MaxConnsPerSource, "http-max-conns-per-source", httpguard.DefaultMaxConnsPerSource, "HTTP listeners: connections one IP address holds open at once")
+	fs.IntVar(&f.gossipLimits.MaxStreams, "gossip-max-streams", gossip.DefaultMaxInboundStreams, "gossip: inbound streams (push/pull, reliable messages) open at once")
+	fs.IntVar(&f.gossipLimits.MaxStreamsPerSource, "gossip-max-streams-per-source", gossip.DefaultMaxInboundStreamsPerSource, "gossip: inbound streams open at once from one source address")
+	fs.IntVar(&f.gossipLimits.MaxStreamBytes, "gossip-max-stream-bytes", gossip.DefaultMaxStreamBytes, "gossip: largest inbound stream message (push/pull state), refused before it is read")
+	fs.IntVar(&f.gossipLimits.MaxBufferedBytes, "gossip-max-buffered-bytes", gossip.DefaultMaxBufferedBytes, "gossip: bytes of inbound stream messages buffered before they are authenticated, over all streams (one source may hold half)")
+	fs.DurationVar(&f.gossipLimits.StreamReadTimeout, "gossip-stream-timeout", gossip.DefaultStreamReadTimeout, "gossip: time an inbound stream has to deliver its first message")
+	fs.DurationVar(&f.verify.interval, "verify-interval", 0, "checker: answer verification, one record set with health checks asked of every location per interval (0: off); GET /v1/verification and vigil_answer_* metrics")
+	fs.StringVar(&f.verify.httpPort, "verify-http-port", "7701", "checker: port of the locations' status API, at the host of their gossip address, for locations that do not advertise theirs (builds before -http-advertise)")
+	fs.StringVar(&f.verify.dnsPort, "verify-dns-port", "5353", "checker: port of the locations' DNS, at the host of their gossip address")
 }
 
 // agentConfig turns the flags into a node configuration and the process's logger.
@@ -246,6 +256,7 @@ func agentConfig(f agentFlags, stderr io.Writer) (node.Config, *slog.Logger, err
 	}
 	cfg.Gossip.Bind, cfg.Gossip.Advertise = f.gossipBind, f.gossipAdvertise
 	cfg.Gossip.KeyringFile, cfg.Gossip.Insecure = f.gossipKeyFile, f.insecureGossip
+	cfg.Gossip.Inbound = f.gossipLimits
 	cfg.Voters = splitList(f.voters)
 	switch {
 	case len(readTokenList) > 0:
@@ -253,6 +264,17 @@ func agentConfig(f agentFlags, stderr io.Writer) (node.Config, *slog.Logger, err
 	case len(writeTokens) > 0:
 		cfg.Token = writeTokens[0]
 	}
+	if err := agentDataPlane(&cfg, f, roles); err != nil {
+		return cfg, nil, err
+	}
+	if err := agentProbe(&cfg, f); err != nil {
+		return cfg, nil, err
+	}
+	return cfg, log, nil
+}
+
+// agentDataPlane sets cfg's DNS, name servers, rate limits and HTTP listener from the flags.
+func agentDataPlane(cfg *node.Config, f agentFlags, roles node.Roles) error {
 	cfg.DNSAddr = f.dnsAddr
 	if f.nameServers != "" {
 		cfg.NameServers = map[int]string{}
@@ -260,17 +282,17 @@ func agentConfig(f agentFlags, stderr io.Writer) (node.Config, *slog.Logger, err
 			idx, addr, ok := strings.Cut(item, "=")
 			i, err := strconv.Atoi(idx)
 			if !ok || err != nil {
-				return cfg, nil, fmt.Errorf("-ns: %q is not index=host:port", item)
+				return fmt.Errorf("-ns: %q is not index=host:port", item)
 			}
 			cfg.NameServers[i] = addr
 		}
 	}
 	if f.nsBudget < -1 {
-		return cfg, nil, fmt.Errorf("-ns-budget: %d: want a positive rate, or -1 for unlimited", f.nsBudget)
+		return fmt.Errorf("-ns-budget: %d: want a positive rate, or -1 for unlimited", f.nsBudget)
 	}
 	cfg.NameServerBudget = f.nsBudget
 	if f.rrlRate < 0 || f.rrlSlip < -1 {
-		return cfg, nil, fmt.Errorf("-rrl %d -rrl-slip %d: want a rate >= 0 (0: off) and a slip >= 1, or -1 to drop every limited query", f.rrlRate, f.rrlSlip)
+		return fmt.Errorf("-rrl %d -rrl-slip %d: want a rate >= 0 (0: off) and a slip >= 1, or -1 to drop every limited query", f.rrlRate, f.rrlSlip)
 	}
 	cfg.RRL = location.RRLConfig{ResponsesPerSecond: f.rrlRate, Slip: f.rrlSlip}
 	switch {
@@ -282,23 +304,27 @@ func agentConfig(f agentFlags, stderr io.Writer) (node.Config, *slog.Logger, err
 	cfg.HTTPAdvertise = f.httpAdvertise
 	cfg.HTTPLimits = f.http
 	cfg.DNSTCP = f.dnsTCP
-	cfg.Gossip.Inbound = f.gossipLimits
+	return nil
+}
+
+// agentProbe sets cfg's probe policy from the flags: loopback, allowed prefixes, extra CAs.
+func agentProbe(cfg *node.Config, f agentFlags) error {
 	cfg.Probe.AllowLoopback = f.allowLoopback
 	for _, p := range splitList(f.probeAllow) {
 		prefix, err := netip.ParsePrefix(p)
 		if err != nil {
-			return cfg, nil, fmt.Errorf("-probe-allow: %w", err)
+			return fmt.Errorf("-probe-allow: %w", err)
 		}
 		cfg.Probe.Allow = append(cfg.Probe.Allow, prefix)
 	}
 	if f.probeCA != "" {
 		pool, err := probeRoots(f.probeCA)
 		if err != nil {
-			return cfg, nil, fmt.Errorf("-probe-ca: %w", err)
+			return fmt.Errorf("-probe-ca: %w", err)
 		}
 		cfg.Probe.RootCAs = pool
 	}
-	return cfg, log, nil
+	return nil
 }
 
 // probeRoots returns the system's roots with the CA certificates of the PEM file path added.

@@ -105,59 +105,89 @@ func runOverride(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	c, err := f.client()
 	ctx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
+	o := overrideCmd{c: c, err: err, usage: usage, check: *check, state: *state, drain: *drain != "",
+		zone: zone, name: name, typ: typ, value: value, reason: *reason, dur: *dur}
 	switch args[0] {
 	case "set":
-		req := control.OverrideRequest{Kind: *state, Check: *check, Reason: *reason, For: dur.String()}
-		if *drain != "" {
-			req = control.OverrideRequest{Kind: control.OverrideDrain, Zone: zone, Name: name, Type: typ, Value: value, Reason: *reason, For: dur.String()}
-		} else if *check == "" {
-			fmt.Fprintln(stderr, usage)
-			return 2
-		}
-		if err == nil {
-			_, err = c.SetOverride(ctx, req)
-		}
-		if rc := answer(stderr, "override set", err); rc != 0 {
-			return rc
-		}
-		id := control.OverrideID(*check, zone, name, control.RecordTypeOf(typ), value)
-		fmt.Fprintf(stdout, "override %s set until %s\n", id, time.Now().Add(*dur).UTC().Format(time.RFC3339))
-		return 0
+		return o.set(ctx, stdout, stderr)
 	case "clear":
-		id := fs.Arg(0)
-		if id == "" && (*check != "" || *drain != "") {
-			id = control.OverrideID(*check, zone, name, control.RecordTypeOf(typ), value)
-		}
-		if id == "" {
-			fmt.Fprintln(stderr, usage)
-			return 2
-		}
-		if err == nil {
-			_, err = c.ClearOverride(ctx, id)
-		}
-		if rc := answer(stderr, "override clear", err); rc != 0 {
-			return rc
-		}
-		fmt.Fprintf(stdout, "override %s cleared\n", id)
-		return 0
+		return o.clear(ctx, fs.Arg(0), stdout, stderr)
 	case "list":
-		var list []control.OverrideView
-		if err == nil {
-			list, err = c.Overrides(ctx)
-		}
-		if rc := answer(stderr, "override list", err); rc != 0 {
-			return rc
-		}
-		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tKIND\tTARGET\tAUTHOR\tEXPIRES\tACTIVE\tREASON")
-		for _, o := range list {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%v\t%s\n", o.ID, o.Kind, o.Target(), o.Author, o.Expires.UTC().Format(time.RFC3339), o.Active, o.Reason)
-		}
-		tw.Flush()
-		return 0
+		return o.list(ctx, stdout, stderr)
 	}
 	fmt.Fprintln(stderr, usage)
 	return 2
+}
+
+// overrideCmd is one `vigil override` command: its flags and its API client.
+type overrideCmd struct {
+	c                      *client.Client
+	err                    error // making c failed: the call's error
+	usage                  string
+	check, state, reason   string
+	drain                  bool // -drain named the record zone/name/typ/value
+	zone, name, typ, value string
+	dur                    time.Duration
+}
+
+// set runs `vigil override set`.
+func (o overrideCmd) set(ctx context.Context, stdout, stderr io.Writer) int {
+	req := control.OverrideRequest{Kind: o.state, Check: o.check, Reason: o.reason, For: o.dur.String()}
+	if o.drain {
+		req = control.OverrideRequest{Kind: control.OverrideDrain, Zone: o.zone, Name: o.name, Type: o.typ, Value: o.value, Reason: o.reason, For: o.dur.String()}
+	} else if o.check == "" {
+		fmt.Fprintln(stderr, o.usage)
+		return 2
+	}
+	err := o.err
+	if err == nil {
+		_, err = o.c.SetOverride(ctx, req)
+	}
+	if rc := answer(stderr, "override set", err); rc != 0 {
+		return rc
+	}
+	id := control.OverrideID(o.check, o.zone, o.name, control.RecordTypeOf(o.typ), o.value)
+	fmt.Fprintf(stdout, "override %s set until %s\n", id, time.Now().Add(o.dur).UTC().Format(time.RFC3339))
+	return 0
+}
+
+// clear runs `vigil override clear`: of the override id, or else of -check or -drain.
+func (o overrideCmd) clear(ctx context.Context, id string, stdout, stderr io.Writer) int {
+	if id == "" && (o.check != "" || o.drain) {
+		id = control.OverrideID(o.check, o.zone, o.name, control.RecordTypeOf(o.typ), o.value)
+	}
+	if id == "" {
+		fmt.Fprintln(stderr, o.usage)
+		return 2
+	}
+	err := o.err
+	if err == nil {
+		_, err = o.c.ClearOverride(ctx, id)
+	}
+	if rc := answer(stderr, "override clear", err); rc != 0 {
+		return rc
+	}
+	fmt.Fprintf(stdout, "override %s cleared\n", id)
+	return 0
+}
+
+// list runs `vigil override list`.
+func (o overrideCmd) list(ctx context.Context, stdout, stderr io.Writer) int {
+	var list []control.OverrideView
+	err := o.err
+	if err == nil {
+		list, err = o.c.Overrides(ctx)
+	}
+	if rc := answer(stderr, "override list", err); rc != 0 {
+		return rc
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tKIND\tTARGET\tAUTHOR\tEXPIRES\tACTIVE\tREASON")
+	for _, v := range list {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%v\t%s\n", v.ID, v.Kind, v.Target(), v.Author, v.Expires.UTC().Format(time.RFC3339), v.Active, v.Reason)
+	}
+	tw.Flush()
+	return 0
 }
 
 // runAudit prints the audit log.

@@ -57,23 +57,8 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runSimDDoS(ctx, fs.Args()[1:], level, stdout, stderr)
 	}
 	regions := dev.DefaultConfig().Regions
-	var sc sim.Script
-	var err error
-	switch {
-	case *script != "" && fs.NArg() == 0:
-		var f *os.File
-		if f, err = os.Open(*script); err == nil {
-			sc, err = sim.ParseScript(*script, f, regions)
-			f.Close()
-		}
-	case chaos && *script == "" && fs.NArg() == 0:
-		if sc, err = sim.Chaos(*seed, *duration, regions); err == nil {
-			fmt.Fprintf(stdout, "vigil sim: chaos, seed %d, %v of faults; the script (replay: save it and run vigil sim -script FILE):\n", *seed, *duration)
-			err = sim.WriteScript(stdout, sc)
-		}
-	case *script == "" && fs.NArg() == 1:
-		sc, err = sim.Scenario(fs.Arg(0), regions)
-	default:
+	sc, ok, err := simScript(stdout, *script, chaos, fs.Args(), *seed, *duration, regions)
+	if !ok {
 		fs.Usage()
 		return 2
 	}
@@ -81,9 +66,44 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "vigil sim: %v\n", err)
 		return 2
 	}
-	doc, err := config.Load(*file)
+	return runSimNetwork(ctx, *file, regions, sim.Options{
+		Script: sc, QueryInterval: *every, Slack: *slack, Timeline: stdout,
+		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})),
+	}, stdout, stderr)
+}
+
+// simScript picks the script of an in-process run from the arguments: the file script, a
+// chaos script of seed and duration (written to stdout) or the named scenario. ok is false
+// when the arguments name none, or more than one.
+func simScript(stdout io.Writer, script string, chaos bool, args []string, seed uint64, duration time.Duration, regions []string) (sc sim.Script, ok bool, err error) {
+	switch {
+	case script != "" && len(args) == 0:
+		f, err := os.Open(script)
+		if err != nil {
+			return sim.Script{}, true, err
+		}
+		defer f.Close()
+		sc, err = sim.ParseScript(script, f, regions)
+		return sc, true, err
+	case chaos && script == "" && len(args) == 0:
+		if sc, err = sim.Chaos(seed, duration, regions); err == nil {
+			fmt.Fprintf(stdout, "vigil sim: chaos, seed %d, %v of faults; the script (replay: save it and run vigil sim -script FILE):\n", seed, duration)
+			err = sim.WriteScript(stdout, sc)
+		}
+		return sc, true, err
+	case script == "" && len(args) == 1:
+		sc, err = sim.Scenario(args[0], regions)
+		return sc, true, err
+	}
+	return sim.Script{}, false, nil
+}
+
+// runSimNetwork runs opts.Script on a dev network configured by the file, in a temporary data
+// directory, writes the report and PASS or FAIL, and returns the exit code.
+func runSimNetwork(ctx context.Context, file string, regions []string, opts sim.Options, stdout, stderr io.Writer) int {
+	doc, err := config.Load(file)
 	if err != nil {
-		fmt.Fprintf(stderr, "vigil sim: %s:\n%v\n", *file, err)
+		fmt.Fprintf(stderr, "vigil sim: %s:\n%v\n", file, err)
 		return 1
 	}
 	dir, err := os.MkdirTemp("", "vigil-sim-")
@@ -92,11 +112,9 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	fmt.Fprintf(stdout, "vigil sim: scenario %s on regions %s\n", sc.Name, strings.Join(regions, ", "))
-	res, err := sim.Run(ctx, sim.Options{
-		Script: sc, Document: doc, DataDir: dir, QueryInterval: *every, Slack: *slack, Timeline: stdout,
-		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})),
-	})
+	opts.Document, opts.DataDir = doc, dir
+	fmt.Fprintf(stdout, "vigil sim: scenario %s on regions %s\n", opts.Script.Name, strings.Join(regions, ", "))
+	res, err := sim.Run(ctx, opts)
 	if werr := res.WriteReport(stdout); werr != nil {
 		fmt.Fprintf(stderr, "vigil sim: %v\n", werr)
 	}

@@ -56,24 +56,11 @@ func runSimReal(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		}
 	}
 	names := splitList(*regions)
-	var sc sim.Script
-	var err error
-	switch {
-	case fs.NArg() > 0:
-		fs.Usage()
-		return 2
-	case *script != "" && scenario == "":
-		var f *os.File
-		if f, err = os.Open(*script); err == nil {
-			sc, err = sim.ParseScript(*script, f, names)
-			f.Close()
-		}
-	case *script == "" && scenario != "":
-		sc, err = netlab.Scenario(scenario, names)
-	default:
-		fs.Usage()
+	if fs.NArg() > 0 || (*script != "") == (scenario != "") {
+		fs.Usage() // one of a scenario or a script, and nothing after it
 		return 2
 	}
+	sc, err := realScript(scenario, *script, names)
 	if err == nil {
 		err = netlab.Supported(sc)
 	}
@@ -99,6 +86,26 @@ func runSimReal(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintf(stderr, "vigil sim: %v\n", err)
 		return 1
 	}
+	return reportRealRun(stdout, stderr, sc.Name, *script, res)
+}
+
+// realScript reads the script of a real run: the file script when it is set, else the named
+// scenario on the regions names.
+func realScript(scenario, script string, names []string) (sim.Script, error) {
+	if script == "" {
+		return netlab.Scenario(scenario, names)
+	}
+	f, err := os.Open(script)
+	if err != nil {
+		return sim.Script{}, err
+	}
+	defer f.Close()
+	return sim.ParseScript(script, f, names)
+}
+
+// reportRealRun prints the oracle's judgement of a finished run, the control-plane writes,
+// the row for the record and PASS or FAIL, and returns the exit code: 1 when the run failed.
+func reportRealRun(stdout, stderr io.Writer, name, script string, res netlab.Result) int {
 	fmt.Fprintln(stdout, "\nthe oracle's judgement:")
 	if werr := res.Report.Write(stdout); werr != nil {
 		fmt.Fprintf(stderr, "vigil sim: %v\n", werr)
@@ -109,12 +116,12 @@ func runSimReal(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	for _, p := range w.Problems {
 		fmt.Fprintf(stdout, "  write: %s\n", p)
 	}
-	command := "vigil sim -real " + sc.Name
-	if *script != "" {
-		command = "vigil sim -real -script " + *script
+	command := "vigil sim -real " + name
+	if script != "" {
+		command = "vigil sim -real -script " + script
 	}
 	fmt.Fprintln(stdout, "\nrow (scenario | wrong | flips | unanswered | detection | recovery | writes checked/lost | reproduce):")
-	_ = netlab.WriteRow(stdout, sc.Name, command, &res)
+	_ = netlab.WriteRow(stdout, name, command, &res)
 	slow := netlab.SlowDetections(&res.Run, res.Report)
 	for _, s := range slow {
 		fmt.Fprintf(stdout, "SLOW DETECTION (issue 14: interval x failure_threshold + 2s): %s\n", s)

@@ -48,6 +48,21 @@ func Start(t testing.TB, zones map[string]string) netip.AddrPort {
 	}
 	sort.Strings(apexes)
 	port := FreePort(t)
+	confPath := writeConf(t, dir, port, apexes, zones)
+	out, exited := startNSD(t, bin, confPath)
+	ap := netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(port))
+	fail := func(why string) {
+		log, _ := os.ReadFile(filepath.Join(dir, "nsd.log"))
+		t.Fatalf("nsd %s: %s %s", why, out.String(), log)
+	}
+	waitSOA(ap, apexes, exited, fail)
+	return ap
+}
+
+// writeConf writes NSD's configuration in dir, for port and the zone files of apexes (the
+// texts of zones), and returns its path.
+func writeConf(t testing.TB, dir string, port int, apexes []string, zones map[string]string) string {
+	t.Helper()
 	var conf strings.Builder
 	fmt.Fprintf(&conf, `server:
   ip-address: 127.0.0.1@%d
@@ -81,6 +96,13 @@ remote-control:
 	if err := os.WriteFile(confPath, []byte(conf.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	return confPath
+}
+
+// startNSD starts NSD with the configuration confPath, to be stopped when the test ends, and
+// returns its output so far and a channel closed when it exits.
+func startNSD(t testing.TB, bin, confPath string) (*strings.Builder, <-chan struct{}) {
+	t.Helper()
 	cmd := exec.Command(bin, "-d", "-c", confPath)
 	var out strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -98,11 +120,12 @@ remote-control:
 			<-exited
 		}
 	})
-	ap := netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(port))
-	fail := func(why string) {
-		log, _ := os.ReadFile(filepath.Join(dir, "nsd.log"))
-		t.Fatalf("nsd %s: %s %s", why, out.String(), log)
-	}
+	return &out, exited
+}
+
+// waitSOA waits until ap answers the SOA of every apex, calling fail (which must not return)
+// when NSD exits or does not answer within 10 seconds.
+func waitSOA(ap netip.AddrPort, apexes []string, exited <-chan struct{}, fail func(why string)) {
 	c := &dns.Client{Timeout: 200 * time.Millisecond}
 	for _, apex := range apexes {
 		m := new(dns.Msg)
@@ -121,7 +144,6 @@ remote-control:
 			}
 		}
 	}
-	return ap
 }
 
 // FreePort returns a loopback port free for both UDP and TCP at the time of asking.
