@@ -313,6 +313,20 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("node: http: %w", err))
 	}
 	dataPlane := c.Roles.Has(RoleChecker) || c.Roles.Has(RoleLocation)
+	c.validateNode(bad, dataPlane)
+	if dataPlane {
+		c.validateDataPlane(bad)
+	}
+	c.validateRoles(bad)
+	if c.Registerer == nil && c.Gatherer != nil {
+		bad("a gatherer without its registerer")
+	}
+	return errors.Join(errs...)
+}
+
+// validateNode reports the problems of the settings every node has: region, roles, data
+// directory, eval interval and HTTP addresses.
+func (c Config) validateNode(bad func(string, ...any), dataPlane bool) {
 	if c.Region == "" && dataPlane {
 		bad("region is required for the checker and location roles")
 	}
@@ -333,39 +347,47 @@ func (c Config) Validate() error {
 	if c.HTTPAdvertise != "" {
 		checkAddr(bad, "http advertise address", c.HTTPAdvertise)
 	}
-	if dataPlane {
-		g := c.Gossip
-		switch {
-		case g.Insecure && (len(g.Keys) > 0 || g.KeyringFile != ""):
-			bad("gossip: insecure and encryption keys are exclusive")
-		case !g.Insecure && len(g.Keys) == 0 && g.KeyringFile == "":
-			bad("gossip: an encryption key (keys or keyring file) is required, or the explicit insecure flag")
-		}
-		for i, k := range g.Keys {
-			if l := len(k); l != 16 && l != 24 && l != 32 {
-				bad("gossip: key %d is %d bytes; keys are 16, 24 or 32 bytes", i, l)
-			}
-		}
-		if c.Transport == nil {
-			checkAddr(bad, "gossip bind address", g.Bind)
-		}
-		if g.Advertise != "" {
-			checkAddr(bad, "gossip advertise address", g.Advertise)
-		}
-		for _, j := range g.Join {
-			if _, _, err := net.SplitHostPort(j); err != nil {
-				bad("gossip: join address %q is not host:port", j)
-			}
-		}
-		if c.Static == nil && len(c.Voters) == 0 && !c.Roles.Has(RoleControl) {
-			bad("the data plane needs control voters to follow (or a static configuration)")
-		}
-		for _, v := range c.Voters {
-			if !strings.HasPrefix(v, "http://") && !strings.HasPrefix(v, "https://") {
-				bad("voter %q is not an http:// or https:// URL", v)
-			}
+}
+
+// validateDataPlane reports the problems of the gossip settings and of the control voters
+// that a checker or location follows.
+func (c Config) validateDataPlane(bad func(string, ...any)) {
+	g := c.Gossip
+	switch {
+	case g.Insecure && (len(g.Keys) > 0 || g.KeyringFile != ""):
+		bad("gossip: insecure and encryption keys are exclusive")
+	case !g.Insecure && len(g.Keys) == 0 && g.KeyringFile == "":
+		bad("gossip: an encryption key (keys or keyring file) is required, or the explicit insecure flag")
+	}
+	for i, k := range g.Keys {
+		if l := len(k); l != 16 && l != 24 && l != 32 {
+			bad("gossip: key %d is %d bytes; keys are 16, 24 or 32 bytes", i, l)
 		}
 	}
+	if c.Transport == nil {
+		checkAddr(bad, "gossip bind address", g.Bind)
+	}
+	if g.Advertise != "" {
+		checkAddr(bad, "gossip advertise address", g.Advertise)
+	}
+	for _, j := range g.Join {
+		if _, _, err := net.SplitHostPort(j); err != nil {
+			bad("gossip: join address %q is not host:port", j)
+		}
+	}
+	if c.Static == nil && len(c.Voters) == 0 && !c.Roles.Has(RoleControl) {
+		bad("the data plane needs control voters to follow (or a static configuration)")
+	}
+	for _, v := range c.Voters {
+		if !strings.HasPrefix(v, "http://") && !strings.HasPrefix(v, "https://") {
+			bad("voter %q is not an http:// or https:// URL", v)
+		}
+	}
+}
+
+// validateRoles reports the problems of the settings of the location, checker and control
+// roles.
+func (c Config) validateRoles(bad func(string, ...any)) {
 	if c.Roles.Has(RoleLocation) {
 		checkAddr(bad, "dns address", c.DNSAddr)
 		for i, a := range c.NameServers {
@@ -396,10 +418,6 @@ func (c Config) Validate() error {
 		checkAddr(bad, "control raft address", cc.RaftAddr)
 		checkAddr(bad, "control api address", cc.APIAddr)
 	}
-	if c.Registerer == nil && c.Gatherer != nil {
-		bad("a gatherer without its registerer")
-	}
-	return errors.Join(errs...)
 }
 
 // checkAddr reports an address that is not host:port with a numeric port.

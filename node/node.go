@@ -215,24 +215,47 @@ func (n *Node) Run(ctx context.Context) error {
 	n.http.freeze()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	var wg sync.WaitGroup
-	errs := make(chan error, 8)
+	r := &running{errs: make(chan error, 8), cancel: cancel}
+	n.start(ctx, r)
+	defer r.ctlCancel()
+	defer r.poolCancel()
+	n.log.Info("node: running", "roles", n.cfg.Roles.String(), "region", n.cfg.Region)
+	err := n.stop(r, r.wait(ctx))
+	n.log.Info("node: stopped")
+	return err
+}
+
+// running is what Run started: the roles' goroutines, which end with Run's context, and the
+// control plane and the pool, which have contexts of their own since they stop after the roles.
+type running struct {
+	wg         sync.WaitGroup
+	errs       chan error         // the first errors of the roles
+	cancel     context.CancelFunc // ends the roles
+	ctlDone    chan error         // the control plane's end; nil without it, or once received
+	ctlCancel  context.CancelFunc
+	poolDone   chan error // the pool's end; nil without it, or once received
+	poolCancel context.CancelFunc
+}
+
+// start starts the control plane, then every role's goroutine; a role that fails ends ctx
+// through r.cancel.
+func (n *Node) start(ctx context.Context, r *running) {
 	goRun := func(name string, f func(context.Context) error) {
-		wg.Add(1)
+		r.wg.Add(1)
 		go func() {
-			defer wg.Done()
+			defer r.wg.Done()
 			if err := f(ctx); err != nil && ctx.Err() == nil {
-				errs <- fmt.Errorf("node: %s: %w", name, err)
-				cancel()
+				r.errs <- fmt.Errorf("node: %s: %w", name, err)
+				r.cancel()
 			}
 		}()
 	}
 	// The control plane outlives the data plane: it gets its own context, ended last.
-	var ctlDone chan error
 	ctlCtx, ctlCancel := context.WithCancel(context.Background())
-	defer ctlCancel()
+	r.ctlCancel = ctlCancel
 	if n.ctl != nil {
-		ctlDone = make(chan error, 1)
+		ctlDone := make(chan error, 1)
+		r.ctlDone = ctlDone
 		go func() { ctlDone <- n.ctl.run(ctlCtx, n.log) }()
 	}
 	if n.httpLn != nil {
@@ -240,11 +263,11 @@ func (n *Node) Run(ctx context.Context) error {
 	}
 	// The pool outlives the roles that use it, so that a stopping checker's withdrawals
 	// still spread before the node leaves.
-	var poolDone chan error
 	poolCtx, poolCancel := context.WithCancel(context.Background())
-	defer poolCancel()
+	r.poolCancel = poolCancel
 	if n.pool != nil {
-		poolDone = make(chan error, 1)
+		poolDone := make(chan error, 1)
+		r.poolDone = poolDone
 		go func() { poolDone <- n.pool.Run(poolCtx) }()
 		if n.watcher != nil {
 			goRun("watcher", n.watcher.Run)
@@ -266,43 +289,53 @@ func (n *Node) Run(ctx context.Context) error {
 	if n.pool != nil {
 		goRun("data plane", n.loop)
 	}
-	n.log.Info("node: running", "roles", n.cfg.Roles.String(), "region", n.cfg.Region)
+}
+
+// wait waits until ctx ends, a role fails, or the control plane or the pool stops on its own,
+// and returns the error that ended the run, nil when ctx ended.
+func (r *running) wait(ctx context.Context) error {
 	var err error
 	select {
 	case <-ctx.Done():
-	case err = <-errs:
-	case err = <-ctlDone:
-		ctlDone = nil
+	case err = <-r.errs:
+	case err = <-r.ctlDone:
+		r.ctlDone = nil
 		if err != nil {
 			err = fmt.Errorf("node: control: %w", err)
 		}
-	case err = <-poolDone:
-		poolDone = nil
+	case err = <-r.poolDone:
+		r.poolDone = nil
 		if err == nil {
 			err = errors.New("stopped before the node did")
 		}
 		err = fmt.Errorf("node: gossip: %w", err)
 	}
-	cancel()
-	wg.Wait()
+	return err
+}
+
+// stop stops what start started, in this order: the roles, the history, the pool, the
+// control plane last. It returns err, the error that ended the run, or else the first error
+// of the pool or the control plane.
+func (n *Node) stop(r *running, err error) error {
+	r.cancel()
+	r.wg.Wait()
 	if n.loc.hist != nil {
 		if herr := n.loc.hist.Close(); herr != nil {
 			n.log.Warn("node: history: closing", "err", herr)
 		}
 	}
-	poolCancel()
-	if poolDone != nil {
-		if perr := <-poolDone; perr != nil && err == nil {
+	r.poolCancel()
+	if r.poolDone != nil {
+		if perr := <-r.poolDone; perr != nil && err == nil {
 			err = fmt.Errorf("node: gossip: %w", perr)
 		}
 	}
-	ctlCancel()
-	if ctlDone != nil {
-		if cerr := <-ctlDone; cerr != nil && err == nil {
+	r.ctlCancel()
+	if r.ctlDone != nil {
+		if cerr := <-r.ctlDone; cerr != nil && err == nil {
 			err = fmt.Errorf("node: control: %w", cerr)
 		}
 	}
-	n.log.Info("node: stopped")
 	return err
 }
 

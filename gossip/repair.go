@@ -1,0 +1,199 @@
+package gossip
+
+import (
+	"context"
+	"iter"
+	"net"
+	"slices"
+	"strconv"
+
+	"github.com/hashicorp/memberlist"
+)
+
+// job is work for the node's repair worker: ask a peer for rows, or answer a peer's ask.
+type job struct {
+	peer    string
+	addr    string // the asker's address, for an answer
+	asks    []ask
+	answer  bool
+	version byte // of the ask, for an answer
+}
+
+// repair asks again for the rows this node still lacks: rows behind the changes heard of, and
+// the rows of live checkers never heard of at all. An ask that was lost, that its peer could not
+// answer, or that found the row's checker not yet a member here is retried within
+// askAgainAfter plus repairInterval, not left to a heartbeat that may or may not arrive next,
+// nor to push/pull. Rows of checkers that are not members are never created here.
+func (n *Node) repair() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.table.expirePages(n.cfg.Now())
+	ids := n.table.lacking(maxRowsPerAsk)
+	for id, m := range n.members {
+		if len(ids) >= maxRowsPerAsk {
+			break
+		}
+		if m.Roles.Has(RoleChecker) && !m.Leaving && id != n.cfg.ID && n.table.rows[id] == nil {
+			ids = append(ids, id)
+		}
+	}
+	// The checkers that are members are asked for their own rows, which they always hold
+	// complete; the rest go in one ask to any live peer. So do the rows already asked for
+	// that are still missing, and those of checkers a recent send failed to reach: behind a
+	// cut link, a dial waits for memberlist's TCP timeout, and the row comes relayed (reach.go).
+	var rest []string
+	asked := 0
+	now := n.cfg.Now()
+	for _, id := range ids {
+		_, ok := n.members[id]
+		again := now.Sub(n.requested[id]) < 2*askAgainAfter
+		if ok && asked < repairFanout && !again && !n.unreachedLocked(id, now) {
+			n.want(id, []string{id})
+			asked++
+		} else {
+			rest = append(rest, id)
+		}
+	}
+	if len(rest) > 0 {
+		n.want("", rest)
+	}
+}
+
+// want asks peer for the rows of checkers that this node is behind on, at most once per
+// askAgainAfter per row and never while a row's pages arrive, saying what it holds of each.
+// Called with n.mu held.
+func (n *Node) want(peer string, checkers []string) {
+	now := n.cfg.Now()
+	var asks []ask
+	for _, c := range checkers {
+		if c == n.cfg.ID || now.Sub(n.requested[c]) < askAgainAfter || len(asks) == maxRowsPerAsk ||
+			n.table.assembling(c, now) {
+			continue
+		}
+		n.requested[c] = now
+		gen, seq, _ := n.table.holds(c)
+		asks = append(asks, ask{checker: c, gen: gen, seq: seq})
+	}
+	if len(asks) > 0 {
+		n.m.repairs.Add(float64(len(asks)))
+		n.enqueue(job{peer: peer, asks: asks})
+	}
+}
+
+func (n *Node) enqueue(j job) {
+	select {
+	case n.work <- j:
+	default:
+		k := kindRequest
+		if j.answer {
+			k = kindRows
+		}
+		n.m.drop(k, reasonQueueFull)
+	}
+}
+
+// worker asks for and sends row repairs over memberlist's reliable stream until ctx ends,
+// at most maxSends at a time (reach.go), so that a dial into a cut link does not hold up the
+// rest.
+func (n *Node) worker(ctx context.Context) {
+	s := newSender(maxSends)
+	defer s.wait()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case j := <-n.work:
+			to := n.target(j)
+			if to == nil {
+				continue
+			}
+			var msgs iter.Seq[[]byte]
+			done := func() {}
+			if j.answer {
+				if msgs, done = n.answer(j.peer, j.asks, j.version); msgs == nil {
+					continue
+				}
+			} else {
+				msgs = slices.Values([][]byte{encodeRequest(request{from: n.cfg.ID, addr: n.addr, asks: j.asks}, n.versionFor(to.Name))})
+			}
+			n.sending(to.Name, true)
+			if !s.start(ctx, func() { defer done(); n.send(to, msgs, j) }) {
+				n.sending(to.Name, false)
+				done()
+				return
+			}
+		}
+	}
+}
+
+// versionFor returns the wire version to ask peer in: version 1 for a peer that spoke only
+// version 1 lately (a node not yet upgraded refuses version 2), else version 2.
+func (n *Node) versionFor(peer string) byte {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.cfg.legacySync || n.v1peers[peer] {
+		return wireV1
+	}
+	return wireV2
+}
+
+// spoke records the wire version of a bulk message from peer. Called with n.mu held.
+func (n *Node) spoke(peer string, v byte) {
+	switch {
+	case v == wireV2:
+		delete(n.v1peers, peer)
+	case len(n.v1peers) < n.cfg.MaxKnownPeers:
+		n.v1peers[peer] = true
+	}
+}
+
+// target returns the node a job goes to: its peer when that is a live member here that a
+// recent send did not fail to reach. Otherwise an answer goes to the address the asker gave
+// (memberlist reports a new member alive to some nodes seconds after others, up to a
+// push/pull later), and an ask goes to any other live member, preferring those reached
+// (a row's checker is heard of through relays before it is a member here, and behind a cut
+// link its row comes relayed), since every peer that holds the row complete can answer.
+func (n *Node) target(j job) *memberlist.Node {
+	members := n.ml.Members() // before n.mu: memberlist calls into the node with its locks held
+	now := n.cfg.Now()
+	var others, reached []*memberlist.Node
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for _, m := range members {
+		if m.State != memberlist.StateAlive || m.Name == n.cfg.ID {
+			continue
+		}
+		cut := n.unreachedLocked(m.Name, now) || n.inflight[m.Name]
+		if m.Name == j.peer && (j.answer || !cut) {
+			return m
+		}
+		others = append(others, m)
+		if !cut {
+			reached = append(reached, m)
+		}
+	}
+	if j.answer {
+		return nodeAt(j.peer, j.addr)
+	}
+	if len(reached) > 0 {
+		others = reached
+	}
+	if len(others) == 0 {
+		return nil
+	}
+	return others[n.rng.IntN(len(others))]
+}
+
+// nodeAt returns a memberlist node for id at addr, an IP and port, or nil when addr is not one.
+func nodeAt(id, addr string) *memberlist.Node {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil
+	}
+	ip := net.ParseIP(host)
+	p, err := strconv.ParseUint(port, 10, 16)
+	if ip == nil || err != nil || p == 0 {
+		return nil
+	}
+	return &memberlist.Node{Name: id, Addr: ip, Port: uint16(p)}
+}
