@@ -73,10 +73,10 @@ type Node struct {
 
 	// given are the checks the checker was last given (and givenSet the same, by id);
 	// handoffs those of them it probes only until their new holders report them
-	// (handoff.go).
+	// (checker.NextHandoffs, wired in handoff.go).
 	given    []string
 	givenSet map[string]bool
-	handoffs map[string]handoff
+	handoffs map[string]checker.Handoff
 }
 
 // New validates cfg, binds the node's sockets (gossip, DNS, HTTP, raft and API) and prepares
