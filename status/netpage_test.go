@@ -36,25 +36,7 @@ func TestNetworkPageInBrowser(t *testing.T) {
 	}
 	bin := chromium(t)
 	locs := fakeNetwork(120)
-	members := []Member{
-		{ID: "loc-us", Region: "us-east", Roles: []string{"location"}, State: "alive"},
-		{ID: "loc-eu", Region: "eu-west", Roles: []string{"location"}, State: "alive"},
-		{ID: "loc-sa", Region: "sa-east", Roles: []string{"location"}, State: "alive"},
-		{ID: "loc-ap", Region: "ap-south", Roles: []string{"location"}, State: "alive"},
-	}
-	urls := map[string]string{}
-	for _, id := range []string{"loc-eu", "loc-sa"} {
-		api, err := New(Options{Node: &fakeNode{id: id, members: members}, Location: locs[id]})
-		if err != nil {
-			t.Fatal(err)
-		}
-		srv := httptest.NewServer(api)
-		t.Cleanup(srv.Close)
-		urls[id] = srv.URL
-	}
-	gone := httptest.NewServer(http.NotFoundHandler())
-	urls["loc-ap"] = gone.URL
-	gone.Close()
+	members, urls, _ := fakePeers(t, locs)
 	now := time.Now()
 	hs, err := history.Open(history.Options{}, now.Add(-time.Hour))
 	if err != nil {

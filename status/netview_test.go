@@ -144,6 +144,20 @@ func TestNetworkView(t *testing.T) {
 func newNetworkViewAPI(t *testing.T) (*API, *atomic.Int64) {
 	t.Helper()
 	locs := fakeNetwork(250)
+	members, urls, fetches := fakePeers(t, locs)
+	api, err := New(Options{Node: &fakeNode{id: "loc-us", region: "us-east", members: members}, Location: locs["loc-us"],
+		Network: NetworkOptions{PeerURL: func(m Member) string { return urls[m.ID] }, Timeout: 2 * time.Second, CacheFor: time.Hour}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return api, fetches
+}
+
+// fakePeers serves locs' loc-eu and loc-sa on HTTP servers that count their fetches, and
+// gives loc-ap an address where nothing listens any more. It returns the four locations as
+// members (loc-us among them, which the caller serves) and each peer's URL.
+func fakePeers(t *testing.T, locs map[string]*fakeLocation) ([]Member, map[string]string, *atomic.Int64) {
+	t.Helper()
 	members := []Member{
 		{ID: "loc-us", Region: "us-east", Roles: []string{"location"}, State: "alive"},
 		{ID: "loc-eu", Region: "eu-west", Roles: []string{"location"}, State: "alive"},
@@ -167,12 +181,7 @@ func newNetworkViewAPI(t *testing.T) (*API, *atomic.Int64) {
 	gone := httptest.NewServer(http.NotFoundHandler())
 	urls["loc-ap"] = gone.URL
 	gone.Close() // loc-ap: nothing listens there any more
-	api, err := New(Options{Node: &fakeNode{id: "loc-us", region: "us-east", members: members}, Location: locs["loc-us"],
-		Network: NetworkOptions{PeerURL: func(m Member) string { return urls[m.ID] }, Timeout: 2 * time.Second, CacheFor: time.Hour}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return api, fetches
+	return members, urls, fetches
 }
 
 // getNetwork asks api for GET /v1/network with query.
