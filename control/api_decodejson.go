@@ -20,12 +20,11 @@ import (
 // voter's whole apply of it. decodeCheckJSON decodes the plain cases with encoding/json
 // instead, and takes only bodies whose result is certainly the YAML decoder's: every key
 // spelled as the YAML decoder knows it, none twice, no null, only printable ASCII and line
-// breaks, no escapes, no
-// number in an exponent form or a negative zero, no grpc or dns probe; and a check that the
-// configuration's normalisation would not change (its port set, its method in capitals, its
-// regions either absent or listed). Anything else, an error of any kind included, goes the
-// YAML way, which words every error as it always has. TestDecodeCheckJSONAsYAML and
-// FuzzDecodeCheckJSON compare the two paths.
+// breaks, no escapes, no number in an exponent form or a negative zero, no grpc or dns probe;
+// and a check that the configuration's normalisation would not change (its port set, its
+// method in capitals, its regions either absent or listed). Anything else, an error of any
+// kind included, goes the YAML way, which words every error as it always has.
+// TestDecodeCheckJSONAsYAML and FuzzDecodeCheckJSON compare the two paths.
 
 // jsonShape is the form of the value a key of a fast check body holds.
 type jsonShape int
