@@ -57,11 +57,19 @@ func BenchmarkReassign(b *testing.B) {
 	}
 }
 
-// benchAssigned returns how many checks the node's checker was last given.
+// benchAssigned returns how many checks the node's checker was last given, as its metric
+// says.
 func benchAssigned(n *Node) int {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return len(n.given)
+	mfs, err := n.gat.Gather()
+	if err != nil {
+		panic(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == "vigil_checker_checks_assigned" && len(mf.GetMetric()) == 1 {
+			return int(mf.GetMetric()[0].GetGauge().GetValue())
+		}
+	}
+	return -1
 }
 
 // benchWrite does to the node's assignment what a write that changed check id does
@@ -69,10 +77,7 @@ func benchAssigned(n *Node) int {
 func benchWrite(n *Node, id string) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	n.updatePlanLocked(n.state, control.Changes{Checks: []string{id}})
-	if !n.mineChanged {
-		n.mineChanged = n.touchesMineLocked([]string{id})
-	}
+	n.configureLocked(n.state, control.Changes{Checks: []string{id}})
 }
 
 // benchMove brings the node's plan to an empty membership, so that its next reassign finds
@@ -80,8 +85,7 @@ func benchWrite(n *Node, id string) {
 func benchMove(n *Node) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if err := n.plan.Update(shard.Membership{}); err != nil {
+	if err := n.asg.SetMembers(shard.Membership{}); err != nil {
 		panic(err)
 	}
-	n.members = shard.Membership{}
 }
