@@ -29,7 +29,7 @@ type Checks interface {
 //
 // An Assignment decides and does no I/O: time, the membership and what gossip holds are
 // arguments. It is not safe for concurrent use (the node calls it under its lock); its Plan
-// is.
+// is. The zero Assignment has no plan until configured, and gives nothing.
 type Assignment struct {
 	region, self string
 	checks       Checks

@@ -57,7 +57,7 @@ type Node struct {
 	engineCh engineChanges
 	// asg is the checker's assignment: the plan of every check's shards (a location's expected
 	// checkers, too), what the checker was given and what it hands off (assign.go).
-	asg *checker.Assignment
+	asg checker.Assignment
 	loc locationState
 	ovr overrideLayer // maintenance overrides (overrides.go)
 
@@ -77,7 +77,7 @@ func New(cfg Config) (*Node, error) {
 		return nil, err
 	}
 	n := &Node{cfg: cfg, log: cfg.Logger, memberCh: make(chan struct{}, 1), source: control.SourceNone,
-		asg: checker.NewAssignment(cfg.Region, cfg.ID)}
+		asg: *checker.NewAssignment(cfg.Region, cfg.ID)}
 	if n.log == nil {
 		n.log = slog.Default()
 	}
