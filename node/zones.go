@@ -33,7 +33,7 @@ func (n *Node) installZones(s *control.State, ch control.Changes) {
 		shards := make(map[string][]location.NameServer, s.NumZones())
 		for h := range s.ZoneHeads() {
 			z, _ := s.Zone(h.Name)
-			zones = append(zones, n.ovr.drainZone(z))
+			zones = append(zones, n.ovr.DrainZone(z))
 			if nss := servers.of(s, h); nss != nil {
 				shards[h.Name] = nss
 			}
@@ -57,7 +57,7 @@ func (n *Node) installZones(s *control.State, ch control.Changes) {
 			continue
 		}
 		z, _ := s.Zone(apex)
-		z = n.ovr.drainZone(z)
+		z = n.ovr.DrainZone(z)
 		patches = append(patches, location.ZonePatch{Apex: apex, Zone: &z, Shard: servers.of(s, h)})
 	}
 	old := n.dns.Snapshot()
