@@ -14,6 +14,11 @@
 // hop, so a target cannot point a checker at loopback, private or other reserved addresses
 // unless the operator allows it.
 //
+// Which checks a checker probes is Assignment's to decide: the shards of every check (package
+// shard) kept up to date as the configuration and the membership change, and the checks it
+// keeps probing after it left their shards until their new holders report them (make before
+// break, NextHandoffs). The node gives it the time, the membership and what gossip holds.
+//
 // Reports leave through callbacks (Options.OnReport, Options.OnSelf); the package knows
 // nothing of gossip.
 package checker

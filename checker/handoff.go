@@ -20,7 +20,7 @@ import (
 // location count 5 of 6 when that case withdrew at once).
 //
 // The decision here is pure: time is an argument, and what it needs to know of the node
-// (configuration, reports, shards) comes as functions; the node wires it (node/handoff.go).
+// (configuration, reports, shards) comes as functions; Assignment.Give calls it (assignment.go).
 
 // handoffIntervals bounds a handoff in probe intervals: the new holder's first probe is due
 // within one interval of its assignment, and its views of membership may lag this node's.

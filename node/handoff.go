@@ -1,63 +1,41 @@
 package node
 
 import (
-	"maps"
 	"slices"
 	"time"
 
-	"github.com/vigil-dns/vigil/checker"
-	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/gossip"
 )
 
 // The make-before-break decision (which checks a checker keeps probing after it left their
-// shards, and for how long) is checker.NextHandoffs; this file wires it to the node's state.
+// shards, and for how long) is checker.Assignment's (checker.NextHandoffs); this file gives it
+// what gossip and the checker know.
 
-// handOffLocked adds to mine, the checks the plan gives this checker, the checks it is
-// handing off, and remembers what it gives the checker. Called with n.mu held.
-func (n *Node) handOffLocked(mine []config.Check, now time.Time) []config.Check {
-	ids := make([]string, 0, len(mine))
-	for _, c := range mine {
-		ids = append(ids, c.ID)
-	}
-	window := freshnessWindow(n.settings)
-	times := func(id string) (checker.HandoffTimes, bool) {
-		c, ok := n.state.CheckRef(id)
-		if !ok || c.Protocol == config.ProtocolCalculated || c.Disabled {
-			return checker.HandoffTimes{}, false
+// heardLocked returns whether checker holder's report of check id counts in the pool's table
+// at now: there, healthy or unhealthy, fresh in window. The check's reports are looked up once
+// for the calls about one check in a row. Called with n.mu held.
+func (n *Node) heardLocked(now time.Time, window time.Duration) func(id, holder string) bool {
+	var (
+		last    string
+		looked  bool
+		reports []gossip.Report
+	)
+	return func(id, holder string) bool {
+		if !looked || id != last {
+			last, looked, reports = id, true, n.pool.ReportsFor(id)
 		}
-		return checker.HandoffTimes{Limit: checker.HandoffLimit(c, window), Overlap: max(c.Interval.Std(), window)}, true
+		i := slices.IndexFunc(reports, func(r gossip.Report) bool { return r.Checker == holder })
+		return i >= 0 && reports[i].Entry.Status != gossip.StatusUnknown && reports[i].Fresh(now, window)
 	}
-	covered := func(id string) bool {
-		reports := n.pool.ReportsFor(id)
-		for _, holder := range n.plan.Shard(id, n.cfg.Region) {
-			if holder == n.cfg.ID {
-				continue
-			}
-			i := slices.IndexFunc(reports, func(r gossip.Report) bool { return r.Checker == holder })
-			if i < 0 || reports[i].Entry.Status == gossip.StatusUnknown || !reports[i].Fresh(now, window) {
-				return false
-			}
-		}
-		return true
-	}
+}
+
+// reportedLocked returns whether the checker has a report of check id. Called with n.mu held.
+func (n *Node) reportedLocked() func(id string) bool {
 	reported := map[string]bool{}
 	for _, r := range n.chk.Reports() {
 		reported[r.CheckID] = true
 	}
-	n.handoffs = checker.NextHandoffs(n.handoffs, n.given, ids, now, times, covered, func(id string) bool { return reported[id] })
-	for _, id := range slices.Sorted(maps.Keys(n.handoffs)) {
-		if c, ok := n.state.CheckRef(id); ok {
-			mine = append(mine, *c)
-			ids = append(ids, id)
-		}
-	}
-	n.given = ids
-	n.givenSet = make(map[string]bool, len(ids))
-	for _, id := range ids {
-		n.givenSet[id] = true
-	}
-	return mine
+	return func(id string) bool { return reported[id] }
 }
 
 // handingOff reports whether the checker is handing off a check, so that the data plane's
@@ -65,5 +43,5 @@ func (n *Node) handOffLocked(mine []config.Check, now time.Time) []config.Check 
 func (n *Node) handingOff() bool {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return len(n.handoffs) > 0
+	return n.asg.HandingOff()
 }

@@ -56,7 +56,7 @@ func TestConfigChangesApplied(t *testing.T) {
 		return ci.Source == control.SourceControlPlane && ci.Checks == len(doc.Checks), fmt.Sprintf("%+v", ci)
 	})
 	a.mu.Lock()
-	plan, index := a.plan, a.state.Index
+	plan, index := a.asg.Plan(), a.state.Index
 	a.mu.Unlock()
 	var wholes uint64
 	eventually(t, 10*time.Second, "the engine holds the configuration", func() (bool, string) {
@@ -79,7 +79,7 @@ func TestConfigChangesApplied(t *testing.T) {
 		return err == nil && slices.Equal(got, []string{"203.0.113.9"}), fmtAnswer(got, err)
 	})
 	a.mu.Lock()
-	samePlan, shard, newIndex := a.plan == plan, a.plan.Shard("extra", "us-east"), a.state.Index
+	samePlan, shard, newIndex := a.asg.Plan() == plan, a.asg.Plan().Shard("extra", "us-east"), a.state.Index
 	a.mu.Unlock()
 	if !samePlan || !slices.Equal(shard, []string{"a"}) || newIndex <= index {
 		t.Fatalf("plan changed in place: %v; shard of the new check in us-east %v; index %d -> %d", samePlan, shard, index, newIndex)

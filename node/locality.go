@@ -1,9 +1,7 @@
 package node
 
 import (
-	"cmp"
 	"context"
-	"slices"
 	"time"
 
 	"github.com/vigil-dns/vigil/routing"
@@ -15,7 +13,7 @@ const localityInterval = 2 * time.Second
 
 // runLocality keeps the DNS server's locality (for nearest record sets) up to date until ctx
 // ends: the node's region first, then the configuration's other regions by the round-trip
-// time measured to their nodes.
+// time measured to their nodes (routing.NewLocality).
 func (n *Node) runLocality(ctx context.Context) error {
 	t := time.NewTicker(localityInterval)
 	defer t.Stop()
@@ -42,32 +40,7 @@ func (n *Node) updateLocality(now time.Time) {
 	if st != nil {
 		regions = st.Regions()
 	}
-	n.dns.SetLocality(locality(n.cfg.Region, regions, rtt))
-}
-
-// locality orders regions for a location in own: own first, then the regions measured
-// (rtt), nearest first, then the rest in the configuration's order.
-func locality(own string, regions []string, rtt map[string]time.Duration) routing.Locality {
-	loc := routing.Locality{Region: own, RTT: rtt}
-	for _, r := range regions {
-		if r != own {
-			loc.Order = append(loc.Order, r)
-		}
-	}
-	slices.SortStableFunc(loc.Order, func(a, b string) int {
-		da, oka := rtt[a]
-		db, okb := rtt[b]
-		switch {
-		case oka && okb:
-			return cmp.Compare(da, db)
-		case oka:
-			return -1
-		case okb:
-			return 1
-		}
-		return 0
-	})
-	return loc
+	n.dns.SetLocality(routing.NewLocality(n.cfg.Region, regions, rtt))
 }
 
 // Locality returns where the location stands for nearest record sets: its region, the other

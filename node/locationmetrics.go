@@ -122,8 +122,8 @@ func (m *locationMetrics) Collect(ch chan<- prometheus.Metric) {
 
 	expected := 0
 	n.mu.Lock()
-	if n.plan != nil {
-		expected = n.plan.Assigned()
+	if plan := n.asg.Plan(); plan != nil {
+		expected = plan.Assigned()
 	}
 	n.mu.Unlock()
 	ch <- prometheus.MustNewConstMetric(m.expected, prometheus.GaugeValue, float64(expected))

@@ -18,7 +18,6 @@ import (
 	"github.com/vigil-dns/vigil/control"
 	"github.com/vigil-dns/vigil/gossip"
 	"github.com/vigil-dns/vigil/location"
-	"github.com/vigil-dns/vigil/shard"
 	"github.com/vigil-dns/vigil/tlsconf"
 )
 
@@ -56,13 +55,11 @@ type Node struct {
 	state    *control.State
 	source   control.Source
 	engineCh engineChanges
-	plan     *shard.Plan
-	// members is the membership the plan was last brought to; mineChanged says that a
-	// configuration change touched the checker's checks since it was last given them.
-	members     shard.Membership
-	mineChanged bool
-	loc         locationState
-	ovr         overrideLayer // maintenance overrides (overrides.go)
+	// asg is the checker's assignment: the plan of every check's shards (a location's expected
+	// checkers, too), what the checker was given and what it hands off (assign.go).
+	asg checker.Assignment
+	loc locationState
+	ovr overrideLayer // maintenance overrides (overrides.go)
 
 	// zonesMu serialises installs of zones; zonesAt is the configuration the DNS server's
 	// zones were last brought to.
@@ -70,13 +67,6 @@ type Node struct {
 	// signers are the DNSSEC signers of the signed zones (dnssec.go); guarded by zonesMu.
 	signers signers
 	zonesAt *control.State
-
-	// given are the checks the checker was last given (and givenSet the same, by id);
-	// handoffs those of them it probes only until their new holders report them
-	// (checker.NextHandoffs, wired in handoff.go).
-	given    []string
-	givenSet map[string]bool
-	handoffs map[string]checker.Handoff
 }
 
 // New validates cfg, binds the node's sockets (gossip, DNS, HTTP, raft and API) and prepares
@@ -86,7 +76,8 @@ func New(cfg Config) (*Node, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	n := &Node{cfg: cfg, log: cfg.Logger, memberCh: make(chan struct{}, 1), source: control.SourceNone}
+	n := &Node{cfg: cfg, log: cfg.Logger, memberCh: make(chan struct{}, 1), source: control.SourceNone,
+		asg: *checker.NewAssignment(cfg.Region, cfg.ID)}
 	if n.log == nil {
 		n.log = slog.Default()
 	}
@@ -420,10 +411,7 @@ func (n *Node) setConfig(s *control.State, src control.Source) {
 	}
 	n.state, n.settings, n.source = s, &settings, src
 	n.m.configIndex.Set(float64(s.Index))
-	n.updatePlanLocked(s, ch)
-	if n.cfg.Roles.Has(RoleChecker) && !n.mineChanged {
-		n.mineChanged = ch.Full || ch.Settings || n.touchesMineLocked(ch.Checks)
-	}
+	n.configureLocked(s, ch)
 	n.mu.Unlock()
 	n.log.Info("node: configuration installed", "index", s.Index, "source", string(src),
 		"checks", s.NumChecks(), "zones", s.NumZones(), "whole", ch.Full || ch.Settings,

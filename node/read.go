@@ -58,8 +58,8 @@ func (n *Node) Self() SelfInfo {
 		h := n.chk.Self()
 		s.CheckerHealthy, s.CheckerReason = h.Healthy, h.Reason
 		n.mu.Lock()
-		if n.plan != nil {
-			s.AssignedChecks = len(n.plan.ChecksFor(n.cfg.Region, n.cfg.ID))
+		if plan := n.asg.Plan(); plan != nil {
+			s.AssignedChecks = len(plan.ChecksFor(n.cfg.Region, n.cfg.ID))
 		}
 		n.mu.Unlock()
 	}
@@ -140,7 +140,7 @@ func (n *Node) Verdicts() (map[string]quorum.Explanation, error) {
 // expectedLocked returns, for the location's reads, each check's expected checkers under the
 // current assignment (nil: no plan). The caller holds n.mu while it calls the result.
 func (n *Node) expectedLocked() func(id string) []string {
-	plan, s := n.plan, n.state
+	plan, s := n.asg.Plan(), n.state
 	if plan == nil || s == nil {
 		return nil
 	}

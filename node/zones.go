@@ -33,7 +33,7 @@ func (n *Node) installZones(s *control.State, ch control.Changes) {
 		shards := make(map[string][]location.NameServer, s.NumZones())
 		for h := range s.ZoneHeads() {
 			z, _ := s.Zone(h.Name)
-			zones = append(zones, n.ovr.drainZone(z))
+			zones = append(zones, n.ovr.DrainZone(z))
 			if nss := servers.of(s, h); nss != nil {
 				shards[h.Name] = nss
 			}
@@ -57,7 +57,7 @@ func (n *Node) installZones(s *control.State, ch control.Changes) {
 			continue
 		}
 		z, _ := s.Zone(apex)
-		z = n.ovr.drainZone(z)
+		z = n.ovr.DrainZone(z)
 		patches = append(patches, location.ZonePatch{Apex: apex, Zone: &z, Shard: servers.of(s, h)})
 	}
 	old := n.dns.Snapshot()
@@ -103,18 +103,15 @@ func (n *Node) nameServers(s *control.State) (zoneServers, error) {
 	return zoneServers{ns: ns, glue: glue}, nil
 }
 
-// of returns a zone's virtual name servers: stateful from the allocation the control plane
-// stores, stateless from the zone's name; nil for a zone that lists its own, or when the
-// settings have none.
+// of returns a zone's virtual name servers (shard.NameServers.Of) with their glue; nil for a
+// zone that lists its own, or when the settings have none.
 func (zs zoneServers) of(s *control.State, z *config.Zone) []location.NameServer {
-	if zs.ns == nil || len(z.NameServers) > 0 {
+	if zs.ns == nil {
 		return nil
 	}
-	servers := zs.ns.Stateless(z.Name)
-	if zs.ns.Mode() == shard.ModeStateful {
-		if stored := s.Shard(z.Name); len(stored) > 0 {
-			servers = stored
-		}
+	servers := zs.ns.Of(z, s.Shard)
+	if servers == nil {
+		return nil
 	}
 	return location.ShardNameServers(servers, s.Settings().NameServers.Domain, zs.glue)
 }

@@ -109,6 +109,21 @@ func (n *NameServers) Stateless(zone string) []int {
 	return n.candidate(HashKey(CanonicalName(zone)), 0)
 }
 
+// Of returns the name servers of zone z: none for a zone that lists its own; in stateful
+// mode the allocation stored for it (stored, the control plane's), when there is one; else its
+// stateless shard.
+func (n *NameServers) Of(z *config.Zone, stored func(zone string) []int) []int {
+	if len(z.NameServers) > 0 {
+		return nil
+	}
+	if n.mode == ModeStateful {
+		if servers := stored(z.Name); len(servers) > 0 {
+			return servers
+		}
+	}
+	return n.Stateless(z.Name)
+}
+
 // candidate returns the attempt-th pseudo-random shard for a zone hash, sorted. Attempt 0 is
 // the stateless shard, so a stateful zone keeps its stateless servers whenever they fit.
 func (n *NameServers) candidate(h uint64, attempt int) []int {

@@ -97,3 +97,33 @@ func TestStatelessShard(t *testing.T) {
 		t.Errorf("stateless use of servers: cv %.3f, max/mean %.2f", cv, peak)
 	}
 }
+
+// A zone's name servers: none when it lists its own; stateless from its name; in stateful
+// mode the stored allocation, its stateless shard when none is stored.
+func TestNameServersOf(t *testing.T) {
+	stored := map[string][]int{"a.example.": {1, 2, 3, 4}}
+	lookup := func(zone string) []int { return stored[zone] }
+	a, b := &config.Zone{Name: "a.example."}, &config.Zone{Name: "b.example."}
+	own := &config.Zone{Name: "a.example.", NameServers: []string{"ns1.example.net."}}
+	stateless := mustNameServers(t, config.DefaultDocument().NameServers)
+	sf := config.DefaultDocument().NameServers
+	sf.Mode = ModeStateful
+	stateful := mustNameServers(t, sf)
+	for _, c := range []struct {
+		name string
+		ns   *NameServers
+		z    *config.Zone
+		want []int
+	}{
+		{"stateless", stateless, b, stateless.Stateless("b.example.")},
+		{"stateless ignores what is stored", stateless, a, stateless.Stateless("a.example.")},
+		{"stateful, stored", stateful, a, stored["a.example."]},
+		{"stateful, none stored", stateful, b, stateful.Stateless("b.example.")},
+		{"own name servers", stateful, own, nil},
+		{"own name servers, stateless", stateless, own, nil},
+	} {
+		if got := c.ns.Of(c.z, lookup); !slices.Equal(got, c.want) {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}

@@ -1,4 +1,4 @@
-package node
+package routing
 
 import (
 	"slices"
@@ -19,7 +19,7 @@ func TestLocalityOrder(t *testing.T) {
 		{"us-east", map[string]time.Duration{"sa-east": 30 * time.Millisecond, "eu-west": 80 * time.Millisecond}, []string{"sa-east", "eu-west", "ap-south"}},
 		{"ap-south", map[string]time.Duration{"ap-south": time.Millisecond, "eu-west": 90 * time.Millisecond}, []string{"eu-west", "us-east", "sa-east"}},
 	} {
-		loc := locality(c.own, regions, c.rtt)
+		loc := NewLocality(c.own, regions, c.rtt)
 		if loc.Region != c.own || !slices.Equal(loc.Order, c.want) {
 			t.Errorf("%s with %v: %s then %v, want %v", c.own, c.rtt, loc.Region, loc.Order, c.want)
 		}
