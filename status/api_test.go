@@ -200,7 +200,7 @@ func evidenceRouteCases() []routeCase {
 				t.Fatalf("votes %+v", e.Votes)
 			}
 			for _, v := range e.Votes {
-				if v.Status != "unhealthy" || !v.Counted || v.Reason != "status: HTTP 503" || v.Latency.Std() != 12*time.Millisecond {
+				if v.Status != quorum.VoteUnhealthy || !v.Counted || v.Reason != "status: HTTP 503" || v.Latency.Std() != 12*time.Millisecond {
 					t.Errorf("vote %+v", v)
 				}
 				if wantExp := slices.Contains([]string{"us-1", "eu-1", "sa-1"}, v.Checker); v.Expected != wantExp {
@@ -239,8 +239,8 @@ func evidenceRouteCases() []routeCase {
 		{"calculated evidence", "/v1/verdicts/web-majority", 200, func(t *testing.T, body []byte) {
 			var e CheckEvidence
 			decodeStrict(t, body, &e)
-			want := []Child{{"web-us-east", quorum.StateHealthy, true}, {"web-eu-west", quorum.StateUnhealthy, false},
-				{"web-sa-east", quorum.StateUnknown, true}}
+			want := []quorum.ChildVote{{Check: "web-us-east", State: quorum.StateHealthy, CountedHealthy: true},
+				{Check: "web-eu-west", State: quorum.StateUnhealthy}, {Check: "web-sa-east", State: quorum.StateUnknown, CountedHealthy: true}}
 			if !e.Calculated || e.MinHealthy != 2 || !reflect.DeepEqual(e.Children, want) {
 				t.Errorf("calculated %+v", e)
 			}

@@ -108,35 +108,14 @@ type CheckEvidence struct {
 	// Inverted and Disabled are the check's switches.
 	Inverted bool `json:"inverted"`
 	Disabled bool `json:"disabled"`
-	// Votes are the reports this location holds: each one's vote or why it does not count.
-	Votes []Vote `json:"votes"`
+	// Votes are the reports this location holds: each one's vote or why it does not count
+	// (quorum's own, as quorum.Explain made them).
+	Votes []quorum.Vote `json:"votes"`
 	// NeverHeard are the expected checkers this location holds no report from.
 	NeverHeard []Absent `json:"never_heard"`
-	// Children are a calculated check's children.
-	Children []Child `json:"children,omitempty"`
-}
-
-// Vote is one checker's report and its part in a verdict.
-type Vote struct {
-	// Checker and Region identify the checker.
-	Checker string `json:"checker"`
-	Region  string `json:"region"`
-	// Status is "healthy" or "unhealthy" (counted), or "stale" (not counted).
-	Status string `json:"status"`
-	// Counted says whether the report counted; Expected whether the assignment expects it.
-	Counted  bool `json:"counted"`
-	Expected bool `json:"expected"`
-	// Why says in words why it counted or not; Reason is the checker's own reason.
-	Why    string `json:"why"`
-	Reason string `json:"reason,omitempty"`
-	// Latency is the checker's last probe duration.
-	Latency config.Duration `json:"latency"`
-	// Sequence is the report's sequence number.
-	Sequence uint64 `json:"sequence"`
-	// LastProgress is when this location last heard the checker; StaleSince when it went
-	// stale.
-	LastProgress time.Time `json:"last_progress,omitzero"`
-	StaleSince   time.Time `json:"stale_since,omitzero"`
+	// Children are a calculated check's children (quorum's own, as quorum.ExplainCombined
+	// made them).
+	Children []quorum.ChildVote `json:"children,omitempty"`
 }
 
 // Absent is an expected checker this location holds no report from.
@@ -146,15 +125,6 @@ type Absent struct {
 	Region  string `json:"region,omitempty"`
 	// Why says why it does not count.
 	Why string `json:"why"`
-}
-
-// Child is one child of a calculated check.
-type Child struct {
-	// Check is the child's id; State its verdict.
-	Check string       `json:"check"`
-	State quorum.State `json:"state"`
-	// CountedHealthy says the child counted as healthy (healthy or unknown).
-	CountedHealthy bool `json:"counted_healthy"`
 }
 
 // CheckerList is GET /v1/checkers: the checkers as a location hears them.
