@@ -150,3 +150,21 @@ func TestVoteJSONRoundTrip(t *testing.T) {
 		t.Error("a vote named withdrawn was read")
 	}
 }
+
+// TestRuleText: every rule's name reads back as the rule, and an unknown name is refused.
+func TestRuleText(t *testing.T) {
+	for r := RuleNone; r <= RuleCombined; r++ {
+		b, err := r.MarshalText()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back Rule
+		if err := back.UnmarshalText(b); err != nil || back != r {
+			t.Errorf("rule %s read back as %s (%v)", r, back, err)
+		}
+	}
+	var r Rule
+	if err := r.UnmarshalText([]byte("withdrawn")); err == nil {
+		t.Error("a rule named withdrawn was read")
+	}
+}

@@ -190,7 +190,7 @@ func evidenceRouteCases() []routeCase {
 		{"unhealthy evidence", "/v1/verdicts/web-eu-west", 200, func(t *testing.T, body []byte) {
 			var e CheckEvidence
 			decodeStrict(t, body, &e)
-			if e.ID != "web-eu-west" || e.State != quorum.StateUnhealthy || e.ServedAsHealthy || e.Rule != "threshold" {
+			if e.ID != "web-eu-west" || e.State != quorum.StateUnhealthy || e.ServedAsHealthy || e.Rule != quorum.RuleThreshold {
 				t.Errorf("verdict %+v", e.VerdictSummary)
 			}
 			if e.FreshnessWindow.Std() != 5*time.Second || e.Hold.Std() != 10*time.Second {
@@ -229,7 +229,7 @@ func evidenceRouteCases() []routeCase {
 		{"stale evidence", "/v1/verdicts/web-sa-east", 200, func(t *testing.T, body []byte) {
 			var e CheckEvidence
 			decodeStrict(t, body, &e)
-			if e.State != quorum.StateUnknown || e.Rule != "short" || !e.ServedAsHealthy {
+			if e.State != quorum.StateUnknown || e.Rule != quorum.RuleShort || !e.ServedAsHealthy {
 				t.Errorf("verdict %+v", e.VerdictSummary)
 			}
 			if len(e.Votes) != 2 || !e.Votes[0].StaleSince.Equal(t0.Add(-time.Minute+5*time.Second)) {

@@ -21,7 +21,7 @@ func summaryOf(id string, calculated bool, e quorum.Explanation) VerdictSummary 
 		ServedAsHealthy:  e.ServedAsHealthy,
 		Held:             e.Held,
 		Calculated:       calculated,
-		Rule:             e.Rule.String(),
+		Rule:             e.Rule,
 		Explanation:      e.Sentence,
 		EvaluatedAt:      e.At,
 		Since:            e.Since,

@@ -64,7 +64,7 @@ func WriteVerdicts(w io.Writer, l VerdictList, now time.Time) error {
 			state += " (held)"
 		}
 		cells := []string{c.ID, state, age(c.Since, now),
-			fmt.Sprintf("%d/%d", c.Counts.Healthy, c.Counts.Fresh), strconv.Itoa(c.Counts.Stale), c.Rule}
+			fmt.Sprintf("%d/%d", c.Counts.Healthy, c.Counts.Fresh), strconv.Itoa(c.Counts.Stale), c.Rule.String()}
 		if c.Calculated {
 			cells[3] = fmt.Sprintf("%d/%d children", c.Counts.Healthy, c.Counts.Healthy+c.Counts.Unhealthy)
 		}

@@ -37,7 +37,10 @@ type VerdictList struct {
 }
 
 // VerdictSummary is one check's verdict without per-report evidence, and what each region's
-// checkers say of it.
+// checkers say of it. It is a view, not quorum.Explanation itself: it adds the check's id,
+// whether it is calculated, the override in force and the region cells, between the
+// explanation's fields in the order the API has always written them (an embedded
+// quorum.Explanation would move them); its parts are quorum's own types (State, Rule, Counts).
 type VerdictSummary struct {
 	// ID is the check's id.
 	ID string `json:"id"`
@@ -53,7 +56,7 @@ type VerdictSummary struct {
 	// Calculated says the check is computed from other checks' verdicts.
 	Calculated bool `json:"calculated"`
 	// Rule is the quorum rule applied ("threshold", "held", "short", "disabled", "combined").
-	Rule string `json:"rule"`
+	Rule quorum.Rule `json:"rule"`
 	// Explanation says the verdict in one sentence.
 	Explanation string `json:"explanation"`
 	// EvaluatedAt is when the verdict was computed; Since when its state last changed.
@@ -87,7 +90,8 @@ const (
 )
 
 // RegionCell is what one region's checkers say of one check, as this location hears them.
-// Votes are the checkers' own (before inversion).
+// Votes are the checkers' own (before inversion). It is derived here (regionCells): quorum
+// counts a check's reports as a whole, never by region.
 type RegionCell struct {
 	// State is CellHealthy, CellUnhealthy, CellStale or CellUnknown.
 	State string `json:"state"`
@@ -118,7 +122,9 @@ type CheckEvidence struct {
 	Children []quorum.ChildVote `json:"children,omitempty"`
 }
 
-// Absent is an expected checker this location holds no report from.
+// Absent is an expected checker this location holds no report from. It is derived:
+// quorum.Explanation.NeverHeard names the checker only, and the status API adds its region
+// (from membership) and why it does not count.
 type Absent struct {
 	// Checker is its id; Region its region when this node knows it.
 	Checker string `json:"checker"`
@@ -247,7 +253,8 @@ type ProbeResult struct {
 	CertNotAfter time.Time `json:"cert_not_after,omitzero"`
 }
 
-// Timings are a probe's phases (see checker.Timings).
+// Timings are a probe's phases (see checker.Timings), written as Go durations ("1.5ms"):
+// checker.Timings holds time.Duration, which JSON would write as nanoseconds.
 type Timings struct {
 	DNS       config.Duration `json:"dns"`
 	Connect   config.Duration `json:"connect"`
@@ -274,7 +281,9 @@ type MemberList struct {
 }
 
 // Digest is GET /v1/network/digest: a location's verdicts in brief, and which regions'
-// checkers it hears; what the other locations fetch for their network view.
+// checkers it hears; what the other locations fetch for their network view. It is a view
+// derived from the verdicts, the checkers heard and the history, kept small (about 100 bytes a
+// check) because every other location fetches it.
 type Digest struct {
 	// Location is the answering node; Region its region.
 	Location string `json:"location"`
@@ -306,7 +315,8 @@ type DigestCheck struct {
 }
 
 // NetworkView is GET /v1/network: every location's verdict of every check, side by side, one
-// page of checks at a time.
+// page of checks at a time. It is derived: the merge of every location's Digest, which no
+// domain type holds.
 type NetworkView struct {
 	// Location is the asked node; GeneratedAt when it answered.
 	Location    string    `json:"location"`
