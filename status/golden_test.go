@@ -154,7 +154,7 @@ var goldenCases = []struct {
 	{"history-eu-west", "/v1/history/web-eu-west", 200, func() any { return new(CheckHistory) }},
 	{"answer-history", "/v1/answer-history", 200, func() any { return new(AnswerHistory) }},
 	{"probes", "/v1/probes", 200, func() any { return new(ProbeList) }},
-	{"self", "/v1/self", 200, func() any { return new(SelfHealth) }},
+	{"self", "/v1/self", 200, func() any { return new(checker.SelfHealth) }},
 	{"node", "/v1/node", 200, func() any { return new(NodeInfo) }},
 	{"members", "/v1/members", 200, func() any { return new(MemberList) }},
 	{"readyz", "/readyz", 503, func() any { return new(Readiness) }},

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	vigilapi "github.com/vigil-dns/vigil/api"
+	"github.com/vigil-dns/vigil/checker"
 	"github.com/vigil-dns/vigil/control"
 	"github.com/vigil-dns/vigil/history"
 	"github.com/vigil-dns/vigil/location"
@@ -87,7 +88,7 @@ func TestOpenAPISchemas(t *testing.T) {
 		"StatusCheckerList":     reflect.TypeFor[CheckerList](),
 		"StatusCandidate":       reflect.TypeFor[Candidate](),
 		"StatusAnswer":          reflect.TypeFor[Answer](),
-		"StatusSelfHealth":      reflect.TypeFor[SelfHealth](),
+		"StatusSelfHealth":      reflect.TypeFor[checker.SelfHealth](),
 		"StatusTimings":         reflect.TypeFor[Timings](),
 		"StatusProbeResult":     reflect.TypeFor[ProbeResult](),
 		"StatusProbeStatus":     reflect.TypeFor[ProbeStatus](),

@@ -3,6 +3,7 @@ package status
 import (
 	"time"
 
+	"github.com/vigil-dns/vigil/checker"
 	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/control"
 	"github.com/vigil-dns/vigil/location"
@@ -198,18 +199,10 @@ type ProbeList struct {
 	// Checker is the answering node; Region its region.
 	Checker string `json:"checker"`
 	Region  string `json:"region"`
-	// Self is the checker's self-health.
-	Self SelfHealth `json:"self"`
+	// Self is the checker's self-health (GET /v1/self).
+	Self checker.SelfHealth `json:"self"`
 	// Probes are sorted by check id.
 	Probes []ProbeStatus `json:"probes"`
-}
-
-// SelfHealth is GET /v1/self: whether a checker's reports stand.
-type SelfHealth struct {
-	// Healthy is false while the checker is isolated and withdraws its reports.
-	Healthy bool `json:"healthy"`
-	// Reason explains an isolation.
-	Reason string `json:"reason,omitempty"`
 }
 
 // ProbeStatus is one assigned check at a checker.
