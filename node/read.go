@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/vigil-dns/vigil/checker"
@@ -24,12 +25,10 @@ import (
 // ErrNoLocation is returned by the location's read methods on a node without that role.
 var ErrNoLocation = errors.New("node: this node has no location role")
 
-// SelfInfo describes the node itself.
+// SelfInfo describes the node itself: who it is (as the status API shows it), where it
+// listens, and its checker's self-health.
 type SelfInfo struct {
-	ID      string `json:"id"`
-	Region  string `json:"region"`
-	Roles   string `json:"roles"`
-	Version string `json:"version"`
+	status.Identity
 	// GossipAddr, DNSAddr, HTTPAddr and ControlAPI are the node's addresses (empty when the
 	// node does not run that part).
 	GossipAddr string `json:"gossip_addr,omitempty"`
@@ -45,8 +44,7 @@ type SelfInfo struct {
 
 // Self describes the node: identity, roles, addresses and the checker's self-health.
 func (n *Node) Self() SelfInfo {
-	s := SelfInfo{ID: n.cfg.ID, Region: n.cfg.Region, Roles: n.cfg.Roles.String(), Version: n.cfg.Version,
-		HTTPAddr: n.HTTPAddr()}
+	s := SelfInfo{Identity: n.identity(), HTTPAddr: n.HTTPAddr()}
 	if n.pool != nil {
 		s.GossipAddr = n.pool.Addr()
 	}
@@ -66,6 +64,12 @@ func (n *Node) Self() SelfInfo {
 		n.mu.Unlock()
 	}
 	return s
+}
+
+// identity says who the node is: its id, region, roles and version.
+func (n *Node) identity() status.Identity {
+	return status.Identity{ID: n.cfg.ID, Region: n.cfg.Region, Roles: strings.Split(n.cfg.Roles.String(), "+"),
+		Version: n.cfg.Version}
 }
 
 // Version returns the node's software version.

@@ -54,10 +54,7 @@ func (n *Node) statusOptions() status.Options {
 // statusNode adapts *Node to status.NodeView.
 type statusNode struct{ n *Node }
 
-func (v statusNode) Identity() status.Identity {
-	s := v.n.Self()
-	return status.Identity{ID: s.ID, Region: s.Region, Roles: strings.Split(s.Roles, "+"), Version: s.Version}
-}
+func (v statusNode) Identity() status.Identity { return v.n.identity() }
 
 func (v statusNode) Members() []status.Member {
 	ms := v.n.Members()
