@@ -6,7 +6,7 @@
 //
 // The package reads a node through three small interfaces, LocationView, CheckerView and
 // NodeView, written in terms of the types that compute the data (quorum.Explanation,
-// routing.Result, checker.Report and checker.Result, control.WatcherStatus) and of its own
+// routing.Result, checker.Report and checker.Result, wire.WatcherStatus) and of its own
 // Identity, Member, HeardChecker and Readiness, which node.Node returns as they are.
 // It computes nothing of its own beyond arranging that data: the verdict, its evidence and the
 // answer come from the quorum and routing packages, so what the page shows is what DNS serves.
@@ -14,7 +14,7 @@
 // Every response is JSON in the shapes of wire.go, which the client decodes with the same types;
 // every error is {"error": "..."} with a 4xx or 5xx status. Where the API shows a domain type as
 // it is, it writes that type itself, with its JSON tags (quorum.Vote, quorum.ChildVote,
-// quorum.Counts, quorum.State and Rule, checker.SelfHealth, control.WatcherStatus,
+// quorum.Counts, quorum.State and Rule, checker.SelfHealth, wire.WatcherStatus,
 // location.ZoneState, history's types); wire.go holds only the views the API derives (a check's
 // summary and evidence with its region cells, probes, answers, digests and the network view),
 // each saying why. testdata/golden records every endpoint's JSON byte for byte.

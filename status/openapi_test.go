@@ -8,7 +8,7 @@ import (
 
 	vigilapi "github.com/vigil-dns/vigil/api"
 	"github.com/vigil-dns/vigil/checker"
-	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/control/wire"
 	"github.com/vigil-dns/vigil/history"
 	"github.com/vigil-dns/vigil/location"
 	"github.com/vigil-dns/vigil/quorum"
@@ -94,7 +94,7 @@ func TestOpenAPISchemas(t *testing.T) {
 		"StatusProbeStatus":     reflect.TypeFor[ProbeStatus](),
 		"StatusProbeList":       reflect.TypeFor[ProbeList](),
 		"StatusReadiness":       reflect.TypeFor[Readiness](),
-		"StatusWatcher":         reflect.TypeFor[control.WatcherStatus](),
+		"StatusWatcher":         reflect.TypeFor[wire.WatcherStatus](),
 		"StatusNodeInfo":        reflect.TypeFor[NodeInfo](),
 		"StatusMember":          reflect.TypeFor[Member](),
 		"StatusMemberList":      reflect.TypeFor[MemberList](),
