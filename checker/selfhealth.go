@@ -33,9 +33,9 @@ func (p IsolationPolicy) withDefaults() IsolationPolicy {
 // SelfHealth is a checker's view of itself: whether its reports stand.
 type SelfHealth struct {
 	// Healthy is false while the checker is isolated; it then withdraws every report.
-	Healthy bool
+	Healthy bool `json:"healthy"`
 	// Reason explains an isolation, for the status API and logs.
-	Reason string
+	Reason string `json:"reason,omitempty"`
 }
 
 // reachability sorts a result for self-health: +1 proves the network works, -1 is a failure

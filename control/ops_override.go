@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/control/wire"
 )
 
 // Maintenance overrides: a check forced healthy or unhealthy, or a record drained (served
@@ -23,14 +24,14 @@ const (
 	OpClearOverride Op = "clear_override"
 )
 
-// The kinds of override.
+// The kinds of override (wire's).
 const (
 	// OverrideHealthy serves a check as healthy whatever its verdict.
-	OverrideHealthy = "healthy"
+	OverrideHealthy = wire.OverrideHealthy
 	// OverrideUnhealthy serves a check as unhealthy whatever its verdict.
-	OverrideUnhealthy = "unhealthy"
+	OverrideUnhealthy = wire.OverrideUnhealthy
 	// OverrideDrain treats one record as unhealthy: it is answered only in last resort.
-	OverrideDrain = "drain"
+	OverrideDrain = wire.OverrideDrain
 )
 
 // Bounds of overrides.
@@ -42,29 +43,8 @@ const (
 	maxReason      = 512
 )
 
-// Override is one maintenance override.
-type Override struct {
-	// ID names the override: a hash of its target (OverrideID), the same for every override
-	// of that target.
-	ID string `json:"id"`
-	// Kind is healthy or unhealthy (a check), or drain (a record).
-	Kind string `json:"kind"`
-	// Check is the check forced.
-	Check string `json:"check,omitempty"`
-	// Zone, Name, Type and Value name the record drained: its zone's apex, its absolute
-	// owner name, its type and its value, all canonical.
-	Zone  string            `json:"zone,omitempty"`
-	Name  string            `json:"name,omitempty"`
-	Type  config.RecordType `json:"type,omitempty"`
-	Value string            `json:"value,omitempty"`
-	// Reason says why; Author is the name of the token that set it.
-	Reason string `json:"reason"`
-	Author string `json:"author"`
-	// Created is when it was set, Expires when it ends, by the clock of the voter that
-	// took the write. Every location ends it at Expires by its own clock.
-	Created time.Time `json:"created"`
-	Expires time.Time `json:"expires"`
-}
+// Override is one maintenance override (wire.Override, with its Active, Target and String).
+type Override = wire.Override
 
 // OverrideID returns the ID of the override of a check (zone empty) or of a record.
 func OverrideID(check, zone, name string, typ config.RecordType, value string) string {
@@ -81,27 +61,6 @@ func OverrideID(check, zone, name string, typ config.RecordType, value string) s
 
 // RecordTypeOf returns a record type as the control plane names it (upper case).
 func RecordTypeOf(s string) config.RecordType { return config.RecordType(strings.ToUpper(s)) }
-
-// Active reports whether the override is in force at now.
-func (o *Override) Active(now time.Time) bool { return now.Before(o.Expires) }
-
-// Target describes what the override applies to, e.g. "check web" or "record www.example.com.
-// A 192.0.2.1".
-func (o *Override) Target() string {
-	if o.Kind == OverrideDrain {
-		return fmt.Sprintf("record %s %s %s", o.Name, o.Type, o.Value)
-	}
-	return "check " + o.Check
-}
-
-// String says the override in one sentence.
-func (o *Override) String() string {
-	what := "forced " + o.Kind
-	if o.Kind == OverrideDrain {
-		what = "drained (answered only in last resort)"
-	}
-	return fmt.Sprintf("%s %s by %s until %s: %s", o.Target(), what, o.Author, o.Expires.UTC().Format(time.RFC3339), o.Reason)
-}
 
 // applySetOverride puts c.Override in place at index; pure.
 func applySetOverride(s *State, c *Command, index uint64) (*edit, error) {

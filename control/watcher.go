@@ -16,19 +16,20 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/vigil-dns/vigil/control/wire"
 )
 
-// Source says where a Watcher's configuration came from.
-type Source string
+// Source says where a Watcher's configuration came from (wire.Source).
+type Source = wire.Source
 
 // The sources of a Watcher's configuration.
 const (
 	// SourceNone: no configuration has ever been seen; the node serves nothing.
-	SourceNone Source = "none"
+	SourceNone = wire.SourceNone
 	// SourceDisk: the copy on local disk, because no voter has answered yet.
-	SourceDisk Source = "disk"
+	SourceDisk = wire.SourceDisk
 	// SourceControlPlane: a voter answered with it.
-	SourceControlPlane Source = "control-plane"
+	SourceControlPlane = wire.SourceControlPlane
 )
 
 // maxVoters bounds the voter URLs a Watcher keeps.
@@ -55,21 +56,8 @@ type WatcherConfig struct {
 	Registerer prometheus.Registerer
 }
 
-// WatcherStatus is what a data-plane node reports about its configuration.
-type WatcherStatus struct {
-	// Source is where the configuration in use came from.
-	Source Source `json:"source"`
-	// Index is the raft index of the configuration in use; 0 when there is none.
-	Index uint64 `json:"index"`
-	// Voter is the voter that last answered.
-	Voter string `json:"voter,omitempty"`
-	// LastContact is when a voter last answered.
-	LastContact time.Time `json:"last_contact,omitzero"`
-	// LastError is the last failure to reach a voter.
-	LastError string `json:"last_error,omitempty"`
-	// Message says in words what the node runs from.
-	Message string `json:"message"`
-}
+// WatcherStatus is what a data-plane node reports about its configuration (wire.WatcherStatus).
+type WatcherStatus = wire.WatcherStatus
 
 // Watcher follows the control plane for a data-plane node: blocking reads of what changed
 // (GET /v1/changes) from any reachable voter, applied to the configuration it holds; a copy

@@ -1,9 +1,11 @@
 package node
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
-	"sort"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/vigil-dns/vigil/checker"
@@ -12,6 +14,7 @@ import (
 	"github.com/vigil-dns/vigil/gossip"
 	"github.com/vigil-dns/vigil/quorum"
 	"github.com/vigil-dns/vigil/routing"
+	"github.com/vigil-dns/vigil/status"
 	"github.com/vigil-dns/vigil/verdict"
 )
 
@@ -22,12 +25,10 @@ import (
 // ErrNoLocation is returned by the location's read methods on a node without that role.
 var ErrNoLocation = errors.New("node: this node has no location role")
 
-// SelfInfo describes the node itself.
+// SelfInfo describes the node itself: who it is (as the status API shows it), where it
+// listens, and its checker's self-health.
 type SelfInfo struct {
-	ID      string `json:"id"`
-	Region  string `json:"region"`
-	Roles   string `json:"roles"`
-	Version string `json:"version"`
+	status.Identity
 	// GossipAddr, DNSAddr, HTTPAddr and ControlAPI are the node's addresses (empty when the
 	// node does not run that part).
 	GossipAddr string `json:"gossip_addr,omitempty"`
@@ -43,8 +44,7 @@ type SelfInfo struct {
 
 // Self describes the node: identity, roles, addresses and the checker's self-health.
 func (n *Node) Self() SelfInfo {
-	s := SelfInfo{ID: n.cfg.ID, Region: n.cfg.Region, Roles: n.cfg.Roles.String(), Version: n.cfg.Version,
-		HTTPAddr: n.HTTPAddr()}
+	s := SelfInfo{Identity: n.identity(), HTTPAddr: n.HTTPAddr()}
 	if n.pool != nil {
 		s.GossipAddr = n.pool.Addr()
 	}
@@ -66,6 +66,12 @@ func (n *Node) Self() SelfInfo {
 	return s
 }
 
+// identity says who the node is: its id, region, roles and version.
+func (n *Node) identity() status.Identity {
+	return status.Identity{ID: n.cfg.ID, Region: n.cfg.Region, Roles: strings.Split(n.cfg.Roles.String(), "+"),
+		Version: n.cfg.Version}
+}
+
 // Version returns the node's software version.
 func (n *Node) Version() string { return n.cfg.Version }
 
@@ -77,29 +83,24 @@ func (n *Node) Members() []gossip.Member {
 	return n.pool.Members()
 }
 
-// ConfigInfo says which configuration the node runs and where it came from.
+// ConfigInfo says which configuration the node runs, where it came from (the status API's
+// control.WatcherStatus, without Voter) and what it holds.
 type ConfigInfo struct {
-	// Index is the control plane's raft index of the configuration; 0 for none or static.
-	Index uint64 `json:"index"`
-	// Source is "control-plane", "disk" (the local copy, no voter answered), "static" or
-	// "none" (never seen one: the node serves nothing).
-	Source control.Source `json:"source"`
-	// Message says the same in words.
-	Message string `json:"message"`
+	// WatcherStatus: Index is the control plane's raft index of the configuration (0 for none
+	// or static); Source is "control-plane", "disk" (the local copy, no voter answered),
+	// "static" or "none" (never seen one: the node serves nothing); Message says the same in
+	// words; LastContact and LastError are the Watcher's last answer and failure.
+	control.WatcherStatus
 	// Regions, Checks and Zones count what the configuration holds.
 	Regions int `json:"regions"`
 	Checks  int `json:"checks"`
 	Zones   int `json:"zones"`
-	// LastContact is when a voter last answered the Watcher.
-	LastContact time.Time `json:"last_contact,omitzero"`
-	// LastError is the Watcher's last failure to reach a voter.
-	LastError string `json:"last_error,omitempty"`
 }
 
 // ConfigInfo returns the configuration's index and source.
 func (n *Node) ConfigInfo() ConfigInfo {
 	n.mu.Lock()
-	ci := ConfigInfo{Source: n.source}
+	ci := ConfigInfo{WatcherStatus: control.WatcherStatus{Source: n.source}}
 	if n.state != nil {
 		ci.Index = n.state.Index
 		ci.Regions, ci.Checks, ci.Zones = len(n.state.Regions()), n.state.NumChecks(), n.state.NumZones()
@@ -184,70 +185,32 @@ func (n *Node) ExplainCheck(id string) (quorum.Explanation, error) {
 	return e, nil
 }
 
-// CheckerView is one checker as this location hears it.
-type CheckerView struct {
-	ID     string `json:"id"`
-	Region string `json:"region"`
-	// Member says whether the checker is a live member of the pool as this node sees it.
-	Member bool `json:"member"`
-	// Fresh says whether this location heard the checker make progress within the freshness
-	// window; LastProgress is when it last did (zero: never heard a report).
-	Fresh        bool      `json:"fresh"`
-	LastProgress time.Time `json:"last_progress,omitzero"`
-	// StaleSince is when the checker's reports went stale, for a stale checker heard before.
-	StaleSince time.Time `json:"stale_since,omitzero"`
-	// Reports is how many reports of the checker this node holds.
-	Reports int `json:"reports"`
-}
-
-// Checkers returns every checker this node knows, from membership and (as a location) from
-// the reports it holds, with its freshness as the location's verdicts count it, sorted by
-// region then id.
-func (n *Node) Checkers() []CheckerView {
-	if n.pool == nil {
+// Checkers returns the checkers this location holds reports of or has heard, with their
+// freshness as the verdict engine counts it, sorted by region then id; nil without the
+// location role. A checker's region is the one it gossips as a member, else its reports'.
+func (n *Node) Checkers() []status.HeardChecker {
+	if n.dns == nil || n.pool == nil {
 		return nil
 	}
-	n.mu.Lock()
-	window := freshnessWindow(n.settings)
-	n.mu.Unlock()
-	views := map[string]*CheckerView{}
-	get := func(id, region string) *CheckerView {
-		v, ok := views[id]
-		if !ok {
-			v = &CheckerView{ID: id, Region: region}
-			views[id] = v
-		}
-		if v.Region == "" {
-			v.Region = region
-		}
-		return v
-	}
+	regions := map[string]string{}
 	for _, m := range n.pool.Members() {
-		if m.Roles.Has(gossip.RoleChecker) {
-			get(m.ID, m.Region).Member = true
+		if m.Roles.Has(gossip.RoleChecker) && m.Region != "" {
+			regions[m.ID] = m.Region
 		}
 	}
-	if n.dns != nil {
-		l := &n.loc
-		l.mu.Lock()
-		l.engine.Checkers(func(c verdict.CheckerInfo) {
-			v := get(c.ID, c.Region)
-			v.Reports, v.LastProgress, v.Fresh = c.Reports, c.Progress, c.Fresh
-			if !c.Fresh {
-				v.StaleSince = quorum.StaleSince(c.Progress, window)
-			}
-		})
-		l.mu.Unlock()
-	}
-	out := make([]CheckerView, 0, len(views))
-	for _, v := range views {
-		out = append(out, *v)
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Region != out[j].Region {
-			return out[i].Region < out[j].Region
+	var out []status.HeardChecker
+	l := &n.loc
+	l.mu.Lock()
+	l.engine.Checkers(func(c verdict.CheckerInfo) {
+		if c.Reports == 0 && c.Progress.IsZero() {
+			return // known, never heard: not a checker this location hears
 		}
-		return out[i].ID < out[j].ID
+		out = append(out, status.HeardChecker{ID: c.ID, Region: cmp.Or(regions[c.ID], c.Region), Fresh: c.Fresh,
+			LastProgress: c.Progress, StaleSince: c.StaleSince, Reports: c.Reports})
+	})
+	l.mu.Unlock()
+	slices.SortFunc(out, func(a, b status.HeardChecker) int {
+		return cmp.Or(cmp.Compare(a.Region, b.Region), cmp.Compare(a.ID, b.ID))
 	})
 	return out
 }
@@ -285,22 +248,13 @@ func (n *Node) Answer(name, qtype string) (routing.Result, error) {
 	return n.dns.Explain(name, qtype, uint64(time.Now().UnixNano()))
 }
 
-// Readiness says whether the node is ready to serve, and if not, why.
-type Readiness struct {
-	Ready bool `json:"ready"`
-	// Reasons lists what the node still lacks.
-	Reasons []string `json:"reasons,omitempty"`
-	// Degraded lists what a ready node serves otherwise than configured: each zone a location
-	// could not install, and why. It does not make the node unready: taking the location out
-	// would stop every other zone too.
-	Degraded []string `json:"degraded,omitempty"`
-}
-
 // Ready reports whether the node has a configuration, has joined the pool, and (as a
 // location) is warm: it has evaluated at least once a freshness window after its start, so
-// it has had time to hear every reachable checker.
-func (n *Node) Ready() Readiness {
-	var rd Readiness
+// it has had time to hear every reachable checker. Degraded lists each zone a location could
+// not install: it does not make the node unready, as taking the location out would stop
+// every other zone too.
+func (n *Node) Ready() status.Readiness {
+	var rd status.Readiness
 	n.mu.Lock()
 	hasConfig := n.state != nil
 	n.mu.Unlock()

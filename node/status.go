@@ -54,10 +54,7 @@ func (n *Node) statusOptions() status.Options {
 // statusNode adapts *Node to status.NodeView.
 type statusNode struct{ n *Node }
 
-func (v statusNode) Identity() status.Identity {
-	s := v.n.Self()
-	return status.Identity{ID: s.ID, Region: s.Region, Roles: strings.Split(s.Roles, "+"), Version: s.Version}
-}
+func (v statusNode) Identity() status.Identity { return v.n.identity() }
 
 func (v statusNode) Members() []status.Member {
 	ms := v.n.Members()
@@ -81,16 +78,9 @@ func roleNames(r gossip.Roles) []string {
 	return []string{}
 }
 
-func (v statusNode) Config() control.WatcherStatus {
-	ci := v.n.ConfigInfo()
-	return control.WatcherStatus{Source: ci.Source, Index: ci.Index, LastContact: ci.LastContact,
-		LastError: ci.LastError, Message: ci.Message}
-}
+func (v statusNode) Config() control.WatcherStatus { return v.n.ConfigInfo().WatcherStatus }
 
-func (v statusNode) Readiness() status.Readiness {
-	rd := v.n.Ready()
-	return status.Readiness{Ready: rd.Ready, Reasons: rd.Reasons, Degraded: rd.Degraded}
-}
+func (v statusNode) Readiness() status.Readiness { return v.n.Ready() }
 
 // statusLocation adapts *Node's location to status.LocationView.
 type statusLocation struct{ n *Node }
@@ -112,18 +102,7 @@ func (v statusLocation) Explain(id string) (quorum.Explanation, bool) {
 	return e, err == nil
 }
 
-func (v statusLocation) Checkers() []status.HeardChecker {
-	cs := v.n.Checkers()
-	out := make([]status.HeardChecker, 0, len(cs))
-	for _, c := range cs {
-		if c.Reports == 0 && c.LastProgress.IsZero() {
-			continue // a member this location holds no report from: not heard
-		}
-		out = append(out, status.HeardChecker{ID: c.ID, Region: c.Region, Fresh: c.Fresh,
-			LastProgress: c.LastProgress, StaleSince: c.StaleSince, Reports: c.Reports})
-	}
-	return out
-}
+func (v statusLocation) Checkers() []status.HeardChecker { return v.n.Checkers() }
 
 func (v statusLocation) Zones() []location.ZoneState { return v.n.Zones() }
 

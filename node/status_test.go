@@ -114,7 +114,7 @@ func checkStatusEvidence(t *testing.T, client *status.Client) {
 	}
 	regions := map[string]string{}
 	for _, v := range e.Votes {
-		regions[v.Region] = v.Status + " " + v.Reason
+		regions[v.Region] = v.Status.String() + " " + v.Reason
 	}
 	for _, r := range []string{"us-east", "eu-west", "sa-east"} {
 		if !strings.HasPrefix(regions[r], "unhealthy status") {

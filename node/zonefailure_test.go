@@ -12,6 +12,7 @@ import (
 	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/control"
 	"github.com/vigil-dns/vigil/gossip"
+	"github.com/vigil-dns/vigil/status"
 )
 
 // TestZoneFailureKeepsOthersCurrent: a location given a configuration with one zone it cannot
@@ -51,10 +52,10 @@ func TestZoneFailureKeepsOthersCurrent(t *testing.T) {
 	if _, err := query(s.DNSAddr(), "www.bad.test"); err == nil || !strings.Contains(err.Error(), "REFUSED") {
 		t.Errorf("www.bad.test: %v, want REFUSED (never installed)", err)
 	}
-	var rd Readiness
+	var rd status.Readiness
 	eventually(t, 10*time.Second, "/readyz: ready, degraded by bad.test", func() (bool, string) {
 		code, body := get(t, "http://"+s.HTTPAddr()+"/readyz")
-		rd = Readiness{}
+		rd = status.Readiness{}
 		_ = json.Unmarshal([]byte(body), &rd)
 		return code == http.StatusOK && rd.Ready && len(rd.Degraded) == 1, body
 	})

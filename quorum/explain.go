@@ -1,6 +1,7 @@
 package quorum
 
 import (
+	"fmt"
 	"slices"
 	"time"
 
@@ -76,6 +77,18 @@ type Vote struct {
 	LastProgress time.Time `json:"last_progress,omitzero"`
 	// StaleSince is when the report went stale, for stale reports heard at least once.
 	StaleSince time.Time `json:"stale_since,omitzero"`
+}
+
+// UnmarshalText reads a vote's name ("healthy", "unhealthy" or "stale"), so that a Vote read
+// back from JSON (the status API's client) is the Vote written.
+func (v *VoteStatus) UnmarshalText(b []byte) error {
+	for i, name := range voteNames {
+		if string(b) == name {
+			*v = VoteStatus(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("quorum: invalid vote %q (want healthy, unhealthy or stale)", b)
 }
 
 // ChildVote is one child's part in a calculated check's verdict.

@@ -120,3 +120,51 @@ func TestHeldAndCombinedJSON(t *testing.T) {
 		t.Errorf("combined explanation: %s", b)
 	}
 }
+
+// TestVoteJSONRoundTrip: a vote written as JSON reads back as the same vote (the status API's
+// client reads quorum.Vote), and a vote of no known name is refused.
+func TestVoteJSONRoundTrip(t *testing.T) {
+	p := defaultPolicy()
+	rs := []Report{
+		{Checker: "us-1", Region: "us-east", Healthy: true, Latency: 12 * time.Millisecond, Sequence: 7, LastProgress: t0, Reason: "ok"},
+		{Checker: "eu-1", Region: "eu-west", LastProgress: t0, Reason: "HTTP 503"},
+		{Checker: "sa-1", Region: "sa-east", Healthy: true, LastProgress: t0.Add(-time.Hour)},
+	}
+	e := Explain(p, rs, []string{"us-1"}, Verdict{}, t0.Add(time.Second))
+	b, err := json.Marshal(e.Votes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back []Vote
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(back, e.Votes) {
+		t.Errorf("votes read back\n got %+v\nwant %+v", back, e.Votes)
+	}
+	if got := []VoteStatus{back[0].Status, back[1].Status, back[2].Status}; !reflect.DeepEqual(got, []VoteStatus{VoteHealthy, VoteUnhealthy, VoteStale}) {
+		t.Errorf("statuses %v", got)
+	}
+	var v Vote
+	if err := json.Unmarshal([]byte(`{"status":"withdrawn"}`), &v); err == nil {
+		t.Error("a vote named withdrawn was read")
+	}
+}
+
+// TestRuleText: every rule's name reads back as the rule, and an unknown name is refused.
+func TestRuleText(t *testing.T) {
+	for r := RuleNone; r <= RuleCombined; r++ {
+		b, err := r.MarshalText()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back Rule
+		if err := back.UnmarshalText(b); err != nil || back != r {
+			t.Errorf("rule %s read back as %s (%v)", r, back, err)
+		}
+	}
+	var r Rule
+	if err := r.UnmarshalText([]byte("withdrawn")); err == nil {
+		t.Error("a rule named withdrawn was read")
+	}
+}

@@ -98,6 +98,17 @@ func (r Rule) String() string {
 // MarshalText writes the rule's name, so JSON shows it as a string.
 func (r Rule) MarshalText() ([]byte, error) { return []byte(r.String()), nil }
 
+// UnmarshalText reads a rule's name, so that a rule read back from JSON is the rule written.
+func (r *Rule) UnmarshalText(b []byte) error {
+	for i, name := range ruleNames {
+		if string(b) == name {
+			*r = Rule(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("quorum: invalid rule %q", b)
+}
+
 // Sentence explains the verdict in one human sentence, e.g. "2 of 9 fresh reports are healthy
 // (22.22%), more than the 18% threshold: healthy".
 func (v Verdict) Sentence() string {

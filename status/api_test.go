@@ -190,7 +190,7 @@ func evidenceRouteCases() []routeCase {
 		{"unhealthy evidence", "/v1/verdicts/web-eu-west", 200, func(t *testing.T, body []byte) {
 			var e CheckEvidence
 			decodeStrict(t, body, &e)
-			if e.ID != "web-eu-west" || e.State != quorum.StateUnhealthy || e.ServedAsHealthy || e.Rule != "threshold" {
+			if e.ID != "web-eu-west" || e.State != quorum.StateUnhealthy || e.ServedAsHealthy || e.Rule != quorum.RuleThreshold {
 				t.Errorf("verdict %+v", e.VerdictSummary)
 			}
 			if e.FreshnessWindow.Std() != 5*time.Second || e.Hold.Std() != 10*time.Second {
@@ -200,7 +200,7 @@ func evidenceRouteCases() []routeCase {
 				t.Fatalf("votes %+v", e.Votes)
 			}
 			for _, v := range e.Votes {
-				if v.Status != "unhealthy" || !v.Counted || v.Reason != "status: HTTP 503" || v.Latency.Std() != 12*time.Millisecond {
+				if v.Status != quorum.VoteUnhealthy || !v.Counted || v.Reason != "status: HTTP 503" || v.Latency.Std() != 12*time.Millisecond {
 					t.Errorf("vote %+v", v)
 				}
 				if wantExp := slices.Contains([]string{"us-1", "eu-1", "sa-1"}, v.Checker); v.Expected != wantExp {
@@ -229,7 +229,7 @@ func evidenceRouteCases() []routeCase {
 		{"stale evidence", "/v1/verdicts/web-sa-east", 200, func(t *testing.T, body []byte) {
 			var e CheckEvidence
 			decodeStrict(t, body, &e)
-			if e.State != quorum.StateUnknown || e.Rule != "short" || !e.ServedAsHealthy {
+			if e.State != quorum.StateUnknown || e.Rule != quorum.RuleShort || !e.ServedAsHealthy {
 				t.Errorf("verdict %+v", e.VerdictSummary)
 			}
 			if len(e.Votes) != 2 || !e.Votes[0].StaleSince.Equal(t0.Add(-time.Minute+5*time.Second)) {
@@ -239,8 +239,8 @@ func evidenceRouteCases() []routeCase {
 		{"calculated evidence", "/v1/verdicts/web-majority", 200, func(t *testing.T, body []byte) {
 			var e CheckEvidence
 			decodeStrict(t, body, &e)
-			want := []Child{{"web-us-east", quorum.StateHealthy, true}, {"web-eu-west", quorum.StateUnhealthy, false},
-				{"web-sa-east", quorum.StateUnknown, true}}
+			want := []quorum.ChildVote{{Check: "web-us-east", State: quorum.StateHealthy, CountedHealthy: true},
+				{Check: "web-eu-west", State: quorum.StateUnhealthy}, {Check: "web-sa-east", State: quorum.StateUnknown, CountedHealthy: true}}
 			if !e.Calculated || e.MinHealthy != 2 || !reflect.DeepEqual(e.Children, want) {
 				t.Errorf("calculated %+v", e)
 			}

@@ -3,6 +3,8 @@ package status
 import (
 	"testing"
 	"time"
+
+	"github.com/vigil-dns/vigil/checker"
 )
 
 // TestProbes serves a real checker's probes of two real HTTP servers, one answering 200 and
@@ -44,7 +46,7 @@ func TestProbes(t *testing.T) {
 		}
 	}
 	code, body = get(t, a, "/v1/self")
-	var s SelfHealth
+	var s checker.SelfHealth
 	decodeStrict(t, body, &s)
 	if code != 200 || !s.Healthy {
 		t.Errorf("self: %d %+v", code, s)

@@ -6,6 +6,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/vigil-dns/vigil/checker"
 )
 
 // TestClientTables reads every view through the client from a real HTTP server and prints it
@@ -123,7 +125,7 @@ func checkClientErrors(t *testing.T, c *Client) {
 // TestCleanCells: a message with control characters cannot break a table or a terminal.
 func TestCleanCells(t *testing.T) {
 	var b bytes.Buffer
-	l := ProbeList{Checker: "c\x1b[31m", Self: SelfHealth{Healthy: true}, Probes: []ProbeStatus{{Check: "x", Target: "h:1", Protocol: "tcp",
+	l := ProbeList{Checker: "c\x1b[31m", Self: checker.SelfHealth{Healthy: true}, Probes: []ProbeStatus{{Check: "x", Target: "h:1", Protocol: "tcp",
 		Status: "unhealthy", Last: &ProbeResult{Reason: "error", Message: "bad\ttab\nnewline\x1b]0;title\x07"}}}}
 	if err := WriteProbes(&b, l, t0); err != nil {
 		t.Fatal(err)

@@ -21,7 +21,7 @@ func summaryOf(id string, calculated bool, e quorum.Explanation) VerdictSummary 
 		ServedAsHealthy:  e.ServedAsHealthy,
 		Held:             e.Held,
 		Calculated:       calculated,
-		Rule:             e.Rule.String(),
+		Rule:             e.Rule,
 		Explanation:      e.Sentence,
 		EvaluatedAt:      e.At,
 		Since:            e.Since,
@@ -43,23 +43,12 @@ func evidenceOf(id string, e quorum.Explanation, region func(checker string) str
 		Hold:            e.Hold,
 		Inverted:        e.Inverted,
 		Disabled:        e.Disabled,
-		Votes:           make([]Vote, 0, len(e.Votes)),
+		Votes:           e.Votes,
 		NeverHeard:      make([]Absent, 0, len(e.NeverHeard)),
+		Children:        e.Children,
 	}
-	for _, v := range e.Votes {
-		out.Votes = append(out.Votes, Vote{
-			Checker:      v.Checker,
-			Region:       v.Region,
-			Status:       v.Status.String(),
-			Counted:      v.Counted,
-			Expected:     v.Expected,
-			Why:          v.Why,
-			Reason:       v.Reason,
-			Latency:      v.Latency,
-			Sequence:     v.Sequence,
-			LastProgress: v.LastProgress,
-			StaleSince:   v.StaleSince,
-		})
+	if out.Votes == nil {
+		out.Votes = []quorum.Vote{} // the API writes "votes": [] for a check without reports
 	}
 	for _, c := range e.NeverHeard {
 		out.NeverHeard = append(out.NeverHeard, Absent{
@@ -67,9 +56,6 @@ func evidenceOf(id string, e quorum.Explanation, region func(checker string) str
 			Region:  region(c),
 			Why:     "not counted: expected by the assignment, but this location holds no report from it",
 		})
-	}
-	for _, c := range e.Children {
-		out.Children = append(out.Children, Child{Check: c.Check, State: c.State, CountedHealthy: c.CountedHealthy})
 	}
 	if !calculated {
 		out.Regions = regionCells(out.Votes, out.NeverHeard)
@@ -80,7 +66,7 @@ func evidenceOf(id string, e quorum.Explanation, region func(checker string) str
 // regionCells counts a check's votes and absent checkers by region and decides each region's
 // cell. Checkers of no known region are left out of the matrix (they still count in the
 // verdict).
-func regionCells(votes []Vote, absent []Absent) map[string]RegionCell {
+func regionCells(votes []quorum.Vote, absent []Absent) map[string]RegionCell {
 	cells := map[string]RegionCell{}
 	for _, v := range votes {
 		if v.Region == "" {
@@ -88,9 +74,9 @@ func regionCells(votes []Vote, absent []Absent) map[string]RegionCell {
 		}
 		c := cells[v.Region]
 		switch v.Status {
-		case "healthy":
+		case quorum.VoteHealthy:
 			c.Healthy++
-		case "unhealthy":
+		case quorum.VoteUnhealthy:
 			c.Unhealthy++
 		default:
 			c.Stale++

@@ -185,7 +185,7 @@ func (a *API) probes(w http.ResponseWriter, r *http.Request) {
 	}
 	id := a.opts.Node.Identity()
 	self := a.opts.Checker.Self()
-	list := ProbeList{Checker: id.ID, Region: id.Region, Self: SelfHealth{Healthy: self.Healthy, Reason: self.Reason}, Probes: []ProbeStatus{}}
+	list := ProbeList{Checker: id.ID, Region: id.Region, Self: self, Probes: []ProbeStatus{}}
 	for _, p := range a.opts.Checker.Probes() {
 		list.Probes = append(list.Probes, probeStatusOf(p))
 	}
@@ -199,8 +199,7 @@ func (a *API) self(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	s := a.opts.Checker.Self()
-	writeJSON(w, http.StatusOK, SelfHealth{Healthy: s.Healthy, Reason: s.Reason})
+	writeJSON(w, http.StatusOK, a.opts.Checker.Self())
 }
 
 // node serves GET /v1/node.

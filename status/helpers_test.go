@@ -12,7 +12,7 @@ import (
 
 	"github.com/vigil-dns/vigil/checker"
 	"github.com/vigil-dns/vigil/config"
-	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/control/wire"
 	"github.com/vigil-dns/vigil/location"
 	"github.com/vigil-dns/vigil/quorum"
 	"github.com/vigil-dns/vigil/routing"
@@ -199,8 +199,8 @@ func (n *testNode) Members() []Member {
 	return slices.Clone(n.members)
 }
 
-func (n *testNode) Config() control.WatcherStatus {
-	return control.WatcherStatus{Source: control.SourceDisk, Index: 42, Message: "control plane unreachable: using the disk copy"}
+func (n *testNode) Config() wire.WatcherStatus {
+	return wire.WatcherStatus{Source: wire.SourceDisk, Index: 42, Message: "control plane unreachable: using the disk copy"}
 }
 
 func (n *testNode) Readiness() Readiness {

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/control/wire"
 	"github.com/vigil-dns/vigil/history"
 	"github.com/vigil-dns/vigil/location"
 	"github.com/vigil-dns/vigil/quorum"
@@ -48,9 +48,9 @@ type fakeNode struct {
 func (f *fakeNode) Identity() Identity {
 	return Identity{ID: f.id, Region: f.region, Roles: []string{"location"}}
 }
-func (f *fakeNode) Members() []Member             { return f.members }
-func (f *fakeNode) Config() control.WatcherStatus { return control.WatcherStatus{} }
-func (f *fakeNode) Readiness() Readiness          { return Readiness{Ready: true} }
+func (f *fakeNode) Members() []Member          { return f.members }
+func (f *fakeNode) Config() wire.WatcherStatus { return wire.WatcherStatus{} }
+func (f *fakeNode) Readiness() Readiness       { return Readiness{Ready: true} }
 
 // fakeNetwork makes three locations' views of n checks: loc-us and loc-eu hear every region's
 // checkers and call every check healthy; loc-sa hears only sa-east's and calls check-0001

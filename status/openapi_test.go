@@ -7,7 +7,8 @@ import (
 	"testing"
 
 	vigilapi "github.com/vigil-dns/vigil/api"
-	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/checker"
+	"github.com/vigil-dns/vigil/control/wire"
 	"github.com/vigil-dns/vigil/history"
 	"github.com/vigil-dns/vigil/location"
 	"github.com/vigil-dns/vigil/quorum"
@@ -79,21 +80,21 @@ func TestOpenAPISchemas(t *testing.T) {
 		"StatusVerdictSummary":  reflect.TypeFor[VerdictSummary](),
 		"StatusVerdictList":     reflect.TypeFor[VerdictList](),
 		"StatusOverride":        reflect.TypeFor[OverrideNote](),
-		"StatusVote":            reflect.TypeFor[Vote](),
+		"StatusVote":            reflect.TypeFor[quorum.Vote](),
 		"StatusAbsent":          reflect.TypeFor[Absent](),
-		"StatusChild":           reflect.TypeFor[Child](),
+		"StatusChild":           reflect.TypeFor[quorum.ChildVote](),
 		"StatusCheckEvidence":   reflect.TypeFor[CheckEvidence](),
 		"StatusHeardChecker":    reflect.TypeFor[HeardChecker](),
 		"StatusCheckerList":     reflect.TypeFor[CheckerList](),
 		"StatusCandidate":       reflect.TypeFor[Candidate](),
 		"StatusAnswer":          reflect.TypeFor[Answer](),
-		"StatusSelfHealth":      reflect.TypeFor[SelfHealth](),
+		"StatusSelfHealth":      reflect.TypeFor[checker.SelfHealth](),
 		"StatusTimings":         reflect.TypeFor[Timings](),
 		"StatusProbeResult":     reflect.TypeFor[ProbeResult](),
 		"StatusProbeStatus":     reflect.TypeFor[ProbeStatus](),
 		"StatusProbeList":       reflect.TypeFor[ProbeList](),
 		"StatusReadiness":       reflect.TypeFor[Readiness](),
-		"StatusWatcher":         reflect.TypeFor[control.WatcherStatus](),
+		"StatusWatcher":         reflect.TypeFor[wire.WatcherStatus](),
 		"StatusNodeInfo":        reflect.TypeFor[NodeInfo](),
 		"StatusMember":          reflect.TypeFor[Member](),
 		"StatusMemberList":      reflect.TypeFor[MemberList](),

@@ -3,13 +3,13 @@ package status
 import (
 	"time"
 
-	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/control/wire"
 )
 
 // overrideLister is a LocationView that also holds the maintenance overrides (the node's
 // does); a view without them shows none.
 type overrideLister interface {
-	Overrides() []*control.Override
+	Overrides() []*wire.Override
 }
 
 // OverrideNote is a maintenance override in force at this location, as the status API shows
@@ -57,11 +57,11 @@ func (a *API) overridesInForce() []OverrideNote {
 func noteOverride(s *VerdictSummary, notes []OverrideNote) {
 	for i := range notes {
 		n := &notes[i]
-		if n.Check != s.ID || n.Kind == control.OverrideDrain {
+		if n.Check != s.ID || n.Kind == wire.OverrideDrain {
 			continue
 		}
 		s.Override = n
-		s.ServedAsHealthy = n.Kind == control.OverrideHealthy
+		s.ServedAsHealthy = n.Kind == wire.OverrideHealthy
 		s.Explanation = "Overridden: " + n.Sentence + ". The verdict underneath: " + s.Explanation
 		return
 	}
@@ -73,8 +73,8 @@ func answerOverrides(ans *Answer, notes []OverrideNote) []OverrideNote {
 	var out []OverrideNote
 	for _, n := range notes {
 		for _, c := range ans.Candidates {
-			if (n.Kind == control.OverrideDrain && n.Name == ans.Name && n.Type == ans.Type && n.Value == c.Value) ||
-				(n.Kind != control.OverrideDrain && n.Check != "" && n.Check == c.HealthCheck) {
+			if (n.Kind == wire.OverrideDrain && n.Name == ans.Name && n.Type == ans.Type && n.Value == c.Value) ||
+				(n.Kind != wire.OverrideDrain && n.Check != "" && n.Check == c.HealthCheck) {
 				out = append(out, n)
 				break
 			}

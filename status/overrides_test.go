@@ -5,16 +5,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/control/wire"
 )
 
 // overrideLocation is the test location holding maintenance overrides.
 type overrideLocation struct {
 	*testLocation
-	list []*control.Override
+	list []*wire.Override
 }
 
-func (l overrideLocation) Overrides() []*control.Override { return l.list }
+func (l overrideLocation) Overrides() []*wire.Override { return l.list }
 
 // TestOverridesShown: a check forced unhealthy is marked in the verdicts list and its
 // evidence (served as unhealthy, the explanation says who and why first), a drain shows in
@@ -22,14 +22,14 @@ func (l overrideLocation) Overrides() []*control.Override { return l.list }
 func TestOverridesShown(t *testing.T) {
 	loc := newTestLocation(t)
 	demoScenario(loc)
-	forced := &control.Override{ID: "a1", Kind: control.OverrideUnhealthy, Check: "web-us-east", Reason: "deploy", Author: "alice",
+	forced := &wire.Override{ID: "a1", Kind: wire.OverrideUnhealthy, Check: "web-us-east", Reason: "deploy", Author: "alice",
 		Created: t0.Add(-time.Minute), Expires: t0.Add(time.Hour)}
-	drain := &control.Override{ID: "b2", Kind: control.OverrideDrain, Zone: "demo.vigil.test.", Name: "www.demo.vigil.test.", Type: "A",
+	drain := &wire.Override{ID: "b2", Kind: wire.OverrideDrain, Zone: "demo.vigil.test.", Name: "www.demo.vigil.test.", Type: "A",
 		Value: "198.51.100.1", Reason: "host swap", Author: "bob", Created: t0.Add(-time.Minute), Expires: t0.Add(time.Hour)}
-	ended := &control.Override{ID: "c3", Kind: control.OverrideHealthy, Check: "web-eu-west", Reason: "old", Author: "carol",
+	ended := &wire.Override{ID: "c3", Kind: wire.OverrideHealthy, Check: "web-eu-west", Reason: "old", Author: "carol",
 		Created: t0.Add(-2 * time.Hour), Expires: t0.Add(-time.Hour)}
 	a, _, _ := newTestAPI(t, nil, nil)
-	a.opts.Location = overrideLocation{loc, []*control.Override{forced, drain, ended}}
+	a.opts.Location = overrideLocation{loc, []*wire.Override{forced, drain, ended}}
 
 	code, body := get(t, a, "/v1/verdicts")
 	var list VerdictList

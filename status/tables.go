@@ -64,7 +64,7 @@ func WriteVerdicts(w io.Writer, l VerdictList, now time.Time) error {
 			state += " (held)"
 		}
 		cells := []string{c.ID, state, age(c.Since, now),
-			fmt.Sprintf("%d/%d", c.Counts.Healthy, c.Counts.Fresh), strconv.Itoa(c.Counts.Stale), c.Rule}
+			fmt.Sprintf("%d/%d", c.Counts.Healthy, c.Counts.Fresh), strconv.Itoa(c.Counts.Stale), c.Rule.String()}
 		if c.Calculated {
 			cells[3] = fmt.Sprintf("%d/%d children", c.Counts.Healthy, c.Counts.Healthy+c.Counts.Unhealthy)
 		}
@@ -125,7 +125,7 @@ func WriteCheck(w io.Writer, e CheckEvidence, now time.Time) error {
 	tw := newTable(w)
 	row(tw, "CHECKER", "REGION", "VOTE", "REASON", "LATENCY", "LAST HEARD", "WHY")
 	for _, v := range e.Votes {
-		row(tw, v.Checker, v.Region, v.Status, v.Reason, v.Latency.Std().String(), age(v.LastProgress, now), v.Why)
+		row(tw, v.Checker, v.Region, v.Status.String(), v.Reason, v.Latency.Std().String(), age(v.LastProgress, now), v.Why)
 	}
 	for _, a := range e.NeverHeard {
 		row(tw, a.Checker, a.Region, "never heard", "", "", "never", a.Why)

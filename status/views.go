@@ -5,7 +5,7 @@ import (
 
 	"github.com/vigil-dns/vigil/checker"
 	"github.com/vigil-dns/vigil/config"
-	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/control/wire"
 	"github.com/vigil-dns/vigil/location"
 	"github.com/vigil-dns/vigil/quorum"
 	"github.com/vigil-dns/vigil/routing"
@@ -88,7 +88,7 @@ type NodeView interface {
 	Members() []Member
 	// Config says which configuration the node uses and where it came from
 	// (control.Watcher.Status).
-	Config() control.WatcherStatus
+	Config() wire.WatcherStatus
 	// Readiness says whether the node is ready to serve.
 	Readiness() Readiness
 }

@@ -3,8 +3,9 @@ package status
 import (
 	"time"
 
+	"github.com/vigil-dns/vigil/checker"
 	"github.com/vigil-dns/vigil/config"
-	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/control/wire"
 	"github.com/vigil-dns/vigil/location"
 	"github.com/vigil-dns/vigil/quorum"
 )
@@ -37,7 +38,10 @@ type VerdictList struct {
 }
 
 // VerdictSummary is one check's verdict without per-report evidence, and what each region's
-// checkers say of it.
+// checkers say of it. It is a view, not quorum.Explanation itself: it adds the check's id,
+// whether it is calculated, the override in force and the region cells, between the
+// explanation's fields in the order the API has always written them (an embedded
+// quorum.Explanation would move them); its parts are quorum's own types (State, Rule, Counts).
 type VerdictSummary struct {
 	// ID is the check's id.
 	ID string `json:"id"`
@@ -53,7 +57,7 @@ type VerdictSummary struct {
 	// Calculated says the check is computed from other checks' verdicts.
 	Calculated bool `json:"calculated"`
 	// Rule is the quorum rule applied ("threshold", "held", "short", "disabled", "combined").
-	Rule string `json:"rule"`
+	Rule quorum.Rule `json:"rule"`
 	// Explanation says the verdict in one sentence.
 	Explanation string `json:"explanation"`
 	// EvaluatedAt is when the verdict was computed; Since when its state last changed.
@@ -87,7 +91,8 @@ const (
 )
 
 // RegionCell is what one region's checkers say of one check, as this location hears them.
-// Votes are the checkers' own (before inversion).
+// Votes are the checkers' own (before inversion). It is derived here (regionCells): quorum
+// counts a check's reports as a whole, never by region.
 type RegionCell struct {
 	// State is CellHealthy, CellUnhealthy, CellStale or CellUnknown.
 	State string `json:"state"`
@@ -108,53 +113,25 @@ type CheckEvidence struct {
 	// Inverted and Disabled are the check's switches.
 	Inverted bool `json:"inverted"`
 	Disabled bool `json:"disabled"`
-	// Votes are the reports this location holds: each one's vote or why it does not count.
-	Votes []Vote `json:"votes"`
+	// Votes are the reports this location holds: each one's vote or why it does not count
+	// (quorum's own, as quorum.Explain made them).
+	Votes []quorum.Vote `json:"votes"`
 	// NeverHeard are the expected checkers this location holds no report from.
 	NeverHeard []Absent `json:"never_heard"`
-	// Children are a calculated check's children.
-	Children []Child `json:"children,omitempty"`
+	// Children are a calculated check's children (quorum's own, as quorum.ExplainCombined
+	// made them).
+	Children []quorum.ChildVote `json:"children,omitempty"`
 }
 
-// Vote is one checker's report and its part in a verdict.
-type Vote struct {
-	// Checker and Region identify the checker.
-	Checker string `json:"checker"`
-	Region  string `json:"region"`
-	// Status is "healthy" or "unhealthy" (counted), or "stale" (not counted).
-	Status string `json:"status"`
-	// Counted says whether the report counted; Expected whether the assignment expects it.
-	Counted  bool `json:"counted"`
-	Expected bool `json:"expected"`
-	// Why says in words why it counted or not; Reason is the checker's own reason.
-	Why    string `json:"why"`
-	Reason string `json:"reason,omitempty"`
-	// Latency is the checker's last probe duration.
-	Latency config.Duration `json:"latency"`
-	// Sequence is the report's sequence number.
-	Sequence uint64 `json:"sequence"`
-	// LastProgress is when this location last heard the checker; StaleSince when it went
-	// stale.
-	LastProgress time.Time `json:"last_progress,omitzero"`
-	StaleSince   time.Time `json:"stale_since,omitzero"`
-}
-
-// Absent is an expected checker this location holds no report from.
+// Absent is an expected checker this location holds no report from. It is derived:
+// quorum.Explanation.NeverHeard names the checker only, and the status API adds its region
+// (from membership) and why it does not count.
 type Absent struct {
 	// Checker is its id; Region its region when this node knows it.
 	Checker string `json:"checker"`
 	Region  string `json:"region,omitempty"`
 	// Why says why it does not count.
 	Why string `json:"why"`
-}
-
-// Child is one child of a calculated check.
-type Child struct {
-	// Check is the child's id; State its verdict.
-	Check string       `json:"check"`
-	State quorum.State `json:"state"`
-	// CountedHealthy says the child counted as healthy (healthy or unknown).
-	CountedHealthy bool `json:"counted_healthy"`
 }
 
 // CheckerList is GET /v1/checkers: the checkers as a location hears them.
@@ -222,18 +199,10 @@ type ProbeList struct {
 	// Checker is the answering node; Region its region.
 	Checker string `json:"checker"`
 	Region  string `json:"region"`
-	// Self is the checker's self-health.
-	Self SelfHealth `json:"self"`
+	// Self is the checker's self-health (GET /v1/self).
+	Self checker.SelfHealth `json:"self"`
 	// Probes are sorted by check id.
 	Probes []ProbeStatus `json:"probes"`
-}
-
-// SelfHealth is GET /v1/self: whether a checker's reports stand.
-type SelfHealth struct {
-	// Healthy is false while the checker is isolated and withdraws its reports.
-	Healthy bool `json:"healthy"`
-	// Reason explains an isolation.
-	Reason string `json:"reason,omitempty"`
 }
 
 // ProbeStatus is one assigned check at a checker.
@@ -277,7 +246,8 @@ type ProbeResult struct {
 	CertNotAfter time.Time `json:"cert_not_after,omitzero"`
 }
 
-// Timings are a probe's phases (see checker.Timings).
+// Timings are a probe's phases (see checker.Timings), written as Go durations ("1.5ms"):
+// checker.Timings holds time.Duration, which JSON would write as nanoseconds.
 type Timings struct {
 	DNS       config.Duration `json:"dns"`
 	Connect   config.Duration `json:"connect"`
@@ -290,7 +260,7 @@ type Timings struct {
 type NodeInfo struct {
 	Identity
 	// Config is the configuration in use: its index and source (control plane or disk copy).
-	Config control.WatcherStatus `json:"config"`
+	Config wire.WatcherStatus `json:"config"`
 	// Readiness says whether the node is ready, and what it lacks.
 	Readiness Readiness `json:"readiness"`
 }
@@ -304,7 +274,9 @@ type MemberList struct {
 }
 
 // Digest is GET /v1/network/digest: a location's verdicts in brief, and which regions'
-// checkers it hears; what the other locations fetch for their network view.
+// checkers it hears; what the other locations fetch for their network view. It is a view
+// derived from the verdicts, the checkers heard and the history, kept small (about 100 bytes a
+// check) because every other location fetches it.
 type Digest struct {
 	// Location is the answering node; Region its region.
 	Location string `json:"location"`
@@ -336,7 +308,8 @@ type DigestCheck struct {
 }
 
 // NetworkView is GET /v1/network: every location's verdict of every check, side by side, one
-// page of checks at a time.
+// page of checks at a time. It is derived: the merge of every location's Digest, which no
+// domain type holds.
 type NetworkView struct {
 	// Location is the asked node; GeneratedAt when it answered.
 	Location    string    `json:"location"`

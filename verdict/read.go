@@ -103,6 +103,9 @@ type CheckerInfo struct {
 	Progress time.Time
 	// Fresh says the checker was fresh at the last Advance.
 	Fresh bool
+	// StaleSince is when a stale checker went stale, its progress plus the freshness window
+	// (quorum.StaleSince); zero while fresh or never heard.
+	StaleSince time.Time
 	// Reports is how many reports of the checker the engine holds.
 	Reports int
 }
@@ -114,8 +117,12 @@ func (e *Engine) Checkers(fn func(CheckerInfo)) {
 		if ck.id == "" {
 			continue
 		}
-		fn(CheckerInfo{ID: ck.id, Region: ck.region, Progress: e.clock.time(ck.progress), Fresh: ck.fresh,
-			Reports: len(ck.checks)})
+		c := CheckerInfo{ID: ck.id, Region: ck.region, Progress: e.clock.time(ck.progress), Fresh: ck.fresh,
+			Reports: len(ck.checks)}
+		if !c.Fresh {
+			c.StaleSince = quorum.StaleSince(c.Progress, e.window)
+		}
+		fn(c)
 	}
 }
 

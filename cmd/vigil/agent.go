@@ -129,7 +129,7 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 // printAgentBanner writes the line that says what the agent runs and where it listens.
 func printAgentBanner(stdout io.Writer, n *node.Node, dataDir string) {
 	self := n.Self()
-	fmt.Fprintf(stdout, "vigil agent: node %s (%s)", self.ID, self.Roles)
+	fmt.Fprintf(stdout, "vigil agent: node %s (%s)", self.ID, strings.Join(self.Roles, "+"))
 	if self.Region != "" {
 		fmt.Fprintf(stdout, " in %s", self.Region)
 	}
