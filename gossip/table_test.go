@@ -16,8 +16,17 @@ func set(gen, seq, beat uint64, check string, s Status) delta {
 
 func cells(tb *Table) map[string]Status {
 	out := map[string]Status{}
-	for _, r := range tb.Reports() {
-		out[r.Check] = r.Entry.Status
+	for k, e := range heldEntries(tb) {
+		out[k[1]] = e.Status
+	}
+	return out
+}
+
+// heldEntries returns every cell the table holds, by checker and check.
+func heldEntries(tb *Table) map[[2]string]Entry {
+	out := map[[2]string]Entry{}
+	for _, r := range tb.rows {
+		tb.eachCell(r, func(check string, _ uint64, e Entry) { out[[2]string{r.checker, check}] = e })
 	}
 	return out
 }

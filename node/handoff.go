@@ -7,7 +7,7 @@ import (
 
 	"github.com/vigil-dns/vigil/checker"
 	"github.com/vigil-dns/vigil/config"
-	"github.com/vigil-dns/vigil/gossip"
+	"github.com/vigil-dns/vigil/quorum"
 )
 
 // The make-before-break decision (which checks a checker keeps probing after it left their
@@ -34,8 +34,8 @@ func (n *Node) handOffLocked(mine []config.Check, now time.Time) []config.Check 
 			if holder == n.cfg.ID {
 				continue
 			}
-			i := slices.IndexFunc(reports, func(r gossip.Report) bool { return r.Checker == holder })
-			if i < 0 || reports[i].Entry.Status == gossip.StatusUnknown || !reports[i].Fresh(now, window) {
+			i := slices.IndexFunc(reports, func(r quorum.Report) bool { return r.Checker == holder })
+			if i < 0 || !reports[i].Fresh(now, window) { // ReportsFor holds only reports with a status
 				return false
 			}
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/gossip"
 	"github.com/vigil-dns/vigil/verdict"
 )
 
@@ -61,8 +62,8 @@ func TestLocationMetrics(t *testing.T) {
 	e.Configure(doc)
 	e.Progress("c1", "r1", now.Add(-time.Second))
 	e.Progress("c2", "r2", now.Add(-time.Minute))
-	e.SetReport("web", "c1", verdict.Report{Known: true, Healthy: true, Latency: 20 * time.Millisecond})
-	e.SetReport("web", "c2", verdict.Report{Known: true, Healthy: true})
+	e.SetReport("web", "c1", gossip.Entry{Status: gossip.StatusHealthy, Latency: 20 * time.Millisecond})
+	e.SetReport("web", "c2", gossip.Entry{Status: gossip.StatusHealthy})
 	e.Advance(now)
 
 	mfs, err := reg.Gather()
@@ -129,7 +130,7 @@ func TestLocationMetricsBounded(t *testing.T) {
 	e.Configure(doc)
 	e.Progress("c1", "r1", now)
 	for i := range checks {
-		e.SetReport(fmt.Sprintf("k%d", i), "c1", verdict.Report{Known: true, Healthy: i >= 7})
+		e.SetReport(fmt.Sprintf("k%d", i), "c1", gossip.Entry{Status: healthyIf(i >= 7)})
 	}
 	e.Advance(now)
 	mfs, err := reg.Gather()
@@ -142,4 +143,12 @@ func TestLocationMetricsBounded(t *testing.T) {
 	if got, _ := gathered(t, mfs, "vigil_location_checks_without_series"); got != checks-7 {
 		t.Errorf("checks without series %v, want %d", got, checks-7)
 	}
+}
+
+// healthyIf is the status of a report that says healthy when ok.
+func healthyIf(ok bool) gossip.Status {
+	if ok {
+		return gossip.StatusHealthy
+	}
+	return gossip.StatusUnhealthy
 }
