@@ -58,7 +58,7 @@ type passTable struct {
 	reports int
 }
 
-// reportsSorted is gossip.Table.Reports followed by gossip.Node.regions (which filled in
+// reportsSorted is gossip.Table.Reports (as it was then) followed by gossip.Node.regions (which filled in
 // regions from membership; every row here has its region, so the last loop only walks the
 // reports, as that one did): every report, sorted by check then checker.
 func (t *passTable) reportsSorted() []passReport {

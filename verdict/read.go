@@ -127,10 +127,11 @@ type CheckStats struct {
 type ReportStats struct {
 	// Region is the checker's region (empty: unknown).
 	Region string
-	// Fresh says the checker was fresh at the last Advance; Known that it has a status, and
-	// Healthy which.
-	Fresh, Known, Healthy bool
-	Latency               time.Duration
+	// Fresh says the checker was fresh at the last Advance.
+	Fresh bool
+	// Status is the report's status, as gossip carried it (unknown: not decided yet).
+	Status  gossip.Status
+	Latency time.Duration
 }
 
 // EachStats calls fn with the checks that have a verdict among the next limit places of the
@@ -149,8 +150,8 @@ func (e *Engine) EachStats(from, limit int, fn func(id string, s CheckStats, rep
 		rs = rs[:0]
 		for _, v := range c.votes {
 			ck := &e.checkers[v.checker]
-			rs = append(rs, ReportStats{Region: ck.region, Fresh: ck.fresh, Known: v.status != gossip.StatusUnknown,
-				Healthy: v.status == gossip.StatusHealthy, Latency: time.Duration(v.latency) * time.Microsecond})
+			rs = append(rs, ReportStats{Region: ck.region, Fresh: ck.fresh, Status: v.status,
+				Latency: time.Duration(v.latency) * time.Microsecond})
 		}
 		fn(c.id, CheckStats{State: c.state, Changes: c.changes}, rs)
 	}
