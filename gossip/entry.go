@@ -2,6 +2,7 @@ package gossip
 
 import (
 	"fmt"
+	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -75,14 +76,11 @@ func validID(kind, id string) error {
 	return nil
 }
 
-// clampReason cuts a reason to MaxReasonLen bytes on a rune boundary.
+// clampReason cuts a longer reason to its first MaxReasonLen bytes, less what is not UTF-8
+// there (a rune the cut split, or bytes that were never UTF-8).
 func clampReason(s string) string {
 	if len(s) <= MaxReasonLen {
 		return s
 	}
-	s = s[:MaxReasonLen]
-	for len(s) > 0 && !utf8.ValidString(s) {
-		s = s[:len(s)-1]
-	}
-	return s
+	return strings.ToValidUTF8(s[:MaxReasonLen], "")
 }

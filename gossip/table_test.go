@@ -1,8 +1,10 @@
 package gossip
 
 import (
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -171,6 +173,24 @@ func TestOwnRow(t *testing.T) {
 	}
 	if d, ok := o.withdrawAll(); !ok || d.seq != 3 || len(o.full().entries) != 0 {
 		t.Errorf("withdraw all: %+v", d)
+	}
+}
+
+// TestClampReason: a reason longer than MaxReasonLen keeps its first MaxReasonLen bytes, less
+// a rune the cut split and any bytes that are not UTF-8.
+func TestClampReason(t *testing.T) {
+	pad := strings.Repeat("r", MaxReasonLen-3)
+	for _, c := range []struct{ in, want string }{
+		{"http 503", "http 503"},
+		{pad + "abc", pad + "abc"},
+		{pad + "abcd", pad + "abc"},
+		{pad + "abé" + "tail", pad + "ab"},    // é's second byte is past the cut
+		{"x\xffy" + pad + "tail", "xy" + pad}, // a byte that was never UTF-8
+		{string(make([]byte, 1000)), string(make([]byte, MaxReasonLen))},
+	} {
+		if got := clampReason(c.in); got != c.want || !utf8.ValidString(got) {
+			t.Errorf("clampReason(%.20q...) = %.20q... (%d bytes), want %.20q... (%d bytes)", c.in, got, len(got), c.want, len(c.want))
+		}
 	}
 }
 
