@@ -101,9 +101,11 @@ func foreign(n *gossip.Node, ids []string) (members, rows int) {
 			members++
 		}
 	}
-	for _, r := range n.Reports() {
-		if slices.Contains(ids, r.Checker) {
-			rows++
+	for _, rs := range n.Reports() {
+		for _, r := range rs {
+			if slices.Contains(ids, r.Checker) {
+				rows++
+			}
 		}
 	}
 	return members, rows

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -108,7 +109,7 @@ func TestAbuseRetiredGossipKey(t *testing.T) {
 				return
 			case <-time.After(20 * time.Millisecond):
 			}
-			if err := chk1.Publish("api", gossip.Entry{Status: gossip.StatusHealthy, Consecutive: uint32(i)}); err == nil {
+			if err := chk1.Publish("api", gossip.Entry{Status: gossip.StatusHealthy, Consecutive: uint32(i), Reason: strconv.Itoa(i)}); err == nil {
 				published.Store(int64(i))
 			}
 		}
@@ -116,7 +117,8 @@ func TestAbuseRetiredGossipKey(t *testing.T) {
 	latest := func(n *gossip.Node) int64 {
 		for _, r := range n.ReportsFor("api") {
 			if r.Checker == "chk1" {
-				return int64(r.Entry.Consecutive)
+				i, _ := strconv.ParseInt(r.Reason, 10, 64) // the reason carries the count
+				return i
 			}
 		}
 		return 0

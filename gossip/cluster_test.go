@@ -11,6 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/vigil-dns/vigil/quorum"
 )
 
 const window = 15 * time.Second // the default freshness window of config.QuorumSettings
@@ -110,10 +111,34 @@ func TestStatusChangeAndRegionCut(t *testing.T) {
 func statusAt(loc *Node, check, checker string) Status {
 	for _, r := range loc.ReportsFor(check) {
 		if r.Checker == checker {
-			return r.Entry.Status
+			return statusOf(r)
 		}
 	}
 	return Status(255)
+}
+
+// nodeEntries returns every cell n's table holds (with a status or not), by checker and check.
+func nodeEntries(n *Node) map[[2]string]Entry {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return heldEntries(n.table)
+}
+
+// numReports counts the reports n holds, of every check.
+func numReports(n *Node) int {
+	c := 0
+	for _, rs := range n.Reports() {
+		c += len(rs)
+	}
+	return c
+}
+
+// statusOf is the status of a report the table hands out (it hands out none without one).
+func statusOf(r quorum.Report) Status {
+	if r.Healthy {
+		return StatusHealthy
+	}
+	return StatusUnhealthy
 }
 
 // TestWithdraw: a checker that leaves a check's shard withdraws that report; one that can
@@ -132,9 +157,11 @@ func TestWithdraw(t *testing.T) {
 		loc := c.node("r2-l0")
 		count := func() int {
 			n := 0
-			for _, r := range loc.Reports() {
-				if r.Checker == "r1-c0" {
-					n++
+			for _, rs := range loc.Reports() {
+				for _, r := range rs {
+					if r.Checker == "r1-c0" {
+						n++
+					}
 				}
 			}
 			return n
@@ -171,7 +198,7 @@ func TestForgetDeadPeersAndRows(t *testing.T) {
 		if err := ch.Publish("api", Entry{Status: StatusHealthy}); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, 2*time.Second, 10*time.Millisecond, "report arrives", func() bool { return len(loc.Reports()) == 1 })
+		waitFor(t, 2*time.Second, 10*time.Millisecond, "report arrives", func() bool { return numReports(loc) == 1 })
 		ch.Shutdown()
 		waitFor(t, time.Minute, time.Second, "checker declared dead", func() bool { return len(loc.Members()) == 1 })
 		known := func() int {
@@ -179,10 +206,10 @@ func TestForgetDeadPeersAndRows(t *testing.T) {
 			defer loc.mu.Unlock()
 			return len(loc.known)
 		}
-		if known() != 1 || len(loc.Reports()) != 1 {
-			t.Fatalf("right after death: %d known peers, %d reports; want 1 and 1", known(), len(loc.Reports()))
+		if known() != 1 || numReports(loc) != 1 {
+			t.Fatalf("right after death: %d known peers, %d reports; want 1 and 1", known(), numReports(loc))
 		}
-		waitFor(t, 4*time.Minute, time.Second, "row forgotten", func() bool { return len(loc.Reports()) == 0 })
+		waitFor(t, 4*time.Minute, time.Second, "row forgotten", func() bool { return numReports(loc) == 0 })
 		if known() != 1 {
 			t.Error("the dead peer was forgotten before ForgetPeersAfter")
 		}

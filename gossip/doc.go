@@ -16,6 +16,11 @@
 // heartbeats, its deltas, the header of its own row in its push/pull); a third node's late
 // copy of it is not (table.go's finish).
 //
+// A location reads its table in two ways: the change feed (Feed, Drain), the cells and rows
+// changed since it last looked, with each report as the wire carries it (Entry), which the
+// verdict engine takes whole; and ReportsFor, one check's reports in quorum's vocabulary
+// (quorum.Report), for explanations and the checker's handoff.
+//
 // Membership (live checkers per region, join and leave events) is exposed for assignment, and
 // a node rejoins the peers it knew, periodically, so that a partition heals by itself however
 // long it lasted; a node left alone joins the peers that still talk to it. memberlist's verdict

@@ -2,10 +2,9 @@ package gossip
 
 import (
 	"fmt"
+	"strings"
 	"time"
 	"unicode/utf8"
-
-	"github.com/vigil-dns/vigil/quorum"
 )
 
 // Limits on what a report carries, so that every delta fits in one UDP packet.
@@ -46,7 +45,11 @@ func (s Status) String() string {
 	return fmt.Sprintf("status(%d)", uint8(s))
 }
 
-// Entry is one check in a checker's row: the checker's report for that check.
+// Entry is one check in a checker's row: the checker's report for that check, as the wire
+// carries it and the table holds it. It is the one form of a report between a checker and a
+// location: the checker's node builds it from a checker.Report, a location's verdict engine
+// takes it from the change feed (CellChange), and the table's reads hand it out in quorum's
+// vocabulary (quorum.Report, see Node.ReportsFor).
 type Entry struct {
 	// Status is the status after rise/fall thresholds.
 	Status Status
@@ -57,31 +60,6 @@ type Entry struct {
 	// Reason says why, e.g. "http 503" or "dial: connection refused"; at most MaxReasonLen
 	// bytes.
 	Reason string
-}
-
-// Report is a location's view of one checker's report for one check: the entry, where it
-// stands in the checker's row, and when this location last heard that checker make progress,
-// by this location's own clock.
-type Report struct {
-	// Check is the check id.
-	Check string
-	// Checker is the id of the checker that owns the report.
-	Checker string
-	// Region is the checker's region, when known.
-	Region string
-	// Entry is the report itself.
-	Entry Entry
-	// Seq is the sequence number of the checker's row at the entry's last change.
-	Seq uint64
-	// LastProgress is when this location last heard the checker's heartbeat or sequence
-	// advance with its row complete here (this location's clock).
-	LastProgress time.Time
-}
-
-// Fresh reports whether the report's checker made progress within window before now: quorum's
-// freshness rule, the one verdicts apply.
-func (r Report) Fresh(now time.Time, window time.Duration) bool {
-	return quorum.Fresh(r.LastProgress, now, window)
 }
 
 // validID checks a node or check id.
@@ -98,14 +76,11 @@ func validID(kind, id string) error {
 	return nil
 }
 
-// clampReason cuts a reason to MaxReasonLen bytes on a rune boundary.
+// clampReason cuts a longer reason to its first MaxReasonLen bytes, less what is not UTF-8
+// there (a rune the cut split, or bytes that were never UTF-8).
 func clampReason(s string) string {
 	if len(s) <= MaxReasonLen {
 		return s
 	}
-	s = s[:MaxReasonLen]
-	for len(s) > 0 && !utf8.ValidString(s) {
-		s = s[:len(s)-1]
-	}
-	return s
+	return strings.ToValidUTF8(s[:MaxReasonLen], "")
 }

@@ -11,7 +11,8 @@ import (
 )
 
 // A checker and a location on a simulated two-region network: the checker publishes, the
-// location reads the report with the time it last heard the checker make progress.
+// location reads the report (in quorum's vocabulary) with the time it last heard the checker make
+// progress.
 func Example() {
 	nw, _ := regions.NewNetwork(1, "eu", "us")
 	key, _ := gossip.ParseKey("dmlnaWwtZXhhbXBsZS1rZXktMzItYnl0ZXMtbG9uZyE=")
@@ -31,6 +32,6 @@ func Example() {
 	_ = checker.Publish("api", gossip.Entry{Status: gossip.StatusHealthy, Consecutive: 3, Reason: "http 200"})
 	time.Sleep(time.Second)
 	for _, r := range location.ReportsFor("api") {
-		fmt.Println(r.Checker, r.Region, r.Entry.Status, r.Fresh(time.Now(), 15*time.Second))
+		fmt.Println(r.Checker, r.Region, r.Healthy, r.Reason, r.Fresh(time.Now(), 15*time.Second))
 	}
 }

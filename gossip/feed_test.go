@@ -101,13 +101,13 @@ func TestFeedMirrorsTable(t *testing.T) {
 
 func checkMirror(t *testing.T, seed uint64, step int, tb *Table, m *mirror) {
 	t.Helper()
-	held := tb.Reports()
+	held := heldEntries(tb)
 	if len(held) != len(m.cells) || tb.reports != len(held) {
 		t.Fatalf("seed %d step %d: table holds %d reports (counted %d), the feed's reader %d", seed, step, len(held), tb.reports, len(m.cells))
 	}
-	for _, r := range held {
-		if e, ok := m.cells[[2]string{r.Checker, r.Check}]; !ok || e != r.Entry {
-			t.Fatalf("seed %d step %d: %s/%s: table %+v, reader %+v (%v)", seed, step, r.Checker, r.Check, r.Entry, e, ok)
+	for k, he := range held {
+		if e, ok := m.cells[k]; !ok || e != he {
+			t.Fatalf("seed %d step %d: %s/%s: table %+v, reader %+v (%v)", seed, step, k[0], k[1], he, e, ok)
 		}
 	}
 	if len(m.progress) != len(tb.rows) {

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/vigil-dns/vigil/quorum"
 )
 
 // published is one report a checker published, and when it stopped being current.
@@ -28,7 +30,7 @@ func (h history) publish(t *testing.T, n *Node, check string, e Entry) {
 	var seq uint64
 	for _, r := range n.ReportsFor(check) {
 		if r.Checker == n.ID() {
-			seq = r.Seq
+			seq = r.Sequence
 		}
 	}
 	if list := h[key]; len(list) > 0 && list[len(list)-1].seq == seq {
@@ -42,20 +44,20 @@ func (h history) publish(t *testing.T, n *Node, check string, e Entry) {
 
 // stale returns why a report a location counts as fresh now is stale, or "": the entry it
 // holds must have been the checker's current one at some time within the window.
-func (h history) stale(r Report, now time.Time) string {
-	for _, p := range h[r.Checker+"/"+r.Check] {
-		if p.seq != r.Seq {
+func (h history) stale(check string, r quorum.Report, now time.Time) string {
+	for _, p := range h[r.Checker+"/"+check] {
+		if p.seq != r.Sequence {
 			continue
 		}
-		if p.entry != r.Entry {
-			return fmt.Sprintf("entry %+v, published %+v", r.Entry, p.entry)
+		if statusOf(r) != p.entry.Status || r.Reason != p.entry.Reason || r.Latency != p.entry.Latency {
+			return fmt.Sprintf("report %+v, published %+v", r, p.entry)
 		}
 		if !p.until.IsZero() && p.until.Before(now.Add(-window)) {
 			return fmt.Sprintf("superseded %v ago", now.Sub(p.until))
 		}
 		return ""
 	}
-	return fmt.Sprintf("seq %d was never published", r.Seq)
+	return fmt.Sprintf("seq %d was never published", r.Sequence)
 }
 
 // TestAsymmetricCutAndLoss: r1 hears r2 but r2 does not hear r1, and every link loses 20% of
@@ -95,19 +97,21 @@ func TestAsymmetricCutAndLoss(t *testing.T) {
 			now := time.Now()
 			for _, l := range locations {
 				fresh := 0
-				for _, r := range l.Reports() {
-					if !r.Fresh(now, window) {
-						staleSeen++
-						continue
-					}
-					checks++
-					if why := h.stale(r, now); why != "" {
-						t.Fatalf("at %s, %s counts %s's report of %s: %s", now.Format(time.TimeOnly), l.ID(), r.Checker, r.Check, why)
-					}
-					if r.Check == "ok" {
-						fresh++
-						if r.Entry.Status != StatusHealthy {
-							t.Fatalf("%s: healthy endpoint reported %v by %s", l.ID(), r.Entry.Status, r.Checker)
+				for check, rs := range l.Reports() {
+					for _, r := range rs {
+						if !r.Fresh(now, window) {
+							staleSeen++
+							continue
+						}
+						checks++
+						if why := h.stale(check, r, now); why != "" {
+							t.Fatalf("at %s, %s counts %s's report of %s: %s", now.Format(time.TimeOnly), l.ID(), r.Checker, check, why)
+						}
+						if check == "ok" {
+							fresh++
+							if !r.Healthy {
+								t.Fatalf("%s: healthy endpoint reported unhealthy by %s", l.ID(), r.Checker)
+							}
 						}
 					}
 				}

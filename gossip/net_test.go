@@ -58,7 +58,7 @@ func TestRealSockets(t *testing.T) {
 	waitFor(t, 10*time.Second, 20*time.Millisecond, "report spreads over sockets", func() bool {
 		for _, n := range nodes[1:] {
 			rs := n.ReportsFor("api")
-			if len(rs) != 1 || rs[0].Entry.Status != StatusUnhealthy || rs[0].Region != "eu" ||
+			if len(rs) != 1 || rs[0].Healthy || rs[0].Reason != "http 503" || rs[0].Region != "eu" ||
 				!rs[0].Fresh(time.Now(), 5*time.Second) {
 				return false
 			}

@@ -50,9 +50,9 @@ func TestWrongKeyRefused(t *testing.T) {
 			}
 		}
 		time.Sleep(30 * time.Second)
-		for _, r := range loc.Reports() {
-			if r.Checker == "intruder" || r.Checker == "forger" || r.Checker == "plaintext" {
-				t.Errorf("location holds a report from %s", r.Checker)
+		for k := range nodeEntries(loc) {
+			if k[0] == "intruder" || k[0] == "forger" || k[0] == "plaintext" {
+				t.Errorf("location holds a report from %s", k[0])
 			}
 		}
 		for _, m := range loc.Members() {
@@ -170,7 +170,7 @@ func TestBadMessagesDroppedAndCounted(t *testing.T) {
 				t.Errorf("dropped{kind=%s,reason=%s} = %v, want %v", tc.kind, tc.reason, got, tc.want)
 			}
 		}
-		if r := n.Reports(); len(r) != 0 {
+		if r := nodeEntries(n); len(r) != 0 {
 			t.Errorf("table holds %v after bad messages only", r)
 		}
 		d.NotifyMsg(good)

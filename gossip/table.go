@@ -419,45 +419,6 @@ func (t *Table) setRegion(checker, region string) {
 	}
 }
 
-// Reports returns every report the table holds, sorted by check then checker.
-func (t *Table) Reports() []Report {
-	out := make([]Report, 0, t.reports)
-	for _, r := range t.rows {
-		t.eachCell(r, func(check string, seq uint64, e Entry) {
-			out = append(out, Report{Check: check, Checker: r.checker, Region: r.region,
-				Entry: e, Seq: seq, LastProgress: r.progress})
-		})
-	}
-	sortReports(out)
-	return out
-}
-
-// ReportsFor returns the reports of one check, sorted by checker.
-func (t *Table) ReportsFor(check string) []Report {
-	var out []Report
-	i, ok := t.checks.lookup(check)
-	if !ok {
-		return nil
-	}
-	for _, r := range t.rows {
-		if c, ok := r.cells.get(i); ok {
-			out = append(out, Report{Check: check, Checker: r.checker, Region: r.region,
-				Entry: t.entry(c), Seq: c.seq, LastProgress: r.progress})
-		}
-	}
-	sortReports(out)
-	return out
-}
-
-func sortReports(rs []Report) {
-	sort.Slice(rs, func(i, j int) bool {
-		if rs[i].Check != rs[j].Check {
-			return rs[i].Check < rs[j].Check
-		}
-		return rs[i].Checker < rs[j].Checker
-	})
-}
-
 // Len returns how many reports and how many checkers' rows the table holds.
 func (t *Table) Len() (reports, checkers int) { return t.reports, len(t.rows) }
 

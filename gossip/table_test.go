@@ -1,8 +1,10 @@
 package gossip
 
 import (
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -16,8 +18,17 @@ func set(gen, seq, beat uint64, check string, s Status) delta {
 
 func cells(tb *Table) map[string]Status {
 	out := map[string]Status{}
-	for _, r := range tb.Reports() {
-		out[r.Check] = r.Entry.Status
+	for k, e := range heldEntries(tb) {
+		out[k[1]] = e.Status
+	}
+	return out
+}
+
+// heldEntries returns every cell the table holds, by checker and check.
+func heldEntries(tb *Table) map[[2]string]Entry {
+	out := map[[2]string]Entry{}
+	for _, r := range tb.rows {
+		tb.eachCell(r, func(check string, _ uint64, e Entry) { out[[2]string{r.checker, check}] = e })
 	}
 	return out
 }
@@ -162,6 +173,24 @@ func TestOwnRow(t *testing.T) {
 	}
 	if d, ok := o.withdrawAll(); !ok || d.seq != 3 || len(o.full().entries) != 0 {
 		t.Errorf("withdraw all: %+v", d)
+	}
+}
+
+// TestClampReason: a reason longer than MaxReasonLen keeps its first MaxReasonLen bytes, less
+// a rune the cut split and any bytes that are not UTF-8.
+func TestClampReason(t *testing.T) {
+	pad := strings.Repeat("r", MaxReasonLen-3)
+	for _, c := range []struct{ in, want string }{
+		{"http 503", "http 503"},
+		{pad + "abc", pad + "abc"},
+		{pad + "abcd", pad + "abc"},
+		{pad + "abé" + "tail", pad + "ab"},    // é's second byte is past the cut
+		{"x\xffy" + pad + "tail", "xy" + pad}, // a byte that was never UTF-8
+		{string(make([]byte, 1000)), string(make([]byte, MaxReasonLen))},
+	} {
+		if got := clampReason(c.in); got != c.want || !utf8.ValidString(got) {
+			t.Errorf("clampReason(%.20q...) = %.20q... (%d bytes), want %.20q... (%d bytes)", c.in, got, len(got), c.want, len(c.want))
+		}
 	}
 }
 

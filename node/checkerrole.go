@@ -1,8 +1,6 @@
 package node
 
 import (
-	"strings"
-
 	"github.com/vigil-dns/vigil/checker"
 	"github.com/vigil-dns/vigil/gossip"
 )
@@ -63,13 +61,9 @@ func entryOf(r checker.Report) gossip.Entry {
 	case checker.StatusUnhealthy:
 		e.Status = gossip.StatusUnhealthy
 	}
-	reason := string(r.Reason)
-	if r.Message != "" && r.Message != reason {
-		reason += ": " + r.Message
+	e.Reason = string(r.Reason)
+	if r.Message != "" && r.Message != e.Reason {
+		e.Reason += ": " + r.Message
 	}
-	if len(reason) > gossip.MaxReasonLen {
-		reason = strings.ToValidUTF8(reason[:gossip.MaxReasonLen], "")
-	}
-	e.Reason = reason
-	return e
+	return e // gossip cuts a reason longer than gossip.MaxReasonLen as it publishes it
 }

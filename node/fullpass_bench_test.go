@@ -34,6 +34,15 @@ type passCell struct {
 	status      gossip.Status
 }
 
+// passReport is the gossip.Report that the table's reads handed out then (a location's view
+// of one report: the entry with its check, checker, region, sequence and progress).
+type passReport struct {
+	Check, Checker, Region string
+	Entry                  gossip.Entry
+	Seq                    uint64
+	LastProgress           time.Time
+}
+
 // passRow is one checker's row of passTable.
 type passRow struct {
 	checker, region string
@@ -49,16 +58,16 @@ type passTable struct {
 	reports int
 }
 
-// reportsSorted is gossip.Table.Reports followed by gossip.Node.regions (which filled in
+// reportsSorted is gossip.Table.Reports (as it was then) followed by gossip.Node.regions (which filled in
 // regions from membership; every row here has its region, so the last loop only walks the
 // reports, as that one did): every report, sorted by check then checker.
-func (t *passTable) reportsSorted() []gossip.Report {
-	out := make([]gossip.Report, 0, t.reports)
+func (t *passTable) reportsSorted() []passReport {
+	out := make([]passReport, 0, t.reports)
 	for _, r := range t.rows {
 		for i, c := range r.cells {
 			e := gossip.Entry{Status: c.status, Consecutive: c.consecutive,
 				Latency: time.Duration(c.latency) * time.Microsecond, Reason: t.reasons[c.reason]}
-			out = append(out, gossip.Report{Check: t.checks[i], Checker: r.checker, Region: r.region,
+			out = append(out, passReport{Check: t.checks[i], Checker: r.checker, Region: r.region,
 				Entry: e, Seq: c.seq, LastProgress: r.progress})
 		}
 	}
@@ -109,7 +118,7 @@ func newPassMetrics() *passMetrics {
 }
 
 // observe is the old locationMetrics.observe and metrics.observe.
-func (m *passMetrics) observe(verdicts map[string]quorum.Verdict, reports []gossip.Report, plan *shard.Plan, doc *config.Document, now time.Time, seconds float64) {
+func (m *passMetrics) observe(verdicts map[string]quorum.Verdict, reports []passReport, plan *shard.Plan, doc *config.Document, now time.Time, seconds float64) {
 	var counts [3]int
 	for _, v := range verdicts {
 		if int(v.State) < len(counts) {
@@ -138,7 +147,7 @@ func (m *passMetrics) observe(verdicts map[string]quorum.Verdict, reports []goss
 	for _, r := range reports {
 		region := r.Region
 		vote := "stale"
-		if r.Fresh(now, window) {
+		if quorum.Fresh(r.LastProgress, now, window) {
 			vote = r.Entry.Status.String()
 			k := [2]string{r.Check, region}
 			maxLatency[k] = max(maxLatency[k], r.Entry.Latency.Seconds())
@@ -324,7 +333,7 @@ func (f passFixture) engine(tb testing.TB, now time.Time) *enginePass {
 	for i, name := range f.checkers {
 		p.e.Progress(name, f.regions[i], now)
 		for _, c := range f.doc.Checks {
-			p.e.SetReport(c.ID, name, verdict.Report{Known: true, Healthy: true, Latency: time.Millisecond})
+			p.e.SetReport(c.ID, name, gossip.Entry{Status: gossip.StatusHealthy, Latency: time.Millisecond})
 		}
 	}
 	p.step(now)
@@ -375,7 +384,7 @@ func BenchmarkFullPassVsEngine(b *testing.B) {
 							lo, hi, st := f.flip(change)
 							for _, name := range f.checkers {
 								for j := lo; j < hi; j++ {
-									p.e.SetReport(f.doc.Checks[j].ID, name, verdict.Report{Known: true, Healthy: st == gossip.StatusHealthy, Latency: time.Millisecond})
+									p.e.SetReport(f.doc.Checks[j].ID, name, gossip.Entry{Status: st, Latency: time.Millisecond})
 								}
 							}
 						}

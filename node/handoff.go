@@ -4,7 +4,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/vigil-dns/vigil/gossip"
+	"github.com/vigil-dns/vigil/quorum"
 )
 
 // The make-before-break decision (which checks a checker keeps probing after it left their
@@ -12,20 +12,20 @@ import (
 // what gossip and the checker know.
 
 // heardLocked returns whether checker holder's report of check id counts in the pool's table
-// at now: there, healthy or unhealthy, fresh in window. The check's reports are looked up once
-// for the calls about one check in a row. Called with n.mu held.
+// at now: there (the pool lists only reports with a status) and fresh in window. The check's
+// reports are looked up once for the calls about one check in a row. Called with n.mu held.
 func (n *Node) heardLocked(now time.Time, window time.Duration) func(id, holder string) bool {
 	var (
 		last    string
 		looked  bool
-		reports []gossip.Report
+		reports []quorum.Report
 	)
 	return func(id, holder string) bool {
 		if !looked || id != last {
 			last, looked, reports = id, true, n.pool.ReportsFor(id)
 		}
-		i := slices.IndexFunc(reports, func(r gossip.Report) bool { return r.Checker == holder })
-		return i >= 0 && reports[i].Entry.Status != gossip.StatusUnknown && reports[i].Fresh(now, window)
+		i := slices.IndexFunc(reports, func(r quorum.Report) bool { return r.Checker == holder })
+		return i >= 0 && reports[i].Fresh(now, window) // ReportsFor holds only reports with a status
 	}
 }
 

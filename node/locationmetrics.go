@@ -148,13 +148,7 @@ func (m *locationMetrics) collectCheck(ch chan<- prometheus.Metric, id string, s
 		region := regionLabel(r.Region)
 		vote := "stale"
 		if r.Fresh {
-			vote = "unknown"
-			if r.Known {
-				vote = quorum.StateUnhealthy.String()
-				if r.Healthy {
-					vote = quorum.StateHealthy.String()
-				}
-			}
+			vote = r.Status.String() // healthy, unhealthy or unknown (not decided yet)
 			if latency == nil {
 				latency = map[string]float64{}
 			}

@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/gossip"
 	"github.com/vigil-dns/vigil/verdict"
 )
 
@@ -46,7 +47,8 @@ func gathered(t *testing.T, mfs []*dto.MetricFamily, name string, labels ...stri
 }
 
 // TestLocationMetrics registers the location metrics in a fresh registry, reads them from a
-// verdict engine holding two checkers (one fresh, one stale), and lints the names.
+// verdict engine holding four checkers (three fresh: healthy, unhealthy and not decided yet;
+// one stale), and lints the names.
 func TestLocationMetrics(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
 	n := &Node{}
@@ -61,8 +63,12 @@ func TestLocationMetrics(t *testing.T) {
 	e.Configure(doc)
 	e.Progress("c1", "r1", now.Add(-time.Second))
 	e.Progress("c2", "r2", now.Add(-time.Minute))
-	e.SetReport("web", "c1", verdict.Report{Known: true, Healthy: true, Latency: 20 * time.Millisecond})
-	e.SetReport("web", "c2", verdict.Report{Known: true, Healthy: true})
+	e.SetReport("web", "c1", gossip.Entry{Status: gossip.StatusHealthy, Latency: 20 * time.Millisecond})
+	e.SetReport("web", "c2", gossip.Entry{Status: gossip.StatusHealthy})
+	e.Progress("c3", "r1", now.Add(-time.Second))
+	e.SetReport("web", "c3", gossip.Entry{})
+	e.Progress("c4", "r2", now.Add(-time.Second))
+	e.SetReport("web", "c4", gossip.Entry{Status: gossip.StatusUnhealthy, Latency: 30 * time.Millisecond})
 	e.Advance(now)
 
 	mfs, err := reg.Gather()
@@ -74,14 +80,17 @@ func TestLocationMetrics(t *testing.T) {
 		labels []string
 		want   float64
 	}{
-		{"vigil_location_checkers_fresh", nil, 1},
-		{"vigil_location_checkers_known", nil, 2},
+		{"vigil_location_checkers_fresh", nil, 3},
+		{"vigil_location_checkers_known", nil, 4},
 		{"vigil_location_votes", []string{"check", "web", "region", "r2", "vote", "stale"}, 1},
 		{"vigil_location_votes", []string{"check", "web", "region", "r1", "vote", "healthy"}, 1},
+		{"vigil_location_votes", []string{"check", "web", "region", "r1", "vote", "unknown"}, 1},
+		{"vigil_location_votes", []string{"check", "web", "region", "r2", "vote", "unhealthy"}, 1},
 		{"vigil_location_verdict", []string{"check", "web", "state", "healthy"}, 1},
 		{"vigil_location_verdict", []string{"check", "web", "state", "unknown"}, 0},
 		{"vigil_location_verdict_changes_total", []string{"check", "web", "state", "healthy"}, 1},
 		{"vigil_location_report_latency_seconds", []string{"check", "web", "region", "r1"}, 0.02},
+		{"vigil_location_report_latency_seconds", []string{"check", "web", "region", "r2"}, 0.03},
 		{"vigil_location_checks_without_series", nil, 0},
 	} {
 		if got, _ := gathered(t, mfs, c.name, c.labels...); got != c.want {
@@ -92,8 +101,8 @@ func TestLocationMetrics(t *testing.T) {
 	e.RemoveChecker("c2")
 	e.Advance(now)
 	mfs, _ = reg.Gather()
-	if _, series := gathered(t, mfs, "vigil_location_checker_last_heard_seconds"); series != 1 {
-		t.Errorf("last-heard series after c2 left: %d, want 1", series)
+	if _, series := gathered(t, mfs, "vigil_location_checker_last_heard_seconds"); series != 3 {
+		t.Errorf("last-heard series after c2 left: %d, want 3", series)
 	}
 
 	problems, err := promlint.NewWithMetricFamilies(mfs).Lint()
@@ -129,7 +138,7 @@ func TestLocationMetricsBounded(t *testing.T) {
 	e.Configure(doc)
 	e.Progress("c1", "r1", now)
 	for i := range checks {
-		e.SetReport(fmt.Sprintf("k%d", i), "c1", verdict.Report{Known: true, Healthy: i >= 7})
+		e.SetReport(fmt.Sprintf("k%d", i), "c1", gossip.Entry{Status: healthyIf(i >= 7)})
 	}
 	e.Advance(now)
 	mfs, err := reg.Gather()
@@ -142,4 +151,12 @@ func TestLocationMetricsBounded(t *testing.T) {
 	if got, _ := gathered(t, mfs, "vigil_location_checks_without_series"); got != checks-7 {
 		t.Errorf("checks without series %v, want %d", got, checks-7)
 	}
+}
+
+// healthyIf is the status of a report that says healthy when ok.
+func healthyIf(ok bool) gossip.Status {
+	if ok {
+		return gossip.StatusHealthy
+	}
+	return gossip.StatusUnhealthy
 }

@@ -210,21 +210,7 @@ func (n *Node) step() (more bool, next time.Time) {
 	defer l.mu.Unlock()
 	n.configureEngine()
 	more = n.pool.Drain(maxDrain, &l.changes)
-	for _, c := range l.changes.Cells {
-		if c.Present {
-			l.engine.SetReport(c.Check, c.Checker, verdict.Report{Known: c.Entry.Status != gossip.StatusUnknown,
-				Healthy: c.Entry.Status == gossip.StatusHealthy, Latency: c.Entry.Latency})
-		} else {
-			l.engine.DeleteReport(c.Check, c.Checker)
-		}
-	}
-	for _, r := range l.changes.Rows {
-		if r.Gone {
-			l.engine.RemoveChecker(r.Checker)
-		} else {
-			l.engine.Progress(r.Checker, r.Region, r.Progress)
-		}
-	}
+	l.engine.Apply(&l.changes)
 	now := time.Now() // after the drain: no progress it took is later than now
 	t0 := now
 	l.engine.Advance(now)

@@ -162,10 +162,7 @@ func (n *Node) ExplainCheck(id string) (quorum.Explanation, error) {
 	if n.dns == nil {
 		return quorum.Explanation{}, ErrNoLocation
 	}
-	details := map[string]verdict.Detail{}
-	for _, r := range n.pool.ReportsFor(id) {
-		details[r.Checker] = verdict.Detail{Reason: r.Entry.Reason, Latency: r.Entry.Latency, Sequence: r.Seq}
-	}
+	held := n.pool.ReportsFor(id)
 	l := &n.loc
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -175,10 +172,7 @@ func (n *Node) ExplainCheck(id string) (quorum.Explanation, error) {
 		expected = f(id)
 	}
 	n.mu.Unlock()
-	e, ok := l.engine.Explain(id, expected, func(checker string) (verdict.Detail, bool) {
-		d, ok := details[checker]
-		return d, ok
-	})
+	e, ok := l.engine.Explain(id, expected, held)
 	if !ok {
 		return quorum.Explanation{}, fmt.Errorf("node: check %q: no verdict (unknown check, or not evaluated yet)", id)
 	}

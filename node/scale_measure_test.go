@@ -238,7 +238,7 @@ flipping:
 				if arrived.IsZero() {
 					healthy := 0
 					for _, r := range n.pool.ReportsFor(id) {
-						if r.Entry.Status == gossip.StatusHealthy {
+						if r.Healthy {
 							healthy++
 						}
 					}

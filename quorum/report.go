@@ -2,8 +2,11 @@ package quorum
 
 import "time"
 
-// Report is one checker's latest status for one check, as this location holds it: the row that
-// gossip carries, plus when this location last heard that checker make progress. A location
+// Report is one checker's latest status for one check, as this location holds it: the cell of
+// the checker's row that gossip carries (gossip.Entry), where it stands in the row, and when
+// this location last heard that checker make progress. It is the one report vocabulary of a
+// location: the gossip table hands reports out as Reports (gossip.Node.ReportsFor), the
+// verdict engine gives them to Evaluate and Explain, and the status API shows them. A location
 // holds at most one report per checker and check; Evaluate counts the reports it is given. A
 // checker that withdraws its report (it left the check's shard, or it cannot reach anything)
 // removes it from the table, so a withdrawn report is not given: there is no withdrawn vote.
@@ -23,6 +26,12 @@ type Report struct {
 	// LastProgress is when this location last heard the checker make progress (a new sequence
 	// or a heartbeat), by this location's own clock. The zero time means never.
 	LastProgress time.Time
+}
+
+// Fresh reports whether the report counts at now under window: the package's freshness rule
+// (Fresh) applied to its LastProgress.
+func (r Report) Fresh(now time.Time, window time.Duration) bool {
+	return Fresh(r.LastProgress, now, window)
 }
 
 // VoteStatus is what one report contributes to a verdict.

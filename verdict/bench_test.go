@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/gossip"
 )
 
 // loaded returns an engine holding checks probed checks, each reported healthy by 6 of 6
@@ -26,7 +27,7 @@ func loaded(tb testing.TB, checks int) (*Engine, []string) {
 		name := fmt.Sprintf("checker-%d", k)
 		e.Progress(name, fmt.Sprintf("r%d", k%3+1), t0)
 		for _, id := range ids {
-			e.SetReport(id, name, Report{Known: true, Healthy: true, Latency: time.Millisecond})
+			e.SetReport(id, name, gossip.Entry{Status: gossip.StatusHealthy, Latency: time.Millisecond})
 		}
 	}
 	e.Advance(t0)
@@ -45,7 +46,11 @@ func BenchmarkEngineReportChange(b *testing.B) {
 			b.ResetTimer()
 			for i := 0; b.Loop(); i++ {
 				now = now.Add(time.Microsecond)
-				e.SetReport(ids[i%n], "checker-0", Report{Known: true, Healthy: i%2 == 0})
+				st := gossip.StatusUnhealthy
+				if i%2 == 0 {
+					st = gossip.StatusHealthy
+				}
+				e.SetReport(ids[i%n], "checker-0", gossip.Entry{Status: st})
 				e.Advance(now)
 				out = e.Changes(out[:0])
 			}
@@ -86,7 +91,7 @@ func TestEngineBytesPerCheck(t *testing.T) {
 		name := fmt.Sprintf("checker-%d", k)
 		e.Progress(name, "r1", t0)
 		for _, id := range ids {
-			e.SetReport(id, name, Report{Known: true, Healthy: true})
+			e.SetReport(id, name, gossip.Entry{Status: gossip.StatusHealthy})
 		}
 	}
 	e.Advance(t0)

@@ -3,6 +3,11 @@
 // something it depends on changed. The rule itself stays in package quorum: the Engine calls
 // quorum.Evaluate and quorum.Combine for each check it re-decides, and nothing else decides.
 //
+// Its input is the gossip table's change feed, as gossip hands it out (Apply takes one
+// gossip.Changes): each report is a gossip.Entry, held as a compact vote, and each checker's
+// progress a time. It hands quorum the votes of a check it re-decides as []quorum.Report, and
+// hands out what changed as a Change (a check and its quorum.State).
+//
 // What re-decides a check:
 //   - a report of the check set, changed or removed (SetReport, DeleteReport);
 //   - a checker of the check going stale or fresh again. Freshness belongs to a checker's row,

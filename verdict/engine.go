@@ -4,19 +4,9 @@ import (
 	"time"
 
 	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/gossip"
 	"github.com/vigil-dns/vigil/quorum"
 )
-
-// Report is a checker's current report on a check, as the engine needs it.
-type Report struct {
-	// Known says the checker has a status; a report without one (a checker that has not
-	// decided yet) is held but counts for nothing, as if absent.
-	Known bool
-	// Healthy is the checker's status, when known.
-	Healthy bool
-	// Latency is the checker's last probe duration (kept to the microsecond).
-	Latency time.Duration
-}
 
 // Change is a check whose verdict changed since the last call of Changes: its state now, or
 // that it left the configuration.
@@ -43,19 +33,14 @@ const (
 	flagNoOrder                      // calculated, in a cycle: never decided
 )
 
-// vote statuses.
-const (
-	voteNone uint8 = iota // held, no status: counts for nothing
-	voteHealthy
-	voteUnhealthy
-)
-
-// vote is one checker's report on a check: 16 bytes.
+// vote is one checker's report on a check, from its gossip entry: 16 bytes. A vote with
+// gossip.StatusUnknown (a checker that has not decided yet) is held but counts for nothing, as
+// if absent.
 type vote struct {
 	checker int32
 	pos     int32  // the check's place in the checker's list of checks
 	latency uint32 // microseconds, saturating
-	status  uint8
+	status  gossip.Status
 }
 
 // check is one check's state: its configuration, the reports on it and its verdict.
@@ -228,17 +213,37 @@ func (e *Engine) markChecker(k int32) {
 	}
 }
 
-// SetReport sets checker's report on check. A checker the engine does not know yet is
-// created, never heard making progress (stale) until Progress says otherwise.
-func (e *Engine) SetReport(checkID, checkerID string, r Report) {
+// Apply takes one drain of the gossip table's change feed: each report set or deleted, then
+// each row's progress, or its removal. It is SetReport, DeleteReport, Progress and
+// RemoveChecker for every change, in that order.
+func (e *Engine) Apply(ch *gossip.Changes) {
+	for i := range ch.Cells {
+		c := &ch.Cells[i]
+		if c.Present {
+			e.SetReport(c.Check, c.Checker, c.Entry)
+		} else {
+			e.DeleteReport(c.Check, c.Checker)
+		}
+	}
+	for i := range ch.Rows {
+		r := &ch.Rows[i]
+		if r.Gone {
+			e.RemoveChecker(r.Checker)
+		} else {
+			e.Progress(r.Checker, r.Region, r.Progress)
+		}
+	}
+}
+
+// SetReport sets checker's report on check: its gossip entry's status and latency (kept to
+// the microsecond). A checker the engine does not know yet is created, never heard making
+// progress (stale) until Progress says otherwise.
+func (e *Engine) SetReport(checkID, checkerID string, r gossip.Entry) {
 	i, _ := e.checkIndex(checkID, true)
 	k, _ := e.checkerIndex(checkerID, true)
-	v := vote{checker: k, status: voteNone, latency: micros(r.Latency)}
-	if r.Known {
-		v.status = voteUnhealthy
-		if r.Healthy {
-			v.status = voteHealthy
-		}
+	v := vote{checker: k, status: r.Status, latency: micros(r.Latency)}
+	if v.status != gossip.StatusHealthy && v.status != gossip.StatusUnhealthy {
+		v.status = gossip.StatusUnknown
 	}
 	c := &e.checks[i]
 	for j := range c.votes {
@@ -259,7 +264,7 @@ func (e *Engine) SetReport(checkID, checkerID string, r Report) {
 		c.votes = append(make([]vote, 0, len(c.votes)+2), c.votes...)
 	}
 	c.votes = append(c.votes, v)
-	if v.status != voteNone {
+	if v.status != gossip.StatusUnknown {
 		e.markCheck(i)
 	}
 }
@@ -288,7 +293,7 @@ func (e *Engine) DeleteReport(checkID, checkerID string) {
 func (e *Engine) dropVote(i int32, j int) {
 	c := &e.checks[i]
 	v := c.votes[j]
-	if v.status != voteNone {
+	if v.status != gossip.StatusUnknown {
 		e.markCheck(i)
 	}
 	last := len(c.votes) - 1

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/gossip"
 	"github.com/vigil-dns/vigil/quorum"
 )
 
@@ -19,14 +20,26 @@ var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 // (every check, every pass, children before parents).
 type world struct {
 	doc      *config.Document
-	reports  map[string]map[string]Report // check -> checker -> report
+	reports  map[string]map[string]gossip.Entry // check -> checker -> report
 	progress map[string]time.Time
 	region   map[string]string
 	verdicts map[string]quorum.Verdict
 }
 
+// gossipEntry is a gossip entry with a status (when known: healthy or not) and a 1 ms latency.
+func gossipEntry(known, healthy bool) gossip.Entry {
+	e := gossip.Entry{Latency: time.Millisecond}
+	switch {
+	case known && healthy:
+		e.Status = gossip.StatusHealthy
+	case known:
+		e.Status = gossip.StatusUnhealthy
+	}
+	return e
+}
+
 func newWorld(doc *config.Document) *world {
-	return &world{doc: doc, reports: map[string]map[string]Report{}, progress: map[string]time.Time{},
+	return &world{doc: doc, reports: map[string]map[string]gossip.Entry{}, progress: map[string]time.Time{},
 		region: map[string]string{}, verdicts: map[string]quorum.Verdict{}}
 }
 
@@ -40,10 +53,10 @@ func (w *world) quorumReports(check string) []quorum.Report {
 		}
 	}) {
 		r := w.reports[check][k]
-		if !r.Known {
+		if r.Status == gossip.StatusUnknown {
 			continue
 		}
-		out = append(out, quorum.Report{Checker: k, Region: w.region[k], Healthy: r.Healthy, LastProgress: w.progress[k]})
+		out = append(out, quorum.Report{Checker: k, Region: w.region[k], Healthy: r.Status == gossip.StatusHealthy, LastProgress: w.progress[k]})
 	}
 	return out
 }
@@ -119,9 +132,10 @@ func TestEngineMatchesFullPass(t *testing.T) {
 				switch x := rng.IntN(20); {
 				case x < 8: // a report set or changed
 					check := fmt.Sprintf("p%d", rng.IntN(14)) // two ids the configuration may lack
-					r := Report{Known: rng.IntN(8) != 0, Healthy: rng.IntN(3) != 0, Latency: time.Millisecond}
+					known, healthy := rng.IntN(8) != 0, rng.IntN(3) != 0
+					r := gossipEntry(known, healthy)
 					if w.reports[check] == nil {
-						w.reports[check] = map[string]Report{}
+						w.reports[check] = map[string]gossip.Entry{}
 					}
 					w.reports[check][k] = r
 					both(func(e *Engine) { e.SetReport(check, k, r) })
@@ -277,7 +291,7 @@ func TestEngineChanges(t *testing.T) {
 	e := New()
 	e.Configure(doc)
 	e.Progress("a", "r1", t0)
-	e.SetReport("web", "a", Report{Known: true, Healthy: false})
+	e.SetReport("web", "a", gossipEntry(true, false))
 	e.Advance(t0)
 	got := e.Changes(nil)
 	slices.SortFunc(got, func(a, b Change) int { return cmpString(a.Check, b.Check) })
@@ -286,9 +300,9 @@ func TestEngineChanges(t *testing.T) {
 		t.Fatalf("first changes %+v, want %+v", got, want)
 	}
 	// Healthy, then unhealthy again before anyone looks: one change, as it stands.
-	e.SetReport("web", "a", Report{Known: true, Healthy: true})
+	e.SetReport("web", "a", gossipEntry(true, true))
 	e.Advance(t0.Add(time.Second))
-	e.SetReport("web", "a", Report{Known: true, Healthy: false})
+	e.SetReport("web", "a", gossipEntry(true, false))
 	e.Advance(t0.Add(2 * time.Second))
 	if got := e.Changes(nil); !slices.Equal(got, []Change{{Check: "web", State: quorum.StateUnhealthy}}) {
 		t.Fatalf("changes %+v, want web unhealthy once", got)
@@ -343,7 +357,7 @@ func TestEngineHeartbeatCostsNothing(t *testing.T) {
 		if i%10 == 0 {
 			k = "b" // b reports 100 checks
 		}
-		e.SetReport(fmt.Sprintf("k%d", i), k, Report{Known: true, Healthy: true})
+		e.SetReport(fmt.Sprintf("k%d", i), k, gossipEntry(true, true))
 	}
 	e.Progress("a", "r1", t0)
 	e.Progress("b", "r2", t0)
@@ -364,5 +378,48 @@ func TestEngineHeartbeatCostsNothing(t *testing.T) {
 	}
 	if c := e.Counts(); c[quorum.StateHealthy] != 900 || c[quorum.StateUnknown] != 100 {
 		t.Fatalf("counts %v, want 900 healthy, 100 unknown", c)
+	}
+}
+
+// TestEngineApplyAndExplain: a drain of the gossip feed is applied as its cells, then its rows;
+// Explain takes each vote's reason, latency and sequence from the reports the table holds,
+// and a report without a status counts for nothing.
+func TestEngineApplyAndExplain(t *testing.T) {
+	doc := &config.Document{Checks: []config.Check{{ID: "web", Protocol: config.ProtocolHTTP, HealthyThreshold: 0.5, MinReporters: 1}}}
+	doc.Quorum.FreshnessWindow = config.Duration(10 * time.Second)
+	e := New()
+	e.Configure(doc)
+	e.Apply(&gossip.Changes{
+		Cells: []gossip.CellChange{
+			{Checker: "a", Check: "web", Present: true, Entry: gossip.Entry{Status: gossip.StatusHealthy, Latency: time.Millisecond}},
+			{Checker: "b", Check: "web", Present: true, Entry: gossip.Entry{Status: gossip.StatusUnhealthy}},
+			{Checker: "c", Check: "web", Present: true, Entry: gossip.Entry{}},
+		},
+		Rows: []gossip.RowChange{{Checker: "a", Region: "r1", Progress: t0}, {Checker: "b", Region: "r2", Progress: t0},
+			{Checker: "c", Region: "r3", Progress: t0}},
+	})
+	e.Advance(t0)
+	held := []quorum.Report{
+		{Checker: "a", Region: "r1", Healthy: true, Reason: "http 200", Latency: 2 * time.Millisecond, Sequence: 7, LastProgress: t0},
+		{Checker: "b", Region: "r2", Reason: "http 503", Sequence: 9, LastProgress: t0},
+	}
+	x, ok := e.Explain("web", []string{"a", "b", "c"}, held)
+	if !ok || x.State != quorum.StateUnhealthy || x.Counts.Healthy != 1 || x.Counts.Unhealthy != 1 || x.Counts.NeverHeard != 1 {
+		t.Fatalf("explained %s %+v (%v), want unhealthy: 1 healthy, 1 unhealthy, c never heard", x.State, x.Counts, ok)
+	}
+	for _, v := range x.Votes {
+		want := held[slices.IndexFunc(held, func(r quorum.Report) bool { return r.Checker == v.Checker })]
+		if v.Reason != want.Reason || v.Latency.Std() != want.Latency || v.Sequence != want.Sequence {
+			t.Errorf("vote of %s: %q %v seq %d, want %q %v seq %d", v.Checker, v.Reason, v.Latency, v.Sequence, want.Reason, want.Latency, want.Sequence)
+		}
+	}
+	// The row of b goes, and c decides healthy: the check is healthy, 2 of 2.
+	e.Apply(&gossip.Changes{
+		Cells: []gossip.CellChange{{Checker: "c", Check: "web", Present: true, Entry: gossip.Entry{Status: gossip.StatusHealthy}}},
+		Rows:  []gossip.RowChange{{Checker: "b", Gone: true}, {Checker: "c", Region: "r3", Progress: t0.Add(time.Second)}},
+	})
+	e.Advance(t0.Add(time.Second))
+	if v, ok := e.Verdict("web", nil); !ok || v.State != quorum.StateHealthy || v.Counts.Healthy != 2 || v.Counts.Fresh != 2 {
+		t.Fatalf("after b left: %s %+v (%v), want healthy 2 of 2", v.State, v.Counts, ok)
 	}
 }

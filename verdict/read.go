@@ -1,8 +1,11 @@
 package verdict
 
 import (
+	"slices"
+	"strings"
 	"time"
 
+	"github.com/vigil-dns/vigil/gossip"
 	"github.com/vigil-dns/vigil/quorum"
 )
 
@@ -51,18 +54,11 @@ func (e *Engine) Each(expected func(id string) []string, fn func(id string, v qu
 	}
 }
 
-// Detail is what the gossip table holds of one report beyond what decides: for the
-// evidence.
-type Detail struct {
-	Reason   string
-	Latency  time.Duration
-	Sequence uint64
-}
-
-// Explain returns check id's verdict with its evidence: each report's vote (detail, when not
-// nil, adds the checker's reason, latency and sequence from the table) and the expected
-// checkers never heard from. ok is false as for Verdict.
-func (e *Engine) Explain(id string, expected []string, detail func(checker string) (Detail, bool)) (quorum.Explanation, bool) {
+// Explain returns check id's verdict with its evidence: each report's vote and the expected
+// checkers never heard from. held, when not nil, are the check's reports as the gossip table
+// holds them now (gossip.Node.ReportsFor, sorted by checker): each vote takes its checker's
+// reason, latency and sequence from there. ok is false as for Verdict.
+func (e *Engine) Explain(id string, expected []string, held []quorum.Report) (quorum.Explanation, bool) {
 	i, c, ok := e.decided(id)
 	if !ok {
 		return quorum.Explanation{}, false
@@ -73,15 +69,15 @@ func (e *Engine) Explain(id string, expected []string, detail func(checker strin
 		return quorum.ExplainCombined(c.calc.minHealthy, c.calc.ids, children, c.calc.inverted, c.calc.disabled, e.prev(c), at), true
 	}
 	rs := e.reports(&e.checks[i])
-	if detail != nil {
-		for j := range rs {
-			if d, ok := detail(rs[j].Checker); ok {
-				rs[j].Reason, rs[j].Latency, rs[j].Sequence = d.Reason, d.Latency, d.Sequence
-			}
+	for j := range rs {
+		if h, ok := slices.BinarySearchFunc(held, rs[j].Checker, byChecker); ok {
+			rs[j].Reason, rs[j].Latency, rs[j].Sequence = held[h].Reason, held[h].Latency, held[h].Sequence
 		}
 	}
 	return quorum.Explain(e.policies.get(c.policy), rs, expected, e.prev(c), at), true
 }
+
+func byChecker(r quorum.Report, checker string) int { return strings.Compare(r.Checker, checker) }
 
 // decided returns check id's index and state when it is configured and has a verdict.
 func (e *Engine) decided(id string) (int32, *check, bool) {
@@ -138,10 +134,11 @@ type CheckStats struct {
 type ReportStats struct {
 	// Region is the checker's region (empty: unknown).
 	Region string
-	// Fresh says the checker was fresh at the last Advance; Known that it has a status, and
-	// Healthy which.
-	Fresh, Known, Healthy bool
-	Latency               time.Duration
+	// Fresh says the checker was fresh at the last Advance.
+	Fresh bool
+	// Status is the report's status, as gossip carried it (unknown: not decided yet).
+	Status  gossip.Status
+	Latency time.Duration
 }
 
 // EachStats calls fn with the checks that have a verdict among the next limit places of the
@@ -160,8 +157,8 @@ func (e *Engine) EachStats(from, limit int, fn func(id string, s CheckStats, rep
 		rs = rs[:0]
 		for _, v := range c.votes {
 			ck := &e.checkers[v.checker]
-			rs = append(rs, ReportStats{Region: ck.region, Fresh: ck.fresh, Known: v.status != voteNone,
-				Healthy: v.status == voteHealthy, Latency: time.Duration(v.latency) * time.Microsecond})
+			rs = append(rs, ReportStats{Region: ck.region, Fresh: ck.fresh, Status: v.status,
+				Latency: time.Duration(v.latency) * time.Microsecond})
 		}
 		fn(c.id, CheckStats{State: c.state, Changes: c.changes}, rs)
 	}
