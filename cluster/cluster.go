@@ -138,7 +138,6 @@ func Start(ctx context.Context, o Options) (c *Cluster, err error) {
 			_ = c.Stop()
 		}
 	}()
-	c.wg.Go(func() { <-c.ctx.Done() }) // Wait returns after the end even if nothing else started
 	if err := c.startTargets(); err != nil {
 		return c, err
 	}
@@ -232,8 +231,8 @@ func (c *Cluster) goRun(what string, f func(context.Context) error) {
 	})
 }
 
-// Wait waits until everything has stopped (once the context given to Start ends) and returns
-// the errors of what stopped early, and of every node whose Run failed.
+// Wait waits until everything the cluster runs has stopped (once the context given to Start
+// ends) and returns the errors of what stopped early, and of every node whose Run failed.
 func (c *Cluster) Wait() error {
 	c.wg.Wait()
 	c.mu.Lock()
