@@ -56,13 +56,13 @@ func (t *Target) Port() int { return t.ln.Addr().(*net.TCPAddr).Port }
 // Name returns the target's name (its region in `vigil dev`).
 func (t *Target) Name() string { return t.name }
 
-// SetDown makes the health endpoint fail (true) or pass (false).
+// SetDown makes /healthz fail (true) or pass (false).
 func (t *Target) SetDown(down bool) { t.down.Store(down) }
 
-// Down reports whether the health endpoint fails.
+// Down reports whether /healthz fails.
 func (t *Target) Down() bool { return t.down.Load() }
 
-// ServeHTTP answers the health endpoint and the switch: POST /down and POST /up flip it,
+// ServeHTTP answers /healthz and the switch: POST /down and POST /up flip it,
 // for the compose demo where the target runs in a container of its own.
 func (t *Target) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
