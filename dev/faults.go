@@ -11,7 +11,7 @@ import (
 
 // Fault kinds.
 const (
-	// FaultTargetDown: a demo target's health endpoint fails.
+	// FaultTargetDown: a demo target's /healthz fails.
 	FaultTargetDown = "target-down"
 	// FaultCut: the link between two regions is cut, both ways.
 	FaultCut = "cut"
@@ -50,11 +50,9 @@ type CutRequest struct {
 
 // SetTargetDown makes region r's demo target fail its health check (down) or pass it.
 func (n *Network) SetTargetDown(r string, down bool) error {
-	t, ok := n.targets[r]
-	if !ok {
+	if n.cluster.SetTargetDown(r, down) != nil {
 		return fmt.Errorf("dev: no target in region %q (regions: %s)", r, strings.Join(n.cfg.Regions, ", "))
 	}
-	t.SetDown(down)
 	n.log.Info("dev: fault", "target", r, "down", down)
 	return nil
 }
@@ -66,16 +64,10 @@ func (n *Network) Cut(rs ...string) error {
 			return fmt.Errorf("dev: unknown region %q (regions: %s)", r, strings.Join(n.cfg.Regions, ", "))
 		}
 	}
-	var err error
-	switch {
-	case len(rs) == 1:
-		err = n.sim.Isolate(rs[0])
-	case len(rs) == 2 && rs[0] != rs[1]:
-		err = n.sim.Cut(rs[0], rs[1])
-	default:
+	if len(rs) == 0 || len(rs) > 2 || len(rs) == 2 && rs[0] == rs[1] {
 		return fmt.Errorf("dev: a cut names one region or two different regions, not %q", rs)
 	}
-	if err != nil {
+	if err := n.cluster.Cut(rs...); err != nil {
 		return fmt.Errorf("dev: %w", err)
 	}
 	n.log.Info("dev: fault", "cut", rs)
@@ -84,7 +76,7 @@ func (n *Network) Cut(rs ...string) error {
 
 // Heal restores every link between regions. Targets stay as they are.
 func (n *Network) Heal() {
-	n.sim.HealAll()
+	n.cluster.Heal()
 	n.log.Info("dev: links healed")
 }
 
@@ -92,13 +84,13 @@ func (n *Network) Heal() {
 func (n *Network) Faults() []Fault {
 	out := []Fault{}
 	for _, r := range n.cfg.Regions {
-		if n.targets[r].Down() {
+		if n.cluster.Target(r).Down() {
 			out = append(out, Fault{Kind: FaultTargetDown, Regions: []string{r}})
 		}
 	}
 	for i, a := range n.cfg.Regions {
 		for _, b := range n.cfg.Regions[i+1:] {
-			if n.sim.LinkState(a, b).Cut || n.sim.LinkState(b, a).Cut {
+			if n.cluster.Network().LinkState(a, b).Cut || n.cluster.Network().LinkState(b, a).Cut {
 				out = append(out, Fault{Kind: FaultCut, Regions: []string{a, b}})
 			}
 		}

@@ -29,7 +29,7 @@ func TestDevNearest(t *testing.T) {
 		a, b string
 		d    time.Duration
 	}{{"us-east", "eu-west", 10 * time.Millisecond}, {"us-east", "sa-east", 30 * time.Millisecond}, {"eu-west", "sa-east", 40 * time.Millisecond}} {
-		if err := n.sim.SetLatency(l.a, l.b, l.d); err != nil {
+		if err := n.cluster.Network().SetLatency(l.a, l.b, l.d); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -46,7 +46,7 @@ func TestDevNearest(t *testing.T) {
 	// The nearest region is known once pings have measured each region's nodes.
 	eventually(t, 30*time.Second, "each location measured the other regions", func() (bool, string) {
 		for r := range addrs {
-			loc := n.locations[r].Locality()
+			loc := n.cluster.Location(r).Locality()
 			if len(loc.RTT) < 3 {
 				return false, fmt.Sprintf("%s measured %v", r, loc.RTT)
 			}
@@ -69,7 +69,7 @@ func TestDevNearest(t *testing.T) {
 			}
 			return true, ""
 		})
-		ex, err := n.locations[c.down].Answer("near.demo.vigil.test", "A")
+		ex, err := n.cluster.Location(c.down).Answer("near.demo.vigil.test", "A")
 		if err != nil || ex.Region != c.next || ex.RegionReason == "" {
 			t.Fatalf("explanation at %s: %+v, %v", c.down, ex, err)
 		}

@@ -7,22 +7,22 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/netip"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/hashicorp/raft"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/cluster"
 	"github.com/vigil-dns/vigil/control"
 	"github.com/vigil-dns/vigil/gossip"
 	"github.com/vigil-dns/vigil/httpguard"
 	"github.com/vigil-dns/vigil/node"
 	"github.com/vigil-dns/vigil/quorum"
-	"github.com/vigil-dns/vigil/regions"
 	"github.com/vigil-dns/vigil/status"
 	"github.com/vigil-dns/vigil/verify"
 )
@@ -35,14 +35,14 @@ const controlID = "dev-control"
 // Network is a running dev network. Start it with Start; it stops when the context given to
 // Start ends, and Wait returns once everything has stopped.
 type Network struct {
-	cfg       Config
-	log       *slog.Logger
-	sim       *regions.Network
-	voter     *control.Node
-	targets   map[string]*Target
-	locations map[string]*node.Node
-	checkers  []*node.Node
-	control   string // the control API's address
+	cfg     Config
+	log     *slog.Logger
+	ctx     context.Context  // ends when the network stops
+	cluster *cluster.Cluster // the targets, checkers and locations
+	voter   *control.Node
+	control string // the control API's address
+	// regs are the regions' metrics registries, each served by the region's location.
+	regs map[string]*prometheus.Registry
 	// statusURLs are the locations' status APIs by node id, for the network view (under mu).
 	statusURLs map[string]string
 	// verifyLocs are the locations the verifiers ask (under mu); verifiers are each region's
@@ -64,8 +64,7 @@ func Start(ctx context.Context, cfg Config) (n *Network, err error) {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	n = &Network{cfg: cfg, log: cfg.Logger, targets: map[string]*Target{}, locations: map[string]*node.Node{},
-		verifiers: map[string]*verify.Verifier{}}
+	n = &Network{cfg: cfg, log: cfg.Logger, ctx: ctx, regs: map[string]*prometheus.Registry{}, verifiers: map[string]*verify.Verifier{}}
 	defer func() {
 		if err != nil {
 			cancel()
@@ -73,20 +72,6 @@ func Start(ctx context.Context, cfg Config) (n *Network, err error) {
 		}
 	}()
 	n.wg.Go(func() { <-ctx.Done() }) // Wait returns after cancel even if nothing else started
-	if n.sim, err = regions.NewNetwork(cfg.Seed, cfg.Regions...); err != nil {
-		return n, fmt.Errorf("dev: %w", err)
-	}
-	for _, r := range cfg.Regions {
-		t, err := NewTarget(r, cfg.Targets[r])
-		if err != nil {
-			return n, err
-		}
-		n.targets[r] = t
-		n.goRun(ctx, "target "+r, t.Run)
-		if err := n.sim.PlaceTarget(t.Addr(), r); err != nil {
-			return n, fmt.Errorf("dev: %w", err)
-		}
-	}
 	if err := n.startControl(ctx); err != nil {
 		return n, err
 	}
@@ -94,11 +79,20 @@ func Start(ctx context.Context, cfg Config) (n *Network, err error) {
 	if err != nil {
 		return n, fmt.Errorf("dev: %w", err)
 	}
-	var seed string
-	for _, r := range cfg.Regions {
-		if seed, err = n.startRegion(ctx, r, key, seed); err != nil {
-			return n, err
-		}
+	targets, err := cluster.NewTargets(cfg.Targets)
+	if err != nil {
+		return n, fmt.Errorf("dev: %w", err)
+	}
+	// The location's HTTP port is its region's canary: it always answers, so a checker that
+	// still reaches it knows that failures elsewhere are not its own network's.
+	n.cluster, err = cluster.Start(ctx, cluster.Options{
+		Regions: cfg.Regions, Seed: cfg.Seed, DataDir: cfg.DataDir, Logger: n.log,
+		ControlAPIs: []string{n.ControlURL()}, Key: key, Targets: targets,
+		Checkers: cfg.CheckersPerRegion, Canary: cluster.CanaryLocation,
+		Node: n.nodeConfig, Mount: n.mount,
+	})
+	if err != nil {
+		return n, fmt.Errorf("dev: %w", err)
 	}
 	if err := n.startNotify(ctx); err != nil {
 		return n, err
@@ -121,6 +115,11 @@ func (n *Network) goRun(ctx context.Context, what string, f func(context.Context
 // Wait waits until everything has stopped and returns the errors of what stopped early.
 func (n *Network) Wait() error {
 	n.wg.Wait()
+	if n.cluster != nil {
+		if err := n.cluster.Wait(); err != nil {
+			n.errs = append(n.errs, err)
+		}
+	}
 	if n.voter != nil {
 		if err := n.voter.Close(); err != nil {
 			n.errs = append(n.errs, err)
@@ -216,111 +215,78 @@ func (n *Network) serveHTTP(ctx context.Context, what string, ln net.Listener, h
 	})
 }
 
-// startRegion starts the location and the checkers of region r, each a node.Node over the
-// simulated network that follows the control plane, joining the pool through seed (none for
-// the first region); it returns the seed for the next regions. The location serves the
-// status API and page on its HTTP address, and /metrics there covers the region's nodes.
-func (n *Network) startRegion(ctx context.Context, r string, key []byte, seed string) (string, error) {
-	reg := prometheus.NewRegistry()
-	loc, err := n.newNode(r, r+"-location", node.RoleLocation, key, seed, reg, func(c *node.Config) {
-		c.DNSAddr, c.HTTPAddr = n.cfg.Locations[r].DNS, n.cfg.Locations[r].HTTP
-	})
-	if err != nil {
-		return seed, err
+// nodeConfig sets what a node of the dev network adds to the cluster's: its metrics in its
+// region's registry under the label node=id, a location's addresses, a checker's HTTP
+// server (none unless Config.CheckerHTTP lists one).
+func (n *Network) nodeConfig(c *node.Config) {
+	c.Version, c.Logger = "dev", n.log
+	c.Gossip.HeartbeatInterval, c.Gossip.RejoinInterval = time.Second, 2*time.Second
+	c.EvalInterval = n.cfg.Evaluate
+	reg, ok := n.regs[c.Region]
+	if !ok {
+		reg = prometheus.NewRegistry()
+		n.regs[c.Region] = reg
 	}
-	// Every node runs on loopback with ports of its own: a location finds another's status
-	// API by its id, not at its gossip host.
-	if err := loc.MountStatus(func(o *status.Options) { o.Network.PeerURL = n.statusURL }); err != nil {
-		loc.Close()
-		return seed, fmt.Errorf("dev: location %s: %w", r, err)
+	c.Registerer, c.Gatherer = prometheus.WrapRegistererWith(prometheus.Labels{"node": c.ID}, reg), reg
+	if c.Roles.Has(node.RoleLocation) {
+		c.DNSAddr, c.HTTPAddr = n.cfg.Locations[c.Region].DNS, n.cfg.Locations[c.Region].HTTP
+		return
 	}
-	n.mu.Lock()
-	if n.statusURLs == nil {
-		n.statusURLs = map[string]string{}
+	if i := checkerIndex(c.ID); i < len(n.cfg.CheckerHTTP[c.Region]) {
+		c.HTTPAddr = n.cfg.CheckerHTTP[c.Region][i]
 	}
-	n.statusURLs[loc.Self().ID] = "http://" + loc.HTTPAddr()
-	n.verifyLocs = append(n.verifyLocs, verify.Location{ID: loc.Self().ID, Status: "http://" + loc.HTTPAddr(), DNS: loc.DNSAddr()})
-	n.mu.Unlock()
-	n.locations[r] = loc
-	n.goRun(ctx, "location "+r, loc.Run)
-	if seed == "" {
-		seed = loc.GossipAddr()
-	}
-	// The location's HTTP port is the region's canary: it always answers, so a checker that
-	// still reaches it knows that failures elsewhere are not its own network's.
-	canary, err := n.canary(r, loc.HTTPAddr())
-	if err != nil {
-		return seed, err
-	}
-	dialer, err := n.sim.Dialer(r)
-	if err != nil {
-		return seed, fmt.Errorf("dev: %w", err)
-	}
-	for i := range n.cfg.CheckersPerRegion {
-		id := fmt.Sprintf("%s-checker-%d", r, i+1)
-		httpAddr := "off"
-		if addrs := n.cfg.CheckerHTTP[r]; i < len(addrs) {
-			httpAddr = addrs[i]
-		}
-		chk, err := n.newNode(r, id, node.RoleChecker, key, seed, reg, func(c *node.Config) {
-			c.Dialer, c.HTTPAddr = dialer, httpAddr
-			c.Probe.AllowLoopback, c.Probe.Canaries = true, []config.Check{canary}
-		})
-		if err != nil {
-			return seed, err
-		}
-		var v *verify.Verifier
-		if i == 0 && n.cfg.VerifyInterval > 0 {
-			if v, err = n.newVerifier(chk); err != nil {
-				chk.Close()
-				return seed, err
-			}
-			n.verifiers[r] = v
-		}
-		if httpAddr != "off" {
-			err := chk.MountStatus(nil)
-			if err == nil && v != nil {
-				err = chk.Handle("GET /v1/verification", v)
-			}
-			if err != nil {
-				chk.Close()
-				return seed, fmt.Errorf("dev: checker %s: %w", id, err)
-			}
-		}
-		if v != nil {
-			n.goRun(ctx, "verifier "+id, v.Run)
-		}
-		n.checkers = append(n.checkers, chk)
-		n.goRun(ctx, "checker "+id, chk.Run)
-	}
-	return seed, nil
 }
 
-// newNode creates one node of region r over the simulated network, following the control
-// plane, its metrics in reg under the label node=id; edit sets what the role adds.
-func (n *Network) newNode(r, id string, roles node.Roles, key []byte, seed string, reg *prometheus.Registry, edit func(*node.Config)) (*node.Node, error) {
-	tr, err := n.sim.NewTransport(r)
+// checkerIndex returns the index (from 0) of a checker in its region, from its id
+// <region>-checker-<N>.
+func checkerIndex(id string) int {
+	_, num, _ := strings.Cut(id, "-checker-")
+	i, err := strconv.Atoi(num)
 	if err != nil {
-		return nil, fmt.Errorf("dev: %w", err)
+		return -1
 	}
-	cfg := node.DefaultConfig()
-	cfg.ID, cfg.Region, cfg.Roles, cfg.Version = id, r, roles, "dev"
-	cfg.DataDir = filepath.Join(n.cfg.DataDir, id)
-	cfg.Voters, cfg.Transport, cfg.HTTPAddr = []string{n.ControlURL()}, tr, "off"
-	cfg.Gossip = node.GossipConfig{Keys: [][]byte{key}, Profile: gossip.ProfileLocal,
-		HeartbeatInterval: time.Second, RejoinInterval: 2 * time.Second}
-	if seed != "" {
-		cfg.Gossip.Join = []string{seed}
+	return i - 1
+}
+
+// mount mounts the status API on a node's HTTP server: a location's, which finds another's
+// by its id, and a checker's when it serves HTTP, with its region's verifier on its first.
+func (n *Network) mount(c node.Config, nd *node.Node) error {
+	if c.Roles.Has(node.RoleLocation) {
+		// Every node runs on loopback with ports of its own: a location finds another's
+		// status API by its id, not at its gossip host.
+		if err := nd.MountStatus(func(o *status.Options) { o.Network.PeerURL = n.statusURL }); err != nil {
+			return fmt.Errorf("dev: location %s: %w", c.Region, err)
+		}
+		n.mu.Lock()
+		if n.statusURLs == nil {
+			n.statusURLs = map[string]string{}
+		}
+		n.statusURLs[c.ID] = "http://" + nd.HTTPAddr()
+		n.verifyLocs = append(n.verifyLocs, verify.Location{ID: c.ID, Status: "http://" + nd.HTTPAddr(), DNS: nd.DNSAddr()})
+		n.mu.Unlock()
+		return nil
 	}
-	cfg.EvalInterval, cfg.Logger = n.cfg.Evaluate, n.log
-	cfg.Registerer = prometheus.WrapRegistererWith(prometheus.Labels{"node": id}, reg)
-	cfg.Gatherer = reg
-	edit(&cfg)
-	nd, err := node.New(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("dev: %s: %w", id, err)
+	var v *verify.Verifier
+	if checkerIndex(c.ID) == 0 && n.cfg.VerifyInterval > 0 {
+		var err error
+		if v, err = n.newVerifier(nd); err != nil {
+			return err
+		}
+		n.verifiers[c.Region] = v
 	}
-	return nd, nil
+	if c.HTTPAddr != "off" {
+		err := nd.MountStatus(nil)
+		if err == nil && v != nil {
+			err = nd.Handle("GET /v1/verification", v)
+		}
+		if err != nil {
+			return fmt.Errorf("dev: checker %s: %w", c.ID, err)
+		}
+	}
+	if v != nil {
+		n.goRun(n.ctx, "verifier "+c.ID, v.Run)
+	}
+	return nil
 }
 
 // newVerifier makes the answer verifier of checker chk: it asks every location of the
@@ -359,47 +325,19 @@ func (n *Network) statusURL(m status.Member) string {
 	return n.statusURLs[m.ID]
 }
 
-// canary returns the canary check of region r's checkers: a TCP check of addr, placed in r.
-func (n *Network) canary(r, addr string) (config.Check, error) {
-	c := config.DefaultCheck()
-	ap, err := netip.ParseAddrPort(addr)
-	if err != nil {
-		return c, fmt.Errorf("dev: canary: %w", err)
-	}
-	c.ID = "canary-" + r
-	c.Protocol = config.ProtocolTCP
-	c.Target = config.Target{Host: ap.Addr().String(), Port: int(ap.Port())}
-	c.Interval = config.Duration(time.Second)
-	c.Timeout = config.Duration(500 * time.Millisecond)
-	if err := n.sim.PlaceTarget(addr, r); err != nil {
-		return c, fmt.Errorf("dev: canary: %w", err)
-	}
-	return c, nil
-}
-
 // ControlURL returns the base URL of the control API.
 func (n *Network) ControlURL() string { return "http://" + n.control }
 
 // DNSAddr returns the address of region r's location DNS listener.
-func (n *Network) DNSAddr(r string) string {
-	if l, ok := n.locations[r]; ok {
-		return l.DNSAddr()
-	}
-	return ""
-}
+func (n *Network) DNSAddr(r string) string { return n.cluster.DNSAddr(r) }
 
 // HTTPAddr returns the address of region r's location HTTP server (the status API and page,
 // /metrics, /healthz, /readyz).
-func (n *Network) HTTPAddr(r string) string {
-	if l, ok := n.locations[r]; ok {
-		return l.HTTPAddr()
-	}
-	return ""
-}
+func (n *Network) HTTPAddr(r string) string { return n.cluster.HTTPAddr(r) }
 
 // TargetAddr returns the address of region r's demo target.
 func (n *Network) TargetAddr(r string) string {
-	if t, ok := n.targets[r]; ok {
+	if t := n.cluster.Target(r); t != nil {
 		return t.Addr()
 	}
 	return ""
@@ -407,7 +345,7 @@ func (n *Network) TargetAddr(r string) string {
 
 // Verdicts returns the current verdicts of region r's location, by check.
 func (n *Network) Verdicts(r string) map[string]quorum.Explanation {
-	if l, ok := n.locations[r]; ok {
+	if l := n.cluster.Location(r); l != nil {
 		v, _ := l.Verdicts()
 		return v
 	}

@@ -124,8 +124,8 @@ func (r *run) putDocument(ctx context.Context, v *Proc, doc *config.Document) er
 	return nil
 }
 
-// setTarget switches region's demo target down or up, from inside its region.
-func (r *run) setTarget(ctx context.Context, region string, down bool) error {
+// setTargetDown switches region's demo target down or up, from inside its region.
+func (r *run) setTargetDown(ctx context.Context, region string, down bool) error {
 	p := r.fleet.find(region + "-target")
 	if p == nil {
 		return fmt.Errorf("netlab: no target in region %q", region)

@@ -340,7 +340,7 @@ func (r *run) startNetwork(ctx context.Context, doc *config.Document) error {
 		}
 	}
 	for _, p := range r.fleet.ofKind(KindTarget) {
-		if err := until(ctx, 15*time.Second, func() error { return r.setTarget(ctx, p.Region.Name, false) }); err != nil {
+		if err := until(ctx, 15*time.Second, func() error { return r.setTargetDown(ctx, p.Region.Name, false) }); err != nil {
 			return fmt.Errorf("netlab: target %s did not answer: %w%s", p.ID, err, logTail(p))
 		}
 	}

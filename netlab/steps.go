@@ -79,7 +79,7 @@ func (r *run) step(ctx context.Context, st sim.Step) error {
 
 // stepTarget takes a region's target down or brings it up.
 func (r *run) stepTarget(ctx context.Context, st sim.Step) ([]oracle.Event, error) {
-	err := r.setTarget(ctx, st.Regions[0], st.Kind == sim.StepDown)
+	err := r.setTargetDown(ctx, st.Regions[0], st.Kind == sim.StepDown)
 	kind := oracle.EventTargetUp
 	if st.Kind == sim.StepDown {
 		kind = oracle.EventTargetDown

@@ -1,109 +1,82 @@
-package node
+package node_test
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"testing"
 	"time"
 
-	"github.com/vigil-dns/vigil/config"
-	"github.com/vigil-dns/vigil/gossip"
-	"github.com/vigil-dns/vigil/regions"
+	"github.com/vigil-dns/vigil/cluster"
+	"github.com/vigil-dns/vigil/node"
 )
 
-// simCluster is 3 regions × (2 checkers + 1 location) on the regions simulated network, with
-// one real HTTP target per region placed in it.
-type simCluster struct {
-	net       *regions.Network
-	targets   map[string]*target
-	locations map[string]*started
-	nodes     []*started
-}
+// The external tests' names for the internal tests' helpers (export_test.go).
+var (
+	eventually = node.Eventually
+	fmtAnswer  = node.FmtAnswer
+)
+
+// simCluster is a cluster (package cluster) of the demo regions on the simulated network,
+// with one demo target per region placed in it, serving examples/demo.yaml statically.
+type simCluster struct{ *cluster.Cluster }
 
 var demoRegions = []string{"us-east", "eu-west", "sa-east"}
 
+// newSimCluster starts 3 regions × (1 location + 2 checkers). Locations start first, as in a
+// running network: a location that joins after a checker's first reports spread hears them
+// only from gossip's anti-entropy, which takes up to tens of seconds at memberlist's local
+// profile.
 func newSimCluster(t *testing.T) *simCluster {
 	t.Helper()
-	nw, err := regions.NewNetwork(7, demoRegions...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := &simCluster{net: nw, targets: map[string]*target{}, locations: map[string]*started{}}
-	for _, r := range demoRegions {
-		c.targets[r] = newTarget(t)
-		if err := nw.PlaceTarget(c.targets[r].addr(), r); err != nil {
-			t.Fatal(err)
-		}
-	}
-	doc := demoDoc(t, c.targets)
-	// Locations first, as in a running network: a location that joins after a checker's
-	// first reports spread hears them only from gossip's anti-entropy, which takes up to
-	// tens of seconds at memberlist's local profile.
-	var seed string
-	for _, r := range demoRegions {
-		s := c.add(t, r+"-loc", r, RoleLocation, doc, seed)
-		if seed == "" {
-			seed = s.GossipAddr()
-		}
-		c.locations[r] = s
-	}
-	for _, r := range demoRegions {
-		for i := range 2 {
-			c.add(t, fmt.Sprintf("%s-c%d", r, i), r, RoleChecker, doc, seed)
-		}
-	}
-	return c
+	return startCluster(t, 7, []node.Roles{node.RoleLocation, node.RoleChecker, node.RoleChecker}, nil)
 }
 
-func (c *simCluster) add(t *testing.T, id, region string, roles Roles, doc *config.Document, seed string) *started {
+// startCluster starts a cluster of the demo regions, each with nodes of the given roles, on a
+// simulated network seeded with seed; tune, when set, adjusts every node's configuration.
+// It stops when the test ends, and the test fails if a node's Run failed.
+func startCluster(t *testing.T, seed uint64, roles []node.Roles, tune func(*node.Config)) *simCluster {
 	t.Helper()
-	return c.addWith(t, id, region, roles, doc, seed, nil)
-}
-
-// addWith adds a node as add does, with edit changing its configuration last.
-func (c *simCluster) addWith(t *testing.T, id, region string, roles Roles, doc *config.Document, seed string, edit func(*Config)) *started {
-	t.Helper()
-	tr, err := c.net.NewTransport(region)
+	addrs := map[string]string{}
+	for _, r := range demoRegions {
+		addrs[r] = "127.0.0.1:0"
+	}
+	targets, err := cluster.NewTargets(addrs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	dialer, err := c.net.Dialer(region)
+	ports := map[string]int{}
+	for r, tg := range targets {
+		ports[r] = tg.Port()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	c, err := cluster.Start(ctx, cluster.Options{
+		Regions: demoRegions, Seed: seed, DataDir: t.TempDir(), Logger: node.TestLogger(),
+		Document: node.DemoDocPorts(t, ports), Key: node.TestKey, Targets: targets, Layout: roles, Node: tune,
+	})
 	if err != nil {
+		cancel()
 		t.Fatal(err)
 	}
-	cfg := DefaultConfig()
-	cfg.ID, cfg.Region, cfg.Roles, cfg.DataDir = id, region, roles, t.TempDir()
-	cfg.Transport, cfg.Dialer, cfg.Static = tr, dialer, doc
-	cfg.Gossip.Keys, cfg.Gossip.Profile = [][]byte{testKey}, gossip.ProfileLocal
-	cfg.Gossip.HeartbeatInterval, cfg.Gossip.RejoinInterval = 500*time.Millisecond, time.Second
-	if seed != "" {
-		cfg.Gossip.Join = []string{seed}
-	}
-	cfg.DNSAddr, cfg.HTTPAddr, cfg.EvalInterval = "127.0.0.1:0", "off", 100*time.Millisecond
-	cfg.Probe.AllowLoopback = true
-	cfg.Logger, cfg.Registerer = testLogger().With("id", id), newReg()
-	if edit != nil {
-		edit(&cfg)
-	}
-	n, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := start(t, n)
-	c.nodes = append(c.nodes, s)
-	return s
+	t.Cleanup(func() {
+		cancel()
+		if err := c.Wait(); err != nil {
+			t.Errorf("cluster: %v", err)
+		}
+	})
+	return &simCluster{c}
 }
 
 // answers returns the A records a location's DNS socket answers for name.
 func (c *simCluster) answers(region, name string) ([]string, error) {
-	got, err := query(c.locations[region].DNSAddr(), name)
+	got, err := node.Query(c.DNSAddr(region), name)
 	slices.Sort(got)
 	return got, err
 }
 
 // state is a location's current verdict of a check.
 func (c *simCluster) state(region, check string) string {
-	v, err := c.locations[region].Verdicts()
+	v, err := c.Location(region).Verdicts()
 	if err != nil {
 		return err.Error()
 	}
@@ -126,10 +99,10 @@ func TestSimulatedRegions(t *testing.T) {
 		})
 	}
 	// Every checker is assigned its shard: 2 checkers per region probe each of the 3 checks.
-	for _, s := range c.nodes {
-		if s.cfg.Roles.Has(RoleChecker) {
-			eventually(t, 5*time.Second, s.cfg.ID+" assigned", func() (bool, string) {
-				a := s.Self().AssignedChecks
+	for _, m := range c.Members() {
+		if m.Config().Roles.Has(node.RoleChecker) {
+			eventually(t, 5*time.Second, m.ID()+" assigned", func() (bool, string) {
+				a := m.Node().Self().AssignedChecks
 				return a == 3, fmt.Sprint(a)
 			})
 		}
@@ -140,18 +113,18 @@ func TestSimulatedRegions(t *testing.T) {
 	// the bound leaves room for a loaded machine.
 	took := eventually(t, 15*time.Second, "every location hears all 6 checkers healthy", func() (bool, string) {
 		for _, r := range demoRegions {
-			v, err := c.locations[r].Verdicts()
+			v, err := c.Location(r).Verdicts()
 			if err != nil {
 				return false, err.Error()
 			}
 			for _, id := range []string{"web-us-east", "web-eu-west", "web-sa-east"} {
 				if x := v[id]; x.State.String() != "healthy" || x.Counts.Fresh != 6 || x.Counts.Healthy != 6 {
-					ex, _ := c.locations[r].ExplainCheck(id)
+					ex, _ := c.Location(r).ExplainCheck(id)
 					var votes []string
 					for _, vt := range ex.Votes {
 						votes = append(votes, vt.Checker+"="+vt.Status.String()+" ("+vt.Why+")")
 					}
-					return false, fmt.Sprintf("%s: %s: %s %+v %v; members %d", r, id, x.State, x.Counts, votes, len(c.locations[r].Members()))
+					return false, fmt.Sprintf("%s: %s: %s %+v %v; members %d", r, id, x.State, x.Counts, votes, len(c.Location(r).Members()))
 				}
 			}
 		}
@@ -170,7 +143,9 @@ func TestSimulatedRegions(t *testing.T) {
 
 	// A target made unhealthy drops out within (failure threshold + 2) intervals plus
 	// propagation (one evaluation tick and gossip's delta spread, well under 2s here).
-	c.targets["us-east"].down.Store(true)
+	if err := c.SetTargetDown("us-east", true); err != nil {
+		t.Fatal(err)
+	}
 	bound := time.Duration(3+2)*interval + 2*time.Second
 	took = eventually(t, bound, "us-east drops out of www everywhere", func() (bool, string) {
 		for _, r := range demoRegions {
@@ -182,7 +157,9 @@ func TestSimulatedRegions(t *testing.T) {
 		return true, ""
 	})
 	t.Logf("failover everywhere after %s (bound %s)", took, bound)
-	c.targets["us-east"].down.Store(false)
+	if err := c.SetTargetDown("us-east", false); err != nil {
+		t.Fatal(err)
+	}
 	eventually(t, 3*interval+2*time.Second, "us-east back in www", func() (bool, string) {
 		for _, r := range demoRegions {
 			got, err := c.answers(r, "www.demo.vigil.test")
@@ -196,7 +173,7 @@ func TestSimulatedRegions(t *testing.T) {
 	// Cut sa-east off. Far locations hear only checkers that cannot reach the sa-east target:
 	// they mark it unhealthy once sa-east's checkers go stale (freshness 5s) and their own fail
 	// (3 × 1s). The sa-east location hears only sa-east's checkers, which still reach it.
-	if err := c.net.Isolate("sa-east"); err != nil {
+	if err := c.Cut("sa-east"); err != nil {
 		t.Fatal(err)
 	}
 	took = eventually(t, 5*time.Second+(3+2)*interval+5*time.Second, "far locations drop sa-east", func() (bool, string) {
@@ -215,7 +192,7 @@ func TestSimulatedRegions(t *testing.T) {
 	// Meanwhile, and for a while longer, the sa-east location keeps serving it.
 	for range 10 {
 		if st := c.state("sa-east", "web-sa-east"); st != "healthy" {
-			ex, _ := c.locations["sa-east"].ExplainCheck("web-sa-east")
+			ex, _ := c.Location("sa-east").ExplainCheck("web-sa-east")
 			t.Fatalf("sa-east location: web-sa-east is %s during the cut: %s", st, ex.Sentence)
 		}
 		got, err := c.answers("sa-east", "all.demo.vigil.test")
@@ -224,13 +201,13 @@ func TestSimulatedRegions(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	ex, err := c.locations["us-east"].ExplainCheck("web-sa-east")
+	ex, err := c.Location("us-east").ExplainCheck("web-sa-east")
 	if err != nil || ex.Counts.Healthy != 0 || ex.Counts.Unhealthy == 0 {
 		t.Errorf("us-east's evidence for web-sa-east: %+v, %v", ex.Counts, err)
 	}
 
 	// Heal: gossip rejoins, checkers reach the target again, and every location agrees.
-	c.net.HealAll()
+	c.Heal()
 	took = eventually(t, 25*time.Second, "agreement after healing", func() (bool, string) {
 		for _, r := range demoRegions {
 			if st := c.state(r, "web-sa-east"); st != "healthy" {

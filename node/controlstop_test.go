@@ -16,19 +16,8 @@ import (
 // meanwhile the voter kept leading with its API closed, so every write (forwarded to it)
 // failed for 5s.
 func TestVoterStopsPromptlyWithBlockingReads(t *testing.T) {
-	vc := DefaultConfig()
-	vc.ID, vc.Roles, vc.DataDir = "voter", RoleControl, t.TempDir()
-	vc.HTTPAddr = "off"
-	vc.Control.RaftAddr, vc.Control.APIAddr = freeAddr(t), "127.0.0.1:0"
-	vc.Control.Bootstrap, vc.Control.WriteTokens, vc.Control.Timing = true, []string{testToken}, testTiming
-	vc.Logger, vc.Registerer = testLogger().With("id", "voter"), newReg()
-	voter := start(t, mustNew(t, vc))
-	api := voter.Self().ControlAPI
 	targets := map[string]*target{"us-east": newTarget(t), "eu-west": newTarget(t), "sa-east": newTarget(t)}
-	eventually(t, 15*time.Second, "the voter accepts the demo document", func() (bool, string) {
-		err := putDocument(api, demoDoc(t, targets))
-		return err == nil, fmt.Sprint(err)
-	})
+	voter, api := startVoter(t, demoDoc(t, targets), nil)
 	index := func() (uint64, error) {
 		resp, err := blockingGet(context.Background(), api+"/v1/state")
 		if err != nil {

@@ -39,17 +39,8 @@ func TestSignedDemoZoneValidatesInUnbound(t *testing.T) {
 	if err := doc.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	vc := DefaultConfig()
-	vc.ID, vc.Roles, vc.DataDir, vc.HTTPAddr = "voter", RoleControl, t.TempDir(), "off"
-	vc.Control.RaftAddr, vc.Control.APIAddr = freeAddr(t), "127.0.0.1:0"
-	vc.Control.Bootstrap, vc.Control.WriteTokens, vc.Control.Timing = true, []string{testToken}, testTiming
-	vc.DNSSECSecret = testKey // the data node's default: its first gossip key
-	vc.Logger, vc.Registerer = testLogger().With("id", "voter"), newReg()
-	voter := start(t, mustNew(t, vc))
-	api := voter.Self().ControlAPI
-	eventually(t, 15*time.Second, "the voter accepts the signed demo document", func() (bool, string) {
-		err := putDocument(api, doc)
-		return err == nil, fmt.Sprint(err)
+	_, api := startVoter(t, doc, func(vc *Config) {
+		vc.DNSSECSecret = testKey // the data node's default: its first gossip key
 	})
 	var view control.DNSSECView
 	eventually(t, 10*time.Second, "the zone's keys and DS", func() (bool, string) {

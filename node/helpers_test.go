@@ -54,15 +54,26 @@ func (tg *target) port() int { return tg.srv.Listener.Addr().(*net.TCPAddr).Port
 // demoDoc loads examples/demo.yaml with each region's check pointed at its test target.
 func demoDoc(t *testing.T, targets map[string]*target) *config.Document {
 	t.Helper()
+	ports := map[string]int{}
+	for region, tg := range targets {
+		ports[region] = tg.port()
+	}
+	return demoDocPorts(t, ports)
+}
+
+// demoDocPorts loads examples/demo.yaml with each region's check pointed at its port on
+// loopback.
+func demoDocPorts(t *testing.T, ports map[string]int) *config.Document {
+	t.Helper()
 	doc, err := config.Load("../examples/demo.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i := range doc.Checks {
 		c := &doc.Checks[i]
-		for region, tg := range targets {
+		for region, port := range ports {
 			if c.ID == "web-"+region {
-				c.Target.Port = tg.port()
+				c.Target.Port = port
 			}
 		}
 	}

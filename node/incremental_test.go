@@ -38,17 +38,7 @@ func put(api, path, body string) error {
 func TestConfigChangesApplied(t *testing.T) {
 	targets := map[string]*target{"us-east": newTarget(t), "eu-west": newTarget(t), "sa-east": newTarget(t)}
 	doc := demoDoc(t, targets)
-	vc := DefaultConfig()
-	vc.ID, vc.Roles, vc.DataDir, vc.HTTPAddr = "voter", RoleControl, t.TempDir(), "off"
-	vc.Control.RaftAddr, vc.Control.APIAddr = freeAddr(t), "127.0.0.1:0"
-	vc.Control.Bootstrap, vc.Control.WriteTokens, vc.Control.Timing = true, []string{testToken}, testTiming
-	vc.Logger, vc.Registerer = testLogger().With("id", "voter"), newReg()
-	voter := start(t, mustNew(t, vc))
-	api := voter.Self().ControlAPI
-	eventually(t, 15*time.Second, "the voter accepts the demo document", func() (bool, string) {
-		err := putDocument(api, doc)
-		return err == nil, fmt.Sprint(err)
-	})
+	_, api := startVoter(t, doc, nil)
 	dir := t.TempDir()
 	a := start(t, mustNew(t, dataNode(t, "a", "us-east", dir, []string{api})))
 	eventually(t, 15*time.Second, "the node runs the control plane's configuration", func() (bool, string) {

@@ -1,4 +1,4 @@
-package node
+package node_test
 
 import (
 	"fmt"
@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/vigil-dns/vigil/gossip"
-	"github.com/vigil-dns/vigil/regions"
+	"github.com/vigil-dns/vigil/node"
 )
 
 // newIssueCluster is the network of issue 14's real-process runs on the simulated regions:
@@ -17,34 +17,11 @@ import (
 // failure threshold 3, freshness 5s, hold 10s).
 func newIssueCluster(t *testing.T) *simCluster {
 	t.Helper()
-	nw, err := regions.NewNetwork(11, demoRegions...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := &simCluster{net: nw, targets: map[string]*target{}, locations: map[string]*started{}}
-	for _, r := range demoRegions {
-		c.targets[r] = newTarget(t)
-		if err := nw.PlaceTarget(c.targets[r].addr(), r); err != nil {
-			t.Fatal(err)
-		}
-	}
-	doc := demoDoc(t, c.targets)
-	agent := func(cfg *Config) {
+	agent := func(cfg *node.Config) {
 		cfg.Gossip.Profile, cfg.Gossip.HeartbeatInterval, cfg.Gossip.RejoinInterval = gossip.ProfileLAN, 0, 0
 		cfg.EvalInterval = 100 * time.Millisecond
 	}
-	var seed string
-	for _, r := range demoRegions {
-		s := c.addWith(t, r+"-1", r, RoleChecker|RoleLocation, doc, seed, agent)
-		if seed == "" {
-			seed = s.GossipAddr()
-		}
-		c.locations[r] = s
-	}
-	for _, r := range demoRegions {
-		c.addWith(t, r+"-2", r, RoleChecker, doc, seed, agent)
-	}
-	return c
+	return startCluster(t, 11, []node.Roles{node.RoleChecker | node.RoleLocation, node.RoleChecker}, agent)
 }
 
 // watchHealthy samples every location's answer for all.demo.vigil.test every 100ms for d and
@@ -78,7 +55,7 @@ func TestNonTransitiveCut(t *testing.T) {
 	c := newIssueCluster(t)
 	eventually(t, 30*time.Second, "every location hears all 6 checkers of every check healthy", func() (bool, string) {
 		for _, r := range demoRegions {
-			v, err := c.locations[r].Verdicts()
+			v, err := c.Location(r).Verdicts()
 			if err != nil {
 				return false, err.Error()
 			}
@@ -93,19 +70,19 @@ func TestNonTransitiveCut(t *testing.T) {
 	if bad := c.watchHealthy(5 * time.Second); len(bad) > 0 {
 		t.Fatalf("before the cut: %s", strings.Join(bad, "; "))
 	}
-	if err := c.net.Cut("us-east", "sa-east"); err != nil {
+	if err := c.Cut("us-east", "sa-east"); err != nil {
 		t.Fatal(err)
 	}
 	bad := c.watchHealthy(45 * time.Second)
 	// The cut is real: us-east's checkers report sa-east's endpoint unhealthy by now.
-	ex, err := c.locations["eu-west"].ExplainCheck("web-sa-east")
+	ex, err := c.Location("eu-west").ExplainCheck("web-sa-east")
 	if err != nil || ex.Counts.Unhealthy == 0 {
 		t.Errorf("eu-west's evidence for web-sa-east during the cut: %+v, %v (want us-east's failures)", ex.Counts, err)
 	}
 	if len(bad) > 0 {
 		t.Errorf("%d samples lacked a healthy endpoint during the cut: %s", len(bad), strings.Join(bad[:min(len(bad), 10)], "; "))
 	}
-	c.net.HealAll()
+	c.Heal()
 	eventually(t, 20*time.Second, "every location answers all three after healing", func() (bool, string) {
 		for _, r := range demoRegions {
 			got, err := c.answers(r, "all.demo.vigil.test")

@@ -54,6 +54,28 @@ func putDocument(api string, doc *config.Document) error {
 	return nil
 }
 
+// startVoter starts one control voter over real sockets, which bootstraps the control plane,
+// with edit (when set) changing its configuration last, and writes doc through its API; it
+// returns the voter, running until the test ends, and its API's URL.
+func startVoter(t *testing.T, doc *config.Document, edit func(*Config)) (*started, string) {
+	t.Helper()
+	vc := DefaultConfig()
+	vc.ID, vc.Roles, vc.DataDir, vc.HTTPAddr = "voter", RoleControl, t.TempDir(), "off"
+	vc.Control.RaftAddr, vc.Control.APIAddr = freeAddr(t), "127.0.0.1:0"
+	vc.Control.Bootstrap, vc.Control.WriteTokens, vc.Control.Timing = true, []string{testToken}, testTiming
+	vc.Logger, vc.Registerer = testLogger().With("id", "voter"), newReg()
+	if edit != nil {
+		edit(&vc)
+	}
+	voter := start(t, mustNew(t, vc))
+	api := voter.Self().ControlAPI
+	eventually(t, 15*time.Second, "the voter accepts the document", func() (bool, string) {
+		err := putDocument(api, doc)
+		return err == nil, fmt.Sprint(err)
+	})
+	return voter, api
+}
+
 // dataNode configures a checker+location on the real network, following the voters.
 func dataNode(t *testing.T, id, region, dir string, voters []string, join ...string) Config {
 	cfg := DefaultConfig()
@@ -76,22 +98,7 @@ func TestStaticStabilityOverRealSockets(t *testing.T) {
 	targets := map[string]*target{"us-east": newTarget(t), "eu-west": newTarget(t), "sa-east": newTarget(t)}
 	doc := demoDoc(t, targets)
 
-	vc := DefaultConfig()
-	vc.ID, vc.Roles, vc.DataDir = "voter", RoleControl, t.TempDir()
-	vc.HTTPAddr = "off"
-	vc.Control.RaftAddr, vc.Control.APIAddr = freeAddr(t), "127.0.0.1:0"
-	vc.Control.Bootstrap, vc.Control.WriteTokens, vc.Control.Timing = true, []string{testToken}, testTiming
-	vc.Logger, vc.Registerer = testLogger().With("id", "voter"), newReg()
-	vn, err := New(vc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	voter := start(t, vn)
-	api := voter.Self().ControlAPI
-	eventually(t, 15*time.Second, "the voter accepts the demo document", func() (bool, string) {
-		err := putDocument(api, doc)
-		return err == nil, fmt.Sprint(err)
-	})
+	voter, api := startVoter(t, doc, nil)
 
 	dirA := t.TempDir()
 	a := start(t, mustNew(t, dataNode(t, "a", "us-east", dirA, []string{api})))
@@ -137,7 +144,7 @@ func TestStaticStabilityOverRealSockets(t *testing.T) {
 	// A node that has never seen a configuration serves nothing, and says so.
 	c := start(t, mustNew(t, dataNode(t, "c", "eu-west", t.TempDir(), []string{api}, b.GossipAddr())))
 	time.Sleep(500 * time.Millisecond)
-	_, err = query(c.DNSAddr(), "www.demo.vigil.test")
+	_, err := query(c.DNSAddr(), "www.demo.vigil.test")
 	var rc *rcodeError
 	if !errors.As(err, &rc) || rc.rcode != 5 { // REFUSED
 		t.Errorf("node without configuration: %v, want REFUSED", err)

@@ -1,8 +1,8 @@
 package sim
 
 // The chaos experiment: a script generated from a seed (Chaos), on the nodes network with a
-// control plane of three voters. Its steps are parsed and injected in chaos_steps.go, its
-// network's kills and link faults are in chaosnet.go, its control-plane writes in
+// control plane of three voters. Its steps are parsed and injected in chaos_steps.go (the
+// kills and link faults themselves are package cluster's), its control-plane writes in
 // chaoswrite.go, and its part of the report in chaos_report.go.
 
 import (

@@ -162,3 +162,23 @@ func (r *runner) injectChaos(st Step) error {
 	}
 	return fmt.Errorf("unknown step %q", st.Kind)
 }
+
+// chaosVoters is the size of the control plane a chaos script runs: three voters, so that
+// one (the leader) can be killed and the other two elect a new leader.
+const chaosVoters = 3
+
+// voters returns how many control voters the script's network runs: three with any chaos
+// step (kill, start, kill-leader, cut-oneway, loss, latency; a generated script always ends
+// with "start all"), one when it only loses the control plane, else none.
+func (sc Script) voters() int {
+	for _, st := range sc.Steps {
+		switch st.Kind {
+		case StepKill, StepStart, StepKillLeader, StepCutOneWay, StepLoss, StepLatency:
+			return chaosVoters
+		}
+	}
+	if sc.needsControl() {
+		return 1
+	}
+	return 0
+}

@@ -13,7 +13,6 @@ import (
 	"github.com/vigil-dns/vigil/answeraudit"
 	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/dev"
-	"github.com/vigil-dns/vigil/regions"
 )
 
 // chaosTestSeed is the seed of the chaos run in the default suite: its minute has every kind
@@ -232,61 +231,6 @@ func holds(sc Script) time.Duration {
 		}
 	}
 	return d
-}
-
-// On the nodes network a region is its location's link and its checkers' links: cutting,
-// slowing or losing packets between two regions touches every link between their members
-// and no other.
-func TestNodesNetworkRegionLinks(t *testing.T) {
-	rs := []string{"us-east", "eu-west", "sa-east"}
-	n := &nodesNetwork{regions: rs}
-	names := slices.Clone(rs)
-	for _, r := range rs {
-		for i := range checkersPerRegion {
-			c := r + "-checker-" + strconv.Itoa(i+1)
-			n.checkers = append(n.checkers, c)
-			names = append(names, c)
-		}
-	}
-	var err error
-	if n.sim, err = regions.NewNetwork(1, names...); err != nil {
-		t.Fatal(err)
-	}
-	regionOf := func(x string) string { r, _, _ := strings.Cut(x, "-checker-"); return r }
-	check := func(what string, want func(from, to string) bool, got func(from, to string) bool) {
-		t.Helper()
-		for _, a := range names {
-			for _, b := range names {
-				if a != b && want(regionOf(a), regionOf(b)) != got(a, b) {
-					t.Errorf("%s: link %s -> %s is %v", what, a, b, got(a, b))
-				}
-			}
-		}
-	}
-	cut := func(a, b string) bool { return n.sim.LinkState(a, b).Cut }
-	if err := n.Cut("sa-east"); err != nil {
-		t.Fatal(err)
-	}
-	check("cut sa-east", func(a, b string) bool { return a != b && (a == "sa-east" || b == "sa-east") }, cut)
-	n.Heal()
-	if err := n.Cut("us-east", "eu-west"); err != nil {
-		t.Fatal(err)
-	}
-	check("cut us-east eu-west", func(a, b string) bool { return a != b && a != "sa-east" && b != "sa-east" }, cut)
-	n.Heal()
-	if err := n.CutOneWay("eu-west", "sa-east"); err != nil {
-		t.Fatal(err)
-	}
-	check("cut-oneway eu-west sa-east", func(a, b string) bool { return a == "eu-west" && b == "sa-east" }, cut)
-	n.Heal()
-	if err := n.SetLoss("us-east", "sa-east", 0.25); err != nil {
-		t.Fatal(err)
-	}
-	check("loss us-east sa-east", func(a, b string) bool { return a != b && a != "eu-west" && b != "eu-west" },
-		func(a, b string) bool { return n.sim.LinkState(a, b).Loss == 0.25 })
-	if err := n.SetLatency("us-east", "us-east", time.Second); err == nil {
-		t.Error("latency within one region: no error")
-	}
 }
 
 // A query that comes back as it was sent is no answer. Found by `make chaos`: with a location

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/control/client"
 )
 
 // startVoter starts one raft voter with its BoltDB log and its API on loopback, applies the
@@ -63,7 +64,11 @@ func startVoter(t *testing.T, wrap func(*control.Node, http.Handler) http.Handle
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := putDocument(t.Context(), url, body); err != nil {
+	cl, err := client.New(client.Config{Voters: []string{url}, Token: nodesToken})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cl.PutDocument(t.Context(), body, client.ContentJSON); err != nil {
 		t.Fatal(err)
 	}
 	return url

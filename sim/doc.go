@@ -18,15 +18,15 @@
 //   - run: a scripted run (Options, Run, Result, WriteReport); runner.go runs its steps,
 //     record.go samples the verdicts and asks the locations, stall.go measures the harness's
 //     own stalls, oracle.go hands the run to the independent oracle.
-//   - chaos: a script generated from a seed (Chaos), its steps (chaos_steps.go), its network's
-//     faults (chaosnet.go) and control-plane writes (chaoswrite.go).
+//   - chaos: a script generated from a seed (Chaos), its steps and their faults
+//     (chaos_steps.go) and control-plane writes (chaoswrite.go).
 //   - poison: the poison networks' document, network, hostile endpoints and probe schedule.
 //   - growth: grow and measure steps on the nodes network, with resources.go's per-node
 //     measures.
 //   - ddos: a query flood against one zone's name servers on a network of its own (RunDDoS).
 //
 // The networks a script names are looked up among the network kinds (network.go): the dev
-// network, the nodes network (nodes.go) and the poison networks, each with how it adapts the
-// document and how it starts. Scripts are parsed in script.go; the named scenarios are in
+// network, the nodes network (nodes.go, a cluster of package cluster) and the poison
+// networks, each with how it adapts the document and how it starts. Scripts are parsed in script.go; the named scenarios are in
 // scenarios.go; the fault model is model.go.
 package sim

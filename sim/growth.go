@@ -6,7 +6,6 @@ package sim
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -29,44 +28,6 @@ const (
 	// rebalancePoll is how often a grow step looks at every node.
 	rebalancePoll = 50 * time.Millisecond
 )
-
-// Grow starts count more checkers at once, spread over the regions in turn, each on a
-// simulated link of its own and joining the pool through a running node (a different one for
-// each), and returns their ids.
-func (n *nodesNetwork) Grow(count int) ([]string, error) {
-	n.mu.Lock()
-	var seeds []string
-	perRegion := map[string]int{}
-	for _, rn := range n.nodes {
-		if rn.cfg.Roles.Has(node.RoleChecker) {
-			perRegion[rn.cfg.Region]++
-		}
-		seeds = append(seeds, rn.node.GossipAddr())
-	}
-	n.mu.Unlock()
-	if len(seeds) == 0 {
-		return nil, errors.New("sim: grow: no running node to join through")
-	}
-	var added []string
-	for i := range count {
-		r := n.regions[i%len(n.regions)]
-		perRegion[r]++
-		id := fmt.Sprintf("%s-checker-%d", r, perRegion[r])
-		if err := n.sim.AddRegion(id); err != nil {
-			return added, fmt.Errorf("sim: grow: %w", err)
-		}
-		rn := &running{cfg: n.nodeConfig(id, r, node.RoleChecker, seeds[i%len(seeds)]), link: id, src: n.sourceAddr()}
-		if err := n.run(rn); err != nil {
-			return added, fmt.Errorf("sim: grow: %w", err)
-		}
-		n.mu.Lock()
-		n.nodes = append(n.nodes, rn)
-		n.checkers = append(n.checkers, id)
-		n.mu.Unlock()
-		added = append(added, id)
-	}
-	return added, nil
-}
 
 // targetPlan is the assignment over every checker of the network, by probed check: the
 // checkers whose reports every location should count, and by checker: what it should probe.
@@ -103,12 +64,10 @@ func planFor(doc *config.Document, m shard.Membership) (targetPlan, error) {
 
 // membership is every checker of the network, by region.
 func (n *nodesNetwork) membership() shard.Membership {
-	n.mu.Lock()
-	defer n.mu.Unlock()
 	m := shard.Membership{}
-	for _, rn := range n.nodes {
-		if rn.cfg.Roles.Has(node.RoleChecker) {
-			m[rn.cfg.Region] = append(m[rn.cfg.Region], rn.cfg.ID)
+	for _, mb := range n.Members() {
+		if c := mb.Config(); c.Roles.Has(node.RoleChecker) {
+			m[c.Region] = append(m[c.Region], c.ID)
 		}
 	}
 	return m
@@ -124,9 +83,6 @@ type balance struct {
 // look compares every node with t: what each checker reports, and what each location expects
 // and counts.
 func (n *nodesNetwork) look(t targetPlan) balance {
-	n.mu.Lock()
-	nodes := slices.Clone(n.nodes)
-	n.mu.Unlock()
 	b := balance{covered: true, exact: true, fresh: [2]int{-1, 0}}
 	differ := func(format string, args ...any) {
 		b.exact = false
@@ -134,25 +90,26 @@ func (n *nodesNetwork) look(t targetPlan) balance {
 			b.why = fmt.Sprintf(format, args...)
 		}
 	}
-	for _, rn := range nodes {
-		if rn.cfg.Roles.Has(node.RoleChecker) {
+	for _, m := range n.Members() {
+		cfg, nd := m.Config(), m.Node()
+		if cfg.Roles.Has(node.RoleChecker) {
 			var got []string
-			for _, r := range rn.node.CheckerResults() {
+			for _, r := range nd.CheckerResults() {
 				got = append(got, r.CheckID)
 			}
-			if want := t.byChecker[rn.cfg.ID]; !slices.Equal(got, want) {
-				differ("%s reports %v, the plan gives it %v", rn.cfg.ID, got, want)
+			if want := t.byChecker[cfg.ID]; !slices.Equal(got, want) {
+				differ("%s reports %v, the plan gives it %v", cfg.ID, got, want)
 			}
 		}
-		if !rn.cfg.Roles.Has(node.RoleLocation) {
+		if !cfg.Roles.Has(node.RoleLocation) {
 			continue
 		}
 		for _, id := range sortedKeys(t.byCheck) {
 			want := t.byCheck[id]
-			e, err := rn.node.ExplainCheck(id)
+			e, err := nd.ExplainCheck(id)
 			if err != nil {
 				b.covered = false
-				differ("%s: %v", rn.cfg.ID, err)
+				differ("%s: %v", cfg.ID, err)
 				continue
 			}
 			if b.fresh[0] < 0 || e.Counts.Fresh < b.fresh[0] {
@@ -177,7 +134,7 @@ func (n *nodesNetwork) look(t targetPlan) balance {
 				}
 			}
 			if !slices.Equal(counted, want) || !slices.Equal(expected, want) {
-				differ("%s counts %v and expects %v for %s, the plan gives %v", rn.cfg.ID, counted, expected, id, want)
+				differ("%s counts %v and expects %v for %s, the plan gives %v", cfg.ID, counted, expected, id, want)
 			}
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vigil-dns/vigil/cluster"
 	"github.com/vigil-dns/vigil/dev"
 )
 
@@ -20,7 +21,7 @@ func TestGoroutinesByNode(t *testing.T) {
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	defer func() { close(stop); wg.Wait() }()
-	pprof.Do(context.Background(), pprof.Labels(labelNode, "test-node-a", labelRole, "checker"), func(context.Context) {
+	pprof.Do(context.Background(), pprof.Labels(cluster.LabelNode, "test-node-a", cluster.LabelRole, "checker"), func(context.Context) {
 		for range 3 {
 			wg.Go(func() {
 				wg.Go(func() { <-stop }) // a goroutine's goroutine carries its labels too

@@ -211,7 +211,7 @@ func (p *poisonNetwork) hostileFigures(h hostileCheck, recs []probeRecord, chang
 			}
 		}
 	}
-	hf.Detected = len(first) == len(p.regions)
+	hf.Detected = len(first) == len(p.Regions())
 	for _, at := range first {
 		hf.Detection = max(hf.Detection, at.Sub(poisonAt))
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/vigil-dns/vigil/checker"
+	"github.com/vigil-dns/vigil/cluster"
 	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/dev"
 	"github.com/vigil-dns/vigil/node"
@@ -87,7 +88,7 @@ func startPoison(ctx context.Context, cfg dev.Config, doc *config.Document, o Op
 		p.wg.Go(func() { h.run(sctx) })
 	}
 	for _, addr := range sortedKeys(ordinary) {
-		t, err := dev.NewTarget("svc-"+ordinary[addr], addr)
+		t, err := cluster.NewTarget("svc-"+ordinary[addr], addr)
 		if err != nil {
 			return nil, fmt.Errorf("sim: poison: %w", err)
 		}
@@ -112,7 +113,7 @@ func startPoison(ctx context.Context, cfg dev.Config, doc *config.Document, o Op
 	}
 	p.nodesNetwork = n
 	for addr, r := range ordinary {
-		if err := n.sim.PlaceTarget(addr, r); err != nil {
+		if err := n.Place(addr, r); err != nil {
 			return nil, fmt.Errorf("sim: poison: %w", err)
 		}
 	}

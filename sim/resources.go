@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -20,21 +19,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/vigil-dns/vigil/node"
+	"github.com/vigil-dns/vigil/cluster"
 )
 
 const (
 	// heapSamples and heapSampleGap: a measure takes the least heap of a few samples.
 	heapSamples, heapSampleGap = 3, 200 * time.Millisecond
-
-	// labelNode and labelRole are the pprof labels every node's goroutines carry.
-	labelNode, labelRole = "vigil_node", "vigil_role"
 )
-
-// nodeLabels are the pprof labels of one node's goroutines.
-func nodeLabels(c node.Config) pprof.LabelSet {
-	return pprof.Labels(labelNode, c.ID, labelRole, c.Roles.String())
-}
 
 // heapAfterGC returns the live heap after a garbage collection.
 func heapAfterGC() uint64 {
@@ -42,24 +33,6 @@ func heapAfterGC() uint64 {
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
 	return m.HeapAlloc
-}
-
-// sourceAddr returns a loopback address of its own for the next checker's probes, so that
-// the sockets it holds can be told apart from every other node's: 127.0.1.1, 127.0.1.2, ...
-// Where the host does not route all of 127/8 to loopback (macOS), it returns no address, and
-// the checker's sockets are counted with the process's other sockets.
-func (n *nodesNetwork) sourceAddr() netip.Addr {
-	n.mu.Lock()
-	i := n.srcs
-	n.srcs++
-	n.mu.Unlock()
-	a := netip.AddrFrom4([4]byte{127, 0, byte(1 + i/250), byte(1 + i%250)})
-	ln, err := net.ListenTCP("tcp", &net.TCPAddr{IP: a.AsSlice()})
-	if err != nil {
-		return netip.Addr{}
-	}
-	ln.Close()
-	return a
 }
 
 // Usage is what one node held at one instant.
@@ -141,20 +114,18 @@ func (r Resources) HeapPerNode() float64 {
 // after GC.
 func (n *nodesNetwork) Measure(label string) (Resources, error) {
 	res := Resources{Label: label}
-	n.mu.Lock()
 	owner := map[string]int{}    // local address (ip:port) -> node
 	byIP := map[netip.Addr]int{} // a checker's source address -> node
-	for _, rn := range n.nodes {
-		res.Nodes = append(res.Nodes, Usage{Node: rn.cfg.ID, Role: rn.cfg.Roles.String()})
+	for _, m := range n.Members() {
+		res.Nodes = append(res.Nodes, Usage{Node: m.ID(), Role: m.Config().Roles.String()})
 		i := len(res.Nodes) - 1
-		if a := rn.node.DNSAddr(); a != "" {
+		if a := m.Node().DNSAddr(); a != "" {
 			owner[a] = i
 		}
-		if rn.src.IsValid() {
-			byIP[rn.src] = i
+		if m.Source().IsValid() {
+			byIP[m.Source()] = i
 		}
 	}
-	n.mu.Unlock()
 	index := map[string]int{}
 	for i, u := range res.Nodes {
 		index[u.Node] = i
@@ -232,7 +203,7 @@ func parseGoroutines(b *bytes.Buffer) (map[string]int, int, error) {
 			if err := json.Unmarshal([]byte(rest), &labels); err != nil {
 				return nil, 0, fmt.Errorf("sim: goroutine profile: labels %q: %w", rest, err)
 			}
-			if id, ok := labels[labelNode]; ok {
+			if id, ok := labels[cluster.LabelNode]; ok {
 				out[id] += pending
 			} else {
 				unlabeled += pending

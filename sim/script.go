@@ -31,7 +31,7 @@ const (
 	StepCure    = "cure"    // they answer normally again
 	StepGrow    = "grow"    // n more checkers join at once, spread over the regions (nodes network)
 	StepMeasure = "measure" // measure every node's goroutines, heap and sockets (nodes network)
-	// Chaos steps (nodes network; see chaosnet.go).
+	// Chaos steps (nodes network; see chaos_steps.go).
 	StepKill       = "kill"        // one node stops (a voter, a location or a checker)
 	StepStart      = "start"       // it starts again from its data directory; "start all": every stopped node
 	StepKillLeader = "kill-leader" // the control plane's leader stops (three voters)

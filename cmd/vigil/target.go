@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/vigil-dns/vigil/dev"
+	"github.com/vigil-dns/vigil/cluster"
 )
 
 // runTarget serves a demo target: /healthz answers 200 while up and 503 while down; POST
@@ -20,7 +20,7 @@ func runTarget(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	t, err := dev.NewTarget(*name, *listen)
+	t, err := cluster.NewTarget(*name, *listen)
 	if err != nil {
 		fmt.Fprintf(stderr, "vigil target: %v\n", err)
 		return 1
