@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/control/wire"
 	"github.com/vigil-dns/vigil/dnssec"
 	"github.com/vigil-dns/vigil/ptree"
 )
@@ -222,29 +223,12 @@ func (s *State) VoterURLs() []string {
 }
 
 // CanonicalZone returns a zone name as the control plane compares it: lower case, with the
-// final dot.
-func CanonicalZone(name string) string {
-	n := strings.ToLower(strings.TrimSpace(name))
-	if !strings.HasSuffix(n, ".") {
-		n += "."
-	}
-	return n
-}
+// final dot (wire.CanonicalZone).
+func CanonicalZone(name string) string { return wire.CanonicalZone(name) }
 
-// CanonicalOwner returns the absolute lower-case owner name of a record set in zone: "@" is
-// the apex, a name with a final dot is absolute, any other is relative to the zone.
-func CanonicalOwner(zone, name string) string {
-	z := CanonicalZone(zone)
-	n := strings.ToLower(strings.TrimSpace(name))
-	switch {
-	case n == "@" || n == "":
-		return z
-	case strings.HasSuffix(n, "."):
-		return n
-	default:
-		return n + "." + z
-	}
-}
+// CanonicalOwner returns the absolute lower-case owner name of a record set in zone
+// (wire.CanonicalOwner).
+func CanonicalOwner(zone, name string) string { return wire.CanonicalOwner(zone, name) }
 
 // WithShards returns a copy of s that stores these name-server shards, by zone, in place of
 // its own: for a state made outside the control plane (a tool, a test) in stateful mode.

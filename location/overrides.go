@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/vigil-dns/vigil/config"
-	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/control/wire"
 )
 
 // DrainCheck is the health check a drained record is given in the zones a location serves:
@@ -22,7 +22,7 @@ const DrainCheck = "override:drain"
 // location serves under it. It decides and does no I/O; it is safe for concurrent use.
 type Overrides struct {
 	mu      sync.Mutex
-	list    []*control.Override
+	list    []*wire.Override
 	forced  map[string]bool            // check id → served healthy
 	drained map[string]map[string]bool // apex → drainKey of each record drained
 }
@@ -33,7 +33,7 @@ func drainKey(owner string, typ config.RecordType, value string) string {
 
 // Set takes the overrides of the configuration in use. It reports whether they changed (then
 // Apply is due).
-func (o *Overrides) Set(list []*control.Override) bool {
+func (o *Overrides) Set(list []*wire.Override) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	same := reflect.DeepEqual(list, o.list)
@@ -43,7 +43,7 @@ func (o *Overrides) Set(list []*control.Override) bool {
 
 // List returns the overrides held (each in force until its Expires); the caller must not
 // change them.
-func (o *Overrides) List() []*control.Override {
+func (o *Overrides) List() []*wire.Override {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.list
@@ -65,9 +65,9 @@ func (o *Overrides) Apply(now time.Time) (checks, zones []string, next time.Time
 			next = ov.Expires
 		}
 		switch ov.Kind {
-		case control.OverrideHealthy, control.OverrideUnhealthy:
-			forced[ov.Check] = ov.Kind == control.OverrideHealthy
-		case control.OverrideDrain:
+		case wire.OverrideHealthy, wire.OverrideUnhealthy:
+			forced[ov.Check] = ov.Kind == wire.OverrideHealthy
+		case wire.OverrideDrain:
 			if drained[ov.Zone] == nil {
 				drained[ov.Zone] = map[string]bool{}
 			}
@@ -112,7 +112,7 @@ func (o *Overrides) Serve(id string, verdict bool) bool {
 func (o *Overrides) DrainZone(z config.Zone) config.Zone {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	d := o.drained[control.CanonicalZone(z.Name)]
+	d := o.drained[wire.CanonicalZone(z.Name)]
 	if len(d) == 0 {
 		return z
 	}
@@ -121,7 +121,7 @@ func (o *Overrides) DrainZone(z config.Zone) config.Zone {
 		rs := &sets[i]
 		copied := false
 		for j, r := range rs.Records {
-			if !d[drainKey(control.CanonicalOwner(z.Name, rs.Name), rs.Type, r.Value)] {
+			if !d[drainKey(wire.CanonicalOwner(z.Name, rs.Name), rs.Type, r.Value)] {
 				continue
 			}
 			if !copied {

@@ -7,6 +7,7 @@ package wire
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/vigil-dns/vigil/config"
@@ -94,4 +95,29 @@ func (o *Override) String() string {
 		what = "drained (answered only in last resort)"
 	}
 	return fmt.Sprintf("%s %s by %s until %s: %s", o.Target(), what, o.Author, o.Expires.UTC().Format(time.RFC3339), o.Reason)
+}
+
+// CanonicalZone returns a zone name as the control plane compares it: lower case, with the
+// final dot.
+func CanonicalZone(name string) string {
+	n := strings.ToLower(strings.TrimSpace(name))
+	if !strings.HasSuffix(n, ".") {
+		n += "."
+	}
+	return n
+}
+
+// CanonicalOwner returns the absolute lower-case owner name of a record set in zone: "@" is
+// the apex, a name with a final dot is absolute, any other is relative to the zone.
+func CanonicalOwner(zone, name string) string {
+	z := CanonicalZone(zone)
+	n := strings.ToLower(strings.TrimSpace(name))
+	switch {
+	case n == "@" || n == "":
+		return z
+	case strings.HasSuffix(n, "."):
+		return n
+	default:
+		return n + "." + z
+	}
 }
