@@ -24,7 +24,7 @@ const (
 
 // voter is one raft voter (TCP transport, BoltDB log) with its API on a real HTTP server.
 type voter struct {
-	node *control.Node
+	node *control.Server
 	api  *control.API
 	base string
 }
@@ -44,7 +44,7 @@ func startVoter(t *testing.T) *voter {
 		t.Fatal(err)
 	}
 	base := "http://" + apiLn.Addr().String()
-	node, err := control.NewNode(control.NodeConfig{
+	node, err := control.NewServer(control.ServerConfig{
 		ID: "v0", DataDir: filepath.Join(t.TempDir(), "control"), RaftAddr: raftAddr, APIURL: base,
 		Timing: control.Timing{Heartbeat: 300 * time.Millisecond, Election: 300 * time.Millisecond, LeaderLease: 150 * time.Millisecond, Commit: 20 * time.Millisecond},
 		Logger: logger(),

@@ -62,7 +62,7 @@ type gossipPool struct {
 
 // start runs a node on 127.0.0.1 with keys (nil: no encryption), seeded with seeds. With
 // record, its transport keeps every packet it sends.
-func (p *gossipPool) start(id string, roles gossip.Roles, keys [][]byte, record bool, seeds ...string) (*gossip.Node, *recordingTransport) {
+func (p *gossipPool) start(id string, roles gossip.Roles, keys [][]byte, record bool, seeds ...string) (*gossip.Pool, *recordingTransport) {
 	p.t.Helper()
 	cfg := gossip.Config{
 		ID: id, Region: "r1", Roles: roles, Version: "abuse", Keys: keys, Insecure: keys == nil,
@@ -95,7 +95,7 @@ func (p *gossipPool) start(id string, roles gossip.Roles, keys [][]byte, record 
 }
 
 // foreign counts the members and the reports that n holds from any of the ids.
-func foreign(n *gossip.Node, ids []string) (members, rows int) {
+func foreign(n *gossip.Pool, ids []string) (members, rows int) {
 	for _, m := range n.Members() {
 		if slices.Contains(ids, m.ID) {
 			members++
@@ -152,7 +152,7 @@ func TestAbuseGossipWrongKey(t *testing.T) {
 	intruders := map[string][][]byte{"wrong key": {wrongKey}, "no key": nil}
 	var ids []string
 	captures := map[string][][]byte{}
-	var nodes []*gossip.Node
+	var nodes []*gossip.Pool
 	for name, k := range intruders {
 		a, rec := pool.start("forger-"+name[:2], gossip.RoleChecker, k, true)
 		b, _ := pool.start("peer-"+name[:2], gossip.RoleLocation, k, false, a.Addr())

@@ -17,7 +17,7 @@ import (
 var newPoolKey = []byte("abuse-pool-key-2-0123456789abcd!")
 
 // keyNode runs a gossip node on loopback with its own registry until the test ends.
-func keyNode(t *testing.T, wg *sync.WaitGroup, id string, roles gossip.Roles, keys [][]byte, seeds ...string) (*gossip.Node, *prometheus.Registry, context.CancelFunc) {
+func keyNode(t *testing.T, wg *sync.WaitGroup, id string, roles gossip.Roles, keys [][]byte, seeds ...string) (*gossip.Pool, *prometheus.Registry, context.CancelFunc) {
 	t.Helper()
 	reg := prometheus.NewRegistry()
 	n, err := gossip.New(gossip.Config{
@@ -87,7 +87,7 @@ func TestAbuseRetiredGossipKey(t *testing.T) {
 	ctlJoined, _ := ctl.Join(loc1.Addr())
 	leave()
 	if !waitFor(15*time.Second, func() bool {
-		for _, n := range []*gossip.Node{loc1, loc2, chk1, op} {
+		for _, n := range []*gossip.Pool{loc1, loc2, chk1, op} {
 			if slices.ContainsFunc(n.Members(), func(m gossip.Member) bool { return m.ID == "ctl-old" }) {
 				return false
 			}
@@ -114,7 +114,7 @@ func TestAbuseRetiredGossipKey(t *testing.T) {
 			}
 		}
 	}()
-	latest := func(n *gossip.Node) int64 {
+	latest := func(n *gossip.Pool) int64 {
 		for _, r := range n.ReportsFor("api") {
 			if r.Checker == "chk1" {
 				i, _ := strconv.ParseInt(r.Reason, 10, 64) // the reason carries the count

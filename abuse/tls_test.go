@@ -90,7 +90,7 @@ func raftClient(t *testing.T, cfg *tls.Config) *raft.NetworkTransport {
 	return tr
 }
 
-func termOf(n *control.Node) uint64 {
+func termOf(n *control.Server) uint64 {
 	v, _ := strconv.ParseUint(n.Stats()["term"], 10, 64)
 	return v
 }
@@ -123,7 +123,7 @@ func TestAbuseRaftTLS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err := control.NewNode(control.NodeConfig{
+	n, err := control.NewServer(control.ServerConfig{
 		ID: "v0", DataDir: filepath.Join(t.TempDir(), "control"), RaftAddr: "127.0.0.1:0", RaftTLS: st, TLSMetrics: m,
 		Timing: control.Timing{Heartbeat: 300 * time.Millisecond, Election: 300 * time.Millisecond, LeaderLease: 150 * time.Millisecond, Commit: 20 * time.Millisecond},
 		Logger: logger(),

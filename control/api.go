@@ -18,7 +18,7 @@ import (
 // APIConfig configures the HTTP API of one voter.
 type APIConfig struct {
 	// Node is the voter the API serves.
-	Node *Node
+	Node *Server
 	// WriteTokens are the bearer tokens that may write (and read). No token, no write.
 	WriteTokens []string
 	// ReadTokens are bearer tokens that may only read.

@@ -63,7 +63,7 @@ type writeResult struct {
 
 // commit commits an encoded command, alone or with those waiting beside it, and returns its
 // index.
-func (n *Node) commit(data []byte) (uint64, error) {
+func (n *Server) commit(data []byte) (uint64, error) {
 	w := &pendingWrite{data: data, done: make(chan writeResult, 1)}
 	c := &n.committer
 	c.mu.Lock()
@@ -168,7 +168,7 @@ func (c *committer) take() []*pendingWrite {
 }
 
 // commitBatch commits the writes as one raft entry (a lone write as itself) and answers each.
-func (n *Node) commitBatch(batch []*pendingWrite) {
+func (n *Server) commitBatch(batch []*pendingWrite) {
 	answer := func(i int, r writeResult) { batch[i].done <- r }
 	data := batch[0].data
 	if len(batch) > 1 {

@@ -19,7 +19,7 @@ const keysRecheck = 2 * time.Second
 const rolloverMargin = 60
 
 // sealer returns the voter's sealer, or nil without a DNSSEC secret.
-func (n *Node) sealer() (*dnssec.Sealer, error) {
+func (n *Server) sealer() (*dnssec.Sealer, error) {
 	if len(n.cfg.DNSSECSecret) == 0 {
 		return nil, errors.New("control: this voter has no DNSSEC secret: it cannot generate zone keys")
 	}
@@ -29,7 +29,7 @@ func (n *Node) sealer() (*dnssec.Sealer, error) {
 // keepZoneKeys generates the first keys of every signed zone that has none, while this voter
 // is the leader: keys come from the leader alone, never from the state machine (generation is
 // random; the log carries the result). It returns when ctx ends.
-func (n *Node) keepZoneKeys(ctx context.Context) {
+func (n *Server) keepZoneKeys(ctx context.Context) {
 	defer n.wg.Done()
 	var index, scanned uint64
 	warned, wasLeader := false, false
@@ -69,7 +69,7 @@ func (n *Node) keepZoneKeys(ctx context.Context) {
 }
 
 // createZoneKeys generates and commits a zone's first keys.
-func (n *Node) createZoneKeys(z *config.Zone, sealer *dnssec.Sealer) error {
+func (n *Server) createZoneKeys(z *config.Zone, sealer *dnssec.Sealer) error {
 	zk, err := dnssec.InitialKeys(CanonicalZone(z.Name), z.DNSSEC.Keys, sealer, time.Now().Unix())
 	if err != nil {
 		return err
@@ -91,7 +91,7 @@ type RolloverRequest struct {
 
 // Rollover starts (or, with Finish, ends) a rollover of a zone's keys, timed by its TTLs
 // (dnssec.Rollover), and commits the result. Only the leader can: elsewhere ErrNotLeader.
-func (n *Node) Rollover(zone string, req RolloverRequest, now time.Time) (uint64, error) {
+func (n *Server) Rollover(zone string, req RolloverRequest, now time.Time) (uint64, error) {
 	if !n.IsLeader() {
 		return 0, ErrNotLeader
 	}

@@ -50,7 +50,7 @@ func fuzzPath(pattern, params string) string {
 }
 
 // lastLogIndex is the index of the last entry in the voter's raft log.
-func lastLogIndex(t testing.TB, n *Node) uint64 {
+func lastLogIndex(t testing.TB, n *Server) uint64 {
 	t.Helper()
 	v, err := strconv.ParseUint(n.Stats()["last_log_index"], 10, 64)
 	if err != nil {

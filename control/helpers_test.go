@@ -93,7 +93,7 @@ func checkJSON(id string, port int) string {
 // voter is one voter of a test cluster: raft on TCP and its API on a real HTTP server.
 type voter struct {
 	id, dir, raftAddr, apiAddr string
-	node                       *Node
+	node                       *Server
 	srv                        *http.Server
 	reg                        *prometheus.Registry
 	tls                        bool
@@ -193,7 +193,7 @@ func (c *cluster) start(i int) {
 	v := c.voters[i]
 	v.reg = prometheus.NewRegistry()
 	var err error
-	v.node, err = NewNode(NodeConfig{
+	v.node, err = NewServer(ServerConfig{
 		ID: v.id, DataDir: v.dir, RaftAddr: v.raftAddr, APIURL: v.url(), Timing: c.timing,
 		Allocators: newSeqAllocator, Logger: testLogger(t), Registerer: v.reg, ApplyTimeout: 5 * time.Second,
 		SnapshotThreshold: c.snapshotThreshold, walSegmentSize: c.walSegment, LogStore: c.logStore(),

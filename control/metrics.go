@@ -7,7 +7,7 @@ import (
 )
 
 // registerNodeMetrics registers the gauges of one voter.
-func registerNodeMetrics(reg prometheus.Registerer, n *Node) error {
+func registerNodeMetrics(reg prometheus.Registerer, n *Server) error {
 	b2f := func(b bool) float64 {
 		if b {
 			return 1

@@ -48,7 +48,7 @@ func certClient(t *testing.T, dir, name string) *http.Client {
 // a certificate or token.
 func TestMutualTLSCluster(t *testing.T) {
 	dir := testPKI(t, "v0=control", "v1=control", "v2=control", "op=operator", "checker=checker")
-	var nodes []*Node
+	var nodes []*Server
 	var urls []string
 	for i := range 3 {
 		name := []string{"v0", "v1", "v2"}[i]
@@ -58,7 +58,7 @@ func TestMutualTLSCluster(t *testing.T) {
 			t.Fatal(err)
 		}
 		url := "https://" + ln.Addr().String()
-		n, err := NewNode(NodeConfig{ID: name, DataDir: filepath.Join(t.TempDir(), "d"), RaftAddr: "127.0.0.1:0",
+		n, err := NewServer(ServerConfig{ID: name, DataDir: filepath.Join(t.TempDir(), "d"), RaftAddr: "127.0.0.1:0",
 			RaftTLS: st, APIURL: url, Timing: testTiming, Allocators: newSeqAllocator, Logger: testLogger(t)})
 		if err != nil {
 			t.Fatal(err)

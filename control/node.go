@@ -35,8 +35,8 @@ type Timing struct {
 	Commit      time.Duration
 }
 
-// NodeConfig configures one voter.
-type NodeConfig struct {
+// ServerConfig configures one voter.
+type ServerConfig struct {
 	// ID is the voter's raft server ID, unique in the cluster.
 	ID string
 	// DataDir holds raft's log and stable store (raft.db, or wal/: see LogStore) and
@@ -88,9 +88,9 @@ type NodeConfig struct {
 	DNSSECSecret []byte
 }
 
-// Node is one running voter.
-type Node struct {
-	cfg   NodeConfig
+// Server is one running voter.
+type Server struct {
+	cfg   ServerConfig
 	log   *slog.Logger
 	fsm   *FSM
 	raft  *raft.Raft
@@ -108,9 +108,9 @@ type Node struct {
 	wg     sync.WaitGroup
 }
 
-// NewNode opens the voter's data directory and starts raft. A new cluster also needs
+// NewServer opens the voter's data directory and starts raft. A new cluster also needs
 // Bootstrap on exactly one voter; the others join through the API.
-func NewNode(cfg NodeConfig) (*Node, error) {
+func NewServer(cfg ServerConfig) (*Server, error) {
 	if cfg.ID == "" || cfg.DataDir == "" {
 		return nil, errors.New("control: a voter needs an id and a data directory")
 	}
@@ -128,7 +128,7 @@ func NewNode(cfg NodeConfig) (*Node, error) {
 	if cfg.Allocators == nil {
 		cfg.Allocators = ShardAllocators
 	}
-	n := &Node{cfg: cfg, log: log, fsm: NewFSM(cfg.Allocators, log), batchSize: newBatchSize()}
+	n := &Server{cfg: cfg, log: log, fsm: NewFSM(cfg.Allocators, log), batchSize: newBatchSize()}
 	hlog := newHCLogger(log, cfg.RaftLogLevel)
 	var err error
 	if n.store, err = openLogStore(cfg.DataDir, cfg.LogStore, cfg.walSegmentSize, hlog); err != nil {
@@ -197,7 +197,7 @@ func setIf(dst *time.Duration, v time.Duration) {
 
 // Bootstrap makes this voter the first member of a new cluster. On a voter that already has
 // state it does nothing.
-func (n *Node) Bootstrap() error {
+func (n *Server) Bootstrap() error {
 	cfg := raft.Configuration{Servers: []raft.Server{{
 		Suffrage: raft.Voter, ID: raft.ServerID(n.cfg.ID), Address: n.trans.LocalAddr(),
 	}}}
@@ -210,31 +210,31 @@ func (n *Node) Bootstrap() error {
 
 // HasExistingState reports whether the data directory held raft state when the voter
 // started: a restarted voter neither bootstraps nor joins again.
-func (n *Node) HasExistingState() bool { return n.existing }
+func (n *Server) HasExistingState() bool { return n.existing }
 
 // ID returns the voter's raft ID.
-func (n *Node) ID() string { return n.cfg.ID }
+func (n *Server) ID() string { return n.cfg.ID }
 
 // RaftAddr returns the address of the voter's raft transport.
-func (n *Node) RaftAddr() string { return string(n.trans.LocalAddr()) }
+func (n *Server) RaftAddr() string { return string(n.trans.LocalAddr()) }
 
 // State returns the current state of this voter's replica (possibly stale on a follower).
-func (n *Node) State() *State { return n.fsm.State() }
+func (n *Server) State() *State { return n.fsm.State() }
 
 // Wait blocks until the state's index exceeds index or ctx ends, and returns the state.
-func (n *Node) Wait(ctx context.Context, index uint64) *State { return n.fsm.Wait(ctx, index) }
+func (n *Server) Wait(ctx context.Context, index uint64) *State { return n.fsm.Wait(ctx, index) }
 
 // IsLeader reports whether this voter is the leader.
-func (n *Node) IsLeader() bool { return n.raft.State() == raft.Leader }
+func (n *Server) IsLeader() bool { return n.raft.State() == raft.Leader }
 
 // Ready reports whether the voter has applied every log entry it had on disk at start, so
 // its state is at least as new as anything it served before a restart. Until then its API
 // refuses reads (503) and a Watcher asks another voter. (A follower whose uncommitted tail
 // was discarded by a new leader becomes ready only when the log reaches that index again.)
-func (n *Node) Ready() bool { return n.ready.Load() }
+func (n *Server) Ready() bool { return n.ready.Load() }
 
 // Leader returns the leader's raft ID and API URL, empty when no leader is known.
-func (n *Node) Leader() (id, apiURL string) {
+func (n *Server) Leader() (id, apiURL string) {
 	_, lid := n.raft.LeaderWithID()
 	if lid == "" {
 		return "", ""
@@ -243,7 +243,7 @@ func (n *Node) Leader() (id, apiURL string) {
 }
 
 // LastContact returns when this voter last heard from the leader (now, on the leader).
-func (n *Node) LastContact() time.Time {
+func (n *Server) LastContact() time.Time {
 	if n.IsLeader() {
 		return time.Now()
 	}
@@ -254,7 +254,7 @@ func (n *Node) LastContact() time.Time {
 // can apply: elsewhere it returns ErrNotLeader. The command is validated against the state
 // before it reaches the log, and again when it is applied. Commands applied concurrently are
 // committed together (see batch.go): they may share an index.
-func (n *Node) Apply(cmd *Command) (uint64, error) {
+func (n *Server) Apply(cmd *Command) (uint64, error) {
 	if !n.IsLeader() {
 		return 0, ErrNotLeader
 	}
@@ -284,7 +284,7 @@ func raftWriteError(err error) error {
 
 // Barrier returns once every entry committed before it is applied on this voter, the
 // leader; with it a read is linearizable.
-func (n *Node) Barrier() error {
+func (n *Server) Barrier() error {
 	if !n.IsLeader() {
 		return ErrNotLeader
 	}
@@ -295,7 +295,7 @@ func (n *Node) Barrier() error {
 }
 
 // AddVoter adds a voter to the cluster and records its API URL. Leader only.
-func (n *Node) AddVoter(v Voter, raftAddr string) (uint64, error) {
+func (n *Server) AddVoter(v Voter, raftAddr string) (uint64, error) {
 	if !n.IsLeader() {
 		return 0, ErrNotLeader
 	}
@@ -310,7 +310,7 @@ func (n *Node) AddVoter(v Voter, raftAddr string) (uint64, error) {
 }
 
 // RemoveVoter removes a voter from the cluster and from the state. Leader only.
-func (n *Node) RemoveVoter(id string) (uint64, error) {
+func (n *Server) RemoveVoter(id string) (uint64, error) {
 	if !n.IsLeader() {
 		return 0, ErrNotLeader
 	}
@@ -338,7 +338,7 @@ func (n *Node) RemoveVoter(id string) (uint64, error) {
 }
 
 // Servers returns the voters of the raft configuration as ID → raft address.
-func (n *Node) Servers() (map[string]string, error) {
+func (n *Server) Servers() (map[string]string, error) {
 	cf := n.raft.GetConfiguration()
 	if err := cf.Error(); err != nil {
 		return nil, fmt.Errorf("control: raft configuration: %w", err)
@@ -351,7 +351,7 @@ func (n *Node) Servers() (map[string]string, error) {
 }
 
 // Snapshot makes raft take a snapshot of the state now and compact its log.
-func (n *Node) Snapshot() error {
+func (n *Server) Snapshot() error {
 	if err := n.raft.Snapshot().Error(); err != nil {
 		return fmt.Errorf("control: snapshot: %w", err)
 	}
@@ -359,10 +359,10 @@ func (n *Node) Snapshot() error {
 }
 
 // Stats returns raft's own counters (term, indexes, state) for the status of a voter.
-func (n *Node) Stats() map[string]string { return n.raft.Stats() }
+func (n *Server) Stats() map[string]string { return n.raft.Stats() }
 
 // Close stops the voter: raft, its transport and its store.
-func (n *Node) Close() error {
+func (n *Server) Close() error {
 	if n.cancel != nil {
 		n.cancel()
 	}
@@ -378,7 +378,7 @@ func (n *Node) Close() error {
 	return nil
 }
 
-func (n *Node) closeTransport() {
+func (n *Server) closeTransport() {
 	if c, ok := n.trans.(raft.WithClose); ok {
 		_ = c.Close()
 	}
@@ -386,7 +386,7 @@ func (n *Node) closeTransport() {
 
 // watchLeadership records this voter's API URL in the state whenever it becomes leader and
 // the state does not have it yet.
-func (n *Node) watchLeadership(ctx context.Context) {
+func (n *Server) watchLeadership(ctx context.Context) {
 	defer n.wg.Done()
 	for {
 		select {
@@ -416,7 +416,7 @@ func (n *Node) watchLeadership(ctx context.Context) {
 }
 
 // waitReady marks the voter ready once it has applied the log it had on disk at start.
-func (n *Node) waitReady(ctx context.Context) {
+func (n *Server) waitReady(ctx context.Context) {
 	defer n.wg.Done()
 	t := time.NewTicker(20 * time.Millisecond)
 	defer t.Stop()

@@ -15,7 +15,7 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	api, err := NewAPI(APIConfig{Node: &Node{}})
+	api, err := NewAPI(APIConfig{Node: &Server{}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ import (
 // healed it has the majority's writes and never the refused one.
 func TestPartitionedLeader(t *testing.T) {
 	type member struct {
-		node  *Node
+		node  *Server
 		trans *raft.InmemTransport
 		url   string
 	}
@@ -30,7 +30,7 @@ func TestPartitionedLeader(t *testing.T) {
 			t.Fatal(err)
 		}
 		m := &member{trans: trans, url: "http://" + ln.Addr().String()}
-		m.node, err = NewNode(NodeConfig{
+		m.node, err = NewServer(ServerConfig{
 			ID: fmt.Sprintf("p%d", i), DataDir: filepath.Join(t.TempDir(), "data"), Transport: trans,
 			APIURL: m.url, Timing: testTiming, Logger: testLogger(t),
 		})

@@ -30,7 +30,7 @@ type logStore interface {
 // is made; an entry larger than what is left is written whole and ends the file.
 const defaultWALSegment = 16 << 20
 
-// The log stores a voter may keep (NodeConfig.LogStore).
+// The log stores a voter may keep (ServerConfig.LogStore).
 const (
 	// LogStoreBolt is raft-boltdb: raft's log and stable store in one BoltDB file, raft.db.
 	LogStoreBolt = "boltdb"

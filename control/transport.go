@@ -15,7 +15,7 @@ import (
 // newRaftTransport returns the raft transport of cfg: plain TCP, or mutual TLS when
 // cfg.RaftTLS is set, where both ends must hold a certificate of the CA with the control
 // role.
-func newRaftTransport(cfg NodeConfig, hlog hclog.Logger) (raft.Transport, error) {
+func newRaftTransport(cfg ServerConfig, hlog hclog.Logger) (raft.Transport, error) {
 	addr, err := net.ResolveTCPAddr("tcp", cfg.RaftAddr)
 	if err != nil {
 		return nil, fmt.Errorf("control: raft address %q: %w", cfg.RaftAddr, err)

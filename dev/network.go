@@ -39,7 +39,7 @@ type Network struct {
 	log     *slog.Logger
 	ctx     context.Context  // ends when the network stops
 	cluster *cluster.Cluster // the targets, checkers and locations
-	voter   *control.Node
+	voter   *control.Server
 	control string // the control API's address
 	// regs are the regions' metrics registries, each served by the region's location.
 	regs map[string]*prometheus.Registry
@@ -146,7 +146,7 @@ func (n *Network) startControl(ctx context.Context) error {
 		ln.Close()
 		return fmt.Errorf("dev: %w", err)
 	}
-	voter, err := control.NewNode(control.NodeConfig{
+	voter, err := control.NewServer(control.ServerConfig{
 		ID: controlID, DataDir: filepath.Join(n.cfg.DataDir, "control"), Transport: trans,
 		APIURL: "http://" + n.control, Logger: n.log, RaftLogLevel: slog.LevelWarn,
 		Registerer:   prometheus.WrapRegistererWith(prometheus.Labels{"node": controlID}, reg),

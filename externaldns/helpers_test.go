@@ -25,7 +25,7 @@ zones:
 // vigil is a real control voter with its API, holding testDoc.
 type vigil struct {
 	url  string
-	node *control.Node
+	node *control.Server
 }
 
 func startVigil(t *testing.T) *vigil {
@@ -41,7 +41,7 @@ func startVigil(t *testing.T) *vigil {
 	raftAddr := raft.Addr().String()
 	raft.Close()
 	v := &vigil{url: "http://" + ln.Addr().String()}
-	v.node, err = control.NewNode(control.NodeConfig{
+	v.node, err = control.NewServer(control.ServerConfig{
 		ID: "solo", DataDir: filepath.Join(t.TempDir(), "data"), RaftAddr: raftAddr, APIURL: v.url,
 		Timing: control.Timing{Heartbeat: 300 * time.Millisecond, Election: 300 * time.Millisecond, LeaderLease: 150 * time.Millisecond},
 	})

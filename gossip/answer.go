@@ -22,7 +22,7 @@ import (
 // a row copied to page is about 64 MB, and its pages 16 MB more with memberlist's buffers, so
 // a location answering the repairs of several checkers at once held 0.6 to 1.6 GB of
 // transfers (SCALE.md). A row asked for while another is paged is left out, and asked again.
-func (n *Node) answer(peer string, asks []ask, v byte) (msgs iter.Seq[[]byte], done func()) {
+func (n *Pool) answer(peer string, asks []ask, v byte) (msgs iter.Seq[[]byte], done func()) {
 	limit := pageSize
 	if v == wireV1 {
 		limit = MaxMessageSize - 16
@@ -56,7 +56,7 @@ func (n *Node) answer(peer string, asks []ask, v byte) (msgs iter.Seq[[]byte], d
 
 // answerLocked is answer under the node's lock: the messages it encodes there, and the row to
 // page, if any (then the node is paging until answer's done is called).
-func (n *Node) answerLocked(peer string, asks []ask, v byte, limit int) ([][]byte, *pagedRow) {
+func (n *Pool) answerLocked(peer string, asks []ask, v byte, limit int) ([][]byte, *pagedRow) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	now := n.cfg.Now()

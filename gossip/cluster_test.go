@@ -108,7 +108,7 @@ func TestStatusChangeAndRegionCut(t *testing.T) {
 }
 
 // statusAt returns the status a location holds for one checker's report of check.
-func statusAt(loc *Node, check, checker string) Status {
+func statusAt(loc *Pool, check, checker string) Status {
 	for _, r := range loc.ReportsFor(check) {
 		if r.Checker == checker {
 			return statusOf(r)
@@ -118,14 +118,14 @@ func statusAt(loc *Node, check, checker string) Status {
 }
 
 // nodeEntries returns every cell n's table holds (with a status or not), by checker and check.
-func nodeEntries(n *Node) map[[2]string]Entry {
+func nodeEntries(n *Pool) map[[2]string]Entry {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return heldEntries(n.table)
 }
 
 // numReports counts the reports n holds, of every check.
-func numReports(n *Node) int {
+func numReports(n *Pool) int {
 	c := 0
 	for _, rs := range n.Reports() {
 		c += len(rs)

@@ -8,7 +8,7 @@ import (
 
 // delegate is the node as memberlist's Delegate: it receives messages, hands out broadcasts
 // and exchanges push/pull state.
-type delegate Node
+type delegate Pool
 
 var _ memberlist.Delegate = (*delegate)(nil)
 
@@ -25,7 +25,7 @@ func (d *delegate) NodeMeta(limit int) []byte {
 // NotifyMsg implements memberlist.Delegate: a delta or heartbeat from the broadcast queue, or
 // a row request, rows or a page of a row over a reliable stream.
 func (d *delegate) NotifyMsg(b []byte) {
-	n := (*Node)(d)
+	n := (*Pool)(d)
 	if len(b) > 0 && b[0] == keyringMagic {
 		n.keyringMessage(b)
 		return
@@ -95,7 +95,7 @@ func (d *delegate) NotifyMsg(b []byte) {
 
 // decode decodes a message, counting it as received, or as dropped with its reason. A node
 // in legacySync refuses version 2 as nodes before it did: an unknown version.
-func (n *Node) decode(b []byte) (message, bool) {
+func (n *Pool) decode(b []byte) (message, bool) {
 	if n.cfg.legacySync && len(b) > 0 && b[0] != wireV1 {
 		n.m.drop(0, reasonVersion)
 		return message{}, false
@@ -126,7 +126,7 @@ func (d *delegate) GetBroadcasts(overhead, limit int) [][]byte {
 // every row held, never cells: a peer behind on a row asks for what it lacks (sync.go). Bulk
 // state travels here, over a stream, never through the broadcast queue.
 func (d *delegate) LocalState(bool) []byte {
-	n := (*Node)(d)
+	n := (*Pool)(d)
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	s := state{from: n.cfg.ID, digest: n.table.digest()}
@@ -147,7 +147,7 @@ func (d *delegate) LocalState(bool) []byte {
 // timely word of that checker (a whole row from a node of version 1), note the heartbeats it
 // heard, and ask it for the rows it holds newer.
 func (d *delegate) MergeRemoteState(b []byte, _ bool) {
-	n := (*Node)(d)
+	n := (*Pool)(d)
 	msg, ok := n.decode(b)
 	if !ok {
 		return

@@ -16,7 +16,7 @@ import (
 func Example() {
 	nw, _ := regions.NewNetwork(1, "eu", "us")
 	key, _ := gossip.ParseKey("dmlnaWwtZXhhbXBsZS1rZXktMzItYnl0ZXMtbG9uZyE=")
-	start := func(id, region string, roles gossip.Roles, seeds ...string) *gossip.Node {
+	start := func(id, region string, roles gossip.Roles, seeds ...string) *gossip.Pool {
 		tr, _ := nw.NewTransport(region)
 		n, err := gossip.New(gossip.Config{ID: id, Region: region, Roles: roles, Transport: tr,
 			Keys: [][]byte{key}, Seeds: seeds, Registerer: prometheus.NewRegistry()})

@@ -148,7 +148,7 @@ func (t *Table) drain(limit int, out *Changes) (more bool) {
 // (signals coalesce) whenever the table changed since Drain last emptied it. Turning the feed
 // on marks everything the table holds. Call it once; a location drains the feed, other nodes
 // never turn it on.
-func (n *Node) Feed() <-chan struct{} {
+func (n *Pool) Feed() <-chan struct{} {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return n.table.enableFeed()
@@ -157,7 +157,7 @@ func (n *Node) Feed() <-chan struct{} {
 // Drain fills out with up to limit changed reports and their rows, as the table holds them
 // now (regions filled in from membership), and reports whether more changes wait. What it
 // hands out is the reader's to keep until its next call with the same out.
-func (n *Node) Drain(limit int, out *Changes) (more bool) {
+func (n *Pool) Drain(limit int, out *Changes) (more bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	more = n.table.drain(limit, out)

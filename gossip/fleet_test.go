@@ -35,7 +35,7 @@ func fleet(t *testing.T, n int) *cluster {
 	start := time.Now()
 	waitFor(t, 5*time.Minute, time.Second, fmt.Sprintf("%d nodes converge", n), c.converged)
 	t.Logf("%d nodes converged in %v (simulated)", n, time.Since(start))
-	byRegion := map[string][]*Node{}
+	byRegion := map[string][]*Pool{}
 	for _, ch := range c.with(RoleChecker) {
 		byRegion[ch.cfg.Region] = append(byRegion[ch.cfg.Region], ch)
 	}

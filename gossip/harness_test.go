@@ -22,7 +22,7 @@ var testKey = []byte("vigil-test-key-0123456789abcdef!")
 type cluster struct {
 	t     testing.TB
 	net   *regions.Network
-	nodes []*Node
+	nodes []*Pool
 	regs  map[string]*prometheus.Registry
 	stop  map[string]context.CancelFunc
 	wg    sync.WaitGroup
@@ -62,7 +62,7 @@ func newCluster(t testing.TB, s spec) *cluster {
 }
 
 // add starts one node, seeded with the first node of the cluster.
-func (c *cluster) add(id, region string, roles Roles, tune func(*Config)) *Node {
+func (c *cluster) add(id, region string, roles Roles, tune func(*Config)) *Pool {
 	c.t.Helper()
 	tr, err := c.net.NewTransport(region)
 	if err != nil {
@@ -106,7 +106,7 @@ func (c *cluster) close() {
 	synctest.Wait()
 }
 
-func (c *cluster) node(id string) *Node {
+func (c *cluster) node(id string) *Pool {
 	for _, n := range c.nodes {
 		if n.ID() == id {
 			return n
@@ -117,8 +117,8 @@ func (c *cluster) node(id string) *Node {
 }
 
 // with returns the nodes that have all of roles.
-func (c *cluster) with(roles Roles) []*Node {
-	var out []*Node
+func (c *cluster) with(roles Roles) []*Pool {
+	var out []*Pool
 	for _, n := range c.nodes {
 		if n.cfg.Roles.Has(roles) {
 			out = append(out, n)
@@ -152,7 +152,7 @@ func (c *cluster) converged() bool {
 }
 
 // freshCheckers returns the checkers whose report of check loc counts as fresh now.
-func freshCheckers(loc *Node, check string, window time.Duration) []string {
+func freshCheckers(loc *Pool, check string, window time.Duration) []string {
 	now := time.Now()
 	var out []string
 	for _, r := range loc.ReportsFor(check) {

@@ -32,7 +32,7 @@ import (
 var errInsecure = errors.New("gossip: node runs without encryption")
 
 // InstallKey adds key to the keyring: this node accepts messages encrypted with it.
-func (n *Node) InstallKey(key []byte) error {
+func (n *Pool) InstallKey(key []byte) error {
 	if n.keyring == nil {
 		return errInsecure
 	}
@@ -46,7 +46,7 @@ func (n *Node) InstallKey(key []byte) error {
 }
 
 // UseKey makes an installed key the primary: this node encrypts with it.
-func (n *Node) UseKey(key []byte) error {
+func (n *Pool) UseKey(key []byte) error {
 	if n.keyring == nil {
 		return errInsecure
 	}
@@ -58,7 +58,7 @@ func (n *Node) UseKey(key []byte) error {
 
 // RemoveKey removes a key that is not the primary: this node refuses messages encrypted
 // with it from now on.
-func (n *Node) RemoveKey(key []byte) error {
+func (n *Pool) RemoveKey(key []byte) error {
 	if n.keyring == nil {
 		return errInsecure
 	}
@@ -72,7 +72,7 @@ func (n *Node) RemoveKey(key []byte) error {
 }
 
 // Keys returns the primary key and every accepted key (the primary first).
-func (n *Node) Keys() (primary []byte, accepted [][]byte) {
+func (n *Pool) Keys() (primary []byte, accepted [][]byte) {
 	if n.keyring == nil {
 		return nil, nil
 	}
@@ -150,7 +150,7 @@ const keyringReplies = 4
 
 // keyringMessage handles a keyring message that arrived over memberlist: it applies a
 // request and answers its sender, or hands an answer to the operation waiting on it.
-func (n *Node) keyringMessage(b []byte) {
+func (n *Pool) keyringMessage(b []byte) {
 	var m keyringMsg
 	if len(b) > maxKeyringMessage || json.Unmarshal(b[1:], &m) != nil {
 		n.m.drop(0, reasonMalformed)
@@ -192,7 +192,7 @@ func (n *Node) keyringMessage(b []byte) {
 }
 
 // applyKeyring applies a request to this node's keyring and returns its answer.
-func (n *Node) applyKeyring(m keyringMsg, now time.Time) KeyringAnswer {
+func (n *Pool) applyKeyring(m keyringMsg, now time.Time) KeyringAnswer {
 	ans := KeyringAnswer{Node: n.cfg.ID}
 	var err error
 	switch age := now.Sub(time.UnixMilli(m.At)); {
@@ -228,7 +228,7 @@ func (n *Node) applyKeyring(m keyringMsg, now time.Time) KeyringAnswer {
 // this node, asking again every retry those that have not answered, until all have or ctx
 // ends; it returns the answers by node id, and an error naming the members that did not
 // answer. This node applies the operation to its own keyring first (use also installs).
-func (n *Node) Keyring(ctx context.Context, op KeyringOp, key []byte, retry time.Duration) (map[string]KeyringAnswer, error) {
+func (n *Pool) Keyring(ctx context.Context, op KeyringOp, key []byte, retry time.Duration) (map[string]KeyringAnswer, error) {
 	if n.keyring == nil {
 		return nil, errInsecure
 	}
@@ -309,7 +309,7 @@ func (n *Node) Keyring(ctx context.Context, op KeyringOp, key []byte, retry time
 // applyLocal applies a keyring operation to this node first, so that it stays in step with
 // the pool: it can read the answers of nodes that encrypt with a new key, and it stops using
 // a key before the pool refuses it.
-func (n *Node) applyLocal(op KeyringOp, key []byte) error {
+func (n *Pool) applyLocal(op KeyringOp, key []byte) error {
 	switch op {
 	case KeyringInstall:
 		return n.InstallKey(key)
@@ -327,7 +327,7 @@ func (n *Node) applyLocal(op KeyringOp, key []byte) error {
 }
 
 // sendKeyring sends a request to one member; a failure is retried with the others.
-func (n *Node) sendKeyring(m Member, req []byte) {
+func (n *Pool) sendKeyring(m Member, req []byte) {
 	host, port, err := net.SplitHostPort(m.Addr)
 	p, perr := strconv.ParseUint(port, 10, 16)
 	if err != nil || perr != nil {
@@ -346,13 +346,13 @@ func (n *Node) sendKeyring(m Member, req []byte) {
 	}
 }
 
-func (n *Node) count(mu *sync.Mutex, answers map[string]KeyringAnswer) int {
+func (n *Pool) count(mu *sync.Mutex, answers map[string]KeyringAnswer) int {
 	mu.Lock()
 	defer mu.Unlock()
 	return len(answers)
 }
 
-func (n *Node) missing(targets []Member, answers map[string]KeyringAnswer) error {
+func (n *Pool) missing(targets []Member, answers map[string]KeyringAnswer) error {
 	var ids []string
 	for _, m := range targets {
 		if _, ok := answers[m.ID]; !ok {

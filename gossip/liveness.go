@@ -33,7 +33,7 @@ const (
 // SetFreshnessWindow tells the node the freshness window of the configuration in force: a
 // checker heartbeats at least beatsPerWindow times per window, and never less often than
 // Config.HeartbeatInterval. A window of 0 keeps Config.HeartbeatInterval.
-func (n *Node) SetFreshnessWindow(window time.Duration) {
+func (n *Pool) SetFreshnessWindow(window time.Duration) {
 	d := n.cfg.HeartbeatInterval
 	if window > 0 {
 		d = max(min(d, window/beatsPerWindow), minHeartbeat)
@@ -48,7 +48,7 @@ func (n *Node) SetFreshnessWindow(window time.Duration) {
 }
 
 // heartbeatInterval returns the heartbeat interval in force.
-func (n *Node) heartbeatInterval() time.Duration {
+func (n *Pool) heartbeatInterval() time.Duration {
 	if d := time.Duration(n.beatEvery.Load()); d > 0 {
 		return d
 	}
@@ -68,7 +68,7 @@ func (n *Node) heartbeatInterval() time.Duration {
 
 // progressingLocked reports whether checker m made progress here within the freshness window
 // (zero until SetFreshnessWindow: no window, no lingering). Called with n.mu held.
-func (n *Node) progressingLocked(m Member, now time.Time) bool {
+func (n *Pool) progressingLocked(m Member, now time.Time) bool {
 	window := time.Duration(n.window.Load())
 	if window <= 0 || !m.Roles.Has(RoleChecker) {
 		return false
@@ -79,7 +79,7 @@ func (n *Node) progressingLocked(m Member, now time.Time) bool {
 
 // sweepLingering lets go of the checkers declared dead whose progress stopped, and tells the
 // membership's listeners that they left.
-func (n *Node) sweepLingering() {
+func (n *Pool) sweepLingering() {
 	now := n.cfg.Now()
 	var gone []Member
 	n.mu.Lock()

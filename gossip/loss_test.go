@@ -20,7 +20,7 @@ type published struct {
 // history records what every checker published, to judge what locations count.
 type history map[string][]published // key checker/check
 
-func (h history) publish(t *testing.T, n *Node, check string, e Entry) {
+func (h history) publish(t *testing.T, n *Pool, check string, e Entry) {
 	t.Helper()
 	if err := n.Publish(check, e); err != nil {
 		t.Fatal(err)

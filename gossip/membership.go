@@ -50,10 +50,10 @@ type Membership interface {
 	Checkers() map[string][]string
 }
 
-var _ Membership = (*Node)(nil)
+var _ Membership = (*Pool)(nil)
 
 // Members returns the live members of the pool, this node included, sorted by id.
-func (n *Node) Members() []Member {
+func (n *Pool) Members() []Member {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	out := make([]Member, 0, len(n.members))
@@ -68,7 +68,7 @@ func (n *Node) Members() []Member {
 // expects reports from, and what assignment shards over. Live is memberlist's view, a hint:
 // in a non-transitive partition memberlist may call a checker dead whose reports still arrive
 // relayed, and those reports count all the same (a location counts progress, not members).
-func (n *Node) Checkers() map[string][]string {
+func (n *Pool) Checkers() map[string][]string {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	out := map[string][]string{}
@@ -88,7 +88,7 @@ func (n *Node) Checkers() map[string][]string {
 
 // events is the node as memberlist's EventDelegate. memberlist calls it with its own locks
 // held: it takes only the node's lock and never calls back into memberlist.
-type events Node
+type events Pool
 
 var _ memberlist.EventDelegate = (*events)(nil)
 
@@ -100,7 +100,7 @@ func (e *events) NotifyUpdate(node *memberlist.Node) { e.update(node, MemberUpda
 
 // NotifyLeave implements memberlist.EventDelegate.
 func (e *events) NotifyLeave(node *memberlist.Node) {
-	n := (*Node)(e)
+	n := (*Pool)(e)
 	n.mu.Lock()
 	m, ok := n.members[node.Name]
 	if !ok {
@@ -129,7 +129,7 @@ func (e *events) NotifyLeave(node *memberlist.Node) {
 }
 
 func (e *events) update(node *memberlist.Node, kind EventKind) {
-	n := (*Node)(e)
+	n := (*Pool)(e)
 	m, err := decodeMeta(node.Meta)
 	if err != nil || m.ID != node.Name {
 		n.log.Warn("member with bad metadata ignored", "member", node.Name, "err", err)
@@ -162,7 +162,7 @@ func (e *events) update(node *memberlist.Node, kind EventKind) {
 
 // remember records a peer for rejoining, forgetting the longest unseen beyond the bound.
 // Called with n.mu held.
-func (n *Node) remember(m Member) {
+func (n *Pool) remember(m Member) {
 	if m.ID == n.cfg.ID {
 		return
 	}
@@ -185,7 +185,7 @@ func (n *Node) remember(m Member) {
 }
 
 // memberGauges recounts the live members per region. Called with n.mu held.
-func (n *Node) memberGauges() {
+func (n *Pool) memberGauges() {
 	n.m.members.Reset()
 	for _, m := range n.members {
 		n.m.members.WithLabelValues(m.Region).Inc()

@@ -17,7 +17,7 @@ func TestRealSockets(t *testing.T) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	defer cancel()
-	var nodes []*Node
+	var nodes []*Pool
 	regs := []*prometheus.Registry{}
 	for i, spec := range []struct {
 		id, region string

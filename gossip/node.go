@@ -32,8 +32,11 @@ const (
 	forgetInterval  = time.Minute
 )
 
-// Node is one node of the pool. Its methods are safe for concurrent use.
-type Node struct {
+// Pool is this process's place in the gossip pool: its membership (memberlist, with the
+// pool's keys), its copy of the report table and the row it publishes. It is named for what
+// it joins, so that the one Node of the tree is the agent's (node.Node); the control plane's
+// voter is control.Server. Its methods are safe for concurrent use.
+type Pool struct {
 	cfg     Config
 	log     *slog.Logger
 	m       *metrics
@@ -90,7 +93,7 @@ type knownPeer struct {
 
 // New starts a node: memberlist is up and listening, alone until Join or Run joins seeds.
 // Run runs the node's periodic work; without Run, call Shutdown.
-func New(cfg Config) (*Node, error) {
+func New(cfg Config) (*Pool, error) {
 	cfg.setDefaults()
 	if err := cfg.validate(); err != nil {
 		return nil, err
@@ -102,7 +105,7 @@ func New(cfg Config) (*Node, error) {
 	log := cfg.Logger.With("component", "gossip", "node", cfg.ID)
 	h := fnv.New64a()
 	h.Write([]byte(cfg.ID))
-	n := &Node{
+	n := &Pool{
 		cfg:       cfg,
 		log:       log,
 		m:         m,
@@ -166,16 +169,16 @@ func New(cfg Config) (*Node, error) {
 }
 
 // numNodes is the pool size the broadcast queues scale retransmissions by.
-func (n *Node) numNodes() int { return int(max(n.alive.Load(), 1)) }
+func (n *Pool) numNodes() int { return int(max(n.alive.Load(), 1)) }
 
 // ID returns the node's id.
-func (n *Node) ID() string { return n.cfg.ID }
+func (n *Pool) ID() string { return n.cfg.ID }
 
 // Addr returns the node's gossip address, host:port, for others to join.
-func (n *Node) Addr() string { return n.addr }
+func (n *Pool) Addr() string { return n.addr }
 
 // Join joins the pool through the given addresses and returns how many it reached.
-func (n *Node) Join(addrs ...string) (int, error) {
+func (n *Pool) Join(addrs ...string) (int, error) {
 	k, err := n.ml.Join(addrs)
 	if err != nil {
 		return k, fmt.Errorf("gossip: join: %w", err)
@@ -186,7 +189,7 @@ func (n *Node) Join(addrs ...string) (int, error) {
 // Run joins the seeds, then heartbeats (as a checker), rejoins known peers, answers and asks
 // for row repairs, and forgets old rows until ctx ends; then it leaves the pool and shuts
 // down. Run may be called once.
-func (n *Node) Run(ctx context.Context) error {
+func (n *Pool) Run(ctx context.Context) error {
 	ran := false
 	n.runOnce.Do(func() { ran = true })
 	if !ran {
@@ -211,7 +214,7 @@ func (n *Node) Run(ctx context.Context) error {
 
 // joinLoop joins the seeds, then rejoins known peers every RejoinInterval and catches up
 // after joins (its own and others') until ctx ends.
-func (n *Node) joinLoop(ctx context.Context) {
+func (n *Pool) joinLoop(ctx context.Context) {
 	var catchUp <-chan time.Time
 	var last time.Time // of the latest catch-up
 	rounds, wait := 0, catchUpFirst
@@ -254,7 +257,7 @@ func (n *Node) joinLoop(ctx context.Context) {
 
 // periodic heartbeats (as a checker), repairs rows and forgets old ones until ctx ends; then
 // it leaves the pool and waits for the goroutines of wg before it returns.
-func (n *Node) periodic(ctx context.Context, wg *sync.WaitGroup) {
+func (n *Pool) periodic(ctx context.Context, wg *sync.WaitGroup) {
 	var beat <-chan time.Time
 	beats := time.NewTicker(n.heartbeatInterval())
 	defer beats.Stop()
@@ -290,7 +293,7 @@ func (n *Node) periodic(ctx context.Context, wg *sync.WaitGroup) {
 // into a black hole lasts memberlist's TCP timeout): joined all at once, a node whose seeds
 // were unreachable took one timeout per seed to stop (found by `vigil sim chaos`: up to 14.6s
 // for a node restarted while links were cut).
-func (n *Node) joinSeeds(ctx context.Context) {
+func (n *Pool) joinSeeds(ctx context.Context) {
 	joined := 0
 	var errs []error
 	for _, s := range n.cfg.Seeds {
@@ -310,7 +313,7 @@ func (n *Node) joinSeeds(ctx context.Context) {
 
 // Shutdown stops memberlist without leaving: the pool will find this node dead. Run calls it
 // when its context ends, after leaving.
-func (n *Node) Shutdown() {
+func (n *Pool) Shutdown() {
 	n.life.Lock()
 	defer n.life.Unlock()
 	if n.down {
@@ -323,7 +326,7 @@ func (n *Node) Shutdown() {
 }
 
 // leave tells the pool this node is going, unless it is already down.
-func (n *Node) leave() {
+func (n *Pool) leave() {
 	n.life.Lock()
 	defer n.life.Unlock()
 	if n.down {
@@ -340,7 +343,7 @@ func (n *Node) leave() {
 }
 
 // heartbeat advances this checker's beat and spreads it.
-func (n *Node) heartbeat() {
+func (n *Pool) heartbeat() {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	h := n.own.heartbeat()

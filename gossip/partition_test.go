@@ -22,7 +22,7 @@ const partitionWindow = 5 * time.Second
 
 // partitionCluster starts that network, waits for it to converge and every checker to
 // report, and returns it with its checkers and locations.
-func partitionCluster(t *testing.T) (c *cluster, checkers, locations []*Node) {
+func partitionCluster(t *testing.T) (c *cluster, checkers, locations []*Pool) {
 	t.Helper()
 	tune := func(cfg *Config) { cfg.HeartbeatInterval = 2 * time.Second }
 	c = newCluster(t, spec{regions: partitionRegions})
@@ -47,7 +47,7 @@ func partitionCluster(t *testing.T) (c *cluster, checkers, locations []*Node) {
 
 // staleRows lists the (location, checker) pairs where the location holds no fresh report of
 // the checker for web-eu (which every checker reports), skipping the pairs skip says to.
-func staleRows(locations, checkers []*Node, window time.Duration, skip func(loc, checker *Node) bool) []string {
+func staleRows(locations, checkers []*Pool, window time.Duration, skip func(loc, checker *Pool) bool) []string {
 	now := time.Now()
 	var out []string
 	for _, l := range locations {
@@ -230,14 +230,14 @@ func TestRestartedInCutRegion(t *testing.T) {
 			cfg.Transport, cfg.HeartbeatInterval = tr, 2*time.Second
 		})
 		loc.SetFreshnessWindow(partitionWindow)
-		var sa []*Node
+		var sa []*Pool
 		for _, ch := range checkers {
 			if ch.cfg.Region == "sa" {
 				sa = append(sa, ch)
 			}
 		}
 		took := waitFor(t, partitionWindow, 100*time.Millisecond, "the restarted location hears its region's checkers", func() bool {
-			return len(staleRows([]*Node{loc}, sa, partitionWindow, nil)) == 0
+			return len(staleRows([]*Pool{loc}, sa, partitionWindow, nil)) == 0
 		})
 		t.Logf("the restarted location counts its region's checkers %v after its start (simulated)", took)
 	})

@@ -7,7 +7,7 @@ import (
 
 // Publish sets this checker's report for check. An unchanged report sends nothing: the
 // heartbeat already says the checker is making progress.
-func (n *Node) Publish(check string, e Entry) error {
+func (n *Pool) Publish(check string, e Entry) error {
 	if err := validID("check", check); err != nil {
 		return err
 	}
@@ -18,7 +18,7 @@ func (n *Node) Publish(check string, e Entry) error {
 }
 
 // Withdraw removes this checker's report for check, e.g. when it left the check's shard.
-func (n *Node) Withdraw(check string) error {
+func (n *Pool) Withdraw(check string) error {
 	if err := validID("check", check); err != nil {
 		return err
 	}
@@ -26,11 +26,11 @@ func (n *Node) Withdraw(check string) error {
 }
 
 // WithdrawAll removes every report of this checker, e.g. when it cannot reach anything.
-func (n *Node) WithdrawAll() error {
+func (n *Pool) WithdrawAll() error {
 	return n.change(func(o *ownRow) (delta, bool) { return o.withdrawAll() })
 }
 
-func (n *Node) change(f func(*ownRow) (delta, bool)) error {
+func (n *Pool) change(f func(*ownRow) (delta, bool)) error {
 	if n.own == nil {
 		return errors.New("gossip: only a checker publishes reports")
 	}
@@ -48,7 +48,7 @@ func (n *Node) change(f func(*ownRow) (delta, bool)) error {
 
 // queueDelta queues an encoded delta for gossip; a newer delta for the same check of the same
 // checker replaces it in the queue. Called with n.mu held.
-func (n *Node) queueDelta(h header, check string, msg []byte) {
+func (n *Pool) queueDelta(h header, check string, msg []byte) {
 	name := "d/" + h.checker + "/" + check
 	if check == "" {
 		name = "a/" + h.checker
@@ -60,7 +60,7 @@ func (n *Node) queueDelta(h header, check string, msg []byte) {
 }
 
 // gauges refreshes the table gauges. Called with n.mu held.
-func (n *Node) gauges() {
+func (n *Pool) gauges() {
 	r, c := n.table.Len()
 	n.m.reports.Set(float64(r))
 	n.m.checkers.Set(float64(c))

@@ -54,7 +54,7 @@ func (s *sender) wait() { s.wg.Wait() }
 
 // sending marks a send to peer in flight: until it ends, no ask goes to the same peer, as it
 // may be a dial into a cut link.
-func (n *Node) sending(peer string, on bool) {
+func (n *Pool) sending(peer string, on bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if on {
@@ -66,7 +66,7 @@ func (n *Node) sending(peer string, on bool) {
 
 // send sends the messages of one repair in order, stopping at the first that fails, and
 // records whether its peer was reached.
-func (n *Node) send(to *memberlist.Node, msgs iter.Seq[[]byte], j job) {
+func (n *Pool) send(to *memberlist.Node, msgs iter.Seq[[]byte], j job) {
 	var err error
 	sent := 0
 	for msg := range msgs {
@@ -90,7 +90,7 @@ func (n *Node) send(to *memberlist.Node, msgs iter.Seq[[]byte], j job) {
 
 // unreachedLocked reports whether a send to peer failed within unreachedFor. Called with n.mu
 // held.
-func (n *Node) unreachedLocked(peer string, now time.Time) bool {
+func (n *Pool) unreachedLocked(peer string, now time.Time) bool {
 	t, ok := n.unreached[peer]
 	return ok && now.Sub(t) < unreachedFor
 }
@@ -131,7 +131,7 @@ func (h *heardFrom) list() []string {
 
 // joinHeard joins the addresses the node heard from while it is alone, one join at a time in
 // the background (a join dials, and a dial may wait for memberlist's TCP timeout).
-func (n *Node) joinHeard(wg *sync.WaitGroup) {
+func (n *Pool) joinHeard(wg *sync.WaitGroup) {
 	n.mu.Lock()
 	alone := len(n.members) <= 1
 	n.mu.Unlock()

@@ -4,7 +4,7 @@ import "sort"
 
 // rejoin joins a few known peers that are not alive, or the seeds when alone: memberlist
 // alone does not heal a partition that outlasts its memory of the dead.
-func (n *Node) rejoin() {
+func (n *Pool) rejoin() {
 	n.mu.Lock()
 	var addrs []string
 	for id, k := range n.known {
@@ -35,7 +35,7 @@ func (n *Node) rejoin() {
 // same moment through other seeds reach it only by broadcasts that may have run out before
 // it was known, or by memberlist's own push/pull, every 15s or more (vigil sim fleet-growth
 // saw new checkers miss each other for up to 20s). So a joiner catches up a few times.
-func (n *Node) catchUp() {
+func (n *Pool) catchUp() {
 	n.mu.Lock()
 	var addrs []string
 	for id, m := range n.members {
@@ -59,7 +59,7 @@ func (n *Node) catchUp() {
 
 // forget drops rows that stopped changing RowTTL ago whose checkers are gone, peers not
 // alive for ForgetPeersAfter, and old bookkeeping.
-func (n *Node) forget() {
+func (n *Pool) forget() {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	now := n.cfg.Now()

@@ -24,7 +24,7 @@ type job struct {
 // answer, or that found the row's checker not yet a member here is retried within
 // askAgainAfter plus repairInterval, not left to a heartbeat that may or may not arrive next,
 // nor to push/pull. Rows of checkers that are not members are never created here.
-func (n *Node) repair() {
+func (n *Pool) repair() {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.table.expirePages(n.cfg.Now())
@@ -62,7 +62,7 @@ func (n *Node) repair() {
 // want asks peer for the rows of checkers that this node is behind on, at most once per
 // askAgainAfter per row and never while a row's pages arrive, saying what it holds of each.
 // Called with n.mu held.
-func (n *Node) want(peer string, checkers []string) {
+func (n *Pool) want(peer string, checkers []string) {
 	now := n.cfg.Now()
 	var asks []ask
 	for _, c := range checkers {
@@ -80,7 +80,7 @@ func (n *Node) want(peer string, checkers []string) {
 	}
 }
 
-func (n *Node) enqueue(j job) {
+func (n *Pool) enqueue(j job) {
 	select {
 	case n.work <- j:
 	default:
@@ -95,7 +95,7 @@ func (n *Node) enqueue(j job) {
 // worker asks for and sends row repairs over memberlist's reliable stream until ctx ends,
 // at most maxSends at a time (reach.go), so that a dial into a cut link does not hold up the
 // rest.
-func (n *Node) worker(ctx context.Context) {
+func (n *Pool) worker(ctx context.Context) {
 	s := newSender(maxSends)
 	defer s.wait()
 	for {
@@ -128,7 +128,7 @@ func (n *Node) worker(ctx context.Context) {
 
 // versionFor returns the wire version to ask peer in: version 1 for a peer that spoke only
 // version 1 lately (a node not yet upgraded refuses version 2), else version 2.
-func (n *Node) versionFor(peer string) byte {
+func (n *Pool) versionFor(peer string) byte {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.cfg.legacySync || n.v1peers[peer] {
@@ -138,7 +138,7 @@ func (n *Node) versionFor(peer string) byte {
 }
 
 // spoke records the wire version of a bulk message from peer. Called with n.mu held.
-func (n *Node) spoke(peer string, v byte) {
+func (n *Pool) spoke(peer string, v byte) {
 	switch {
 	case v == wireV2:
 		delete(n.v1peers, peer)
@@ -153,7 +153,7 @@ func (n *Node) spoke(peer string, v byte) {
 // push/pull later), and an ask goes to any other live member, preferring those reached
 // (a row's checker is heard of through relays before it is a member here, and behind a cut
 // link its row comes relayed), since every peer that holds the row complete can answer.
-func (n *Node) target(j job) *memberlist.Node {
+func (n *Pool) target(j job) *memberlist.Node {
 	members := n.ml.Members() // before n.mu: memberlist calls into the node with its locks held
 	now := n.cfg.Now()
 	var others, reached []*memberlist.Node

@@ -10,7 +10,7 @@ import (
 
 // rowGaps lists, for every location, the checkers whose rows it does not hold complete and
 // equal to the checker's own row (same sequence, same number of reports).
-func rowGaps(locations, checkers []*Node) []string {
+func rowGaps(locations, checkers []*Pool) []string {
 	var gaps []string
 	for _, ch := range checkers {
 		ch.mu.Lock()
@@ -57,7 +57,7 @@ func TestLateRowsRepairedQuickly(t *testing.T) {
 					for _, r := range regs {
 						c.add(r+"-l0", r, RoleLocation, tune)
 					}
-					publish := func(n *Node, round int) {
+					publish := func(n *Pool, round int) {
 						for k := range 3 {
 							e := Entry{Status: StatusHealthy, Consecutive: uint32(round + 1), Reason: "http 200"}
 							if err := n.Publish(fmt.Sprintf("check-%d", k), e); err != nil {

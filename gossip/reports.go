@@ -15,7 +15,7 @@ import (
 
 // Reports returns every report this node holds with a status, by check id, each check's
 // sorted by checker.
-func (n *Node) Reports() map[string][]quorum.Report {
+func (n *Pool) Reports() map[string][]quorum.Report {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	out := n.table.Reports()
@@ -28,14 +28,14 @@ func (n *Node) Reports() map[string][]quorum.Report {
 // ReportsFor returns the reports of one check that have a status, sorted by checker: what a
 // location counts for the check (quorum.Evaluate), with the reason, latency and sequence that
 // explain each.
-func (n *Node) ReportsFor(check string) []quorum.Report {
+func (n *Pool) ReportsFor(check string) []quorum.Report {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return n.regions(n.table.ReportsFor(check))
 }
 
 // regions fills in the regions the table has not learnt. Called with n.mu held.
-func (n *Node) regions(rs []quorum.Report) []quorum.Report {
+func (n *Pool) regions(rs []quorum.Report) []quorum.Report {
 	for i := range rs {
 		if rs[i].Region == "" {
 			rs[i].Region = n.members[rs[i].Checker].Region

@@ -25,7 +25,7 @@ type rttSample struct {
 }
 
 // pinger is the Node as memberlist's PingDelegate.
-type pinger Node
+type pinger Pool
 
 var _ memberlist.PingDelegate = (*pinger)(nil)
 
@@ -37,7 +37,7 @@ func (p *pinger) NotifyPingComplete(other *memberlist.Node, rtt time.Duration, _
 	if other == nil || rtt <= 0 {
 		return
 	}
-	t := &(*Node)(p).rtt
+	t := &(*Pool)(p).rtt
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.byID == nil {
@@ -55,7 +55,7 @@ func (p *pinger) NotifyPingComplete(other *memberlist.Node, rtt time.Duration, _
 
 // RegionRTTs returns, for each region with members measured within the last two minutes,
 // the median of their round-trip times from this node; the node's own region included.
-func (n *Node) RegionRTTs(now time.Time) map[string]time.Duration {
+func (n *Pool) RegionRTTs(now time.Time) map[string]time.Duration {
 	members := n.Members()
 	region := make(map[string]string, len(members))
 	for _, m := range members {

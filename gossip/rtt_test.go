@@ -10,7 +10,7 @@ import (
 // Ping round trips become a moving average per member and the median per region; members
 // that left are forgotten, and measurements older than rttStale do not count.
 func TestRegionRTTs(t *testing.T) {
-	n := &Node{members: map[string]Member{
+	n := &Pool{members: map[string]Member{
 		"a1": {ID: "a1", Region: "us-east"}, "a2": {ID: "a2", Region: "us-east"}, "a3": {ID: "a3", Region: "us-east"},
 		"b1": {ID: "b1", Region: "eu-west"},
 	}}

@@ -96,10 +96,10 @@ func TestKeyRotation(t *testing.T) {
 		c := newCluster(t, spec{regions: []string{"r1", "r2"}, checkers: 1, locations: 1})
 		defer c.close()
 		waitFor(t, 30*time.Second, 100*time.Millisecond, "pool converges", c.converged)
-		for _, step := range []func(*Node) error{
-			func(n *Node) error { return n.InstallKey(otherKey) },
-			func(n *Node) error { return n.UseKey(otherKey) },
-			func(n *Node) error { return n.RemoveKey(testKey) },
+		for _, step := range []func(*Pool) error{
+			func(n *Pool) error { return n.InstallKey(otherKey) },
+			func(n *Pool) error { return n.UseKey(otherKey) },
+			func(n *Pool) error { return n.RemoveKey(testKey) },
 		} {
 			for _, n := range c.nodes {
 				if err := step(n); err != nil {

@@ -35,7 +35,7 @@ func TestPushPullShipsNoCells(t *testing.T) {
 		}
 		loc := c.add("r1-l0", "r1", RoleLocation, local)
 		waitFor(t, 30*time.Second, 100*time.Millisecond, "the location holds the row", func() bool {
-			return len(rowGaps([]*Node{loc}, []*Node{ch})) == 0
+			return len(rowGaps([]*Pool{loc}, []*Pool{ch})) == 0
 		})
 		time.Sleep(5 * time.Second)
 		rows0 := testutil.ToFloat64(loc.m.received.WithLabelValues("rows"))
@@ -47,7 +47,7 @@ func TestPushPullShipsNoCells(t *testing.T) {
 		if states := testutil.ToFloat64(loc.m.received.WithLabelValues("state")) - states0; states == 0 {
 			t.Error("no push/pull in a minute: the test measured nothing")
 		}
-		if gaps := rowGaps([]*Node{loc}, []*Node{ch}); len(gaps) > 0 {
+		if gaps := rowGaps([]*Pool{loc}, []*Pool{ch}); len(gaps) > 0 {
 			t.Errorf("after a quiet minute: %v", gaps)
 		}
 		if fresh := freshCheckers(loc, "check-00001", 5*time.Second); len(fresh) != 1 {
@@ -69,7 +69,7 @@ func TestPushPullShipsNoCells(t *testing.T) {
 		ch.deltas.Reset()
 		ch.mu.Unlock()
 		took := waitFor(t, 30*time.Second, 100*time.Millisecond, "the location repairs the missed withdrawal", func() bool {
-			return len(rowGaps([]*Node{loc}, []*Node{ch})) == 0
+			return len(rowGaps([]*Pool{loc}, []*Pool{ch})) == 0
 		})
 		rows := testutil.ToFloat64(loc.m.received.WithLabelValues("rows")) - rows0
 		got := testutil.ToFloat64(loc.m.receivedBytes) - bytes0
@@ -92,7 +92,7 @@ func TestMixedVersionPool(t *testing.T) {
 		defer c.close()
 		c.add("r1-l0", "r1", RoleLocation, old)
 		c.add("r2-l0", "r2", RoleLocation, nil)
-		checkers := []*Node{c.add("r1-c0", "r1", RoleChecker, old), c.add("r2-c0", "r2", RoleChecker, nil)}
+		checkers := []*Pool{c.add("r1-c0", "r1", RoleChecker, old), c.add("r2-c0", "r2", RoleChecker, nil)}
 		publish := func(round int) {
 			for _, ch := range checkers {
 				for k := range 30 {

@@ -18,8 +18,8 @@ import (
 type loopPool struct {
 	t       *testing.T
 	tune    func(*Config)
-	checker *Node
-	locs    []*Node
+	checker *Pool
+	locs    []*Pool
 	ctx     context.Context
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
@@ -56,7 +56,7 @@ func measuredEntry(i int) Entry {
 }
 
 // start creates a node on a free loopback port.
-func (p *loopPool) start(id string, roles Roles, seeds []string) *Node {
+func (p *loopPool) start(id string, roles Roles, seeds []string) *Pool {
 	p.t.Helper()
 	cfg := Config{ID: id, Region: "r1", Roles: roles, Version: "test", BindAddr: "127.0.0.1",
 		Keys: [][]byte{testKey}, Seeds: seeds, Logger: testLogger()}
@@ -70,7 +70,7 @@ func (p *loopPool) start(id string, roles Roles, seeds []string) *Node {
 	return n
 }
 
-func (p *loopPool) run(n *Node) {
+func (p *loopPool) run(n *Pool) {
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
@@ -81,7 +81,7 @@ func (p *loopPool) run(n *Node) {
 }
 
 // join starts a location seeded with the first location, or the checker when there is none.
-func (p *loopPool) join(id string) *Node {
+func (p *loopPool) join(id string) *Pool {
 	seed := p.checker.Addr()
 	if len(p.locs) > 0 {
 		seed = p.locs[0].Addr()
@@ -96,10 +96,10 @@ func (p *loopPool) close() {
 	p.wg.Wait()
 }
 
-func (p *loopPool) nodes() []*Node { return append([]*Node{p.checker}, p.locs...) }
+func (p *loopPool) nodes() []*Pool { return append([]*Pool{p.checker}, p.locs...) }
 
 // sent returns the bytes each node sent so far.
-func sentBy(nodes []*Node) []float64 {
+func sentBy(nodes []*Pool) []float64 {
 	out := make([]float64, len(nodes))
 	for i, n := range nodes {
 		out[i] = testutil.ToFloat64(n.m.sentBytes)
@@ -108,7 +108,7 @@ func sentBy(nodes []*Node) []float64 {
 }
 
 // holdsRow reports whether loc holds the checker's row complete and equal in size.
-func (p *loopPool) holdsRow(loc *Node) bool {
+func (p *loopPool) holdsRow(loc *Pool) bool {
 	p.checker.mu.Lock()
 	seq, want := p.checker.own.seq, len(p.checker.own.cells)
 	p.checker.mu.Unlock()

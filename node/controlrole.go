@@ -24,7 +24,7 @@ import (
 type controlRole struct {
 	cfg    ControlConfig
 	dir    string
-	node   *control.Node
+	node   *control.Server
 	api    *control.API
 	ln     net.Listener
 	srv    *http.Server
@@ -72,7 +72,7 @@ func newControlRole(cfg Config, reg prometheus.Registerer, tm *tlsconf.Metrics, 
 		}
 		cc.APIURL = scheme + "://" + ln.Addr().String()
 	}
-	node, err := control.NewNode(control.NodeConfig{
+	node, err := control.NewServer(control.ServerConfig{
 		ID: cfg.ID, DataDir: dir, RaftAddr: cc.RaftAddr, APIURL: cc.APIURL, Timing: cc.Timing,
 		RaftTLS: cfg.TLS, TLSMetrics: tm,
 		Logger: log, RaftLogLevel: max(cc.RaftLogLevel, slog.LevelInfo), Registerer: reg,

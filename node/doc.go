@@ -16,11 +16,11 @@
 //	          checker emits a checker.Report (Options.OnReport) when that status is first known,
 //	          changes or is withdrawn
 //	node      checker.Report → gossip.Entry (entryOf), published as this node's row
-//	          (gossip.Node.Publish, or Withdraw)
+//	          (gossip.Pool.Publish, or Withdraw)
 //	gossip    the entry is one cell of the checker's row: deltas (and anti-entropy, for what
 //	          they miss) carry it to every node's table; a location's table marks it in its
 //	          change feed
-//	node      gossip.Node.Drain hands the marked cells (gossip.CellChange, with the entry) and
+//	node      gossip.Pool.Drain hands the marked cells (gossip.CellChange, with the entry) and
 //	          rows (gossip.RowChange, their progress) to verdict.Engine.Apply, untouched
 //	verdict   gossip.Entry → a vote; Advance re-decides each marked check with quorum's rule:
 //	          votes → []quorum.Report for quorum.Evaluate (quorum.Combine for calculated
@@ -33,7 +33,7 @@
 //	location  the DNS answer
 //
 // The status API reads the same vocabulary: ExplainCheck takes the check's reports from gossip
-// as quorum.Reports (gossip.Node.ReportsFor) and the verdict with its evidence from the engine
+// as quorum.Reports (gossip.Pool.ReportsFor) and the verdict with its evidence from the engine
 // (verdict.Engine.Explain: a quorum.Explanation).
 //
 // Every goroutine stops when Run's context ends. A node's HTTP listener serves /metrics,

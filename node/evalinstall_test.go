@@ -11,7 +11,7 @@ import (
 )
 
 // fakeChecker starts a gossip checker that joins seed: reports are published by hand.
-func fakeChecker(t testing.TB, id, region, seed string) *gossip.Node {
+func fakeChecker(t testing.TB, id, region, seed string) *gossip.Pool {
 	t.Helper()
 	g, err := gossip.New(gossip.Config{ID: id, Region: region, Roles: gossip.RoleChecker, Keys: [][]byte{testKey},
 		Profile: gossip.ProfileLocal, BindAddr: "127.0.0.1", Seeds: []string{seed}, Logger: testLogger()})

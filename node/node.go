@@ -37,7 +37,7 @@ type Node struct {
 	tlsMetrics *tlsconf.Metrics // nil without Config.TLS (tls.go)
 
 	ctl     *controlRole // nil without the control role
-	pool    *gossip.Node // nil without a data-plane role
+	pool    *gossip.Pool // nil without a data-plane role
 	watcher *control.Watcher
 	chk     *checker.Checker // nil without the checker role
 	dns     *location.Server // nil without the location role

@@ -285,7 +285,7 @@ func TestMeasureLocationScaleCheckers(t *testing.T) {
 	checks := envInt("VIGIL_MEASURE_CHECKS", 1_000_000)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var nodes []*gossip.Node
+	var nodes []*gossip.Pool
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))

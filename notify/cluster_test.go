@@ -87,7 +87,7 @@ func newLocation(t *testing.T, id string) *location {
 // voter is a control voter (raft over TCP on loopback, BoltDB) with its Runner.
 type voter struct {
 	id, dir, raft string
-	node          *control.Node
+	node          *control.Server
 	stop          context.CancelFunc
 	done          chan struct{}
 }
@@ -104,7 +104,7 @@ func freeAddr(t *testing.T) string {
 func (v *voter) start(t *testing.T, src Source) {
 	t.Helper()
 	var err error
-	v.node, err = control.NewNode(control.NodeConfig{ID: v.id, DataDir: v.dir, RaftAddr: v.raft, APIURL: "http://" + v.id,
+	v.node, err = control.NewServer(control.ServerConfig{ID: v.id, DataDir: v.dir, RaftAddr: v.raft, APIURL: "http://" + v.id,
 		Timing:       control.Timing{Heartbeat: 300 * time.Millisecond, Election: 300 * time.Millisecond, LeaderLease: 150 * time.Millisecond, Commit: 20 * time.Millisecond},
 		ApplyTimeout: 5 * time.Second, SnapshotThreshold: 8})
 	if err != nil {

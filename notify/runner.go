@@ -16,7 +16,7 @@ import (
 	"github.com/vigil-dns/vigil/control"
 )
 
-// Store is the control plane as the Runner uses it; *control.Node is one.
+// Store is the control plane as the Runner uses it; *control.Server is one.
 type Store interface {
 	// IsLeader reports whether this voter leads: only the leader decides and sends.
 	IsLeader() bool

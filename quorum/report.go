@@ -5,7 +5,7 @@ import "time"
 // Report is one checker's latest status for one check, as this location holds it: the cell of
 // the checker's row that gossip carries (gossip.Entry), where it stands in the row, and when
 // this location last heard that checker make progress. It is the one report vocabulary of a
-// location: the gossip table hands reports out as Reports (gossip.Node.ReportsFor), the
+// location: the gossip table hands reports out as Reports (gossip.Pool.ReportsFor), the
 // verdict engine gives them to Evaluate and Explain, and the status API shows them. A location
 // holds at most one report per checker and check; Evaluate counts the reports it is given. A
 // checker that withdraws its report (it left the check's shard, or it cannot reach anything)

@@ -20,7 +20,7 @@ import (
 
 // startVoter starts one raft voter with its BoltDB log and its API on loopback, applies the
 // demo document, and returns the API's URL; wrap, when set, wraps the API's handler.
-func startVoter(t *testing.T, wrap func(*control.Node, http.Handler) http.Handler) string {
+func startVoter(t *testing.T, wrap func(*control.Server, http.Handler) http.Handler) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -31,7 +31,7 @@ func startVoter(t *testing.T, wrap func(*control.Node, http.Handler) http.Handle
 		t.Fatal(err)
 	}
 	url := "http://" + ln.Addr().String()
-	node, err := control.NewNode(control.NodeConfig{
+	node, err := control.NewServer(control.ServerConfig{
 		ID: "solo", DataDir: filepath.Join(t.TempDir(), "data"), RaftAddr: fmt.Sprintf("127.0.0.1:%d", raftPort), APIURL: url,
 		Timing: control.Timing{Heartbeat: 300 * time.Millisecond, Election: 300 * time.Millisecond, LeaderLease: 150 * time.Millisecond},
 	})
@@ -108,7 +108,7 @@ func TestWriterChecksEveryWrite(t *testing.T) {
 func TestWriterCatchesALostWrite(t *testing.T) {
 	const victim = "/record_sets/chaos-3/TXT"
 	var lied atomic.Bool
-	api := startVoter(t, func(n *control.Node, h http.Handler) http.Handler {
+	api := startVoter(t, func(n *control.Server, h http.Handler) http.Handler {
 		return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 			if r.Method == http.MethodPut && strings.HasSuffix(r.URL.Path, victim) && lied.CompareAndSwap(false, true) {
 				_ = json.NewEncoder(rw).Encode(control.WriteResult{Index: n.State().Index})
@@ -128,7 +128,7 @@ func TestWriterCatchesALostWrite(t *testing.T) {
 // voter applied it, or answered without an index, is failed (its outcome unknown), never
 // acknowledged; and a read whose answer does not say it is linearizable checks nothing.
 func TestWriterCountsOnlyAcknowledgements(t *testing.T) {
-	api := startVoter(t, func(n *control.Node, h http.Handler) http.Handler {
+	api := startVoter(t, func(n *control.Server, h http.Handler) http.Handler {
 		return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 			if r.Method != http.MethodPut {
 				h.ServeHTTP(rw, r)
@@ -156,7 +156,7 @@ func TestWriterCountsOnlyAcknowledgements(t *testing.T) {
 	}
 
 	// A voter that serves every read as a plain one, whatever the request asks.
-	plain := startVoter(t, func(n *control.Node, h http.Handler) http.Handler {
+	plain := startVoter(t, func(n *control.Server, h http.Handler) http.Handler {
 		return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 			if r.Method == http.MethodGet {
 				r.URL.RawQuery = ""

@@ -56,7 +56,7 @@ func (e *Engine) Each(expected func(id string) []string, fn func(id string, v qu
 
 // Explain returns check id's verdict with its evidence: each report's vote and the expected
 // checkers never heard from. held, when not nil, are the check's reports as the gossip table
-// holds them now (gossip.Node.ReportsFor, sorted by checker): each vote takes its checker's
+// holds them now (gossip.Pool.ReportsFor, sorted by checker): each vote takes its checker's
 // reason, latency and sequence from there. ok is false as for Verdict.
 func (e *Engine) Explain(id string, expected []string, held []quorum.Report) (quorum.Explanation, bool) {
 	i, c, ok := e.decided(id)

@@ -25,7 +25,7 @@ func TestApply(t *testing.T) {
 		t.Fatal(err)
 	}
 	url := "http://" + ln.Addr().String()
-	node, err := control.NewNode(control.NodeConfig{
+	node, err := control.NewServer(control.ServerConfig{
 		ID: "solo", DataDir: filepath.Join(dir, "data"), RaftAddr: freePort(t), APIURL: url,
 		Timing: control.Timing{Heartbeat: 300 * time.Millisecond, Election: 300 * time.Millisecond, LeaderLease: 150 * time.Millisecond},
 	})

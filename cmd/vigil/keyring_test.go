@@ -30,7 +30,7 @@ func TestKeyringCommand(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	defer func() { cancel(); wg.Wait() }()
-	var nodes []*gossip.Node
+	var nodes []*gossip.Pool
 	for i, roles := range []gossip.Roles{gossip.RoleLocation, gossip.RoleChecker, gossip.RoleChecker} {
 		cfg := gossip.Config{ID: "n" + string(rune('0'+i)), Region: "r1", Roles: roles, Keys: [][]byte{oldKey},
 			BindAddr: "127.0.0.1", Profile: gossip.ProfileLocal}

@@ -58,7 +58,7 @@ func startVoter(t *testing.T) string {
 	raftAddr := raftLn.Addr().String()
 	raftLn.Close()
 	base := "http://" + ln.Addr().String()
-	node, err := control.NewNode(control.NodeConfig{
+	node, err := control.NewServer(control.ServerConfig{
 		ID: "solo", DataDir: filepath.Join(t.TempDir(), "data"), LogStore: control.LogStoreBolt,
 		RaftAddr: raftAddr, APIURL: base, ApplyTimeout: 5 * time.Second,
 		Timing: control.Timing{Heartbeat: 300 * time.Millisecond, Election: 300 * time.Millisecond, LeaderLease: 150 * time.Millisecond},
