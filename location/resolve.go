@@ -199,9 +199,9 @@ func (s *Server) appendSelected(dst []dns.RR, scr *scratch, rs *rrset, v *verdic
 	} else if rs.cfg.Policy == config.PolicyNearest {
 		dst = s.appendNearest(dst, scr, rs, v)
 	} else {
-		idx, rule, err := routing.Select(&rs.cfg, v.health, rand.Uint64(), scr.idx[:0])
+		idx, rule, err := routing.Select(rs.cfg, v.health, rand.Uint64(), scr.idx[:0])
 		if err != nil {
-			s.log.Error("location: answer selection failed", "record_set", rs.label, "err", err)
+			s.log.Error("location: answer selection failed", "record_set", rs.label(), "err", err)
 			return dst, false
 		}
 		scr.idx = idx[:0]
@@ -209,7 +209,7 @@ func (s *Server) appendSelected(dst []dns.RR, scr *scratch, rs *rrset, v *verdic
 			dst = append(dst, rs.rrs[i])
 		}
 		if rule.LastResort() {
-			s.metrics.lastResort(rs.label)
+			s.metrics.lastResort(rs.label())
 		}
 	}
 	if owner != "" {
