@@ -51,14 +51,14 @@ func (z *zone) addApexSets() {
 	apex := z.name
 	apexNode := z.node(apex)
 	apexNode.sets = append(apexNode.sets,
-		&rrset{rtype: dns.TypeSOA, rrs: []dns.RR{z.soa}, zone: apex,
+		&rrset{rtype: dns.TypeSOA, rrs: []dns.RR{z.soa}, in: z,
 			cfg: &config.RecordSet{Name: apex, Type: "SOA", Records: []config.Record{{Value: z.soa.String()}}}},
-		nsSet(apex, z.ns))
+		z.nsSet())
 	// Glue names in the zone answer their own A and AAAA queries too.
 	for _, g := range z.glue {
 		n := z.node(g.Header().Name)
 		if t := g.Header().Rrtype; n.find(t) == nil {
-			n.sets = append(n.sets, &rrset{rtype: t, rrs: []dns.RR{g}, zone: apex,
+			n.sets = append(n.sets, &rrset{rtype: t, rrs: []dns.RR{g}, in: z,
 				cfg: &config.RecordSet{Name: g.Header().Name, Records: []config.Record{{}}}})
 		}
 	}
@@ -68,12 +68,13 @@ func (z *zone) addApexSets() {
 const nsTTL = 172800
 
 // nsSet returns the apex NS record set built from the zone's name servers.
-func nsSet(apex string, ns []dns.RR) *rrset {
+func (z *zone) nsSet() *rrset {
+	apex, ns := z.name, z.ns
 	recs := make([]config.Record, len(ns))
 	for i, rr := range ns {
 		recs[i] = config.Record{Value: rr.(*dns.NS).Ns}
 	}
-	return &rrset{rtype: dns.TypeNS, rrs: ns, zone: apex,
+	return &rrset{rtype: dns.TypeNS, rrs: ns, in: z,
 		cfg: &config.RecordSet{Name: apex, Type: config.TypeNS, Records: recs}}
 }
 

@@ -28,7 +28,8 @@ func describe(s *Snapshot) string {
 			}
 		}
 	}
-	for id, sets := range s.byCheck.All("") {
+	for id := range s.byCheck.All("") {
+		sets := s.setsFor(id)
 		var labels []string
 		for _, rs := range sets {
 			labels = append(labels, rs.label())

@@ -103,14 +103,15 @@ func (s *Server) resolve(scr *scratch, snap *Snapshot, z *zone, name string, qty
 		if rs != nil {
 			return s.answerSet(scr, z, n, rs, name, owner, v)
 		}
-		if n.cname == nil || qtype == dns.TypeCNAME {
+		cname := n.cname()
+		if cname == nil || qtype == dns.TypeCNAME {
 			// NODATA: the name exists, the type does not.
 			scr.deny(z, name, n)
 			return dns.RcodeSuccess
 		}
 		before := len(resp.Answer)
 		var ok bool
-		if resp.Answer, ok = s.appendSelected(resp.Answer, scr, n.cname, v, owner); !ok || len(resp.Answer) == before {
+		if resp.Answer, ok = s.appendSelected(resp.Answer, scr, cname, v, owner); !ok || len(resp.Answer) == before {
 			return dns.RcodeServerFailure
 		}
 		target := resp.Answer[len(resp.Answer)-1].(*dns.CNAME).Target
@@ -321,8 +322,10 @@ func (z *zone) cutAbove(name string) (string, *rrset) {
 		if n == z.name {
 			return "", nil
 		}
-		if node := z.names[n]; node != nil && node.cut != nil {
-			return n, node.cut
+		if node := z.names[n]; node != nil {
+			if cut := node.cut(); cut != nil {
+				return n, cut
+			}
 		}
 	}
 	return "", nil

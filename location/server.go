@@ -263,9 +263,9 @@ func (s *Server) recount(snap *Snapshot, v *verdicts, ids []string) {
 	zones := map[string]bool{}
 	for rs := range changed {
 		n := withheldIn(rs, v)
-		s.zoneWithheld[rs.zone] += n - s.withheld[rs]
+		s.zoneWithheld[rs.in.name] += n - s.withheld[rs]
 		s.setWithheld(rs, n)
-		zones[rs.zone] = true
+		zones[rs.in.name] = true
 	}
 	for name := range zones {
 		s.metrics.withheld.WithLabelValues(name).Set(float64(s.zoneWithheld[name]))
@@ -284,7 +284,7 @@ func (s *Server) updateWithheld() {
 	for rs := range snap.healthSets() {
 		n := withheldIn(rs, v)
 		s.setWithheld(rs, n)
-		s.zoneWithheld[rs.zone] += n
+		s.zoneWithheld[rs.in.name] += n
 	}
 	for name, n := range s.zoneWithheld {
 		s.metrics.withheld.WithLabelValues(name).Set(float64(n))

@@ -35,9 +35,12 @@ type NameServer struct {
 // changed), and install it with Server.SetSnapshot or Server.PatchZones.
 type Snapshot struct {
 	zones map[string]*zone
-	// byCheck lists, for each health check, the record sets whose answers it can change: a
-	// persistent map, shared with the snapshot this one was patched from.
-	byCheck ptree.Map[[]*rrset]
+	// byCheck holds, for each health check, the first record set whose answers it can
+	// change, and moreByCheck the others of a check that changes several (few do: a slice
+	// per check would cost each 32 bytes more): persistent maps, shared with the snapshot
+	// this one was patched from.
+	byCheck     ptree.Map[*rrset]
+	moreByCheck ptree.Map[[]*rrset]
 	// maxRecords is at least the largest record set, so that selection buffers never grow.
 	maxRecords int
 	// maxLabels is the most labels of any zone apex, to bound the zone search.
@@ -49,8 +52,12 @@ type Snapshot struct {
 
 // setsFor returns the record sets whose answers check id can change.
 func (s *Snapshot) setsFor(id string) []*rrset {
-	sets, _ := s.byCheck.Get(id)
-	return sets
+	first, ok := s.byCheck.Get(id)
+	if !ok {
+		return nil
+	}
+	more, _ := s.moreByCheck.Get(id)
+	return append([]*rrset{first}, more...)
 }
 
 // healthSets returns every record set that consults health checks.
@@ -92,10 +99,14 @@ type zone struct {
 
 // node is one owner name of a zone; a node without record sets is an empty non-terminal.
 type node struct {
-	sets  []*rrset // sorted by type
-	cname *rrset
-	cut   *rrset // an NS record set below the apex: a delegation
+	sets []*rrset // sorted by type
 }
+
+// cname returns the node's CNAME record set, or nil.
+func (n *node) cname() *rrset { return n.find(dns.TypeCNAME) }
+
+// cut returns the NS record set of a node below the apex (a delegation), or nil.
+func (n *node) cut() *rrset { return n.find(dns.TypeNS) }
 
 // rrset is one record set, compiled: the configuration the selection reads, and the resource
 // record of each record, in the same order. An alias set has no records: cfg.Alias is the
@@ -104,9 +115,10 @@ type rrset struct {
 	// cfg is the configuration's record set itself (a control.State's items are never
 	// changed), or a copy when its name or alias had to be made absolute: a copy per set
 	// would hold every set twice.
-	cfg  *config.RecordSet
-	rrs  []dns.RR
-	zone string
+	cfg *config.RecordSet
+	rrs []dns.RR
+	// in is the zone the set is in.
+	in *zone
 	// rtype is the record type.
 	rtype uint16
 	// health says the policy consults health checks and some record has one.
@@ -177,7 +189,7 @@ type ZonePatch struct {
 // of the table of zones, not a compilation of every zone. A zone that does not compile keeps
 // its version in s (if any) and is listed in ZoneStates with its error; the others change.
 func (s *Snapshot) Patch(patches []ZonePatch) *Snapshot {
-	n := &Snapshot{zones: maps.Clone(s.zones), byCheck: s.byCheck, maxRecords: s.maxRecords, failed: maps.Clone(s.failed)}
+	n := &Snapshot{zones: maps.Clone(s.zones), byCheck: s.byCheck, moreByCheck: s.moreByCheck, maxRecords: s.maxRecords, failed: maps.Clone(s.failed)}
 	tok := new(ptree.Token)
 	for _, p := range patches {
 		apex := canonical(p.Apex)
@@ -218,8 +230,12 @@ func (s *Snapshot) add(tok *ptree.Token, z *zone) {
 		}
 	}
 	z.eachCheck(func(id string, rs *rrset) {
-		old, _ := s.byCheck.Get(id)
-		s.byCheck = s.byCheck.Set(tok, id, append(slices.Clip(old), rs))
+		if _, ok := s.byCheck.Get(id); !ok {
+			s.byCheck = s.byCheck.Set(tok, id, rs)
+			return
+		}
+		more, _ := s.moreByCheck.Get(id)
+		s.moreByCheck = s.moreByCheck.Set(tok, id, append(slices.Clip(more), rs))
 	})
 }
 
@@ -227,14 +243,20 @@ func (s *Snapshot) add(tok *ptree.Token, z *zone) {
 func (s *Snapshot) remove(tok *ptree.Token, z *zone) {
 	delete(s.zones, z.name)
 	z.eachCheck(func(id string, _ *rrset) {
-		old, _ := s.byCheck.Get(id)
-		kept := slices.DeleteFunc(slices.Clone(old), func(rs *rrset) bool { return rs.zone == z.name })
+		old := s.setsFor(id)
+		kept := slices.DeleteFunc(slices.Clone(old), func(rs *rrset) bool { return rs.in.name == z.name })
 		switch {
 		case len(kept) == len(old):
 		case len(kept) == 0:
 			s.byCheck, _ = s.byCheck.Delete(tok, id)
+			s.moreByCheck, _ = s.moreByCheck.Delete(tok, id)
 		default:
-			s.byCheck = s.byCheck.Set(tok, id, kept)
+			s.byCheck = s.byCheck.Set(tok, id, kept[0])
+			if len(kept) == 1 {
+				s.moreByCheck, _ = s.moreByCheck.Delete(tok, id)
+			} else {
+				s.moreByCheck = s.moreByCheck.Set(tok, id, kept[1:])
+			}
 		}
 	})
 }
@@ -280,7 +302,9 @@ func compileZone(cz *config.Zone, sets []*config.RecordSet, shard []NameServer) 
 	if _, ok := dns.IsDomainName(apex); !ok || apex == "." {
 		return nil, fmt.Errorf("location: zone %q: not a domain name", cz.Name)
 	}
-	z := &zone{name: apex, names: map[string]*node{}, shard: map[int]bool{}, ttl: cz.TTL}
+	// The table of names is made at its size (a name per set, and the apex's): grown by
+	// doubling, it would hold up to twice the slots it needs.
+	z := &zone{name: apex, names: make(map[string]*node, len(sets)+1), shard: map[int]bool{}, ttl: cz.TTL}
 	if err := z.setNameServers(cz, sets, shard); err != nil {
 		return nil, err
 	}
@@ -312,7 +336,7 @@ func (z *zone) addRecordSets(sets []*config.RecordSet) error {
 		}
 	}
 	for name, n := range z.names {
-		if n.cname != nil && len(n.sets) > 1 {
+		if n.cname() != nil && len(n.sets) > 1 {
 			errs = append(errs, z.fail("%s: a CNAME cannot share its name with other records", name))
 		}
 		sort.Slice(n.sets, func(i, j int) bool { return n.sets[i].rtype < n.sets[j].rtype })
@@ -369,7 +393,7 @@ func (z *zone) addSet(cs *config.RecordSet) error {
 	// The record set is shared with the configuration, which is never changed once installed
 	// (a control.State's items are immutable): a copy would hold every set twice. One whose
 	// name (or alias) is not yet absolute is copied, and its copy made so.
-	rs := &rrset{cfg: cs, rtype: rtype, zone: z.name}
+	rs := &rrset{cfg: cs, rtype: rtype, in: z}
 	if cs.Name != name {
 		c := *cs
 		c.Name = name
@@ -387,11 +411,7 @@ func (z *zone) addSet(cs *config.RecordSet) error {
 		return fmt.Errorf("%s %s: defined twice", name, cs.Type)
 	}
 	n.sets = append(n.sets, rs)
-	switch rtype {
-	case dns.TypeCNAME:
-		n.cname = rs
-	case dns.TypeNS:
-		n.cut = rs
+	if rtype == dns.TypeNS {
 		z.cuts = true
 	}
 	if isWildcard(name) {
