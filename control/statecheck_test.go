@@ -74,3 +74,74 @@ func shapeCounts(s *State) []int {
 	slices.Sort(out)
 	return out
 }
+
+// TestSameShapeComparesEveryField changes each field of a check in turn (and, for a slice
+// or map, makes it empty instead of nil) and expects sameShape to tell the two apart, as
+// reflect.DeepEqual does; a field added to config.Check and not compared fails it.
+func TestSameShapeComparesEveryField(t *testing.T) {
+	base := config.DefaultCheck()
+	base.Regions = nil
+	typ := reflect.TypeFor[config.Check]()
+	for i := range typ.NumField() {
+		f := typ.Field(i)
+		variants := map[string]func(v reflect.Value){"set": func(v reflect.Value) { setNonZero(t, v) }}
+		if k := f.Type.Kind(); k == reflect.Slice || k == reflect.Map {
+			variants["empty"] = func(v reflect.Value) {
+				if k == reflect.Slice {
+					v.Set(reflect.MakeSlice(f.Type, 0, 0))
+				} else {
+					v.Set(reflect.MakeMap(f.Type))
+				}
+			}
+		}
+		for name, change := range variants {
+			a, b := base, base
+			change(reflect.ValueOf(&b).Elem().Field(i))
+			if reflect.DeepEqual(a, b) {
+				t.Fatalf("%s %s: the change left the check equal", f.Name, name)
+			}
+			if sameShape(&a, &b) || sameShape(&b, &a) {
+				t.Errorf("%s %s: sameShape does not tell the checks apart", f.Name, name)
+			}
+			if c := b; !sameShape(&b, &c) {
+				t.Errorf("%s %s: sameShape tells a check from its copy", f.Name, name)
+			}
+		}
+	}
+}
+
+// setNonZero gives v a value that differs from the one it has.
+func setNonZero(t *testing.T, v reflect.Value) {
+	t.Helper()
+	switch v.Kind() {
+	case reflect.String:
+		v.SetString(v.String() + "x")
+	case reflect.Int, reflect.Int64:
+		v.SetInt(v.Int() + 1)
+	case reflect.Bool:
+		v.SetBool(!v.Bool())
+	case reflect.Float64:
+		v.SetFloat(v.Float() + 0.5)
+	case reflect.Slice:
+		s := reflect.MakeSlice(v.Type(), 1, 1)
+		setNonZero(t, s.Index(0))
+		v.Set(s)
+	case reflect.Map:
+		m := reflect.MakeMap(v.Type())
+		k, e := reflect.New(v.Type().Key()).Elem(), reflect.New(v.Type().Elem()).Elem()
+		setNonZero(t, k)
+		m.SetMapIndex(k, e)
+		v.Set(m)
+	case reflect.Pointer:
+		p := reflect.New(v.Type().Elem())
+		if !v.IsNil() {
+			p.Elem().Set(v.Elem())
+			setNonZero(t, p.Elem().Field(0))
+		}
+		v.Set(p)
+	case reflect.Struct:
+		setNonZero(t, v.Field(0))
+	default:
+		t.Fatalf("no value for a field of kind %s", v.Kind())
+	}
+}
