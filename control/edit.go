@@ -184,7 +184,12 @@ func (e *edit) deleteSets(apex string) {
 
 // putSet stores a record set of the zone apex (the name must be normalised: absolute).
 func (e *edit) putSet(apex string, rs *config.RecordSet) {
-	k := setKey(apex, CanonicalOwner(apex, rs.Name), rs.Type)
+	owner := CanonicalOwner(apex, rs.Name)
+	k := setKey(apex, owner, rs.Type)
+	if rs.Name == owner {
+		// The set's name is the middle of its key: one string held, not two.
+		rs.Name = k[len(apex)+1 : len(apex)+1+len(owner)]
+	}
 	if old, ok := e.s.sets.Get(k); ok {
 		e.addRefs(healthChecks(old), -1)
 	}

@@ -16,7 +16,7 @@ import (
 // a node compiles it (the state's record sets shared, not copied), live after a collection.
 // Main at fdddce8 held 1,445 bytes a check, its snapshot built as its node built it (a
 // config.Check of 384 bytes per check, a copy of each record set in the snapshot, tree nodes
-// twice their size); branch h/mem3 757.
+// twice their size); branch h/mem3 734.
 func TestConfigurationBytesPerCheck(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a configuration of 100,000 checks")
