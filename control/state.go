@@ -122,12 +122,16 @@ func (s *State) CheckRef(id string) (*config.Check, bool) {
 	return nil, false
 }
 
-// Checks returns every check in order of id, each a new copy as CheckRef returns it; the
-// caller must not change them.
+// Checks returns every check in order of id. A check yielded is valid until the next one
+// is: the state holds checks compactly (statecheck.go) and makes each in one scratch, so
+// that reading a million leaves no garbage; a caller that keeps a check copies it (*c), and
+// must not change its slices and maps (the state's).
 func (s *State) Checks() iter.Seq[*config.Check] {
 	return func(yield func(*config.Check) bool) {
+		var scratch config.Check
 		for _, c := range s.checks.All("") {
-			if !yield(c.check()) {
+			c.into(&scratch)
+			if !yield(&scratch) {
 				return
 			}
 		}

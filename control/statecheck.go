@@ -24,9 +24,15 @@ type storedCheck struct {
 
 // check returns the check sc holds, as a copy of its own.
 func (sc storedCheck) check() *config.Check {
-	c := *sc.shape
+	c := new(config.Check)
+	sc.into(c)
+	return c
+}
+
+// into makes c the check sc holds.
+func (sc storedCheck) into(c *config.Check) {
+	*c = *sc.shape
 	c.ID, c.Target, c.Path = sc.id, config.Target{Host: sc.host, Port: sc.port}, sc.path
-	return &c
 }
 
 // shapeRef is one entry of a State's table of shapes: the shape, and how many of the
