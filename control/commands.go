@@ -207,7 +207,7 @@ func (e *edit) applyDocument(d *config.Document) {
 	for i := range d.Checks {
 		c := &d.Checks[i]
 		keep[c.ID] = true
-		if old, ok := e.s.checks.Get(c.ID); !ok || !reflect.DeepEqual(old, c) {
+		if old, ok := e.s.CheckRef(c.ID); !ok || !reflect.DeepEqual(old, c) {
 			cc := *c
 			e.putCheck(&cc)
 		}

@@ -70,7 +70,7 @@ func (s *State) delta(from uint64, keys map[string]bool) *Delta {
 		name := k[1:]
 		switch k[0] {
 		case kindCheck:
-			if c, ok := s.checks.Get(name); ok {
+			if c, ok := s.CheckRef(name); ok {
 				d.Checks = append(d.Checks, c)
 			} else {
 				d.DeletedChecks = append(d.DeletedChecks, name)

@@ -30,6 +30,11 @@ type edit struct {
 	sets     map[string]bool // record-set keys put or deleted
 	shards   map[string]bool // apexes whose shard changed
 
+	// lastShape is the shape of the check the edit stored last, and its key (statecheck.go):
+	// the checks of a batch often share one.
+	lastShape *config.Check
+	lastKey   string
+
 	// overrides: the maintenance overrides changed (ops_override.go).
 	overrides bool
 }
@@ -113,10 +118,11 @@ func (e *edit) putCheck(c *config.Check) {
 		c.Regions = e.s.settings.Regions
 	}
 	if old, ok := e.s.checks.Get(c.ID); ok {
-		e.addRefs(old.Children, -1)
+		e.addRefs(old.shape.Children, -1)
+		e.release(old)
 	}
 	e.addRefs(c.Children, 1)
-	e.s.checks = e.s.checks.Set(e.tok, c.ID, c)
+	e.s.checks = e.s.checks.Set(e.tok, c.ID, e.store(c))
 	e.checks[c.ID] = true
 }
 
@@ -126,7 +132,8 @@ func (e *edit) deleteCheck(id string) bool {
 	if !ok {
 		return false
 	}
-	e.addRefs(old.Children, -1)
+	e.addRefs(old.shape.Children, -1)
+	e.release(old)
 	e.s.checks, _ = e.s.checks.Delete(e.tok, id)
 	e.checks[id] = true
 	return true
@@ -177,7 +184,12 @@ func (e *edit) deleteSets(apex string) {
 
 // putSet stores a record set of the zone apex (the name must be normalised: absolute).
 func (e *edit) putSet(apex string, rs *config.RecordSet) {
-	k := setKey(apex, CanonicalOwner(apex, rs.Name), rs.Type)
+	owner := CanonicalOwner(apex, rs.Name)
+	k := setKey(apex, owner, rs.Type)
+	if rs.Name == owner {
+		// The set's name is the middle of its key: one string held, not two.
+		rs.Name = k[len(apex)+1 : len(apex)+1+len(owner)]
+	}
 	if old, ok := e.s.sets.Get(k); ok {
 		e.addRefs(healthChecks(old), -1)
 	}
@@ -273,7 +285,7 @@ func (e *edit) validate() error {
 // deleted that something still names.
 func (e *edit) validateChecks(es config.Errors) config.Errors {
 	for _, id := range slices.Sorted(maps.Keys(e.checks)) {
-		c, ok := e.s.checks.Get(id)
+		c, ok := e.s.CheckRef(id)
 		if !ok {
 			if n, _ := e.s.refs.Get(id); n > 0 {
 				es = appendAt(es, e.prefix("checks", id), fmt.Errorf("check %q is still named by %d record(s) or calculated check(s): change those first", id, n))
@@ -378,10 +390,10 @@ func appendAt(es config.Errors, prefix string, err error) config.Errors {
 // children returns a check's children and whether it is calculated, for cycle detection.
 func (e *edit) children(id string) ([]string, bool) {
 	c, ok := e.s.checks.Get(id)
-	if !ok || c.Protocol != config.ProtocolCalculated {
+	if !ok || c.shape.Protocol != config.ProtocolCalculated {
 		return nil, false
 	}
-	return c.Children, true
+	return c.shape.Children, true
 }
 
 // validationError wraps the errors of Validate in a *ValidationError.

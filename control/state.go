@@ -26,7 +26,8 @@ type State struct {
 	Voters map[string]string
 
 	settings config.Document              // regions, quorum, name servers; no checks or zones
-	checks   ptree.Map[*config.Check]     // by id
+	checks   ptree.Map[storedCheck]       // by id
+	shapes   ptree.Map[shapeRef]          // the checks' shapes, by shapeKey (statecheck.go)
 	zones    ptree.Map[*config.Zone]      // by apex (CanonicalZone); RecordSets nil: see sets
 	sets     ptree.Map[*config.RecordSet] // by setKey
 	refs     ptree.Map[int]               // check id → records and calculated checks naming it
@@ -107,20 +108,31 @@ func (s *State) NumRecordSets() int { return s.sets.Len() }
 // Check returns the check with id.
 func (s *State) Check(id string) (config.Check, bool) {
 	if c, ok := s.checks.Get(id); ok {
-		return *c, true
+		return *c.check(), true
 	}
 	return config.Check{}, false
 }
 
-// CheckRef returns the check with id as the state holds it; the caller must not change it.
-func (s *State) CheckRef(id string) (*config.Check, bool) { return s.checks.Get(id) }
+// CheckRef returns the check with id; the caller must not change it (its slices and maps
+// are the state's). The state holds checks compactly (statecheck.go): each call returns a
+// new copy.
+func (s *State) CheckRef(id string) (*config.Check, bool) {
+	if c, ok := s.checks.Get(id); ok {
+		return c.check(), true
+	}
+	return nil, false
+}
 
-// Checks returns every check in order of id, as the state holds them; the caller must not
-// change them.
+// Checks returns every check in order of id. A check yielded is valid until the next one
+// is: the state holds checks compactly (statecheck.go) and makes each in one scratch, so
+// that reading a million leaves no garbage; a caller that keeps a check copies it (*c), and
+// must not change its slices and maps (the state's).
 func (s *State) Checks() iter.Seq[*config.Check] {
 	return func(yield func(*config.Check) bool) {
+		var scratch config.Check
 		for _, c := range s.checks.All("") {
-			if !yield(c) {
+			c.into(&scratch)
+			if !yield(&scratch) {
 				return
 			}
 		}

@@ -31,7 +31,7 @@ func (s *Server) Explain(name, rtype string, rnd uint64) (routing.Result, error)
 		return routing.Result{}, fmt.Errorf("location: %s has no %s record set", owner, rtype)
 	}
 	if rs.cfg.Policy == config.PolicyNearest {
-		return routing.ExplainNearest(&rs.cfg, v.health, s.locality.Load())
+		return routing.ExplainNearest(rs.cfg, v.health, s.locality.Load())
 	}
-	return routing.Explain(&rs.cfg, v.health, rnd)
+	return routing.Explain(rs.cfg, v.health, rnd)
 }

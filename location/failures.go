@@ -31,11 +31,24 @@ func (s *Snapshot) Rebuild(zones []config.Zone, shards map[string][]NameServer) 
 	for apex, nss := range shards {
 		byApex[canonical(apex)] = nss
 	}
+	patches := make([]ZonePatch, len(zones))
+	for i := range zones {
+		patches[i] = ZonePatch{Apex: zones[i].Name, Zone: &zones[i], Shard: byApex[canonical(zones[i].Name)]}
+	}
+	return s.RebuildZones(patches)
+}
+
+// RebuildZones is Rebuild of the zones of patches, each with its shard (and its record sets
+// in Sets, when set, shared as Patch shares them); a patch without a Zone is ignored.
+func (s *Snapshot) RebuildZones(zones []ZonePatch) *Snapshot {
 	n := &Snapshot{zones: make(map[string]*zone, len(zones))}
 	tok := new(ptree.Token)
-	for i := range zones {
-		apex := canonical(zones[i].Name)
-		z, err := compileZone(&zones[i], byApex[apex])
+	for _, p := range zones {
+		if p.Zone == nil {
+			continue
+		}
+		apex := canonical(p.Zone.Name)
+		z, err := compileZone(p.Zone, p.Sets, p.Shard)
 		if err == nil && n.zones[z.name] != nil {
 			continue // hosted twice: the first stays (the configuration has one zone per apex)
 		}

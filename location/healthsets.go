@@ -1,6 +1,10 @@
 package location
 
-import "github.com/miekg/dns"
+import (
+	"cmp"
+
+	"github.com/miekg/dns"
+)
 
 // SetName names a record set: its absolute owner name (lower case, with the final dot) and
 // its type ("A", "AAAA", ...).
@@ -62,4 +66,28 @@ func GoneHealthSets(old, now *Snapshot, zones []string) []SetName {
 		gone(canonical(apex))
 	}
 	return out
+}
+
+// compareLabels orders record sets as their labels sort, without making the labels.
+func compareLabels(a, b *rrset) int {
+	at, bt := dns.TypeToString[a.rtype], dns.TypeToString[b.rtype]
+	la, lb := len(a.cfg.Name)+1+len(at), len(b.cfg.Name)+1+len(bt)
+	for i := range min(la, lb) {
+		if ca, cb := labelByte(a.cfg.Name, at, i), labelByte(b.cfg.Name, bt, i); ca != cb {
+			return cmp.Compare(ca, cb)
+		}
+	}
+	return cmp.Compare(la, lb)
+}
+
+// labelByte returns byte i of the label name + "/" + typ.
+func labelByte(name, typ string, i int) byte {
+	switch {
+	case i < len(name):
+		return name[i]
+	case i == len(name):
+		return '/'
+	default:
+		return typ[i-len(name)-1]
+	}
 }

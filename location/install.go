@@ -16,15 +16,15 @@ func (s *Server) PatchZones(snap *Snapshot, changed []string) {
 		name = canonical(name)
 		before, after := old.zones[name], snap.zones[name]
 		if before != nil {
-			kept := map[string]bool{}
+			kept := map[SetName]bool{}
 			if after != nil {
 				for _, rs := range after.healthSets {
-					kept[rs.label] = true
+					kept[rs.setName()] = true
 				}
 			}
 			for _, rs := range before.healthSets {
-				if !kept[rs.label] {
-					s.metrics.lastResorts.DeleteLabelValues(rs.label)
+				if !kept[rs.setName()] {
+					s.metrics.lastResorts.DeleteLabelValues(rs.label())
 				}
 				delete(s.withheld, rs)
 			}
@@ -40,7 +40,7 @@ func (s *Server) PatchZones(snap *Snapshot, changed []string) {
 		total := 0
 		for _, rs := range after.healthSets {
 			n := withheldIn(rs, v)
-			s.withheld[rs] = n
+			s.setWithheld(rs, n)
 			total += n
 		}
 		s.zoneWithheld[name] = total

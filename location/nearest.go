@@ -33,13 +33,13 @@ func (s *Server) Locality() routing.Locality {
 
 // appendNearest appends to dst the records a nearest record set answers at this location.
 func (s *Server) appendNearest(dst []dns.RR, scr *scratch, rs *rrset, v *verdicts) []dns.RR {
-	idx, rule := routing.SelectNearest(&rs.cfg, v.health, s.locality.Load(), scr.idx[:0])
+	idx, rule := routing.SelectNearest(rs.cfg, v.health, s.locality.Load(), scr.idx[:0])
 	scr.idx = idx[:0]
 	for _, i := range idx {
 		dst = append(dst, rs.rrs[i])
 	}
 	if rule.LastResort() {
-		s.metrics.lastResort(rs.label)
+		s.metrics.lastResort(rs.label())
 	}
 	return dst
 }

@@ -108,6 +108,13 @@ func (o *Overrides) Serve(id string, verdict bool) bool {
 	return verdict
 }
 
+// Drains reports whether an override drains a record of the zone named zone.
+func (o *Overrides) Drains(zone string) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return len(o.drained[wire.CanonicalZone(zone)]) > 0
+}
+
 // DrainZone returns z with its drained records given DrainCheck (z itself when none is).
 func (o *Overrides) DrainZone(z config.Zone) config.Zone {
 	o.mu.Lock()

@@ -24,14 +24,15 @@ func describe(s *Snapshot) string {
 		fmt.Fprintf(&b, "zone %s serial %d ns %v\n", apex, z.soa.Serial, z.ns)
 		for _, n := range names {
 			for _, rs := range z.names[n].sets {
-				fmt.Fprintf(&b, "  %s %v %v\n", rs.label, rs.rrs, rs.cfg.Records)
+				fmt.Fprintf(&b, "  %s %v %v\n", rs.label(), rs.rrs, rs.cfg.Records)
 			}
 		}
 	}
-	for id, sets := range s.byCheck.All("") {
+	for id := range s.byCheck.All("") {
+		sets := s.setsFor(id)
 		var labels []string
 		for _, rs := range sets {
-			labels = append(labels, rs.label)
+			labels = append(labels, rs.label())
 		}
 		slices.Sort(labels)
 		fmt.Fprintf(&b, "check %s: %v\n", id, labels)

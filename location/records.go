@@ -39,7 +39,7 @@ func (z *zone) buildRecords(rs *rrset, cs *config.RecordSet) error {
 		}
 		rs.rrs = append(rs.rrs, rr)
 	}
-	if _, _, err := routing.Select(&rs.cfg, nil, 0, nil); err != nil {
+	if _, _, err := routing.Select(rs.cfg, nil, 0, nil); err != nil {
 		return fmt.Errorf("%s %s: %w", name, cs.Type, err)
 	}
 	return nil
@@ -57,22 +57,25 @@ func (z *zone) addAlias(rs *rrset, cs *config.RecordSet) error {
 	if !dns.IsSubDomain(z.name, target) || strings.HasPrefix(target, "*.") {
 		return fmt.Errorf("alias %s: not a name of the zone", target)
 	}
-	rs.cfg.Alias = target
+	if rs.cfg.Alias != target {
+		c := *rs.cfg
+		c.Alias = target
+		rs.cfg = &c
+	}
 	return nil
 }
 
 // apexNS returns the NS records of the zone's own NS record set at its apex, or nil when it
 // has none: written there, they are the zone's NS records, answered as written (its shard,
 // if any, still says which virtual name servers answer the zone).
-func apexNS(cz *config.Zone, apex string) ([]dns.RR, error) {
-	for i := range cz.RecordSets {
-		cs := &cz.RecordSets[i]
+func apexNS(sets []*config.RecordSet, zoneTTL uint32, apex string) ([]dns.RR, error) {
+	for _, cs := range sets {
 		if !strings.EqualFold(string(cs.Type), string(config.TypeNS)) || config.OwnerName(cs.Name, apex) != apex {
 			continue
 		}
 		var out []dns.RR
 		for j, r := range cs.Records {
-			rr, err := rdata.Parse(apex, dns.TypeNS, cs.EffectiveTTL(cz.TTL), r.Value)
+			rr, err := rdata.Parse(apex, dns.TypeNS, cs.EffectiveTTL(zoneTTL), r.Value)
 			if err != nil {
 				return nil, fmt.Errorf("%s NS: records[%d]: %w", apex, j, err)
 			}

@@ -103,14 +103,15 @@ func (s *Server) resolve(scr *scratch, snap *Snapshot, z *zone, name string, qty
 		if rs != nil {
 			return s.answerSet(scr, z, n, rs, name, owner, v)
 		}
-		if n.cname == nil || qtype == dns.TypeCNAME {
+		cname := n.cname()
+		if cname == nil || qtype == dns.TypeCNAME {
 			// NODATA: the name exists, the type does not.
 			scr.deny(z, name, n)
 			return dns.RcodeSuccess
 		}
 		before := len(resp.Answer)
 		var ok bool
-		if resp.Answer, ok = s.appendSelected(resp.Answer, scr, n.cname, v, owner); !ok || len(resp.Answer) == before {
+		if resp.Answer, ok = s.appendSelected(resp.Answer, scr, cname, v, owner); !ok || len(resp.Answer) == before {
 			return dns.RcodeServerFailure
 		}
 		target := resp.Answer[len(resp.Answer)-1].(*dns.CNAME).Target
@@ -199,9 +200,9 @@ func (s *Server) appendSelected(dst []dns.RR, scr *scratch, rs *rrset, v *verdic
 	} else if rs.cfg.Policy == config.PolicyNearest {
 		dst = s.appendNearest(dst, scr, rs, v)
 	} else {
-		idx, rule, err := routing.Select(&rs.cfg, v.health, rand.Uint64(), scr.idx[:0])
+		idx, rule, err := routing.Select(rs.cfg, v.health, rand.Uint64(), scr.idx[:0])
 		if err != nil {
-			s.log.Error("location: answer selection failed", "record_set", rs.label, "err", err)
+			s.log.Error("location: answer selection failed", "record_set", rs.label(), "err", err)
 			return dst, false
 		}
 		scr.idx = idx[:0]
@@ -209,7 +210,7 @@ func (s *Server) appendSelected(dst []dns.RR, scr *scratch, rs *rrset, v *verdic
 			dst = append(dst, rs.rrs[i])
 		}
 		if rule.LastResort() {
-			s.metrics.lastResort(rs.label)
+			s.metrics.lastResort(rs.label())
 		}
 	}
 	if owner != "" {
@@ -321,8 +322,10 @@ func (z *zone) cutAbove(name string) (string, *rrset) {
 		if n == z.name {
 			return "", nil
 		}
-		if node := z.names[n]; node != nil && node.cut != nil {
-			return n, node.cut
+		if node := z.names[n]; node != nil {
+			if cut := node.cut(); cut != nil {
+				return n, cut
+			}
 		}
 	}
 	return "", nil

@@ -108,7 +108,7 @@ type Server struct {
 	mu        sync.Mutex // serialises swaps and the listeners' setup
 	listeners []*listener
 	// withheld counts, per health-aware record set of the current snapshot, the records
-	// withheld as unhealthy; guarded by mu.
+	// withheld as unhealthy (a set absent: none); guarded by mu.
 	withheld map[*rrset]int
 	// zoneWithheld sums withheld by zone; guarded by mu.
 	zoneWithheld map[string]int
@@ -198,13 +198,13 @@ func (s *Server) SetSnapshot(snap *Snapshot) {
 			s.metrics.withheld.DeleteLabelValues(name)
 		}
 	}
-	kept := map[string]bool{}
+	kept := map[SetName]bool{}
 	for rs := range snap.healthSets() {
-		kept[rs.label] = true
+		kept[rs.setName()] = true
 	}
 	for rs := range old.healthSets() {
-		if !kept[rs.label] {
-			s.metrics.lastResorts.DeleteLabelValues(rs.label)
+		if !kept[rs.setName()] {
+			s.metrics.lastResorts.DeleteLabelValues(rs.label())
 		}
 	}
 	s.updateWithheld()
@@ -263,9 +263,9 @@ func (s *Server) recount(snap *Snapshot, v *verdicts, ids []string) {
 	zones := map[string]bool{}
 	for rs := range changed {
 		n := withheldIn(rs, v)
-		s.zoneWithheld[rs.zone] += n - s.withheld[rs]
-		s.withheld[rs] = n
-		zones[rs.zone] = true
+		s.zoneWithheld[rs.in.name] += n - s.withheld[rs]
+		s.setWithheld(rs, n)
+		zones[rs.in.name] = true
 	}
 	for name := range zones {
 		s.metrics.withheld.WithLabelValues(name).Set(float64(s.zoneWithheld[name]))
@@ -283,18 +283,28 @@ func (s *Server) updateWithheld() {
 	}
 	for rs := range snap.healthSets() {
 		n := withheldIn(rs, v)
-		s.withheld[rs] = n
-		s.zoneWithheld[rs.zone] += n
+		s.setWithheld(rs, n)
+		s.zoneWithheld[rs.in.name] += n
 	}
 	for name, n := range s.zoneWithheld {
 		s.metrics.withheld.WithLabelValues(name).Set(float64(n))
 	}
 }
 
+// setWithheld records that n records of rs are withheld; a set with none withheld is not
+// held in the map (most are not, and the map would hold every health set of the snapshot).
+func (s *Server) setWithheld(rs *rrset, n int) {
+	if n == 0 {
+		delete(s.withheld, rs)
+		return
+	}
+	s.withheld[rs] = n
+}
+
 // withheldIn returns how many records of rs the verdicts v withhold: the unhealthy ones,
 // unless the set is in last resort.
 func withheldIn(rs *rrset, v *verdicts) int {
-	res, err := routing.Explain(&rs.cfg, v.health, 0)
+	res, err := routing.Explain(rs.cfg, v.health, 0)
 	if err != nil || res.LastResort {
 		return 0
 	}

@@ -35,9 +35,12 @@ type NameServer struct {
 // changed), and install it with Server.SetSnapshot or Server.PatchZones.
 type Snapshot struct {
 	zones map[string]*zone
-	// byCheck lists, for each health check, the record sets whose answers it can change: a
-	// persistent map, shared with the snapshot this one was patched from.
-	byCheck ptree.Map[[]*rrset]
+	// byCheck holds, for each health check, the first record set whose answers it can
+	// change, and moreByCheck the others of a check that changes several (few do: a slice
+	// per check would cost each 32 bytes more): persistent maps, shared with the snapshot
+	// this one was patched from.
+	byCheck     ptree.Map[*rrset]
+	moreByCheck ptree.Map[[]*rrset]
 	// maxRecords is at least the largest record set, so that selection buffers never grow.
 	maxRecords int
 	// maxLabels is the most labels of any zone apex, to bound the zone search.
@@ -49,8 +52,12 @@ type Snapshot struct {
 
 // setsFor returns the record sets whose answers check id can change.
 func (s *Snapshot) setsFor(id string) []*rrset {
-	sets, _ := s.byCheck.Get(id)
-	return sets
+	first, ok := s.byCheck.Get(id)
+	if !ok {
+		return nil
+	}
+	more, _ := s.moreByCheck.Get(id)
+	return append([]*rrset{first}, more...)
 }
 
 // healthSets returns every record set that consults health checks.
@@ -92,24 +99,34 @@ type zone struct {
 
 // node is one owner name of a zone; a node without record sets is an empty non-terminal.
 type node struct {
-	sets  []*rrset // sorted by type
-	cname *rrset
-	cut   *rrset // an NS record set below the apex: a delegation
+	sets []*rrset // sorted by type
 }
+
+// cname returns the node's CNAME record set, or nil.
+func (n *node) cname() *rrset { return n.find(dns.TypeCNAME) }
+
+// cut returns the NS record set of a node below the apex (a delegation), or nil.
+func (n *node) cut() *rrset { return n.find(dns.TypeNS) }
 
 // rrset is one record set, compiled: the configuration the selection reads, and the resource
 // record of each record, in the same order. An alias set has no records: cfg.Alias is the
 // absolute owner name of the record set of its type it answers as.
 type rrset struct {
-	cfg   config.RecordSet
+	// cfg is the configuration's record set itself (a control.State's items are never
+	// changed), or a copy when its name or alias had to be made absolute: a copy per set
+	// would hold every set twice.
+	cfg *config.RecordSet
+	rrs []dns.RR
+	// in is the zone the set is in.
+	in *zone
+	// rtype is the record type.
 	rtype uint16
-	rrs   []dns.RR
-	// label names the record set in metrics: "<owner>/<type>".
-	label string
 	// health says the policy consults health checks and some record has one.
 	health bool
-	zone   string
 }
+
+// label names the record set in metrics and logs: "<owner>/<type>".
+func (rs *rrset) label() string { return rs.cfg.Name + "/" + dns.TypeToString[rs.rtype] }
 
 // find returns the record set of type t at n, or nil.
 func (n *node) find(t uint16) *rrset {
@@ -135,7 +152,7 @@ func NewSnapshot(zones []config.Zone, shards map[string][]NameServer) (*Snapshot
 	tok := new(ptree.Token)
 	var errs []error
 	for i := range zones {
-		z, err := compileZone(&zones[i], byApex[canonical(zones[i].Name)])
+		z, err := compileZone(&zones[i], nil, byApex[canonical(zones[i].Name)])
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -159,6 +176,10 @@ type ZonePatch struct {
 	Apex string
 	// Zone is the zone's configuration with its record sets; nil removes the zone.
 	Zone *config.Zone
+	// Sets, when not nil, are the zone's record sets in place of Zone.RecordSets: the
+	// caller's own (a control.State's), which the snapshot keeps and shares instead of
+	// holding copies; they must never change afterwards.
+	Sets []*config.RecordSet
 	// Shard is the zone's name servers, as NewSnapshot's shards give them.
 	Shard []NameServer
 }
@@ -168,7 +189,7 @@ type ZonePatch struct {
 // of the table of zones, not a compilation of every zone. A zone that does not compile keeps
 // its version in s (if any) and is listed in ZoneStates with its error; the others change.
 func (s *Snapshot) Patch(patches []ZonePatch) *Snapshot {
-	n := &Snapshot{zones: maps.Clone(s.zones), byCheck: s.byCheck, maxRecords: s.maxRecords, failed: maps.Clone(s.failed)}
+	n := &Snapshot{zones: maps.Clone(s.zones), byCheck: s.byCheck, moreByCheck: s.moreByCheck, maxRecords: s.maxRecords, failed: maps.Clone(s.failed)}
 	tok := new(ptree.Token)
 	for _, p := range patches {
 		apex := canonical(p.Apex)
@@ -180,7 +201,7 @@ func (s *Snapshot) Patch(patches []ZonePatch) *Snapshot {
 			}
 			continue
 		}
-		z, err := compileZone(p.Zone, p.Shard)
+		z, err := compileZone(p.Zone, p.Sets, p.Shard)
 		if err == nil && z.name != apex {
 			err = fmt.Errorf("location: zone %s patched as %s", z.name, apex)
 		}
@@ -209,8 +230,12 @@ func (s *Snapshot) add(tok *ptree.Token, z *zone) {
 		}
 	}
 	z.eachCheck(func(id string, rs *rrset) {
-		old, _ := s.byCheck.Get(id)
-		s.byCheck = s.byCheck.Set(tok, id, append(slices.Clip(old), rs))
+		if _, ok := s.byCheck.Get(id); !ok {
+			s.byCheck = s.byCheck.Set(tok, id, rs)
+			return
+		}
+		more, _ := s.moreByCheck.Get(id)
+		s.moreByCheck = s.moreByCheck.Set(tok, id, append(slices.Clip(more), rs))
 	})
 }
 
@@ -218,14 +243,20 @@ func (s *Snapshot) add(tok *ptree.Token, z *zone) {
 func (s *Snapshot) remove(tok *ptree.Token, z *zone) {
 	delete(s.zones, z.name)
 	z.eachCheck(func(id string, _ *rrset) {
-		old, _ := s.byCheck.Get(id)
-		kept := slices.DeleteFunc(slices.Clone(old), func(rs *rrset) bool { return rs.zone == z.name })
+		old := s.setsFor(id)
+		kept := slices.DeleteFunc(slices.Clone(old), func(rs *rrset) bool { return rs.in.name == z.name })
 		switch {
 		case len(kept) == len(old):
 		case len(kept) == 0:
 			s.byCheck, _ = s.byCheck.Delete(tok, id)
+			s.moreByCheck, _ = s.moreByCheck.Delete(tok, id)
 		default:
-			s.byCheck = s.byCheck.Set(tok, id, kept)
+			s.byCheck = s.byCheck.Set(tok, id, kept[0])
+			if len(kept) == 1 {
+				s.moreByCheck, _ = s.moreByCheck.Delete(tok, id)
+			} else {
+				s.moreByCheck = s.moreByCheck.Set(tok, id, kept[1:])
+			}
 		}
 	})
 }
@@ -258,14 +289,23 @@ func canonical(name string) string {
 	return dns.Fqdn(strings.ToLower(strings.TrimSpace(name)))
 }
 
-// compileZone builds one zone and its name servers.
-func compileZone(cz *config.Zone, shard []NameServer) (*zone, error) {
+// compileZone builds one zone and its name servers, of sets when not nil (else of
+// cz.RecordSets).
+func compileZone(cz *config.Zone, sets []*config.RecordSet, shard []NameServer) (*zone, error) {
+	if sets == nil {
+		sets = make([]*config.RecordSet, len(cz.RecordSets))
+		for i := range cz.RecordSets {
+			sets[i] = &cz.RecordSets[i]
+		}
+	}
 	apex := canonical(cz.Name)
 	if _, ok := dns.IsDomainName(apex); !ok || apex == "." {
 		return nil, fmt.Errorf("location: zone %q: not a domain name", cz.Name)
 	}
-	z := &zone{name: apex, names: map[string]*node{}, shard: map[int]bool{}, ttl: cz.TTL}
-	if err := z.setNameServers(cz, shard); err != nil {
+	// The table of names is made at its size (a name per set, and the apex's): grown by
+	// doubling, it would hold up to twice the slots it needs.
+	z := &zone{name: apex, names: make(map[string]*node, len(sets)+1), shard: map[int]bool{}, ttl: cz.TTL}
+	if err := z.setNameServers(cz, sets, shard); err != nil {
 		return nil, err
 	}
 	z.soa = buildSOA(cz, apex, z.ns[0].(*dns.NS).Ns)
@@ -274,10 +314,10 @@ func compileZone(cz *config.Zone, shard []NameServer) (*zone, error) {
 	neg.Hdr.Ttl = z.negTTL
 	z.neg = &neg
 	z.addApexSets()
-	if err := z.addRecordSets(cz); err != nil {
+	if err := z.addRecordSets(sets); err != nil {
 		return nil, err
 	}
-	sort.Slice(z.healthSets, func(i, j int) bool { return z.healthSets[i].label < z.healthSets[j].label })
+	slices.SortFunc(z.healthSets, compareLabels)
 	return z, nil
 }
 
@@ -286,73 +326,17 @@ func (z *zone) fail(format string, args ...any) error {
 	return fmt.Errorf("location: zone %s: "+format, append([]any{z.name}, args...)...)
 }
 
-// setNameServers sets z's NS records and glue: those of the apex NS record set when cz has
-// one, else of the shard, else of cz's name_servers.
-func (z *zone) setNameServers(cz *config.Zone, shard []NameServer) error {
-	apex := z.name
-	nss := shard
-	if len(nss) == 0 {
-		for _, n := range cz.NameServers {
-			nss = append(nss, NameServer{Index: -1, Name: n})
-		}
-	}
-	own, err := apexNS(cz, apex)
-	if err != nil {
-		return z.fail("%w", err)
-	}
-	if len(nss) == 0 && own == nil {
-		return z.fail("no name servers: neither a shard, nor name_servers, nor an NS record set at the apex")
-	}
-	for _, ns := range nss {
-		name := canonical(ns.Name)
-		if _, ok := dns.IsDomainName(name); !ok {
-			return z.fail("name server %q: not a domain name", ns.Name)
-		}
-		if ns.Index >= 0 {
-			z.shard[ns.Index] = true
-		}
-		z.ns = append(z.ns, &dns.NS{Hdr: hdr(apex, dns.TypeNS, nsTTL), Ns: name})
-		if ns.Addr.IsValid() && dns.IsSubDomain(apex, name) {
-			z.glue = append(z.glue, addrRR(name, ns.Addr, nsTTL))
-		}
-	}
-	if own != nil {
-		z.ns = own
-	}
-	return nil
-}
-
-// addApexSets adds the SOA and NS record sets at the apex, and the A and AAAA sets of the
-// glue names in the zone, which answer their own queries too.
-func (z *zone) addApexSets() {
-	apex := z.name
-	apexNode := z.node(apex)
-	apexNode.sets = append(apexNode.sets,
-		&rrset{rtype: dns.TypeSOA, rrs: []dns.RR{z.soa}, label: apex + "/SOA", zone: apex,
-			cfg: config.RecordSet{Name: apex, Type: "SOA", Records: []config.Record{{Value: z.soa.String()}}}},
-		nsSet(apex, z.ns))
-	// Glue names in the zone answer their own A and AAAA queries too.
-	for _, g := range z.glue {
-		n := z.node(g.Header().Name)
-		if t := g.Header().Rrtype; n.find(t) == nil {
-			n.sets = append(n.sets, &rrset{rtype: t, rrs: []dns.RR{g}, zone: apex,
-				label: g.Header().Name + "/" + dns.TypeToString[t],
-				cfg:   config.RecordSet{Name: g.Header().Name, Records: []config.Record{{}}}})
-		}
-	}
-}
-
-// addRecordSets adds cz's record sets to z, sorts every name's sets by type and collects
-// those with health checks; it returns every problem found.
-func (z *zone) addRecordSets(cz *config.Zone) error {
+// addRecordSets adds the zone's record sets to z, sorts every name's sets by type and
+// collects those with health checks; it returns every problem found.
+func (z *zone) addRecordSets(sets []*config.RecordSet) error {
 	var errs []error
-	for i := range cz.RecordSets {
-		if err := z.addSet(&cz.RecordSets[i]); err != nil {
+	for i, cs := range sets {
+		if err := z.addSet(cs); err != nil {
 			errs = append(errs, z.fail("record_sets[%d]: %w", i, err))
 		}
 	}
 	for name, n := range z.names {
-		if n.cname != nil && len(n.sets) > 1 {
+		if n.cname() != nil && len(n.sets) > 1 {
 			errs = append(errs, z.fail("%s: a CNAME cannot share its name with other records", name))
 		}
 		sort.Slice(n.sets, func(i, j int) bool { return n.sets[i].rtype < n.sets[j].rtype })
@@ -363,19 +347,6 @@ func (z *zone) addRecordSets(cz *config.Zone) error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// nsTTL is the TTL of the NS records and glue, as the parent zone would publish them.
-const nsTTL = 172800
-
-// nsSet returns the apex NS record set built from the zone's name servers.
-func nsSet(apex string, ns []dns.RR) *rrset {
-	recs := make([]config.Record, len(ns))
-	for i, rr := range ns {
-		recs[i] = config.Record{Value: rr.(*dns.NS).Ns}
-	}
-	return &rrset{rtype: dns.TypeNS, rrs: ns, label: apex + "/NS", zone: apex,
-		cfg: config.RecordSet{Name: apex, Type: config.TypeNS, Records: recs}}
 }
 
 // node returns the node of name, creating it and the empty non-terminals between it and the
@@ -419,10 +390,15 @@ func (z *zone) addSet(cs *config.RecordSet) error {
 		// The apex NS records are the zone's own (compileZone read them), or its shard's.
 		return nil
 	}
-	// The records are shared with the configuration, which is never changed once installed
-	// (a control.State's items are immutable): a copy would hold every record twice.
-	rs := &rrset{cfg: *cs, rtype: rtype, zone: z.name, label: name + "/" + dns.TypeToString[rtype]}
-	rs.cfg.Name = name
+	// The record set is shared with the configuration, which is never changed once installed
+	// (a control.State's items are immutable): a copy would hold every set twice. One whose
+	// name (or alias) is not yet absolute is copied, and its copy made so.
+	rs := &rrset{cfg: cs, rtype: rtype, in: z}
+	if cs.Name != name {
+		c := *cs
+		c.Name = name
+		rs.cfg = &c
+	}
 	if cs.Alias != "" {
 		if err := z.addAlias(rs, cs); err != nil {
 			return fmt.Errorf("%s %s: %w", name, cs.Type, err)
@@ -435,60 +411,11 @@ func (z *zone) addSet(cs *config.RecordSet) error {
 		return fmt.Errorf("%s %s: defined twice", name, cs.Type)
 	}
 	n.sets = append(n.sets, rs)
-	switch rtype {
-	case dns.TypeCNAME:
-		n.cname = rs
-	case dns.TypeNS:
-		n.cut = rs
+	if rtype == dns.TypeNS {
 		z.cuts = true
 	}
 	if isWildcard(name) {
 		z.wild = true
 	}
 	return nil
-}
-
-// buildSOA returns the zone's SOA record with defaults for the names the zone leaves empty.
-func buildSOA(cz *config.Zone, apex, firstNS string) *dns.SOA {
-	s := cz.SOA
-	d := config.DefaultSOA()
-	mname, rname := firstNS, "hostmaster."+apex
-	if s.MName != "" {
-		mname = rdata.Fqdn(s.MName)
-	}
-	if s.RName != "" {
-		rname = rdata.Fqdn(s.RName)
-	}
-	ttl := s.TTL
-	if ttl == 0 {
-		ttl = d.TTL
-	}
-	return &dns.SOA{Hdr: hdr(apex, dns.TypeSOA, ttl), Ns: mname, Mbox: rname, Serial: s.Serial,
-		Refresh: s.Refresh, Retry: s.Retry, Expire: s.Expire, Minttl: s.Minimum}
-}
-
-// hdr returns a resource record header of class IN.
-func hdr(name string, t uint16, ttl uint32) dns.RR_Header {
-	return dns.RR_Header{Name: name, Rrtype: t, Class: dns.ClassINET, Ttl: ttl}
-}
-
-// addrRR returns the A or AAAA record of name for addr.
-func addrRR(name string, addr netip.Addr, ttl uint32) dns.RR {
-	addr = addr.Unmap()
-	if addr.Is4() {
-		return &dns.A{Hdr: hdr(name, dns.TypeA, ttl), A: addr.AsSlice()}
-	}
-	return &dns.AAAA{Hdr: hdr(name, dns.TypeAAAA, ttl), AAAA: addr.AsSlice()}
-}
-
-// ShardNameServers returns the name servers of a shard of virtual name servers: for each
-// index, the name "ns-<index>.<domain>" (as config.NameServerSettings names them) and, when
-// addrs holds one, its address.
-func ShardNameServers(indices []int, domain string, addrs map[int]netip.Addr) []NameServer {
-	domain = canonical(domain)
-	out := make([]NameServer, 0, len(indices))
-	for _, i := range indices {
-		out = append(out, NameServer{Index: i, Name: fmt.Sprintf("ns-%d.%s", i, domain), Addr: addrs[i]})
-	}
-	return out
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"slices"
 
 	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/control"
@@ -29,17 +30,12 @@ func (n *Node) installZones(s *control.State, ch control.Changes) {
 		n.log.Error("node: name-server shards; zones keep their own name servers", "err", err)
 	}
 	if ch.Full || ch.Settings || n.zonesAt == nil {
-		zones := make([]config.Zone, 0, s.NumZones())
-		shards := make(map[string][]location.NameServer, s.NumZones())
+		zones := make([]location.ZonePatch, 0, s.NumZones())
 		for h := range s.ZoneHeads() {
-			z, _ := s.Zone(h.Name)
-			zones = append(zones, n.ovr.DrainZone(z))
-			if nss := servers.of(s, h); nss != nil {
-				shards[h.Name] = nss
-			}
+			zones = append(zones, n.zonePatch(s, h, servers))
 		}
 		old := n.dns.Snapshot()
-		snap := old.Rebuild(zones, shards)
+		snap := old.RebuildZones(zones)
 		n.dns.SetSnapshot(snap)
 		n.forgetSets(old, snap, nil)
 		n.zonesAt = s
@@ -56,15 +52,28 @@ func (n *Node) installZones(s *control.State, ch control.Changes) {
 			patches = append(patches, location.ZonePatch{Apex: apex})
 			continue
 		}
-		z, _ := s.Zone(apex)
-		z = n.ovr.DrainZone(z)
-		patches = append(patches, location.ZonePatch{Apex: apex, Zone: &z, Shard: servers.of(s, h)})
+		patches = append(patches, n.zonePatch(s, h, servers))
 	}
 	old := n.dns.Snapshot()
 	snap := old.Patch(patches)
 	n.dns.PatchZones(snap, ch.Zones)
 	n.forgetSets(old, snap, ch.Zones)
 	n.zonesAt = s
+}
+
+// zonePatch returns the zone h of s for the DNS snapshot: its record sets the state's own,
+// which the snapshot shares, or copies when the location drains some of their records.
+func (n *Node) zonePatch(s *control.State, h *config.Zone, servers zoneServers) location.ZonePatch {
+	p := location.ZonePatch{Apex: h.Name, Shard: servers.of(s, h)}
+	if n.ovr.Drains(h.Name) {
+		z, _ := s.Zone(h.Name)
+		z = n.ovr.DrainZone(z)
+		p.Zone = &z
+		return p
+	}
+	p.Zone = h
+	p.Sets = slices.Collect(s.RecordSets(h.Name))
+	return p
 }
 
 // forgetSets drops from the history the record sets that consult health checks in old and

@@ -136,16 +136,16 @@ func (n *tnode[V]) split(tok *Token, appended bool) *tnode[V] {
 	if appended {
 		at = len(n.keys) - 1
 	}
+	// Both halves get arrays of their own size: the array the node grew into holds twice
+	// its entries (append doubles it), the rest of which would stay empty.
 	r := &tnode[V]{owner: tok, keys: slices.Clone(n.keys[at:])}
-	n.keys = slices.Clip(n.keys[:at])
+	n.keys = slices.Clone(n.keys[:at])
 	if n.leaf() {
 		r.vals = slices.Clone(n.vals[at:])
-		clear(n.vals[at:])
-		n.vals = slices.Clip(n.vals[:at])
+		n.vals = slices.Clone(n.vals[:at])
 	} else {
 		r.kids = slices.Clone(n.kids[at:])
-		clear(n.kids[at:])
-		n.kids = slices.Clip(n.kids[:at])
+		n.kids = slices.Clone(n.kids[:at])
 	}
 	return r
 }
