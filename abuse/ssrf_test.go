@@ -65,11 +65,38 @@ func serveHTTP(t *testing.T, addr string, h http.Handler) *countingListener {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return serveOn(t, ln, h)
+}
+
+// serveOn serves h on ln until the test ends, counting its connections.
+func serveOn(t *testing.T, ln net.Listener, h http.Handler) *countingListener {
 	cl := &countingListener{Listener: ln}
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
 	go srv.Serve(cl)
 	t.Cleanup(func() { srv.Close() })
 	return cl
+}
+
+// listenSamePort listens on one port free on both addresses a and b: a port the system gives
+// on a may be taken on b by another test's listener, so it tries again (at most 50 times).
+func listenSamePort(t *testing.T, a, b string) (net.Listener, net.Listener) {
+	t.Helper()
+	var last error
+	for range 50 {
+		la, err := net.Listen("tcp", net.JoinHostPort(a, "0"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		port := strconv.Itoa(la.Addr().(*net.TCPAddr).Port)
+		lb, err := net.Listen("tcp", net.JoinHostPort(b, port))
+		if err == nil {
+			return la, lb
+		}
+		la.Close()
+		last = err
+	}
+	t.Fatalf("no port free on both %s and %s: %v", a, b, last)
+	return nil, nil
 }
 
 // privateNetwork is a Dialer standing in for the network: a dial to publicAddr connects
@@ -203,7 +230,8 @@ func (t tally) String() string {
 // also runs as a control with a policy that allows everything: it must reach the listeners.
 func TestAbuseSSRF(t *testing.T) {
 	res := startResolver(t)
-	private := serveHTTP(t, "127.0.0.1:0", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+	privateLn, publicLn := listenSamePort(t, "127.0.0.1", publicAddr)
+	private := serveOn(t, privateLn, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Write([]byte("secret"))
 	}))
 	port := private.Addr().(*net.TCPAddr).Port
@@ -220,7 +248,7 @@ func TestAbuseSSRF(t *testing.T) {
 
 	// The allowed ("public") target on the same port as the private one, so that a
 	// rebinding changes the address only. It redirects /r/<i> to redirects[i].
-	public := serveHTTP(t, net.JoinHostPort(publicAddr, strconv.Itoa(port)), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	public := serveOn(t, publicLn, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if i, err := strconv.Atoi(strings.TrimPrefix(r.URL.Path, "/r/")); err == nil && i >= 0 && i < len(redirects) {
 			http.Redirect(w, r, redirects[i], http.StatusFound)
 			return
