@@ -72,26 +72,21 @@ func Start(ctx context.Context, cfg Config) (n *Network, err error) {
 		}
 	}()
 	n.wg.Go(func() { <-ctx.Done() }) // Wait returns after cancel even if nothing else started
+	key, err := gossip.ParseKey(DemoKey)
+	if err != nil {
+		return n, fmt.Errorf("dev: %w", err)
+	}
 	// The targets listen first: their addresses are in the document the control plane applies
 	// (a port chosen free before Start is taken the sooner, the fewer others can take it).
 	targets, err := cluster.NewTargets(cfg.Targets)
 	if err != nil {
 		return n, fmt.Errorf("dev: %w", err)
 	}
-	started := false // whether cluster.Start took the targets
-	defer func() {
-		if !started {
-			for _, t := range targets {
-				t.Close()
-			}
-		}
-	}()
 	if err := n.startControl(ctx); err != nil {
+		for _, t := range targets {
+			t.Close()
+		}
 		return n, err
-	}
-	key, err := gossip.ParseKey(DemoKey)
-	if err != nil {
-		return n, fmt.Errorf("dev: %w", err)
 	}
 	// The location's HTTP port is its region's canary: it always answers, so a checker that
 	// still reaches it knows that failures elsewhere are not its own network's.
@@ -101,7 +96,6 @@ func Start(ctx context.Context, cfg Config) (n *Network, err error) {
 		Checkers: cfg.CheckersPerRegion, Canary: cluster.CanaryLocation,
 		Node: n.nodeConfig, Mount: n.mount,
 	})
-	started = true // the cluster owns the targets from here, also when it failed
 	if err != nil {
 		return n, fmt.Errorf("dev: %w", err)
 	}
