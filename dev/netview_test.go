@@ -20,7 +20,10 @@ func TestDevNetworkViewAndHistory(t *testing.T) {
 	}
 	n := startTest(t)
 	regions := n.cfg.Regions
-	eventually(t, 30*time.Second, "every check healthy at every location", func() (bool, string) {
+	// Every location must have heard every expected checker before the cut: a location that
+	// has heard only its own region's reports when the cut comes has nothing to hold stale
+	// (CI once cut 0.4 s after start, when sa-east had one report of web-us-east).
+	eventually(t, 30*time.Second, "every check healthy at every location, every checker heard", func() (bool, string) {
 		for _, r := range regions {
 			vs := n.Verdicts(r)
 			if len(vs) != len(n.cfg.Document.Checks) {
@@ -29,6 +32,9 @@ func TestDevNetworkViewAndHistory(t *testing.T) {
 			for id, v := range vs {
 				if v.State.String() != "healthy" {
 					return false, fmt.Sprintf("%s: %s is %s", r, id, v.State)
+				}
+				if c := v.Counts; c.NeverHeard != 0 || c.Stale != 0 {
+					return false, fmt.Sprintf("%s: %s has %d never heard, %d stale", r, id, c.NeverHeard, c.Stale)
 				}
 			}
 		}
