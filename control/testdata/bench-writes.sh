@@ -9,9 +9,11 @@
 #   go build -o /tmp/vigil-new ./cmd/vigil
 #   git worktree add /tmp/vigil-base <base commit> && (cd /tmp/vigil-base && go build -o /tmp/vigil-old ./cmd/vigil)
 #   sudo sh control/testdata/bench-writes.sh /tmp/vigil-old /tmp/vigil-new 10000 10s
-# Every binary named runs in turn; the last one generates the load. A number is HELD, a
+# Every binary named runs in turn; the last vigil binary generates the load. A number is HELD, a
 # number with a unit (10s) is DURATION. A binary named wal:PATH runs its voters with
-# -raft-log-store wal (their log in hashicorp/raft-wal instead of BoltDB's raft.db).
+# -raft-log-store wal (their log in hashicorp/raft-wal instead of BoltDB's raft.db). The peer,
+# named etcd:DIR, runs three etcd members built by build-etcd.sh into DIR, loaded by DIR's
+# etcd-load with the same clients, keys and bodies (it holds only the keys the runs write).
 set -eu
 HELD=10000
 DURATION=10s
@@ -24,9 +26,12 @@ for a in "$@"; do
 	esac
 done
 set -- $BINS
-[ $# -ge 2 ] || { sed -n 2,12p "$0"; exit 2; }
-eval "LOADGEN=\${$#}"
-LOADGEN=${LOADGEN#wal:}
+[ $# -ge 2 ] || { sed -n 2,17p "$0"; exit 2; }
+LOADGEN=""
+for SPEC in "$@"; do
+	case $SPEC in etcd:*) ;; *) LOADGEN=${SPEC#wal:} ;; esac
+done
+[ -n "$LOADGEN" ] || { echo "name at least one vigil binary" >&2; exit 2; }
 NS=config-bench-$$
 DIR=$(mktemp -d /tmp/config-bench.XXXXXX)
 PIDS=""
@@ -77,7 +82,45 @@ disk_sync() { # mean time of one synced 4 KiB write in place on the voters' disk
 
 echo "machine: $(nproc) cores, $(uname -r); load: $(cut -d' ' -f1-3 /proc/loadavg); held checks: $HELD; $DURATION per run"
 disk_sync
+run_etcd() { # DIR: three etcd members, the load through the leader
+	E=$1
+	for i in 0 1 2; do
+		ip netns exec "$NS" "$E/etcd-server" --name e$i --data-dir "$DIR/e$i" \
+			--listen-peer-urls http://127.0.0.1:238$i --initial-advertise-peer-urls http://127.0.0.1:238$i \
+			--listen-client-urls http://127.0.0.1:237$i --advertise-client-urls http://127.0.0.1:237$i \
+			--initial-cluster e0=http://127.0.0.1:2380,e1=http://127.0.0.1:2381,e2=http://127.0.0.1:2382 \
+			--initial-cluster-state new --log-level warn >"$DIR/e$i.log" 2>&1 &
+		PIDS="$PIDS $!"
+	done
+	leader=""
+	i=0
+	until [ -n "$leader" ]; do
+		for m in 0 1 2; do
+			in_ns curl -fsS http://127.0.0.1:237$m/metrics 2>/dev/null | grep -q '^etcd_server_is_leader 1' && leader=$m
+		done
+		i=$((i + 1))
+		[ $i -lt 300 ] || { echo "timed out waiting for an etcd leader" >&2; exit 1; }
+		sleep 0.1
+	done
+	for clients in 1 16; do
+		before=$(cpu_ticks)
+		out=$(in_ns "$E/etcd-load" -endpoints 127.0.0.1:237$leader -clients $clients -duration "$DURATION" -prefix "c$clients" 2>&1 | head -1 || true)
+		ticks=$(($(cpu_ticks) - before))
+		writes=$(echo "$out" | sed -n 's/.*: \([0-9]*\) writes in.*/\1/p')
+		echo "etcd $("$E/etcd-server" --version | sed -n 's/etcd Version: //p'): $out; members' CPU: $((ticks * 1000 / $(getconf CLK_TCK))) ms, $((ticks * 1000000 / $(getconf CLK_TCK) / (${writes:-0} + 1))) us per write"
+	done
+}
+
 for SPEC in "$@"; do
+	case $SPEC in
+	etcd:*)
+		for p in $PIDS; do kill "$p" 2>/dev/null || true; done
+		for p in $PIDS; do while kill -0 "$p" 2>/dev/null; do sleep 0.1; done; done
+		PIDS=""
+		run_etcd "${SPEC#etcd:}"
+		continue
+		;;
+	esac
 	BIN=${SPEC#wal:}
 	NAME=$(basename "$BIN")
 	store=""
