@@ -117,7 +117,7 @@ func (e *Engine) enqueue(i int32) {
 		return
 	}
 	c.flags |= flagQueued
-	e.queue.push(entry{at: int64(c.rank), id: i})
+	e.queue.push(entry{at: int64(c.calc.rank), id: i})
 }
 
 // decide re-decides check i at now with quorum's rule and records what changed.
@@ -186,11 +186,11 @@ func (e *Engine) prev(c *check) quorum.Verdict {
 func (e *Engine) reports(c *check) []quorum.Report {
 	rs := e.scratch[:0]
 	for _, v := range c.votes {
-		if v.status == gossip.StatusUnknown {
+		if v.status() == gossip.StatusUnknown {
 			continue
 		}
-		ck := &e.checkers[v.checker]
-		rs = append(rs, quorum.Report{Checker: ck.id, Region: ck.region, Healthy: v.status == gossip.StatusHealthy,
+		ck := &e.checkers[v.checker()]
+		rs = append(rs, quorum.Report{Checker: ck.id, Region: ck.region, Healthy: v.status() == gossip.StatusHealthy,
 			Latency: time.Duration(v.latency) * time.Microsecond, LastProgress: e.clock.time(ck.progress)})
 	}
 	e.scratch = rs

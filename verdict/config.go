@@ -77,7 +77,7 @@ func (e *Engine) ConfigureAll(q config.QuorumSettings, all iter.Seq[*config.Chec
 	order := false // a calculated check changed: the evaluation order is computed again
 	if all != nil {
 		for cfg := range all {
-			if prev, dup := e.ids[cfg.ID]; dup && e.checks[prev].flags&flagSeen != 0 {
+			if prev, dup := e.ids.Get(cfg.ID); dup && e.checks[prev].flags&flagSeen != 0 {
 				continue // a duplicate id: the first one counts
 			}
 			i := e.put(cfg, &order)
@@ -96,6 +96,11 @@ func (e *Engine) ConfigureAll(q config.QuorumSettings, all iter.Seq[*config.Chec
 	if order {
 		e.link()
 	}
+	// A configuration taken whole grew the table by append, up to a quarter more than it
+	// holds: keep it at its size.
+	if len(e.checks) < cap(e.checks)-cap(e.checks)/16 {
+		e.checks = slices.Clone(e.checks)
+	}
 }
 
 // ConfigureChecks installs the present configuration of the checks named by ids: get returns
@@ -108,7 +113,7 @@ func (e *Engine) ConfigureChecks(ids []string, get func(id string) (*config.Chec
 	for _, id := range ids {
 		if cfg, ok := get(id); ok {
 			e.put(cfg, &order)
-		} else if i, ok := e.ids[id]; ok {
+		} else if i, ok := e.ids.Get(id); ok {
 			e.drop(i, &order)
 		}
 	}
@@ -265,7 +270,7 @@ func (e *Engine) link() {
 		}
 		mark[i] = 2
 		c.flags &^= flagNoOrder
-		c.rank = next
+		c.calc.rank = next
 		next++
 		return true
 	}

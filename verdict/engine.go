@@ -5,6 +5,7 @@ import (
 
 	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/gossip"
+	"github.com/vigil-dns/vigil/internal/keyindex"
 	"github.com/vigil-dns/vigil/quorum"
 )
 
@@ -33,31 +34,40 @@ const (
 	flagNoOrder                      // calculated, in a cycle: never decided
 )
 
-// vote is one checker's report on a check, from its gossip entry: 16 bytes. A vote with
-// gossip.StatusUnknown (a checker that has not decided yet) is held but counts for nothing, as
-// if absent.
+// vote is one checker's report on a check, from its gossip entry: 12 bytes (a check's six
+// votes fit 80 bytes). A vote with gossip.StatusUnknown (a checker that has not decided yet)
+// is held but counts for nothing, as if absent.
 type vote struct {
-	checker int32
+	ck      uint32 // the checker's index << 2 | the status
 	pos     int32  // the check's place in the checker's list of checks
 	latency uint32 // microseconds, saturating
-	status  gossip.Status
 }
 
-// check is one check's state: its configuration, the reports on it and its verdict.
+func newVote(checker int32, status gossip.Status, latency uint32) vote {
+	return vote{ck: uint32(checker)<<2 | uint32(status&3), latency: latency}
+}
+
+// checker returns the index of the vote's checker.
+func (v vote) checker() int32 { return int32(v.ck >> 2) }
+
+// status returns the vote's status.
+func (v vote) status() gossip.Status { return gossip.Status(v.ck & 3) }
+
+// check is one check's state: its configuration, the reports on it and its verdict. 96 bytes:
+// a million of them are most of the engine.
 type check struct {
-	id      string
+	id      string // the string the configuration or gossip handed in: shared, not copied
 	votes   []vote
-	calc    *calc  // a calculated check's children; nil for a probed check
-	policy  uint32 // a probed check's policy, in Engine.policies
-	rank    int32  // a calculated check's place in the evaluation order
-	holdPos int32  // place in Engine.holds, or -1
-	flags   uint8
-	state   quorum.State
-	rule    quorum.Rule
+	calc    *calc // a calculated check's children; nil for a probed check
 	since   int64
 	held    int64 // HeldSince
 	at      int64
 	changes [3]uint32 // verdict changes to each state, for metrics
+	policy  uint32    // a probed check's policy, in Engine.policies
+	holdPos int32     // place in Engine.holds, or -1
+	flags   uint8
+	state   quorum.State
+	rule    quorum.Rule
 }
 
 // calc is a calculated check's configuration.
@@ -65,6 +75,7 @@ type calc struct {
 	children   []int32
 	ids        []string
 	minHealthy int
+	rank       int32 // the check's place in the evaluation order
 	inverted   bool
 	disabled   bool
 }
@@ -100,7 +111,7 @@ type Engine struct {
 	now      int64
 	window   time.Duration
 	checks   []check
-	ids      map[string]int32
+	ids      *keyindex.Index // check id -> index in checks, by checks[i].id
 	freeIDs  []int32
 	checkers []checker
 	names    map[string]int32 // checker ids
@@ -134,15 +145,16 @@ type Stats struct {
 
 // New returns an empty engine: no checks, no checkers, the default freshness window.
 func New() *Engine {
-	e := &Engine{ids: map[string]int32{}, names: map[string]int32{}, parents: map[int32][]int32{},
+	e := &Engine{names: map[string]int32{}, parents: map[int32][]int32{},
 		calcs: map[int32]struct{}{}, policies: newPolicies(), window: quorum.FreshnessWindow(config.QuorumSettings{}), now: never}
+	e.ids = keyindex.New(func(i int32) string { return e.checks[i].id })
 	e.holds.pos = func(id int32) *int32 { return &e.checks[id].holdPos }
 	return e
 }
 
 // checkIndex returns the index of check id, creating an unconfigured entry when create is set.
 func (e *Engine) checkIndex(id string, create bool) (int32, bool) {
-	if i, ok := e.ids[id]; ok {
+	if i, ok := e.ids.Get(id); ok {
 		return i, true
 	}
 	if !create {
@@ -157,7 +169,7 @@ func (e *Engine) checkIndex(id string, create bool) (int32, bool) {
 		e.checks = append(e.checks, check{})
 	}
 	e.checks[i] = check{id: id, holdPos: -1, state: quorum.StateUnknown}
-	e.ids[id] = i
+	e.ids.Put(id, i)
 	return i, true
 }
 
@@ -169,7 +181,7 @@ func (e *Engine) release(i int32) {
 		return
 	}
 	e.holds.remove(i)
-	delete(e.ids, c.id)
+	e.ids.Delete(c.id)
 	*c = check{holdPos: -1}
 	e.freeIDs = append(e.freeIDs, i)
 }
@@ -241,15 +253,16 @@ func (e *Engine) Apply(ch *gossip.Changes) {
 func (e *Engine) SetReport(checkID, checkerID string, r gossip.Entry) {
 	i, _ := e.checkIndex(checkID, true)
 	k, _ := e.checkerIndex(checkerID, true)
-	v := vote{checker: k, status: r.Status, latency: micros(r.Latency)}
-	if v.status != gossip.StatusHealthy && v.status != gossip.StatusUnhealthy {
-		v.status = gossip.StatusUnknown
+	status := r.Status
+	if status != gossip.StatusHealthy && status != gossip.StatusUnhealthy {
+		status = gossip.StatusUnknown
 	}
+	v := newVote(k, status, micros(r.Latency))
 	c := &e.checks[i]
 	for j := range c.votes {
-		if c.votes[j].checker == k {
+		if c.votes[j].checker() == k {
 			v.pos = c.votes[j].pos
-			if c.votes[j].status != v.status {
+			if c.votes[j].status() != status {
 				e.markCheck(i)
 			}
 			c.votes[j] = v
@@ -264,7 +277,7 @@ func (e *Engine) SetReport(checkID, checkerID string, r gossip.Entry) {
 		c.votes = append(make([]vote, 0, len(c.votes)+2), c.votes...)
 	}
 	c.votes = append(c.votes, v)
-	if v.status != gossip.StatusUnknown {
+	if status != gossip.StatusUnknown {
 		e.markCheck(i)
 	}
 }
@@ -281,7 +294,7 @@ func (e *Engine) DeleteReport(checkID, checkerID string) {
 	}
 	c := &e.checks[i]
 	for j := range c.votes {
-		if c.votes[j].checker == k {
+		if c.votes[j].checker() == k {
 			e.dropVote(i, j)
 			e.release(i)
 			return
@@ -293,7 +306,7 @@ func (e *Engine) DeleteReport(checkID, checkerID string) {
 func (e *Engine) dropVote(i int32, j int) {
 	c := &e.checks[i]
 	v := c.votes[j]
-	if v.status != gossip.StatusUnknown {
+	if v.status() != gossip.StatusUnknown {
 		e.markCheck(i)
 	}
 	last := len(c.votes) - 1
@@ -303,7 +316,7 @@ func (e *Engine) dropVote(i int32, j int) {
 		c.votes = nil
 	}
 	// The checker's list: move its last check into the freed place.
-	ck := &e.checkers[v.checker]
+	ck := &e.checkers[v.checker()]
 	end := len(ck.checks) - 1
 	moved := ck.checks[end]
 	ck.checks[v.pos] = moved
@@ -311,7 +324,7 @@ func (e *Engine) dropVote(i int32, j int) {
 	if moved != i || int(v.pos) != end {
 		mc := &e.checks[moved]
 		for x := range mc.votes {
-			if mc.votes[x].checker == v.checker {
+			if mc.votes[x].checker() == v.checker() {
 				mc.votes[x].pos = v.pos
 				break
 			}
@@ -345,7 +358,7 @@ func (e *Engine) RemoveChecker(checkerID string) {
 		i := ck.checks[len(ck.checks)-1]
 		c := &e.checks[i]
 		for j := range c.votes {
-			if c.votes[j].checker == k {
+			if c.votes[j].checker() == k {
 				e.dropVote(i, j)
 				break
 			}

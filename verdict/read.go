@@ -81,7 +81,7 @@ func byChecker(r quorum.Report, checker string) int { return strings.Compare(r.C
 
 // decided returns check id's index and state when it is configured and has a verdict.
 func (e *Engine) decided(id string) (int32, *check, bool) {
-	i, ok := e.ids[id]
+	i, ok := e.ids.Get(id)
 	if !ok {
 		return -1, nil, false
 	}
@@ -156,8 +156,8 @@ func (e *Engine) EachStats(from, limit int, fn func(id string, s CheckStats, rep
 		}
 		rs = rs[:0]
 		for _, v := range c.votes {
-			ck := &e.checkers[v.checker]
-			rs = append(rs, ReportStats{Region: ck.region, Fresh: ck.fresh, Status: v.status,
+			ck := &e.checkers[v.checker()]
+			rs = append(rs, ReportStats{Region: ck.region, Fresh: ck.fresh, Status: v.status(),
 				Latency: time.Duration(v.latency) * time.Microsecond})
 		}
 		fn(c.id, CheckStats{State: c.state, Changes: c.changes}, rs)
