@@ -137,10 +137,10 @@ func (s *Store) replayed(c *check) *buckets {
 	b := &buckets{}
 	for i, e := range c.changes {
 		if i == 0 {
-			b.last = e.at / 1000 // where advancing from zero starts
+			b.last = e.at() / 1000 // where advancing from zero starts
 			continue
 		}
-		s.accrueInto(b, c.changes[i-1].to, e.at/1000)
+		s.accrueInto(b, c.changes[i-1].to(), e.at()/1000)
 	}
 	return b
 }
