@@ -75,7 +75,7 @@ func (e *Engine) Advance(now time.Time) {
 		}
 		e.decide(i, n)
 	}
-	e.dirty = e.dirty[:0]
+	e.dirty = emptied(e.dirty)
 	for e.queue.len() > 0 {
 		q := e.queue.pop()
 		c := &e.checks[q.id]

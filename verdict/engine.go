@@ -391,7 +391,7 @@ func (e *Engine) Changes(dst []Change) []Change {
 		c.flags &^= flagChanged
 		dst = append(dst, Change{Check: c.id, State: c.state})
 	}
-	e.changed = e.changed[:0]
+	e.changed = emptied(e.changed)
 	return dst
 }
 
