@@ -135,12 +135,13 @@ func (s *Store) sums(c *check, to int64) [3][2]int64 {
 // buckets kept since its first verdict would hold.
 func (s *Store) replayed(c *check) *buckets {
 	b := &buckets{}
-	for i, e := range c.changes {
+	evs := c.events()
+	for i, e := range evs {
 		if i == 0 {
 			b.last = e.at() / 1000 // where advancing from zero starts
 			continue
 		}
-		s.accrueInto(b, c.changes[i-1].to(), e.at()/1000)
+		s.accrueInto(b, evs[i-1].to(), e.at()/1000)
 	}
 	return b
 }

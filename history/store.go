@@ -117,19 +117,55 @@ type CheckHistory struct {
 }
 
 // check is one check in memory, in a checkTable: about 1.2 KB with 16 changes and more
-// (measured by BenchmarkMemory), about 100 bytes with one or two (its buckets are not held
-// until its ring of changes is full).
+// (measured by BenchmarkMemory), 80 bytes with one or two (held in the check; its buckets are
+// not held until its ring of changes is full).
 type check struct {
-	id      string
-	since   int64 // unix ms
-	changes []event
-	// b accounts the check's time since its first verdict; nil while changes holds every
-	// change since then (the ring has not come round), which say as much with the gaps: most
-	// checks of a large configuration change once or twice (unknown, then healthy), and a
-	// week of buckets is about 800 bytes.
-	b     *buckets
-	head  int32 // next place in changes once full
+	id    string
+	since int64 // unix ms
+	// b accounts the check's time since its first verdict; nil while the changes held are
+	// every change since then (the ring has not come round), which say as much with the gaps:
+	// most checks of a large configuration change once or twice (unknown, then healthy), and
+	// a week of buckets is about 800 bytes.
+	b *buckets
+	// The changes (see events): the first ones in first, then in a ring of their own.
+	ring  *[]event
+	first [2]event
+	head  int32 // next place in the changes once full
+	n     uint8 // changes held in first while ring is nil
 	state uint8 // 0 only while the place is free: a check held has a verdict
+}
+
+// events returns the changes c holds, in the order they were placed (oldest first until the
+// ring is full; then the oldest is at head). It aliases c.
+func (c *check) events() []event {
+	if c.ring != nil {
+		return *c.ring
+	}
+	return c.first[:c.n]
+}
+
+// addEvent places change e among c's, at most limit of them: appended while fewer, else in
+// place of the oldest.
+func (c *check) addEvent(e event, limit int) {
+	evs := c.events()
+	if len(evs) >= limit {
+		evs[c.head] = e
+		c.head = (c.head + 1) % int32(len(evs))
+		return
+	}
+	if c.ring == nil && len(evs) < len(c.first) {
+		c.first[c.n] = e
+		c.n++
+		return
+	}
+	if len(evs) == cap(evs) {
+		evs = append(make([]event, 0, min(max(2*len(evs), 4), limit)), evs...)
+	}
+	evs = append(evs, e)
+	if c.ring == nil {
+		c.ring, c.first, c.n = new([]event), [2]event{}, 0
+	}
+	*c.ring = evs
 }
 
 // event is a verdict change in memory: 16 bytes.
@@ -269,7 +305,7 @@ func (s *Store) apply(ch Change) {
 		c = s.checks.add(ch.Check)
 	}
 	at := ch.At.UnixMilli()
-	if c.b == nil && len(c.changes) == s.opts.Changes && ch.To != StateNone {
+	if c.b == nil && len(c.events()) == s.opts.Changes && ch.To != StateNone {
 		// The ring is full and its oldest change goes: from now on the buckets say what the
 		// check's time was.
 		c.b = s.replayed(c)
@@ -282,15 +318,7 @@ func (s *Store) apply(ch Change) {
 	c.state, c.since = stateCode(ch.To), at
 	e := newEvent(at, stateCode(ch.From), c.state)
 	e.healthy, e.unhealthy, e.fresh, e.stale = sat16(ch.Healthy), sat16(ch.Unhealthy), sat16(ch.Fresh), sat16(ch.Stale)
-	if len(c.changes) < s.opts.Changes {
-		if len(c.changes) == cap(c.changes) {
-			c.changes = append(make([]event, 0, min(max(2*len(c.changes), 2), s.opts.Changes)), c.changes...)
-		}
-		c.changes = append(c.changes, e)
-		return
-	}
-	c.changes[c.head] = e
-	c.head = (c.head + 1) % int32(len(c.changes))
+	c.addEvent(e, s.opts.Changes)
 }
 
 func sat16(n int) uint16 { return uint16(min(max(n, 0), 1<<16-1)) }
@@ -423,9 +451,10 @@ func (s *Store) Check(id string, now time.Time) (CheckHistory, bool) {
 func (s *Store) historyLocked(id string, c *check, now time.Time, changes bool) CheckHistory {
 	h := CheckHistory{Check: id, State: stateName(c.state), Since: time.UnixMilli(c.since), Changes: []Change{}}
 	if changes {
-		n := len(c.changes)
+		evs := c.events()
+		n := len(evs)
 		for i := range n {
-			e := c.changes[(int(c.head)-1-i+2*n)%n]
+			e := evs[(int(c.head)-1-i+2*n)%n]
 			h.Changes = append(h.Changes, Change{Check: id, At: time.UnixMilli(e.at()), From: stateName(e.from()),
 				To: stateName(e.to()), Healthy: int(e.healthy), Unhealthy: int(e.unhealthy), Fresh: int(e.fresh), Stale: int(e.stale)})
 		}
