@@ -97,7 +97,9 @@ func (e *Engine) refresh(k int32, now int64) {
 	if fresh != ck.fresh {
 		ck.fresh = fresh
 		for _, i := range ck.checks {
-			e.markCheck(i)
+			if e.checks[i].votedBy(k) {
+				e.markCheck(i)
+			}
 		}
 	}
 	// The moment to look again is when the window has passed since the progress. Progress

@@ -1,6 +1,7 @@
 package verdict
 
 import (
+	"slices"
 	"time"
 
 	"github.com/vigil-dns/vigil/config"
@@ -32,19 +33,29 @@ const (
 	flagChanged                      // its verdict changed since the last Changes
 	flagSeen                         // found in the configuration ConfigureAll is installing
 	flagNoOrder                      // calculated, in a cycle: never decided
+	flagListed                       // kept by the compaction of a checker's list under way
 )
 
-// vote is one checker's report on a check, from its gossip entry: 12 bytes (a check's six
-// votes fit 80 bytes). A vote with gossip.StatusUnknown (a checker that has not decided yet)
+// vote is one checker's report on a check, from its gossip entry: 8 bytes (a check's six
+// votes fit 48 bytes). A vote with gossip.StatusUnknown (a checker that has not decided yet)
 // is held but counts for nothing, as if absent.
 type vote struct {
 	ck      uint32 // the checker's index << 2 | the status
-	pos     int32  // the check's place in the checker's list of checks
 	latency uint32 // microseconds, saturating
 }
 
 func newVote(checker int32, status gossip.Status, latency uint32) vote {
 	return vote{ck: uint32(checker)<<2 | uint32(status&3), latency: latency}
+}
+
+// votedBy reports whether checker k holds a vote on c.
+func (c *check) votedBy(k int32) bool {
+	for _, v := range c.votes {
+		if v.checker() == k {
+			return true
+		}
+	}
+	return false
 }
 
 // checker returns the index of the vote's checker.
@@ -96,12 +107,17 @@ func (c *calc) equal(o *calc) bool {
 type checker struct {
 	id, region string
 	progress   int64
-	checks     []int32 // the checks it reports, in no order
-	due        int64   // when its entry in Engine.fresh falls due, while queued
-	gen        uint32
-	fresh      bool
-	queued     bool // holds an entry in Engine.fresh
-	dirty      bool // its progress changed since the last Advance
+	// checks lists the checks it reports, in no order, and maybe checks it no longer reports
+	// or twice the same (a vote dropped leaves its entry behind: a place in the list per vote
+	// cost 4 bytes a report): readers skip a check without its vote. The list is compacted
+	// once it holds over twice its reports.
+	checks  []int32
+	reports int32 // the reports it holds
+	due     int64 // when its entry in Engine.fresh falls due, while queued
+	gen     uint32
+	fresh   bool
+	queued  bool // holds an entry in Engine.fresh
+	dirty   bool // its progress changed since the last Advance
 }
 
 // Engine holds a location's verdicts and re-decides only what changed. It is not safe for
@@ -261,7 +277,6 @@ func (e *Engine) SetReport(checkID, checkerID string, r gossip.Entry) {
 	c := &e.checks[i]
 	for j := range c.votes {
 		if c.votes[j].checker() == k {
-			v.pos = c.votes[j].pos
 			if c.votes[j].status() != status {
 				e.markCheck(i)
 			}
@@ -270,8 +285,8 @@ func (e *Engine) SetReport(checkID, checkerID string, r gossip.Entry) {
 		}
 	}
 	ck := &e.checkers[k]
-	v.pos = int32(len(ck.checks))
 	ck.checks = append(ck.checks, i)
+	ck.reports++
 	if len(c.votes) == cap(c.votes) {
 		// A check has a handful of reports: grow by two, not by half, to hold no spare room.
 		c.votes = append(make([]vote, 0, len(c.votes)+2), c.votes...)
@@ -302,7 +317,7 @@ func (e *Engine) DeleteReport(checkID, checkerID string) {
 	}
 }
 
-// dropVote removes vote j of check i, from the check and from its checker's list.
+// dropVote removes vote j of check i; its checker's list keeps the check until compacted.
 func (e *Engine) dropVote(i int32, j int) {
 	c := &e.checks[i]
 	v := c.votes[j]
@@ -315,21 +330,31 @@ func (e *Engine) dropVote(i int32, j int) {
 	if len(c.votes) == 0 {
 		c.votes = nil
 	}
-	// The checker's list: move its last check into the freed place.
 	ck := &e.checkers[v.checker()]
-	end := len(ck.checks) - 1
-	moved := ck.checks[end]
-	ck.checks[v.pos] = moved
-	ck.checks = ck.checks[:end]
-	if moved != i || int(v.pos) != end {
-		mc := &e.checks[moved]
-		for x := range mc.votes {
-			if mc.votes[x].checker() == v.checker() {
-				mc.votes[x].pos = v.pos
-				break
-			}
+	ck.reports--
+	if len(ck.checks) > 2*int(ck.reports)+64 {
+		e.compact(v.checker())
+	}
+}
+
+// compact drops from checker k's list the checks it holds no vote on, and repeats. It costs
+// the list, once the list has grown past twice the reports: O(1) a vote dropped.
+func (e *Engine) compact(k int32) {
+	ck := &e.checkers[k]
+	kept := ck.checks[:0]
+	for _, i := range ck.checks {
+		if c := &e.checks[i]; c.flags&flagListed == 0 && c.votedBy(k) {
+			c.flags |= flagListed
+			kept = append(kept, i)
 		}
 	}
+	for _, i := range kept {
+		e.checks[i].flags &^= flagListed
+	}
+	if cap(kept) > 4*len(kept)+64 {
+		kept = slices.Clone(kept)
+	}
+	ck.checks = kept
 }
 
 // Progress records that this location last saw checker's row make progress at progress
@@ -353,18 +378,19 @@ func (e *Engine) RemoveChecker(checkerID string) {
 	if !ok {
 		return
 	}
-	ck := &e.checkers[k]
-	for len(ck.checks) > 0 {
-		i := ck.checks[len(ck.checks)-1]
+	list := e.checkers[k].checks
+	e.checkers[k].checks = nil // not compacted while dropped
+	for _, i := range list {
 		c := &e.checks[i]
 		for j := range c.votes {
 			if c.votes[j].checker() == k {
 				e.dropVote(i, j)
+				e.release(i)
 				break
 			}
 		}
-		e.release(i)
 	}
+	ck := &e.checkers[k]
 	delete(e.names, ck.id)
 	*ck = checker{gen: ck.gen}
 	e.freeCKs = append(e.freeCKs, k)

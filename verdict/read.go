@@ -114,7 +114,7 @@ func (e *Engine) Checkers(fn func(CheckerInfo)) {
 			continue
 		}
 		c := CheckerInfo{ID: ck.id, Region: ck.region, Progress: e.clock.time(ck.progress), Fresh: ck.fresh,
-			Reports: len(ck.checks)}
+			Reports: int(ck.reports)}
 		if !c.Fresh {
 			c.StaleSince = quorum.StaleSince(c.Progress, e.window)
 		}
