@@ -69,7 +69,7 @@ func (e *Engine) Advance(now time.Time) {
 		if c.flags&flagConfigured == 0 || c.flags&flagNoOrder != 0 {
 			continue
 		}
-		if c.calc != nil {
+		if c.isCalc() {
 			e.enqueue(i)
 			continue
 		}
@@ -119,7 +119,7 @@ func (e *Engine) enqueue(i int32) {
 		return
 	}
 	c.flags |= flagQueued
-	e.queue.push(entry{at: int64(c.calc.rank), id: i})
+	e.queue.push(entry{at: int64(e.calcs[i].rank), id: i})
 }
 
 // decide re-decides check i at now with quorum's rule and records what changed.
@@ -168,8 +168,9 @@ func (e *Engine) evaluate(i int32, expected []string, now int64) quorum.Verdict 
 	c := &e.checks[i]
 	prev := e.prev(c)
 	at := e.clock.time(now)
-	if c.calc != nil {
-		return quorum.Combine(c.calc.minHealthy, e.children(c.calc), c.calc.inverted, c.calc.disabled, prev, at)
+	if c.isCalc() {
+		cc := e.calcs[i]
+		return quorum.Combine(cc.minHealthy, e.children(cc), cc.inverted, cc.disabled, prev, at)
 	}
 	return quorum.Evaluate(e.policies.get(c.policy), e.reports(c), expected, prev, at)
 }

@@ -1,6 +1,7 @@
 package verdict
 
 import (
+	"math"
 	"slices"
 	"time"
 
@@ -64,22 +65,27 @@ func (v vote) checker() int32 { return int32(v.ck >> 2) }
 // status returns the vote's status.
 func (v vote) status() gossip.Status { return gossip.Status(v.ck & 3) }
 
-// check is one check's state: its configuration, the reports on it and its verdict. 96 bytes:
+// check is one check's state: its configuration, the reports on it and its verdict. 88 bytes:
 // a million of them are most of the engine.
 type check struct {
 	id      string // the string the configuration or gossip handed in: shared, not copied
 	votes   []vote
-	calc    *calc // a calculated check's children; nil for a probed check
 	since   int64
 	held    int64 // HeldSince
 	at      int64
 	changes [3]uint32 // verdict changes to each state, for metrics
-	policy  uint32    // a probed check's policy, in Engine.policies
+	policy  uint32    // a probed check's policy, in Engine.policies; calcPolicy: calculated
 	holdPos int32     // place in Engine.holds, or -1
 	flags   uint8
 	state   quorum.State
 	rule    quorum.Rule
 }
+
+// calcPolicy is the policy of a calculated check, whose configuration is in Engine.calcs.
+const calcPolicy = math.MaxUint32
+
+// isCalc reports whether c is a calculated check, configured.
+func (c *check) isCalc() bool { return c.policy == calcPolicy }
 
 // calc is a calculated check's configuration.
 type calc struct {
@@ -133,8 +139,8 @@ type Engine struct {
 	names    map[string]int32 // checker ids
 	freeCKs  []int32
 	policies policies
-	parents  map[int32][]int32  // child -> calculated checks that combine it
-	calcs    map[int32]struct{} // the calculated checks configured
+	parents  map[int32][]int32 // child -> calculated checks that combine it
+	calcs    map[int32]*calc   // the calculated checks configured, with their configuration
 	quorum   config.QuorumSettings
 	fresh    timers // checkers, by the time they go stale
 	holds    timers // held checks, by the time their hold runs out
@@ -162,7 +168,7 @@ type Stats struct {
 // New returns an empty engine: no checks, no checkers, the default freshness window.
 func New() *Engine {
 	e := &Engine{names: map[string]int32{}, parents: map[int32][]int32{},
-		calcs: map[int32]struct{}{}, policies: newPolicies(), window: quorum.FreshnessWindow(config.QuorumSettings{}), now: never}
+		calcs: map[int32]*calc{}, policies: newPolicies(), window: quorum.FreshnessWindow(config.QuorumSettings{}), now: never}
 	e.ids = keyindex.New(func(i int32) string { return e.checks[i].id })
 	e.holds.pos = func(id int32) *int32 { return &e.checks[id].holdPos }
 	return e

@@ -64,9 +64,10 @@ func (e *Engine) Explain(id string, expected []string, held []quorum.Report) (qu
 		return quorum.Explanation{}, false
 	}
 	at := e.clock.time(e.now)
-	if c.calc != nil {
-		children := e.children(c.calc)
-		return quorum.ExplainCombined(c.calc.minHealthy, c.calc.ids, children, c.calc.inverted, c.calc.disabled, e.prev(c), at), true
+	if c.isCalc() {
+		cc := e.calcs[i]
+		children := e.children(cc)
+		return quorum.ExplainCombined(cc.minHealthy, cc.ids, children, cc.inverted, cc.disabled, e.prev(c), at), true
 	}
 	rs := e.reports(&e.checks[i])
 	for j := range rs {
