@@ -100,7 +100,7 @@ func (b *buckets) sums() (out [3][2]int64) {
 // without buckets keeps none.
 func (s *Store) accrue(c *check, to int64) {
 	if c.b != nil {
-		s.accrueInto(c.b, c.state, to)
+		s.accrueInto(c.b, c.state(), to)
 	}
 }
 
@@ -126,7 +126,7 @@ func (s *Store) sums(c *check, to int64) [3][2]int64 {
 	if b == nil {
 		b = s.replayed(c)
 	}
-	s.accrueInto(b, c.state, to)
+	s.accrueInto(b, c.state(), to)
 	return b.sums()
 }
 

@@ -117,11 +117,11 @@ type CheckHistory struct {
 }
 
 // check is one check in memory, in a checkTable: about 1.2 KB with 16 changes and more
-// (measured by BenchmarkMemory), 80 bytes with one or two (held in the check; its buckets are
-// not held until its ring of changes is full).
+// (measured by BenchmarkMemory), 72 bytes with one or two (held in the check; its buckets are
+// not held until its ring of changes is full). Its state, and since when, are its latest
+// change's.
 type check struct {
-	id    string
-	since int64 // unix ms
+	id string
 	// b accounts the check's time since its first verdict; nil while the changes held are
 	// every change since then (the ring has not come round), which say as much with the gaps:
 	// most checks of a large configuration change once or twice (unknown, then healthy), and
@@ -132,8 +132,20 @@ type check struct {
 	first [2]event
 	head  int32 // next place in the changes once full
 	n     uint8 // changes held in first while ring is nil
-	state uint8 // 0 only while the place is free: a check held has a verdict
 }
+
+// latest returns c's latest change; a check held has one (the zero event, of no state, while
+// its place is free).
+func (c *check) latest() event {
+	evs := c.events()
+	if len(evs) == 0 {
+		return event{}
+	}
+	return evs[(int(c.head)-1+len(evs))%len(evs)]
+}
+
+// state returns c's state code now: its latest change's.
+func (c *check) state() uint8 { return c.latest().to() }
 
 // events returns the changes c holds, in the order they were placed (oldest first until the
 // ring is full; then the oldest is at head). It aliases c.
@@ -315,8 +327,7 @@ func (s *Store) apply(ch Change) {
 		s.checks.remove(ch.Check)
 		return
 	}
-	c.state, c.since = stateCode(ch.To), at
-	e := newEvent(at, stateCode(ch.From), c.state)
+	e := newEvent(at, stateCode(ch.From), stateCode(ch.To))
 	e.healthy, e.unhealthy, e.fresh, e.stale = sat16(ch.Healthy), sat16(ch.Unhealthy), sat16(ch.Fresh), sat16(ch.Stale)
 	c.addEvent(e, s.opts.Changes)
 }
@@ -346,7 +357,7 @@ func (s *Store) State(check string) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if c := s.checks.get(check); c != nil {
-		return stateName(c.state)
+		return stateName(c.state())
 	}
 	return StateNone
 }
@@ -449,7 +460,7 @@ func (s *Store) Check(id string, now time.Time) (CheckHistory, bool) {
 }
 
 func (s *Store) historyLocked(id string, c *check, now time.Time, changes bool) CheckHistory {
-	h := CheckHistory{Check: id, State: stateName(c.state), Since: time.UnixMilli(c.since), Changes: []Change{}}
+	h := CheckHistory{Check: id, State: stateName(c.state()), Since: time.UnixMilli(c.latest().at()), Changes: []Change{}}
 	if changes {
 		evs := c.events()
 		n := len(evs)
