@@ -72,6 +72,31 @@ func TestIndexMatchesMap(t *testing.T) {
 	}
 }
 
+// TestLargePlaces: places that need more of a slot's bits than the index gave them are found
+// again, with every key placed before, down to places that leave no bit for a tag.
+func TestLargePlaces(t *testing.T) {
+	keys := map[int32]string{}
+	x := New(func(p int32) string { return keys[p] })
+	places := []int32{0, 1, 200, 255, 256, 70_000, 1 << 20, 1<<24 + 3, 1<<30 + 5, 1<<31 - 1}
+	for i, p := range places {
+		keys[p] = "k" + strconv.Itoa(int(p))
+		x.Put(keys[p], p)
+		for _, q := range places[:i+1] {
+			if got, ok := x.Get(keys[q]); !ok || got != q {
+				t.Fatalf("after placing %d: Get(%q) = %d, %v", p, keys[q], got, ok)
+			}
+		}
+	}
+	for _, p := range places {
+		if got, ok := x.Delete(keys[p]); !ok || got != p {
+			t.Fatalf("Delete(%q) = %d, %v", keys[p], got, ok)
+		}
+	}
+	if x.Len() != 0 {
+		t.Fatalf("%d keys left", x.Len())
+	}
+}
+
 // TestPutMovesPlace: a second Put of a key moves it to the new place, not adding it twice.
 func TestPutMovesPlace(t *testing.T) {
 	keys := []string{"a", "b", "a"}
