@@ -75,7 +75,10 @@ type Table struct {
 
 // NewTable returns an empty table that holds at most maxRows checkers' rows.
 func NewTable(maxRows int) *Table {
-	return &Table{rows: map[string]*row{}, maxRows: maxRows, checks: newInterned(), reasons: newInterned()}
+	t := &Table{rows: map[string]*row{}, maxRows: maxRows}
+	t.checks.init()
+	t.reasons.init()
+	return t
 }
 
 // lookup returns the row of h's checker at h's generation, creating or resetting it, or nil

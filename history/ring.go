@@ -100,7 +100,7 @@ func (b *buckets) sums() (out [3][2]int64) {
 // without buckets keeps none.
 func (s *Store) accrue(c *check, to int64) {
 	if c.b != nil {
-		s.accrueInto(c.b, c.state, to)
+		s.accrueInto(c.b, c.state(), to)
 	}
 }
 
@@ -126,7 +126,7 @@ func (s *Store) sums(c *check, to int64) [3][2]int64 {
 	if b == nil {
 		b = s.replayed(c)
 	}
-	s.accrueInto(b, c.state, to)
+	s.accrueInto(b, c.state(), to)
 	return b.sums()
 }
 
@@ -135,12 +135,13 @@ func (s *Store) sums(c *check, to int64) [3][2]int64 {
 // buckets kept since its first verdict would hold.
 func (s *Store) replayed(c *check) *buckets {
 	b := &buckets{}
-	for i, e := range c.changes {
+	evs := c.events()
+	for i, e := range evs {
 		if i == 0 {
-			b.last = e.at / 1000 // where advancing from zero starts
+			b.last = e.at() / 1000 // where advancing from zero starts
 			continue
 		}
-		s.accrueInto(b, c.changes[i-1].to, e.at/1000)
+		s.accrueInto(b, evs[i-1].to(), e.at()/1000)
 	}
 	return b
 }

@@ -116,28 +116,6 @@ type CheckHistory struct {
 	Availability []Availability `json:"availability"`
 }
 
-// check is one check in memory: about 1.2 KB with 16 changes and more (measured by
-// BenchmarkMemory), about 150 bytes with one or two (its buckets are not held until its ring
-// of changes is full).
-type check struct {
-	state   uint8
-	since   int64 // unix ms
-	changes []event
-	head    int // next place in changes once full
-	// b accounts the check's time since its first verdict; nil while changes holds every
-	// change since then (the ring has not come round), which say as much with the gaps: most
-	// checks of a large configuration change once or twice (unknown, then healthy), and a
-	// week of buckets is about 800 bytes.
-	b *buckets
-}
-
-// event is a verdict change in memory: 24 bytes.
-type event struct {
-	at                               int64 // unix ms
-	from, to                         uint8
-	healthy, unhealthy, fresh, stale uint16
-}
-
 // answers is one record set in memory.
 type answers struct {
 	name, rtype string
@@ -154,7 +132,7 @@ type Store struct {
 	log  *file // nil: memory only
 	// checks and sets are bounded by the configuration: a check that leaves it is forgotten
 	// (Record with To StateNone), and a record set by Forget.
-	checks map[string]*check
+	checks checkTable
 	sets   map[string]*answers
 	gaps   []gap // when the location was not running, oldest first, at most maxGaps
 	lastAt int64 // unix ms of the last record written or replayed
@@ -197,7 +175,8 @@ func stateName(c uint8) string {
 // replay of its file with a log line; only a file that cannot be opened or written fails.
 func Open(opts Options, now time.Time) (*Store, error) {
 	opts.setDefaults()
-	s := &Store{opts: opts, checks: map[string]*check{}, sets: map[string]*answers{}}
+	s := &Store{opts: opts, sets: map[string]*answers{}}
+	s.checks.init()
 	if opts.Path == "" {
 		return s, nil
 	}
@@ -247,37 +226,27 @@ func (s *Store) addGap(from, to int64) {
 
 // apply changes memory for one verdict change.
 func (s *Store) apply(ch Change) {
-	c := s.checks[ch.Check]
+	c := s.checks.get(ch.Check)
 	if c == nil {
 		if ch.To == StateNone {
 			return
 		}
-		c = &check{}
-		s.checks[ch.Check] = c
+		c = s.checks.add(ch.Check)
 	}
 	at := ch.At.UnixMilli()
-	if c.b == nil && len(c.changes) == s.opts.Changes && ch.To != StateNone {
+	if c.b == nil && len(c.events()) == s.opts.Changes && ch.To != StateNone {
 		// The ring is full and its oldest change goes: from now on the buckets say what the
 		// check's time was.
 		c.b = s.replayed(c)
 	}
 	s.accrue(c, at/1000)
 	if ch.To == StateNone {
-		delete(s.checks, ch.Check)
+		s.checks.remove(ch.Check)
 		return
 	}
-	c.state, c.since = stateCode(ch.To), at
-	e := event{at: at, from: stateCode(ch.From), to: c.state, healthy: sat16(ch.Healthy),
-		unhealthy: sat16(ch.Unhealthy), fresh: sat16(ch.Fresh), stale: sat16(ch.Stale)}
-	if len(c.changes) < s.opts.Changes {
-		if len(c.changes) == cap(c.changes) {
-			c.changes = append(make([]event, 0, min(max(2*len(c.changes), 2), s.opts.Changes)), c.changes...)
-		}
-		c.changes = append(c.changes, e)
-		return
-	}
-	c.changes[c.head] = e
-	c.head = (c.head + 1) % len(c.changes)
+	e := newEvent(at, stateCode(ch.From), stateCode(ch.To))
+	e.healthy, e.unhealthy, e.fresh, e.stale = sat16(ch.Healthy), sat16(ch.Unhealthy), sat16(ch.Fresh), sat16(ch.Stale)
+	c.addEvent(e, s.opts.Changes)
 }
 
 func sat16(n int) uint16 { return uint16(min(max(n, 0), 1<<16-1)) }
@@ -304,8 +273,8 @@ func (s *Store) applyAnswer(ch AnswerChange) {
 func (s *Store) State(check string) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if c := s.checks[check]; c != nil {
-		return stateName(c.state)
+	if c := s.checks.get(check); c != nil {
+		return stateName(c.state())
 	}
 	return StateNone
 }
@@ -400,7 +369,7 @@ func (s *Store) replay(r record) {
 func (s *Store) Check(id string, now time.Time) (CheckHistory, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	c := s.checks[id]
+	c := s.checks.get(id)
 	if c == nil {
 		return CheckHistory{}, false
 	}
@@ -408,13 +377,14 @@ func (s *Store) Check(id string, now time.Time) (CheckHistory, bool) {
 }
 
 func (s *Store) historyLocked(id string, c *check, now time.Time, changes bool) CheckHistory {
-	h := CheckHistory{Check: id, State: stateName(c.state), Since: time.UnixMilli(c.since), Changes: []Change{}}
+	h := CheckHistory{Check: id, State: stateName(c.state()), Since: time.UnixMilli(c.latest().at()), Changes: []Change{}}
 	if changes {
-		n := len(c.changes)
+		evs := c.events()
+		n := len(evs)
 		for i := range n {
-			e := c.changes[(c.head-1-i+2*n)%n]
-			h.Changes = append(h.Changes, Change{Check: id, At: time.UnixMilli(e.at), From: stateName(e.from),
-				To: stateName(e.to), Healthy: int(e.healthy), Unhealthy: int(e.unhealthy), Fresh: int(e.fresh), Stale: int(e.stale)})
+			e := evs[(int(c.head)-1-i+2*n)%n]
+			h.Changes = append(h.Changes, Change{Check: id, At: time.UnixMilli(e.at()), From: stateName(e.from()),
+				To: stateName(e.to()), Healthy: int(e.healthy), Unhealthy: int(e.unhealthy), Fresh: int(e.fresh), Stale: int(e.stale)})
 		}
 	}
 	sums := s.sums(c, now.Unix())
@@ -434,10 +404,10 @@ func (s *Store) historyLocked(id string, c *check, now time.Time, changes bool) 
 func (s *Store) Summaries(after string, limit int, now time.Time) (out []CheckHistory, next string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	ids := make([]string, 0, len(s.checks))
-	for id := range s.checks {
-		if id > after {
-			ids = append(ids, id)
+	ids := make([]string, 0, s.checks.len())
+	for c := range s.checks.all {
+		if c.id > after {
+			ids = append(ids, c.id)
 		}
 	}
 	slices.Sort(ids)
@@ -445,7 +415,7 @@ func (s *Store) Summaries(after string, limit int, now time.Time) (out []CheckHi
 		ids, next = ids[:limit], ids[limit-1]
 	}
 	for _, id := range ids {
-		out = append(out, s.historyLocked(id, s.checks[id], now, false))
+		out = append(out, s.historyLocked(id, s.checks.get(id), now, false))
 	}
 	return out, next
 }

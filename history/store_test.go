@@ -253,8 +253,8 @@ func TestFewChangesHoldNoBuckets(t *testing.T) {
 	lazy, eager = open("lazy.log", 16, back), open("eager.log", 2, back)
 	defer lazy.Close()
 	defer eager.Close()
-	if lazy.checks["x"].b != nil || eager.checks["x"].b == nil {
-		t.Fatalf("buckets held: ring of 16 %v, ring of 2 %v; want none, some", lazy.checks["x"].b != nil, eager.checks["x"].b != nil)
+	if lazy.checks.get("x").b != nil || eager.checks.get("x").b == nil {
+		t.Fatalf("buckets held: ring of 16 %v, ring of 2 %v; want none, some", lazy.checks.get("x").b != nil, eager.checks.get("x").b != nil)
 	}
 	for _, d := range []time.Duration{50 * time.Minute, time.Hour, 3 * time.Hour, 30 * time.Hour, 8 * 24 * time.Hour} {
 		at := start.Add(d)

@@ -84,12 +84,12 @@ func Analyze(subject string, workers []int, all iter.Seq2[string, []int], limit 
 func (p *Plan) BlastRadius(check string, limit int) (BlastRadius, error) {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
-	ci, ok := p.checkIndex[check]
+	ci, ok := p.checkIndex.Get(check)
 	if !ok {
 		return BlastRadius{}, fmt.Errorf("shard: blast radius: no probed check %q", check)
 	}
 	base := p.workerBase()
-	mine := p.appendWorkers(nil, ci, base)
+	mine := p.appendWorkers(nil, int(ci), base)
 	all := func(yield func(string, []int) bool) {
 		var buf []int
 		for i, c := range p.checks {

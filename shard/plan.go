@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/internal/keyindex"
 )
 
 // Membership is the live checkers of each region as one node sees them: region name to
@@ -24,19 +25,19 @@ type Membership map[string][]string
 // A Plan is safe for concurrent use: its changes (Update, Put, Remove) exclude its reads.
 type Plan struct {
 	mu          sync.RWMutex
-	regionNames []string       // the document's regions, sorted
-	regionIndex map[string]int // name -> position in regionNames
-	regions     []*Region      // live checkers, parallel to regionNames
-	checks      []planCheck    // in document order
-	checkIndex  map[string]int
-	regionRefs  []uint16 // each check's regions, flattened
-	slots       []int32  // k member positions per (check, region), -1 when the region is short
-	dead        int      // entries of regionRefs and slots that removed checks left unused
+	regionNames []string        // the document's regions, sorted
+	regionIndex map[string]int  // name -> position in regionNames
+	regions     []*Region       // live checkers, parallel to regionNames
+	checks      []planCheck     // in document order
+	checkIndex  *keyindex.Index // check id -> position in checks, by checks[i].id
+	regionRefs  []uint16        // each check's regions, flattened
+	slots       []int32         // k member positions per (check, region), -1 when the region is short
+	dead        int             // entries of regionRefs and slots that removed checks left unused
 }
 
-// planCheck is one check's entry in a Plan: 32 bytes plus its slices' share.
+// planCheck is one check's entry in a Plan: 40 bytes plus its slices' share.
 type planCheck struct {
-	id       string
+	id       string // the string the configuration handed in: shared, not copied
 	hash     uint64
 	k        uint16
 	nregions uint16
@@ -65,7 +66,8 @@ func NewPlan(doc *config.Document, m Membership) (*Plan, error) {
 // NewPlanOf builds the assignment of the probed checks among checks, in a document with the
 // given regions, over membership.
 func NewPlanOf(regions []string, checks iter.Seq[*config.Check], m Membership) (*Plan, error) {
-	p := &Plan{regionIndex: map[string]int{}, checkIndex: map[string]int{}}
+	p := &Plan{regionIndex: map[string]int{}}
+	p.checkIndex = keyindex.New(func(ci int32) string { return p.checks[ci].id })
 	p.regionNames = slices.Clone(regions)
 	slices.Sort(p.regionNames)
 	p.regionNames = slices.Compact(p.regionNames)
@@ -80,7 +82,7 @@ func NewPlanOf(regions []string, checks iter.Seq[*config.Check], m Membership) (
 		if !probed(c) {
 			continue
 		}
-		if _, dup := p.checkIndex[c.ID]; dup || c.ID == "" {
+		if _, dup := p.checkIndex.Get(c.ID); dup || c.ID == "" {
 			errs = append(errs, fmt.Errorf("shard: check %q: id empty or repeated", c.ID))
 			continue
 		}
@@ -94,7 +96,23 @@ func NewPlanOf(regions []string, checks iter.Seq[*config.Check], m Membership) (
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
+	p.fit()
 	return p, nil
+}
+
+// fit keeps the plan's arrays at their size: built by append, they held up to a quarter more.
+func (p *Plan) fit() {
+	p.checks = fitted(p.checks)
+	p.regionRefs = fitted(p.regionRefs)
+	p.slots = fitted(p.slots)
+}
+
+// fitted returns s, or a copy at its length when its spare room is more than a sixteenth.
+func fitted[S ~[]E, E any](s S) S {
+	if len(s) < cap(s)-cap(s)/16 {
+		return slices.Clone(s)
+	}
+	return s
 }
 
 // probed reports whether a check gets shards: calculated checks combine other checks and
@@ -139,8 +157,8 @@ func (p *Plan) add(c *config.Check) error {
 	}
 	p.regionRefs = append(p.regionRefs, refs...)
 	p.slots = append(p.slots, make([]int32, int(e.nregions)*int(e.k))...)
-	p.checkIndex[c.ID] = len(p.checks)
 	p.checks = append(p.checks, e)
+	p.checkIndex.Put(c.ID, int32(len(p.checks)-1))
 	return nil
 }
 
@@ -154,7 +172,7 @@ func (p *Plan) Put(c *config.Check) error {
 		p.remove(c.ID)
 		return nil
 	}
-	if ci, ok := p.checkIndex[c.ID]; ok {
+	if ci, ok := p.checkIndex.Get(c.ID); ok {
 		refs, err := p.regionRefsOf(c)
 		if err != nil {
 			return err
@@ -183,17 +201,17 @@ func (p *Plan) Remove(id string) {
 }
 
 func (p *Plan) remove(id string) {
-	ci, ok := p.checkIndex[id]
+	ci, ok := p.checkIndex.Delete(id)
 	if !ok {
 		return
 	}
 	e := p.checks[ci]
 	p.dead += int(e.nregions) * (1 + int(e.k))
-	last := len(p.checks) - 1
-	p.checks[ci] = p.checks[last]
-	p.checkIndex[p.checks[ci].id] = ci
-	p.checks = p.checks[:last]
-	delete(p.checkIndex, id)
+	if last := int32(len(p.checks) - 1); ci != last {
+		p.checks[ci] = p.checks[last]
+		p.checkIndex.Put(p.checks[ci].id, ci) // while the last place still names it
+	}
+	p.checks = p.checks[:len(p.checks)-1]
 	if p.dead > (len(p.slots)+len(p.regionRefs))/2 {
 		p.compact()
 	}
@@ -283,7 +301,7 @@ func (p *Plan) Checks() []string {
 func (p *Plan) Shard(check, region string) []string {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
-	ci, ok := p.checkIndex[check]
+	ci, ok := p.checkIndex.Get(check)
 	ri, rok := p.regionIndex[region]
 	if !ok || !rok {
 		return nil

@@ -69,13 +69,13 @@ func (e *Engine) Advance(now time.Time) {
 		if c.flags&flagConfigured == 0 || c.flags&flagNoOrder != 0 {
 			continue
 		}
-		if c.calc != nil {
+		if c.isCalc() {
 			e.enqueue(i)
 			continue
 		}
 		e.decide(i, n)
 	}
-	e.dirty = e.dirty[:0]
+	e.dirty = emptied(e.dirty)
 	for e.queue.len() > 0 {
 		q := e.queue.pop()
 		c := &e.checks[q.id]
@@ -97,7 +97,9 @@ func (e *Engine) refresh(k int32, now int64) {
 	if fresh != ck.fresh {
 		ck.fresh = fresh
 		for _, i := range ck.checks {
-			e.markCheck(i)
+			if e.checks[i].votedBy(k) {
+				e.markCheck(i)
+			}
 		}
 	}
 	// The moment to look again is when the window has passed since the progress. Progress
@@ -117,7 +119,7 @@ func (e *Engine) enqueue(i int32) {
 		return
 	}
 	c.flags |= flagQueued
-	e.queue.push(entry{at: int64(c.rank), id: i})
+	e.queue.push(entry{at: int64(e.calcs[i].rank), id: i})
 }
 
 // decide re-decides check i at now with quorum's rule and records what changed.
@@ -166,8 +168,9 @@ func (e *Engine) evaluate(i int32, expected []string, now int64) quorum.Verdict 
 	c := &e.checks[i]
 	prev := e.prev(c)
 	at := e.clock.time(now)
-	if c.calc != nil {
-		return quorum.Combine(c.calc.minHealthy, e.children(c.calc), c.calc.inverted, c.calc.disabled, prev, at)
+	if c.isCalc() {
+		cc := e.calcs[i]
+		return quorum.Combine(cc.minHealthy, e.children(cc), cc.inverted, cc.disabled, prev, at)
 	}
 	return quorum.Evaluate(e.policies.get(c.policy), e.reports(c), expected, prev, at)
 }
@@ -186,11 +189,11 @@ func (e *Engine) prev(c *check) quorum.Verdict {
 func (e *Engine) reports(c *check) []quorum.Report {
 	rs := e.scratch[:0]
 	for _, v := range c.votes {
-		if v.status == gossip.StatusUnknown {
+		if v.status() == gossip.StatusUnknown {
 			continue
 		}
-		ck := &e.checkers[v.checker]
-		rs = append(rs, quorum.Report{Checker: ck.id, Region: ck.region, Healthy: v.status == gossip.StatusHealthy,
+		ck := &e.checkers[v.checker()]
+		rs = append(rs, quorum.Report{Checker: ck.id, Region: ck.region, Healthy: v.status() == gossip.StatusHealthy,
 			Latency: time.Duration(v.latency) * time.Microsecond, LastProgress: e.clock.time(ck.progress)})
 	}
 	e.scratch = rs

@@ -77,7 +77,7 @@ func (e *Engine) ConfigureAll(q config.QuorumSettings, all iter.Seq[*config.Chec
 	order := false // a calculated check changed: the evaluation order is computed again
 	if all != nil {
 		for cfg := range all {
-			if prev, dup := e.ids[cfg.ID]; dup && e.checks[prev].flags&flagSeen != 0 {
+			if prev, dup := e.ids.Get(cfg.ID); dup && e.checks[prev].flags&flagSeen != 0 {
 				continue // a duplicate id: the first one counts
 			}
 			i := e.put(cfg, &order)
@@ -96,6 +96,11 @@ func (e *Engine) ConfigureAll(q config.QuorumSettings, all iter.Seq[*config.Chec
 	if order {
 		e.link()
 	}
+	// A configuration taken whole grew the table by append, up to a quarter more than it
+	// holds: keep it at its size.
+	if len(e.checks) < cap(e.checks)-cap(e.checks)/16 {
+		e.checks = slices.Clone(e.checks)
+	}
 }
 
 // ConfigureChecks installs the present configuration of the checks named by ids: get returns
@@ -108,7 +113,7 @@ func (e *Engine) ConfigureChecks(ids []string, get func(id string) (*config.Chec
 	for _, id := range ids {
 		if cfg, ok := get(id); ok {
 			e.put(cfg, &order)
-		} else if i, ok := e.ids[id]; ok {
+		} else if i, ok := e.ids.Get(id); ok {
 			e.drop(i, &order)
 		}
 	}
@@ -144,25 +149,25 @@ func (e *Engine) put(cfg *config.Check, order *bool) int32 {
 	added := c.flags&flagConfigured == 0
 	if cfg.Protocol == config.ProtocolCalculated {
 		next := &calc{ids: cfg.Children, minHealthy: cfg.MinHealthy, inverted: cfg.Inverted, disabled: cfg.Disabled}
-		if !added && c.calc != nil && c.calc.equal(next) {
+		if !added && c.isCalc() && e.calcs[i].equal(next) {
 			return i
 		}
 		e.unconfigure(i, false)
 		c = &e.checks[i]
 		next.ids = slices.Clone(cfg.Children)
-		c.calc = next
+		c.policy = calcPolicy
 		c.flags |= flagConfigured
 		e.configured++
-		e.calcs[i] = struct{}{}
+		e.calcs[i] = next
 		*order = true
 		e.markCheck(i)
 		return i
 	}
 	pol := quorum.PolicyFor(*cfg, e.quorum)
-	if !added && c.calc == nil && e.policies.get(c.policy) == pol {
+	if !added && !c.isCalc() && e.policies.get(c.policy) == pol {
 		return i
 	}
-	if !added && c.calc != nil {
+	if !added && c.isCalc() {
 		*order = true
 	}
 	e.unconfigure(i, false)
@@ -180,7 +185,7 @@ func (e *Engine) drop(i int32, order *bool) {
 	if c.flags&flagConfigured == 0 {
 		return
 	}
-	if c.calc != nil {
+	if c.isCalc() {
 		*order = true
 	}
 	e.unconfigure(i, true)
@@ -195,12 +200,12 @@ func (e *Engine) unconfigure(i int32, gone bool) {
 	if c.flags&flagConfigured == 0 {
 		return
 	}
-	if c.calc == nil {
+	if !c.isCalc() {
 		e.policies.unref(c.policy)
 	} else {
 		delete(e.calcs, i)
 	}
-	c.calc, c.policy = nil, 0
+	c.policy = 0
 	c.flags &^= flagConfigured | flagNoOrder
 	e.configured--
 	if !gone {
@@ -226,13 +231,11 @@ func (e *Engine) unconfigure(i int32, gone bool) {
 func (e *Engine) link() {
 	old := e.parents
 	e.parents = map[int32][]int32{}
-	for i := range e.calcs {
-		c := &e.checks[i]
-		c.calc.children = c.calc.children[:0]
-		for _, id := range c.calc.ids {
+	for i, cc := range e.calcs {
+		cc.children = cc.children[:0]
+		for _, id := range cc.ids {
 			ch, _ := e.checkIndex(id, true)
-			c = &e.checks[i] // checkIndex may have grown e.checks
-			c.calc.children = append(c.calc.children, ch)
+			cc.children = append(cc.children, ch)
 			if ps := e.parents[ch]; len(ps) == 0 || ps[len(ps)-1] != i {
 				e.parents[ch] = append(ps, i)
 			}
@@ -252,8 +255,8 @@ func (e *Engine) link() {
 		}
 		mark[i] = 1
 		ok := true
-		for _, ch := range e.checks[i].calc.children {
-			if e.checks[ch].calc != nil && !place(ch) {
+		for _, ch := range e.calcs[i].children {
+			if e.checks[ch].isCalc() && !place(ch) {
 				ok = false
 			}
 		}
@@ -265,7 +268,7 @@ func (e *Engine) link() {
 		}
 		mark[i] = 2
 		c.flags &^= flagNoOrder
-		c.rank = next
+		e.calcs[i].rank = next
 		next++
 		return true
 	}

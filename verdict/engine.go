@@ -1,10 +1,13 @@
 package verdict
 
 import (
+	"math"
+	"slices"
 	"time"
 
 	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/gossip"
+	"github.com/vigil-dns/vigil/internal/keyindex"
 	"github.com/vigil-dns/vigil/quorum"
 )
 
@@ -31,40 +34,65 @@ const (
 	flagChanged                      // its verdict changed since the last Changes
 	flagSeen                         // found in the configuration ConfigureAll is installing
 	flagNoOrder                      // calculated, in a cycle: never decided
+	flagListed                       // kept by the compaction of a checker's list under way
 )
 
-// vote is one checker's report on a check, from its gossip entry: 16 bytes. A vote with
-// gossip.StatusUnknown (a checker that has not decided yet) is held but counts for nothing, as
-// if absent.
+// vote is one checker's report on a check, from its gossip entry: 8 bytes (a check's six
+// votes fit 48 bytes). A vote with gossip.StatusUnknown (a checker that has not decided yet)
+// is held but counts for nothing, as if absent.
 type vote struct {
-	checker int32
-	pos     int32  // the check's place in the checker's list of checks
+	ck      uint32 // the checker's index << 2 | the status
 	latency uint32 // microseconds, saturating
-	status  gossip.Status
 }
 
-// check is one check's state: its configuration, the reports on it and its verdict.
+func newVote(checker int32, status gossip.Status, latency uint32) vote {
+	return vote{ck: uint32(checker)<<2 | uint32(status&3), latency: latency}
+}
+
+// votedBy reports whether checker k holds a vote on c.
+func (c *check) votedBy(k int32) bool {
+	for _, v := range c.votes {
+		if v.checker() == k {
+			return true
+		}
+	}
+	return false
+}
+
+// checker returns the index of the vote's checker.
+func (v vote) checker() int32 { return int32(v.ck >> 2) }
+
+// status returns the vote's status.
+func (v vote) status() gossip.Status { return gossip.Status(v.ck & 3) }
+
+// check is one check's state: its configuration, the reports on it and its verdict. 88 bytes:
+// a million of them are most of the engine.
 type check struct {
-	id      string
+	id      string // the string the configuration or gossip handed in: shared, not copied
 	votes   []vote
-	calc    *calc  // a calculated check's children; nil for a probed check
-	policy  uint32 // a probed check's policy, in Engine.policies
-	rank    int32  // a calculated check's place in the evaluation order
-	holdPos int32  // place in Engine.holds, or -1
-	flags   uint8
-	state   quorum.State
-	rule    quorum.Rule
 	since   int64
 	held    int64 // HeldSince
 	at      int64
 	changes [3]uint32 // verdict changes to each state, for metrics
+	policy  uint32    // a probed check's policy, in Engine.policies; calcPolicy: calculated
+	holdPos int32     // place in Engine.holds, or -1
+	flags   uint8
+	state   quorum.State
+	rule    quorum.Rule
 }
+
+// calcPolicy is the policy of a calculated check, whose configuration is in Engine.calcs.
+const calcPolicy = math.MaxUint32
+
+// isCalc reports whether c is a calculated check, configured.
+func (c *check) isCalc() bool { return c.policy == calcPolicy }
 
 // calc is a calculated check's configuration.
 type calc struct {
 	children   []int32
 	ids        []string
 	minHealthy int
+	rank       int32 // the check's place in the evaluation order
 	inverted   bool
 	disabled   bool
 }
@@ -85,12 +113,17 @@ func (c *calc) equal(o *calc) bool {
 type checker struct {
 	id, region string
 	progress   int64
-	checks     []int32 // the checks it reports, in no order
-	due        int64   // when its entry in Engine.fresh falls due, while queued
-	gen        uint32
-	fresh      bool
-	queued     bool // holds an entry in Engine.fresh
-	dirty      bool // its progress changed since the last Advance
+	// checks lists the checks it reports, in no order, and maybe checks it no longer reports
+	// or twice the same (a vote dropped leaves its entry behind: a place in the list per vote
+	// cost 4 bytes a report): readers skip a check without its vote. The list is compacted
+	// once it holds over twice its reports.
+	checks  []int32
+	reports int32 // the reports it holds
+	due     int64 // when its entry in Engine.fresh falls due, while queued
+	gen     uint32
+	fresh   bool
+	queued  bool // holds an entry in Engine.fresh
+	dirty   bool // its progress changed since the last Advance
 }
 
 // Engine holds a location's verdicts and re-decides only what changed. It is not safe for
@@ -100,14 +133,14 @@ type Engine struct {
 	now      int64
 	window   time.Duration
 	checks   []check
-	ids      map[string]int32
+	ids      *keyindex.Index // check id -> index in checks, by checks[i].id
 	freeIDs  []int32
 	checkers []checker
 	names    map[string]int32 // checker ids
 	freeCKs  []int32
 	policies policies
-	parents  map[int32][]int32  // child -> calculated checks that combine it
-	calcs    map[int32]struct{} // the calculated checks configured
+	parents  map[int32][]int32 // child -> calculated checks that combine it
+	calcs    map[int32]*calc   // the calculated checks configured, with their configuration
 	quorum   config.QuorumSettings
 	fresh    timers // checkers, by the time they go stale
 	holds    timers // held checks, by the time their hold runs out
@@ -134,15 +167,16 @@ type Stats struct {
 
 // New returns an empty engine: no checks, no checkers, the default freshness window.
 func New() *Engine {
-	e := &Engine{ids: map[string]int32{}, names: map[string]int32{}, parents: map[int32][]int32{},
-		calcs: map[int32]struct{}{}, policies: newPolicies(), window: quorum.FreshnessWindow(config.QuorumSettings{}), now: never}
+	e := &Engine{names: map[string]int32{}, parents: map[int32][]int32{},
+		calcs: map[int32]*calc{}, policies: newPolicies(), window: quorum.FreshnessWindow(config.QuorumSettings{}), now: never}
+	e.ids = keyindex.New(func(i int32) string { return e.checks[i].id })
 	e.holds.pos = func(id int32) *int32 { return &e.checks[id].holdPos }
 	return e
 }
 
 // checkIndex returns the index of check id, creating an unconfigured entry when create is set.
 func (e *Engine) checkIndex(id string, create bool) (int32, bool) {
-	if i, ok := e.ids[id]; ok {
+	if i, ok := e.ids.Get(id); ok {
 		return i, true
 	}
 	if !create {
@@ -157,7 +191,7 @@ func (e *Engine) checkIndex(id string, create bool) (int32, bool) {
 		e.checks = append(e.checks, check{})
 	}
 	e.checks[i] = check{id: id, holdPos: -1, state: quorum.StateUnknown}
-	e.ids[id] = i
+	e.ids.Put(id, i)
 	return i, true
 }
 
@@ -169,7 +203,7 @@ func (e *Engine) release(i int32) {
 		return
 	}
 	e.holds.remove(i)
-	delete(e.ids, c.id)
+	e.ids.Delete(c.id)
 	*c = check{holdPos: -1}
 	e.freeIDs = append(e.freeIDs, i)
 }
@@ -241,15 +275,15 @@ func (e *Engine) Apply(ch *gossip.Changes) {
 func (e *Engine) SetReport(checkID, checkerID string, r gossip.Entry) {
 	i, _ := e.checkIndex(checkID, true)
 	k, _ := e.checkerIndex(checkerID, true)
-	v := vote{checker: k, status: r.Status, latency: micros(r.Latency)}
-	if v.status != gossip.StatusHealthy && v.status != gossip.StatusUnhealthy {
-		v.status = gossip.StatusUnknown
+	status := r.Status
+	if status != gossip.StatusHealthy && status != gossip.StatusUnhealthy {
+		status = gossip.StatusUnknown
 	}
+	v := newVote(k, status, micros(r.Latency))
 	c := &e.checks[i]
 	for j := range c.votes {
-		if c.votes[j].checker == k {
-			v.pos = c.votes[j].pos
-			if c.votes[j].status != v.status {
+		if c.votes[j].checker() == k {
+			if c.votes[j].status() != status {
 				e.markCheck(i)
 			}
 			c.votes[j] = v
@@ -257,14 +291,14 @@ func (e *Engine) SetReport(checkID, checkerID string, r gossip.Entry) {
 		}
 	}
 	ck := &e.checkers[k]
-	v.pos = int32(len(ck.checks))
 	ck.checks = append(ck.checks, i)
+	ck.reports++
 	if len(c.votes) == cap(c.votes) {
 		// A check has a handful of reports: grow by two, not by half, to hold no spare room.
 		c.votes = append(make([]vote, 0, len(c.votes)+2), c.votes...)
 	}
 	c.votes = append(c.votes, v)
-	if v.status != gossip.StatusUnknown {
+	if status != gossip.StatusUnknown {
 		e.markCheck(i)
 	}
 }
@@ -281,7 +315,7 @@ func (e *Engine) DeleteReport(checkID, checkerID string) {
 	}
 	c := &e.checks[i]
 	for j := range c.votes {
-		if c.votes[j].checker == k {
+		if c.votes[j].checker() == k {
 			e.dropVote(i, j)
 			e.release(i)
 			return
@@ -289,11 +323,11 @@ func (e *Engine) DeleteReport(checkID, checkerID string) {
 	}
 }
 
-// dropVote removes vote j of check i, from the check and from its checker's list.
+// dropVote removes vote j of check i; its checker's list keeps the check until compacted.
 func (e *Engine) dropVote(i int32, j int) {
 	c := &e.checks[i]
 	v := c.votes[j]
-	if v.status != gossip.StatusUnknown {
+	if v.status() != gossip.StatusUnknown {
 		e.markCheck(i)
 	}
 	last := len(c.votes) - 1
@@ -302,21 +336,31 @@ func (e *Engine) dropVote(i int32, j int) {
 	if len(c.votes) == 0 {
 		c.votes = nil
 	}
-	// The checker's list: move its last check into the freed place.
-	ck := &e.checkers[v.checker]
-	end := len(ck.checks) - 1
-	moved := ck.checks[end]
-	ck.checks[v.pos] = moved
-	ck.checks = ck.checks[:end]
-	if moved != i || int(v.pos) != end {
-		mc := &e.checks[moved]
-		for x := range mc.votes {
-			if mc.votes[x].checker == v.checker {
-				mc.votes[x].pos = v.pos
-				break
-			}
+	ck := &e.checkers[v.checker()]
+	ck.reports--
+	if len(ck.checks) > 2*int(ck.reports)+64 {
+		e.compact(v.checker())
+	}
+}
+
+// compact drops from checker k's list the checks it holds no vote on, and repeats. It costs
+// the list, once the list has grown past twice the reports: O(1) a vote dropped.
+func (e *Engine) compact(k int32) {
+	ck := &e.checkers[k]
+	kept := ck.checks[:0]
+	for _, i := range ck.checks {
+		if c := &e.checks[i]; c.flags&flagListed == 0 && c.votedBy(k) {
+			c.flags |= flagListed
+			kept = append(kept, i)
 		}
 	}
+	for _, i := range kept {
+		e.checks[i].flags &^= flagListed
+	}
+	if cap(kept) > 4*len(kept)+64 {
+		kept = slices.Clone(kept)
+	}
+	ck.checks = kept
 }
 
 // Progress records that this location last saw checker's row make progress at progress
@@ -340,18 +384,19 @@ func (e *Engine) RemoveChecker(checkerID string) {
 	if !ok {
 		return
 	}
-	ck := &e.checkers[k]
-	for len(ck.checks) > 0 {
-		i := ck.checks[len(ck.checks)-1]
+	list := e.checkers[k].checks
+	e.checkers[k].checks = nil // not compacted while dropped
+	for _, i := range list {
 		c := &e.checks[i]
 		for j := range c.votes {
-			if c.votes[j].checker == k {
+			if c.votes[j].checker() == k {
 				e.dropVote(i, j)
+				e.release(i)
 				break
 			}
 		}
-		e.release(i)
 	}
+	ck := &e.checkers[k]
 	delete(e.names, ck.id)
 	*ck = checker{gen: ck.gen}
 	e.freeCKs = append(e.freeCKs, k)
@@ -378,7 +423,7 @@ func (e *Engine) Changes(dst []Change) []Change {
 		c.flags &^= flagChanged
 		dst = append(dst, Change{Check: c.id, State: c.state})
 	}
-	e.changed = e.changed[:0]
+	e.changed = emptied(e.changed)
 	return dst
 }
 

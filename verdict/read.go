@@ -64,9 +64,10 @@ func (e *Engine) Explain(id string, expected []string, held []quorum.Report) (qu
 		return quorum.Explanation{}, false
 	}
 	at := e.clock.time(e.now)
-	if c.calc != nil {
-		children := e.children(c.calc)
-		return quorum.ExplainCombined(c.calc.minHealthy, c.calc.ids, children, c.calc.inverted, c.calc.disabled, e.prev(c), at), true
+	if c.isCalc() {
+		cc := e.calcs[i]
+		children := e.children(cc)
+		return quorum.ExplainCombined(cc.minHealthy, cc.ids, children, cc.inverted, cc.disabled, e.prev(c), at), true
 	}
 	rs := e.reports(&e.checks[i])
 	for j := range rs {
@@ -81,7 +82,7 @@ func byChecker(r quorum.Report, checker string) int { return strings.Compare(r.C
 
 // decided returns check id's index and state when it is configured and has a verdict.
 func (e *Engine) decided(id string) (int32, *check, bool) {
-	i, ok := e.ids[id]
+	i, ok := e.ids.Get(id)
 	if !ok {
 		return -1, nil, false
 	}
@@ -114,7 +115,7 @@ func (e *Engine) Checkers(fn func(CheckerInfo)) {
 			continue
 		}
 		c := CheckerInfo{ID: ck.id, Region: ck.region, Progress: e.clock.time(ck.progress), Fresh: ck.fresh,
-			Reports: len(ck.checks)}
+			Reports: int(ck.reports)}
 		if !c.Fresh {
 			c.StaleSince = quorum.StaleSince(c.Progress, e.window)
 		}
@@ -156,8 +157,8 @@ func (e *Engine) EachStats(from, limit int, fn func(id string, s CheckStats, rep
 		}
 		rs = rs[:0]
 		for _, v := range c.votes {
-			ck := &e.checkers[v.checker]
-			rs = append(rs, ReportStats{Region: ck.region, Fresh: ck.fresh, Status: v.status,
+			ck := &e.checkers[v.checker()]
+			rs = append(rs, ReportStats{Region: ck.region, Fresh: ck.fresh, Status: v.status(),
 				Latency: time.Duration(v.latency) * time.Microsecond})
 		}
 		fn(c.id, CheckStats{State: c.state, Changes: c.changes}, rs)

@@ -105,6 +105,11 @@ func (t *timers) removeAt(i int) {
 	if i != last && !t.up(i) {
 		t.down(i)
 	}
+	// A burst (a million checks held at once when they were first decided) leaves its array
+	// behind: give it back once a quarter of it is used.
+	if c := cap(t.h); c > 1024 && len(t.h) < c/4 {
+		t.h = append(make([]entry, 0, 2*len(t.h)), t.h...)
+	}
 }
 
 func (t *timers) setPos(i int) {
@@ -150,4 +155,13 @@ func (t *timers) down(i int) {
 		t.swap(i, m)
 		i = m
 	}
+}
+
+// emptied returns s emptied: its array kept for the next use, unless a burst grew it past
+// 64 Ki entries (a million checks decided at once), which is not kept.
+func emptied(s []int32) []int32 {
+	if cap(s) > 1<<16 {
+		return nil
+	}
+	return s[:0]
 }
