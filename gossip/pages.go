@@ -196,7 +196,9 @@ type pagedRow struct {
 	h       header
 	set     uint64
 	cells   []numberedCell
-	dense   []heldCell // a dense row's array as copied, made cells when first read
+	dense   []heldCell // a dense row's array as copied; its cells are at the numbers in held
+	held    []uint32   // of a dense row, listed when first read (4 bytes a cell, not 32)
+	listed  bool
 	checks  []string
 	reasons []string
 }
@@ -208,12 +210,19 @@ type numberedCell struct {
 }
 
 func (p *pagedRow) len() int {
-	p.number()
+	if p.dense != nil {
+		p.number()
+		return len(p.held)
+	}
 	return len(p.cells)
 }
 
 func (p *pagedRow) at(k int) rowEntry {
-	p.number()
+	if p.dense != nil {
+		p.number()
+		i := p.held[k]
+		return rowEntry{check: p.checks[i], seq: p.dense[i].seq, entry: unpack(p.dense[i], p.reasons)}
+	}
 	nc := p.cells[k]
 	return rowEntry{check: p.checks[nc.i], seq: nc.c.seq, entry: unpack(nc.c, p.reasons)}
 }
@@ -242,24 +251,24 @@ func (t *Table) copyRow(checker string, set uint64) *pagedRow {
 	return p
 }
 
-// number lists a dense copy's cells up to the row's sequence with their numbers, once.
+// number lists the numbers of a dense copy's cells up to the row's sequence, once.
 func (p *pagedRow) number() {
-	if p.dense == nil {
+	if p.listed {
 		return
 	}
+	p.listed = true
 	n := 0
 	for _, c := range p.dense {
 		if c.held && c.seq <= p.h.seq {
 			n++
 		}
 	}
-	p.cells = make([]numberedCell, 0, n)
+	p.held = make([]uint32, 0, n)
 	for i, c := range p.dense {
 		if c.held && c.seq <= p.h.seq {
-			p.cells = append(p.cells, numberedCell{i: uint32(i), c: c})
+			p.held = append(p.held, uint32(i))
 		}
 	}
-	p.dense = nil
 }
 
 // encode returns the row as pages of at most limit bytes, or as one whole row when a single
