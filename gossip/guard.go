@@ -71,8 +71,8 @@ const (
 )
 
 // guard admits inbound gossip streams and packets: it bounds the streams open at once (in
-// all and per source address), the bytes buffered before authentication and the time to
-// read them, and, in an encrypted pool, authenticates every stream's first message and
+// all and per source address; a bounded queue of streams waits for a slot), the bytes
+// buffered before authentication and the time to read them, and, in an encrypted pool, authenticates every stream's first message and
 // every packet with the keyring before memberlist buffers or logs anything of it. What it
 // refuses is counted and logged at most once per logEvery.
 type guard struct {
