@@ -26,8 +26,10 @@ type locationState struct {
 	feed    <-chan struct{} // the gossip table's change feed
 	wake    chan struct{}   // the configuration changed (capacity 1)
 	changes gossip.Changes  // scratch of step
-	// out is the verdict changes of the last step, decided at outAt, for recordHistory.
+	// out is the verdict changes of the last step, decided at outAt, for recordHistory;
+	// served says, for each, whether it changed what DNS serves.
 	out    []verdict.Change
+	served []bool
 	outAt  time.Time
 	patch  []location.VerdictChange
 	stats  verdict.Stats
@@ -218,13 +220,16 @@ func (n *Node) step() (more bool, next time.Time) {
 	l.engine.Advance(now)
 	// The changes stay in l.out for recordHistory, which runVerdicts calls next.
 	l.out, l.outAt = l.engine.Changes(l.out[:0]), now
-	l.patch = l.patch[:0]
+	l.patch, l.served = l.patch[:0], l.served[:0]
 	for _, c := range l.out {
 		// Only what DNS is to serve differently: a location's first verdicts (every check
 		// unknown, then healthy, a million at once) change nothing it serves.
-		if healthy := n.ovr.serve(c.Check, c.Serving()); healthy != n.dns.Served(c.Check) {
+		healthy := n.ovr.serve(c.Check, c.Serving())
+		served := healthy != n.dns.Served(c.Check)
+		if served {
 			l.patch = append(l.patch, location.VerdictChange{Check: c.Check, Healthy: healthy})
 		}
+		l.served = append(l.served, served)
 	}
 	n.dns.PatchVerdicts(l.patch)
 	clear(l.patch)
