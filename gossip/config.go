@@ -92,11 +92,14 @@ type Config struct {
 // InboundLimits bound the inbound gossip streams (push/pull, reliable messages) that a node
 // reads before it has authenticated them. The zero value of a field means its default.
 type InboundLimits struct {
-	// MaxStreams bounds the inbound streams open at once; more are closed at once. Default
-	// DefaultMaxInboundStreams.
+	// MaxStreams bounds the inbound streams open at once; more wait for a slot, as many
+	// again at most (a socket each, nothing read), and beyond that are closed at once.
+	// Default DefaultMaxInboundStreams.
 	MaxStreams int
-	// MaxStreamsPerSource bounds the inbound streams open at once from one source address.
-	// Default DefaultMaxInboundStreamsPerSource.
+	// MaxStreamsPerSource bounds the inbound streams open at once from one source address;
+	// four times as many more of the source may wait for a slot, each at most two stream
+	// read timeouts, and beyond that are closed at once. Default
+	// DefaultMaxInboundStreamsPerSource.
 	MaxStreamsPerSource int
 	// MaxStreamBytes bounds one inbound stream message; a larger one is refused before its
 	// body is read. Default DefaultMaxStreamBytes.

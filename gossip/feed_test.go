@@ -191,3 +191,50 @@ func heapInUse() uint64 {
 	runtime.ReadMemStats(&ms)
 	return ms.HeapAlloc
 }
+
+// A row's marks move from a set to a bitmap once many, and every mark comes out of a drain
+// once, whichever holds it, including one made below where a partial drain stopped.
+func TestRowMarksBitmap(t *testing.T) {
+	const numbers = 3 * marksToBitmap
+	var m rowMarks
+	for i := range uint32(numbers) {
+		if !m.mark(i, numbers) {
+			t.Fatalf("number %d marked twice", i)
+		}
+	}
+	if m.bits == nil || m.cells != nil {
+		t.Fatalf("%d marks of %d numbers still in a set", numbers, numbers)
+	}
+	if m.mark(7, numbers) {
+		t.Fatal("a number marked again in the bitmap")
+	}
+	seen := map[uint32]int{}
+	take := func(n int) bool {
+		return m.take(func(i uint32) bool {
+			if n == 0 {
+				return false
+			}
+			n--
+			seen[i]++
+			return true
+		})
+	}
+	if !take(numbers / 2) {
+		t.Fatal("a partial drain did not stop")
+	}
+	delete(seen, 3)
+	if !m.mark(3, numbers) || !m.mark(numbers+100, numbers) {
+		t.Fatal("a drained or new number was not marked again")
+	}
+	if take(numbers) {
+		t.Fatal("the rest did not drain")
+	}
+	for i := range uint32(numbers) {
+		if seen[i] != 1 {
+			t.Fatalf("number %d came out %d times", i, seen[i])
+		}
+	}
+	if seen[numbers+100] != 1 || len(seen) != numbers+1 {
+		t.Fatalf("%d numbers came out, want %d", len(seen), numbers+1)
+	}
+}

@@ -54,11 +54,25 @@ const (
 	refusedSize    = "oversized"
 	refusedTimeout = "read_timeout"
 	refusedAuth    = "unauthenticated"
+	refusedWait    = "queue_timeout"
+)
+
+// Streams over a limit wait for a slot rather than being refused at once, up to these: a
+// node's pages of a row come as a stream each, back to back (eight of them for a row of a
+// million checks), and a location slowed by its collector, with the checkers of one host (one
+// source) sending their rows at once, refused the pages beyond four every time, so that one
+// checker's row never arrived whole and the checker stayed stale at the location. A waiting
+// stream holds its socket only: nothing of it is read until it takes a slot.
+const (
+	// queuedPerSlot is how many streams of a source may wait per stream slot of a source.
+	queuedPerSlot = 4
+	// waitReadTimeouts is how long a stream may wait for a slot, in stream read timeouts.
+	waitReadTimeouts = 2
 )
 
 // guard admits inbound gossip streams and packets: it bounds the streams open at once (in
-// all and per source address), the bytes buffered before authentication and the time to
-// read them, and, in an encrypted pool, authenticates every stream's first message and
+// all and per source address; a bounded queue of streams waits for a slot), the bytes
+// buffered before authentication and the time to read them, and, in an encrypted pool, authenticates every stream's first message and
 // every packet with the keyring before memberlist buffers or logs anything of it. What it
 // refuses is counted and logged at most once per logEvery.
 type guard struct {
@@ -69,9 +83,14 @@ type guard struct {
 	logEvery time.Duration
 	now      func() time.Time
 
+	// start starts admitting a stream that waited for its slot (countingTransport.startAdmit).
+	start func(*guardedConn)
+
 	mu        sync.Mutex
 	streams   int
 	perSource map[string]int
+	waiting   map[string][]waiter // streams waiting for a slot, by source, oldest first
+	queued    int                 // streams waiting, over all sources
 	buffered  int
 	bySource  map[string]int // bytes buffered per source
 	quiet     map[string]int // refusals not yet logged, by reason
@@ -87,6 +106,7 @@ func newGuard(cfg *Config, kr *memberlist.Keyring, m *metrics, log *slog.Logger)
 		logEvery:  10 * time.Second,
 		now:       cfg.Now,
 		perSource: map[string]int{},
+		waiting:   map[string][]waiter{},
 		bySource:  map[string]int{},
 		quiet:     map[string]int{},
 	}
@@ -139,28 +159,95 @@ func (g *guard) admitPacket(p *memberlist.Packet) bool {
 	return true
 }
 
-// openStream takes a stream slot for src; false when the total or the source's limit is
-// reached.
-func (g *guard) openStream(src string) (bool, string) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	switch {
-	case g.streams >= g.limits.MaxStreams:
-		return false, refusedTotal
-	case g.perSource[src] >= g.limits.MaxStreamsPerSource:
-		return false, refusedSource
-	}
-	g.streams++
-	g.perSource[src]++
-	return true, ""
+// waiter is a stream waiting for a slot, since when.
+type waiter struct {
+	gc    *guardedConn
+	since time.Time
 }
 
-func (g *guard) closeStream(src string) {
+// openStream takes a stream slot for gc, or queues it to wait for one (queued), or refuses
+// it with the limit that is reached (reason).
+func (g *guard) openStream(gc *guardedConn) (ok, queued bool, reason string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	src := gc.src
+	switch {
+	case g.streams < g.limits.MaxStreams && g.perSource[src] < g.limits.MaxStreamsPerSource:
+		g.streams++
+		g.perSource[src]++
+		return true, false, ""
+	case len(g.waiting[src]) < queuedPerSlot*g.limits.MaxStreamsPerSource && g.queued < g.limits.MaxStreams:
+		g.waiting[src] = append(g.waiting[src], waiter{gc: gc, since: time.Now()})
+		g.queued++
+		return false, true, ""
+	case g.streams >= g.limits.MaxStreams:
+		return false, false, refusedTotal
+	}
+	return false, false, refusedSource
+}
+
+// closeStream gives a slot of src back, and hands the slots free to the streams waiting:
+// src's first, then any other source's (those waiting for a total slot).
+func (g *guard) closeStream(src string) {
+	g.mu.Lock()
 	g.streams--
 	if g.perSource[src]--; g.perSource[src] <= 0 {
 		delete(g.perSource, src)
+	}
+	var ready, late []*guardedConn
+	ready, late = g.dequeue(src, ready, late)
+	for other := range g.waiting {
+		if g.streams >= g.limits.MaxStreams {
+			break
+		}
+		ready, late = g.dequeue(other, ready, late)
+	}
+	g.mu.Unlock()
+	for _, gc := range late {
+		g.refuse("stream", refusedWait, gc.RemoteAddr())
+		gc.Conn.Close()
+	}
+	for _, gc := range ready {
+		g.start(gc)
+	}
+}
+
+// dequeue gives the waiting streams of src the slots free, oldest first, appending them to
+// ready, and those that waited too long to late. Called with g.mu held.
+func (g *guard) dequeue(src string, ready, late []*guardedConn) ([]*guardedConn, []*guardedConn) {
+	q := g.waiting[src]
+	expired := time.Now().Add(-waitReadTimeouts * g.limits.StreamReadTimeout)
+	for len(q) > 0 && g.streams < g.limits.MaxStreams && g.perSource[src] < g.limits.MaxStreamsPerSource {
+		w := q[0]
+		q[0] = waiter{}
+		q = q[1:]
+		g.queued--
+		if w.since.Before(expired) {
+			late = append(late, w.gc)
+			continue
+		}
+		g.streams++
+		g.perSource[src]++
+		ready = append(ready, w.gc)
+	}
+	if len(q) == 0 {
+		delete(g.waiting, src)
+	} else {
+		g.waiting[src] = q
+	}
+	return ready, late
+}
+
+// closeWaiting closes the streams waiting for a slot (the transport shuts down).
+func (g *guard) closeWaiting() {
+	g.mu.Lock()
+	waiting := g.waiting
+	g.waiting, g.queued = map[string][]waiter{}, 0
+	g.mu.Unlock()
+	for _, q := range waiting {
+		for _, w := range q {
+			w.gc.Conn.Close()
+		}
 	}
 }
 
@@ -185,16 +272,20 @@ func (g *guard) release(src string, n int) {
 	}
 }
 
-// take takes a stream slot for conn; it returns the guarded stream, or nil, having closed
-// conn, when the total or the source's limit is reached. It does not block.
+// take takes a stream slot for conn and returns the guarded stream; or it queues the stream
+// to wait for a slot (guard.start admits it then) or, over the limits of the streams waiting
+// too, refuses it, having closed conn: nil in both cases. It does not block.
 func (g *guard) take(conn net.Conn) *guardedConn {
-	src := source(conn.RemoteAddr())
-	if ok, reason := g.openStream(src); !ok {
+	gc := &guardedConn{Conn: conn, r: conn, g: g, src: source(conn.RemoteAddr())}
+	ok, queued, reason := g.openStream(gc)
+	switch {
+	case ok:
+		return gc
+	case !queued:
 		g.refuse("stream", reason, conn.RemoteAddr())
 		conn.Close()
-		return nil
 	}
-	return &guardedConn{Conn: conn, r: conn, g: g, src: src}
+	return nil
 }
 
 // admit, in an encrypted pool, reads and authenticates the stream's first message within

@@ -76,7 +76,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		}),
 		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "vigil_gossip_inbound_refused_total",
-			Help: "Inbound gossip streams and packets refused before memberlist read them, by transport (stream, packet) and reason (unauthenticated, oversized, streams_total, streams_per_source, buffered_bytes, read_timeout).",
+			Help: "Inbound gossip streams and packets refused before memberlist read them, by transport (stream, packet) and reason (unauthenticated, oversized, streams_total, streams_per_source, buffered_bytes, read_timeout, queue_timeout).",
 		}, []string{"transport", "reason"}),
 	}
 	if reg == nil {

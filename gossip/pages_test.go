@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 // decodePage decodes one encoded page, as a node receives it.
@@ -328,5 +329,40 @@ func BenchmarkCopyRow(b *testing.B) {
 		if tb.copyRow("c", 1) == nil {
 			b.Fatal("no row")
 		}
+	}
+}
+
+// An assembly holds its pages encoded, and a complete row decodes to the entries paged, with
+// the check ids and reasons the table holds already as the table's own strings.
+func TestPackedPagesDecodeToTheTablesStrings(t *testing.T) {
+	held := NewTable(4)
+	held.applyRow(&fullRow{header: header{checker: "a", gen: 1, seq: 2}, entries: []rowEntry{
+		{check: "web", seq: 1, entry: Entry{Status: StatusUnhealthy, Reason: "http 503"}},
+	}}, at(0), true)
+	entries := []rowEntry{
+		{check: strings.Clone("web"), seq: 3, entry: Entry{Status: StatusUnhealthy, Consecutive: 4, Latency: 1500 * time.Microsecond, Reason: strings.Clone("http 503")}},
+		{check: "api", seq: 7, entry: Entry{Status: StatusHealthy, Consecutive: 1}},
+	}
+	p := pack(entries)
+	if want := len(encodePage(&rowPage{entries: entries})) - len(encodePage(&rowPage{})); len(p.b) != want {
+		t.Fatalf("packed %d bytes, want the %d of the entries encoded", len(p.b), want)
+	}
+	got, ok := held.unpack(p, nil)
+	if !ok || len(got) != len(entries) {
+		t.Fatalf("unpacked %d entries (ok %v), want %d", len(got), ok, len(entries))
+	}
+	for k := range entries {
+		if got[k] != entries[k] {
+			t.Fatalf("entry %d: %+v, want %+v", k, got[k], entries[k])
+		}
+	}
+	i, _ := held.checks.lookup("web")
+	r, _ := held.reasons.lookup("http 503")
+	if unsafe.StringData(got[0].check) != unsafe.StringData(held.checks.names[i]) ||
+		unsafe.StringData(got[0].entry.Reason) != unsafe.StringData(held.reasons.names[r]) {
+		t.Fatal("a check id or reason the table holds was decoded as a new string")
+	}
+	if _, ok := held.unpack(packedPage{n: 3, b: p.b}, nil); ok {
+		t.Fatal("a packed page claiming more entries than it holds decoded")
 	}
 }

@@ -27,6 +27,7 @@ type countingTransport struct {
 	admitting sync.WaitGroup
 	pendingMu sync.Mutex
 	pending   map[*guardedConn]struct{}
+	closed    bool // Shutdown began: no stream is admitted any more; guarded by pendingMu
 }
 
 var _ memberlist.NodeAwareTransport = (*countingTransport)(nil)
@@ -59,6 +60,7 @@ func newCountingTransport(t memberlist.Transport, m *metrics, g *guard) *countin
 		guard:    g,
 		pending:  map[*guardedConn]struct{}{},
 	}
+	g.start = c.startAdmit
 	c.wg.Add(1)
 	go c.forward()
 	return c
@@ -92,12 +94,17 @@ func (c *countingTransport) forward() {
 }
 
 // startAdmit admits a stream on a goroutine of its own (the guard bounds how many), then
-// hands it to memberlist.
+// hands it to memberlist. A stream that waited for its slot is started when another closes.
 func (c *countingTransport) startAdmit(gc *guardedConn) {
 	c.pendingMu.Lock()
+	if c.closed {
+		c.pendingMu.Unlock()
+		gc.Close()
+		return
+	}
 	c.pending[gc] = struct{}{}
-	c.pendingMu.Unlock()
 	c.admitting.Add(1)
+	c.pendingMu.Unlock()
 	go func() {
 		defer c.admitting.Done()
 		ok := c.guard.admit(gc)
@@ -159,10 +166,12 @@ func (c *countingTransport) Shutdown() error {
 	c.once.Do(func() { close(c.done) })
 	c.wg.Wait()
 	c.pendingMu.Lock()
+	c.closed = true
 	for gc := range c.pending {
 		gc.Conn.Close()
 	}
 	c.pendingMu.Unlock()
+	c.guard.closeWaiting()
 	c.admitting.Wait()
 	stop := make(chan struct{})
 	drained := make(chan struct{})

@@ -330,23 +330,35 @@ func (r *reader) count(minSize int) int {
 	return int(n)
 }
 
-func (r *reader) str(limit int) string {
+func (r *reader) str(limit int) string { return r.strIn(limit, nil) }
+
+// strIn reads a string as str does, returning in's copy of it when in holds it, so that
+// decoding a string the table holds already allocates nothing (in may be nil).
+func (r *reader) strIn(limit int, in *interned) string {
 	n := r.uvarint()
 	if r.err != nil || n > uint64(len(r.b)) || n > uint64(limit) {
 		r.fail()
 		return ""
 	}
-	s := string(r.b[:n])
+	b := r.b[:n]
 	r.b = r.b[n:]
-	if !utf8.ValidString(s) {
+	if in != nil {
+		if i, ok := in.ids[string(b)]; ok {
+			return in.names[i]
+		}
+	}
+	if !utf8.Valid(b) {
 		r.fail()
 		return ""
 	}
-	return s
+	return string(b)
 }
 
-func (r *reader) id() string {
-	s := r.str(MaxIDLen)
+func (r *reader) id() string { return r.idIn(nil) }
+
+// idIn reads a check or node id, in's copy of it when in holds it.
+func (r *reader) idIn(in *interned) string {
+	s := r.strIn(MaxIDLen, in)
 	if s == "" {
 		r.fail()
 	}
@@ -357,7 +369,10 @@ func (r *reader) header() header {
 	return header{checker: r.id(), gen: r.uvarint(), seq: r.uvarint(), beat: r.uvarint()}
 }
 
-func (r *reader) entry() Entry {
+func (r *reader) entry() Entry { return r.entryIn(nil) }
+
+// entryIn reads an entry, its reason in's copy when in holds it.
+func (r *reader) entryIn(reasons *interned) Entry {
 	var e Entry
 	s := r.byte()
 	if Status(s) >= statusEnd {
@@ -374,7 +389,7 @@ func (r *reader) entry() Entry {
 		r.fail()
 	}
 	e.Latency = time.Duration(us) * time.Microsecond
-	e.Reason = r.str(MaxReasonLen)
+	e.Reason = r.strIn(MaxReasonLen, reasons)
 	return e
 }
 

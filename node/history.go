@@ -26,18 +26,52 @@ func (l *locationState) historyOf(c verdict.Change, now time.Time) history.Chang
 	return h
 }
 
+// historyChunk bounds the verdict changes recordHistory turns into history changes and
+// records at once: a location's first load changes every check's verdict in one step (a
+// million), and the history's records of them, their answers and the sets seen, made all at
+// once, were hundreds of megabytes live beside everything the location holds.
+const historyChunk = 8192
+
 // recordHistory records the verdict changes of the last step, and the changes they made to
-// the answers of their record sets, outside the location's lock (the log is synced). Only
-// runVerdicts calls it.
+// the answers of their record sets, outside the location's lock (the log is synced), a chunk
+// at a time. Only runVerdicts calls it, right after step: no step runs in between, so the
+// engine still holds the verdicts those changes made (the lock is taken, a chunk at a time,
+// for the counts that decided them).
 func (n *Node) recordHistory() {
 	l := &n.loc
-	if len(l.pending) == 0 {
+	for from := 0; from < len(l.out); from += historyChunk {
+		to := min(from+historyChunk, len(l.out))
+		l.mu.Lock()
+		for _, c := range l.out[from:to] {
+			l.pending = append(l.pending, l.historyOf(c, l.outAt))
+		}
+		l.mu.Unlock()
+		n.recordChanges(l.pending, l.served[from:to])
+		clear(l.pending)
+		l.pending = l.pending[:0]
+	}
+	clear(l.out)
+	l.out, l.served = scratch(l.out), scratch(l.served)
+	l.pending = scratch(l.pending)
+}
+
+// recordChanges records verdict changes, and the changes they made to the answers of their
+// record sets: only a change that changed what DNS serves (served, by change) can have
+// changed an answer, so only its sets are looked at. (A location's first load changes every
+// verdict twice, to unknown and to healthy, and serves each check as healthy throughout:
+// explaining a million sets twice over allocated nearly 2 GB while the rows arrived.)
+func (n *Node) recordChanges(changes []history.Change, served []bool) {
+	l := &n.loc
+	if len(changes) == 0 {
 		return
 	}
 	var answers []history.AnswerChange
 	seen := map[location.SetName]bool{}
 	snap := n.dns.Snapshot()
-	for _, c := range l.pending {
+	for k, c := range changes {
+		if !served[k] {
+			continue
+		}
 		for _, set := range snap.HealthSetsOf(c.Check) {
 			if seen[set] {
 				continue
@@ -63,11 +97,9 @@ func (n *Node) recordHistory() {
 				From: was, To: values, LastResort: lastResort})
 		}
 	}
-	if err := l.hist.Record(l.pending, answers); err != nil {
+	if err := l.hist.Record(changes, answers); err != nil {
 		n.log.Warn("node: history: recording verdict changes", "err", err)
 	}
-	clear(l.pending)
-	l.pending = scratch(l.pending)
 }
 
 // answeringFrom returns the records a record set chooses among: the failover answer, or the

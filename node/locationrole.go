@@ -26,15 +26,19 @@ type locationState struct {
 	feed    <-chan struct{} // the gossip table's change feed
 	wake    chan struct{}   // the configuration changed (capacity 1)
 	changes gossip.Changes  // scratch of step
-	out     []verdict.Change
-	patch   []location.VerdictChange
-	stats   verdict.Stats
-	warmAt  time.Time // the first step a freshness window after the start
-	steps   uint64
+	// out is the verdict changes of the last step, decided at outAt, for recordHistory;
+	// served says, for each, whether it changed what DNS serves.
+	out    []verdict.Change
+	served []bool
+	outAt  time.Time
+	patch  []location.VerdictChange
+	stats  verdict.Stats
+	warmAt time.Time // the first step a freshness window after the start
+	steps  uint64
 	// wholes counts the configurations the engine took whole (ConfigureAll).
 	wholes uint64
-	// hist is the location's history; pending the verdict changes of the last step, for
-	// runVerdicts to record outside the lock.
+	// hist is the location's history; pending the scratch of recordHistory: the history
+	// changes of one chunk of out.
 	hist    *history.Store
 	pending []history.Change
 }
@@ -214,16 +218,22 @@ func (n *Node) step() (more bool, next time.Time) {
 	now := time.Now() // after the drain: no progress it took is later than now
 	t0 := now
 	l.engine.Advance(now)
-	l.out = l.engine.Changes(l.out[:0])
-	l.patch = l.patch[:0]
+	// The changes stay in l.out for recordHistory, which runVerdicts calls next.
+	l.out, l.outAt = l.engine.Changes(l.out[:0]), now
+	l.patch, l.served = l.patch[:0], l.served[:0]
 	for _, c := range l.out {
-		l.patch = append(l.patch, location.VerdictChange{Check: c.Check, Healthy: n.ovr.serve(c.Check, c.Serving())})
-		l.pending = append(l.pending, l.historyOf(c, now))
+		// Only what DNS is to serve differently: a location's first verdicts (every check
+		// unknown, then healthy, a million at once) change nothing it serves.
+		healthy := n.ovr.serve(c.Check, c.Serving())
+		served := healthy != n.dns.Served(c.Check)
+		if served {
+			l.patch = append(l.patch, location.VerdictChange{Check: c.Check, Healthy: healthy})
+		}
+		l.served = append(l.served, served)
 	}
 	n.dns.PatchVerdicts(l.patch)
-	clear(l.out)
 	clear(l.patch)
-	l.out, l.patch = scratch(l.out), scratch(l.patch)
+	l.patch = scratch(l.patch)
 	l.steps++
 	window := l.window
 	if l.warmAt.IsZero() {

@@ -46,7 +46,8 @@ import (
 //
 // VIGIL_MEASURE_CHECKS (default 1,000,000), VIGIL_MEASURE_WINDOW (default 60s) and
 // VIGIL_MEASURE_FLIPS (default 100) change the sizes; VIGIL_MEASURE_PROFILE=DIR writes a CPU
-// profile of each window there, and a heap profile of what the location holds. GOMEMLIMIT
+// profile of each window there, and a heap profile of what the location holds (and one at
+// each new peak of resident memory, sampled every second: scale_sample_test.go). GOMEMLIMIT
 // applies to the location only (the agent's -memory-limit), not to the checkers' child.
 func TestMeasureLocationScale(t *testing.T) {
 	if os.Getenv("VIGIL_MEASURE") == "" {
@@ -64,6 +65,8 @@ func TestMeasureLocationScale(t *testing.T) {
 	}
 	logf("%d checks × 6 reports; memory limit %s; load %s", checks, memLimit(), loadavg())
 
+	rss := sampleRSS(profiles, logf)
+	t.Cleanup(rss.Stop)
 	doc := config.Scale{Checks: checks, Protocol: config.ProtocolHTTP}.Document()
 	cfg := DefaultConfig()
 	cfg.ID, cfg.Region, cfg.Roles, cfg.DataDir = "loc", "us-east", RoleLocation, t.TempDir()
@@ -170,6 +173,7 @@ func TestMeasureLocationScale(t *testing.T) {
 			when, mib(rss), mib(hwm), mib(ms.HeapInuse), mib(liveAfterGC()), mib(ms.Sys), runtime.NumGoroutine())
 	}
 	memory("held")
+	rss.report()
 	if profiles != "" {
 		f, err := os.Create(filepath.Join(profiles, "location-heap.pprof"))
 		if err != nil {
