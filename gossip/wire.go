@@ -343,8 +343,8 @@ func (r *reader) strIn(limit int, in *interned) string {
 	b := r.b[:n]
 	r.b = r.b[n:]
 	if in != nil {
-		if i, ok := in.ids[string(b)]; ok {
-			return in.names[i]
+		if i, ok := in.lookup(string(b)); ok {
+			return in.name(i)
 		}
 	}
 	if !utf8.Valid(b) {
