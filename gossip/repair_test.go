@@ -132,3 +132,41 @@ func TestLackingAndNodeAt(t *testing.T) {
 		}
 	}
 }
+
+// TestRelayedAskSpreadsAcrossRegions: an ask for a row the node holds, that no checker
+// answers itself, goes to two peers of two other regions (a row missed behind a cut is missed
+// by the node's own region too); an ask for a row not held, answered whole, goes to one.
+func TestRelayedAskSpreadsAcrossRegions(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := newCluster(t, spec{regions: partitionRegions})
+		defer c.close()
+		for _, r := range partitionRegions {
+			c.add(r+"-1", r, RoleChecker|RoleLocation, nil)
+			c.add(r+"-2", r, RoleChecker, nil)
+		}
+		waitFor(t, 30*time.Second, 100*time.Millisecond, "pool converges", c.converged)
+		sa := c.nodes[4]
+		if sa.ID() != "sa-1" {
+			t.Fatalf("node 4 is %s, want sa-1", sa.ID())
+		}
+		regionOf := map[string]string{}
+		for _, n := range c.nodes {
+			regionOf[n.ID()] = n.cfg.Region
+		}
+		held := job{asks: []ask{{checker: "us-2", gen: 1, seq: 3}}}
+		for range 50 {
+			to := sa.targets(held)
+			if len(to) != relayedAsks {
+				t.Fatalf("an ask for a held row went to %d peers, want %d", len(to), relayedAsks)
+			}
+			a, b := regionOf[to[0].Name], regionOf[to[1].Name]
+			if a == b || a == "sa" || b == "sa" {
+				t.Fatalf("an ask for a held row went to %s (%s) and %s (%s), want two regions other than sa", to[0].Name, a, to[1].Name, b)
+			}
+		}
+		whole := job{asks: []ask{{checker: "us-2"}, {checker: "eu-2", gen: 1, seq: 3}}}
+		if to := sa.targets(whole); len(to) != 1 {
+			t.Fatalf("an ask with a row not held went to %d peers, want 1", len(to))
+		}
+	})
+}
