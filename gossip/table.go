@@ -198,7 +198,7 @@ func (t *Table) applyDelta(d delta, now time.Time) outcome {
 // checker has it then, which covers the older ones, while the newest are those sent after
 // that answer was made, which nothing else brings. Forgetting the newest instead, a row
 // under steady churn whose repairs took longer than maxAhead deltas was never complete again
-// (TestVerdictsInstalledDespiteConfigChanges at 1 kHz).
+// (TestTableAheadKeepsNewest).
 func (r *row) holdAhead(seq uint64) {
 	if r.ahead == nil {
 		r.ahead = map[uint64]bool{}
