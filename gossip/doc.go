@@ -5,7 +5,8 @@
 // Over it, every checker owns one row of reports (its latest status per check) under a
 // generation and a sequence number. Changes spread as small deltas, one per UDP packet, that
 // every node relays on; heartbeats advance even when nothing changes, at least 5 per freshness
-// window, each relayed by every node to 4 peers (liveness.go); a periodic push/pull carries the
+// window, each relayed by every node to 4 peers (liveness.go) and sent by the checker straight
+// to its own region's locations as well (near.go); a periodic push/pull carries the
 // header of the checker's own row and a digest of every row's header, never cells, and a node
 // that finds itself behind asks for the rows it misses, saying what it holds, around cut
 // links (reach.go); the answer carries only the changes since then when it can prove it has

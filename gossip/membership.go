@@ -115,6 +115,7 @@ func (e *events) NotifyLeave(node *memberlist.Node) {
 	}
 	n.alive.Store(int64(len(n.members)))
 	n.memberGauges()
+	n.findNearLocked()
 	if dead && n.progressingLocked(m, n.cfg.Now()) {
 		n.lingering[m.ID] = m
 		n.mu.Unlock()
@@ -147,6 +148,7 @@ func (e *events) update(node *memberlist.Node, kind EventKind) {
 	n.table.setRegion(m.ID, m.Region)
 	n.alive.Store(int64(len(n.members)))
 	n.memberGauges()
+	n.findNearLocked()
 	n.mu.Unlock()
 	if kind == MemberJoined && m.ID != n.cfg.ID {
 		n.log.Info("member joined", "member", m.ID, "region", m.Region, "roles", m.Roles.String())

@@ -48,21 +48,25 @@ type Pool struct {
 	beats   *memberlist.TransmitLimitedQueue
 	alive   atomic.Int64
 	leaving atomic.Bool
+	halted  atomic.Bool // Shutdown was called: no more direct sends (near.go)
 	work    chan job
 	rtt     rttTable // round-trip times by member (rtt.go)
 
-	mu        sync.Mutex // guards everything below; never held while calling into memberlist
-	table     *Table
-	own       *ownRow
-	members   map[string]Member
-	known     map[string]knownPeer
-	requested map[string]time.Time
-	unreached map[string]time.Time // peers a repair send failed to reach, and when (reach.go)
-	inflight  map[string]bool      // peers a repair send to is in flight
-	v1peers   map[string]bool      // peers whose last bulk message was of wire version 1
-	paged     map[string]time.Time // paged answers sent lately, by pagedKey, and when
-	paging    bool                 // a row's pages are being sent (answer.go)
-	rng       *rand.Rand
+	mu      sync.Mutex // guards everything below; never held while calling into memberlist
+	table   *Table
+	own     *ownRow
+	members map[string]Member
+	// nearLocations are the locations of this node's region, besides itself, at most
+	// maxNearLocations, that a checker sends its heartbeats to directly (near.go).
+	nearLocations []*memberlist.Node
+	known         map[string]knownPeer
+	requested     map[string]time.Time
+	unreached     map[string]time.Time // peers a repair send failed to reach, and when (reach.go)
+	inflight      map[string]bool      // peers a repair send to is in flight
+	v1peers       map[string]bool      // peers whose last bulk message was of wire version 1
+	paged         map[string]time.Time // paged answers sent lately, by pagedKey, and when
+	paging        bool                 // a row's pages are being sent (answer.go)
+	rng           *rand.Rand
 	// joined signals that a member joined (capacity 1: signals coalesce).
 	joined chan struct{}
 
@@ -320,6 +324,7 @@ func (n *Pool) Shutdown() {
 		return
 	}
 	n.down = true
+	n.halted.Store(true)
 	if err := n.ml.Shutdown(); err != nil {
 		n.log.Warn("shutdown failed", "err", err)
 	}
@@ -345,8 +350,11 @@ func (n *Pool) leave() {
 // heartbeat advances this checker's beat and spreads it.
 func (n *Pool) heartbeat() {
 	n.mu.Lock()
-	defer n.mu.Unlock()
 	h := n.own.heartbeat()
 	n.table.applyHeartbeat(h, n.cfg.Now())
-	n.beats.QueueBroadcast(newBroadcast("h/"+h.checker, encodeHeartbeat(h)))
+	msg := encodeHeartbeat(h)
+	n.beats.QueueBroadcast(newBroadcast("h/"+h.checker, msg))
+	near := n.nearLocations
+	n.mu.Unlock()
+	n.sendNear(near, msg)
 }

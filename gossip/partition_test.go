@@ -316,3 +316,41 @@ func TestDeadHintNoChurn(t *testing.T) {
 		t.Logf("a dead checker left its region's live checkers %v after it stopped (simulated)", took)
 	})
 }
+
+// TestCutOffRegionHearsItsCheckers: when sa is cut off from every other region, sa's location
+// still hears each of sa's checkers at every heartbeat, though memberlist goes on gossiping
+// to the members across the cut (three of four members of the pool here): for 20 simulated
+// seconds after the cut, sampled every 100 ms, sa-1 holds sa-2's progress within two
+// heartbeats. Gossip alone left a heartbeat unheard often enough that real processes counted
+// a report from before the cut for seconds (RESILIENCE.md, the cut-off location's tail).
+func TestCutOffRegionHearsItsCheckers(t *testing.T) {
+	for run := range 3 {
+		t.Run(fmt.Sprint(run), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				c, _, _ := partitionCluster(t)
+				defer c.close()
+				sa1, sa2 := c.node("sa-1"), c.node("sa-2")
+				if err := c.net.Isolate("sa"); err != nil {
+					t.Fatal(err)
+				}
+				beat := sa2.heartbeatInterval()
+				worst := time.Duration(0)
+				for range 200 {
+					time.Sleep(100 * time.Millisecond)
+					sa1.mu.Lock()
+					r := sa1.table.rows[sa2.ID()]
+					if r != nil {
+						worst = max(worst, time.Since(r.progress))
+					}
+					sa1.mu.Unlock()
+					if r == nil {
+						t.Fatal("sa-1 holds no row of sa-2")
+					}
+				}
+				if worst > 2*beat {
+					t.Errorf("sa-1 went %v without progress from sa-2 (heartbeat every %v) while sa was cut off", worst, beat)
+				}
+			})
+		})
+	}
+}
