@@ -19,7 +19,7 @@ import (
 // side by side, and a peer that a send failed to reach is asked no more for a while: its row
 // is asked of peers that hold it relayed.
 const (
-	maxSends     = 4                // repair sends in flight at once
+	maxSends     = 4                // repair sends in flight at once, within the region and to others each
 	unreachedFor = 30 * time.Second // a peer a send failed to reach is not asked directly for this long
 )
 

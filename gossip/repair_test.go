@@ -6,6 +6,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
 // rowGaps lists, for every location, the checkers whose rows it does not hold complete and
@@ -167,6 +169,47 @@ func TestRelayedAskSpreadsAcrossRegions(t *testing.T) {
 		whole := job{asks: []ask{{checker: "us-2"}, {checker: "eu-2", gen: 1, seq: 3}}}
 		if to := sa.targets(whole); len(to) != 1 {
 			t.Fatalf("an ask with a row not held went to %d peers, want 1", len(to))
+		}
+	})
+}
+
+// TestRegionRepairNotHeldByCutDials: sa is cut off from every other region while sa-1 has a
+// repair ask in flight to each of four checkers across the cut (each dial waits for
+// memberlist's TCP timeout, as behind a real cut); an ask to sa-2, in sa-1's own region,
+// still reaches it within a second. With one set of send slots for every peer, the four
+// dials took them all and the ask waited 9.95 s for the first to time out.
+func TestRegionRepairNotHeldByCutDials(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := newCluster(t, spec{regions: []string{"us", "eu", "sa"}})
+		defer c.close()
+		far := []string{"us-1", "us-2", "eu-1", "eu-2"}
+		for _, id := range far {
+			c.add(id, id[:2], RoleChecker, nil)
+		}
+		sa1 := c.add("sa-1", "sa", RoleChecker|RoleLocation, nil)
+		sa2 := c.add("sa-2", "sa", RoleChecker, nil)
+		waitFor(t, 30*time.Second, 100*time.Millisecond, "pool converges", c.converged)
+		if err := c.net.Isolate("sa"); err != nil {
+			t.Fatal(err)
+		}
+		sa1.mu.Lock()
+		for _, id := range far {
+			sa1.want(id, []string{id})
+		}
+		sa1.mu.Unlock()
+		time.Sleep(100 * time.Millisecond) // the four dials start
+		requests := func() float64 {
+			return testutil.ToFloat64(sa2.m.received.WithLabelValues(kindRequest.String()))
+		}
+		before := requests()
+		sa1.mu.Lock()
+		sa1.want("sa-2", []string{"sa-2"})
+		sa1.mu.Unlock()
+		took := waitFor(t, 30*time.Second, 50*time.Millisecond, "sa-2 receives sa-1's ask", func() bool {
+			return requests() > before
+		})
+		if took > time.Second {
+			t.Errorf("sa-2 received sa-1's ask %v after it was made, behind the dials into the cut (want within 1s)", took)
 		}
 	})
 }
