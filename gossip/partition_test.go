@@ -45,6 +45,20 @@ func partitionCluster(t *testing.T) (c *cluster, checkers, locations []*Pool) {
 	return c, checkers, locations
 }
 
+// inPartitionRuns runs f three times, each in a synctest bubble with partitionCluster's
+// network, converged, closed when f returns.
+func inPartitionRuns(t *testing.T, f func(t *testing.T, c *cluster, checkers, locations []*Pool)) {
+	for run := range 3 {
+		t.Run(fmt.Sprint(run), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				c, checkers, locations := partitionCluster(t)
+				defer c.close()
+				f(t, c, checkers, locations)
+			})
+		})
+	}
+}
+
 // staleRows lists the (location, checker) pairs where the location holds no fresh report of
 // the checker for web-eu (which every checker reports), skipping the pairs skip says to.
 func staleRows(locations, checkers []*Pool, window time.Duration, skip func(loc, checker *Pool) bool) []string {
@@ -79,42 +93,36 @@ func staleRows(locations, checkers []*Pool, window time.Duration, skip func(loc,
 // hearing only its own region's failures drops a healthy endpoint. At 2 heartbeats per
 // window (the agent's 2s), a second now and then in 5 of 9 runs.
 func TestRelayedCheckersStayFresh(t *testing.T) {
-	for run := range 3 {
-		t.Run(fmt.Sprint(run), func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				c, checkers, locations := partitionCluster(t)
-				defer c.close()
-				if err := c.net.Cut("us", "sa"); err != nil {
+	inPartitionRuns(t, func(t *testing.T, c *cluster, checkers, locations []*Pool) {
+		if err := c.net.Cut("us", "sa"); err != nil {
+			t.Fatal(err)
+		}
+		stale := map[string]int{}
+		for tick := range 1200 {
+			time.Sleep(100 * time.Millisecond)
+			if tick%30 == 0 { // every 3s one checker changes a report
+				ch := checkers[(tick/30)%len(checkers)]
+				st := StatusUnhealthy
+				if statusAt(ch, "web-us", ch.ID()) == st {
+					st = StatusHealthy
+				}
+				if err := ch.Publish("web-us", Entry{Status: st, Reason: fmt.Sprint(tick)}); err != nil {
 					t.Fatal(err)
 				}
-				stale := map[string]int{}
-				for tick := range 1200 {
-					time.Sleep(100 * time.Millisecond)
-					if tick%30 == 0 { // every 3s one checker changes a report
-						ch := checkers[(tick/30)%len(checkers)]
-						st := StatusUnhealthy
-						if statusAt(ch, "web-us", ch.ID()) == st {
-							st = StatusHealthy
-						}
-						if err := ch.Publish("web-us", Entry{Status: st, Reason: fmt.Sprint(tick)}); err != nil {
-							t.Fatal(err)
-						}
-					}
-					for _, p := range staleRows(locations, checkers, partitionWindow, nil) {
-						stale[p]++
-					}
-				}
-				if len(stale) > 0 {
-					var out []string
-					for p, n := range stale {
-						out = append(out, fmt.Sprintf("%s %.1fs", p, float64(n)/10))
-					}
-					slices.Sort(out)
-					t.Errorf("reachable checkers counted stale during the us-sa cut (2 minutes): %s", strings.Join(out, ", "))
-				}
-			})
-		})
-	}
+			}
+			for _, p := range staleRows(locations, checkers, partitionWindow, nil) {
+				stale[p]++
+			}
+		}
+		if len(stale) > 0 {
+			var out []string
+			for p, n := range stale {
+				out = append(out, fmt.Sprintf("%s %.1fs", p, float64(n)/10))
+			}
+			slices.Sort(out)
+			t.Errorf("reachable checkers counted stale during the us-sa cut (2 minutes): %s", strings.Join(out, ", "))
+		}
+	})
 }
 
 // TestCutOffCheckerNotRevived: sa is cut off from every other region, at a moment when eu's
@@ -124,43 +132,37 @@ func TestRelayedCheckersStayFresh(t *testing.T) {
 // push/pull digest or a repair answer, and counted sa's reports again for a whole freshness
 // window: eu-west's location flapped sa-east's endpoint off, on and off again.
 func TestCutOffCheckerNotRevived(t *testing.T) {
-	for run := range 3 {
-		t.Run(fmt.Sprint(run), func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				c, _, locations := partitionCluster(t)
-				defer c.close()
-				for _, from := range []string{"sa", "us"} {
-					if err := c.net.CutOneWay(from, "eu"); err != nil {
-						t.Fatal(err)
+	inPartitionRuns(t, func(t *testing.T, c *cluster, _, locations []*Pool) {
+		for _, from := range []string{"sa", "us"} {
+			if err := c.net.CutOneWay(from, "eu"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		time.Sleep(3 * time.Second)
+		if err := c.net.Isolate("sa"); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.net.Heal("us", "eu"); err != nil {
+			t.Fatal(err)
+		}
+		cut := time.Now()
+		// What was in flight at the cut (us's relays of sa's last heartbeats) spreads
+		// within a few gossip rounds.
+		const inFlight = 2 * time.Second
+		for range 900 { // 90s: more than two push/pull rounds at LAN
+			time.Sleep(100 * time.Millisecond)
+			for _, l := range locations {
+				if l.cfg.Region == "sa" {
+					continue
+				}
+				for _, r := range l.ReportsFor("web-eu") {
+					if strings.HasPrefix(r.Checker, "sa-") && r.LastProgress.Sub(cut) > inFlight {
+						t.Fatalf("%s counts cut-off %s as making progress %v after the cut", l.ID(), r.Checker, r.LastProgress.Sub(cut))
 					}
 				}
-				time.Sleep(3 * time.Second)
-				if err := c.net.Isolate("sa"); err != nil {
-					t.Fatal(err)
-				}
-				if err := c.net.Heal("us", "eu"); err != nil {
-					t.Fatal(err)
-				}
-				cut := time.Now()
-				// What was in flight at the cut (us's relays of sa's last heartbeats) spreads
-				// within a few gossip rounds.
-				const inFlight = 2 * time.Second
-				for range 900 { // 90s: more than two push/pull rounds at LAN
-					time.Sleep(100 * time.Millisecond)
-					for _, l := range locations {
-						if l.cfg.Region == "sa" {
-							continue
-						}
-						for _, r := range l.ReportsFor("web-eu") {
-							if strings.HasPrefix(r.Checker, "sa-") && r.LastProgress.Sub(cut) > inFlight {
-								t.Fatalf("%s counts cut-off %s as making progress %v after the cut", l.ID(), r.Checker, r.LastProgress.Sub(cut))
-							}
-						}
-					}
-				}
-			})
-		})
-	}
+			}
+		}
+	})
 }
 
 // TestHeartbeatFollowsWindow: a checker heartbeats at least 5 times per freshness window,
@@ -319,38 +321,32 @@ func TestDeadHintNoChurn(t *testing.T) {
 
 // TestCutOffRegionHearsItsCheckers: when sa is cut off from every other region, sa's location
 // still hears each of sa's checkers at every heartbeat, though memberlist goes on gossiping
-// to the members across the cut (three of four members of the pool here): for 20 simulated
+// to the members across the cut (four of each checker's five peers here): for 20 simulated
 // seconds after the cut, sampled every 100 ms, sa-1 holds sa-2's progress within two
 // heartbeats. Gossip alone left a heartbeat unheard often enough that real processes counted
 // a report from before the cut for seconds (RESILIENCE.md, the cut-off location's tail).
 func TestCutOffRegionHearsItsCheckers(t *testing.T) {
-	for run := range 3 {
-		t.Run(fmt.Sprint(run), func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				c, _, _ := partitionCluster(t)
-				defer c.close()
-				sa1, sa2 := c.node("sa-1"), c.node("sa-2")
-				if err := c.net.Isolate("sa"); err != nil {
-					t.Fatal(err)
-				}
-				beat := sa2.heartbeatInterval()
-				worst := time.Duration(0)
-				for range 200 {
-					time.Sleep(100 * time.Millisecond)
-					sa1.mu.Lock()
-					r := sa1.table.rows[sa2.ID()]
-					if r != nil {
-						worst = max(worst, time.Since(r.progress))
-					}
-					sa1.mu.Unlock()
-					if r == nil {
-						t.Fatal("sa-1 holds no row of sa-2")
-					}
-				}
-				if worst > 2*beat {
-					t.Errorf("sa-1 went %v without progress from sa-2 (heartbeat every %v) while sa was cut off", worst, beat)
-				}
-			})
-		})
-	}
+	inPartitionRuns(t, func(t *testing.T, c *cluster, _, _ []*Pool) {
+		sa1, sa2 := c.node("sa-1"), c.node("sa-2")
+		if err := c.net.Isolate("sa"); err != nil {
+			t.Fatal(err)
+		}
+		beat := sa2.heartbeatInterval()
+		worst := time.Duration(0)
+		for range 200 {
+			time.Sleep(100 * time.Millisecond)
+			sa1.mu.Lock()
+			r := sa1.table.rows[sa2.ID()]
+			if r != nil {
+				worst = max(worst, time.Since(r.progress))
+			}
+			sa1.mu.Unlock()
+			if r == nil {
+				t.Fatal("sa-1 holds no row of sa-2")
+			}
+		}
+		if worst > 2*beat {
+			t.Errorf("sa-1 went %v without progress from sa-2 (heartbeat every %v) while sa was cut off", worst, beat)
+		}
+	})
 }
