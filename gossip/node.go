@@ -150,8 +150,22 @@ func New(cfg Config) (*Pool, error) {
 	}
 	inner := cfg.Transport
 	if inner == nil {
-		nt, err := memberlist.NewNetTransport(&memberlist.NetTransportConfig{
-			BindAddrs: []string{cfg.BindAddr}, BindPort: cfg.BindPort, Logger: mlog})
+		// With port 0 the transport takes a free TCP port and then the same UDP port, which
+		// another process may hold: as memberlist's own default transport does, try again
+		// with another port (CI: "bind: address already in use" once).
+		tries := 1
+		if cfg.BindPort == 0 {
+			tries = 10
+		}
+		var nt *memberlist.NetTransport
+		var err error
+		for range tries {
+			nt, err = memberlist.NewNetTransport(&memberlist.NetTransportConfig{
+				BindAddrs: []string{cfg.BindAddr}, BindPort: cfg.BindPort, Logger: mlog})
+			if err == nil {
+				break
+			}
+		}
 		if err != nil {
 			return nil, fmt.Errorf("gossip: listen on %s:%d: %w", cfg.BindAddr, cfg.BindPort, err)
 		}
