@@ -90,6 +90,7 @@ func TestAbuseOutOfScopeWrites(t *testing.T) {
 		{"POST", "/v1/zones/demo.vigil.test./record_sets", "application/json", rs},
 		{"PUT", "/v1/zones/demo.vigil.test./record_sets/x/A", "application/json", rs},
 		{"DELETE", "/v1/zones/demo.vigil.test./record_sets/www/A", "", ""},
+		{"POST", "/v1/zones/demo.vigil.test./dnssec/rollover", "application/json", `{"role": "csk"}`},
 		{"PUT", "/v1/document", "application/yaml", string(demo)},
 		{"PUT", "/v1/notifications", "application/json", `{}`},
 		{"POST", "/v1/overrides", "application/json", `{"kind": "unhealthy", "check": "api-1", "reason": "x", "for": "1h"}`},
