@@ -149,7 +149,7 @@ func ParseTokenLine(line string) (Token, error) {
 	}
 	sc, err := ParseScope(f[1])
 	if err != nil {
-		return Token{}, err
+		return Token{}, fmt.Errorf("control: token %s: %w", f[0], err)
 	}
 	hx, ok := strings.CutPrefix(f[2], "sha256:")
 	raw, err := hex.DecodeString(hx)
