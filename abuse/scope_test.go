@@ -90,6 +90,7 @@ func TestAbuseOutOfScopeWrites(t *testing.T) {
 		{"POST", "/v1/zones/demo.vigil.test./record_sets", "application/json", rs},
 		{"PUT", "/v1/zones/demo.vigil.test./record_sets/x/A", "application/json", rs},
 		{"DELETE", "/v1/zones/demo.vigil.test./record_sets/www/A", "", ""},
+		{"POST", "/v1/zones/demo.vigil.test./dnssec/rollover", "application/json", `{"role": "csk"}`},
 		{"PUT", "/v1/document", "application/yaml", string(demo)},
 		{"PUT", "/v1/notifications", "application/json", `{}`},
 		{"POST", "/v1/overrides", "application/json", `{"kind": "unhealthy", "check": "api-1", "reason": "x", "for": "1h"}`},
@@ -141,7 +142,7 @@ func TestAbuseOutOfScopeWrites(t *testing.T) {
 	entries := node.State().Audit(2, 0)
 	named := len(entries) == 2 && entries[0].Token == "web-team" && entries[1].Token == "web-team"
 	t.Logf("status codes %v", codes)
-	row(t, fmt.Sprintf("out-of-scope writes: %d writes covering every write route, each aimed outside a scoped token's prefixes (checks web-, zones web.test.), sent with that token, a read-only named token, the scoped token altered by one character, and its token-file line's hash as the token (real HTTP, raft voter with BoltDB)", len(outside)),
+	row(t, fmt.Sprintf("out-of-scope writes: %d writes covering every write route, each aimed outside a scoped token's scope (checks starting web-, the zone web.test. and zones below it), sent with that token, a read-only named token, the scoped token altered by one character, and its token-file line's hash as the token (real HTTP, raft voter with BoltDB)", len(outside)),
 		fmt.Sprintf("%d requests", attempts),
 		fmt.Sprintf("applied %d (state index %d before and after), audit entries added %d, answered other than 401/403 %d (control: %d of %d writes inside the scope applied, audited under the token's name: %v)", after-before, before, auditAfter-auditBefore, through, applied, len(inside), named))
 	if after != before || auditAfter != auditBefore || through != 0 || applied != len(inside) || !named {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/dnssec"
 )
 
 // APIConfig configures the HTTP API of one voter.
@@ -285,6 +286,7 @@ func statusOf(err error) int {
 	var ve *ValidationError
 	var es config.Errors
 	var mbe *http.MaxBytesError
+	var early *dnssec.TooEarlyError
 	switch {
 	case errors.As(err, &mbe):
 		return http.StatusRequestEntityTooLarge
@@ -294,7 +296,7 @@ func statusOf(err error) int {
 		return http.StatusBadRequest
 	case errors.Is(err, ErrNotFound):
 		return http.StatusNotFound
-	case errors.Is(err, ErrConflict):
+	case errors.Is(err, ErrConflict), errors.As(err, &early):
 		return http.StatusConflict
 	case errors.Is(err, ErrNoLeader), errors.Is(err, ErrUnknownOutcome), errors.Is(err, ErrNotReady), errors.Is(err, ErrNotLeader):
 		return http.StatusServiceUnavailable

@@ -42,10 +42,13 @@ type DNSSECKeyView struct {
 	Activate time.Time  `json:"activate"`
 	Retire   *time.Time `json:"retire,omitempty"`
 	Remove   *time.Time `json:"remove,omitempty"`
+	// FinishAfter, on the new key of a KSK or CSK rollover in progress, is the earliest time
+	// the rollover may be finished without force (RFC 3339).
+	FinishAfter *time.Time `json:"finish_after,omitempty"`
 }
 
-// dnssecView returns a zone's view at now.
-func dnssecView(z *config.Zone, zk *dnssec.ZoneKeys, now time.Time) DNSSECView {
+// dnssecView returns a zone's view at now; tm is what its rollovers wait for.
+func dnssecView(z *config.Zone, zk *dnssec.ZoneKeys, now time.Time, tm dnssec.Timing) DNSSECView {
 	apex := CanonicalZone(z.Name)
 	ttl := dnskeyTTL(z)
 	v := DNSSECView{Zone: apex, Enabled: z.Signed(), DNSKEYTTL: ttl, DS: []string{}, Keys: []DNSSECKeyView{}}
@@ -72,6 +75,23 @@ func dnssecView(z *config.Zone, zk *dnssec.ZoneKeys, now time.Time) DNSSECView {
 		}
 		v.Keys = append(v.Keys, kv)
 	}
+	// The new keys of a KSK or CSK rollover in progress: the unretired keys of its role
+	// after the first.
+	for _, role := range []dnssec.Role{dnssec.RoleCSK, dnssec.RoleKSK} {
+		_, earliest := dnssec.FinishTime(zk, role, tm)
+		first := true
+		for i := range zk.Keys {
+			k := &zk.Keys[i]
+			if earliest == 0 || k.Role != role || k.Retire != 0 || k.Remove != 0 {
+				continue
+			}
+			if first {
+				first = false
+				continue
+			}
+			v.Keys[i].FinishAfter = unix(earliest)
+		}
+	}
 	return v
 }
 
@@ -86,11 +106,20 @@ func (a *API) getDNSSEC(w http.ResponseWriter, r *http.Request) {
 			return nil, fmt.Errorf("control: zone %q: %w", name, ErrNotFound)
 		}
 		zk, _ := s.ZoneKeys(name)
-		return dnssecView(z, zk, time.Now()), nil
+		return dnssecView(z, zk, time.Now(), s.rolloverTiming(z)), nil
 	})
 }
 
+// postRollover starts or finishes a rollover of a zone's keys: a write to the zone like any
+// other, so a limited token may roll only the zones its scope holds, and the audit log
+// records who did which phase of which zone.
 func (a *API) postRollover(w http.ResponseWriter, r *http.Request) {
+	zone := r.PathValue("zone")
+	p := principalOf(r)
+	if err := permit(p, a.cfg.Node.State(), &Command{Op: OpPutZoneKeys, ZoneName: zone}); err != nil {
+		a.refuse(w, err)
+		return
+	}
 	body, release, ok := a.bodyOf(w, r)
 	if !ok {
 		return
@@ -101,7 +130,13 @@ func (a *API) postRollover(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, config.Errors{{Path: "", Message: "not a rollover request: " + err.Error()}})
 		return
 	}
-	idx, err := a.cfg.Node.Rollover(r.PathValue("zone"), req, time.Now())
+	if req.Force && !req.Finish {
+		writeError(w, http.StatusBadRequest, config.Errors{{Path: "force", Message: "force applies to a finish only: send \"finish\": true with it"}})
+		return
+	}
+	now := time.Now()
+	audit := &AuditInfo{Time: now, Token: p.Name, Method: r.Method, Path: r.URL.Path}
+	idx, err := a.cfg.Node.Rollover(zone, req, now, audit)
 	if errors.Is(err, ErrNotLeader) {
 		a.forward(w, r, body)
 		return

@@ -13,6 +13,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/vigil-dns/vigil/rdata"
 )
 
 // Named, scoped tokens. A voter knows its tokens from APIConfig.Tokens (in `vigil agent`, the
@@ -30,15 +32,16 @@ type Token struct {
 	Hash [sha256.Size]byte
 }
 
-// Scope is what a token may do: read, or also write, everything or only the checks and
-// zones whose names start with one of its prefixes.
+// Scope is what a token may do: read, or also write, everything or only some checks and
+// zones (see ParseScope).
 type Scope struct {
 	// Write allows writes.
 	Write bool
-	// Checks and Zones, when either is set, limit writes to the checks whose id, and the
-	// zones (their record sets, their records' overrides) whose canonical name ("example.com.")
-	// starts with one of these prefixes; nothing else (the document, notifications, voters)
-	// may be written.
+	// Checks and Zones, when either is set, limit writes to the checks whose id starts with
+	// one of the Checks prefixes and to the zones (their record sets, DNSSEC keys and
+	// records' overrides) at or below one of the Zones names, label by label; nothing else
+	// (the document, notifications, voters) may be written. Zones are canonical: lower case,
+	// with the final dot.
 	Checks, Zones []string
 }
 
@@ -63,10 +66,19 @@ func (s Scope) String() string {
 	return "write:" + strings.Join(parts, ",")
 }
 
-// ParseScope reads "read", "write", or "write:check=PREFIX,zone=PREFIX,...". Prefixes
-// compare from the left with a check's id and with a zone's canonical name (lower case, with
-// the final dot): "zone=example.com." allows that zone alone, "zone=shop-" every zone whose
-// name starts so.
+// ParseScope reads "read", "write", or "write:check=PREFIX,zone=NAME,...".
+//
+// A check scope is a text prefix of a check's id ("check=web-" allows web-1 and web-eu):
+// check ids are names of the configuration, not DNS names.
+//
+// A zone scope is a domain name, compared label by label with a zone's apex: "zone=example.com."
+// allows the zone example.com. and every zone below it (a.example.com., b.a.example.com.),
+// never example.com.victim.test. nor myexample.com. Zones below are included because the
+// holder of example.com. can delegate any name under it already (an NS record set is a
+// record set of its zone), so a subzone gives it no authority in DNS it lacks; a token that
+// must not touch a parent zone is given the subzone's name. The name is canonicalised (lower
+// case, the final dot added: "zone=Shop" is "zone=shop."); a name that is not a valid domain
+// name, or the root ".", is an error.
 func ParseScope(s string) (Scope, error) {
 	switch s {
 	case "read":
@@ -76,7 +88,7 @@ func ParseScope(s string) (Scope, error) {
 	}
 	rest, ok := strings.CutPrefix(s, "write:")
 	if !ok || rest == "" {
-		return Scope{}, fmt.Errorf("control: scope %q: want read, write or write:check=PREFIX,zone=PREFIX", s)
+		return Scope{}, fmt.Errorf("control: scope %q: want read, write or write:check=PREFIX,zone=NAME", s)
 	}
 	sc := Scope{Write: true}
 	for item := range strings.SplitSeq(rest, ",") {
@@ -85,12 +97,27 @@ func ParseScope(s string) (Scope, error) {
 		case k == "check" && v != "":
 			sc.Checks = append(sc.Checks, v)
 		case k == "zone" && v != "":
-			sc.Zones = append(sc.Zones, strings.ToLower(v))
+			name := rdata.Fqdn(v)
+			if prob := rdata.NameProblem(name); prob != "" {
+				return Scope{}, fmt.Errorf("control: scope %q: zone %q is not a domain name (%s): name the zone's apex, e.g. zone=example.com.; it allows that zone and the zones below it", s, v, prob)
+			}
+			sc.Zones = append(sc.Zones, name)
 		default:
-			return Scope{}, fmt.Errorf("control: scope %q: %q is not check=PREFIX or zone=PREFIX", s, item)
+			return Scope{}, fmt.Errorf("control: scope %q: %q is not check=PREFIX or zone=NAME", s, item)
 		}
 	}
 	return sc, nil
+}
+
+// allowsZone reports whether the scope's zone names hold the zone apex (canonical): apex is
+// one of them or lies below one, by whole labels.
+func (s Scope) allowsZone(apex string) bool {
+	for _, z := range s.Zones {
+		if apex == z || strings.HasSuffix(apex, "."+z) {
+			return true
+		}
+	}
+	return false
 }
 
 // HashToken returns the SHA-256 of a token's secret, as a voter stores it.
@@ -122,7 +149,7 @@ func ParseTokenLine(line string) (Token, error) {
 	}
 	sc, err := ParseScope(f[1])
 	if err != nil {
-		return Token{}, err
+		return Token{}, fmt.Errorf("control: token %s: %w", f[0], err)
 	}
 	hx, ok := strings.CutPrefix(f[2], "sha256:")
 	raw, err := hex.DecodeString(hx)
@@ -236,8 +263,8 @@ func (a *API) refuse(w http.ResponseWriter, err error) {
 // errScope is a write the token's scope does not allow.
 var errScope = errors.New("control: the token's scope does not allow this write")
 
-// permit checks that p may make cmd on s: a limited scope only writes checks and zones (and
-// their overrides) under its prefixes.
+// permit checks that p may make cmd on s: a limited scope only writes the checks under its
+// prefixes and the zones (their record sets, keys and overrides) at or below its zones.
 func permit(p Principal, s *State, cmd *Command) error {
 	sc := p.Scope
 	if !sc.Limited() {
@@ -253,10 +280,8 @@ func permit(p Principal, s *State, cmd *Command) error {
 	}
 	zone := func(name string) error {
 		apex := CanonicalZone(name)
-		for _, pre := range sc.Zones {
-			if strings.HasPrefix(apex, pre) {
-				return nil
-			}
+		if sc.allowsZone(apex) {
+			return nil
 		}
 		return fmt.Errorf("%w: zone %q is outside %s (token %s)", errScope, apex, sc, p.Name)
 	}
@@ -268,6 +293,11 @@ func permit(p Principal, s *State, cmd *Command) error {
 	case OpPutZone:
 		return zone(cmd.Zone.Name)
 	case OpDeleteZone, OpPutRecordSet, OpDeleteRecordSet:
+		return zone(cmd.ZoneName)
+	case OpPutZoneKeys:
+		if cmd.ZoneKeys != nil {
+			return zone(cmd.ZoneKeys.Zone)
+		}
 		return zone(cmd.ZoneName)
 	case OpSetOverride:
 		if cmd.Override.Kind == OverrideDrain {

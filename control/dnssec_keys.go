@@ -85,13 +85,22 @@ func (n *Server) createZoneKeys(z *config.Zone, sealer *dnssec.Sealer) error {
 type RolloverRequest struct {
 	// Role is the key rolled: csk, ksk or zsk.
 	Role dnssec.Role `json:"role"`
-	// Finish ends a KSK or CSK rollover: the old key stops signing and is removed later.
+	// Finish ends a KSK or CSK rollover: the old key stops signing and is removed later. It
+	// is refused (409) before the rollover's earliest finish: its start plus the DNSKEY TTL,
+	// the zone's largest TTL (at least two days, the parent's DS TTL included) and a margin.
 	Finish bool `json:"finish,omitempty"`
+	// Force, with Finish, finishes before the earliest finish: resolvers that still hold the
+	// old DS or a DNSKEY set without the new key fail to validate the zone. The audit log
+	// records it.
+	Force bool `json:"force,omitempty"`
 }
 
-// Rollover starts (or, with Finish, ends) a rollover of a zone's keys, timed by its TTLs
-// (dnssec.Rollover), and commits the result. Only the leader can: elsewhere ErrNotLeader.
-func (n *Server) Rollover(zone string, req RolloverRequest, now time.Time) (uint64, error) {
+// Rollover starts (or, with Finish, ends) a rollover of a zone's keys at now, timed by its
+// TTLs (dnssec.Rollover), and commits the result, recorded in the audit log under audit
+// (who and how; Rollover writes its summary) when audit is not nil. Only the leader can:
+// elsewhere ErrNotLeader. A finish before the rollover's earliest finish, unless forced, is a
+// *dnssec.TooEarlyError (409); any other refusal a *ValidationError (422).
+func (n *Server) Rollover(zone string, req RolloverRequest, now time.Time, audit *AuditInfo) (uint64, error) {
 	if !n.IsLeader() {
 		return 0, ErrNotLeader
 	}
@@ -104,22 +113,66 @@ func (n *Server) Rollover(zone string, req RolloverRequest, now time.Time) (uint
 	if !ok {
 		return 0, fmt.Errorf("control: zone %q has no DNSSEC keys: %w", zone, ErrNotFound)
 	}
-	t := dnssec.Timing{DNSKEYTTL: dnskeyTTL(z), MaxTTL: s.maxTTL(z), Margin: rolloverMargin}
+	t := s.rolloverTiming(z)
 	var next *dnssec.ZoneKeys
 	var err error
 	if req.Finish {
-		next, err = dnssec.FinishRollover(zk, req.Role, now.Unix(), t)
+		next, err = dnssec.FinishRollover(zk, req.Role, now.Unix(), t, req.Force)
 	} else {
 		var sealer *dnssec.Sealer
 		if sealer, err = n.sealer(); err == nil {
 			next, err = dnssec.Rollover(zk, req.Role, sealer, now.Unix(), t)
 		}
 	}
-	if err != nil {
+	var early *dnssec.TooEarlyError
+	switch {
+	case errors.As(err, &early):
+		return 0, fmt.Errorf("control: %w; to finish now anyway send \"force\": true (vigil dnssec rollover -finish -force), which the audit log records", err)
+	case err != nil:
 		// Not a document problem, but reported as one: 422 with the reason in errors.
 		return 0, &ValidationError{Errors: config.Errors{{Path: "role", Message: err.Error()}}}
 	}
-	return n.Apply(&Command{Op: OpPutZoneKeys, ZoneKeys: next})
+	cmd := &Command{Op: OpPutZoneKeys, ZoneKeys: next}
+	if audit != nil {
+		info := *audit
+		info.Summary = rolloverSummary(zk, next, req, now.Unix(), t)
+		cmd.Audit = &info
+	}
+	return n.Apply(cmd)
+}
+
+// rolloverSummary says a rollover from before to after in one line, for the audit log: the
+// zone, the phase, the role, the keys and, for a forced finish, how early it was.
+func rolloverSummary(before, after *dnssec.ZoneKeys, req RolloverRequest, now int64, t dnssec.Timing) string {
+	utc := func(u int64) string { return time.Unix(u, 0).UTC().Format(time.RFC3339) }
+	if !req.Finish {
+		k := after.Keys[len(after.Keys)-1]
+		msg := fmt.Sprintf("dnssec rollover start %s of %s: new key %d", req.Role, after.Zone, k.Tag)
+		if k.FinishAfter != 0 {
+			msg += ", finish from " + utc(k.FinishAfter)
+		} else {
+			msg += ", signs from " + utc(k.Activate)
+		}
+		return msg
+	}
+	msg := fmt.Sprintf("dnssec rollover finish %s of %s", req.Role, after.Zone)
+	for _, k := range after.Keys {
+		if k.Role == req.Role && k.Retire == now {
+			msg += fmt.Sprintf(": key %d retired, removed at %s", k.Tag, utc(k.Remove))
+			break
+		}
+	}
+	if _, earliest := dnssec.FinishTime(before, req.Role, t); req.Force && now < earliest {
+		msg += fmt.Sprintf(" (forced %s before the earliest finish %s)", time.Duration(earliest-now)*time.Second, utc(earliest))
+	} else if req.Force {
+		msg += " (force asked, not needed)"
+	}
+	return msg
+}
+
+// rolloverTiming returns what a rollover of zone z waits for.
+func (s *State) rolloverTiming(z *config.Zone) dnssec.Timing {
+	return dnssec.Timing{DNSKEYTTL: dnskeyTTL(z), MaxTTL: s.maxTTL(z), Margin: rolloverMargin}
 }
 
 // dnskeyTTL returns the TTL of a zone's DNSKEY record set.
@@ -131,7 +184,9 @@ func dnskeyTTL(z *config.Zone) uint32 {
 }
 
 // maxTTL returns the largest TTL a zone's signed record sets can have: of its record sets,
-// its SOA, its negative answers and its DNSKEY set.
+// its SOA, its negative answers and its DNSKEY set; at least two days, the TTL of the apex
+// NS records and glue the locations serve, which a KSK or CSK rollover's finish also takes as
+// the bound of the parent's DS TTL (the common one is a day).
 func (s *State) maxTTL(z *config.Zone) uint32 {
 	m := max(dnskeyTTL(z), z.SOA.TTL, z.SOA.Minimum, z.TTL, 172800) // NS records and glue: 2 days
 	for rs := range s.RecordSets(z.Name) {

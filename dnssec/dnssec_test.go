@@ -3,6 +3,8 @@ package dnssec
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -165,8 +167,54 @@ func TestZSKRolloverTimeline(t *testing.T) {
 	if err != nil || len(two.Keys) != 2 || !two.Keys[1].Signing(50) || !two.Keys[0].Signing(50) {
 		t.Fatalf("CSK rollover: %+v %v", two, err)
 	}
-	done, err := FinishRollover(two, RoleCSK, 60, tm)
-	if err != nil || done.Keys[0].Signing(60) || !done.Keys[0].Published(60) || done.Keys[0].Published(60+20+5) {
+	done, err := FinishRollover(two, RoleCSK, 85, tm, false)
+	if err != nil || done.Keys[0].Signing(85) || !done.Keys[0].Published(85) || done.Keys[0].Published(85+20+5) {
 		t.Fatalf("finish: %+v %v", done, err)
+	}
+}
+
+// A KSK or CSK rollover cannot be finished before the new key's DNSKEY and the old DS can
+// have expired from caches (DNSKEY TTL + largest TTL + margin after its start), unless
+// forced; a TTL raised during the rollover moves the earliest finish later, a lowered one
+// does not move it earlier.
+func TestFinishRolloverWaits(t *testing.T) {
+	sealer := testSealer(t, "0123456789abcdef0123456789abcdef")
+	tm := Timing{DNSKEYTTL: 10, MaxTTL: 20, Margin: 5}
+	for _, scheme := range []struct {
+		name string
+		role Role
+	}{{SchemeCombined, RoleCSK}, {SchemeSplit, RoleKSK}} {
+		zk, _ := InitialKeys("example.test.", scheme.name, sealer, 0)
+		two, err := Rollover(zk, scheme.role, sealer, 50, tm)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := two.Keys[len(two.Keys)-1].FinishAfter; got != 85 {
+			t.Fatalf("%s: FinishAfter %d, want 85", scheme.role, got)
+		}
+		for _, now := range []int64{50, 51, 84} {
+			_, err := FinishRollover(two, scheme.role, now, tm, false)
+			var early *TooEarlyError
+			if !errors.As(err, &early) || early.Started != 50 || early.Earliest != 85 || early.Now != now {
+				t.Fatalf("%s finish at %d: %v, want too early (started 50, earliest 85)", scheme.role, now, err)
+			}
+			if !strings.Contains(err.Error(), "1970-01-01T00:01:25Z") {
+				t.Errorf("the message does not say when: %v", err)
+			}
+		}
+		if _, err := FinishRollover(two, scheme.role, 51, tm, true); err != nil {
+			t.Errorf("%s forced finish: %v", scheme.role, err)
+		}
+		if _, err := FinishRollover(two, scheme.role, 85, tm, false); err != nil {
+			t.Errorf("%s finish at 85: %v", scheme.role, err)
+		}
+		longer := Timing{DNSKEYTTL: 10, MaxTTL: 100, Margin: 5}
+		if _, early := FinishTime(two, scheme.role, longer); early != 165 {
+			t.Errorf("%s with a larger TTL: earliest %d, want 165", scheme.role, early)
+		}
+		shorter := Timing{DNSKEYTTL: 1, MaxTTL: 1, Margin: 0}
+		if _, early := FinishTime(two, scheme.role, shorter); early != 85 {
+			t.Errorf("%s with smaller TTLs: earliest %d, want 85 (as at the start)", scheme.role, early)
+		}
 	}
 }

@@ -56,6 +56,9 @@ type Key struct {
 	Activate int64 `json:"activate"`
 	Retire   int64 `json:"retire,omitempty"`
 	Remove   int64 `json:"remove,omitempty"`
+	// FinishAfter, on a KSK or CSK that a rollover introduced, is the earliest time the
+	// rollover may be finished (FinishRollover); 0 otherwise. Its start is Publish.
+	FinishAfter int64 `json:"finish_after,omitempty"`
 }
 
 // ZoneKeys are the keys of one zone.

@@ -171,7 +171,7 @@ func TestUnboundCSKRollover(t *testing.T) {
 		unboundtest.Secure(t, "www A, both keys signing", u.Ask(t, "www.example.test.", dns.TypeA))
 		unboundtest.Secure(t, "a missing name, both keys signing", u.Ask(t, "nothing.example.test.", dns.TypeA))
 	}
-	done, err := dnssec.FinishRollover(both, dnssec.RoleCSK, time.Now().Unix(), tm)
+	done, err := dnssec.FinishRollover(both, dnssec.RoleCSK, time.Now().Unix(), tm, true) // forced: the resolvers were started with the DS each trusts
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,8 @@ import (
 //
 //	vigil dnssec ds ZONE        the DS records to give the parent zone
 //	vigil dnssec keys ZONE      every key: tag, role, state, timeline
-//	vigil dnssec rollover ZONE  start a rollover (-role zsk|ksk|csk), or -finish one
+//	vigil dnssec rollover ZONE  start a rollover (-role zsk|ksk|csk), or -finish one (-force:
+//	                            before the TTLs it waits for have passed)
 func runDNSSEC(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || (args[0] != "ds" && args[0] != "keys" && args[0] != "rollover") {
 		fmt.Fprintln(stderr, "usage: vigil dnssec ds|keys|rollover [flags] ZONE")
@@ -30,7 +31,8 @@ func runDNSSEC(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	server := fs.String("server", "http://127.0.0.1:7100", "API URL of a voter")
 	tokenFile := fs.String("token-file", "", "file holding the token (default: $VIGIL_TOKEN)")
 	role := fs.String("role", "zsk", "rollover: the key rolled, zsk, ksk or csk")
-	finish := fs.Bool("finish", false, "rollover: end a KSK or CSK rollover (once the parent serves the new DS)")
+	finish := fs.Bool("finish", false, "rollover: end a KSK or CSK rollover (once the parent serves the new DS; refused before the time vigil dnssec keys shows)")
+	force := fs.Bool("force", false, "rollover -finish: end it before the TTLs it waits for have passed (resolvers holding the old DS fail to validate; the audit log records it)")
 	timeout := fs.Duration("timeout", 10*time.Second, "give up after this long")
 	if err := fs.Parse(reorderFlags(args[1:])); err != nil {
 		return 2
@@ -52,8 +54,12 @@ func runDNSSEC(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "vigil dnssec: %v\n", err)
 		return 2
 	}
+	if *force && (verb != "rollover" || !*finish) {
+		fmt.Fprintln(stderr, "vigil dnssec: -force applies to rollover -finish only")
+		return 2
+	}
 	if verb == "rollover" {
-		res, err := c.Rollover(ctx, zone, control.RolloverRequest{Role: dnssec.Role(*role), Finish: *finish})
+		res, err := c.Rollover(ctx, zone, control.RolloverRequest{Role: dnssec.Role(*role), Finish: *finish, Force: *force})
 		if err != nil {
 			fmt.Fprintf(stderr, "vigil dnssec rollover: %v\n", dnssecError(err))
 			return 1
@@ -86,6 +92,9 @@ func runDNSSEC(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		if k.Remove != nil {
 			fmt.Fprintf(stdout, ", removed %s", k.Remove.Format(time.RFC3339))
 		}
+		if k.FinishAfter != nil {
+			fmt.Fprintf(stdout, ", rollover may finish from %s", k.FinishAfter.Format(time.RFC3339))
+		}
 		fmt.Fprintln(stdout)
 	}
 	return 0
@@ -100,7 +109,7 @@ func reorderFlags(args []string) []string {
 		switch {
 		case !strings.HasPrefix(a, "-") || a == "-":
 			pos = append(pos, a)
-		case strings.Contains(a, "=") || a == "-finish" || a == "--finish":
+		case strings.Contains(a, "=") || a == "-finish" || a == "--finish" || a == "-force" || a == "--force":
 			flags = append(flags, a)
 		default:
 			flags = append(flags, a)

@@ -97,4 +97,32 @@ zones:
 	if _, out, _ := vigil("dnssec", "keys", "signed.test", "-server", url); !strings.Contains(out, " published ") || !strings.Contains(out, "retires") {
 		t.Fatalf("keys after the rollover: %s", out)
 	}
+
+	// A KSK rollover: -finish at once is refused (409, saying from when), -force without
+	// -finish is a usage error, -finish -force ends it, and the audit log records each phase.
+	if code, out, errOut := vigil("dnssec", "rollover", "signed.test", "-role", "ksk", "-server", url); code != 0 {
+		t.Fatalf("ksk rollover: %s %s", out, errOut)
+	}
+	if _, out, _ := vigil("dnssec", "keys", "signed.test", "-server", url); !strings.Contains(out, "rollover may finish from") {
+		t.Fatalf("keys during a ksk rollover do not say when it may finish: %s", out)
+	}
+	if code, _, errOut := vigil("dnssec", "rollover", "signed.test", "-role", "ksk", "-finish", "-server", url); code == 0 || !strings.Contains(errOut, "HTTP 409") || !strings.Contains(errOut, "may be finished from") || !strings.Contains(errOut, "-force") {
+		t.Fatalf("finish right after the start: %d %s", code, errOut)
+	}
+	if code, _, errOut := vigil("dnssec", "rollover", "signed.test", "-role", "ksk", "-force", "-server", url); code != 2 || !strings.Contains(errOut, "-finish only") {
+		t.Fatalf("-force without -finish: %d %s", code, errOut)
+	}
+	if code, out, errOut := vigil("dnssec", "rollover", "signed.test", "-role", "ksk", "-finish", "-force", "-server", url); code != 0 {
+		t.Fatalf("forced finish: %s %s", out, errOut)
+	}
+	var phases []string
+	for _, e := range node.State().Audit(0, 0) {
+		if strings.HasPrefix(e.Summary, "dnssec rollover") {
+			phases = append(phases, e.Token+": "+e.Summary)
+		}
+	}
+	if len(phases) != 3 || !strings.Contains(phases[0], "start zsk of signed.test.") || !strings.Contains(phases[1], "start ksk") ||
+		!strings.Contains(phases[2], "finish ksk") || !strings.Contains(phases[2], "forced") || !strings.HasPrefix(phases[2], "write-token-1: ") {
+		t.Fatalf("the audit log's rollovers: %q", phases)
+	}
 }

@@ -230,13 +230,13 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 // for the voters' token file (which holds only its hash).
 func runToken(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || args[0] != "create" {
-		fmt.Fprintln(stderr, "usage: vigil token create -name NAME -scope read|write|write:check=PREFIX,zone=PREFIX")
+		fmt.Fprintln(stderr, "usage: vigil token create -name NAME -scope read|write|write:check=PREFIX,zone=NAME")
 		return 2
 	}
 	fs := flag.NewFlagSet("token create", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	name := fs.String("name", "", "the token's name, as the audit log and overrides show it (required)")
-	scope := fs.String("scope", "read", "read, write, or write limited to checks and zones by prefix: write:check=web-,zone=example.com.")
+	scope := fs.String("scope", "read", "read, write, or write limited to the checks whose id starts with a prefix and to a zone and the zones below it, by whole labels: write:check=web-,zone=example.com.")
 	if err := fs.Parse(args[1:]); err != nil {
 		return 2
 	}

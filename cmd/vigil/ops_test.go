@@ -30,6 +30,18 @@ func TestOverrideAuditToken(t *testing.T) {
 		t.Fatalf("token create: %d %q %q", code, out, errOut)
 	}
 	secret, line := strings.TrimSpace(lines[1]), strings.TrimSpace(lines[3])
+	if !strings.HasPrefix(line, "web-team write:check=web-,zone=demo.vigil.test. sha256:") {
+		t.Fatalf("token line %q", line)
+	}
+	// A zone scope is a domain name, canonicalised; anything else is refused at once.
+	if code, out, _ := run1("token", "create", "-name", "shop", "-scope", "write:zone=Shop"); code != 0 || !strings.Contains(out, "shop write:zone=shop. sha256:") {
+		t.Fatalf("token create zone=Shop: %d %q", code, out)
+	}
+	for _, bad := range []string{"write:zone=shop-*", "write:zone=a..b", "write:zone=.", "write:zone=shop/x"} {
+		if code, _, errOut := run1("token", "create", "-name", "bad", "-scope", bad); code != 2 || !strings.Contains(errOut, "is not a domain name") {
+			t.Errorf("token create -scope %s: %d %q, want refused as not a domain name", bad, code, errOut)
+		}
+	}
 	_, named, err := splitTokens([]string{agentToken, line})
 	if err != nil || len(named) != 1 || named[0].Name != "web-team" {
 		t.Fatalf("the token line does not read back: %v %+v", err, named)
