@@ -44,7 +44,7 @@ func (v *validator) validateRecordSets(z *Zone, p, apex string) {
 		if rs.TTL != nil && *rs.TTL > maxTTL {
 			v.add(join(rp, "ttl"), "must be 0..%d, got %d", maxTTL, *rs.TTL)
 		}
-		if rs.ManagedBy != "" && !validManager(rs.ManagedBy) {
+		if rs.ManagedBy != "" && !ValidManagedBy(rs.ManagedBy) {
 			v.add(join(rp, "managed_by"), "%q: want 1 to %d letters, digits and - . _ / (an owner name such as external-dns), or leave it out", rs.ManagedBy, maxManagerLen)
 		}
 		if typeOK && owner != "" {
@@ -180,9 +180,9 @@ func isRecordType(t RecordType) bool { return slices.Contains(recordTypes(), t) 
 // maxManagerLen bounds a record set's managed_by.
 const maxManagerLen = 63
 
-// validManager reports whether s may be a record set's managed_by: a short name of printable
-// characters that no table or log line can mistake for something else.
-func validManager(s string) bool {
+// ValidManagedBy reports whether s may be a record set's managed_by: a short name of
+// printable characters that no table or log line can mistake for something else.
+func ValidManagedBy(s string) bool {
 	if len(s) == 0 || len(s) > maxManagerLen {
 		return false
 	}

@@ -9,11 +9,21 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/vigil-dns/vigil/control"
 	"github.com/vigil-dns/vigil/control/client"
 )
 
 const testToken = "externaldns-test-token"
+
+// scopedToken may write the zone ext.example.test. and the checks the provider names
+// (edns-...), nothing else: the scope the provider is documented to run with. The zone is
+// written whole, with its final dot, so that the scope means the same whether zone scopes
+// compare text prefixes or whole labels.
+const (
+	scopedToken = "externaldns-scoped-token"
+	scopedScope = "write:zone=ext.example.test.,check=edns-"
+)
 
 // testDoc has the zone the provider manages, in three regions.
 const testDoc = `regions: [us-east, eu-west, sa-east]
@@ -52,7 +62,12 @@ func startVigil(t *testing.T) *vigil {
 	if err := v.node.Bootstrap(); err != nil {
 		t.Fatal(err)
 	}
-	api, err := control.NewAPI(control.APIConfig{Node: v.node, WriteTokens: []string{testToken}})
+	scope, err := control.ParseScope(scopedScope)
+	if err != nil {
+		t.Fatal(err)
+	}
+	api, err := control.NewAPI(control.APIConfig{Node: v.node, WriteTokens: []string{testToken},
+		Tokens: []control.Token{{Name: "externaldns", Scope: scope, Hash: control.HashToken(scopedToken)}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,15 +91,30 @@ func startVigil(t *testing.T) *vigil {
 	return v
 }
 
-// startProvider serves a provider of ext.example.test writing to v.
+// startProvider serves a provider of ext.example.test writing to v with the zone-scoped
+// token.
 func startProvider(t *testing.T, v *vigil) *httptest.Server {
 	t.Helper()
-	p, err := New(Config{Voters: []string{v.url}, Token: testToken, Zones: []string{"ext.example.test"},
-		Logger: slog.New(slog.NewTextHandler(t.Output(), nil))})
+	srv, _ := startProviderWith(t, v, Config{})
+	return srv
+}
+
+// startProviderWith serves a provider of ext.example.test writing to v, configured as cfg
+// says beside that (the zone-scoped token unless cfg names one), and returns the registry
+// of its metrics.
+func startProviderWith(t *testing.T, v *vigil, cfg Config) (*httptest.Server, *prometheus.Registry) {
+	t.Helper()
+	reg := prometheus.NewRegistry()
+	cfg.Voters, cfg.Zones, cfg.Registerer = []string{v.url}, []string{"ext.example.test"}, reg
+	if cfg.Token == "" {
+		cfg.Token = scopedToken
+	}
+	cfg.Logger = slog.New(slog.NewTextHandler(t.Output(), nil))
+	p, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(p)
 	t.Cleanup(srv.Close)
-	return srv
+	return srv, reg
 }
