@@ -25,11 +25,15 @@ const (
 	scopedScope = "write:zone=ext.example.test.,check=edns-"
 )
 
-// testDoc has the zone the provider manages, in three regions.
+// testDoc has the zone the provider manages, in three regions, and a zone whose name
+// servers are an NS record set at its apex.
 const testDoc = `regions: [us-east, eu-west, sa-east]
 zones:
   - name: ext.example.test
     name_servers: [ns1.example.net.]
+  - name: apex.example.test
+    record_sets:
+      - {name: "@", type: NS, records: [{value: ns1.example.net.}, {value: ns2.example.net.}]}
 `
 
 // vigil is a real control voter with its API, holding testDoc.
@@ -99,13 +103,16 @@ func startProvider(t *testing.T, v *vigil) *httptest.Server {
 	return srv
 }
 
-// startProviderWith serves a provider of ext.example.test writing to v, configured as cfg
-// says beside that (the zone-scoped token unless cfg names one), and returns the registry
-// of its metrics.
+// startProviderWith serves a provider writing to v as cfg says beside that (of
+// ext.example.test unless cfg names zones, with the zone-scoped token unless cfg names one),
+// and returns the registry of its metrics.
 func startProviderWith(t *testing.T, v *vigil, cfg Config) (*httptest.Server, *prometheus.Registry) {
 	t.Helper()
 	reg := prometheus.NewRegistry()
-	cfg.Voters, cfg.Zones, cfg.Registerer = []string{v.url}, []string{"ext.example.test"}, reg
+	cfg.Voters, cfg.Registerer = []string{v.url}, reg
+	if len(cfg.Zones) == 0 {
+		cfg.Zones = []string{"ext.example.test"}
+	}
 	if cfg.Token == "" {
 		cfg.Token = scopedToken
 	}
