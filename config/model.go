@@ -316,6 +316,11 @@ type RecordSet struct {
 	NoHealthy NoHealthy `yaml:"no_healthy" json:"no_healthy,omitempty"`
 	// Fallback is the record answered with no_healthy: fallback, a value as Records' are.
 	Fallback string `yaml:"fallback" json:"fallback,omitempty"`
+	// ManagedBy names the program that owns the record set, empty for one managed by hand
+	// (vigil apply, the API). Vigil's ExternalDNS provider marks the record sets it creates
+	// with its owner name ("external-dns" by default) and changes or deletes no record set
+	// without that mark. 1 to 63 letters, digits and "-._/".
+	ManagedBy string `yaml:"managed_by" json:"managed_by,omitempty"`
 }
 
 // Record is one value of a record set, with what the routing policy needs to know about it.

@@ -1,7 +1,9 @@
 package config
 
 import (
+	"encoding/json"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -51,5 +53,39 @@ func checkSets(t *testing.T, z *Zone, cases []setCase) {
 		if rs.EffectiveTTL(z.TTL) != c.ttl || !slices.Equal(values, c.values) {
 			t.Errorf("%s %s: ttl %d values %q, want ttl %d values %q", c.name, c.typ, rs.EffectiveTTL(z.TTL), values, c.ttl, c.values)
 		}
+	}
+}
+
+// TestManagedByRoundTrips: a record set's managed_by survives YAML, JSON and YAML again, and
+// a record set without it writes none.
+func TestManagedByRoundTrips(t *testing.T) {
+	doc, err := Parse([]byte(`regions: [us-east, eu-west, ap-south]
+zones:
+  - name: example.test
+    name_servers: [ns1.example.net.]
+    record_sets:
+      - {name: web, type: A, managed_by: external-dns, records: [{value: 192.0.2.1}]}
+      - {name: hand, type: A, records: [{value: 192.0.2.2}]}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(data), `"managed_by"`); n != 1 {
+		t.Fatalf("JSON holds managed_by %d times, want once: %s", n, data)
+	}
+	again, err := Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	z := again.Zones[0]
+	if rs, ok := z.RecordSet("web.example.test.", TypeA); !ok || rs.ManagedBy != "external-dns" {
+		t.Errorf("web A after the round trip: %+v", rs)
+	}
+	if rs, ok := z.RecordSet("hand.example.test.", TypeA); !ok || rs.ManagedBy != "" {
+		t.Errorf("hand A after the round trip: %+v", rs)
 	}
 }

@@ -44,6 +44,9 @@ func (v *validator) validateRecordSets(z *Zone, p, apex string) {
 		if rs.TTL != nil && *rs.TTL > maxTTL {
 			v.add(join(rp, "ttl"), "must be 0..%d, got %d", maxTTL, *rs.TTL)
 		}
+		if rs.ManagedBy != "" && !ValidManagedBy(rs.ManagedBy) {
+			v.add(join(rp, "managed_by"), "%q: want 1 to %d letters, digits and - . _ / (an owner name such as external-dns), or leave it out", rs.ManagedBy, maxManagerLen)
+		}
 		if typeOK && owner != "" {
 			v.validateTypeAtOwner(z, rs, rp, owner, apex, policy)
 			if k, dup := sets[setKey{owner, rs.Type}]; dup {
@@ -173,3 +176,22 @@ func (v *validator) validateAlias(rs *RecordSet, rp, owner, apex string, policy 
 }
 
 func isRecordType(t RecordType) bool { return slices.Contains(recordTypes(), t) }
+
+// maxManagerLen bounds a record set's managed_by.
+const maxManagerLen = 63
+
+// ValidManagedBy reports whether s may be a record set's managed_by: a short name of
+// printable characters that no table or log line can mistake for something else.
+func ValidManagedBy(s string) bool {
+	if len(s) == 0 || len(s) > maxManagerLen {
+		return false
+	}
+	for _, c := range []byte(s) {
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '-', c == '.', c == '_', c == '/':
+		default:
+			return false
+		}
+	}
+	return true
+}

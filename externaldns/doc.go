@@ -11,7 +11,15 @@
 //	POST /adjustendpoints   the endpoints ExternalDNS wants, as the provider will store them
 //	POST /records           apply changes (create, updateOld, updateNew, delete); 204
 //
-// Every write goes through the control plane's HTTP API with a bearer token. An endpoint
+// The provider trusts whoever reaches its socket (ExternalDNS sends no credentials), so it
+// answers only requests that ExternalDNS could have sent (guard.go): a Host naming loopback,
+// localhost or an allowed host (else 421), no browser's Origin or Sec-Fetch-Site (else 403),
+// and POSTs of the webhook media type (else 415). It changes only the record sets it created,
+// which it marks with its owner name in their managed_by, and never a zone's apex NS
+// (ownership.go).
+//
+// Every write goes through the control plane's HTTP API with a bearer token: one of scope
+// write:zone=<zone>.,check=edns- suffices (the zones it manages, the checks it names). An endpoint
 // becomes one record set: its DNS name, type, TTL and targets. Provider-specific properties,
 // which ExternalDNS takes from the annotations "external-dns.alpha.kubernetes.io/webhook-<name>"
 // of a resource (as "webhook/<name>"), add health checks:

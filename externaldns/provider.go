@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/control/client"
 )
@@ -29,17 +30,32 @@ type Config struct {
 	Client *http.Client
 	// MaxBody bounds a request body ExternalDNS sends; default 16 MiB.
 	MaxBody int64
+	// Owner is the mark (a record set's managed_by) of the record sets this provider
+	// creates, and the only record sets it changes or deletes; default DefaultOwner. Two
+	// providers sharing a zone (two clusters) take different owners.
+	Owner string
+	// AllowedHosts are host names or addresses, besides loopback addresses and localhost,
+	// that a request's Host header may name: the name in ExternalDNS's
+	// --webhook-provider-url when the provider listens beyond loopback. Ports are ignored.
+	AllowedHosts []string
+	// Registerer receives the provider's metrics; nil keeps them unregistered.
+	Registerer prometheus.Registerer
 	// Logger receives the provider's logs; nil discards them.
 	Logger *slog.Logger
 }
+
+// DefaultOwner is the managed_by mark of the record sets a provider creates by default.
+const DefaultOwner = "external-dns"
 
 // Provider is the webhook provider: an http.Handler that ExternalDNS talks to.
 type Provider struct {
 	cfg   Config
 	zones []string // canonical apexes, longest first
+	hosts map[string]struct{}
 	ctl   *client.Client
 	log   *slog.Logger
 	mux   *http.ServeMux
+	m     *metrics
 }
 
 // New returns a provider for cfg.
@@ -59,11 +75,29 @@ func New(cfg Config) (*Provider, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	if cfg.Owner == "" {
+		cfg.Owner = DefaultOwner
+	}
+	if !config.ValidManagedBy(cfg.Owner) {
+		return nil, fmt.Errorf("externaldns: owner %q: want 1 to 63 letters, digits and - . _ /", cfg.Owner)
+	}
+	if cfg.Registerer == nil {
+		cfg.Registerer = prometheus.NewRegistry()
+	}
+	m, err := newMetrics(cfg.Registerer)
+	if err != nil {
+		return nil, err
+	}
 	ctl, err := client.New(client.Config{Voters: cfg.Voters, Token: cfg.Token, HTTP: cfg.Client})
 	if err != nil {
 		return nil, fmt.Errorf("externaldns: %w", err)
 	}
-	p := &Provider{cfg: cfg, log: cfg.Logger, mux: http.NewServeMux(), ctl: ctl}
+	p := &Provider{cfg: cfg, log: cfg.Logger, mux: http.NewServeMux(), ctl: ctl, m: m, hosts: map[string]struct{}{}}
+	for _, h := range cfg.AllowedHosts {
+		if h = canonicalHost(h); h != "" {
+			p.hosts[h] = struct{}{}
+		}
+	}
 	for _, z := range cfg.Zones {
 		p.zones = append(p.zones, strings.TrimSuffix(strings.ToLower(strings.TrimSpace(z)), ".")+".")
 	}
@@ -76,8 +110,15 @@ func New(cfg Config) (*Provider, error) {
 	return p, nil
 }
 
-// ServeHTTP serves the webhook protocol.
+// ServeHTTP serves the webhook protocol to the requests the guard lets through (guard.go).
 func (p *Provider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if no := p.guard(r); no != nil {
+		p.m.requestsRefused.WithLabelValues(no.reason).Inc()
+		p.log.Warn("externaldns: request refused", "reason", no.reason, "method", r.Method, "path", shortText(r.URL.Path),
+			"host", shortText(r.Host), "remote", r.RemoteAddr, "content_type", shortText(r.Header.Get("Content-Type")))
+		http.Error(w, no.msg, no.code)
+		return
+	}
 	r.Body = http.MaxBytesReader(w, r.Body, p.cfg.MaxBody)
 	p.mux.ServeHTTP(w, r)
 }
@@ -170,6 +211,9 @@ func (p *Provider) adjustEndpoints(w http.ResponseWriter, r *http.Request) {
 		if err == nil && p.zoneOf(a.DNSName) == "" {
 			err = fmt.Errorf("%s: in no zone this provider manages (%s)", a.DNSName, strings.Join(p.zones, ", "))
 		}
+		if err == nil && p.refOf(a).apexNS() {
+			err = fmt.Errorf("%s NS: the zone's own name servers are Vigil's, never ExternalDNS's", a.DNSName)
+		}
 		if err != nil {
 			p.log.Warn("externaldns: endpoint left out", "err", err)
 			continue
@@ -180,8 +224,9 @@ func (p *Provider) adjustEndpoints(w http.ResponseWriter, r *http.Request) {
 }
 
 // applyChanges answers POST /records: creates and updates put each record set after its
-// checks, deletes remove it before them; 204 when all went through, 500 (which ExternalDNS
-// retries) otherwise.
+// checks, deletes remove it before them, of the record sets this provider owns (ownership.go);
+// 204 when all went through or were refused for ownership, 500 (which ExternalDNS retries)
+// when a write failed.
 func (p *Provider) applyChanges(w http.ResponseWriter, r *http.Request) {
 	var ch Changes
 	if err := json.NewDecoder(r.Body).Decode(&ch); err != nil {
@@ -193,66 +238,4 @@ func (p *Provider) applyChanges(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
-}
-
-func (p *Provider) apply(ctx context.Context, ch *Changes) error {
-	var errs []error
-	for _, e := range append(slices.Clone(ch.Create), ch.UpdateNew...) {
-		if err := p.put(ctx, e); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	// Checks the updates no longer name.
-	keep := map[string]bool{}
-	for _, e := range ch.UpdateNew {
-		for _, id := range checkIDs(e) {
-			keep[id] = true
-		}
-	}
-	for _, e := range ch.UpdateOld {
-		for _, id := range checkIDs(e) {
-			if !keep[id] {
-				if err := deleteCheck(ctx, p.ctl, id); err != nil {
-					errs = append(errs, err)
-				}
-			}
-		}
-	}
-	for _, e := range ch.Delete {
-		zone := p.zoneOf(e.DNSName)
-		if zone == "" {
-			continue
-		}
-		owner := strings.TrimSuffix(strings.ToLower(e.DNSName), ".") + "."
-		if err := deleteRecordSet(ctx, p.ctl, zone, owner, e.RecordType); err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		for _, id := range checkIDs(e) {
-			if err := deleteCheck(ctx, p.ctl, id); err != nil {
-				errs = append(errs, err)
-			}
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// put writes one endpoint: its checks, then its record set.
-func (p *Provider) put(ctx context.Context, e *Endpoint) error {
-	zone := p.zoneOf(e.DNSName)
-	if zone == "" {
-		return fmt.Errorf("externaldns: %s is in no managed zone", e.DNSName)
-	}
-	rs, checks, err := recordSet(e)
-	if err != nil {
-		return fmt.Errorf("externaldns: %s %s: %w", e.DNSName, e.RecordType, err)
-	}
-	for i := range checks {
-		if err := putCheck(ctx, p.ctl, &checks[i]); err != nil {
-			return err
-		}
-	}
-	p.log.Info("externaldns: record set written", "name", rs.Name, "type", rs.Type, "records", len(rs.Records), "checks", len(checks))
-	_, err = p.ctl.PutRecordSet(ctx, zone, &rs)
-	return err
 }

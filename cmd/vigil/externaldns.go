@@ -9,8 +9,11 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/vigil-dns/vigil/externaldns"
 	"github.com/vigil-dns/vigil/httpguard"
 )
@@ -24,6 +27,9 @@ func runExternalDNS(ctx context.Context, args []string, stdout, stderr io.Writer
 	servers := fs.String("server", "http://127.0.0.1:7100", "comma-separated API URLs of control voters")
 	tokenFile := fs.String("token-file", "", "file holding the write token (default: $VIGIL_TOKEN)")
 	zones := fs.String("zone", "", "comma-separated zones the provider manages (they must exist in Vigil)")
+	owner := fs.String("owner", externaldns.DefaultOwner, "the managed_by mark of the record sets the provider creates; it changes and deletes only record sets with this mark")
+	allowedHosts := fs.String("allowed-hosts", "", "comma-separated host names a request's Host header may name besides loopback addresses, localhost and the -listen host (the name in ExternalDNS's --webhook-provider-url)")
+	metricsListen := fs.String("metrics-listen", "", "address to serve the provider's Prometheus metrics on (GET /metrics); empty: none")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -37,7 +43,17 @@ func runExternalDNS(ctx context.Context, args []string, stdout, stderr io.Writer
 		return 1
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
-	p, err := externaldns.New(externaldns.Config{Voters: splitList(*servers), Token: token, Zones: splitList(*zones), Logger: log})
+	hosts := splitList(*allowedHosts)
+	if h, _, err := net.SplitHostPort(*listen); err == nil && h != "" {
+		if a, err := netip.ParseAddr(h); err != nil || !a.IsUnspecified() {
+			hosts = append(hosts, h) // the address ExternalDNS is given names this host
+		} else {
+			log.Warn("externaldns: the webhook listens on every address; only loopback, localhost and -allowed-hosts are answered", "listen", *listen)
+		}
+	}
+	reg := prometheus.NewRegistry()
+	p, err := externaldns.New(externaldns.Config{Voters: splitList(*servers), Token: token, Zones: splitList(*zones),
+		Owner: *owner, AllowedHosts: hosts, Registerer: reg, Logger: log})
 	if err != nil {
 		fmt.Fprintf(stderr, "vigil externaldns: %v\n", err)
 		return 1
@@ -48,9 +64,28 @@ func runExternalDNS(ctx context.Context, args []string, stdout, stderr io.Writer
 		return 1
 	}
 	srv := httpguard.Server(p, httpguard.Limits{})
-	fmt.Fprintf(stdout, "vigil externaldns: webhook on http://%s for %s\n", ln.Addr(), *zones)
-	done := make(chan error, 1)
+	fmt.Fprintf(stdout, "vigil externaldns: webhook on http://%s for %s, owner %s\n", ln.Addr(), *zones, *owner)
+	done := make(chan error, 2)
 	go func() { done <- srv.Serve(ln) }()
+	var msrv *http.Server
+	if *metricsListen != "" {
+		mln, err := net.Listen("tcp", *metricsListen)
+		if err != nil {
+			_ = srv.Close()
+			fmt.Fprintf(stderr, "vigil externaldns: metrics: %v\n", err)
+			return 1
+		}
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+		msrv = httpguard.Server(mux, httpguard.Limits{})
+		go func() { done <- msrv.Serve(mln) }()
+		fmt.Fprintf(stdout, "vigil externaldns: metrics on http://%s/metrics\n", mln.Addr())
+	}
+	defer func() {
+		if msrv != nil {
+			_ = msrv.Close()
+		}
+	}()
 	select {
 	case <-ctx.Done():
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -123,6 +123,12 @@ func (c *Client) PutRecordSet(ctx context.Context, zone string, rs *config.Recor
 	return c.write(ctx, http.MethodPut, recordSetPath(zone, rs.Name, string(rs.Type)), rs)
 }
 
+// CreateRecordSet creates the record set rs.Name rs.Type of a zone (POST
+// /v1/zones/{zone}/record_sets); one that exists already is a 409, which matches ErrConflict.
+func (c *Client) CreateRecordSet(ctx context.Context, zone string, rs *config.RecordSet) (control.WriteResult, error) {
+	return c.write(ctx, http.MethodPost, "/v1/zones/"+seg(zone)+"/record_sets", rs)
+}
+
 // DeleteRecordSet deletes one record set of a zone; a 404 matches ErrNotFound.
 func (c *Client) DeleteRecordSet(ctx context.Context, zone, name, typ string) (control.WriteResult, error) {
 	return c.write(ctx, http.MethodDelete, recordSetPath(zone, name, typ), nil)

@@ -15,6 +15,9 @@ import (
 // named does not exist.
 var ErrNotFound = errors.New("control client: not found")
 
+// ErrConflict matches (errors.Is) an *Error of a 409: a create named something that exists.
+var ErrConflict = errors.New("control client: already exists")
+
 // maxMessage bounds the message kept from an answer that is not the API's JSON error.
 const maxMessage = 1 << 10
 
@@ -61,9 +64,15 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
-// Is reports whether target is ErrNotFound and the answer a 404.
+// Is reports whether target is ErrNotFound and the answer a 404, or ErrConflict and a 409.
 func (e *Error) Is(target error) bool {
-	return target == ErrNotFound && e.StatusCode == http.StatusNotFound
+	switch target {
+	case ErrNotFound:
+		return e.StatusCode == http.StatusNotFound
+	case ErrConflict:
+		return e.StatusCode == http.StatusConflict
+	}
+	return false
 }
 
 // noAnswerError is a request that got no answer from a voter: it could not be reached, or the
