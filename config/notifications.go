@@ -38,11 +38,15 @@ type Receiver struct {
 	// Kind is webhook (default), slack or alertmanager.
 	Kind ReceiverKind `yaml:"kind" json:"kind"`
 	// URL is where notifications are POSTed: http or https. For alertmanager, the base URL
-	// of Alertmanager (the path /api/v2/alerts is added).
+	// of Alertmanager (the path /api/v2/alerts is added); one behind basic authentication
+	// takes it in the URL (https://user:password@alertmanager.example/). Everything after
+	// the host (user and password, path, query) is a secret, as a Slack URL's path is: reads
+	// show the URL as RedactURL does ("https://hooks.slack.com/…"), and a write that gives it
+	// back so keeps the stored one (KeepSecrets).
 	URL string `yaml:"url" json:"url"`
 	// Secret, for a webhook, is the HMAC-SHA256 key its body is signed with (header
-	// X-Vigil-Signature: sha256=<hex>). It is stored in the configuration: whoever may read
-	// the configuration may read it.
+	// X-Vigil-Signature: sha256=<hex>). It is write-only: reads show SecretSet in its place,
+	// and a write that gives SecretSet, or none, keeps the stored one; SecretClear removes it.
 	Secret string `yaml:"secret" json:"secret,omitempty"`
 }
 
@@ -143,7 +147,8 @@ func (v *validator) validateNotifications() {
 			v.add(p+".kind", "unknown kind %q: want webhook, slack or alertmanager", r.Kind)
 		}
 		if u, err := url.Parse(r.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			v.add(p+".url", "want an http or https URL, got %q", r.URL)
+			// The URL is shown redacted: it may hold a secret, and errors reach logs.
+			v.add(p+".url", "want an http or https URL, got %s", RedactURL(r.URL))
 		}
 	}
 	rules := map[string]bool{}

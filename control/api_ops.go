@@ -29,7 +29,7 @@ func (a *API) opsRoutes() []route {
 
 func (a *API) getNotifications(w http.ResponseWriter, r *http.Request) {
 	a.read(w, r, func(s *State) (any, error) {
-		n := s.Settings().Notifications
+		n := s.Settings().Notifications.Redacted() // secrets are write-only
 		if n == nil {
 			n = &config.Notifications{}
 		}

@@ -191,7 +191,7 @@ func (a *API) getState(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) getDocument(w http.ResponseWriter, r *http.Request) {
-	a.read(w, r, func(s *State) (any, error) { return stream(s.writeDocument), nil })
+	a.read(w, r, func(s *State) (any, error) { return stream(s.forReaders().writeDocument), nil })
 }
 
 func (a *API) listChecks(w http.ResponseWriter, r *http.Request) {

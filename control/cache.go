@@ -74,7 +74,9 @@ func writeBase(path string, s *State) (int64, error) {
 			os.Remove(tmp)
 		}
 	}()
-	if err := s.WriteJSON(f); err != nil {
+	// A data-plane node's copy holds what GET /v1/state shows: never a notification secret,
+	// even from a voter that sent one.
+	if err := s.forReaders().WriteJSON(f); err != nil {
 		return 0, fmt.Errorf("control: write configuration copy: %w", err)
 	}
 	if err := f.Sync(); err != nil {
@@ -230,7 +232,9 @@ func (c *diskCopy) add(d *Delta, s *State) error {
 	if c.journal == nil || c.jsize > max(c.baseSize, minCompact) {
 		return c.save(s)
 	}
-	payload, err := json.Marshal(d)
+	dd := *d
+	dd.Settings.Notifications = d.Settings.Notifications.Redacted() // as in the base: no secret
+	payload, err := json.Marshal(&dd)
 	if err != nil {
 		return fmt.Errorf("control: encode configuration change: %w", err)
 	}

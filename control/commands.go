@@ -119,10 +119,20 @@ func applyCommand(s *State, c *Command, index uint64) (*edit, error) {
 		if c.Document == nil {
 			return nil, errors.New("control: apply_document needs a document")
 		}
-		if err := validationError(c.Document.Validate()); err != nil {
+		doc := c.Document
+		if doc.Notifications != nil {
+			n, err := doc.Notifications.KeepSecrets(s.settings.Notifications)
+			if err != nil {
+				return nil, validationError(err)
+			}
+			d := *doc
+			d.Notifications = n
+			doc = &d
+		}
+		if err := validationError(doc.Validate()); err != nil {
 			return nil, err
 		}
-		e.applyDocument(c.Document)
+		e.applyDocument(doc)
 		e.stampSerials(uint32(index))
 		return e, nil
 	}

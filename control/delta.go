@@ -18,8 +18,8 @@ type Delta struct {
 	// From is the index the delta starts after; Index the index it brings the state to.
 	From  uint64 `json:"from"`
 	Index uint64 `json:"index"`
-	// Settings holds the regions, quorum and name-server settings at Index (no checks or
-	// zones), always.
+	// Settings holds the regions, quorum, name-server and notification settings at Index (no
+	// checks or zones, the notifications' secrets redacted), always.
 	Settings config.Document `json:"settings"`
 	// Voters maps every voter's raft ID to its API URL at Index, always.
 	Voters map[string]string `json:"voters"`
@@ -60,6 +60,7 @@ type RecordSetName struct {
 // delta returns the items of s named by the change keys, as a Delta from from.
 func (s *State) delta(from uint64, keys map[string]bool) *Delta {
 	d := &Delta{From: from, Index: s.Index, Settings: s.Settings(), Voters: s.Voters}
+	d.Settings.Notifications = d.Settings.Notifications.Redacted() // secrets stay with the voters
 	for _, k := range slices.Sorted(maps.Keys(keys)) {
 		if k == keyOverride {
 			d.Overrides = &OverrideList{Items: s.Overrides()}

@@ -88,29 +88,42 @@ func applyOps(s *State, c *Command, index uint64) (e *edit, ok bool, err error) 
 	case OpAuditNote:
 		return s.edit(index), true, nil // what it records, audited records
 	case OpPutNotifications:
-		if c.Notifications != nil {
-			if err := validationError(c.Notifications.Validate()); err != nil {
+		n, err := c.Notifications.KeepSecrets(s.settings.Notifications)
+		if err != nil {
+			return nil, true, validationError(err)
+		}
+		if n != nil {
+			if err := validationError(n.Validate()); err != nil {
 				return nil, true, err
 			}
 		}
 		e = s.edit(index)
 		d := s.Settings()
-		d.Notifications = c.Notifications
+		d.Notifications = n
 		e.setSettings(&d)
 		return e, true, nil
 	}
 	return nil, false, nil
 }
 
-// forReaders returns s as the API streams it whole (GET /v1/state, a full GET /v1/changes):
-// of the operational state, only the overrides, which the data plane applies; the alerts,
-// the outbox and the audit log stay with the voters (GET /v1/alerts, GET /v1/audit) and in
-// their snapshots.
+// forReaders returns s as the API streams it whole (GET /v1/state, a full GET /v1/changes,
+// GET /v1/document) and as a data-plane node keeps it on disk: of the operational state,
+// only the overrides, which the data plane applies; the alerts, the outbox and the audit log
+// stay with the voters (GET /v1/alerts, GET /v1/audit) and in their snapshots. The
+// notifications' secrets are redacted (config.Notifications.Redacted): only the voters,
+// whose leader delivers, hold them.
 func (s *State) forReaders() *State {
-	if s.ops == nil || (len(s.ops.Alerts) == 0 && len(s.ops.Outbox) == 0 && s.ops.AuditSeq == 0 && s.ops.Dropped == 0) {
+	trimOps := s.ops != nil && (len(s.ops.Alerts) > 0 || len(s.ops.Outbox) > 0 || s.ops.AuditSeq > 0 || s.ops.Dropped > 0)
+	redact := s.settings.Notifications.HasSecrets()
+	if !trimOps && !redact {
 		return s
 	}
 	c := *s
-	c.ops = &opsState{Overrides: s.ops.Overrides}
+	if trimOps {
+		c.ops = &opsState{Overrides: s.ops.Overrides}
+	}
+	if redact {
+		c.settings.Notifications = s.settings.Notifications.Redacted()
+	}
 	return &c
 }

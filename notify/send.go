@@ -7,9 +7,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -118,7 +121,9 @@ func request(ctx context.Context, r *config.Receiver, ns []*control.Notification
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
-		return nil, fmt.Errorf("notify: receiver %s: %w", r.Name, err)
+		// The parse error quotes the whole URL, a secret: it is left out.
+		return nil, fmt.Errorf("notify: receiver %s: its URL %s does not make a request: correct it with PUT /v1/notifications",
+			r.Name, config.RedactURL(url))
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "vigil-notify")
@@ -136,11 +141,12 @@ type permanentError struct{ code int }
 
 func (e permanentError) Error() string { return fmt.Sprintf("refused with HTTP %d", e.code) }
 
-// post sends req and reads the answer (a bounded part of it).
+// post sends req and reads the answer (a bounded part of it). Its error never holds the
+// URL's secret parts (see redactError): it is logged.
 func post(client *http.Client, req *http.Request) error {
 	res, err := client.Do(req)
 	if err != nil {
-		return fmt.Errorf("notify: %w", err)
+		return fmt.Errorf("notify: POST %s: %w", config.RedactURL(req.URL.String()), redactError(err, req.URL))
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, 64<<10))
 	res.Body.Close()
@@ -153,4 +159,60 @@ func post(client *http.Client, req *http.Request) error {
 		return permanentError{res.StatusCode}
 	}
 	return fmt.Errorf("notify: HTTP %d", res.StatusCode)
+}
+
+// redactedError is an error whose message has a receiver URL's secret parts taken out.
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+
+// Unwrap returns the error redacted, less the *url.Error that carried the whole URL.
+func (e *redactedError) Unwrap() error { return e.err }
+
+// redactError returns err of a request to u without u's secret parts. net/http's
+// *url.Error says the whole URL (a Slack webhook's path is its credential, an Alertmanager
+// URL may hold a password): it is dropped for the error it wraps, and whatever of u the
+// message still holds (path, query, user, password) is replaced by "…".
+func redactError(err error, u *url.URL) error {
+	inner := err
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		inner = ue.Err
+	}
+	msg := inner.Error()
+	if ue != nil {
+		msg = ue.Op + ": " + msg
+	}
+	for _, part := range secretParts(u) {
+		msg = strings.ReplaceAll(msg, part, "…")
+	}
+	return &redactedError{msg: msg, err: inner}
+}
+
+// secretParts returns the parts of u that are secret (everything after the host), longest
+// first.
+func secretParts(u *url.URL) []string {
+	var parts []string
+	add := func(s string) {
+		if len(s) > 1 {
+			parts = append(parts, s)
+		}
+	}
+	add(u.String())
+	if u.User != nil {
+		add(u.User.String())
+		add(u.User.Username())
+		if p, ok := u.User.Password(); ok {
+			add(p)
+		}
+	}
+	add(u.EscapedPath())
+	add(u.Path)
+	add(u.RawQuery)
+	add(u.Fragment)
+	slices.SortFunc(parts, func(a, b string) int { return len(b) - len(a) })
+	return parts
 }
