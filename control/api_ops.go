@@ -24,6 +24,7 @@ func (a *API) opsRoutes() []route {
 		r("POST", "/v1/overrides", true, a.setOverride),
 		r("DELETE", "/v1/overrides/{id}", true, a.clearOverride),
 		r("GET", "/v1/audit", false, a.getAudit),
+		r("GET", "/v1/audit/refusals", false, a.getRefusals),
 	}
 }
 
