@@ -34,7 +34,8 @@ import (
 // recorded from there is preceded by a summary entry ("N more refusals from X
 // suppressed"). At most maxRefusalSources sources are tracked apart; beyond that, all others
 // share one. A voter records at most refusalGlobalBurst refusals at once and
-// refusalGlobalPerSecond a second in all. Nothing recorded is a secret: the principal is a
+// refusalGlobalPerSecond a second of requests without a credential, and as many again of
+// credentials that matched. Nothing recorded is a secret: the principal is a
 // token's name when one matched (never the token, never its hash), else "unknown token",
 // "no credentials" or "unverified certificate".
 
@@ -106,17 +107,20 @@ type refusalLog struct {
 	seq            uint64
 	known, unknown []*RefusalEntry // rings of maxRefusals, oldest at start
 	sources        map[string]*refusalSource
-	globalTokens   float64
-	globalLast     time.Time
-	globalSup      uint64 // refusals the global limit suppressed since the last summary
-	globalSince    time.Time
+	global         [2]refusalRate // of requests without a credential, of those with one
 	recorded       uint64
 	suppressed     uint64
 	dropped        uint64
 }
 
+// refusalRate is a token bucket of the voter's recorded refusals.
+type refusalRate struct {
+	tokens float64
+	last   time.Time
+}
+
 func newRefusalLog() *refusalLog {
-	return &refusalLog{sources: map[string]*refusalSource{}, globalTokens: refusalGlobalBurst}
+	return &refusalLog{sources: map[string]*refusalSource{}, global: [2]refusalRate{{tokens: refusalGlobalBurst}, {tokens: refusalGlobalBurst}}}
 }
 
 // sourceNetwork returns the network an address is limited by: its /24, or its /56.
@@ -158,9 +162,13 @@ func (l *refusalLog) record(e *RefusalEntry, known bool) bool {
 	}
 	src.tokens = min(refusalBurst, src.tokens+now.Sub(src.last).Seconds()/refusalEvery.Seconds())
 	src.last = now
-	l.globalTokens = min(refusalGlobalBurst, l.globalTokens+now.Sub(l.globalLast).Seconds()*refusalGlobalPerSecond)
-	l.globalLast = now
-	if src.tokens < 1 || l.globalTokens < 1 {
+	g := &l.global[0]
+	if known {
+		g = &l.global[1]
+	}
+	g.tokens = min(refusalGlobalBurst, g.tokens+now.Sub(g.last).Seconds()*refusalGlobalPerSecond)
+	g.last = now
+	if src.tokens < 1 || g.tokens < 1 {
 		if src.suppressed == 0 {
 			src.since = now
 		}
@@ -169,7 +177,7 @@ func (l *refusalLog) record(e *RefusalEntry, known bool) bool {
 		return false
 	}
 	src.tokens--
-	l.globalTokens--
+	g.tokens--
 	if src.suppressed > 0 {
 		l.append(&RefusalEntry{Time: now, Principal: src.principal, Network: src.network, Source: src.network,
 			Reason:     fmt.Sprintf("%d more refusals from %s (%s) suppressed", src.suppressed, src.network, src.principal),
