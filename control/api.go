@@ -72,6 +72,7 @@ type API struct {
 	watchers chan struct{}
 	decodes  chan struct{} // one token per write body being read and decoded
 	mux      *http.ServeMux
+	refusals *refusalLog
 }
 
 // Route is one method and path pattern of the API, as the OpenAPI document lists it.
@@ -126,7 +127,7 @@ func NewAPI(cfg APIConfig) (*API, error) {
 		return nil, err
 	}
 	a := &API{cfg: cfg, log: log, metrics: m, watchers: make(chan struct{}, cfg.MaxWatchers),
-		decodes: make(chan struct{}, cfg.MaxDecodes), mux: http.NewServeMux()}
+		decodes: make(chan struct{}, cfg.MaxDecodes), mux: http.NewServeMux(), refusals: newRefusalLog()}
 	for _, rt := range a.routes() {
 		a.mux.Handle(rt.Method+" "+rt.Path, a.instrument(rt))
 	}
@@ -200,10 +201,12 @@ func hasDotSegment(p string) bool {
 	return false
 }
 
-// statusRecorder remembers the status code written.
+// statusRecorder remembers the status code written, and the start of an error's body (for
+// the refusal log).
 type statusRecorder struct {
 	http.ResponseWriter
 	code int
+	head []byte
 }
 
 func (s *statusRecorder) WriteHeader(code int) {
@@ -216,6 +219,9 @@ func (s *statusRecorder) WriteHeader(code int) {
 func (s *statusRecorder) Write(b []byte) (int, error) {
 	if s.code == 0 {
 		s.code = http.StatusOK
+	}
+	if s.code >= 400 && len(s.head) < 1024 {
+		s.head = append(s.head, b[:min(len(b), 1024-len(s.head))]...)
 	}
 	return s.ResponseWriter.Write(b)
 }
@@ -237,12 +243,14 @@ func (a *API) instrument(rt route) http.Handler {
 		r, err := a.authenticate(r, rt)
 		if err != nil {
 			a.refuse(rec, err)
+			a.noteRefusal(r, rt, rec.code, rec.head)
 			return
 		}
 		if r.Body != nil {
 			r.Body = http.MaxBytesReader(rec, r.Body, a.cfg.MaxBodyBytes)
 		}
 		rt.handler(rec, r)
+		a.noteRefusal(r, rt, rec.code, rec.head)
 	})
 }
 

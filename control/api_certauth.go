@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"net/http"
 	"slices"
+	"unicode"
 
 	"github.com/vigil-dns/vigil/tlsconf"
 )
@@ -25,6 +26,38 @@ func (a *API) certPrincipal(r *http.Request) (p Principal, ok bool) {
 	if !ok {
 		return p, false
 	}
-	write := slices.Contains(roles, tlsconf.RoleControl) || slices.Contains(roles, tlsconf.RoleOperator)
-	return Principal{Name: "cert:" + r.TLS.PeerCertificates[0].Subject.CommonName, Scope: Scope{Write: write}}, true
+	voter := slices.Contains(roles, tlsconf.RoleControl)
+	write := voter || slices.Contains(roles, tlsconf.RoleOperator)
+	cn := r.TLS.PeerCertificates[0].Subject.CommonName
+	if voter {
+		if p, ok := forwardedPrincipal(r, cn); ok {
+			return p, true
+		}
+	}
+	return Principal{Name: "cert:" + cn, Scope: Scope{Write: write}}, true
+}
+
+// headerPrincipal carries, on a request a voter forwards to the leader, the principal that
+// authenticated at that voter.
+const headerPrincipal = "X-Vigil-Principal"
+
+// forwardedPrincipal returns the principal a voter forwarded the request for, with Via the
+// voter's certificate name, when the request carries one (X-Vigil-Forwarded and
+// X-Vigil-Principal). It is called only for a certificate of the control role: the voter
+// authenticated the client and checked its scope before forwarding (API.commit), and
+// vouches for it with its certificate. From anyone else (a token, an operator's or a
+// checker's certificate) the headers are ignored, so a client cannot choose the name the
+// audit log records. A name that is empty, longer than 200 bytes or holds a control or
+// space character is not believed either.
+func forwardedPrincipal(r *http.Request, voter string) (Principal, bool) {
+	name := r.Header.Get(headerPrincipal)
+	if r.Header.Get(headerForwarded) == "" || name == "" || len(name) > 200 || name == "anonymous" {
+		return Principal{}, false
+	}
+	for _, c := range name {
+		if c <= ' ' || c == 0x7f || unicode.IsControl(c) || unicode.IsSpace(c) {
+			return Principal{}, false
+		}
+	}
+	return Principal{Name: name, Via: voter, Scope: Scope{Write: true}}, true
 }

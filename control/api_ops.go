@@ -24,6 +24,7 @@ func (a *API) opsRoutes() []route {
 		r("POST", "/v1/overrides", true, a.setOverride),
 		r("DELETE", "/v1/overrides/{id}", true, a.clearOverride),
 		r("GET", "/v1/audit", false, a.getAudit),
+		r("GET", "/v1/audit/refusals", false, a.getRefusals),
 	}
 }
 
@@ -156,12 +157,22 @@ func (a *API) clearOverride(w http.ResponseWriter, r *http.Request) {
 	a.commit(w, r, nil, &Command{Op: OpClearOverride, ID: r.PathValue("id")}, false)
 }
 
-// AuditView is GET /v1/audit: a page of the audit log, oldest first.
+// AuditView is GET /v1/audit: a page of the audit log, oldest first, and what a verifier
+// of its hash chain needs (VerifyAudit): with limit=MaxAuditEntries the page is the whole
+// log, read from one state.
 type AuditView struct {
 	// Entries are the entries, oldest first.
 	Entries []*AuditEntry `json:"entries"`
-	// Newest is the Seq of the newest entry of the log.
+	// Newest is the Seq of the newest entry of the log, and Head its Hash.
 	Newest uint64 `json:"newest"`
+	Head   string `json:"head,omitempty"`
+	// Retained is how many entries the whole log holds.
+	Retained int `json:"retained"`
+	// ChainStart is the Seq before the first chained entry: entries up to it were written
+	// before the log was chained and carry no hashes.
+	ChainStart uint64 `json:"chain_start"`
+	// Checkpoints account for the chained entries retention pruned, by retention group.
+	Checkpoints []AuditCheckpoint `json:"checkpoints,omitempty"`
 }
 
 func (a *API) getAudit(w http.ResponseWriter, r *http.Request) {
@@ -184,6 +195,8 @@ func (a *API) getAudit(w http.ResponseWriter, r *http.Request) {
 		before = n
 	}
 	a.read(w, r, func(s *State) (any, error) {
-		return AuditView{Entries: s.Audit(limit, before), Newest: s.opsOrEmpty().AuditSeq}, nil
+		v := AuditView{Entries: s.Audit(limit, before), Retained: s.opsOrEmpty().Audit.Len()}
+		v.Newest, v.Head, v.ChainStart, v.Checkpoints = s.AuditChain()
+		return v, nil
 	})
 }

@@ -179,6 +179,9 @@ type Principal struct {
 	Name string
 	// Scope is what the token may do.
 	Scope Scope
+	// Via is the voter that forwarded the request, when the leader took the principal from
+	// its forwarding (api_certauth.go).
+	Via string
 }
 
 type principalKey struct{}
@@ -231,9 +234,9 @@ func (a *API) authenticate(r *http.Request, rt route) (*http.Request, error) {
 	case found == nil:
 		return r, errors.New("control: the bearer token is not valid for this request")
 	case write && !found.Scope.Write:
-		return r, errors.New("control: the bearer token is not valid for this request: it may only read")
+		return withRefused(r, *found), errors.New("control: the bearer token is not valid for this request: it may only read")
 	case write && found.Scope.Limited() && !limitedPath(rt.Path):
-		return r, fmt.Errorf("%w: %s %s needs a token of scope write (token %s has %s)", errScope, rt.Method, rt.Path, found.Name, found.Scope)
+		return withRefused(r, *found), fmt.Errorf("%w: %s %s needs a token of scope write (token %s has %s)", errScope, rt.Method, rt.Path, found.Name, found.Scope)
 	}
 	return r.WithContext(context.WithValue(r.Context(), principalKey{}, *found)), nil
 }
@@ -323,7 +326,7 @@ func (a *API) stamp(r *http.Request, cmd *Command) error {
 	if err := permit(p, a.cfg.Node.State(), cmd); err != nil {
 		return err
 	}
-	cmd.Audit = &AuditInfo{Time: time.Now(), Token: p.Name, Method: r.Method, Path: r.URL.Path, Summary: summarize(cmd)}
+	cmd.Audit = &AuditInfo{Time: time.Now(), Token: p.Name, Via: p.Via, Method: r.Method, Path: r.URL.Path, Summary: summarize(cmd)}
 	return nil
 }
 
@@ -383,7 +386,7 @@ func (a *API) auditMembership(r *http.Request, body []byte, index uint64) uint64
 		summary = "remove voter " + r.PathValue("id")
 	}
 	p := principalOf(r)
-	idx, err := a.cfg.Node.Apply(&Command{Op: OpAuditNote, Audit: &AuditInfo{Time: time.Now(), Token: p.Name,
+	idx, err := a.cfg.Node.Apply(&Command{Op: OpAuditNote, Audit: &AuditInfo{Time: time.Now(), Token: p.Name, Via: p.Via,
 		Method: r.Method, Path: r.URL.Path, Summary: fmt.Sprintf("%s (raft index %d)", summary, index)}})
 	if err != nil {
 		a.log.Error("control: recording a membership change in the audit log", "err", err)

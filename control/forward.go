@@ -43,6 +43,9 @@ func (a *API) forward(w http.ResponseWriter, r *http.Request, body []byte) {
 		}
 	}
 	req.Header.Set(headerForwarded, a.cfg.Node.ID())
+	// Who authenticated here: the leader records it as the write's author when this
+	// voter's certificate vouches for it, and ignores it otherwise (forwardedPrincipal).
+	req.Header.Set(headerPrincipal, principalOf(r).Name)
 	resp, err := a.cfg.Client.Do(req)
 	if err != nil {
 		if errors.Is(ctx.Err(), context.Canceled) {

@@ -27,7 +27,7 @@ type opsState struct {
 	Overrides map[string]*Override `json:"overrides,omitempty"`
 	// Audit is the audit log, oldest first; AuditSeq the Seq of its newest entry
 	// (ops_audit.go, ops_auditlog.go).
-	Audit    auditLog
+	Audit    auditStore
 	AuditSeq uint64
 }
 

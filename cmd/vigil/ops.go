@@ -190,7 +190,8 @@ func (o overrideCmd) list(ctx context.Context, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// runAudit prints the audit log.
+// runAudit prints the audit log; with -verify it checks the log's hash chain whole (exit 1
+// when it does not verify), with -refusals it prints what the voter asked refused.
 func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var f apiFlags
 	fs := flag.NewFlagSet("audit", flag.ContinueOnError)
@@ -198,18 +199,45 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	f.register(fs)
 	limit := fs.Int("n", 50, "the newest entries to print")
 	asJSON := fs.Bool("json", false, "print the entries as JSON")
+	verify := fs.Bool("verify", false, "fetch the whole log and check its hash chain: print OK with counts, or the first broken link and exit 1")
+	refusals := fs.Bool("refusals", false, "print the requests the voter asked refused (failed authentication, writes refused): each voter keeps its own")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	c, err := f.client()
 	ctx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
+	if *refusals {
+		var rv control.RefusalsView
+		if err == nil {
+			rv, err = c.Refusals(ctx)
+		}
+		if rc := answer(stderr, "audit -refusals", err); rc != 0 {
+			return rc
+		}
+		return printRefusals(stdout, rv, *asJSON)
+	}
+	n := *limit
+	if *verify {
+		n = control.MaxAuditEntries
+	}
 	var view control.AuditView
 	if err == nil {
-		view, err = c.Audit(ctx, *limit, 0)
+		view, err = c.Audit(ctx, n, 0)
 	}
 	if rc := answer(stderr, "audit", err); rc != 0 {
 		return rc
+	}
+	if *verify {
+		r, err := control.VerifyAudit(view)
+		if err != nil {
+			fmt.Fprintf(stdout, "FAILED: %v\n", err)
+			fmt.Fprintf(stderr, "vigil audit -verify: the audit log does not verify: %v\n", err)
+			return 1
+		}
+		fmt.Fprintf(stdout, "OK: %d entries (%d chained, %d from before the chain), %d links checked, %d entries pruned by retention (%d gaps, all accounted for by checkpoints); newest %d, head %s\n",
+			r.Entries, r.Chained, r.Entries-r.Chained, r.Links, r.Pruned, r.Gaps, r.Newest, r.Head)
+		return 0
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
@@ -218,9 +246,33 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return 0
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SEQ\tTIME\tTOKEN\tOPERATION\tPATH\tSUMMARY")
+	fmt.Fprintln(tw, "SEQ\tTIME\tTOKEN\tVIA\tOPERATION\tPATH\tSUMMARY")
 	for _, e := range view.Entries {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s %s\t%s\n", e.Seq, e.Time.UTC().Format(time.RFC3339), e.Token, e.Op, e.Method, e.Path, e.Summary)
+		via := e.Via
+		if via == "" {
+			via = "-"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s %s\t%s\n", e.Seq, e.Time.UTC().Format(time.RFC3339), e.Token, via, e.Op, e.Method, e.Path, e.Summary)
+	}
+	tw.Flush()
+	return 0
+}
+
+// printRefusals prints a voter's refusal log.
+func printRefusals(stdout io.Writer, rv control.RefusalsView, asJSON bool) int {
+	if asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(rv)
+		return 0
+	}
+	fmt.Fprintf(stdout, "voter %s: %d refusals recorded, %d suppressed by the rate limits, %d pushed out by newer ones\n", rv.Voter, rv.Recorded, rv.Suppressed, rv.Dropped)
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SEQ\tTIME\tCODE\tPRINCIPAL\tSOURCE\tPATH\tREASON")
+	for _, list := range [][]*control.RefusalEntry{rv.Known, rv.Unknown, rv.Pending} {
+		for _, e := range list {
+			fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%s %s\t%s\n", e.Seq, e.Time.UTC().Format(time.RFC3339), e.Code, e.Principal, e.Source, e.Method, e.Path, e.Reason)
+		}
 	}
 	tw.Flush()
 	return 0

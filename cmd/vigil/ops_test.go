@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -88,13 +90,44 @@ func TestOverrideAuditToken(t *testing.T) {
 		{[]string{"override", "set", "-server", url, "-check", "api-1", "-reason", "x"}, 1, "HTTP 403"},
 		{[]string{"override", "list", "-server", url}, 0, "web-team"},
 		{[]string{"override", "clear", "-server", url, "-check", "web-eu-west"}, 0, "cleared"},
-		{[]string{"audit", "-server", url}, 0, "web-team       clear_override  DELETE /v1/overrides/"},
+		{[]string{"audit", "-server", url}, 0, "web-team       -    clear_override  DELETE /v1/overrides/"},
+		{[]string{"audit", "-verify", "-server", url}, 0, "OK: 4 entries (4 chained, 0 from before the chain), 3 links checked"},
+		{[]string{"audit", "-refusals", "-server", url}, 0, "403   web-team"},
 	} {
 		code, out, errOut := run1(tc.args...)
 		if code != tc.code || !strings.Contains(out+errOut, tc.out) {
 			t.Errorf("vigil %s: %d\n%s%s\nwant %d and %q", strings.Join(tc.args, " "), code, out, errOut, tc.code, tc.out)
 		}
 		t.Logf("vigil %s:\n%s%s", strings.Join(tc.args, " "), out, errOut)
+	}
+	// A log with an entry taken out, as a tampered voter would answer, does not verify.
+	tampered := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		req, _ := http.NewRequest(http.MethodGet, url+r.URL.RequestURI(), nil)
+		req.Header.Set("Authorization", r.Header.Get("Authorization"))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer resp.Body.Close()
+		var body map[string]json.RawMessage
+		var view control.AuditView
+		if json.NewDecoder(resp.Body).Decode(&body) != nil || json.Unmarshal(body["data"], &view) != nil || len(view.Entries) < 3 {
+			http.Error(w, "bad answer", http.StatusBadGateway)
+			return
+		}
+		view.Entries = append(view.Entries[:1], view.Entries[2:]...)
+		view.Retained--
+		body["data"], _ = json.Marshal(view)
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(body)
+	}))
+	defer tampered.Close()
+	t.Setenv("VIGIL_TOKEN", agentToken)
+	if code, out, errOut := run1("audit", "-verify", "-server", tampered.URL); code != 1 || !strings.Contains(out, "FAILED: 1 entries are missing from the chain") {
+		t.Errorf("vigil audit -verify of a log with an entry removed: %d\n%s%s", code, out, errOut)
+	} else {
+		t.Logf("vigil audit -verify of a log with an entry removed: %d\n%s%s", code, out, errOut)
 	}
 	if ovs := node.State().Overrides(); len(ovs) != 1 || ovs[0].Kind != control.OverrideDrain || ovs[0].Author != "web-team" {
 		t.Fatalf("overrides: %+v", ovs)

@@ -35,6 +35,14 @@ func (c *Client) Audit(ctx context.Context, limit int, before uint64) (control.A
 	return out, err
 }
 
+// Refusals returns the requests the answering voter refused (GET /v1/audit/refusals): each
+// voter records its own.
+func (c *Client) Refusals(ctx context.Context) (control.RefusalsView, error) {
+	var out control.RefusalsView
+	_, err := c.read(ctx, "/v1/audit/refusals", nil, &out)
+	return out, err
+}
+
 // Alerts returns the alerts that fire and the notifications waiting (GET /v1/alerts).
 func (c *Client) Alerts(ctx context.Context) (control.AlertsView, error) {
 	var out control.AlertsView
