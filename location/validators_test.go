@@ -1,0 +1,186 @@
+package location
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/miekg/dns"
+	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/dnssec"
+	"github.com/vigil-dns/vigil/location/delvtest"
+	"github.com/vigil-dns/vigil/location/unboundtest"
+)
+
+// signedZones starts a server with zones, each of apexes signed by fresh keys (combined
+// scheme), and returns it with the DS record of each signed zone, by apex.
+func signedZones(t *testing.T, zones []config.Zone, apexes ...string) (*Server, map[string]*dns.DS) {
+	t.Helper()
+	s := startServer(t, Config{})
+	s.SetSnapshot(mustSnapshot(t, zones, nil))
+	sealer, err := dnssec.NewSealer([]byte("validators-test-seal-secret-0000"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	signers := map[string]*dnssec.Signer{}
+	ds := map[string]*dns.DS{}
+	for _, apex := range apexes {
+		zk, err := dnssec.InitialKeys(apex, dnssec.SchemeCombined, sealer, time.Now().Unix())
+		if err != nil {
+			t.Fatal(err)
+		}
+		sg, err := dnssec.NewSigner(zk, sealer, dnssec.SignerConfig{DNSKEYTTL: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		signers[apex] = sg
+		ds[apex] = zk.Keys[0].DS(apex, 3600)
+	}
+	s.SetSigners(signers)
+	return s, ds
+}
+
+// smallZone is a zone of apex with TTLs of one second, one name server and sets.
+func smallZone(apex string, sets ...config.RecordSet) config.Zone {
+	z := config.DefaultZone()
+	z.Name = apex
+	z.TTL = 1
+	z.SOA.TTL, z.SOA.Minimum = 1, 1
+	z.NameServers = []string{"ns1.example.test."}
+	z.RecordSets = sets
+	return z
+}
+
+// validatorsOf returns unbound and delv, both trusting ds for zone and asking s.
+func validatorsOf(t *testing.T, s *Server, zone string, ds *dns.DS) (*unboundtest.Resolver, *delvtest.Validator) {
+	t.Helper()
+	return unboundtest.Start(t, zone, s.Addr().String(), ds.String()), delvtest.New(t, zone, s.Addr().String(), ds.String())
+}
+
+// A record set with nothing healthy and no_healthy: nodata (multivalue and failover), an
+// alias to one, and aliases that answer nothing (to a missing name, to a CNAME) answer no
+// data: unbound and delv must both prove it, over the NSEC that lists the name's other
+// types but not the one asked.
+func TestValidatorsNoDataProof(t *testing.T) {
+	zone := smallZone("example.test.",
+		config.RecordSet{Name: "ns1", Type: config.TypeA, Records: []config.Record{{Value: "127.0.0.1"}}},
+		config.RecordSet{Name: "mv", Type: config.TypeA, Policy: config.PolicyMultivalue, NoHealthy: config.NoHealthyNoData,
+			Records: []config.Record{{Value: "192.0.2.1", HealthCheck: "down"}, {Value: "192.0.2.2", HealthCheck: "down"}}},
+		config.RecordSet{Name: "mv", Type: config.TypeTXT, Records: []config.Record{{Value: "here"}}},
+		config.RecordSet{Name: "fo", Type: config.TypeA, Policy: config.PolicyFailover, NoHealthy: config.NoHealthyNoData,
+			Records: []config.Record{{Value: "192.0.2.3", HealthCheck: "down", Role: config.RolePrimary},
+				{Value: "192.0.2.4", HealthCheck: "down", Role: config.RoleSecondary}}},
+		config.RecordSet{Name: "to-mv", Type: config.TypeA, Alias: "mv"},
+		config.RecordSet{Name: "to-missing", Type: config.TypeA, Alias: "missing"},
+		config.RecordSet{Name: "cn", Type: config.TypeCNAME, Records: []config.Record{{Value: "www.example.test."}}},
+		config.RecordSet{Name: "www", Type: config.TypeA, Records: []config.Record{{Value: "192.0.2.9"}}},
+		config.RecordSet{Name: "to-cname", Type: config.TypeA, Alias: "cn"},
+	)
+	s, ds := signedZones(t, []config.Zone{zone}, "example.test.")
+	s.SetVerdicts(map[string]bool{"down": false})
+	u, d := validatorsOf(t, s, "example.test.", ds["example.test."])
+	for _, name := range []string{"mv", "fo", "to-mv", "to-missing", "to-cname"} {
+		qname := name + ".example.test."
+		// Our own view first: NOERROR, no answer, an NSEC without the type asked.
+		r := exchange(t, "udp", s.Addr(), doQuery(qname, dns.TypeA, 1232))
+		if r.Rcode != dns.RcodeSuccess || len(r.Answer) != 0 {
+			t.Fatalf("%s A: want no data, got\n%v", qname, r)
+		}
+		var nsec *dns.NSEC
+		for _, rr := range r.Ns {
+			if n, ok := rr.(*dns.NSEC); ok {
+				nsec = n
+			}
+		}
+		if nsec == nil {
+			t.Fatalf("%s A: no NSEC in the denial:\n%v", qname, r)
+		}
+		for _, typ := range nsec.TypeBitMap {
+			if typ == dns.TypeA {
+				t.Fatalf("%s A: the NSEC of the denial lists A:\n%v", qname, r)
+			}
+		}
+		ur := u.Ask(t, qname, dns.TypeA)
+		unboundtest.Secure(t, qname+" A no data (unbound)", ur)
+		if len(ur.Answer) != 0 {
+			t.Fatalf("%s A: unbound got an answer: %v", qname, ur)
+		}
+		d.Secure(t, qname+" A no data", qname, dns.TypeA, false)
+	}
+	// The other type at the name still validates, and the set answers again once healthy.
+	unboundtest.Secure(t, "mv TXT", u.Ask(t, "mv.example.test.", dns.TypeTXT))
+	s.SetVerdicts(map[string]bool{"down": true})
+	time.Sleep(1500 * time.Millisecond) // the cached denial (one second) expires
+	r := u.Ask(t, "to-mv.example.test.", dns.TypeA)
+	unboundtest.Secure(t, "to-mv A healthy again", r)
+	if len(r.Answer) == 0 {
+		t.Fatalf("to-mv A healthy again: no answer:\n%v", r)
+	}
+}
+
+// A signed child zone hosted beside its signed parent, which delegates to it with the
+// child's DS: the DS is the parent's data, signed by the parent's key, so that a resolver
+// trusting the parent alone validates every name of the child; and an unsigned child
+// beside it is provably insecure (the parent's signed NSEC says it has no DS).
+func TestValidatorsSignedChildBesideParent(t *testing.T) {
+	s := startServer(t, Config{})
+	sealer, err := dnssec.NewSealer([]byte("validators-test-seal-secret-0000"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := map[string]*dnssec.ZoneKeys{}
+	signers := map[string]*dnssec.Signer{}
+	for _, apex := range []string{"example.test.", "child.example.test."} {
+		zk, err := dnssec.InitialKeys(apex, dnssec.SchemeCombined, sealer, time.Now().Unix())
+		if err != nil {
+			t.Fatal(err)
+		}
+		sg, err := dnssec.NewSigner(zk, sealer, dnssec.SignerConfig{DNSKEYTTL: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys[apex], signers[apex] = zk, sg
+	}
+	childDS := keys["child.example.test."].Keys[0].DS("child.example.test.", 1)
+	ds := strings.Join(strings.Fields(childDS.String())[4:], " ")
+	parent := smallZone("example.test.",
+		config.RecordSet{Name: "ns1", Type: config.TypeA, Records: []config.Record{{Value: "127.0.0.1"}}},
+		config.RecordSet{Name: "child", Type: config.TypeNS, Records: []config.Record{{Value: "ns1.example.test."}}},
+		config.RecordSet{Name: "child", Type: config.TypeDS, Records: []config.Record{{Value: ds}}},
+		config.RecordSet{Name: "plain", Type: config.TypeNS, Records: []config.Record{{Value: "ns1.example.test."}}},
+	)
+	child := smallZone("child.example.test.",
+		config.RecordSet{Name: "www", Type: config.TypeA, Records: []config.Record{{Value: "192.0.2.7"}}})
+	plain := smallZone("plain.example.test.",
+		config.RecordSet{Name: "www", Type: config.TypeA, Records: []config.Record{{Value: "192.0.2.8"}}})
+	s.SetSnapshot(mustSnapshot(t, []config.Zone{parent, child, plain}, nil))
+	s.SetSigners(signers)
+
+	// Our own view: the DS is signed by the parent.
+	r := exchange(t, "udp", s.Addr(), doQuery("child.example.test.", dns.TypeDS, 1232))
+	for _, rr := range r.Answer {
+		if sig, ok := rr.(*dns.RRSIG); ok && sig.SignerName != "example.test." {
+			t.Fatalf("child DS signed by %s, want example.test.:\n%v", sig.SignerName, r)
+		}
+	}
+	u, d := validatorsOf(t, s, "example.test.", keys["example.test."].Keys[0].DS("example.test.", 3600))
+	unboundtest.Secure(t, "child DS", u.Ask(t, "child.example.test.", dns.TypeDS))
+	r = u.Ask(t, "www.child.example.test.", dns.TypeA)
+	unboundtest.Secure(t, "www.child A", r)
+	if v := unboundtest.Addrs(r); len(v) != 1 || v[0] != "192.0.2.7" {
+		t.Fatalf("www.child A: %v", v)
+	}
+	unboundtest.Secure(t, "child DNSKEY", u.Ask(t, "child.example.test.", dns.TypeDNSKEY))
+	unboundtest.Secure(t, "a missing name in the child", u.Ask(t, "nothing.child.example.test.", dns.TypeA))
+	d.Secure(t, "www.child A", "www.child.example.test.", dns.TypeA, false)
+	d.Secure(t, "child DS", "child.example.test.", dns.TypeDS, false)
+
+	// The unsigned child: insecure, not bogus. unbound answers without AD, delv says so.
+	r = u.Ask(t, "www.plain.example.test.", dns.TypeA)
+	if r.Rcode != dns.RcodeSuccess || r.AuthenticatedData || len(unboundtest.Addrs(r)) != 1 {
+		t.Fatalf("www.plain A: want an insecure answer, got\n%v", r)
+	}
+	if out := d.Ask(t, "www.plain.example.test.", dns.TypeA, false).Output; !strings.Contains(out, "unsigned answer") {
+		t.Fatalf("www.plain A: delv did not prove it insecure:\n%s", out)
+	}
+}
