@@ -37,8 +37,12 @@ func (v *validator) validateRecords(rs *RecordSet, rp, owner string, policy Poli
 			} else {
 				parsed++
 				wire += dns.Len(rr)
-				key, _ := rdata.Key(rrtype(rs.Type), r.Value)
-				if first, dup := values[key]; dup {
+				key, err := rdata.Key(rrtype(rs.Type), r.Value)
+				if err != nil {
+					// What does not pack cannot be served: refused here rather than
+					// answered SERVFAIL at every location.
+					v.add(join(p, "value"), "%s", err)
+				} else if first, dup := values[key]; dup {
 					v.add(join(p, "value"), "duplicate value %q (also records[%d])", r.Value, first)
 				} else {
 					values[key] = k

@@ -184,3 +184,40 @@ func TestValidatorsSignedChildBesideParent(t *testing.T) {
 		t.Fatalf("www.plain A: delv did not prove it insecure:\n%s", out)
 	}
 }
+
+// CAA values longer than miekg/dns packs in a dns.CAA (1,100 ASCII bytes; 300 bytes of
+// UTF-8, escaped to 1,200) are served, as NSD serves them: over TCP and validated by unbound
+// and delv, with the bytes written, and the name's other sets still answer.
+func TestValidatorsLongCAA(t *testing.T) {
+	ascii := strings.Repeat("a", 1100)
+	utf := strings.Repeat("é", 150)
+	zone := smallZone("example.test.",
+		config.RecordSet{Name: "ns1", Type: config.TypeA, Records: []config.Record{{Value: "127.0.0.1"}}},
+		config.RecordSet{Name: "caa", Type: config.TypeCAA, Records: []config.Record{
+			{Value: `0 issue "` + ascii + `"`}, {Value: `0 issuewild "` + utf + `"`}, {Value: `0 iodef "mailto:a@example.test"`}}},
+		config.RecordSet{Name: "caa", Type: config.TypeA, Records: []config.Record{{Value: "192.0.2.5"}}},
+	)
+	if err := new(config.Document).ValidateZone(&zone, func(string) bool { return false }); err != nil {
+		t.Fatalf("the configuration refuses the long CAA values: %v", err)
+	}
+	s, ds := signedZones(t, []config.Zone{zone}, "example.test.")
+	r := exchange(t, "tcp", s.Addr(), doQuery("caa.example.test.", dns.TypeCAA, 1232))
+	got := map[string]string{}
+	for _, rr := range r.Answer {
+		if c, ok := rr.(*dns.CAA); ok {
+			got[c.Tag] = c.Value
+		}
+	}
+	if r.Rcode != dns.RcodeSuccess || got["issue"] != ascii || got["issuewild"] != utf || got["iodef"] != "mailto:a@example.test" {
+		t.Fatalf("caa CAA over TCP: rcode %s, values %q", dns.RcodeToString[r.Rcode], got)
+	}
+	u, d := validatorsOf(t, s, "example.test.", ds["example.test."])
+	ur := u.Ask(t, "caa.example.test.", dns.TypeCAA)
+	unboundtest.Secure(t, "caa CAA (unbound)", ur)
+	if n := len(ur.Answer); n < 3 {
+		t.Fatalf("caa CAA (unbound): %d records:\n%v", n, ur)
+	}
+	unboundtest.Secure(t, "caa A (unbound)", u.Ask(t, "caa.example.test.", dns.TypeA))
+	d.Secure(t, "caa CAA", "caa.example.test.", dns.TypeCAA, true)
+	d.Secure(t, "caa CAA over UDP (TC, then TCP)", "caa.example.test.", dns.TypeCAA, false)
+}
