@@ -1,6 +1,7 @@
 package location
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/vigil-dns/vigil/dnssec"
 	"github.com/vigil-dns/vigil/location/delvtest"
 	"github.com/vigil-dns/vigil/location/unboundtest"
+	"github.com/vigil-dns/vigil/rdata"
 )
 
 // signedZones starts a server with zones, each of apexes signed by fresh keys (combined
@@ -220,4 +222,81 @@ func TestValidatorsLongCAA(t *testing.T) {
 	unboundtest.Secure(t, "caa A (unbound)", u.Ask(t, "caa.example.test.", dns.TypeA))
 	d.Secure(t, "caa CAA", "caa.example.test.", dns.TypeCAA, true)
 	d.Secure(t, "caa CAA over UDP (TC, then TCP)", "caa.example.test.", dns.TypeCAA, false)
+}
+
+// The largest TXT set the configuration accepts, at the apex of a zone with a short name
+// (where compression saves least), in a zone signed by two keys at once (a CSK rollover):
+// over TCP the whole set and both signatures are answered and validate (unbound, delv);
+// over UDP the answer is truncated to a valid empty response that sends the resolver to TCP.
+func TestValidatorsLargeSignedSetTCP(t *testing.T) {
+	const apex, n = "a.test.", 16
+	build := func(vlen int) config.Zone {
+		recs := make([]config.Record, n)
+		for i := range recs {
+			recs[i].Value = fmt.Sprintf("%02d", i) + strings.Repeat("x", vlen-2)
+		}
+		return smallZone(apex, config.RecordSet{Name: "@", Type: config.TypeTXT, Records: recs})
+	}
+	valid := func(vlen int) bool {
+		z := build(vlen)
+		return new(config.Document).ValidateZone(&z, func(string) bool { return false }) == nil
+	}
+	lo, hi := 100, rdata.MaxValue // valid(lo), !valid(hi + 1)
+	if !valid(lo) {
+		t.Fatalf("%d records of %d bytes refused", n, lo)
+	}
+	for lo < hi {
+		if mid := (lo + hi + 1) / 2; valid(mid) {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	zone := build(lo)
+	s := startServer(t, Config{})
+	s.SetSnapshot(mustSnapshot(t, []config.Zone{zone}, nil))
+	sealer, err := dnssec.NewSealer([]byte("validators-test-seal-secret-0000"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().Unix()
+	zk, err := dnssec.InitialKeys(apex, dnssec.SchemeCombined, sealer, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	both, err := dnssec.Rollover(zk, dnssec.RoleCSK, sealer, now, dnssec.Timing{DNSKEYTTL: 1, MaxTTL: 1, Margin: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sg, err := dnssec.NewSigner(both, sealer, dnssec.SignerConfig{DNSKEYTTL: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.SetSigners(map[string]*dnssec.Signer{apex: sg})
+
+	r := exchange(t, "tcp", s.Addr(), doQuery(apex, dns.TypeTXT, 1232))
+	sigs := 0
+	for _, rr := range r.Answer {
+		if _, ok := rr.(*dns.RRSIG); ok {
+			sigs++
+		}
+	}
+	if r.Truncated || r.Rcode != dns.RcodeSuccess || len(r.Answer) != n+2 || sigs != 2 {
+		t.Fatalf("%d records of %d bytes over TCP: tc %v, rcode %s, %d records (%d signatures), want %d and 2",
+			n, lo, r.Truncated, dns.RcodeToString[r.Rcode], len(r.Answer), sigs, n+2)
+	}
+	r = exchange(t, "udp", s.Addr(), doQuery(apex, dns.TypeTXT, 1232))
+	if !r.Truncated || r.Rcode != dns.RcodeSuccess || len(r.Answer)+len(r.Ns) != 0 || r.IsEdns0() == nil || !r.IsEdns0().Do() {
+		t.Fatalf("over UDP: want an empty truncated NOERROR response with the OPT record, got\n%v", r)
+	}
+	for i, key := range both.Keys[:2] {
+		ds := key.DS(apex, 3600)
+		u, d := validatorsOf(t, s, apex, ds)
+		ur := u.Ask(t, apex, dns.TypeTXT)
+		unboundtest.Secure(t, fmt.Sprintf("large set, trusting key %d (unbound)", i), ur)
+		if len(ur.Answer) < n {
+			t.Fatalf("large set (unbound): %d records", len(ur.Answer))
+		}
+		d.Secure(t, fmt.Sprintf("large set, trusting key %d", i), apex, dns.TypeTXT, true)
+	}
 }
