@@ -64,6 +64,62 @@ func (s *Server) SetSigners(signers map[string]*dnssec.Signer) {
 	s.signers.Store(&m)
 }
 
+// SetUnsigned installs the zones that the control plane signs and this location cannot sign
+// (any case, with or without the final dot), each with the reason: they are answered
+// unsigned, which a validating resolver that trusts their DS calls bogus. ZoneStates names
+// them, and the gauge vigil_location_dnssec_zone_unsigned is 1 for each. The server keeps
+// its own copy of the map.
+func (s *Server) SetUnsigned(reasons map[string]string) {
+	m := make(map[string]string, len(reasons))
+	for apex, why := range reasons {
+		m[canonical(apex)] = why
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if old := s.unsigned.Load(); old != nil {
+		for apex := range *old {
+			if _, still := m[apex]; !still {
+				s.metrics.unsigned.DeleteLabelValues(apex)
+				s.log.Info("location: zone signed again", "zone", apex)
+			}
+		}
+	}
+	for apex, why := range m {
+		s.metrics.unsigned.WithLabelValues(apex).Set(1)
+		if old := s.unsigned.Load(); old == nil || (*old)[apex] != why {
+			s.log.Error("location: a zone the control plane signs is answered unsigned here", "zone", apex, "reason", why)
+		}
+	}
+	s.unsigned.Store(&m)
+}
+
+// Unsigned returns the zones that the control plane signs and this location cannot, with
+// the reason, by apex (SetUnsigned).
+func (s *Server) Unsigned() map[string]string {
+	if m := s.unsigned.Load(); m != nil {
+		return maps.Clone(*m)
+	}
+	return nil
+}
+
+// ZoneStates returns every zone of the configuration as this location serves it, as the
+// snapshot's ZoneStates, with the reason of each zone it cannot sign (SetUnsigned).
+func (s *Server) ZoneStates() []ZoneState {
+	snap := s.Snapshot()
+	if snap == nil {
+		return nil
+	}
+	states := snap.ZoneStates()
+	m := s.unsigned.Load()
+	if m == nil || len(*m) == 0 {
+		return states
+	}
+	for i := range states {
+		states[i].Unsigned = (*m)[states[i].Zone]
+	}
+	return states
+}
+
 // Signers returns the signers in use, by apex.
 func (s *Server) Signers() map[string]*dnssec.Signer {
 	if m := s.signers.Load(); m != nil {
