@@ -8,8 +8,18 @@ import (
 )
 
 // maxMessage is the largest DNS message (over TCP): a record set must fit in one, with its
-// header, question and OPT record.
+// header, question and OPT record, and the signatures of a signed zone.
 const maxMessage = 65535
+
+// signatureRoom returns the bytes that the DNSSEC signatures of a record set at owner take in
+// a response: two RRSIG records (two keys sign during a key rollover), each a compressed
+// owner, the record header, the fixed fields, the signer's name (the zone's apex, at most
+// the owner) uncompressed, and an ECDSA P-256 signature. Every set keeps that room, signed
+// zone or not yet: signing may be enabled later without refusing sets that exist.
+func signatureRoom(owner string) int {
+	const compressedOwner, header, fixed, signature = 2, 10, 18, 64
+	return 2 * (compressedOwner + header + fixed + len(owner) + 1 + signature)
+}
 
 // validateRecords checks the records of one set at owner (absolute, or "" when unknown)
 // against its type and routing policy.
@@ -37,8 +47,12 @@ func (v *validator) validateRecords(rs *RecordSet, rp, owner string, policy Poli
 			} else {
 				parsed++
 				wire += dns.Len(rr)
-				key, _ := rdata.Key(rrtype(rs.Type), r.Value)
-				if first, dup := values[key]; dup {
+				key, err := rdata.Key(rrtype(rs.Type), r.Value)
+				if err != nil {
+					// What does not pack cannot be served: refused here rather than
+					// answered SERVFAIL at every location.
+					v.add(join(p, "value"), "%s", err)
+				} else if first, dup := values[key]; dup {
 					v.add(join(p, "value"), "duplicate value %q (also records[%d])", r.Value, first)
 				} else {
 					values[key] = k
@@ -71,8 +85,8 @@ func (v *validator) validateRecords(rs *RecordSet, rp, owner string, policy Poli
 	if nullMX >= 0 && len(rs.Records) > 1 {
 		v.add(join(rp, fmt.Sprintf("records[%d]", nullMX)), "a null MX (0 .) says the domain takes no mail (RFC 7505): it must be the record set's only record, got %d records", len(rs.Records))
 	}
-	if parsed == len(rs.Records) && wire > maxMessage {
-		v.add(join(rp, "records"), "the record set takes %d bytes in wire form, more than one DNS message holds (%d): split it", wire, maxMessage)
+	if room := signatureRoom(owner); parsed == len(rs.Records) && wire+room > maxMessage {
+		v.add(join(rp, "records"), "the record set takes %d bytes in wire form, more than one DNS message holds (%d, less %d for its DNSSEC signatures): split it or shorten its records", wire, maxMessage, room)
 	}
 	if policy == PolicyFailover && badRoles == 0 {
 		if primaries != 1 {

@@ -3,25 +3,27 @@ package location
 import (
 	"errors"
 	"maps"
+	"slices"
 	"time"
 
 	"github.com/miekg/dns"
 	"github.com/vigil-dns/vigil/dnssec"
 )
 
-// denial is where an answer denies a name (node nil: the name does not exist) or a type at a
-// name of zone z; z nil when the answer denies nothing.
+// denial is where an answer denies a name (node nil: the name does not exist) or type
+// rtype at a name of zone z; z nil when the answer denies nothing.
 type denial struct {
-	z    *zone
-	name string
-	node *node
+	z     *zone
+	name  string
+	node  *node
+	rtype uint16
 }
 
 // deny puts zone z's negative SOA in the authority section, and records that the answer
-// denies name (n nil) or the asked type at name (n its node), for its NSEC proof.
-func (scr *scratch) deny(z *zone, name string, n *node) {
+// denies name (n nil) or type rtype at name (n its node), for its NSEC proof.
+func (scr *scratch) deny(z *zone, name string, n *node, rtype uint16) {
 	scr.resp.Ns = append(scr.resp.Ns, z.neg)
-	scr.denial = denial{z: z, name: name, node: n}
+	scr.denial = denial{z: z, name: name, node: n, rtype: rtype}
 }
 
 // answerZone fills the response for name and qtype in zone z, on the listener of virtual
@@ -62,6 +64,62 @@ func (s *Server) SetSigners(signers map[string]*dnssec.Signer) {
 	s.signers.Store(&m)
 }
 
+// SetUnsigned installs the zones that the control plane signs and this location cannot sign
+// (any case, with or without the final dot), each with the reason: they are answered
+// unsigned, which a validating resolver that trusts their DS calls bogus. ZoneStates names
+// them, and the gauge vigil_location_dnssec_zone_unsigned is 1 for each. The server keeps
+// its own copy of the map.
+func (s *Server) SetUnsigned(reasons map[string]string) {
+	m := make(map[string]string, len(reasons))
+	for apex, why := range reasons {
+		m[canonical(apex)] = why
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if old := s.unsigned.Load(); old != nil {
+		for apex := range *old {
+			if _, still := m[apex]; !still {
+				s.metrics.unsigned.DeleteLabelValues(apex)
+				s.log.Info("location: zone signed again", "zone", apex)
+			}
+		}
+	}
+	for apex, why := range m {
+		s.metrics.unsigned.WithLabelValues(apex).Set(1)
+		if old := s.unsigned.Load(); old == nil || (*old)[apex] != why {
+			s.log.Error("location: a zone the control plane signs is answered unsigned here", "zone", apex, "reason", why)
+		}
+	}
+	s.unsigned.Store(&m)
+}
+
+// Unsigned returns the zones that the control plane signs and this location cannot, with
+// the reason, by apex (SetUnsigned).
+func (s *Server) Unsigned() map[string]string {
+	if m := s.unsigned.Load(); m != nil {
+		return maps.Clone(*m)
+	}
+	return nil
+}
+
+// ZoneStates returns every zone of the configuration as this location serves it, as the
+// snapshot's ZoneStates, with the reason of each zone it cannot sign (SetUnsigned).
+func (s *Server) ZoneStates() []ZoneState {
+	snap := s.Snapshot()
+	if snap == nil {
+		return nil
+	}
+	states := snap.ZoneStates()
+	m := s.unsigned.Load()
+	if m == nil || len(*m) == 0 {
+		return states
+	}
+	for i := range states {
+		states[i].Unsigned = (*m)[states[i].Zone]
+	}
+	return states
+}
+
 // Signers returns the signers in use, by apex.
 func (s *Server) Signers() map[string]*dnssec.Signer {
 	if m := s.signers.Load(); m != nil {
@@ -96,7 +154,7 @@ func (s *Server) sign(scr *scratch, snap *Snapshot, rcode int) (_ int, ok bool) 
 	for i := 0; i < len(resp.Answer); {
 		j := rrsetEnd(resp.Answer, i)
 		out = append(out, resp.Answer[i:j]...)
-		if sg := signerFor(snap, *m, resp.Answer[i].Header().Name); sg != nil {
+		if sg := signerFor(snap, *m, resp.Answer[i].Header().Name, resp.Answer[i].Header().Rrtype); sg != nil {
 			out = s.appendSigs(out, sg, resp.Answer[i:j], now, &ok)
 			signed = true
 		}
@@ -111,6 +169,10 @@ func (s *Server) sign(scr *scratch, snap *Snapshot, rcode int) (_ int, ok bool) 
 		ns = append(ns, set...)
 		h := set[0].Header()
 		z := snap.zoneOf(h.Name)
+		if h.Rrtype == dns.TypeNS {
+			// A referral is the parent's, even to a child hosted here too.
+			z = snap.parentSide(h.Name)
+		}
 		sg := (*m)[zoneName(z)]
 		switch {
 		case sg == nil:
@@ -131,7 +193,9 @@ func (s *Server) sign(scr *scratch, snap *Snapshot, rcode int) (_ int, ok bool) 
 				nsec = dnssec.NoName(d.name, d.z.negTTL)
 				rcode = dns.RcodeSuccess
 			} else {
-				nsec = dnssec.NoData(d.name, typesAt(d.z, d.name, d.node), d.z.negTTL)
+				// The name's types but the one denied: a record set that answers nothing now
+				// (nothing healthy, an alias whose target has no such set) is absent.
+				nsec = dnssec.NoData(d.name, typesBut(typesAt(d.z, d.name, d.node), d.rtype), d.z.negTTL)
 			}
 			ns = append(ns, nsec)
 			ns = s.appendSigs(ns, sg, []dns.RR{nsec}, now, &ok)
@@ -188,9 +252,35 @@ func typesAt(z *zone, name string, n *node) []uint16 {
 	return types
 }
 
-// signerFor returns the signer of the zone that owns name, or nil.
-func signerFor(snap *Snapshot, m map[string]*dnssec.Signer, name string) *dnssec.Signer {
+// typesBut returns types without t.
+func typesBut(types []uint16, t uint16) []uint16 {
+	return slices.DeleteFunc(types, func(u uint16) bool { return u == t })
+}
+
+// signerFor returns the signer of the zone that owns the record set of type rtype at name,
+// or nil: the nearest zone, except that a DS set at the apex of a hosted zone is its
+// parent's data (RFC 4035 §2.4), signed by the parent.
+func signerFor(snap *Snapshot, m map[string]*dnssec.Signer, name string, rtype uint16) *dnssec.Signer {
+	if rtype == dns.TypeDS {
+		return m[zoneName(snap.parentSide(name))]
+	}
 	return m[zoneName(snap.zoneOf(name))]
+}
+
+// parentSide returns the zone that holds the delegation at name: the zone above name when
+// name is the apex of a hosted zone and that zone's parent is hosted too, else the nearest
+// zone of name.
+func (snap *Snapshot) parentSide(name string) *zone {
+	z := snap.zoneOf(name)
+	if z == nil || z.name != name {
+		return z
+	}
+	if off, end := dns.NextLabel(name, 0); !end {
+		if p := snap.zoneOf(name[off:]); p != nil {
+			return p
+		}
+	}
+	return z
 }
 
 // zoneName returns the apex of z, or "" for nil.

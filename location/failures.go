@@ -21,6 +21,10 @@ type ZoneState struct {
 	// the location answers from its previous version (Served) or not at all, until a version
 	// that compiles arrives. The other zones are not held back.
 	Error string `json:"error,omitempty"`
+	// Unsigned, when not empty, says why the location answers the zone unsigned although
+	// the control plane signs it (Server.ZoneStates): validating resolvers that trust the
+	// zone's DS get SERVFAIL from this location until it can sign.
+	Unsigned string `json:"unsigned,omitempty"`
 }
 
 // Rebuild compiles zones as NewSnapshot does, with shards as there, except that a zone that

@@ -37,6 +37,8 @@ type metrics struct {
 	lastResorts *prometheus.CounterVec
 	withheld    *prometheus.GaugeVec
 	zoneFailed  *prometheus.GaugeVec
+	// unsigned is 1 for each zone the control plane signs that this location cannot.
+	unsigned *prometheus.GaugeVec
 	// signFailures counts record sets left unsigned because signing failed (dnssec.go).
 	signFailures prometheus.Counter
 	// noZone caches the counters of queries outside every hosted zone.
@@ -75,6 +77,10 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Name: "vigil_location_zone_install_failed",
 			Help: "1 for each zone of the configuration this location could not install, by zone and what it serves instead (previous: the zone's last version that compiled; none: nothing, REFUSED). The other zones are installed.",
 		}, []string{"zone", "served"}),
+		unsigned: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "vigil_location_dnssec_zone_unsigned",
+			Help: "1 for each zone the control plane signs that this location answers unsigned, because it cannot sign it (no DNSSEC secret, or one that does not open the zone's keys): validating resolvers that trust the zone's DS get SERVFAIL from it.",
+		}, []string{"zone"}),
 		signFailures: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "vigil_location_dnssec_sign_failures_total",
 			Help: "Record sets of signed zones answered without their signature because signing failed.",
@@ -84,7 +90,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	if reg == nil {
 		return m, nil
 	}
-	for _, c := range []prometheus.Collector{m.queries, m.dropped, m.slipped, m.duration, m.lastResorts, m.withheld, m.zoneFailed, m.signFailures} {
+	for _, c := range []prometheus.Collector{m.queries, m.dropped, m.slipped, m.duration, m.lastResorts, m.withheld, m.zoneFailed, m.unsigned, m.signFailures} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}

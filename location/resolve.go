@@ -88,7 +88,7 @@ func (s *Server) resolve(scr *scratch, snap *Snapshot, z *zone, name string, qty
 		}
 		n, wild := z.lookup(name)
 		if n == nil {
-			scr.deny(z, name, nil)
+			scr.deny(z, name, nil, qtype)
 			return dns.RcodeNameError
 		}
 		owner := ""
@@ -106,7 +106,7 @@ func (s *Server) resolve(scr *scratch, snap *Snapshot, z *zone, name string, qty
 		cname := n.cname()
 		if cname == nil || qtype == dns.TypeCNAME {
 			// NODATA: the name exists, the type does not.
-			scr.deny(z, name, n)
+			scr.deny(z, name, n, qtype)
 			return dns.RcodeSuccess
 		}
 		before := len(resp.Answer)
@@ -137,7 +137,7 @@ func (scr *scratch) atCut(z *zone, name string, qtype uint16, at string, cut *rr
 		if ds := z.names[name].find(dns.TypeDS); ds != nil {
 			resp.Answer = append(resp.Answer, ds.rrs...)
 		} else {
-			scr.deny(z, name, z.names[name])
+			scr.deny(z, name, z.names[name], dns.TypeDS)
 		}
 		return dns.RcodeSuccess
 	}
@@ -162,7 +162,7 @@ func (s *Server) answerSet(scr *scratch, z *zone, n *node, rs *rrset, name, owne
 		ok = s.appendAlias(scr, z, rs, name, v)
 		if !ok {
 			// An alias whose target has no such record set answers no data.
-			scr.deny(z, name, n)
+			scr.deny(z, name, n, rs.rtype)
 			return dns.RcodeSuccess
 		}
 	} else {
@@ -172,8 +172,9 @@ func (s *Server) answerSet(scr *scratch, z *zone, n *node, rs *rrset, name, owne
 		return dns.RcodeServerFailure
 	}
 	if len(resp.Answer) == from {
-		// No healthy record and the set answers no data (config.NoHealthyNoData).
-		resp.Ns = append(resp.Ns, z.neg)
+		// No healthy record and the set answers no data (config.NoHealthyNoData): a denial
+		// of the type at the name, which a signed zone proves as any other.
+		scr.deny(z, name, n, rs.rtype)
 		return dns.RcodeSuccess
 	}
 	s.appendAdditional(scr, z, v, from)

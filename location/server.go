@@ -102,6 +102,7 @@ type Server struct {
 	snap     atomic.Pointer[Snapshot]
 	verdicts atomic.Pointer[verdicts]
 	signers  atomic.Pointer[map[string]*dnssec.Signer] // by apex (dnssec.go)
+	unsigned atomic.Pointer[map[string]string]         // why, by apex (dnssec.go)
 	locality atomic.Pointer[routing.Locality]          // for nearest record sets (nearest.go)
 	scratch  sync.Pool
 

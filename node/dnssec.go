@@ -1,6 +1,7 @@
 package node
 
 import (
+	"fmt"
 	"log/slog"
 
 	"github.com/vigil-dns/vigil/control"
@@ -13,6 +14,8 @@ type signers struct {
 	sealer *dnssec.Sealer
 	tried  bool
 	byZone map[string]signerEntry
+	// unsigned holds, by apex, why a zone the control plane signs has no signer here.
+	unsigned map[string]string
 }
 
 type signerEntry struct {
@@ -71,10 +74,21 @@ func (n *Node) installSigners(s *control.State, ch control.Changes) {
 			ss.byZone = map[string]signerEntry{}
 		}
 	}
-	changed := false
+	if ss.unsigned == nil {
+		ss.unsigned = map[string]string{}
+	}
+	changed, unsignedChanged := false, false
 	for _, apex := range zones {
 		apex = control.CanonicalZone(apex)
-		next := n.signerOf(s, apex, ss.byZone[apex])
+		next, why := n.signerOf(s, apex, ss.byZone[apex])
+		if ss.unsigned[apex] != why {
+			unsignedChanged = true
+			if why == "" {
+				delete(ss.unsigned, apex)
+			} else {
+				ss.unsigned[apex] = why
+			}
+		}
 		if next != ss.byZone[apex] {
 			changed = true
 			if next.sg == nil {
@@ -83,6 +97,9 @@ func (n *Node) installSigners(s *control.State, ch control.Changes) {
 				ss.byZone[apex] = next
 			}
 		}
+	}
+	if unsignedChanged {
+		n.dns.SetUnsigned(ss.unsigned)
 	}
 	if !changed {
 		return
@@ -96,27 +113,30 @@ func (n *Node) installSigners(s *control.State, ch control.Changes) {
 
 // signerOf returns the signer zone apex needs under s: old when its keys and TTL are the
 // same, a new one when they changed, none when the zone is not signed or has no keys yet.
-func (n *Node) signerOf(s *control.State, apex string, old signerEntry) signerEntry {
+// why says, for a signed zone left without a signer, why it cannot be signed here.
+func (n *Node) signerOf(s *control.State, apex string, old signerEntry) (_ signerEntry, why string) {
 	h, ok := s.ZoneHead(apex)
 	if !ok || !h.Signed() {
-		return signerEntry{}
+		return signerEntry{}, ""
 	}
 	zk, ok := s.ZoneKeys(apex)
 	if !ok {
-		return signerEntry{}
+		return signerEntry{}, "the control plane holds no keys for the zone yet"
+	}
+	if n.signers.sealer == nil {
+		return signerEntry{}, "this location has no DNSSEC secret (set the node's DNSSEC secret, or a gossip key, to the one the control plane seals the zone's keys with)"
 	}
 	ttl := h.DNSSEC.DNSKEYTTL
 	if ttl == 0 {
 		ttl = dnssec.DefaultDNSKEYTTL
 	}
 	if old.keys == zk && old.ttl == ttl {
-		return old
+		return old, ""
 	}
 	sg, err := dnssec.NewSigner(zk, n.signers.sealer, dnssec.SignerConfig{DNSKEYTTL: ttl})
 	if err != nil {
-		n.log.Error("node: a signed zone is served unsigned: its keys do not open here", "zone", apex, "err", err)
-		return signerEntry{}
+		return signerEntry{}, fmt.Sprintf("the zone's keys do not open with this location's DNSSEC secret (give it the control plane's): %v", err)
 	}
 	n.log.Info("node: zone signed", "zone", apex, "keys", len(zk.Keys))
-	return signerEntry{keys: zk, ttl: ttl, sg: sg}
+	return signerEntry{keys: zk, ttl: ttl, sg: sg}, ""
 }

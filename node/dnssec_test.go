@@ -5,12 +5,15 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/miekg/dns"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/location"
 	"github.com/vigil-dns/vigil/location/unboundtest"
 )
 
@@ -99,4 +102,78 @@ func TestSignedDemoZoneValidatesInUnbound(t *testing.T) {
 	www("198.51.100.1")
 	targets["us-east"].down.Store(false)
 	www("192.0.2.1")
+}
+
+// A location whose DNSSEC secret does not open a signed zone's keys answers the zone
+// unsigned, and says so: /readyz lists it as degraded with the reason, the served zones name
+// it as unsigned, and the gauge vigil_location_dnssec_zone_unsigned is 1 for it. A location
+// with the right secret signs and is not degraded.
+func TestLocationWithoutTheSecretIsDegraded(t *testing.T) {
+	targets := map[string]*target{"us-east": newTarget(t), "eu-west": newTarget(t), "sa-east": newTarget(t)}
+	doc := demoDoc(t, targets)
+	doc.Zones[0].DNSSEC = &config.DNSSEC{Enabled: true, Keys: "combined", DNSKEYTTL: 1}
+	if err := doc.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	_, api := startVoter(t, doc, func(vc *Config) { vc.DNSSECSecret = testKey })
+	cfg := dataNode(t, "b", "us-east", t.TempDir(), []string{api})
+	cfg.DNSSECSecret = []byte("not-the-control-plane-secret-000")
+	reg := prometheus.NewRegistry()
+	cfg.Registerer = reg
+	b := start(t, mustNew(t, cfg))
+	good := start(t, mustNew(t, dataNode(t, "a", "us-east", t.TempDir(), []string{api})))
+	const apex = "demo.vigil.test."
+	eventually(t, 15*time.Second, "the location without the secret says the zone is unsigned", func() (bool, string) {
+		rd := b.Ready()
+		var states []location.ZoneState
+		for _, z := range b.Zones() {
+			if z.Zone == apex {
+				states = append(states, z)
+			}
+		}
+		degraded := slices.ContainsFunc(rd.Degraded, func(s string) bool {
+			return strings.Contains(s, apex) && strings.Contains(s, "unsigned") && strings.Contains(s, "DNSSEC secret")
+		})
+		return degraded && len(states) == 1 && strings.Contains(states[0].Unsigned, "DNSSEC secret"),
+			fmt.Sprintf("degraded %q, zones %+v", rd.Degraded, states)
+	})
+	if got := unsignedGauge(t, reg, apex); got != 1 {
+		t.Fatalf("vigil_location_dnssec_zone_unsigned{zone=%q} = %v, want 1", apex, got)
+	}
+	eventually(t, 15*time.Second, "the location with the secret signs", func() (bool, string) {
+		m := new(dns.Msg)
+		m.SetQuestion(apex, dns.TypeDNSKEY)
+		m.SetEdns0(1232, true)
+		r, err := dns.Exchange(m, good.DNSAddr())
+		if err != nil {
+			return false, err.Error()
+		}
+		return len(r.Answer) > 1, r.String()
+	})
+	if rd := good.Ready(); slices.ContainsFunc(rd.Degraded, func(s string) bool { return strings.Contains(s, "unsigned") }) {
+		t.Fatalf("the location with the secret is degraded: %q", rd.Degraded)
+	}
+}
+
+// unsignedGauge returns the value of vigil_location_dnssec_zone_unsigned for zone in reg, or
+// 0 when it is absent.
+func unsignedGauge(t *testing.T, reg *prometheus.Registry, zone string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "vigil_location_dnssec_zone_unsigned" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "zone" && l.GetValue() == zone {
+					return m.GetGauge().GetValue()
+				}
+			}
+		}
+	}
+	return 0
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -275,6 +276,10 @@ func (n *Node) Ready() status.Readiness {
 	if n.dns != nil {
 		for _, f := range n.dns.Snapshot().Failures() {
 			rd.Degraded = append(rd.Degraded, zoneFailure(f))
+		}
+		unsigned := n.dns.Unsigned()
+		for _, apex := range slices.Sorted(maps.Keys(unsigned)) {
+			rd.Degraded = append(rd.Degraded, "zone "+apex+" is signed but answered unsigned here (validating resolvers get SERVFAIL): "+unsigned[apex])
 		}
 	}
 	rd.Ready = len(rd.Reasons) == 0

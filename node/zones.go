@@ -146,7 +146,7 @@ func (n *Node) Zones() []location.ZoneState {
 	if n.dns == nil {
 		return nil
 	}
-	return n.dns.Snapshot().ZoneStates()
+	return n.dns.ZoneStates()
 }
 
 // zoneFailure says in words what a location serves of a zone it could not install.

@@ -230,8 +230,23 @@ func parseCAA(h dns.RR_Header, value string) (dns.RR, error) {
 		}
 		data = val
 	}
-	return &dns.CAA{Hdr: h, Flag: uint8(fl), Tag: tag, Value: escape(data)}, nil
+	if esc := escape(data); len(esc) <= maxOctetText {
+		return &dns.CAA{Hdr: h, Flag: uint8(fl), Tag: tag, Value: esc}, nil
+	}
+	// A CAA value is the rest of the record data (RFC 8659 §4.1), up to MaxValue
+	// here; miekg/dns packs a dns.CAA value only up to 1,025 bytes of its escaped text, so
+	// a longer one is kept as its wire data (RFC 3597), which packs and signs byte for byte
+	// as the same record.
+	wire := make([]byte, 0, 2+len(tag)+len(data))
+	wire = append(wire, uint8(fl), uint8(len(tag)))
+	wire = append(wire, tag...)
+	wire = append(wire, data...)
+	return &dns.RFC3597{Hdr: h, Rdata: hex.EncodeToString(wire)}, nil
 }
+
+// maxOctetText is the longest escaped text of a dns.CAA value that miekg/dns packs: 256
+// bytes each written \DDD, and one more.
+const maxOctetText = 256*4 + 1
 
 // cutField returns the first space-separated field of s and the rest after the spaces that
 // follow it.

@@ -163,3 +163,40 @@ func TestKeySameData(t *testing.T) {
 		t.Errorf("CAA quoted and unquoted: keys differ")
 	}
 }
+
+// A CAA value is the rest of the record data (RFC 8659 §4.1), however long: values past
+// what miekg/dns packs in a dns.CAA (1,025 bytes of escaped text: 1,100 ASCII bytes, or 300
+// bytes of UTF-8) parse, pack in a message, read back as the bytes written, have a key, and
+// a short value still parses as a dns.CAA with the same wire form.
+func TestLongCAA(t *testing.T) {
+	utf := strings.Repeat("é", 150) // 300 bytes, each escaped \DDD
+	for _, data := range []string{strings.Repeat("a", 1100), utf, strings.Repeat("b", 4000)} {
+		value := `0 issue "` + data + `"`
+		rr, err := Parse("x.test.", dns.TypeCAA, 300, value)
+		if err != nil {
+			t.Fatalf("%d bytes: %v", len(data), err)
+		}
+		if _, err := Key(dns.TypeCAA, value); err != nil {
+			t.Fatalf("%d bytes: key: %v", len(data), err)
+		}
+		m := new(dns.Msg)
+		m.SetQuestion("x.test.", dns.TypeCAA)
+		m.Answer = []dns.RR{rr}
+		wire, err := m.Pack()
+		if err != nil {
+			t.Fatalf("%d bytes: pack: %v", len(data), err)
+		}
+		var back dns.Msg
+		if err := back.Unpack(wire); err != nil {
+			t.Fatalf("%d bytes: unpack: %v", len(data), err)
+		}
+		caa, ok := back.Answer[0].(*dns.CAA)
+		if !ok || caa.Tag != "issue" || caa.Flag != 0 || caa.Value != data {
+			t.Fatalf("%d bytes: read back %v", len(data), back.Answer[0])
+		}
+	}
+	short, err := Parse("x.test.", dns.TypeCAA, 300, `0 issue "ca.test"`)
+	if _, ok := short.(*dns.CAA); err != nil || !ok {
+		t.Fatalf("short CAA: %T %v", short, err)
+	}
+}

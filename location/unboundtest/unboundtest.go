@@ -135,7 +135,8 @@ func lastLines(s string, n int) string {
 	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
 
-// Ask asks the resolver with the DO and AD bits and returns its response.
+// Ask asks the resolver with the DO and AD bits and returns its response: over UDP, and
+// again over TCP when that one is truncated, as a stub resolver does.
 func (r *Resolver) Ask(t testing.TB, name string, qtype uint16) *dns.Msg {
 	t.Helper()
 	m := new(dns.Msg)
@@ -146,7 +147,11 @@ func (r *Resolver) Ask(t testing.TB, name string, qtype uint16) *dns.Msg {
 	var err error
 	for range 3 {
 		var resp *dns.Msg
-		if resp, _, err = c.Exchange(m, r.Addr); err == nil {
+		if resp, _, err = c.Exchange(m, r.Addr); err == nil && resp.Truncated {
+			tcp := &dns.Client{Net: "tcp", Timeout: 3 * time.Second}
+			resp, _, err = tcp.Exchange(m, r.Addr)
+		}
+		if err == nil {
 			return resp
 		}
 	}
