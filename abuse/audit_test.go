@@ -26,9 +26,9 @@ import (
 	"github.com/vigil-dns/vigil/tlsconf"
 )
 
-// scopedVoter is a one-voter cluster (TCP raft, BoltDB) whose API takes the write token and
+// auditVoter is a one-voter cluster (TCP raft, BoltDB) whose API takes the write token and
 // the named token web-team (scope write:check=web-); its logs go to logs.
-type scopedVoter struct {
+type auditVoter struct {
 	*voter
 	secret, line string
 	logs         *syncBuffer
@@ -52,7 +52,7 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-func startScopedVoter(t *testing.T) *scopedVoter {
+func startAuditVoter(t *testing.T) *auditVoter {
 	t.Helper()
 	sc, _ := control.ParseScope("write:check=web-")
 	secret, line, err := control.NewToken("web-team", sc)
@@ -95,7 +95,7 @@ func startScopedVoter(t *testing.T) *scopedVoter {
 	if !waitFor(10*time.Second, func() bool { return n.IsLeader() && n.State().Voters["v0"] == base }) {
 		t.Fatal("no leader")
 	}
-	return &scopedVoter{voter: &voter{node: n, api: api, base: base}, secret: secret, line: line, logs: logs}
+	return &auditVoter{voter: &voter{node: n, api: api, base: base}, secret: secret, line: line, logs: logs}
 }
 
 // readData GETs path with cred and decodes the read's data into out.
@@ -130,7 +130,7 @@ func checkBody(id string, port int) string {
 // writes, what the old retention (the newest 10,000 entries overall) would have kept of the
 // administrator's: none.
 func TestAbuseAuditFlush(t *testing.T) {
-	v := startScopedVoter(t)
+	v := startAuditVoter(t)
 	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 	demo, err := os.ReadFile("../examples/demo.yaml")
 	if err != nil {
@@ -374,7 +374,7 @@ func entriesBy(m map[string]int) string {
 // after the flood is applied and audited, and a refusal from a new network a second later
 // is recorded.
 func TestAbuseAuditRefusals(t *testing.T) {
-	v := startScopedVoter(t)
+	v := startAuditVoter(t)
 	client := &http.Client{Timeout: 10 * time.Second}
 	demo, err := os.ReadFile("../examples/demo.yaml")
 	if err != nil {
