@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/vigil-dns/vigil/control"
 	"github.com/vigil-dns/vigil/gossip"
+	"github.com/vigil-dns/vigil/httpguard"
 	"github.com/vigil-dns/vigil/location"
 	"github.com/vigil-dns/vigil/tlsconf"
 )
@@ -67,7 +68,7 @@ func silentFlood(addr string, srcs []net.IP, perSrc int, until time.Time) (dials
 					}
 					c, err := d.Dial("tcp", addr)
 					if err != nil {
-						time.Sleep(20 * time.Millisecond)
+						time.Sleep(50 * time.Millisecond)
 						continue
 					}
 					atomic.AddInt64(&dials, 1)
@@ -78,7 +79,7 @@ func silentFlood(addr string, srcs []net.IP, perSrc int, until time.Time) (dials
 						}
 					}
 					c.Close()
-					time.Sleep(20 * time.Millisecond)
+					time.Sleep(50 * time.Millisecond) // a refused dial costs the machine, not the server
 				}
 			})
 		}
@@ -171,7 +172,7 @@ func TestAbuseManySourcesTLS(t *testing.T) {
 		name, row string
 		start     func(t *testing.T) (addr string, legit func() bool)
 	}{
-		{"api", "control API (GET /v1/state with an operator's certificate)", func(t *testing.T) (string, func() bool) {
+		{"api", "control API; the client: GET /v1/state with an operator's certificate", func(t *testing.T) (string, func() bool) {
 			api := tlsVoter(t, p).Self().ControlAPI
 			op := p.store(t, p.dir, "op").ClientConfig(tlsconf.Peer{})
 			return strings.TrimPrefix(api, "https://"), func() bool {
@@ -184,7 +185,7 @@ func TestAbuseManySourcesTLS(t *testing.T) {
 				return resp.StatusCode == http.StatusOK
 			}
 		}},
-		{"raft", "raft port (a stale AppendEntries with a voter's certificate)", func(t *testing.T) (string, func() bool) {
+		{"raft", "raft port; the client: a stale AppendEntries with a voter's certificate", func(t *testing.T) (string, func() bool) {
 			addr := tlsRaftVoter(t, p)
 			peer := p.store(t, p.dir, "v1").ClientConfig(tlsconf.Peer{Roles: []string{tlsconf.RoleControl}, SkipHostname: true})
 			return addr, func() bool { return staleAppend(t, peer, addr) }
@@ -205,7 +206,7 @@ func TestAbuseManySourcesTLS(t *testing.T) {
 			}
 			dials, tried, ok := run(false)
 			_, cTried, cOK := run(true)
-			row(t, fmt.Sprintf("TLS handshakes from many addresses of one network: %s hold %d silent connections each at the %s (256 handshakes at once, defaults), redialling when the 5 s handshake timeout cuts them off, for %v; a client of another network (127.0.0.1) asks every 100 ms on a new connection meanwhile", floodWhat(addrs, false), perAddr, target.row, lasts),
+			row(t, fmt.Sprintf("TLS handshakes from many addresses of one network: %s hold %d silent connections each at a voter's %s (256 handshakes at once, 16 per network, defaults), redialling when the 5 s handshake timeout cuts them off, for %v; a client of another network (127.0.0.1) asks every 100 ms on a new connection meanwhile", floodWhat(addrs, false), perAddr, target.row, lasts),
 				fmt.Sprintf("%s flood dials, %d legitimate requests", itoa(int(dials)), tried),
 				fmt.Sprintf("legitimate requests answered %d of %d (control, the same flood from %s, as keyed by address: %d of %d answered)", ok, tried, floodWhat(addrs, true), cOK, cTried))
 			if tried < 20 || ok != tried {
@@ -298,5 +299,39 @@ func TestAbuseManySourcesGossip(t *testing.T) {
 	}
 	if cOK > cTried/2 {
 		t.Errorf("control: %d of %d joins went through under the flood from %d networks: the flood is not a flood", cOK, cTried, addrs)
+	}
+}
+
+// TestAbuseManySourcesHTTP: 64 addresses of one network open 300 connections to the
+// agent's control API and 300 to its HTTP listener and hold them with half a request header;
+// a client of another network then asks each listener 20 times. Keyed by network, the
+// flood keeps 16 connections per listener (-http-max-conns-per-source 16 of
+// -http-max-conns 128) and the other client every answer; the control, the same flood from
+// 20 networks, holds every connection.
+func TestAbuseManySourcesHTTP(t *testing.T) {
+	const n, tries, addrs = 300, 20, 64
+	run := func(srcs []net.IP) (open, answered int) {
+		a := startAgent(t, httpguard.Limits{MaxConns: 128, MaxConnsPerSource: 16})
+		for _, l := range []struct{ base, path string }{{a.api, "/v1/state"}, {a.http, "/healthz"}} {
+			conns, o := connFlood(t, strings.TrimPrefix(l.base, "http://"), srcs, n)
+			open = max(open, o)
+			answered += legitGets(l.base, l.path, tries, http.StatusOK)
+			for _, c := range conns {
+				c.Close()
+			}
+		}
+		return open, answered
+	}
+	open, answered := run(floodSources(addrs, false))
+	ctlOpen, ctlAnswered := run(floodSources(20, true))
+	row(t, fmt.Sprintf("HTTP connections from many addresses of one network: %d connections to the agent's control API and %d to its HTTP listener from %s, each holding half a request header; meanwhile %d requests to each from 127.0.0.1; -http-max-conns-per-source 16, -http-max-conns 128", n, n, floodWhat(addrs, false), tries),
+		fmt.Sprintf("%d connections, %d requests", 2*n, 2*tries),
+		fmt.Sprintf("connections held open at most %d per listener (bound 16 per network); the other network's requests answered %d of %d (control, the same connections from %s: %d held, %d of %d answered)",
+			open, answered, 2*tries, floodWhat(20, true), ctlOpen, ctlAnswered, 2*tries))
+	if open > 16 || answered != 2*tries {
+		t.Errorf("held %d connections (bound 16 per network), other network answered %d of %d", open, answered, 2*tries)
+	}
+	if ctlAnswered > tries {
+		t.Errorf("control: from 20 networks the other network still got %d of %d answers: the flood is not a flood", ctlAnswered, 2*tries)
 	}
 }
