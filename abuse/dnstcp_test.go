@@ -26,14 +26,15 @@ func tcpQuery(t *testing.T) []byte {
 	return append(binary.BigEndian.AppendUint16(nil, uint16(len(b))), b...)
 }
 
-// hog holds as many TCP connections from 127.0.0.2 to addr as it can, conns at a time,
-// each asking a query every ask (well within the idle timeout) and redialling when the
-// server closes it, until stop. It returns the dials and the longest a connection lasted.
-func hog(addr string, conns int, ask time.Duration, q []byte, stop <-chan struct{}) (dials int64, longest time.Duration) {
-	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 2)}, Timeout: time.Second}
+// hog holds as many TCP connections from srcs (connection i from srcs[i%len(srcs)]) to addr
+// as it can, conns at a time, each asking a query every ask (well within the idle timeout)
+// and redialling when the server closes it, until stop. It returns the dials and the longest
+// a connection lasted.
+func hog(addr string, srcs []net.IP, conns int, ask time.Duration, q []byte, stop <-chan struct{}) (dials int64, longest time.Duration) {
 	var mu sync.Mutex
 	var wg sync.WaitGroup
-	for range conns {
+	for i := range conns {
+		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: srcs[i%len(srcs)]}, Timeout: time.Second}
 		wg.Go(func() {
 			for {
 				select {
@@ -104,14 +105,16 @@ func legitTCP(addr string, stop <-chan struct{}) (asked, answered int) {
 	}
 }
 
-// TestAbuseDNSTCPHog: one client (127.0.0.2) tries to hold every TCP slot of a location
+// TestAbuseDNSTCPHog: one client (127.0.2.2) tries to hold every TCP slot of a location
 // (64 per listener), 100 connections at a time, each asking a query every 500 ms so that the
-// idle timeout never fires, redialling whatever is closed, for 5 s; another client
-// (127.0.0.1) asks over TCP every 100 ms meanwhile. With 8 connections per client
-// (-dns-tcp-max-conns-per-client) and a lifetime of 2 s (-dns-tcp-lifetime; default 30 s),
-// every legitimate query must be answered and no hogging connection may outlive 2 s by
-// much. The control turns the per-client limit off (64) and the lifetime up (1 h): the
-// hog then takes every slot and the legitimate client's queries fail.
+// idle timeout never fires, redialling whatever is closed, for 5 s; a client of another
+// network (127.0.0.1) asks over TCP every 100 ms meanwhile. With 8 connections per client
+// network (-dns-tcp-max-conns-per-client) and a lifetime of 2 s (-dns-tcp-lifetime; default
+// 30 s), every legitimate query must be answered and no hogging connection may outlive 2 s
+// by much. The control spreads the same 100 connections over 13 networks (8 or fewer each,
+// as a per-client limit of 8 cannot tell apart) with the lifetime up (1 h): the hog then
+// takes every slot and the legitimate client's queries fail. (A network may not hold every
+// slot: the per-client limit stays below the listener's.)
 func TestAbuseDNSTCPHog(t *testing.T) {
 	const (
 		conns    = 100
@@ -120,11 +123,11 @@ func TestAbuseDNSTCPHog(t *testing.T) {
 		lifetime = 2 * time.Second
 	)
 	q := tcpQuery(t)
-	run := func(cfg location.Config) (dials int64, longest time.Duration, asked, answered int, refused float64) {
+	run := func(cfg location.Config, srcs []net.IP) (dials int64, longest time.Duration, asked, answered int, refused float64) {
 		addr, reg := startLocationWith(t, cfg)
 		stop := make(chan struct{})
 		var wg sync.WaitGroup
-		wg.Go(func() { dials, longest = hog(addr, conns, ask, q, stop) })
+		wg.Go(func() { dials, longest = hog(addr, srcs, conns, ask, q, stop) })
 		time.Sleep(500 * time.Millisecond) // the hog takes what it can first
 		time.AfterFunc(lasts, func() { close(stop) })
 		asked, answered = legitTCP(addr, stop)
@@ -133,12 +136,12 @@ func TestAbuseDNSTCPHog(t *testing.T) {
 			counter(t, reg, "vigil_location_queries_dropped_total", map[string]string{"reason": "tcp_conns"})
 		return
 	}
-	dials, longest, asked, answered, refused := run(location.Config{MaxTCPConnsPerClient: 8, TCPConnLifetime: lifetime})
-	_, _, cAsked, cAnswered, _ := run(location.Config{MaxTCPConnsPerClient: location.DefaultMaxTCPConns, TCPConnLifetime: time.Hour})
+	dials, longest, asked, answered, refused := run(location.Config{MaxTCPConnsPerClient: 8, TCPConnLifetime: lifetime}, []net.IP{net.IPv4(127, 0, 2, 2)})
+	_, _, cAsked, cAnswered, _ := run(location.Config{MaxTCPConnsPerClient: 8, TCPConnLifetime: time.Hour}, floodSources(13, true))
 
-	row(t, fmt.Sprintf("DNS over TCP hogging: one client (127.0.0.2) keeps %d connections at a location's TCP port (64 slots per listener), each asking every %v so that the idle timeout never fires, redialling for %v; another client (127.0.0.1) asks over TCP every 100 ms meanwhile; -dns-tcp-max-conns-per-client 8, -dns-tcp-lifetime 2s", conns, ask, lasts),
+	row(t, fmt.Sprintf("DNS over TCP hogging: one client (127.0.2.2) keeps %d connections at a location's TCP port (64 slots per listener), each asking every %v so that the idle timeout never fires, redialling for %v; a client of another network (127.0.0.1) asks over TCP every 100 ms meanwhile; -dns-tcp-max-conns-per-client 8, -dns-tcp-lifetime 2s", conns, ask, lasts),
 		fmt.Sprintf("%s hog dials, %d legitimate queries", itoa(int(dials)), asked),
-		fmt.Sprintf("legitimate queries unanswered %d of %d; hog connections refused at once %s, longest-lived %v (control, per-client limit off and lifetime 1 h: %d of %d legitimate queries answered)",
+		fmt.Sprintf("legitimate queries unanswered %d of %d; hog connections refused at once %s, longest-lived %v (control, the hog spread over 13 networks and lifetime 1 h: %d of %d legitimate queries answered)",
 			asked-answered, asked, itoa(int(refused)), longest.Round(10*time.Millisecond), cAnswered, cAsked))
 	if answered != asked || asked < 20 {
 		t.Errorf("got through: %d of %d legitimate TCP queries unanswered", asked-answered, asked)
@@ -147,6 +150,6 @@ func TestAbuseDNSTCPHog(t *testing.T) {
 		t.Errorf("a hogging connection lived %v, past its lifetime of %v", longest, lifetime)
 	}
 	if cAnswered > cAsked/2 {
-		t.Errorf("control: without the per-client limit %d of %d legitimate queries were answered, so the hog does not hog", cAnswered, cAsked)
+		t.Errorf("control: from 13 networks and without the lifetime %d of %d legitimate queries were answered, so the hog does not hog", cAnswered, cAsked)
 	}
 }

@@ -15,19 +15,21 @@ import (
 
 	"github.com/hashicorp/memberlist"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/vigil-dns/vigil/internal/netkey"
 )
 
 // The defaults of InboundLimits.
 const (
 	// DefaultMaxInboundStreams bounds the inbound gossip streams open at once.
 	DefaultMaxInboundStreams = 64
-	// DefaultMaxInboundStreamsPerSource bounds the inbound streams of one source address.
+	// DefaultMaxInboundStreamsPerSource bounds the inbound streams of one source network (a
+	// /24 for IPv4, a /56 for IPv6): a sixteenth of DefaultMaxInboundStreams.
 	DefaultMaxInboundStreamsPerSource = 4
 	// DefaultMaxStreamBytes bounds the size of one inbound stream message (a push/pull state
 	// or a reliable message). memberlist's own bound is 20 MiB.
 	DefaultMaxStreamBytes = 8 << 20
 	// DefaultMaxBufferedBytes bounds the bytes of inbound stream messages held before they
-	// are authenticated, over all streams; one source may hold half of it.
+	// are authenticated, over all streams; one source network may hold half of it.
 	DefaultMaxBufferedBytes = 32 << 20
 	// DefaultStreamReadTimeout bounds the time an inbound stream takes to deliver its first
 	// message.
@@ -71,8 +73,10 @@ const (
 )
 
 // guard admits inbound gossip streams and packets: it bounds the streams open at once (in
-// all and per source address; a bounded queue of streams waits for a slot), the bytes
-// buffered before authentication and the time to read them, and, in an encrypted pool, authenticates every stream's first message and
+// all and per source network, a /24 for IPv4 and a /56 for IPv6, so that the many addresses
+// of one host or subnet share one allowance; a bounded queue of streams waits for a slot),
+// the bytes buffered before authentication (in all and per source network) and the time to
+// read them, and, in an encrypted pool, authenticates every stream's first message and
 // every packet with the keyring before memberlist buffers or logs anything of it. What it
 // refuses is counted and logged at most once per logEvery.
 type guard struct {
@@ -88,12 +92,12 @@ type guard struct {
 
 	mu        sync.Mutex
 	streams   int
-	perSource map[string]int
-	waiting   map[string][]waiter // streams waiting for a slot, by source, oldest first
-	queued    int                 // streams waiting, over all sources
+	perSource map[netkey.Key]int      // streams open, by source network
+	waiting   map[netkey.Key][]waiter // streams waiting for a slot, by source network, oldest first
+	queued    int                     // streams waiting, over all sources
 	buffered  int
-	bySource  map[string]int // bytes buffered per source
-	quiet     map[string]int // refusals not yet logged, by reason
+	bySource  map[netkey.Key]int // bytes buffered per source network
+	quiet     map[string]int     // refusals not yet logged, by reason
 	lastLog   time.Time
 }
 
@@ -105,14 +109,15 @@ func newGuard(cfg *Config, kr *memberlist.Keyring, m *metrics, log *slog.Logger)
 		log:       log,
 		logEvery:  10 * time.Second,
 		now:       cfg.Now,
-		perSource: map[string]int{},
-		waiting:   map[string][]waiter{},
-		bySource:  map[string]int{},
+		perSource: map[netkey.Key]int{},
+		waiting:   map[netkey.Key][]waiter{},
+		bySource:  map[netkey.Key]int{},
 		quiet:     map[string]int{},
 	}
 }
 
-// source is the host of a remote address, the unit of the per-source limits.
+// source is the host of a remote address, for the log. The unit of the per-source limits is
+// its network (netkey.OfAddr).
 func source(a net.Addr) string {
 	if a == nil {
 		return ""
@@ -186,9 +191,9 @@ func (g *guard) openStream(gc *guardedConn) (ok, queued bool, reason string) {
 	return false, false, refusedSource
 }
 
-// closeStream gives a slot of src back, and hands the slots free to the streams waiting:
-// src's first, then any other source's (those waiting for a total slot).
-func (g *guard) closeStream(src string) {
+// closeStream gives a slot of the network src back, and hands the slots free to the streams
+// waiting: src's first, then any other network's (those waiting for a total slot).
+func (g *guard) closeStream(src netkey.Key) {
 	g.mu.Lock()
 	g.streams--
 	if g.perSource[src]--; g.perSource[src] <= 0 {
@@ -214,7 +219,7 @@ func (g *guard) closeStream(src string) {
 
 // dequeue gives the waiting streams of src the slots free, oldest first, appending them to
 // ready, and those that waited too long to late. Called with g.mu held.
-func (g *guard) dequeue(src string, ready, late []*guardedConn) ([]*guardedConn, []*guardedConn) {
+func (g *guard) dequeue(src netkey.Key, ready, late []*guardedConn) ([]*guardedConn, []*guardedConn) {
 	q := g.waiting[src]
 	expired := time.Now().Add(-waitReadTimeouts * g.limits.StreamReadTimeout)
 	for len(q) > 0 && g.streams < g.limits.MaxStreams && g.perSource[src] < g.limits.MaxStreamsPerSource {
@@ -242,7 +247,7 @@ func (g *guard) dequeue(src string, ready, late []*guardedConn) ([]*guardedConn,
 func (g *guard) closeWaiting() {
 	g.mu.Lock()
 	waiting := g.waiting
-	g.waiting, g.queued = map[string][]waiter{}, 0
+	g.waiting, g.queued = map[netkey.Key][]waiter{}, 0
 	g.mu.Unlock()
 	for _, q := range waiting {
 		for _, w := range q {
@@ -251,8 +256,9 @@ func (g *guard) closeWaiting() {
 	}
 }
 
-// reserve takes n bytes of the buffer budget for src; one source may hold at most half.
-func (g *guard) reserve(src string, n int) bool {
+// reserve takes n bytes of the buffer budget for the network src; one network may hold at
+// most half.
+func (g *guard) reserve(src netkey.Key, n int) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.buffered+n > g.limits.MaxBufferedBytes || g.bySource[src]+n > g.limits.MaxBufferedBytes/2 {
@@ -263,7 +269,7 @@ func (g *guard) reserve(src string, n int) bool {
 	return true
 }
 
-func (g *guard) release(src string, n int) {
+func (g *guard) release(src netkey.Key, n int) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.buffered -= n
@@ -276,7 +282,7 @@ func (g *guard) release(src string, n int) {
 // to wait for a slot (guard.start admits it then) or, over the limits of the streams waiting
 // too, refuses it, having closed conn: nil in both cases. It does not block.
 func (g *guard) take(conn net.Conn) *guardedConn {
-	gc := &guardedConn{Conn: conn, r: conn, g: g, src: source(conn.RemoteAddr())}
+	gc := &guardedConn{Conn: conn, r: conn, g: g, src: netkey.OfAddr(conn.RemoteAddr())}
 	ok, queued, reason := g.openStream(gc)
 	switch {
 	case ok:
@@ -312,7 +318,7 @@ var errRefused = errors.New("gossip: inbound stream refused")
 // readFirst reads an encrypted stream's first message, header included, with the budget
 // reserved for its body, and authenticates it. On success the budget stays reserved (the
 // guardedConn gives it back); on failure it is given back and the reason returned.
-func (g *guard) readFirst(conn net.Conn, src string) ([]byte, string, error) {
+func (g *guard) readFirst(conn net.Conn, src netkey.Key) ([]byte, string, error) {
 	// The deadline is on the socket's clock, not the node's (which tests may fake).
 	if err := conn.SetReadDeadline(time.Now().Add(g.limits.StreamReadTimeout)); err != nil {
 		return nil, refusedTimeout, fmt.Errorf("gossip: stream deadline: %w", err)
@@ -381,7 +387,7 @@ type guardedConn struct {
 	net.Conn
 	r    io.Reader
 	g    *guard
-	src  string
+	src  netkey.Key // the source's network
 	held int
 	once sync.Once
 }

@@ -3,7 +3,7 @@
 // with a JSON 400 before any router can redirect it to another resource), and the time
 // limits on reading a request's header and body, so that a client dripping bytes cannot hold
 // a connection open, and the bounds on the connections held open at once, in all and per
-// source (Listen).
+// source network (Listen).
 package httpguard
 
 import (
@@ -45,8 +45,10 @@ type Limits struct {
 	// MaxConns bounds the connections the listener holds open at once (Listen). Default
 	// DefaultMaxConns.
 	MaxConns int
-	// MaxConnsPerSource bounds the connections one IP address holds open at once (Listen).
-	// Default DefaultMaxConnsPerSource.
+	// MaxConnsPerSource bounds the connections one network, a /24 for IPv4 and a /56 for
+	// IPv6, holds open at once (Listen), so that the many addresses of one host or subnet
+	// share one allowance. Default DefaultMaxConnsPerSource; below MaxConns, so that one
+	// network always leaves connections to the others.
 	MaxConnsPerSource int
 }
 
@@ -88,8 +90,8 @@ func (l Limits) Validate() error {
 	if l.MaxHeaderBytes < 4096 {
 		errs = append(errs, fmt.Errorf("httpguard: max header bytes %d is below 4096", l.MaxHeaderBytes))
 	}
-	if l.MaxConns < 1 || l.MaxConnsPerSource < 1 || l.MaxConnsPerSource > l.MaxConns {
-		errs = append(errs, fmt.Errorf("httpguard: connections %d in all and %d per source: want at least 1 each, per source at most all", l.MaxConns, l.MaxConnsPerSource))
+	if l.MaxConns < 2 || l.MaxConnsPerSource < 1 || l.MaxConnsPerSource >= l.MaxConns {
+		errs = append(errs, fmt.Errorf("httpguard: connections %d in all and %d per network (/24 IPv4, /56 IPv6): want at least 2 in all and 1 per network, and fewer per network than in all so that one network cannot take them all (-http-max-conns, -http-max-conns-per-source)", l.MaxConns, l.MaxConnsPerSource))
 	}
 	return errors.Join(errs...)
 }

@@ -46,4 +46,13 @@ func TestLimitsValidate(t *testing.T) {
 	if err := (Limits{BodyTimeout: 1}).Validate(); err == nil {
 		t.Error("a body timeout of 1ns was accepted")
 	}
+	// One network must not be able to take every connection.
+	for _, l := range []Limits{{MaxConns: 16, MaxConnsPerSource: 16}, {MaxConns: 16, MaxConnsPerSource: 17}, {MaxConns: 1, MaxConnsPerSource: 1}, {MaxConnsPerSource: DefaultMaxConns}} {
+		if err := l.Validate(); err == nil {
+			t.Errorf("%d connections per network of %d in all accepted", l.MaxConnsPerSource, l.MaxConns)
+		}
+	}
+	if err := (Limits{MaxConns: 16, MaxConnsPerSource: 15}).Validate(); err != nil {
+		t.Errorf("15 per network of 16: %v", err)
+	}
 }

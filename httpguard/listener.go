@@ -5,26 +5,29 @@ import (
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/vigil-dns/vigil/internal/netkey"
 )
 
 // Defaults of Limits' connection bounds.
 const (
 	// DefaultMaxConns bounds the connections an HTTP listener holds open at once.
 	DefaultMaxConns = 4096
-	// DefaultMaxConnsPerSource bounds the connections one IP address holds open at once.
+	// DefaultMaxConnsPerSource bounds the connections one network (a /24 for IPv4, a /56 for
+	// IPv6) holds open at once: a sixty-fourth of DefaultMaxConns.
 	DefaultMaxConnsPerSource = 64
 )
 
 // Listen wraps ln so that it holds at most l.MaxConns connections open at once, and at most
-// l.MaxConnsPerSource from one IP address: a connection beyond is closed as soon as it is
-// accepted, before a byte of it is read, and counted in vigil_http_connections_refused_total
-// with the listener's name (reg may be nil). One source holding every connection it may
-// leaves the others theirs.
+// l.MaxConnsPerSource from one network (a /24 for IPv4, a /56 for IPv6: netkey): a
+// connection beyond is closed as soon as it is accepted, before a byte of it is read, and
+// counted in vigil_http_connections_refused_total with the listener's name (reg may be nil).
+// One network holding every connection it may, from however many of its addresses, leaves
+// the others theirs.
 func Listen(ln net.Listener, l Limits, reg prometheus.Registerer, name string) (net.Listener, error) {
 	l = l.WithDefaults()
 	refused := prometheus.NewCounter(prometheus.CounterOpts{
 		Name:        "vigil_http_connections_refused_total",
-		Help:        "Connections to an HTTP listener closed at once because it held its most in all or from the source.",
+		Help:        "Connections to an HTTP listener closed at once because it held its most in all or from the source's network (/24 IPv4, /56 IPv6).",
 		ConstLabels: prometheus.Labels{"listener": name},
 	})
 	if reg != nil {
@@ -32,7 +35,7 @@ func Listen(ln net.Listener, l Limits, reg prometheus.Registerer, name string) (
 			return nil, err
 		}
 	}
-	return &limitListener{Listener: ln, max: l.MaxConns, perSource: l.MaxConnsPerSource, refused: refused, bySource: map[string]int{}}, nil
+	return &limitListener{Listener: ln, max: l.MaxConns, perSource: l.MaxConnsPerSource, refused: refused, bySource: map[netkey.Key]int{}}, nil
 }
 
 type limitListener struct {
@@ -42,7 +45,7 @@ type limitListener struct {
 
 	mu       sync.Mutex
 	total    int
-	bySource map[string]int
+	bySource map[netkey.Key]int // connections open by network
 }
 
 // Accept returns the next connection within the limits; those beyond are closed.
@@ -52,7 +55,7 @@ func (l *limitListener) Accept() (net.Conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		src := sourceIP(c.RemoteAddr())
+		src := netkey.OfAddr(c.RemoteAddr())
 		l.mu.Lock()
 		ok := l.total < l.max && l.bySource[src] < l.perSource
 		if ok {
@@ -68,7 +71,7 @@ func (l *limitListener) Accept() (net.Conn, error) {
 	}
 }
 
-func (l *limitListener) release(src string) {
+func (l *limitListener) release(src netkey.Key) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.total--
@@ -81,7 +84,7 @@ func (l *limitListener) release(src string) {
 type countedConn struct {
 	net.Conn
 	l    *limitListener
-	src  string
+	src  netkey.Key
 	once sync.Once
 }
 
@@ -90,16 +93,4 @@ func (c *countedConn) Close() error {
 	err := c.Conn.Close()
 	c.once.Do(func() { c.l.release(c.src) })
 	return err
-}
-
-// sourceIP returns the IP address of a remote address (the whole address when it has none).
-func sourceIP(a net.Addr) string {
-	if ta, ok := a.(*net.TCPAddr); ok {
-		return ta.IP.String()
-	}
-	host, _, err := net.SplitHostPort(a.String())
-	if err != nil {
-		return a.String()
-	}
-	return host
 }

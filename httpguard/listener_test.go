@@ -1,6 +1,7 @@
 package httpguard
 
 import (
+	"fmt"
 	"net"
 	"testing"
 	"time"
@@ -9,8 +10,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
-// TestListenBounds: a source's connections beyond its bound are closed at once; one closed
-// gives its slot back; the total bound holds across sources.
+// TestListenBounds: a network's connections beyond its bound are closed at once, whichever
+// of its addresses they come from; one closed gives its slot back; the total bound holds
+// across networks.
 func TestListenBounds(t *testing.T) {
 	raw, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -45,18 +47,18 @@ func TestListenBounds(t *testing.T) {
 	}
 	kept := 0
 	var conns []net.Conn
-	for range 6 {
-		c, open := dial("127.0.0.2")
+	for i := range 6 {
+		c, open := dial(fmt.Sprintf("127.0.2.%d", 1+i)) // six addresses of 127.0.2.0/24
 		conns = append(conns, c)
 		if open {
 			kept++
 		}
 	}
 	if kept != 3 {
-		t.Fatalf("one source kept %d connections, want 3", kept)
+		t.Fatalf("one network kept %d connections, want 3", kept)
 	}
-	for range 3 {
-		c, open := dial("127.0.0.3")
+	for i := range 3 {
+		c, open := dial(fmt.Sprintf("127.0.3.%d", 1+i))
 		conns = append(conns, c)
 		if open {
 			kept++
@@ -65,8 +67,8 @@ func TestListenBounds(t *testing.T) {
 	if kept != 5 {
 		t.Fatalf("kept %d in all, want 5", kept)
 	}
-	(<-accepted).Close() // the server closes one of 127.0.0.2's
-	if _, open := dial("127.0.0.2"); !open {
+	(<-accepted).Close() // the server closes one of 127.0.2.0/24's
+	if _, open := dial("127.0.2.50"); !open {
 		t.Fatal("a closed connection did not give its slot back")
 	}
 	if got := testutil.ToFloat64(ln.(*limitListener).refused); got != 4 {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
 // TestAnswers checks each rule of an authoritative answer against a running server over UDP.
@@ -273,57 +274,87 @@ func TestIPv6Listener(t *testing.T) {
 	}
 }
 
-// TestTCPConnLimit checks that connections over the limit are closed while those within it
-// are served.
-func TestTCPConnLimit(t *testing.T) {
-	s := startServer(t, Config{MaxTCPConns: 2})
-	var held []net.Conn
-	for range 2 {
-		c, err := dns.Dial("tcp", s.Addr().String())
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		// A query and its answer make sure the server has taken the connection.
-		c.SetDeadline(time.Now().Add(2 * time.Second))
-		if err := c.WriteMsg(query("www.example.test.", dns.TypeA, 0)); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := c.ReadMsg(); err != nil {
-			t.Fatal(err)
-		}
-		held = append(held, c)
-	}
-	c, err := dns.Dial("tcp", s.Addr().String())
+// dialTCPFrom opens a DNS connection to the server from the local address src.
+func dialTCPFrom(t *testing.T, s *Server, src string) *dns.Conn {
+	t.Helper()
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(src)}, Timeout: 2 * time.Second}
+	c, err := d.Dial("tcp", s.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(2 * time.Second))
-	c.WriteMsg(query("www.example.test.", dns.TypeA, 0))
-	if r, err := c.ReadMsg(); err == nil {
-		t.Errorf("a third connection was served: %v", r)
+	t.Cleanup(func() { c.Close() })
+	return &dns.Conn{Conn: c}
+}
+
+// askOnce asks one query on c within timeout and reports whether it was answered.
+func askOnce(c *dns.Conn, timeout time.Duration) bool {
+	c.SetDeadline(time.Now().Add(timeout))
+	if err := c.WriteMsg(query("www.example.test.", dns.TypeA, 0)); err != nil {
+		return false
+	}
+	_, err := c.ReadMsg()
+	return err == nil
+}
+
+// TestTCPConnLimit checks that connections over the limit are closed while those within it
+// are served. The connections come from different networks, so that only the listener's
+// limit applies (one network may hold one of two).
+func TestTCPConnLimit(t *testing.T) {
+	s := startServer(t, Config{MaxTCPConns: 2})
+	var held []*dns.Conn
+	for _, src := range []string{"127.0.1.1", "127.0.2.1"} {
+		c := dialTCPFrom(t, s, src)
+		// A query and its answer make sure the server has taken the connection.
+		if !askOnce(c, 2*time.Second) {
+			t.Fatalf("a connection from %s within the limit was not served", src)
+		}
+		held = append(held, c)
+	}
+	if askOnce(dialTCPFrom(t, s, "127.0.3.1"), 2*time.Second) {
+		t.Error("a third connection was served")
 	}
 	held[0].Close()
 	// The freed slot serves a new connection (the server notices the close first).
 	var served bool
 	for range 20 {
-		c, err := dns.Dial("tcp", s.Addr().String())
-		if err != nil {
-			t.Fatal(err)
-		}
-		c.SetDeadline(time.Now().Add(time.Second))
-		c.WriteMsg(query("www.example.test.", dns.TypeA, 0))
-		_, err = c.ReadMsg()
+		c := dialTCPFrom(t, s, "127.0.3.1")
+		served = askOnce(c, time.Second)
 		c.Close()
-		if err == nil {
-			served = true
+		if served {
 			break
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
 	if !served {
 		t.Error("no connection served after one closed")
+	}
+}
+
+// TestTCPConnsPerClientNetwork: a client network's connections count together, from
+// whichever of its addresses they come (a /24 here); beyond its share they are closed at
+// once while another network's are served; the share stays below the listener's limit.
+func TestTCPConnsPerClientNetwork(t *testing.T) {
+	s := startServer(t, Config{MaxTCPConns: 8, MaxTCPConnsPerClient: 2})
+	for _, src := range []string{"127.0.1.1", "127.0.1.2"} {
+		if !askOnce(dialTCPFrom(t, s, src), 2*time.Second) {
+			t.Fatalf("a connection from %s within its network's share was not served", src)
+		}
+	}
+	if askOnce(dialTCPFrom(t, s, "127.0.1.3"), 2*time.Second) {
+		t.Error("a third connection of 127.0.1.0/24 was served")
+	}
+	if !askOnce(dialTCPFrom(t, s, "127.0.2.1"), 2*time.Second) {
+		t.Error("another network's connection was not served")
+	}
+	if got := testutil.ToFloat64(s.metrics.dropped.WithLabelValues("main", dropTCPClient)); got != 1 {
+		t.Errorf("dropped over the network's share: %v, want 1", got)
+	}
+	one, err := New(Config{Addr: "127.0.0.1:0", MaxTCPConns: 4, MaxTCPConnsPerClient: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if one.cfg.MaxTCPConnsPerClient != 3 {
+		t.Errorf("a network's share of 4 connections: %d, want 3", one.cfg.MaxTCPConnsPerClient)
 	}
 }
 

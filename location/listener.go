@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/vigil-dns/vigil/internal/netkey"
 )
 
 // listener is one address the server answers on, UDP and TCP, with its own workers, budget
@@ -29,11 +30,12 @@ type listener struct {
 	overBudget prometheus.Counter
 	conns      chan struct{} // one token per TCP connection being served
 	mu         sync.Mutex
-	perClient  map[netip.Addr]int // TCP connections being served, by client address
+	perClient  map[netkey.Key]int // TCP connections being served, by client network
 }
 
-// takeClient takes one of the client's TCP slots; false when it holds max already.
-func (l *listener) takeClient(a netip.Addr, max int) bool {
+// takeClient takes one of the TCP slots of the client's network; false when the network
+// holds max already.
+func (l *listener) takeClient(a netkey.Key, max int) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.perClient[a] >= max {
@@ -43,7 +45,7 @@ func (l *listener) takeClient(a netip.Addr, max int) bool {
 	return true
 }
 
-func (l *listener) releaseClient(a netip.Addr) {
+func (l *listener) releaseClient(a netkey.Key) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.perClient[a]--; l.perClient[a] <= 0 {
@@ -86,7 +88,7 @@ func (s *Server) Listen() error {
 // bind opens the UDP and TCP sockets of one listener on the same port.
 func (s *Server) bind(index int, addr string, workers, rate int) (*listener, error) {
 	l := &listener{index: index, label: listenerLabel(index), workers: workers,
-		budget: newBudget(rate), conns: make(chan struct{}, s.cfg.MaxTCPConns), perClient: map[netip.Addr]int{}}
+		budget: newBudget(rate), conns: make(chan struct{}, s.cfg.MaxTCPConns), perClient: map[netkey.Key]int{}}
 	l.overBudget = s.metrics.dropped.WithLabelValues(l.label, dropBudget)
 	ua, err := net.ResolveUDPAddr("udp", addr)
 	if err != nil {
@@ -185,10 +187,7 @@ func (s *Server) serveTCP(ctx context.Context, l *listener, wg *sync.WaitGroup) 
 			time.Sleep(10 * time.Millisecond)
 			continue
 		}
-		var from netip.Addr
-		if a, ok := c.RemoteAddr().(*net.TCPAddr); ok {
-			from = a.AddrPort().Addr().Unmap()
-		}
+		from := netkey.OfAddr(c.RemoteAddr())
 		if !l.takeClient(from, s.cfg.MaxTCPConnsPerClient) {
 			c.Close()
 			s.metrics.dropped.WithLabelValues(l.label, dropTCPClient).Inc()

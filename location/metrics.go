@@ -15,7 +15,8 @@ const (
 	dropBudget    = "budget"    // the listener's query budget is spent
 	dropRRL       = "rrl"       // response rate limiting dropped it
 	dropTCPConns  = "tcp_conns" // a TCP connection over the listener's limit, closed at once
-	// dropTCPClient is a TCP connection over its client's limit, closed at once.
+	// dropTCPClient is a TCP connection over the limit of its client's network (/24 or /56),
+	// closed at once.
 	dropTCPClient = "tcp_conns_per_client"
 	// dropSignBudget is a query of a signed zone whose answer needs a new signature while
 	// the zone's signing budget is spent (dnssec.go).

@@ -1,11 +1,12 @@
 package location
 
 import (
-	"encoding/binary"
 	"hash/maphash"
 	"net/netip"
 	"sync"
 	"time"
+
+	"github.com/vigil-dns/vigil/internal/netkey"
 )
 
 // RRLConfig configures response rate limiting over UDP: each client network (a /24 for IPv4,
@@ -51,7 +52,7 @@ type rrlShard struct {
 
 // rrlEntry is one client network's count in the current second.
 type rrlEntry struct {
-	key     uint64 // the network, tagged with its family; 0 is an empty slot
+	key     netkey.Key // the network; 0 is an empty slot
 	second  int64
 	count   int
 	limited int
@@ -80,24 +81,9 @@ func newRRL(cfg RRLConfig) *rrl {
 	return r
 }
 
-// networkKey returns the client's network as a key: a /24 for IPv4, a /56 for IPv6, tagged
-// so that the two families never share a key, and never 0. Unknown addresses share one key.
-func networkKey(addr netip.Addr) uint64 {
-	if !addr.IsValid() {
-		return 3 << 62
-	}
-	addr = addr.Unmap()
-	if addr.Is4() {
-		b := addr.As4()
-		return 1<<62 | uint64(b[0])<<16 | uint64(b[1])<<8 | uint64(b[2])
-	}
-	b := addr.As16()
-	return 2<<62 | binary.BigEndian.Uint64(b[:8])>>8
-}
-
 // allow decides whether a response may go to the client at addr at time now.
 func (r *rrl) allow(addr netip.Addr, now time.Time) rrlDecision {
-	key := networkKey(addr)
+	key := netkey.Of(addr)
 	h := maphash.Comparable(r.seed, key)
 	sh := &r.shards[h%rrlShards]
 	sec := now.Unix()

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
+	"github.com/vigil-dns/vigil/internal/netkey"
 )
 
 // TestRRL checks the allowance per network, the slip, the reset each second and the
@@ -40,17 +41,17 @@ func TestRRL(t *testing.T) {
 	v6 := netip.MustParseAddr("2001:db8:1:2ff::1")
 	v6same := netip.MustParseAddr("2001:db8:1:200::9")
 	v6other := netip.MustParseAddr("2001:db8:1:300::1")
-	if networkKey(v6) != networkKey(v6same) || networkKey(v6) == networkKey(v6other) {
+	if netkey.Of(v6) != netkey.Of(v6same) || netkey.Of(v6) == netkey.Of(v6other) {
 		t.Error("IPv6 networks are not /56")
 	}
-	if networkKey(a) != networkKey(netip.MustParseAddr("::ffff:198.51.100.1")) {
+	if netkey.Of(a) != netkey.Of(netip.MustParseAddr("::ffff:198.51.100.1")) {
 		t.Error("IPv4-mapped addresses are not their IPv4 network")
 	}
-	if networkKey(netip.MustParseAddr("0.0.0.0")) == networkKey(netip.MustParseAddr("::")) {
+	if netkey.Of(netip.MustParseAddr("0.0.0.0")) == netkey.Of(netip.MustParseAddr("::")) {
 		t.Error("the families share a key")
 	}
 
-	if networkKey(netip.Addr{}) == 0 || networkKey(netip.Addr{}) == networkKey(netip.MustParseAddr("0.0.0.0")) {
+	if netkey.Of(netip.Addr{}) == 0 || netkey.Of(netip.Addr{}) == netkey.Of(netip.MustParseAddr("0.0.0.0")) {
 		t.Error("an unknown address has no key of its own")
 	}
 	if newRRL(RRLConfig{}) != nil {

@@ -29,8 +29,9 @@ const (
 	DefaultMaxTCPConns = 64
 	// DefaultTCPIdleTimeout is how long a TCP connection may wait for its next query.
 	DefaultTCPIdleTimeout = 10 * time.Second
-	// DefaultMaxTCPConnsPerClient is the number of TCP connections one client address may
-	// hold at once on each listener.
+	// DefaultMaxTCPConnsPerClient is the number of TCP connections one client network (a /24
+	// for IPv4, a /56 for IPv6) may hold at once on each listener: an eighth of
+	// DefaultMaxTCPConns.
 	DefaultMaxTCPConnsPerClient = 8
 	// DefaultTCPConnLifetime is how long a TCP connection is served at most, however busy.
 	DefaultTCPConnLifetime = 30 * time.Second
@@ -68,9 +69,11 @@ type Config struct {
 	// TCPIdleTimeout closes a TCP connection that sends no query for this long. Default
 	// DefaultTCPIdleTimeout.
 	TCPIdleTimeout time.Duration
-	// MaxTCPConnsPerClient bounds the TCP connections one client address holds at once on
-	// each listener, so that one client cannot take every slot. Default
-	// DefaultMaxTCPConnsPerClient; at most MaxTCPConns.
+	// MaxTCPConnsPerClient bounds the TCP connections one client network (a /24 for IPv4, a
+	// /56 for IPv6, as RRL counts) holds at once on each listener, so that one client cannot
+	// take every slot, however many addresses of its network it sends from. Default
+	// DefaultMaxTCPConnsPerClient; below MaxTCPConns (lowered to MaxTCPConns-1 when it is
+	// not), so that one network always leaves a slot to the others.
 	MaxTCPConnsPerClient int
 	// TCPConnLifetime closes a TCP connection this long after it was accepted, whatever it
 	// asks meanwhile: queries do not keep a connection forever. Default
@@ -147,7 +150,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.MaxTCPConnsPerClient <= 0 {
 		cfg.MaxTCPConnsPerClient = DefaultMaxTCPConnsPerClient
 	}
-	cfg.MaxTCPConnsPerClient = min(cfg.MaxTCPConnsPerClient, cfg.MaxTCPConns)
+	cfg.MaxTCPConnsPerClient = min(cfg.MaxTCPConnsPerClient, max(1, cfg.MaxTCPConns-1))
 	if cfg.TCPConnLifetime <= 0 {
 		cfg.TCPConnLifetime = DefaultTCPConnLifetime
 	}

@@ -153,8 +153,9 @@ type Config struct {
 type DNSTCPLimits struct {
 	// MaxConns bounds the connections served at once. Default location.DefaultMaxTCPConns.
 	MaxConns int
-	// MaxConnsPerClient bounds one client address's connections. Default
-	// location.DefaultMaxTCPConnsPerClient.
+	// MaxConnsPerClient bounds the connections of one client network, a /24 for IPv4 and a
+	// /56 for IPv6 (the addresses of one network share it). Default
+	// location.DefaultMaxTCPConnsPerClient; below MaxConns.
 	MaxConnsPerClient int
 	// IdleTimeout closes a connection that sends no query for this long. Default
 	// location.DefaultTCPIdleTimeout.
@@ -367,6 +368,16 @@ func (c Config) validateDataPlane(bad func(string, ...any)) {
 	if c.Transport == nil {
 		checkAddr(bad, "gossip bind address", g.Bind)
 	}
+	all, per := g.Inbound.MaxStreams, g.Inbound.MaxStreamsPerSource
+	if all == 0 {
+		all = gossip.DefaultMaxInboundStreams
+	}
+	if per == 0 {
+		per = gossip.DefaultMaxInboundStreamsPerSource
+	}
+	if all > 1 && per >= all {
+		bad("gossip: %d inbound streams per source network of %d in all: one network (/24 IPv4, /56 IPv6) could take them all; lower -gossip-max-streams-per-source below -gossip-max-streams", per, all)
+	}
 	if g.Advertise != "" {
 		checkAddr(bad, "gossip advertise address", g.Advertise)
 	}
@@ -390,6 +401,16 @@ func (c Config) validateDataPlane(bad func(string, ...any)) {
 func (c Config) validateRoles(bad func(string, ...any)) {
 	if c.Roles.Has(RoleLocation) {
 		checkAddr(bad, "dns address", c.DNSAddr)
+		all, per := c.DNSTCP.MaxConns, c.DNSTCP.MaxConnsPerClient
+		if all <= 0 {
+			all = location.DefaultMaxTCPConns
+		}
+		if per <= 0 {
+			per = location.DefaultMaxTCPConnsPerClient
+		}
+		if all > 1 && per >= all {
+			bad("dns tcp: %d connections per client network of %d in all: one network (/24 IPv4, /56 IPv6) could take them all; lower -dns-tcp-max-conns-per-client below -dns-tcp-max-conns", per, all)
+		}
 		for i, a := range c.NameServers {
 			if i < 0 {
 				bad("name server %d: index is negative", i)

@@ -51,6 +51,9 @@ func TestConfigValidate(t *testing.T) {
 			c.NameServers = map[int]string{1: "127.0.0.2:53"}
 		}, "node: name servers are set but the node has no location role"},
 		{"negative concurrency", func(c *Config) { c.Probe.Concurrency = -1 }, "node: probe concurrency -1 is negative"},
+		{"dns tcp network takes all", func(c *Config) { c.DNSTCP.MaxConns = 8 }, "node: dns tcp: 8 connections per client network of 8 in all: one network (/24 IPv4, /56 IPv6) could take them all; lower -dns-tcp-max-conns-per-client below -dns-tcp-max-conns"},
+		{"gossip network takes all", func(c *Config) { c.Gossip.Inbound.MaxStreams, c.Gossip.Inbound.MaxStreamsPerSource = 4, 4 }, "node: gossip: 4 inbound streams per source network of 4 in all: one network (/24 IPv4, /56 IPv6) could take them all; lower -gossip-max-streams-per-source below -gossip-max-streams"},
+		{"http network takes all", func(c *Config) { c.HTTPLimits.MaxConns, c.HTTPLimits.MaxConnsPerSource = 64, 64 }, "node: http: httpguard: connections 64 in all and 64 per network (/24 IPv4, /56 IPv6): want at least 2 in all and 1 per network, and fewer per network than in all so that one network cannot take them all (-http-max-conns, -http-max-conns-per-source)"},
 		{"control without token", func(c *Config) { ctl(c); c.Control.WriteTokens = nil }, "node: control: at least one write token is required: no token, no write"},
 		{"bootstrap and join", func(c *Config) {
 			ctl(c)

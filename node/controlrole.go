@@ -108,7 +108,7 @@ func newControlRole(cfg Config, reg prometheus.Registerer, tm *tlsconf.Metrics, 
 	srv.TLSConfig = cc.ServerTLS
 	handshaken := false
 	if cfg.TLS != nil && cc.ServerTLS != nil {
-		// Handshakes are bounded per source and counted, not logged, before the server
+		// Handshakes are bounded per source network and counted, not logged, before the server
 		// sees the connection (tlsconf.Listener); the server then serves TLS connections.
 		ln, handshaken = tlsconf.NewListener(ln, cc.ServerTLS, tlsconf.ListenerLimits{}, "control_api", tm), true
 	}

@@ -8,13 +8,16 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/vigil-dns/vigil/internal/netkey"
 )
 
 // Defaults of ListenerLimits.
 const (
 	// DefaultMaxHandshakes bounds the handshakes in progress on a listener.
 	DefaultMaxHandshakes = 256
-	// DefaultMaxHandshakesPerSource bounds the handshakes in progress from one address.
+	// DefaultMaxHandshakesPerSource bounds the handshakes in progress from one network (a
+	// /24 for IPv4, a /56 for IPv6): a sixteenth of DefaultMaxHandshakes.
 	DefaultMaxHandshakesPerSource = 16
 	// DefaultHandshakeTimeout bounds one handshake, from the accept.
 	DefaultHandshakeTimeout = 5 * time.Second
@@ -25,7 +28,10 @@ const (
 type ListenerLimits struct {
 	// MaxHandshakes bounds the handshakes in progress; a connection beyond is closed at once.
 	MaxHandshakes int
-	// MaxHandshakesPerSource bounds the handshakes in progress from one IP address.
+	// MaxHandshakesPerSource bounds the handshakes in progress from one network, a /24 for
+	// IPv4 and a /56 for IPv6 (netkey), so that the many addresses of one host or subnet
+	// share one allowance. It is kept below MaxHandshakes (lowered to MaxHandshakes-1), so
+	// that one network always leaves a slot to the others.
 	MaxHandshakesPerSource int
 	// HandshakeTimeout bounds one handshake; a client that has not finished it is cut off.
 	HandshakeTimeout time.Duration
@@ -37,6 +43,9 @@ func (l ListenerLimits) withDefaults() ListenerLimits {
 	}
 	if l.MaxHandshakesPerSource <= 0 {
 		l.MaxHandshakesPerSource = DefaultMaxHandshakesPerSource
+	}
+	if l.MaxHandshakes > 1 {
+		l.MaxHandshakesPerSource = min(l.MaxHandshakesPerSource, l.MaxHandshakes-1)
 	}
 	if l.HandshakeTimeout <= 0 {
 		l.HandshakeTimeout = DefaultHandshakeTimeout
@@ -62,7 +71,7 @@ type Listener struct {
 
 	mu        sync.Mutex
 	total     int
-	perSource map[string]int
+	perSource map[netkey.Key]int // handshakes in progress by network
 	pending   map[net.Conn]struct{}
 
 	refused, failed, accepted atomic.Uint64
@@ -74,7 +83,7 @@ func NewListener(inner net.Listener, cfg *tls.Config, lim ListenerLimits, name s
 	l := &Listener{
 		inner: inner, cfg: cfg, lim: lim.withDefaults(), metrics: m, name: name,
 		conns: make(chan net.Conn), done: make(chan struct{}),
-		perSource: map[string]int{}, pending: map[net.Conn]struct{}{},
+		perSource: map[netkey.Key]int{}, pending: map[net.Conn]struct{}{},
 	}
 	l.wg.Add(1)
 	go l.acceptLoop()
@@ -134,7 +143,7 @@ func (l *Listener) acceptLoop() {
 			continue
 		}
 		backoff = 5 * time.Millisecond
-		src := sourceOf(c.RemoteAddr())
+		src := netkey.OfAddr(c.RemoteAddr())
 		if !l.admit(c, src) {
 			c.Close()
 			l.refused.Add(1)
@@ -146,8 +155,8 @@ func (l *Listener) acceptLoop() {
 	}
 }
 
-// admit counts a handshake of src in, unless a limit is reached.
-func (l *Listener) admit(c net.Conn, src string) bool {
+// admit counts a handshake from the network src in, unless a limit is reached.
+func (l *Listener) admit(c net.Conn, src netkey.Key) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	select {
@@ -164,7 +173,7 @@ func (l *Listener) admit(c net.Conn, src string) bool {
 	return true
 }
 
-func (l *Listener) release(c net.Conn, src string) {
+func (l *Listener) release(c net.Conn, src netkey.Key) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.total--
@@ -174,7 +183,7 @@ func (l *Listener) release(c net.Conn, src string) {
 	delete(l.pending, c)
 }
 
-func (l *Listener) handshake(raw net.Conn, src string) {
+func (l *Listener) handshake(raw net.Conn, src netkey.Key) {
 	defer l.wg.Done()
 	ctx, cancel := context.WithTimeout(context.Background(), l.lim.HandshakeTimeout)
 	defer cancel()
@@ -193,16 +202,4 @@ func (l *Listener) handshake(raw net.Conn, src string) {
 	case <-l.done:
 		tc.Close()
 	}
-}
-
-// sourceOf returns the IP address of a remote address, or its string.
-func sourceOf(a net.Addr) string {
-	if ta, ok := a.(*net.TCPAddr); ok {
-		return ta.IP.String()
-	}
-	host, _, err := net.SplitHostPort(a.String())
-	if err != nil {
-		return a.String()
-	}
-	return host
 }

@@ -17,7 +17,7 @@ func NewMetrics(reg prometheus.Registerer, store *Store) (*Metrics, error) {
 	m := &Metrics{
 		refusedTotal: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "vigil_tls_connections_refused_total",
-			Help: "Connections to a TLS listener closed at once because its handshakes in progress (in all or from the source) were at their limit.",
+			Help: "Connections to a TLS listener closed at once because its handshakes in progress (in all or from the source's network, /24 IPv4 or /56 IPv6) were at their limit.",
 		}, []string{"listener"}),
 		failedTotal: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "vigil_tls_handshakes_failed_total",

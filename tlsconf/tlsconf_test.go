@@ -212,8 +212,9 @@ func gauge(t *testing.T, reg *prometheus.Registry, which string) float64 {
 	return 0
 }
 
-// TestHandshakeLimits: one source that holds every handshake slot it may, silent, does not
-// keep another source's client out; its further connections are refused at once.
+// TestHandshakeLimits: one network (127.0.2.0/24, a connection from each of 30 of its
+// addresses) that holds every handshake slot it may, silent, does not keep a client of
+// another network (127.0.0.1) out; its further connections are refused at once.
 func TestHandshakeLimits(t *testing.T) {
 	dir := pki(t, time.Now(), time.Hour, "voter-1=control", "voter-2=control")
 	srv := store(t, dir, "voter-1", Options{})
@@ -226,8 +227,8 @@ func TestHandshakeLimits(t *testing.T) {
 			c.Close()
 		}
 	}()
-	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.0.0.2")}, Timeout: time.Second}
-	for range 30 {
+	for i := range 30 {
+		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 2, byte(1+i))}, Timeout: time.Second}
 		c, err := d.Dial("tcp", addr)
 		if err != nil {
 			t.Fatal(err)
@@ -252,13 +253,29 @@ func TestHandshakeLimits(t *testing.T) {
 	}
 	wg.Wait()
 	if closed != 22 {
-		t.Errorf("%d of 30 silent connections from one source closed at once, want 22 (8 may wait)", closed)
+		t.Errorf("%d of 30 silent connections from one network closed at once, want 22 (8 may wait)", closed)
 	}
 	cfg := store(t, dir, "voter-2", Options{}).ClientConfig(Peer{Roles: []string{RoleControl}, SkipHostname: true})
 	if err := roundTrip(addr, cfg); err != nil {
-		t.Fatalf("a voter from another source while one holds its handshakes: %v", err)
+		t.Fatalf("a voter from another network while one holds its handshakes: %v", err)
 	}
 	if _, refused, _ := ln.Counts(); refused != 22 {
 		t.Errorf("refused %d, want 22", refused)
+	}
+}
+
+// TestListenerLimitsLeaveRoom: one network's handshakes stay below the listener's, so that
+// one network cannot take every slot.
+func TestListenerLimitsLeaveRoom(t *testing.T) {
+	for _, c := range []struct{ in, want ListenerLimits }{
+		{ListenerLimits{}, ListenerLimits{MaxHandshakes: DefaultMaxHandshakes, MaxHandshakesPerSource: DefaultMaxHandshakesPerSource}},
+		{ListenerLimits{MaxHandshakes: 8, MaxHandshakesPerSource: 8}, ListenerLimits{MaxHandshakes: 8, MaxHandshakesPerSource: 7}},
+		{ListenerLimits{MaxHandshakes: 8}, ListenerLimits{MaxHandshakes: 8, MaxHandshakesPerSource: 7}},
+		{ListenerLimits{MaxHandshakes: 1}, ListenerLimits{MaxHandshakes: 1, MaxHandshakesPerSource: DefaultMaxHandshakesPerSource}},
+	} {
+		got := c.in.withDefaults()
+		if got.MaxHandshakes != c.want.MaxHandshakes || got.MaxHandshakesPerSource != c.want.MaxHandshakesPerSource {
+			t.Errorf("%+v: %d in all, %d per network; want %d and %d", c.in, got.MaxHandshakes, got.MaxHandshakesPerSource, c.want.MaxHandshakes, c.want.MaxHandshakesPerSource)
+		}
 	}
 }
