@@ -96,8 +96,9 @@ type InboundLimits struct {
 	// again at most (a socket each, nothing read), and beyond that are closed at once.
 	// Default DefaultMaxInboundStreams.
 	MaxStreams int
-	// MaxStreamsPerSource bounds the inbound streams open at once from one source address;
-	// four times as many more of the source may wait for a slot, each at most two stream
+	// MaxStreamsPerSource bounds the inbound streams open at once from one source network
+	// (a /24 for IPv4, a /56 for IPv6, so that one host with many addresses counts once);
+	// four times as many more of the network may wait for a slot, each at most two stream
 	// read timeouts, and beyond that are closed at once. Default
 	// DefaultMaxInboundStreamsPerSource.
 	MaxStreamsPerSource int
@@ -105,7 +106,7 @@ type InboundLimits struct {
 	// body is read. Default DefaultMaxStreamBytes.
 	MaxStreamBytes int
 	// MaxBufferedBytes bounds the bytes of inbound stream messages buffered before they are
-	// authenticated, over all streams; one source may hold half. Default
+	// authenticated, over all streams; one source network (/24, /56) may hold half. Default
 	// DefaultMaxBufferedBytes.
 	MaxBufferedBytes int
 	// StreamReadTimeout bounds the time an inbound stream takes to deliver its first
