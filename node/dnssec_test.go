@@ -43,7 +43,7 @@ func TestSignedDemoZoneValidatesInUnbound(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, api := startVoter(t, doc, func(vc *Config) {
-		vc.DNSSECSecret = testKey // the data node's default: its first gossip key
+		vc.DNSSECSecret = testKey
 	})
 	var view control.DNSSECView
 	eventually(t, 10*time.Second, "the zone's keys and DS", func() (bool, string) {
@@ -62,7 +62,9 @@ func TestSignedDemoZoneValidatesInUnbound(t *testing.T) {
 		return len(view.DS) == 1 && len(view.Keys) == 2, fmt.Sprintf("%+v", view)
 	})
 
-	a := start(t, mustNew(t, dataNode(t, "a", "us-east", t.TempDir(), []string{api})))
+	acfg := dataNode(t, "a", "us-east", t.TempDir(), []string{api})
+	acfg.DNSSECSecret = testKey
+	a := start(t, mustNew(t, acfg))
 	eventually(t, 15*time.Second, "the location signs the zone", func() (bool, string) {
 		m := new(dns.Msg)
 		m.SetQuestion("demo.vigil.test.", dns.TypeDNSKEY)
@@ -121,7 +123,9 @@ func TestLocationWithoutTheSecretIsDegraded(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	cfg.Registerer = reg
 	b := start(t, mustNew(t, cfg))
-	good := start(t, mustNew(t, dataNode(t, "a", "us-east", t.TempDir(), []string{api})))
+	gcfg := dataNode(t, "a", "us-east", t.TempDir(), []string{api})
+	gcfg.DNSSECSecret = testKey
+	good := start(t, mustNew(t, gcfg))
 	const apex = "demo.vigil.test."
 	eventually(t, 15*time.Second, "the location without the secret says the zone is unsigned", func() (bool, string) {
 		rd := b.Ready()
