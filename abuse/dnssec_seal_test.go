@@ -185,7 +185,9 @@ func forge(t *testing.T, apex string, k dnssec.Key, priv *ecdsa.PrivateKey, ds [
 // (role checker) and the pool's gossip key. The attacker holds what a checker holds: the
 // gossip key, the checker's certificate and a read token. It reads /v1/state and
 // /v1/changes?index=0 with each credential and the checker's own config.json, takes every
-// sealed key found and tries to open it with the gossip key. The control: a voter with the
+// sealed key found and tries to open it with the gossip key. A checker's certificate reads
+// the keys without their sealed halves; the read token (which a location may use too) reads
+// them sealed. The control: a voter with the
 // setup of older builds, the gossip key as the DNSSEC secret; the same attacker opens its
 // key and signs a record that validates with the zone's DNSKEY, whose DS the voter publishes.
 func TestAbuseCheckerUnsealsKeys(t *testing.T) {
@@ -205,19 +207,23 @@ func TestAbuseCheckerUnsealsKeys(t *testing.T) {
 	// attack reads everything the checker's credentials read from the voter at base (and the
 	// checker's data directory, when dir is set) and counts the sealed keys found, opened
 	// with the gossip key, and forged signatures that validate.
-	attack := func(v sealVoter, dir string) (reads, found, opened, forged int) {
+	// checkerFound counts the sealed keys found through the checker's certificate and
+	// config.json alone.
+	attack := func(v sealVoter, dir string) (reads, found, checkerFound, opened, forged int) {
 		var docs [][]byte
+		var byChecker []bool
 		for _, c := range []struct {
-			c    *http.Client
-			cred func(*http.Request)
-		}{{checkerClient, bearerOf("")}, {tokenClient, bearerOf(readToken)}} {
+			c       *http.Client
+			cred    func(*http.Request)
+			checker bool
+		}{{checkerClient, bearerOf(""), true}, {tokenClient, bearerOf(readToken), false}} {
 			for _, path := range []string{"/v1/state", "/v1/changes?index=0", "/v1/document"} {
 				code, body := send(t, c.c, v.base, writeReq{"GET", path, "", ""}, c.cred)
 				if code != http.StatusOK {
 					t.Errorf("GET %s: %d %s", path, code, body)
 				}
 				reads++
-				docs = append(docs, body)
+				docs, byChecker = append(docs, body), append(byChecker, c.checker)
 			}
 		}
 		if dir != "" {
@@ -226,12 +232,15 @@ func TestAbuseCheckerUnsealsKeys(t *testing.T) {
 				t.Fatalf("the checker keeps no configuration copy: %v", err)
 			}
 			reads++
-			docs = append(docs, b)
+			docs, byChecker = append(docs, b), append(byChecker, true)
 		}
-		for _, b := range docs {
+		for i, b := range docs {
 			for _, zk := range sealedKeys(b) {
 				for _, k := range zk.Keys {
 					found++
+					if byChecker[i] {
+						checkerFound++
+					}
 					if priv := unseal(gossipKey, zk.Zone, k); priv != nil {
 						opened++
 						if forge(t, zk.Zone, k, priv, v.ds) {
@@ -241,7 +250,7 @@ func TestAbuseCheckerUnsealsKeys(t *testing.T) {
 				}
 			}
 		}
-		return reads, found, opened, forged
+		return reads, found, checkerFound, opened, forged
 	}
 
 	v := startSealVoter(t, p, "v0", secret, tokenClient)
@@ -262,17 +271,20 @@ func TestAbuseCheckerUnsealsKeys(t *testing.T) {
 	bad.ID, bad.DataDir, bad.DNSSECSecret = "checker-2", t.TempDir(), secret
 	_, refusedErr := node.New(bad)
 
-	reads, found, opened, forged := attack(v, dir)
+	reads, found, checkerFound, opened, forged := attack(v, dir)
 
 	// The control: the gossip key seals, as in builds before the secret had its own flag.
 	old := startSealVoter(t, p, "v1", gossipKey, tokenClient)
-	oreads, ofound, oopened, oforged := attack(old, "")
+	oreads, ofound, _, oopened, oforged := attack(old, "")
 
 	row(t, "a checker's credentials (certificate with role checker, a read token) and the gossip key against a voter signing a zone with its own -dnssec-secret-file: every sealed key read from /v1/state, /v1/changes?index=0 and /v1/document with each credential and from the checker's config.json, opened with the gossip key and used to sign a record",
-		plural(reads, "read")+", "+plural(found, "sealed key")+" found",
+		plural(reads, "read")+", "+plural(found, "sealed key")+" found (all through the read token: "+itoa(checkerFound)+" through the checker's certificate and config.json)",
 		itoa(opened)+" opened, "+itoa(forged)+" forged signatures validate; a checker started with the secret is refused ("+strconv.FormatBool(refusedErr != nil)+"); control (gossip key as the secret, older builds): "+itoa(oopened)+" of "+itoa(ofound)+" keys opened in "+plural(oreads, "read")+", "+itoa(oforged)+" forged signatures validate with the published DS")
 	if found == 0 {
 		t.Errorf("no sealed key found in %d reads: the attack looked at nothing", reads)
+	}
+	if checkerFound != 0 {
+		t.Errorf("the checker's certificate and config.json carry %d sealed keys", checkerFound)
 	}
 	if opened != 0 || forged != 0 {
 		t.Errorf("the checker's credentials opened %d keys, forged %d signatures", opened, forged)
