@@ -34,7 +34,10 @@ func (a *API) certPrincipal(r *http.Request) (p Principal, ok bool) {
 			return p, true
 		}
 	}
-	return Principal{Name: "cert:" + cn, Scope: Scope{Write: write}}, true
+	// Only voters, locations (which sign) and operators (who may copy the state) read the
+	// sealed private halves of zones' keys.
+	noKeys := !write && !slices.Contains(roles, tlsconf.RoleLocation)
+	return Principal{Name: "cert:" + cn, Scope: Scope{Write: write}, NoSealedKeys: noKeys}, true
 }
 
 // headerPrincipal carries, on a request a voter forwards to the leader, the principal that

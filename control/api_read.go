@@ -187,7 +187,17 @@ func list[T any](seq func(yield func(T) bool)) stream {
 }
 
 func (a *API) getState(w http.ResponseWriter, r *http.Request) {
-	a.read(w, r, func(s *State) (any, error) { return stream(s.forReaders().writeJSON), nil })
+	a.read(w, r, func(s *State) (any, error) { return stream(forReader(r, s).writeJSON), nil })
+}
+
+// forReader returns s as the API streams it whole to the reader of r (State.forReaders),
+// without the sealed halves of zones' keys for a principal that may not have them.
+func forReader(r *http.Request, s *State) *State {
+	s = s.forReaders()
+	if principalOf(r).NoSealedKeys {
+		s = s.withoutSealed()
+	}
+	return s
 }
 
 func (a *API) getDocument(w http.ResponseWriter, r *http.Request) {
@@ -278,11 +288,14 @@ func (a *API) getChanges(w http.ResponseWriter, r *http.Request) {
 	}
 	a.read(w, r, func(s *State) (any, error) {
 		if d := a.cfg.Node.fsm.delta(from, s); d != nil && from > 0 {
+			if principalOf(r).NoSealedKeys {
+				d = d.withoutSealed()
+			}
 			return ChangesView{Delta: d}, nil
 		}
 		return stream(func(w *bufio.Writer) error {
 			w.WriteString(`{"full":true,"state":`)
-			if err := s.forReaders().writeJSON(w); err != nil {
+			if err := forReader(r, s).writeJSON(w); err != nil {
 				return err
 			}
 			_, err := w.WriteString("}")

@@ -24,6 +24,10 @@ func (a *API) commit(w http.ResponseWriter, r *http.Request, body []byte, cmd *C
 		a.refuse(w, err)
 		return
 	}
+	if err := a.cfg.Node.refuseSigning(cmd); err != nil {
+		writeError(w, statusOf(err), err)
+		return
+	}
 	idx, err := a.cfg.Node.Apply(cmd)
 	if errors.Is(err, ErrNotLeader) {
 		a.forward(w, r, body)

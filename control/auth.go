@@ -182,6 +182,10 @@ type Principal struct {
 	// Via is the voter that forwarded the request, when the leader took the principal from
 	// its forwarding (api_certauth.go).
 	Via string
+	// NoSealedKeys is set for a certificate that neither seals nor signs (a checker's): its
+	// reads of the whole state and of changes carry the zones' DNSSEC keys without their
+	// sealed private halves. A token cannot say which node uses it: its reads carry them.
+	NoSealedKeys bool
 }
 
 type principalKey struct{}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/vigil-dns/vigil/dnssec"
 )
@@ -54,7 +55,39 @@ func (e *edit) putZoneKeys(c *Command) error {
 	return nil
 }
 
-// writeZoneKeys writes the "zone_keys" member of the state's JSON: every zone's keys, sealed.
+// withoutSealed returns s as it is written for a reader that neither seals nor signs (a
+// checker's certificate): the zones' keys without their sealed private halves.
+func (s *State) withoutSealed() *State {
+	c := *s
+	c.hideSealed = true
+	return &c
+}
+
+// publicOnly returns a copy of zk without the sealed private halves of its keys.
+func publicOnly(zk *dnssec.ZoneKeys) *dnssec.ZoneKeys {
+	c := &dnssec.ZoneKeys{Zone: zk.Zone, Keys: slices.Clone(zk.Keys)}
+	for i := range c.Keys {
+		c.Keys[i].Sealed = nil
+	}
+	return c
+}
+
+// withoutSealed returns d for a reader that neither seals nor signs: its zones' keys without
+// their sealed private halves (d itself is not changed).
+func (d *Delta) withoutSealed() *Delta {
+	if len(d.ZoneKeys) == 0 {
+		return d
+	}
+	c := *d
+	c.ZoneKeys = make(map[string]*dnssec.ZoneKeys, len(d.ZoneKeys))
+	for apex, zk := range d.ZoneKeys {
+		c.ZoneKeys[apex] = publicOnly(zk)
+	}
+	return &c
+}
+
+// writeZoneKeys writes the "zone_keys" member of the state's JSON: every zone's keys, sealed
+// (without the sealed halves when s.hideSealed).
 func (s *State) writeZoneKeys(w *bufio.Writer) error {
 	w.WriteString(`,"zone_keys":{`)
 	first := true
@@ -63,6 +96,9 @@ func (s *State) writeZoneKeys(w *bufio.Writer) error {
 			w.WriteByte(',')
 		}
 		first = false
+		if s.hideSealed {
+			zk = publicOnly(zk)
+		}
 		if err := writeKV(w, apex, zk); err != nil {
 			return err
 		}

@@ -26,6 +26,45 @@ func (n *Server) sealer() (*dnssec.Sealer, error) {
 	return dnssec.NewSealer(n.cfg.DNSSECSecret)
 }
 
+// errNoSigningSecret is why a voter without a DNSSEC secret refuses to enable signing.
+const errNoSigningSecret = "this voter has no DNSSEC secret, so the zone's keys could not be generated and the zone would stay unsigned: " +
+	"start every voter and location with -dnssec-secret-file (the same file; vigil keyring generate makes one), or leave dnssec.enabled false"
+
+// refuseSigning returns a *ValidationError (422) when cmd enables signing on a zone that has
+// no keys yet and this voter has no DNSSEC secret to seal them with; nil otherwise. A zone
+// that has keys already is signed by the locations whatever this voter holds.
+func (n *Server) refuseSigning(cmd *Command) error {
+	if len(n.cfg.DNSSECSecret) > 0 {
+		return nil
+	}
+	var zones []*config.Zone
+	var paths []string
+	switch {
+	case cmd.Op == OpApplyDocument && cmd.Document != nil:
+		for i := range cmd.Document.Zones {
+			zones = append(zones, &cmd.Document.Zones[i])
+			paths = append(paths, fmt.Sprintf("zones[%d].dnssec.enabled", i))
+		}
+	case cmd.Op == OpPutZone && cmd.Zone != nil:
+		zones, paths = append(zones, cmd.Zone), append(paths, "dnssec.enabled")
+	}
+	s := n.fsm.State()
+	var errs config.Errors
+	for i, z := range zones {
+		if !z.Signed() {
+			continue
+		}
+		if _, ok := s.ZoneKeys(z.Name); ok {
+			continue
+		}
+		errs = append(errs, config.FieldError{Path: paths[i], Message: fmt.Sprintf("zone %q: %s", z.Name, errNoSigningSecret)})
+	}
+	if len(errs) > 0 {
+		return &ValidationError{Errors: errs}
+	}
+	return nil
+}
+
 // keepZoneKeys generates the first keys of every signed zone that has none, while this voter
 // is the leader: keys come from the leader alone, never from the state machine (generation is
 // random; the log carries the result). It returns when ctx ends.

@@ -143,3 +143,34 @@ func TestZoneKeysDeltaAndJSON(t *testing.T) {
 		t.Fatalf("JSON: keys %v", k)
 	}
 }
+
+// A state written for a reader that neither seals nor signs carries the zones' public keys
+// without their sealed halves, in the whole state and in a delta; the state itself keeps them.
+func TestWithoutSealedKeepsPublicHalves(t *testing.T) {
+	sealer, _ := dnssec.NewSealer([]byte(testDNSSECSecret))
+	zk, err := dnssec.InitialKeys("example.test.", dnssec.SchemeSplit, sealer, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := emptyState()
+	e := s.edit(s.Index + 1)
+	e.setZoneKeys("example.test.", zk)
+	s = e.s
+	var full, hidden bytes.Buffer
+	if err := s.WriteJSON(&full); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.withoutSealed().WriteJSON(&hidden); err != nil {
+		t.Fatal(err)
+	}
+	sealed := base64.StdEncoding.EncodeToString(zk.Keys[0].Sealed)
+	if !strings.Contains(full.String(), sealed) || strings.Contains(hidden.String(), sealed) || !strings.Contains(hidden.String(), zk.Keys[0].PublicKey) {
+		t.Fatalf("full has the sealed half: %v; hidden has it: %v, has the public key: %v",
+			strings.Contains(full.String(), sealed), strings.Contains(hidden.String(), sealed), strings.Contains(hidden.String(), zk.Keys[0].PublicKey))
+	}
+	d := &Delta{ZoneKeys: map[string]*dnssec.ZoneKeys{"example.test.": zk}}
+	h := d.withoutSealed()
+	if h.ZoneKeys["example.test."].Keys[0].Sealed != nil || d.ZoneKeys["example.test."].Keys[0].Sealed == nil || zk.Keys[0].Sealed == nil {
+		t.Fatal("the delta's copy keeps a sealed half, or the original lost it")
+	}
+}

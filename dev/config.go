@@ -13,6 +13,11 @@ import (
 // public: the demo's gossip is encrypted to show how, not to keep a secret.
 const DemoKey = "dmlnaWwtZGVtby1nb3NzaXAta2V5LTMyLWJ5dGVzISE="
 
+// DemoDNSSECSecret is the seal secret of signed zones' private keys in the demo networks
+// (base64 of 32 bytes): the voter seals with it and the locations open with it; checkers do
+// not get it. It is public: demo only.
+const DemoDNSSECSecret = "dmlnaWwtZGVtby1kbnNzZWMtc2VhbC1zZWNyZXQtMzI="
+
 // DemoToken is the control API's write token in `vigil dev`, which listens on loopback only.
 const DemoToken = "vigil-dev"
 

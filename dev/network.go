@@ -145,8 +145,9 @@ func (n *Network) startControl(ctx context.Context) error {
 	}
 	n.control = ln.Addr().String()
 	_, trans := raft.NewInmemTransport(raft.ServerAddress(controlID))
-	// Signed zones' keys are sealed with the pool's key, the locations' default secret.
-	secret, err := gossip.ParseKey(DemoKey)
+	// Signed zones' keys are sealed with the demo's DNSSEC secret, which the locations hold
+	// too (nodeConfig) and the checkers do not.
+	secret, err := gossip.ParseKey(DemoDNSSECSecret)
 	if err != nil {
 		ln.Close()
 		return fmt.Errorf("dev: %w", err)
@@ -235,6 +236,7 @@ func (n *Network) nodeConfig(c *node.Config) {
 	c.Registerer, c.Gatherer = prometheus.WrapRegistererWith(prometheus.Labels{"node": c.ID}, reg), reg
 	if c.Roles.Has(node.RoleLocation) {
 		c.DNSAddr, c.HTTPAddr = n.cfg.Locations[c.Region].DNS, n.cfg.Locations[c.Region].HTTP
+		c.DNSSECSecret, _ = gossip.ParseKey(DemoDNSSECSecret)
 		return
 	}
 	if i := checkerIndex(c.ID); i < len(n.cfg.CheckerHTTP[c.Region]) {

@@ -218,3 +218,34 @@ func TestFinishRolloverWaits(t *testing.T) {
 		}
 	}
 }
+
+// A sealer with older secrets opens keys sealed with any of them and seals with the first:
+// the way off one secret onto another.
+func TestSealerOpensWithOlderSecrets(t *testing.T) {
+	oldSecret, newSecret := []byte("the-old-secret-0123456789abcdef"), []byte("the-new-secret-0123456789abcdef")
+	old := testSealer(t, string(oldSecret))
+	zk, err := InitialKeys("example.test.", SchemeCombined, old, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	both, err := NewSealer(newSecret, oldSecret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewSigner(zk, both, SignerConfig{}); err != nil || !both.Opens(zk) {
+		t.Fatalf("the older secret does not open: %v", err)
+	}
+	fresh, err := InitialKeys("example.test.", SchemeCombined, both, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if old.Opens(fresh) || !testSealer(t, string(newSecret)).Opens(fresh) {
+		t.Error("a sealer with older secrets does not seal with its first")
+	}
+	if testSealer(t, string(newSecret)).Opens(zk) {
+		t.Error("the new secret alone opens a key of the old one")
+	}
+	if _, err := NewSealer(newSecret, []byte("short")); err == nil {
+		t.Error("a short older secret was taken")
+	}
+}

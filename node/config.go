@@ -96,8 +96,19 @@ type Config struct {
 	Static *config.Document
 	// DNSSECSecret seals the DNSSEC private keys of signed zones in the control plane: a
 	// voter seals the keys it generates with it, a location opens them to sign. Every voter
-	// and location must hold the same one (16 bytes or more). Default: the first gossip key.
+	// and location must hold the same one (16 bytes or more), and no other node: a
+	// checker-only node refuses it. Without it (and without
+	// InsecureDNSSECSecretFromGossipKey) a voter refuses to enable signing and a location
+	// serves signed zones unsigned, degraded (see dnssec.go).
 	DNSSECSecret []byte
+	// DNSSECOlderSecrets are previous DNSSEC secrets of a location: they open keys sealed
+	// before the secret changed (until a rollover replaces them), and never seal.
+	DNSSECOlderSecrets [][]byte
+	// InsecureDNSSECSecretFromGossipKey seals with the first gossip key when DNSSECSecret is
+	// not set, as builds before the secret had its own flag did: every checker holds that
+	// key and reads the sealed keys, so it can sign for every zone. Migration only; warned
+	// at start.
+	InsecureDNSSECSecretFromGossipKey bool
 
 	// DNSAddr is the location's main DNS listener, UDP and TCP on the same port. Default
 	// "127.0.0.1:5353"; port 0 picks a free port.
@@ -319,6 +330,7 @@ func (c Config) Validate() error {
 		c.validateDataPlane(bad)
 	}
 	c.validateRoles(bad)
+	c.validateDNSSEC(bad)
 	if c.Registerer == nil && c.Gatherer != nil {
 		bad("a gatherer without its registerer")
 	}

@@ -24,11 +24,19 @@ type signerEntry struct {
 	sg   *dnssec.Signer
 }
 
-// dnssecSecret returns the secret that seals zones' DNSSEC keys: the configured one, else
-// the first gossip key (of Keys, then of the keyring file); nil when there is none.
+// dnssecSecret returns the secret that seals zones' DNSSEC keys: the configured one, else,
+// only with InsecureDNSSECSecretFromGossipKey, the first gossip key (of Keys, then of the
+// keyring file); nil when there is none. A node without the control or location role never
+// has one: it neither seals nor signs.
 func dnssecSecret(cfg Config, log *slog.Logger) []byte {
+	if !cfg.Roles.Has(RoleControl) && !cfg.Roles.Has(RoleLocation) {
+		return nil
+	}
 	if len(cfg.DNSSECSecret) > 0 {
 		return cfg.DNSSECSecret
+	}
+	if !cfg.InsecureDNSSECSecretFromGossipKey {
+		return nil
 	}
 	if len(cfg.Gossip.Keys) > 0 {
 		return cfg.Gossip.Keys[0]
@@ -44,6 +52,55 @@ func dnssecSecret(cfg Config, log *slog.Logger) []byte {
 	return nil
 }
 
+// validateDNSSEC reports the problems of the DNSSEC secrets: too short, or given to a node
+// that neither seals nor signs (a checker-only node must not hold what opens every zone's
+// signing keys).
+func (c Config) validateDNSSEC(bad func(string, ...any)) {
+	if len(c.DNSSECSecret) == 0 && len(c.DNSSECOlderSecrets) == 0 && !c.InsecureDNSSECSecretFromGossipKey {
+		return
+	}
+	if !c.Roles.Has(RoleControl) && !c.Roles.Has(RoleLocation) {
+		bad("dnssec secret: only voters (control) and locations seal or open zones' signing keys; do not give it to this node (roles %s)", c.Roles)
+		return
+	}
+	if n := len(c.DNSSECSecret); n > 0 && n < dnssec.MinSecretLen {
+		bad("dnssec secret of %d bytes: want at least %d (vigil keyring generate makes one)", n, dnssec.MinSecretLen)
+	}
+	if len(c.DNSSECSecret) > 0 && c.InsecureDNSSECSecretFromGossipKey {
+		bad("dnssec secret and the insecure gossip-key fallback are exclusive: keep the secret")
+	}
+	if len(c.DNSSECOlderSecrets) > 0 && len(c.DNSSECSecret) == 0 {
+		bad("older dnssec secrets without a dnssec secret: set the current one too")
+	}
+	for i, o := range c.DNSSECOlderSecrets {
+		if len(o) < dnssec.MinSecretLen {
+			bad("older dnssec secret %d of %d bytes: want at least %d", i+1, len(o), dnssec.MinSecretLen)
+		}
+	}
+}
+
+// warnDNSSEC logs, at start, what a voter or location without its own DNSSEC secret cannot
+// do, and loudly when it seals with the gossip key, which every checker holds.
+func warnDNSSEC(cfg Config, log *slog.Logger) {
+	if !cfg.Roles.Has(RoleControl) && !cfg.Roles.Has(RoleLocation) {
+		return
+	}
+	switch {
+	case len(cfg.DNSSECSecret) > 0:
+	case cfg.InsecureDNSSECSecretFromGossipKey:
+		log.Error("node: INSECURE: DNSSEC signing keys are sealed with the gossip key, which every checker holds; " +
+			"checkers and any holder of the gossip key and a read credential can unseal every signed zone's private keys. " +
+			"Give voters and locations only a -dnssec-secret-file (vigil keyring generate), list the gossip key in it as an " +
+			"older secret until a rollover of every key, and drop -insecure-dnssec-secret-from-gossip-key")
+	case cfg.Roles.Has(RoleControl) && cfg.Roles.Has(RoleLocation):
+		log.Warn("node: no DNSSEC secret: this voter refuses to enable signing on a zone, and this location serves signed zones unsigned (not ready); give voters and locations -dnssec-secret-file")
+	case cfg.Roles.Has(RoleControl):
+		log.Warn("node: no DNSSEC secret: this voter refuses to enable signing on a zone; give voters and locations -dnssec-secret-file")
+	default:
+		log.Warn("node: no DNSSEC secret: signed zones are served unsigned by this location and it reports them degraded; give voters and locations -dnssec-secret-file")
+	}
+}
+
 // installSigners brings the DNS server's signers to s: for each zone that ch names (every
 // zone when ch is full), a signer when the zone is signed and the control plane holds its
 // keys, none otherwise. The caller holds zonesMu.
@@ -52,7 +109,7 @@ func (n *Node) installSigners(s *control.State, ch control.Changes) {
 	if !ss.tried {
 		ss.tried = true
 		if secret := dnssecSecret(n.cfg, n.log); secret != nil {
-			sealer, err := dnssec.NewSealer(secret)
+			sealer, err := dnssec.NewSealer(secret, n.cfg.DNSSECOlderSecrets...)
 			if err != nil {
 				n.log.Error("node: DNSSEC secret", "err", err)
 			}
@@ -124,7 +181,7 @@ func (n *Node) signerOf(s *control.State, apex string, old signerEntry) (_ signe
 		return signerEntry{}, "the control plane holds no keys for the zone yet"
 	}
 	if n.signers.sealer == nil {
-		return signerEntry{}, "this location has no DNSSEC secret (set the node's DNSSEC secret, or a gossip key, to the one the control plane seals the zone's keys with)"
+		return signerEntry{}, "this location has no DNSSEC secret (give it -dnssec-secret-file, the file the voters seal the zone's keys with)"
 	}
 	ttl := h.DNSSEC.DNSKEYTTL
 	if ttl == 0 {
@@ -135,7 +192,7 @@ func (n *Node) signerOf(s *control.State, apex string, old signerEntry) (_ signe
 	}
 	sg, err := dnssec.NewSigner(zk, n.signers.sealer, dnssec.SignerConfig{DNSKEYTTL: ttl})
 	if err != nil {
-		return signerEntry{}, fmt.Sprintf("the zone's keys do not open with this location's DNSSEC secret (give it the control plane's): %v", err)
+		return signerEntry{}, fmt.Sprintf("the zone's keys do not open with this location's DNSSEC secret (give it the voters' -dnssec-secret-file): %v", err)
 	}
 	n.log.Info("node: zone signed", "zone", apex, "keys", len(zk.Keys))
 	return signerEntry{keys: zk, ttl: ttl, sg: sg}, ""

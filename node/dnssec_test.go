@@ -3,6 +3,7 @@ package node
 import (
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"slices"
 	"strings"
@@ -43,7 +44,7 @@ func TestSignedDemoZoneValidatesInUnbound(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, api := startVoter(t, doc, func(vc *Config) {
-		vc.DNSSECSecret = testKey // the data node's default: its first gossip key
+		vc.DNSSECSecret = testKey
 	})
 	var view control.DNSSECView
 	eventually(t, 10*time.Second, "the zone's keys and DS", func() (bool, string) {
@@ -62,7 +63,9 @@ func TestSignedDemoZoneValidatesInUnbound(t *testing.T) {
 		return len(view.DS) == 1 && len(view.Keys) == 2, fmt.Sprintf("%+v", view)
 	})
 
-	a := start(t, mustNew(t, dataNode(t, "a", "us-east", t.TempDir(), []string{api})))
+	acfg := dataNode(t, "a", "us-east", t.TempDir(), []string{api})
+	acfg.DNSSECSecret = testKey
+	a := start(t, mustNew(t, acfg))
 	eventually(t, 15*time.Second, "the location signs the zone", func() (bool, string) {
 		m := new(dns.Msg)
 		m.SetQuestion("demo.vigil.test.", dns.TypeDNSKEY)
@@ -121,7 +124,9 @@ func TestLocationWithoutTheSecretIsDegraded(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	cfg.Registerer = reg
 	b := start(t, mustNew(t, cfg))
-	good := start(t, mustNew(t, dataNode(t, "a", "us-east", t.TempDir(), []string{api})))
+	gcfg := dataNode(t, "a", "us-east", t.TempDir(), []string{api})
+	gcfg.DNSSECSecret = testKey
+	good := start(t, mustNew(t, gcfg))
 	const apex = "demo.vigil.test."
 	eventually(t, 15*time.Second, "the location without the secret says the zone is unsigned", func() (bool, string) {
 		rd := b.Ready()
@@ -176,4 +181,49 @@ func unsignedGauge(t *testing.T, reg *prometheus.Registry, zone string) float64 
 		}
 	}
 	return 0
+}
+
+// The DNSSEC secret is the configured one; the gossip key seals only with the explicit
+// insecure fallback, which is warned at start; a node that is neither voter nor location has
+// none and refuses one; a short secret is refused.
+func TestDNSSECSecretNoSilentFallback(t *testing.T) {
+	gossipKey := []byte("gossip-key-0123456789abcdef01234")
+	cfg := DefaultConfig()
+	cfg.Roles, cfg.Gossip.Keys = RoleControl|RoleLocation, [][]byte{gossipKey}
+	if s := dnssecSecret(cfg, testLogger()); s != nil {
+		t.Errorf("no secret configured: sealed with %q", s)
+	}
+	var buf strings.Builder
+	cfg.InsecureDNSSECSecretFromGossipKey = true
+	if s := dnssecSecret(cfg, testLogger()); string(s) != string(gossipKey) {
+		t.Errorf("the insecure fallback: %q, want the gossip key", s)
+	}
+	warnDNSSEC(cfg, slog.New(slog.NewTextHandler(&buf, nil)))
+	if !strings.Contains(buf.String(), "INSECURE") || !strings.Contains(buf.String(), "-dnssec-secret-file") {
+		t.Errorf("the fallback's warning: %q", buf.String())
+	}
+	cfg.InsecureDNSSECSecretFromGossipKey, cfg.DNSSECSecret = false, []byte("the-dnssec-secret-0123456789abcd")
+	if s := dnssecSecret(cfg, testLogger()); string(s) != string(cfg.DNSSECSecret) {
+		t.Errorf("configured: %q", s)
+	}
+	bad := func(c Config, want string) {
+		t.Helper()
+		var errs []string
+		c.validateDNSSEC(func(f string, a ...any) { errs = append(errs, fmt.Sprintf(f, a...)) })
+		if !slices.ContainsFunc(errs, func(e string) bool { return strings.Contains(e, want) }) {
+			t.Errorf("%s: got %q", want, errs)
+		}
+	}
+	checker := cfg
+	checker.Roles = RoleChecker
+	bad(checker, "only voters (control) and locations")
+	if s := dnssecSecret(checker, testLogger()); s != nil {
+		t.Error("a checker has a DNSSEC secret")
+	}
+	short := cfg
+	short.DNSSECSecret = []byte("short")
+	bad(short, "want at least 16")
+	both := cfg
+	both.InsecureDNSSECSecretFromGossipKey = true
+	bad(both, "exclusive")
 }

@@ -82,6 +82,7 @@ func New(cfg Config) (*Node, error) {
 		n.log = slog.Default()
 	}
 	n.log = n.log.With("node", cfg.ID)
+	warnDNSSEC(cfg, n.log)
 	n.reg, n.gat = cfg.Registerer, cfg.Gatherer
 	if n.reg == nil {
 		r := prometheus.NewRegistry()

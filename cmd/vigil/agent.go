@@ -34,6 +34,8 @@ type agentFlags struct {
 	join                                       string
 	gossipBind, gossipAdvertise, gossipKeyFile string
 	insecureGossip                             bool
+	dnssecSecretFile                           string
+	insecureDNSSECFromGossip                   bool
 	voters                                     string
 	tokenFile, readTokenFile                   string
 	openReads                                  bool
@@ -165,6 +167,7 @@ func (f *agentFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.gossipAdvertise, "gossip-advertise", "", "gossip: address other nodes dial (default the bind address)")
 	fs.StringVar(&f.gossipKeyFile, "gossip-key-file", "", "gossip: file of base64 encryption keys, one per line, the primary first")
 	fs.BoolVar(&f.insecureGossip, "insecure-gossip", false, "gossip: run unencrypted (development only)")
+	f.registerDNSSEC(fs)
 	fs.StringVar(&f.voters, "control", "", "comma-separated API URLs of control voters the data plane follows (default: this node's own voter)")
 	fs.StringVar(&f.tokenFile, "token-file", "", "file of bearer tokens, one per line: a plain token may write (control role; the first one joins voters and reads the configuration for the data plane); a line \"name scope sha256:<hex>\" (vigil token create) is a named token with a scope, stored hashed")
 	fs.StringVar(&f.readTokenFile, "read-token-file", "", "file of bearer tokens allowed to read, one per line; the data plane reads with the first")
@@ -257,6 +260,9 @@ func agentConfig(f agentFlags, stderr io.Writer) (node.Config, *slog.Logger, err
 	cfg.Gossip.Bind, cfg.Gossip.Advertise = f.gossipBind, f.gossipAdvertise
 	cfg.Gossip.KeyringFile, cfg.Gossip.Insecure = f.gossipKeyFile, f.insecureGossip
 	cfg.Gossip.Inbound = f.gossipLimits
+	if err := agentDNSSEC(&cfg, f); err != nil {
+		return cfg, nil, err
+	}
 	cfg.Voters = splitList(f.voters)
 	switch {
 	case len(readTokenList) > 0:
