@@ -45,7 +45,7 @@ func startVoter(t *testing.T) *voter {
 	}
 	base := "http://" + apiLn.Addr().String()
 	node, err := control.NewServer(control.ServerConfig{
-		ID: "v0", DataDir: filepath.Join(t.TempDir(), "control"), RaftAddr: raftAddr, APIURL: base,
+		ID: "v0", DataDir: filepath.Join(t.TempDir(), "control"), RaftAddr: raftAddr, APIURL: base, RaftSecret: []byte("abuse-test-raft-secret-000000000"),
 		Timing: control.Timing{Heartbeat: 300 * time.Millisecond, Election: 300 * time.Millisecond, LeaderLease: 150 * time.Millisecond, Commit: 20 * time.Millisecond},
 		Logger: logger(),
 	})

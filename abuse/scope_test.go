@@ -31,7 +31,7 @@ func TestAbuseOutOfScopeWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	base := "http://" + apiLn.Addr().String()
-	node, err := control.NewServer(control.ServerConfig{ID: "v0", DataDir: filepath.Join(t.TempDir(), "control"), RaftAddr: raftAddr, APIURL: base,
+	node, err := control.NewServer(control.ServerConfig{ID: "v0", DataDir: filepath.Join(t.TempDir(), "control"), RaftAddr: raftAddr, APIURL: base, RaftSecret: []byte("abuse-test-raft-secret-000000000"),
 		Timing: control.Timing{Heartbeat: 300 * time.Millisecond, Election: 300 * time.Millisecond, LeaderLease: 150 * time.Millisecond, Commit: 20 * time.Millisecond},
 		Logger: logger()})
 	if err != nil {

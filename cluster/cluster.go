@@ -12,6 +12,7 @@ import (
 	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/node"
 	"github.com/vigil-dns/vigil/regions"
+	"github.com/vigil-dns/vigil/tlsconf"
 )
 
 // DefaultCheckers is the checkers per region of the default layout.
@@ -111,6 +112,9 @@ type Cluster struct {
 	specs    []spec
 	canaries map[string]config.Check
 	apis     []string // the control APIs the nodes follow
+	// raftSecret is the cluster secret the voters' raft authenticates with (unless the
+	// Voter hook gives them certificates).
+	raftSecret []byte
 
 	mu       sync.Mutex
 	voters   []*Member
@@ -168,6 +172,12 @@ func newCluster(ctx context.Context, o Options) (*Cluster, error) {
 		}
 	}
 	c := &Cluster{o: o, log: o.Logger, apis: o.ControlAPIs, canaries: map[string]config.Check{}}
+	if o.Voters > 0 {
+		var err error
+		if c.raftSecret, err = tlsconf.NewSecret(); err != nil {
+			return nil, fmt.Errorf("cluster: %w", err)
+		}
+	}
 	c.ctx, c.cancel = context.WithCancel(ctx)
 	c.specs = layout(o.Regions, o.Layout)
 	links := slices.Clone(o.Regions)

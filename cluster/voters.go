@@ -103,6 +103,9 @@ func (c *Cluster) voterConfig(i int, apis []string) (node.Config, error) {
 	if c.o.Voter != nil {
 		c.o.Voter(&cfg)
 	}
+	if cc := &cfg.Control; cfg.TLS == nil && !cc.InsecureRaftPlaintext && cc.RaftSecretFile == "" && cc.RaftSecret == nil {
+		cc.RaftSecret = c.raftSecret
+	}
 	return cfg, nil
 }
 

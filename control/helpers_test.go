@@ -18,6 +18,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/tlsconf"
 )
 
 const testToken = "s3cret-write-token"
@@ -122,6 +123,18 @@ type cluster struct {
 	// walSegment, when set, gives the voters write-ahead logs (LogStoreWAL) of files of
 	// that size; else they keep their logs in BoltDB.
 	walSegment int
+	// raftSecret is the cluster secret the voters' raft transports authenticate with.
+	raftSecret []byte
+}
+
+// testRaftSecret returns a new cluster secret for the raft transports of a test cluster.
+func testRaftSecret(t testing.TB) []byte {
+	t.Helper()
+	s, err := tlsconf.NewSecret()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
 
 func freeAddr(t testing.TB) string {
@@ -150,6 +163,9 @@ func newCluster(t testing.TB, n int) *cluster {
 func newClusterWith(t testing.TB, n int, c *cluster) *cluster {
 	t.Helper()
 	c.t = t
+	if c.raftSecret == nil {
+		c.raftSecret = testRaftSecret(t)
+	}
 	for i := range n {
 		v := &voter{id: fmt.Sprintf("v%d", i), dir: filepath.Join(t.TempDir(), "data"), raftAddr: freeAddr(t), apiAddr: freeAddr(t), tls: c.serverTLS != nil}
 		c.voters = append(c.voters, v)
@@ -194,7 +210,7 @@ func (c *cluster) start(i int) {
 	v.reg = prometheus.NewRegistry()
 	var err error
 	v.node, err = NewServer(ServerConfig{
-		ID: v.id, DataDir: v.dir, RaftAddr: v.raftAddr, APIURL: v.url(), Timing: c.timing,
+		ID: v.id, DataDir: v.dir, RaftAddr: v.raftAddr, RaftSecret: c.raftSecret, APIURL: v.url(), Timing: c.timing,
 		Allocators: newSeqAllocator, Logger: testLogger(t), Registerer: v.reg, ApplyTimeout: 5 * time.Second,
 		SnapshotThreshold: c.snapshotThreshold, walSegmentSize: c.walSegment, LogStore: c.logStore(),
 		DNSSECSecret: []byte(testDNSSECSecret),

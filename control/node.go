@@ -53,6 +53,15 @@ type ServerConfig struct {
 	// RaftTLS, when set, runs the transport over mutual TLS (transport.go): every voter
 	// holds a certificate of the CA with the control role, reloaded from its files.
 	RaftTLS *tlsconf.Store
+	// RaftSecret, when set, runs the transport over mutual TLS with certificates derived
+	// from this cluster secret (tlsconf.SecretSize bytes, the same on every voter; see
+	// tlsconf.NewSecretStore): a peer without it cannot complete the handshake.
+	RaftSecret []byte
+	// InsecureRaftPlaintext runs the transport over plain TCP, where anyone who reaches the
+	// port can append to the log: development only, logged as a warning at start. Exactly
+	// one of RaftTLS, RaftSecret and InsecureRaftPlaintext is required unless Transport is
+	// set.
+	InsecureRaftPlaintext bool
 	// RaftListenerLimits bound the TLS handshakes in progress on the raft port.
 	RaftListenerLimits tlsconf.ListenerLimits
 	// TLSMetrics counts the raft listener's refused connections and failed handshakes; nil
@@ -149,7 +158,7 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	}
 	n.trans = cfg.Transport
 	if n.trans == nil {
-		if n.trans, err = newRaftTransport(cfg, hlog); err != nil {
+		if n.trans, err = newRaftTransport(cfg, hlog, log); err != nil {
 			n.store.Close()
 			return nil, err
 		}

@@ -3,7 +3,9 @@ package control
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"time"
 
@@ -12,16 +14,29 @@ import (
 	"github.com/vigil-dns/vigil/tlsconf"
 )
 
-// newRaftTransport returns the raft transport of cfg: plain TCP, or mutual TLS when
-// cfg.RaftTLS is set, where both ends must hold a certificate of the CA with the control
-// role.
-func newRaftTransport(cfg ServerConfig, hlog hclog.Logger) (raft.Transport, error) {
+// newRaftTransport returns the raft transport of cfg: mutual TLS in every configuration but
+// the development one. With cfg.RaftTLS both ends hold a certificate of the CA with the
+// control role; with cfg.RaftSecret both derive the same CA from the cluster secret and each
+// presents a leaf certificate it signed with it (tlsconf.NewSecretStore). Plain TCP, on which
+// anyone who reaches the port can append to the log, only with cfg.InsecureRaftPlaintext.
+func newRaftTransport(cfg ServerConfig, hlog hclog.Logger, log *slog.Logger) (raft.Transport, error) {
 	addr, err := net.ResolveTCPAddr("tcp", cfg.RaftAddr)
 	if err != nil {
 		return nil, fmt.Errorf("control: raft address %q: %w", cfg.RaftAddr, err)
 	}
-	if cfg.RaftTLS == nil {
-		t, err := raft.NewTCPTransportWithLogger(cfg.RaftAddr, addr, 3, 10*time.Second, hlog)
+	store, err := raftCredentials(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if store == nil {
+		log.Warn("control: INSECURE: raft runs over plain TCP without authentication: anyone who reaches "+
+			"the raft port can rewrite the cluster's state. Development only: give the voters -raft-secret-file "+
+			"or -tls-cert, -tls-key and -tls-ca instead", "raft", cfg.RaftAddr)
+		var adv net.Addr = addr
+		if addr.Port == 0 {
+			adv = nil // the port the listener took
+		}
+		t, err := raft.NewTCPTransportWithLogger(cfg.RaftAddr, adv, 3, 10*time.Second, hlog)
 		if err != nil {
 			return nil, fmt.Errorf("control: raft transport: %w", err)
 		}
@@ -44,11 +59,44 @@ func newRaftTransport(cfg ServerConfig, hlog hclog.Logger) (raft.Transport, erro
 	}
 	peer := tlsconf.Peer{Roles: []string{tlsconf.RoleControl}, SkipHostname: true}
 	s := &tlsStream{
-		Listener: tlsconf.NewListener(ln, cfg.RaftTLS.ServerConfig(peer), cfg.RaftListenerLimits, "raft", cfg.TLSMetrics),
+		Listener: tlsconf.NewListener(ln, store.ServerConfig(peer), cfg.RaftListenerLimits, "raft", cfg.TLSMetrics),
 		adv:      adv,
-		client:   cfg.RaftTLS.ClientConfig(peer),
+		client:   store.ClientConfig(peer),
 	}
 	return raft.NewNetworkTransportWithLogger(s, 3, 10*time.Second, hlog), nil
+}
+
+// ErrNoRaftCredentials: a voter was configured with neither certificates nor a cluster
+// secret for raft, and not explicitly insecure.
+var ErrNoRaftCredentials = errors.New("control: raft needs credentials: give the voter a cluster secret " +
+	"(vigil agent -raft-secret-file FILE; ServerConfig.RaftSecret) or certificates (-tls-cert, -tls-key and -tls-ca; " +
+	"ServerConfig.RaftTLS); plain raft (-insecure-raft-plaintext) is for development only")
+
+// raftCredentials returns the certificate store the raft transport authenticates with, nil
+// for the insecure plain transport, or an error when cfg's choice is missing or ambiguous.
+func raftCredentials(cfg ServerConfig) (*tlsconf.Store, error) {
+	n := 0
+	for _, set := range []bool{cfg.RaftTLS != nil, cfg.RaftSecret != nil, cfg.InsecureRaftPlaintext} {
+		if set {
+			n++
+		}
+	}
+	switch {
+	case n == 0:
+		return nil, ErrNoRaftCredentials
+	case n > 1:
+		return nil, errors.New("control: raft credentials: give one of certificates (RaftTLS), a cluster secret " +
+			"(RaftSecret) or InsecureRaftPlaintext, not several")
+	case cfg.RaftTLS != nil:
+		return cfg.RaftTLS, nil
+	case cfg.InsecureRaftPlaintext:
+		return nil, nil
+	}
+	store, err := tlsconf.NewSecretStore(cfg.RaftSecret, cfg.ID, []string{tlsconf.RoleControl}, tlsconf.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("control: raft cluster secret: %w", err)
+	}
+	return store, nil
 }
 
 // tlsStream is raft's stream layer over mutual TLS: its listener hands raft only connections

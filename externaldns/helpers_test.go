@@ -56,7 +56,7 @@ func startVigil(t *testing.T) *vigil {
 	raft.Close()
 	v := &vigil{url: "http://" + ln.Addr().String()}
 	v.node, err = control.NewServer(control.ServerConfig{
-		ID: "solo", DataDir: filepath.Join(t.TempDir(), "data"), RaftAddr: raftAddr, APIURL: v.url,
+		ID: "solo", DataDir: filepath.Join(t.TempDir(), "data"), RaftAddr: raftAddr, APIURL: v.url, RaftSecret: []byte("externaldns-test-raft-secret-000"),
 		Timing: control.Timing{Heartbeat: 300 * time.Millisecond, Election: 300 * time.Millisecond, LeaderLease: 150 * time.Millisecond},
 	})
 	if err != nil {

@@ -39,9 +39,10 @@ type fleetOptions struct {
 
 // newFleet describes the processes of a network on topology t: voters spread over the
 // regions in turn, and in every region one demo target, one location and o.checkers
-// checkers. It writes the write token and a fresh gossip key into o.dir.
+// checkers. It writes the write token, a fresh gossip key and a raft cluster secret into
+// o.dir.
 func newFleet(t *Topology, o fleetOptions) (*fleet, error) {
-	secret := make([]byte, 48)
+	secret := make([]byte, 48+32)
 	if _, err := rand.Read(secret); err != nil {
 		return nil, fmt.Errorf("netlab: secrets: %w", err)
 	}
@@ -50,7 +51,12 @@ func newFleet(t *Topology, o fleetOptions) (*fleet, error) {
 	if err := os.WriteFile(tokenFile, []byte(f.token+"\n"), 0o600); err != nil {
 		return nil, fmt.Errorf("netlab: %w", err)
 	}
-	if err := os.WriteFile(keyFile, []byte(base64.StdEncoding.EncodeToString(secret[16:])+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(keyFile, []byte(base64.StdEncoding.EncodeToString(secret[16:48])+"\n"), 0o600); err != nil {
+		return nil, fmt.Errorf("netlab: %w", err)
+	}
+	// Every voter authenticates raft with the same cluster secret.
+	raftSecretFile := filepath.Join(o.dir, "raft-secret")
+	if err := os.WriteFile(raftSecretFile, []byte(base64.StdEncoding.EncodeToString(secret[48:])+"\n"), 0o600); err != nil {
 		return nil, fmt.Errorf("netlab: %w", err)
 	}
 	logs := filepath.Join(o.dir, "logs")
@@ -75,7 +81,7 @@ func newFleet(t *Topology, o fleetOptions) (*fleet, error) {
 		id := "voter-" + strconv.Itoa(k)
 		api := "http://" + at(r, portAPI+k)
 		args := []string{"agent", "-roles", "control", "-id", id, "-data-dir", filepath.Join(o.dir, id),
-			"-raft-addr", at(r, portRaft+k), "-api-addr", at(r, portAPI+k), "-token-file", tokenFile, "-log-level", o.logLevel}
+			"-raft-addr", at(r, portRaft+k), "-api-addr", at(r, portAPI+k), "-token-file", tokenFile, "-raft-secret-file", raftSecretFile, "-log-level", o.logLevel}
 		if k == 1 {
 			args = append(args, "-bootstrap")
 		} else {

@@ -231,6 +231,17 @@ type ControlConfig struct {
 	RequireClientCert bool
 	// Client reaches other voters (forwarding, joining). Default a plain client.
 	Client *http.Client
+	// RaftSecret is the cluster secret (tlsconf.SecretSize bytes, the same on every voter)
+	// that raft authenticates voters with when Config.TLS is not set. Empty: read from
+	// RaftSecretFile, else from the data directory's control/raft-secret, else generated
+	// there by a voter that bootstraps; a voter that joins without one does not start.
+	RaftSecret []byte
+	// RaftSecretFile is a file holding the cluster secret (base64; tlsconf.ReadSecretFile).
+	RaftSecretFile string
+	// InsecureRaftPlaintext runs raft over plain TCP without authentication: anyone who
+	// reaches the raft port can rewrite the state. Development only; warned at start;
+	// exclusive with Config.TLS and a secret.
+	InsecureRaftPlaintext bool
 	// Timing overrides raft's timeouts (tests use short ones).
 	Timing control.Timing
 	// RaftLogLevel is the least level of raft's logs passed on. Default Info.
@@ -447,6 +458,17 @@ func (c Config) validateRoles(bad func(string, ...any)) {
 		}
 		if cc.Bootstrap && len(cc.Join) > 0 {
 			bad("control: bootstrap and join are exclusive")
+		}
+		secret := len(cc.RaftSecret) > 0 || cc.RaftSecretFile != ""
+		switch {
+		case cc.InsecureRaftPlaintext && (secret || c.TLS != nil):
+			bad("control: insecure plain raft and raft credentials (a cluster secret or TLS) are exclusive: drop -insecure-raft-plaintext")
+		case secret && c.TLS != nil:
+			bad("control: raft authenticates with TLS certificates or with a cluster secret, not both: drop -raft-secret-file or the -tls-* flags")
+		case len(cc.RaftSecret) > 0 && cc.RaftSecretFile != "":
+			bad("control: a raft secret and a raft secret file are exclusive")
+		case len(cc.RaftSecret) > 0 && len(cc.RaftSecret) != tlsconf.SecretSize:
+			bad("control: the raft secret has %d bytes, want %d", len(cc.RaftSecret), tlsconf.SecretSize)
 		}
 		checkAddr(bad, "control raft address", cc.RaftAddr)
 		checkAddr(bad, "control api address", cc.APIAddr)

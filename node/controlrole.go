@@ -56,6 +56,13 @@ func newControlRole(cfg Config, reg prometheus.Registerer, tm *tlsconf.Metrics, 
 		client = &http.Client{}
 	}
 	dir := filepath.Join(cfg.DataDir, "control")
+	var raftSecret []byte
+	if cfg.TLS == nil && !cc.InsecureRaftPlaintext {
+		var err error
+		if raftSecret, err = loadRaftSecret(cc, dir, log); err != nil {
+			return nil, err
+		}
+	}
 	raw, err := net.Listen("tcp", cc.APIAddr)
 	if err != nil {
 		return nil, fmt.Errorf("node: control: API listener: %w", err)
@@ -74,7 +81,7 @@ func newControlRole(cfg Config, reg prometheus.Registerer, tm *tlsconf.Metrics, 
 	}
 	node, err := control.NewServer(control.ServerConfig{
 		ID: cfg.ID, DataDir: dir, RaftAddr: cc.RaftAddr, APIURL: cc.APIURL, Timing: cc.Timing,
-		RaftTLS: cfg.TLS, TLSMetrics: tm,
+		RaftTLS: cfg.TLS, RaftSecret: raftSecret, InsecureRaftPlaintext: cc.InsecureRaftPlaintext, TLSMetrics: tm,
 		Logger: log, RaftLogLevel: max(cc.RaftLogLevel, slog.LevelInfo), Registerer: reg,
 		LogStore:     cc.LogStore,
 		DNSSECSecret: dnssecSecret(cfg, log),

@@ -104,7 +104,7 @@ func freeAddr(t *testing.T) string {
 func (v *voter) start(t *testing.T, src Source) {
 	t.Helper()
 	var err error
-	v.node, err = control.NewServer(control.ServerConfig{ID: v.id, DataDir: v.dir, RaftAddr: v.raft, APIURL: "http://" + v.id,
+	v.node, err = control.NewServer(control.ServerConfig{ID: v.id, DataDir: v.dir, RaftAddr: v.raft, APIURL: "http://" + v.id, RaftSecret: []byte("notify-test-raft-secret-00000000"),
 		Timing:       control.Timing{Heartbeat: 300 * time.Millisecond, Election: 300 * time.Millisecond, LeaderLease: 150 * time.Millisecond, Commit: 20 * time.Millisecond},
 		ApplyTimeout: 5 * time.Second, SnapshotThreshold: 8})
 	if err != nil {

@@ -32,7 +32,7 @@ func startVoter(t *testing.T, wrap func(*control.Server, http.Handler) http.Hand
 	}
 	url := "http://" + ln.Addr().String()
 	node, err := control.NewServer(control.ServerConfig{
-		ID: "solo", DataDir: filepath.Join(t.TempDir(), "data"), RaftAddr: fmt.Sprintf("127.0.0.1:%d", raftPort), APIURL: url,
+		ID: "solo", DataDir: filepath.Join(t.TempDir(), "data"), RaftAddr: fmt.Sprintf("127.0.0.1:%d", raftPort), APIURL: url, RaftSecret: []byte("sim-test-raft-secret-00000000000"),
 		Timing: control.Timing{Heartbeat: 300 * time.Millisecond, Election: 300 * time.Millisecond, LeaderLease: 150 * time.Millisecond},
 	})
 	if err != nil {

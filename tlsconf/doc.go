@@ -9,4 +9,8 @@
 // voter), "checker", "location" and "operator" (a person or tool that writes to the control
 // API). Raft accepts only a peer with the control role; the control API lets a certificate
 // with the control or operator role write and any certificate of the CA read.
+//
+// Voters without certificates share a cluster secret instead (secret.go): each derives the
+// same CA from it and issues itself a leaf with the control role, so that raft runs over the
+// same mutual TLS and only a holder of the secret completes the handshake.
 package tlsconf

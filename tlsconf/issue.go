@@ -1,6 +1,7 @@
 package tlsconf
 
 import (
+	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -18,10 +19,21 @@ import (
 	"time"
 )
 
-// CA is a certificate authority that issues node certificates: ECDSA P-256.
+// CA is a certificate authority that issues node certificates: ECDSA P-256 (from NewCA or
+// LoadCA), or any other signer (Signer: the CA derived from a cluster secret, Ed25519).
 type CA struct {
 	Cert *x509.Certificate
 	Key  *ecdsa.PrivateKey
+	// Signer, when set, signs instead of Key.
+	Signer crypto.Signer
+}
+
+// signer returns the key that signs the CA's certificates.
+func (ca *CA) signer() crypto.Signer {
+	if ca.Signer != nil {
+		return ca.Signer
+	}
+	return ca.Key
 }
 
 // Request is a node certificate to issue.
@@ -82,7 +94,7 @@ func (ca *CA) Issue(req Request, now time.Time, valid time.Duration) (certPEM, k
 			tmpl.DNSNames = append(tmpl.DNSNames, h)
 		}
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.Cert, &key.PublicKey, ca.Key)
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.Cert, &key.PublicKey, ca.signer())
 	if err != nil {
 		return nil, nil, fmt.Errorf("tlsconf: certificate of %s: %w", req.Name, err)
 	}

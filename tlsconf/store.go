@@ -54,6 +54,8 @@ type Store struct {
 	files Files
 	opts  Options
 	log   *slog.Logger
+	// static: the pair and pool were made in memory (NewSecretStore); no file to reload.
+	static bool
 
 	mu      sync.Mutex
 	checked time.Time
@@ -185,6 +187,9 @@ func (s *Store) Reload(force bool) error {
 }
 
 func (s *Store) reloadLocked(force bool) error {
+	if s.static {
+		return nil
+	}
 	stamp, err := s.stat()
 	if err == nil && !force && slices.Equal(stamp, s.stamp) {
 		return nil

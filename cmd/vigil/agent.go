@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -49,6 +50,8 @@ type agentFlags struct {
 	tlsCert, tlsKey, tlsCA                     string
 	tlsRequireClientCert                       bool
 	tlsRecheck                                 time.Duration
+	raftSecretFile                             string
+	insecureRaftPlaintext                      bool
 	logLevel                                   string
 	memoryLimit                                string
 	http                                       httpguard.Limits
@@ -161,6 +164,8 @@ func (f *agentFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.raftLogStore, "raft-log-store", control.LogStoreBolt, "control: raft log store of a new data directory: \"boltdb\" (raft-boltdb, raft.db) or \"wal\" (hashicorp/raft-wal, wal/: one write and one sync per append, about twice the writes of one client in BENCHMARKS.md); a directory that holds one keeps it")
 	fs.StringVar(&f.apiAddr, "api-addr", "127.0.0.1:7100", "control: address of the HTTP API")
 	fs.StringVar(&f.apiURL, "api-url", "", "control: URL other voters reach this API at (default from -api-addr)")
+	fs.StringVar(&f.raftSecretFile, "raft-secret-file", "", "control, without -tls-*: file of the cluster secret (base64 of 32 random bytes) that raft authenticates voters with, the same on every voter; default <data-dir>/control/raft-secret, which -bootstrap generates when it is missing (copy it to the other voters)")
+	fs.BoolVar(&f.insecureRaftPlaintext, "insecure-raft-plaintext", false, "control: run raft over plain TCP without authentication, so that anyone who reaches -raft-addr can rewrite the cluster's state (development only)")
 	fs.BoolVar(&f.bootstrap, "bootstrap", false, "control: start a new cluster with this voter as its first member")
 	fs.StringVar(&f.join, "join", "", "comma-separated peers to join: gossip members (host:port) and, for the control role, voters' API URLs (http:// or https://)")
 	fs.StringVar(&f.gossipBind, "gossip-bind", "127.0.0.1:7946", "gossip: address to listen on (UDP and TCP)")
@@ -237,7 +242,7 @@ func agentConfig(f agentFlags, stderr io.Writer) (node.Config, *slog.Logger, err
 	if err != nil {
 		return cfg, nil, err
 	}
-	client, serverTLS, store, err := tlsSetup(f, log)
+	client, serverTLS, store, err := tlsSetup(f, roles, log)
 	if err != nil {
 		return cfg, nil, err
 	}
@@ -247,7 +252,8 @@ func agentConfig(f agentFlags, stderr io.Writer) (node.Config, *slog.Logger, err
 		RaftAddr: f.raftAddr, APIAddr: f.apiAddr, APIURL: f.apiURL, Bootstrap: f.bootstrap,
 		WriteTokens: writeTokens, ReadTokens: readTokenList, OpenReads: f.openReads,
 		ServerTLS: serverTLS, Client: client, RaftLogLevel: max(level, slog.LevelInfo), RequireClientCert: f.tlsRequireClientCert,
-		LogStore:        f.raftLogStore,
+		LogStore:       f.raftLogStore,
+		RaftSecretFile: f.raftSecretFile, InsecureRaftPlaintext: f.insecureRaftPlaintext,
 		NotifyLocations: splitList(f.notifyLocations), NotifyInterval: f.notifyInterval, Tokens: named,
 	}
 	for _, j := range splitList(f.join) {
@@ -393,7 +399,7 @@ func readTokens(path string) ([]string, error) {
 
 // registerTLS adds the TLS flags, the same for every role.
 func (f *agentFlags) registerTLS(fs *flag.FlagSet) {
-	fs.StringVar(&f.tlsCert, "tls-cert", "", "this node's certificate (PEM); with -tls-key and -tls-ca: mutual TLS on raft, the control API and following the control plane, files re-read when they change (vigil tls init makes them); alone with -tls-key: the API over TLS only")
+	fs.StringVar(&f.tlsCert, "tls-cert", "", "this node's certificate (PEM); with -tls-key and -tls-ca: mutual TLS on raft, the control API and following the control plane, files re-read when they change (vigil tls init makes them); with -tls-key alone: the API over TLS only, which the control role accepts only beside -raft-secret-file")
 	fs.StringVar(&f.tlsKey, "tls-key", "", "key file of -tls-cert")
 	fs.StringVar(&f.tlsCA, "tls-ca", "", "CA file (PEM) that peers' certificates chain to; alone: the CA that verifies voters' APIs (forwarding, joining, following)")
 	fs.BoolVar(&f.tlsRequireClientCert, "tls-require-client-cert", false, "control, with mutual TLS: refuse an API client without a certificate of the CA (tokens then add to it)")
@@ -402,8 +408,13 @@ func (f *agentFlags) registerTLS(fs *flag.FlagSet) {
 
 // tlsSetup returns, with -tls-cert, -tls-key and -tls-ca, the node's certificate store
 // (mutual TLS on every link: the node then makes its own clients and server config);
-// otherwise the client for other voters' APIs and, with -tls-cert, the server's TLS.
-func tlsSetup(f agentFlags, log *slog.Logger) (*http.Client, *tls.Config, *tlsconf.Store, error) {
+// otherwise the client for other voters' APIs and, with -tls-cert, the server's TLS. Part
+// of the three is an error for the control role unless raft's credentials are chosen
+// otherwise (-raft-secret-file): an operator who meant mutual TLS would get raft without it.
+func tlsSetup(f agentFlags, roles node.Roles, log *slog.Logger) (*http.Client, *tls.Config, *tlsconf.Store, error) {
+	if err := checkTLSFlags(f, roles); err != nil {
+		return nil, nil, nil, err
+	}
 	if f.tlsCert != "" && f.tlsKey != "" && f.tlsCA != "" {
 		store, err := tlsconf.Load(tlsconf.Files{Cert: f.tlsCert, Key: f.tlsKey, CA: f.tlsCA},
 			tlsconf.Options{Recheck: f.tlsRecheck, Logger: log})
@@ -414,6 +425,26 @@ func tlsSetup(f agentFlags, log *slog.Logger) (*http.Client, *tls.Config, *tlsco
 	}
 	client, serverTLS, err := legacyTLS(f)
 	return client, serverTLS, nil, err
+}
+
+// checkTLSFlags refuses a combination of -tls-* flags that does not mean what it seems to.
+func checkTLSFlags(f agentFlags, roles node.Roles) error {
+	if (f.tlsCert == "") != (f.tlsKey == "") {
+		return errors.New("-tls-cert and -tls-key go together: give both (the certificate and its key) or neither")
+	}
+	full := f.tlsCert != "" && f.tlsCA != ""
+	some := f.tlsCert != "" || f.tlsCA != ""
+	if !roles.Has(node.RoleControl) || full || !some || f.raftSecretFile != "" || f.insecureRaftPlaintext {
+		return nil
+	}
+	if f.tlsCA == "" {
+		return errors.New("-tls-cert and -tls-key without -tls-ca: raft would not use them (mutual TLS on raft needs the CA " +
+			"that the voters' certificates chain to). Add -tls-ca CA.pem for mutual TLS on raft and the API; or, to serve " +
+			"only the API with this certificate, give raft a cluster secret with -raft-secret-file FILE")
+	}
+	return errors.New("-tls-ca without -tls-cert and -tls-key: raft would not use it. Add -tls-cert and -tls-key (a " +
+		"certificate of that CA with the control role) for mutual TLS on raft and the API; or, to use -tls-ca only to " +
+		"verify other voters' HTTPS APIs, give raft a cluster secret with -raft-secret-file FILE")
 }
 
 // legacyTLS is TLS without a CA of the cluster: the API served with a certificate, and a CA

@@ -156,7 +156,10 @@ func TestAgentKill9(t *testing.T) {
 		if i == 0 {
 			p.args = append(p.args, "-bootstrap")
 		} else {
-			p.args = append(p.args, "-join", procs[0].api)
+			// The bootstrap voter generated the cluster's raft secret in its data directory;
+			// the others are given a copy, as an operator would.
+			p.args = append(p.args, "-join", procs[0].api,
+				"-raft-secret-file", filepath.Join(dir, "a0", "control", "raft-secret"))
 		}
 		var err error
 		if p.log, err = os.Create(filepath.Join(dir, fmt.Sprintf("a%d.log", i))); err != nil {

@@ -26,7 +26,7 @@ func TestDNSSECCommands(t *testing.T) {
 	}
 	url := "http://" + ln.Addr().String()
 	node, err := control.NewServer(control.ServerConfig{
-		ID: "solo", DataDir: filepath.Join(dir, "data"), RaftAddr: freePort(t), APIURL: url,
+		ID: "solo", DataDir: filepath.Join(dir, "data"), RaftAddr: freePort(t), APIURL: url, RaftSecret: []byte("cmd-test-raft-secret-00000000000"),
 		Timing:       control.Timing{Heartbeat: 300 * time.Millisecond, Election: 300 * time.Millisecond, LeaderLease: 150 * time.Millisecond},
 		DNSSECSecret: []byte("cmd-test-dnssec-secret-000000000"),
 	})

@@ -54,7 +54,7 @@ func TestOverrideAuditToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	url := "http://" + ln.Addr().String()
-	node, err := control.NewServer(control.ServerConfig{ID: "solo", DataDir: filepath.Join(t.TempDir(), "data"), RaftAddr: freePort(t), APIURL: url,
+	node, err := control.NewServer(control.ServerConfig{ID: "solo", DataDir: filepath.Join(t.TempDir(), "data"), RaftAddr: freePort(t), APIURL: url, RaftSecret: []byte("cmd-test-raft-secret-00000000000"),
 		Timing: control.Timing{Heartbeat: 300 * time.Millisecond, Election: 300 * time.Millisecond, LeaderLease: 150 * time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)

@@ -60,7 +60,7 @@ func startVoter(t *testing.T) string {
 	base := "http://" + ln.Addr().String()
 	node, err := control.NewServer(control.ServerConfig{
 		ID: "solo", DataDir: filepath.Join(t.TempDir(), "data"), LogStore: control.LogStoreBolt,
-		RaftAddr: raftAddr, APIURL: base, ApplyTimeout: 5 * time.Second,
+		RaftAddr: raftAddr, APIURL: base, RaftSecret: []byte("client-test-raft-secret-00000000"), ApplyTimeout: 5 * time.Second,
 		Timing: control.Timing{Heartbeat: 300 * time.Millisecond, Election: 300 * time.Millisecond, LeaderLease: 150 * time.Millisecond},
 	})
 	if err != nil {
