@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/miekg/dns"
+	"github.com/vigil-dns/vigil/internal/safetext"
 	"github.com/vigil-dns/vigil/rdata"
 )
 
@@ -31,7 +32,9 @@ func (v *validator) validateRecords(rs *RecordSet, rp, owner string, policy Poli
 	for k := range rs.Records {
 		r := &rs.Records[k]
 		p := join(rp, fmt.Sprintf("records[%d]", k))
-		if typeOK {
+		if err := safetext.Check(r.Value); err != nil {
+			v.add(join(p, "value"), "%v (in a TXT value, write such bytes as \\DDD escapes within quotes)", err)
+		} else if typeOK {
 			if rr, err := rdata.Parse(dns.Fqdn(owner), rrtype(rs.Type), 0, r.Value); err != nil {
 				v.add(join(p, "value"), "%s", err)
 			} else {
