@@ -46,8 +46,14 @@ func TestAdmissionRefusesImpossibleNodes(t *testing.T) {
 	}{
 		{"this build", func(*memberlist.Node) {}, ""},
 		{"empty name", func(p *memberlist.Node) { p.Name = ""; p.Meta = encodeMeta(Member{Region: "r1", Roles: RoleChecker}) }, refusedName},
-		{"newline in name", func(p *memberlist.Node) { p.Name = "b\nforged"; p.Meta = encodeMeta(Member{ID: p.Name, Region: "r1", Roles: RoleChecker}) }, refusedName},
-		{"bidi override in name", func(p *memberlist.Node) { p.Name = "b\u202e"; p.Meta = encodeMeta(Member{ID: p.Name, Region: "r1", Roles: RoleChecker}) }, refusedName},
+		{"newline in name", func(p *memberlist.Node) {
+			p.Name = "b\nforged"
+			p.Meta = encodeMeta(Member{ID: p.Name, Region: "r1", Roles: RoleChecker})
+		}, refusedName},
+		{"bidi override in name", func(p *memberlist.Node) {
+			p.Name = "b\u202e"
+			p.Meta = encodeMeta(Member{ID: p.Name, Region: "r1", Roles: RoleChecker})
+		}, refusedName},
 		{"all versions 0", func(p *memberlist.Node) { p.PMin, p.PMax, p.PCur, p.DMin, p.DMax, p.DCur = 0, 0, 0, 0, 0, 0 }, refusedVersions},
 		{"current protocol 0", func(p *memberlist.Node) { p.PCur = 0 }, refusedVersions},
 		{"protocol beyond memberlist's", func(p *memberlist.Node) { p.PMax, p.PCur = 200, 200 }, refusedVersions},

@@ -20,11 +20,11 @@ func TestCheck(t *testing.T) {
 
 func TestEscape(t *testing.T) {
 	for in, want := range map[string]string{
-		"plain":                  "plain",
-		"a\nb\tc\rd":             `a\nb\tc\rd`,
-		"\x1b[31mred":            `\x1b[31mred`,
-		"x\u202ey":               `x\u202ey`,
-		"bad\xffbyte":            `bad\xffbyte`,
+		"plain":                 "plain",
+		"a\nb\tc\rd":            `a\nb\tc\rd`,
+		"\x1b[31mred":           `\x1b[31mred`,
+		"x\u202ey":              `x\u202ey`,
+		"bad\xffbyte":           `bad\xffbyte`,
 		"\u0085next line (NEL)": `\u0085next line (NEL)`,
 	} {
 		if got := Escape(in); got != want {
