@@ -104,7 +104,7 @@ func (v *validator) validateGRPC(c *Check, p string) {
 	case len(s) > maxGRPCName:
 		v.add(join(p, "grpc.service"), "must be at most %d bytes, got %d", maxGRPCName, len(s))
 	case safetext.Check(s) != nil:
-		v.add(join(p, "grpc.service"), "must be printable UTF-8 without control or bidirectional formatting characters, got %q", s)
+		v.add(join(p, "grpc.service"), "must be printable UTF-8, got %q", s)
 	}
 }
 

@@ -32,11 +32,12 @@ func (v *validator) validateRecords(rs *RecordSet, rp, owner string, policy Poli
 	for k := range rs.Records {
 		r := &rs.Records[k]
 		p := join(rp, fmt.Sprintf("records[%d]", k))
-		if err := safetext.Check(r.Value); err != nil {
-			v.add(join(p, "value"), "%v (in a TXT value, write such bytes as \\DDD escapes within quotes)", err)
-		} else if typeOK {
+		if typeOK {
 			if rr, err := rdata.Parse(dns.Fqdn(owner), rrtype(rs.Type), 0, r.Value); err != nil {
 				v.add(join(p, "value"), "%s", err)
+			} else if err := safetext.Check(r.Value); err != nil {
+				// What rdata takes but a terminal would act on: C1 controls, bidi overrides.
+				v.add(join(p, "value"), "%v (in a TXT value, write such bytes as \\DDD escapes within quotes)", err)
 			} else {
 				parsed++
 				wire += dns.Len(rr)
