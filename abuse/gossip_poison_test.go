@@ -147,9 +147,10 @@ func TestAbuseGossipPoisonedAlive(t *testing.T) {
 		refused = counterSum(reg, "vigil_gossip_members_refused_total")
 		return refused >= float64(sent.Load())*0.9
 	})
+	waitFor(5*time.Second, func() bool { return len(v1.Members()) == 3 })
 	members := len(v1.Members())
-	if m2 := len(v2.Members()); m2 != 3 {
-		t.Errorf("v2 holds %d members, want 3: %v", m2, v2.Members())
+	if !waitFor(5*time.Second, func() bool { return len(v2.Members()) == 3 }) {
+		t.Errorf("v2 holds %d members, want 3: %v", len(v2.Members()), v2.Members())
 	}
 	lines := int(logs.n.Load())
 
