@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/url"
 	"time"
+
+	"github.com/vigil-dns/vigil/internal/safetext"
 )
 
 // Notifications says whom to tell when verdicts change, and when: receivers are where
@@ -146,7 +148,7 @@ func (v *validator) validateNotifications() {
 		default:
 			v.add(p+".kind", "unknown kind %q: want webhook, slack or alertmanager", r.Kind)
 		}
-		if u, err := url.Parse(r.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		if u, err := url.Parse(r.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || safetext.Check(r.URL) != nil {
 			// The URL is shown redacted: it may hold a secret, and errors reach logs.
 			v.add(p+".url", "want an http or https URL, got %s", RedactURL(r.URL))
 		}

@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/vigil-dns/vigil/internal/safetext"
 )
 
 // httpMethods are the methods a check may probe with.
@@ -246,6 +248,8 @@ func (v *validator) validateHTTP(c *Check, p string) {
 	}
 	if n := utf8.RuneCountInString(c.BodyMatch); n > MaxBodyMatch {
 		v.add(join(p, "body_match"), "must be at most %d characters, got %d", MaxBodyMatch, n)
+	} else if err := safetext.Check(c.BodyMatch); err != nil {
+		v.add(join(p, "body_match"), "%v", err)
 	}
 }
 

@@ -6,7 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/vigil-dns/vigil/internal/safetext"
 )
 
 // Limits of the fields of grpc and dns checks and of CA bundles.
@@ -102,7 +103,7 @@ func (v *validator) validateGRPC(c *Check, p string) {
 	switch {
 	case len(s) > maxGRPCName:
 		v.add(join(p, "grpc.service"), "must be at most %d bytes, got %d", maxGRPCName, len(s))
-	case !utf8.ValidString(s) || strings.ContainsFunc(s, func(r rune) bool { return r < ' ' || r == 0x7f }):
+	case safetext.Check(s) != nil:
 		v.add(join(p, "grpc.service"), "must be printable UTF-8, got %q", s)
 	}
 }

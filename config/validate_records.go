@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/miekg/dns"
+	"github.com/vigil-dns/vigil/internal/safetext"
 	"github.com/vigil-dns/vigil/rdata"
 )
 
@@ -44,6 +45,9 @@ func (v *validator) validateRecords(rs *RecordSet, rp, owner string, policy Poli
 		if typeOK {
 			if rr, err := rdata.Parse(dns.Fqdn(owner), rrtype(rs.Type), 0, r.Value); err != nil {
 				v.add(join(p, "value"), "%s", err)
+			} else if err := safetext.Check(r.Value); err != nil {
+				// What rdata takes but a terminal would act on: C1 controls, bidi overrides.
+				v.add(join(p, "value"), "%v (in a TXT value, write such bytes as \\DDD escapes within quotes)", err)
 			} else {
 				parsed++
 				wire += dns.Len(rr)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/internal/safetext"
 	yaml "go.yaml.in/yaml/v3"
 )
 
@@ -104,6 +105,19 @@ type OverrideRequest struct {
 	Expires time.Time `json:"expires,omitzero"`
 }
 
+// textProblems lists the fields of the request that hold characters free text may not
+// (safetext.Check): control characters, line separators, bidirectional overrides.
+func (req *OverrideRequest) textProblems() config.Errors {
+	var es config.Errors
+	for _, f := range []struct{ path, text string }{{"kind", req.Kind}, {"check", req.Check}, {"zone", req.Zone},
+		{"name", req.Name}, {"type", req.Type}, {"value", req.Value}, {"reason", req.Reason}, {"for", req.For}} {
+		if err := safetext.Check(f.text); err != nil {
+			es = append(es, config.FieldError{Path: f.path, Message: err.Error()})
+		}
+	}
+	return es
+}
+
 // OverrideView is an override as the API lists it.
 type OverrideView struct {
 	*Override
@@ -133,6 +147,13 @@ func (a *API) setOverride(w http.ResponseWriter, r *http.Request) {
 	a.decoded(body, release)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, config.Errors{{Message: "override: " + err.Error()}})
+		return
+	}
+	// Reasons and names are shown in tables and terminals (vigil override list, vigil
+	// audit): text that could end a line or send an escape sequence is refused here, at the
+	// write. The log's apply does not check it, so that entries committed before apply alike on replay.
+	if es := req.textProblems(); len(es) > 0 {
+		writeError(w, http.StatusUnprocessableEntity, es)
 		return
 	}
 	now := time.Now()

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/internal/safetext"
 )
 
 // WriteResult is the answer to a successful write.
@@ -246,6 +247,16 @@ func (a *API) joinVoter(w http.ResponseWriter, r *http.Request) {
 	}
 	if len(es) > 0 {
 		writeError(w, http.StatusBadRequest, es)
+		return
+	}
+	// A voter's id and addresses are shown in tables (vigil status, cluster views).
+	for _, f := range []struct{ path, text string }{{"id", jr.ID}, {"api", jr.API}, {"raft_address", jr.RaftAddress}} {
+		if err := safetext.Check(f.text); err != nil {
+			es = append(es, config.FieldError{Path: f.path, Message: err.Error()})
+		}
+	}
+	if len(es) > 0 {
+		writeError(w, http.StatusUnprocessableEntity, es)
 		return
 	}
 	idx, err := a.cfg.Node.AddVoter(Voter{ID: jr.ID, API: jr.API}, jr.RaftAddress)

@@ -184,6 +184,9 @@ func (c *Config) validate() error {
 	var errs []error
 	if err := validID("node", c.ID); err != nil {
 		errs = append(errs, err)
+	} else if !validMemberName(c.ID) {
+		// Peers refuse such a name (admission.go), and so would this node its own.
+		errs = append(errs, fmt.Errorf("gossip: node id %q holds control or formatting characters: use letters, digits and punctuation", c.ID))
 	}
 	if c.Region == "" || len(c.Region) > maxMetaField {
 		errs = append(errs, fmt.Errorf("gossip: region must be 1 to %d bytes", maxMetaField))

@@ -19,7 +19,8 @@ import (
 // minutes before this.
 const (
 	repeatEvery = 10 * time.Second
-	maxKinds    = 64 // kinds remembered per window; beyond, a line of a new kind is logged as is
+	maxKinds    = 64 // kinds remembered per window; beyond, lines of new kinds share otherKinds
+	otherKinds  = "\x00other kinds"
 )
 
 // logWriter carries memberlist's log lines ("[WARN] memberlist: ...") into slog at their
@@ -28,13 +29,50 @@ type logWriter struct {
 	l   *slog.Logger
 	now func() time.Time
 
+	// refused, when set, counts and logs (at a bounded rate) a node memberlist ignored for
+	// its versions, or that the admission delegate refused (admission.go): memberlist logs a
+	// line naming each one, which a key holder could multiply by the thousand.
+	refused func(reason, name string)
+
 	mu     sync.Mutex
 	window time.Time      // start of the current window
 	seen   map[string]int // kinds logged in the window, and how many more came
 }
 
-func newMemberlistLogger(l *slog.Logger, now func() time.Time) *log.Logger {
-	return log.New(&logWriter{l: l, now: now, seen: map[string]int{}}, "", 0)
+// newMemberlistLogger returns the logger for memberlist; refused, when not nil, takes over
+// memberlist's lines about nodes ignored or refused (see logWriter.refused).
+func newMemberlistLogger(l *slog.Logger, now func() time.Time, refused func(reason, name string)) *log.Logger {
+	return log.New(&logWriter{l: l, now: now, refused: refused, seen: map[string]int{}}, "", 0)
+}
+
+// ignoredNode recognises memberlist's line about an alive message it ignored, or that the
+// admission delegate refused, and returns the reason and the node's name. The refusals
+// are counted and summarised by the pool instead of logged line by line.
+func ignoredNode(line string) (reason, name string, ok bool) {
+	var rest string
+	for _, p := range []string{"Ignoring an alive message for '", "ignoring alive message for '"} {
+		if i := strings.Index(line, p); i >= 0 {
+			rest = line[i+len(p):]
+			break
+		}
+	}
+	if rest == "" {
+		return "", "", false
+	}
+	switch {
+	case strings.Contains(rest, "because protocol version(s) are wrong"), strings.Contains(rest, "because Vsn is not present"):
+		reason = refusedVersions
+	case strings.Contains(rest, errRefusedPrefix):
+		reason = "" // the delegate counted and logged it already
+	default:
+		return "", "", false
+	}
+	// The name is quoted as is: it may hold "'", so it ends at the last "' (" or "': ".
+	end := max(strings.LastIndex(rest, "' ("), strings.LastIndex(rest, "': "))
+	if end >= 0 {
+		name = rest[:end]
+	}
+	return reason, name, true
 }
 
 // Write logs one memberlist line.
@@ -49,6 +87,14 @@ func (w *logWriter) Write(p []byte) (int, error) {
 			level = x.level
 			line = bytes.TrimSpace(line[len(x.tag):])
 			break
+		}
+	}
+	if w.refused != nil {
+		if reason, name, ok := ignoredNode(string(line)); ok {
+			if reason != "" {
+				w.refused(reason, name)
+			}
+			return len(p), nil
 		}
 	}
 	if level < slog.LevelWarn {
@@ -88,9 +134,13 @@ func (w *logWriter) admit(line string) (string, int) {
 		}
 	}
 	n, ok := w.seen[kind]
+	if !ok && len(w.seen) >= maxKinds {
+		// Beyond maxKinds kinds (lines that name a node each, say), the rest of the window
+		// shares one: its first line is logged, the others counted.
+		kind = otherKinds
+		n, ok = w.seen[kind]
+	}
 	switch {
-	case !ok && len(w.seen) >= maxKinds:
-		return line, 0
 	case !ok:
 		w.seen[kind] = 0
 		return line, 0

@@ -14,7 +14,7 @@ import (
 func TestMemberlistLogRepeats(t *testing.T) {
 	var out bytes.Buffer
 	now := time.Unix(1_700_000_000, 0)
-	l := newMemberlistLogger(slog.New(slog.NewTextHandler(&out, nil)), func() time.Time { return now })
+	l := newMemberlistLogger(slog.New(slog.NewTextHandler(&out, nil)), func() time.Time { return now }, nil)
 	for i := range 1000 {
 		l.Printf("[WARN] memberlist: handler queue full, dropping message (8) from=127.0.0.1:%d", 7000+i%5)
 	}

@@ -30,6 +30,9 @@ type metrics struct {
 	repairs       prometheus.Counter
 	rejoins       prometheus.Counter
 	refused       *prometheus.CounterVec
+	// membersRefused counts alive messages and joins refused for a node that cannot be one
+	// (admission.go).
+	membersRefused *prometheus.CounterVec
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -78,12 +81,16 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Name: "vigil_gossip_inbound_refused_total",
 			Help: "Inbound gossip streams and packets refused before memberlist read them, by transport (stream, packet) and reason (unauthenticated, oversized, streams_total, streams_per_source, buffered_bytes, read_timeout, queue_timeout).",
 		}, []string{"transport", "reason"}),
+		membersRefused: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "vigil_gossip_members_refused_total",
+			Help: "Announcements of members refused before memberlist stored them (alive messages, and joins whose state held such a member), by reason: name (empty, too long, not UTF-8, control characters), versions (protocol or delegate versions this build cannot speak with), meta (metadata that does not decode or names another node).",
+		}, []string{"reason"}),
 	}
 	if reg == nil {
 		return m, nil
 	}
 	for _, c := range []prometheus.Collector{m.received, m.receivedV1, m.dropped, m.sentBytes, m.receivedBytes,
-		m.members, m.reports, m.checkers, m.repairs, m.rejoins, m.refused} {
+		m.members, m.reports, m.checkers, m.repairs, m.rejoins, m.refused, m.membersRefused} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("gossip: register metrics: %w", err)
 		}

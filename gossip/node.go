@@ -51,6 +51,10 @@ type Pool struct {
 	halted  atomic.Bool // Shutdown was called: no more direct sends (near.go)
 	work    chan job
 	rtt     rttTable // round-trip times by member (rtt.go)
+	// vsn are memberlist's protocol and delegate versions of this node: minimum, maximum and
+	// current of each; refusals counts and logs the nodes refused (admission.go).
+	vsn      [6]uint8
+	refusals refusalLog
 
 	mu      sync.Mutex // guards everything below; never held while calling into memberlist
 	table   *Table
@@ -134,7 +138,8 @@ func New(cfg Config) (*Pool, error) {
 		n.own = newOwnRow(cfg.ID, uint64(max(cfg.Now().UnixNano(), 1)))
 	}
 	mc := cfg.memberlistConfig()
-	mlog := newMemberlistLogger(log, cfg.Now)
+	n.vsn = [6]uint8(mc.BuildVsnArray())
+	mlog := newMemberlistLogger(log, cfg.Now, n.refuse)
 	mc.Logger = mlog
 	n.deltas = &memberlist.TransmitLimitedQueue{NumNodes: n.numNodes, RetransmitMult: mc.RetransmitMult}
 	// Every node relays every heartbeat it learns to beatRelays peers, whatever the pool's
@@ -176,6 +181,8 @@ func New(cfg Config) (*Pool, error) {
 	mc.Delegate = (*delegate)(n)
 	mc.Events = (*events)(n)
 	mc.Ping = (*pinger)(n)
+	mc.Alive = (*admission)(n)
+	mc.Merge = (*admission)(n)
 	ml, err := memberlist.Create(mc)
 	if err != nil {
 		_ = mc.Transport.Shutdown()

@@ -25,12 +25,15 @@ func (n *Node) setupTLS() error {
 	return nil
 }
 
-// tlsClient returns the HTTP client of a node with TLS: it verifies a voter's API against
-// the CA and the name in its URL, and presents the node's certificate (which stands in for a
-// token: any certificate of the CA reads, a voter's forwards writes).
+// tlsClient returns the HTTP client of a node with TLS for voters' APIs (following the
+// control plane, forwarding writes, joining): it verifies the server's certificate against
+// the CA and the name in its URL, requires the control role of it, as voters require roles
+// of their clients (a checker's or a location's certificate of the same CA cannot pose as a
+// voter and feed a location a forged state), and presents the node's certificate (which
+// stands in for a token: any certificate of the CA reads, a voter's forwards writes).
 func tlsClient(s *tlsconf.Store) *http.Client {
 	return &http.Client{Transport: &http.Transport{
-		TLSClientConfig: s.ClientConfig(tlsconf.Peer{}), ForceAttemptHTTP2: true,
+		TLSClientConfig: s.ClientConfig(tlsconf.Peer{Roles: []string{tlsconf.RoleControl}}), ForceAttemptHTTP2: true,
 		TLSHandshakeTimeout: 10 * time.Second, IdleConnTimeout: 90 * time.Second, MaxIdleConnsPerHost: 4,
 	}}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/vigil-dns/vigil/control"
 	"github.com/vigil-dns/vigil/control/client"
 	"github.com/vigil-dns/vigil/dnssec"
+	"github.com/vigil-dns/vigil/internal/safetext"
 )
 
 // runDNSSEC reads and rolls a signed zone's keys through the control plane:
@@ -69,9 +70,11 @@ func runDNSSEC(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	v, err := c.DNSSEC(ctx, zone)
 	if err != nil {
-		fmt.Fprintf(stderr, "vigil dnssec %s: %v\n", verb, dnssecError(err))
+		fmt.Fprintf(stderr, "vigil dnssec %s: %s\n", verb, safetext.Escape(dnssecError(err)))
 		return 1
 	}
+	safetext.EscapeStrings(&v) // what the server says is printed: no line breaks or escapes
+
 	if verb == "ds" {
 		if len(v.DS) == 0 {
 			fmt.Fprintf(stderr, "vigil dnssec ds: %s has no published key-signing key (enabled: %v)\n", v.Zone, v.Enabled)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/vigil-dns/vigil/control"
 	"github.com/vigil-dns/vigil/control/client"
+	"github.com/vigil-dns/vigil/internal/safetext"
 )
 
 // splitTokens separates a token file's plain tokens from its named ones ("name scope
@@ -64,12 +65,14 @@ func answer(stderr io.Writer, cmd string, err error) int {
 	}
 	var e *client.Error
 	if !errors.As(err, &e) {
-		fmt.Fprintf(stderr, "vigil %s: %v\n", cmd, err)
+		fmt.Fprintf(stderr, "vigil %s: %s\n", cmd, safetext.Escape(err.Error()))
 		return 1
 	}
-	fmt.Fprintf(stderr, "vigil %s: HTTP %d: %s\n", cmd, e.StatusCode, e.Message)
+	// The server's words are escaped: a hostile or old server could send line breaks and
+	// terminal escape sequences.
+	fmt.Fprintf(stderr, "vigil %s: HTTP %d: %s\n", cmd, e.StatusCode, safetext.Escape(e.Message))
 	for _, fe := range e.Problems {
-		fmt.Fprintf(stderr, "  %s\n", fe.Error())
+		fmt.Fprintf(stderr, "  %s\n", safetext.Escape(fe.Error()))
 	}
 	return 1
 }
@@ -181,6 +184,9 @@ func (o overrideCmd) list(ctx context.Context, stdout, stderr io.Writer) int {
 	if rc := answer(stderr, "override list", err); rc != 0 {
 		return rc
 	}
+	// Reasons are free text and entries written before reasons were checked may hold line
+	// breaks or escape sequences: every field is escaped before it makes a row.
+	safetext.EscapeStrings(&list)
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tKIND\tTARGET\tAUTHOR\tEXPIRES\tACTIVE\tREASON")
 	for _, v := range list {
@@ -245,6 +251,7 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		_ = enc.Encode(view.Entries)
 		return 0
 	}
+	safetext.EscapeStrings(&view.Entries) // as in override list: no field may forge a row
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SEQ\tTIME\tTOKEN\tVIA\tOPERATION\tPATH\tSUMMARY")
 	for _, e := range view.Entries {

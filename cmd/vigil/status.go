@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vigil-dns/vigil/internal/safetext"
 	"github.com/vigil-dns/vigil/status"
 	"github.com/vigil-dns/vigil/verify"
 )
@@ -112,7 +113,7 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		if view == "probes" && strings.Contains(msg, "not a checker") {
 			msg += "; ask a checker's address (in vigil dev: --addr 127.0.0.1:7711)"
 		}
-		fmt.Fprintf(stderr, "vigil status: %s\n", msg)
+		fmt.Fprintf(stderr, "vigil status: %s\n", safetext.Escape(msg))
 		return 1
 	}
 	return 0
@@ -131,6 +132,7 @@ func printStatus(ctx context.Context, c *status.Client, view string, args []stri
 		v     any
 		err   error
 		table func() error
+		text  any // a pointer to what table prints, whose strings are escaped first
 	)
 	switch view {
 	case "verdicts":
@@ -140,23 +142,23 @@ func printStatus(ctx context.Context, c *status.Client, view string, args []stri
 		}
 		var l status.VerdictList
 		l, err = c.Verdicts(ctx, state)
-		v, table = l, func() error { return status.WriteVerdicts(w, l, now) }
+		v, text, table = l, &l, func() error { return status.WriteVerdicts(w, l, now) }
 	case "check":
 		var e status.CheckEvidence
 		e, err = c.Check(ctx, args[0])
-		v, table = e, func() error { return status.WriteCheck(w, e, now) }
+		v, text, table = e, &e, func() error { return status.WriteCheck(w, e, now) }
 	case "checkers":
 		var l status.CheckerList
 		l, err = c.Checkers(ctx)
-		v, table = l, func() error { return status.WriteCheckers(w, l, now) }
+		v, text, table = l, &l, func() error { return status.WriteCheckers(w, l, now) }
 	case "answer":
 		var a status.Answer
 		a, err = c.Answer(ctx, args[0], args[1])
-		v, table = a, func() error { return status.WriteAnswer(w, a) }
+		v, text, table = a, &a, func() error { return status.WriteAnswer(w, a) }
 	case "probes":
 		var l status.ProbeList
 		l, err = c.Probes(ctx)
-		v, table = l, func() error { return status.WriteProbes(w, l, now) }
+		v, text, table = l, &l, func() error { return status.WriteProbes(w, l, now) }
 	case "network":
 		filter := ""
 		if len(args) > 0 {
@@ -164,11 +166,11 @@ func printStatus(ctx context.Context, c *status.Client, view string, args []stri
 		}
 		var nv status.NetworkView
 		nv, err = c.Network(ctx, filter, page.search, page.cursor, page.limit)
-		v, table = nv, func() error { return status.WriteNetwork(w, nv, now) }
+		v, text, table = nv, &nv, func() error { return status.WriteNetwork(w, nv, now) }
 	case "history":
 		var h status.CheckHistory
 		h, err = c.History(ctx, args[0])
-		v, table = h, func() error { return status.WriteHistory(w, h, now) }
+		v, text, table = h, &h, func() error { return status.WriteHistory(w, h, now) }
 	case "answers":
 		name := ""
 		if len(args) > 0 {
@@ -176,11 +178,11 @@ func printStatus(ctx context.Context, c *status.Client, view string, args []stri
 		}
 		var a status.AnswerHistory
 		a, err = c.AnswerHistory(ctx, name)
-		v, table = a, func() error { return status.WriteAnswerHistory(w, a, now) }
+		v, text, table = a, &a, func() error { return status.WriteAnswerHistory(w, a, now) }
 	case "verification":
 		var r verify.Report
 		err = c.Get(ctx, "/v1/verification", &r)
-		v, table = r, func() error { return verify.WriteReport(w, r, now) }
+		v, text, table = r, &r, func() error { return verify.WriteReport(w, r, now) }
 	case "members":
 		var n status.NodeInfo
 		var l status.MemberList
@@ -191,6 +193,10 @@ func printStatus(ctx context.Context, c *status.Client, view string, args []stri
 			Node    status.NodeInfo   `json:"node"`
 			Members status.MemberList `json:"members"`
 		}{n, l}, func() error { return status.WriteMembers(w, n, l) }
+		text = &struct {
+			N *status.NodeInfo
+			L *status.MemberList
+		}{&n, &l}
 	}
 	if err != nil {
 		return err
@@ -200,5 +206,8 @@ func printStatus(ctx context.Context, c *status.Client, view string, args []stri
 		enc.SetIndent("", "  ")
 		return enc.Encode(v)
 	}
+	// Nodes report text of others (probe errors, reasons, names): escape every string so
+	// that none can add a row or send the terminal an escape sequence.
+	safetext.EscapeStrings(text)
 	return table()
 }

@@ -120,7 +120,8 @@ func (f *tlsClientFlags) client() (*http.Client, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &http.Client{Transport: &http.Transport{TLSClientConfig: s.ClientConfig(tlsconf.Peer{})}}, nil
+		// The server must be a voter (the control role): the token and writes go nowhere else.
+		return &http.Client{Transport: &http.Transport{TLSClientConfig: s.ClientConfig(tlsconf.Peer{Roles: []string{tlsconf.RoleControl}})}}, nil
 	case f.ca != "":
 		pool, err := caPool(f.ca)
 		if err != nil {
