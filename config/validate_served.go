@@ -273,10 +273,17 @@ func (v *validator) validateHostedChildren() {
 					continue
 				}
 				if !delegated[n] {
-					v.add(fmt.Sprintf("zones[%d].record_sets[%d]", i, j), "%s is in zone %s (zones[%d]), which is hosted too: its name servers answer it from there; move the record set to zones[%d], or delegate %s with an NS record set at it", owner, n, k, k, n)
+					v.add(fmt.Sprintf("zones[%d].record_sets[%d]", i, j), "%s", HostedChildProblem(owner, n, fmt.Sprintf("zones[%d]", k)))
 				}
 				break
 			}
 		}
 	}
+}
+
+// HostedChildProblem says why a record set at owner cannot stay in its zone when child, a
+// zone at or above owner and below the set's zone, is hosted too (named childRef, e.g.
+// "zones[1]") and the set's zone does not delegate it.
+func HostedChildProblem(owner, child, childRef string) string {
+	return fmt.Sprintf("%s is in zone %s (%s), which is hosted too: its name servers answer it from there; move the record set to %s, or delegate %s with an NS record set at it", owner, child, childRef, childRef, child)
 }
