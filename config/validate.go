@@ -74,6 +74,7 @@ func (d *Document) Validate() error {
 	for i := range d.Zones {
 		v.validateZone(i)
 	}
+	v.validateHostedChildren()
 	return v.errs.err()
 }
 

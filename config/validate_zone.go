@@ -64,6 +64,7 @@ func (v *validator) zoneItem(z *Zone, p string) string {
 		}
 	}
 	v.validateRecordSets(z, p, apex)
+	v.validateServed(z, p, apex)
 	return apex
 }
 

@@ -275,6 +275,7 @@ func (e *edit) validate() error {
 	if err != nil {
 		return err
 	}
+	es = e.validateServed(es, whole)
 	if len(es) > 0 {
 		return &ValidationError{Errors: es}
 	}

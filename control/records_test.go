@@ -51,8 +51,9 @@ func TestRecordDataRefusedAtWrite(t *testing.T) {
 	}
 
 	// Accepted: what every location serves as written.
-	for _, put := range [][2]string{ // in order: the NS before its DS
+	for _, put := range [][2]string{ // in order: the glue, then the NS, then its DS
 		{"/v1/zones/example.test/record_sets/txt/TXT", `{"ttl": 0, "records": [{"value": "\"a\" \"b\\065\""}, {"value": "  as written  "}]}`},
+		{"/v1/zones/example.test/record_sets/ns1.sub/A", `{"records": [{"value": "192.0.2.53"}]}`},
 		{"/v1/zones/example.test/record_sets/sub/NS", `{"records": [{"value": "ns1.sub.example.test."}]}`},
 		{"/v1/zones/example.test/record_sets/sub/DS", `{"records": [{"value": "60485 13 2 E06D44B80B8F1D39A95C0B0D7C65D08458E880409BBC683457104237C7F8EC8D"}]}`},
 		{"/v1/zones/example.test/record_sets/@/A", `{"alias": "www"}`},

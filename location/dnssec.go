@@ -42,11 +42,29 @@ func (s *Server) answerZone(scr *scratch, snap *Snapshot, z *zone, name string, 
 	return s.sign(scr, snap, rcode)
 }
 
+// signDropLogEvery is the least time between two log lines about queries dropped for a
+// spent signing budget: a flood drops thousands a second, the log says so once in a while.
+const signDropLogEvery = 10 * time.Second
+
 // dropUnsigned drops a query whose answer cannot be signed now: it is not sent unsigned (a
-// validator would call it bogus), as the rate limiter drops.
+// validator would call it bogus), as the rate limiter drops. The drop is counted
+// (vigil_location_queries_dropped_total{reason="sign_budget"}) and logged at most once every
+// signDropLogEvery, with the drops since the last line.
 func (s *Server) dropUnsigned(scr *scratch, oc *outcome) ([]byte, outcome) {
 	scr.keep()
 	oc.drop, oc.answer = dropSignBudget, false
+	s.signDrops.Add(1)
+	now := s.now().UnixNano()
+	last := s.signLogged.Load()
+	if s.log != nil && now-last >= int64(signDropLogEvery) && s.signLogged.CompareAndSwap(last, now) {
+		zone := ""
+		if oc.zone != nil {
+			zone = oc.zone.name
+		}
+		s.log.Warn("location: queries of signed zones dropped unanswered: the zone's signing budget is spent",
+			"zone", zone, "dropped", s.signDrops.Swap(0),
+			"see", `vigil_location_queries_dropped_total{reason="sign_budget"}`)
+	}
 	return nil, *oc
 }
 

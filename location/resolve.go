@@ -32,21 +32,28 @@ func (snap *Snapshot) zoneOf(name string) *zone {
 }
 
 // zoneFor returns the hosted zone that answers qtype at name on the listener of virtual name
-// server ns: the nearest zone, except that DS at the apex of a zone is the parent's to answer
-// when the parent is hosted here too (RFC 4035 §3.1.4.1).
+// server ns: the nearest zone served there, so that a name server of a parent zone and not of
+// a child hosted beside it answers the parent's referral to the child, as the parent wrote it;
+// and DS at the apex of a zone is the parent's to answer when the parent is served there too
+// (RFC 4035 §3.1.4.1). When no zone that holds name is served on ns, the nearest is returned
+// (and refused).
 func (snap *Snapshot) zoneFor(name string, qtype uint16, ns int) *zone {
 	z := snap.zoneOf(name)
-	if z == nil || qtype != dns.TypeDS || z.name != name {
+	if z == nil || z.servedOn(ns) && (qtype != dns.TypeDS || z.name != name) {
 		return z
 	}
-	off, end := dns.NextLabel(name, 0)
-	if end {
-		return z
+	for above := z; ; {
+		off, end := dns.NextLabel(above.name, 0)
+		if end {
+			return z
+		}
+		if above = snap.zoneOf(above.name[off:]); above == nil {
+			return z
+		}
+		if above.servedOn(ns) {
+			return above
+		}
 	}
-	if parent := snap.zoneOf(name[off:]); parent != nil && parent.servedOn(ns) {
-		return parent
-	}
-	return z
 }
 
 // servedOn reports whether zone z is answered on the listener of virtual name server ns; -1,

@@ -108,6 +108,10 @@ type Server struct {
 	unsigned atomic.Pointer[map[string]string]         // why, by apex (dnssec.go)
 	locality atomic.Pointer[routing.Locality]          // for nearest record sets (nearest.go)
 	scratch  sync.Pool
+	// signDrops counts the queries dropped for a spent signing budget since the last log
+	// line that said so, and signLogged is when that line was written (Unix nanoseconds).
+	signDrops  atomic.Uint64
+	signLogged atomic.Int64
 
 	mu        sync.Mutex // serialises swaps and the listeners' setup
 	listeners []*listener

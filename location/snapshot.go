@@ -317,6 +317,11 @@ func compileZone(cz *config.Zone, sets []*config.RecordSet, shard []NameServer) 
 	if err := z.addRecordSets(sets); err != nil {
 		return nil, err
 	}
+	// What the control plane refuses as never served as written (config.ServedProblems) is
+	// refused here too, rather than compiled and silently left unanswered.
+	if es := config.ServedProblems(apex, sets); len(es) > 0 {
+		return nil, z.fail("%w", es)
+	}
 	slices.SortFunc(z.healthSets, compareLabels)
 	return z, nil
 }
