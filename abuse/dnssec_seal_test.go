@@ -155,10 +155,10 @@ func unseal(secret []byte, apex string, k dnssec.Key) *ecdsa.PrivateKey {
 	return priv
 }
 
-// forge signs a TXT record of the attacker's at the zone's apex with priv, as key k, and
+// forgeSigned signs a TXT record of the attacker's at the zone's apex with priv, as key k, and
 // reports whether the signature validates with k's DNSKEY whose DS is one the voter publishes
 // for the parent: a validator would accept the forged answer.
-func forge(t *testing.T, apex string, k dnssec.Key, priv *ecdsa.PrivateKey, ds []string) bool {
+func forgeSigned(t *testing.T, apex string, k dnssec.Key, priv *ecdsa.PrivateKey, ds []string) bool {
 	t.Helper()
 	dk := k.DNSKEY(apex, 3600)
 	trusted := false
@@ -243,7 +243,7 @@ func TestAbuseCheckerUnsealsKeys(t *testing.T) {
 					}
 					if priv := unseal(gossipKey, zk.Zone, k); priv != nil {
 						opened++
-						if forge(t, zk.Zone, k, priv, v.ds) {
+						if forgeSigned(t, zk.Zone, k, priv, v.ds) {
 							forged++
 						}
 					}
