@@ -38,7 +38,7 @@ func startScopedVoter(t *testing.T, scopes map[string]string) *scopedVoter {
 		t.Fatal(err)
 	}
 	base := "http://" + apiLn.Addr().String()
-	node, err := control.NewServer(control.ServerConfig{ID: "v0", DataDir: filepath.Join(t.TempDir(), "control"), RaftAddr: raftAddr, APIURL: base,
+	node, err := control.NewServer(control.ServerConfig{ID: "v0", DataDir: filepath.Join(t.TempDir(), "control"), RaftAddr: raftAddr, APIURL: base, RaftSecret: []byte("abuse-test-raft-secret-000000000"),
 		Timing:       control.Timing{Heartbeat: 300 * time.Millisecond, Election: 300 * time.Millisecond, LeaderLease: 150 * time.Millisecond, Commit: 20 * time.Millisecond},
 		DNSSECSecret: []byte("abuse-test-dnssec-secret-0000000"), Logger: logger()})
 	if err != nil {

@@ -51,7 +51,7 @@ func TestDeliveryLogsNoSecret(t *testing.T) {
 	loc := newLocation(t, "loc-a")
 	v := &voter{id: "v0", dir: filepath.Join(t.TempDir(), "v0"), raft: freeAddr(t)}
 	var err error
-	v.node, err = control.NewServer(control.ServerConfig{ID: v.id, DataDir: v.dir, RaftAddr: v.raft, APIURL: "http://v0",
+	v.node, err = control.NewServer(control.ServerConfig{ID: v.id, DataDir: v.dir, RaftAddr: v.raft, APIURL: "http://v0", RaftSecret: []byte("notify-test-raft-secret-00000000"),
 		Timing:       control.Timing{Heartbeat: 300 * time.Millisecond, Election: 300 * time.Millisecond, LeaderLease: 150 * time.Millisecond, Commit: 20 * time.Millisecond},
 		ApplyTimeout: 5 * time.Second})
 	if err != nil {
