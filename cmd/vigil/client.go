@@ -108,7 +108,7 @@ func (f *clientFlags) token() (string, error) {
 	}
 	tokens, err := readTokens(path)
 	if err != nil {
-		return "", fmt.Errorf("%s: %w: give a readable file", from, err)
+		return "", fmt.Errorf("%s: %w: give -token-file or %s a readable file, or set %s", from, err, envTokenFile, envToken)
 	}
 	if len(tokens) == 0 {
 		return "", fmt.Errorf("%s: no token in %s (one token a line; # starts a comment)", from, path)
@@ -204,8 +204,16 @@ func (f *clientFlags) fix(err error) string {
 		return "the voter speaks plain HTTP: give -server http://... (or " + envServer + ")"
 	case strings.Contains(msg, "no such host"):
 		return "the host of -server does not resolve: check -server or " + envServer
-	case errors.Is(err, syscall.ECONNRESET) || strings.Contains(msg, "EOF"):
-		return "the connection was closed: does the voter at " + f.server + " speak TLS (https://) or require a client certificate (-tls-cert/-tls-key)?"
+	case errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) || strings.Contains(msg, "EOF") || strings.Contains(msg, "connection broken"):
+		// A voter that refuses the handshake closes the connection; a request already
+		// on its way (a write's body) then meets a reset or a broken pipe, not the alert.
+		switch {
+		case !strings.Contains(f.server, "https://"):
+			return "the voter closed the connection: if it speaks TLS, give -server https://... (or " + envServer + ") with -tls-ca or " + envCACert
+		case f.cert == "":
+			return "the voter closed the connection: it may require a client certificate of its CA: give -tls-cert and -tls-key (or set " + envClientCert + " and " + envClientKey + ")"
+		}
+		return "the voter closed the connection: is the client certificate (" + f.source("tls-cert", envClientCert) + ") of the voters' CA and valid?"
 	}
 	return ""
 }
