@@ -179,7 +179,7 @@ func (f *clientFlags) fix(err error) string {
 	)
 	msg := err.Error()
 	switch {
-	case errors.As(err, &e) && e.StatusCode == http.StatusUnauthorized:
+	case errors.As(err, &e) && e.StatusCode == http.StatusUnauthorized, strings.Contains(msg, "401 Unauthorized"):
 		if f.tokenFrom == "" {
 			return "the server wants a token and none was sent: give -token-file or set " + envToken + " (or " + envTokenFile + "), or a client certificate with the operator role (-tls-cert/-tls-key)"
 		}
@@ -188,7 +188,7 @@ func (f *clientFlags) fix(err error) string {
 		return "the token or certificate may not do this: use one whose scope allows it (vigil token create -scope)"
 	case errors.As(err, &e) && e.StatusCode == http.StatusBadRequest && strings.Contains(e.Message, "HTTPS server"):
 		return "the voter speaks TLS: give -server https://... (or " + envServer + "), with -tls-ca or " + envCACert
-	case errors.Is(err, syscall.ECONNREFUSED):
+	case errors.Is(err, syscall.ECONNREFUSED) || strings.Contains(msg, "connection refused"):
 		return "no voter answers at " + f.server + ": is it running? set -server or " + envServer + " (`vigil dev` listens on http://127.0.0.1:7700, the compose demo on https://127.0.0.1:7700)"
 	case errors.As(err, &unk):
 		return "the voter's certificate is not signed by a CA this client trusts: give -tls-ca or set " + envCACert + " to the CA file of the voters (the compose demo's is deploy/compose/tls/ca.pem)"

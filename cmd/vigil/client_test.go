@@ -303,6 +303,17 @@ func TestClientErrorsNameTheFix(t *testing.T) {
 	if code, _, errOut := vigilRun("load", "writes", "-writes", "1", "-server", m.api, "-tls-cert", m.file("operator.pem")); code != 2 || !strings.Contains(errOut, "give -tls-cert and -tls-key") {
 		t.Errorf("load writes with a certificate without its key: exit %d %s", code, errOut)
 	}
+	for _, c := range []struct {
+		name, server, token, fix string
+	}{
+		{"connection refused", "http://" + closedAddr(t), agentToken, "no voter answers at http://"},
+		{"a wrong token", plain, "wrong-token", "the server refused the token (from $VIGIL_TOKEN)"},
+	} {
+		t.Setenv(envToken, c.token)
+		if code, _, errOut := vigilRun("load", "writes", "-writes", "1", "-duration", "3s", "-server", c.server); code != 1 || !strings.Contains(errOut, c.fix) {
+			t.Errorf("load writes, %s: exit %d %s, want exit 1 and %q", c.name, code, errOut, c.fix)
+		}
+	}
 }
 
 // plainVoter starts a voter whose API is plain HTTP and takes agentToken, and returns its

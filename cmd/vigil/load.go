@@ -70,13 +70,11 @@ func runLoadWrites(ctx context.Context, args []string, stdout, stderr io.Writer)
 		Writes: *writes, Kind: *kind, Zone: *zone, Prefix: *prefix, Spread: *spread,
 	})
 	if err != nil {
-		fmt.Fprintf(stderr, "vigil load: %v\n", err)
-		return 1
+		return cf.fail(stderr, "load writes", err)
 	}
 	fmt.Fprintf(stdout, "clients=%d kind=%s: %s\n", *clients, *kind, res)
 	if res.Errors > 0 {
-		fmt.Fprintf(stderr, "vigil load: first error: %s\n", res.FirstError)
-		return 1
+		return cf.fail(stderr, "load writes", fmt.Errorf("first error: %s", res.FirstError))
 	}
 	return 0
 }
