@@ -94,6 +94,8 @@ demo: image
 	if [ $$have = yes ]; then VIGIL_IMAGE=$(IMAGE) $(COMPOSE) --profile observability up -d prometheus grafana; \
 	else echo "demo: no Prometheus or Grafana (their images cannot be pulled here); Vigil runs without them"; fi
 	@echo "demo: DNS dig @127.0.0.1 -p 5301 www.demo.vigil.test; faults deploy/compose/fault.sh; stop: make demo-down"
+	@echo "demo: for vigil override, audit, apply and dnssec (the control API over TLS):"
+	@echo "  export VIGIL_SERVER=https://127.0.0.1:$${VIGIL_CONTROL_PORT:-7700} VIGIL_CACERT=$(CURDIR)/deploy/compose/tls/ca.pem VIGIL_TOKEN_FILE=$(CURDIR)/deploy/compose/token; unset VIGIL_TOKEN VIGIL_CLIENT_CERT VIGIL_CLIENT_KEY"
 
 ## demo-certs: renew the compose demo's certificates under its CA (deploy/compose/tls); a
 ## running demo uses them within 5 s, without a restart.

@@ -366,19 +366,6 @@ func splitList(s string) []string {
 	return out
 }
 
-// clientToken returns the token a client command sends: the first of path's tokens, or
-// $VIGIL_TOKEN when path is empty.
-func clientToken(path string) (string, error) {
-	if path == "" {
-		return os.Getenv("VIGIL_TOKEN"), nil
-	}
-	tokens, err := readTokens(path)
-	if err != nil || len(tokens) == 0 {
-		return "", fmt.Errorf("no token in %s (%v)", path, err)
-	}
-	return tokens[0], nil
-}
-
 // readTokens reads one token per line; blank lines and lines starting with # are skipped.
 func readTokens(path string) ([]string, error) {
 	if path == "" {

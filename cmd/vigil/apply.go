@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/vigil-dns/vigil/control/client"
+	"github.com/vigil-dns/vigil/internal/safetext"
 )
 
 // runApply sends a whole configuration document to the control plane, which applies it
@@ -19,46 +20,28 @@ func runApply(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs := flag.NewFlagSet("apply", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	file := fs.String("f", "", "configuration file to apply (YAML or JSON)")
-	servers := fs.String("server", "http://127.0.0.1:7100", "comma-separated API URLs of voters; any of them forwards to the leader")
-	tokenFile := fs.String("token-file", "", "file holding the write token (default: $VIGIL_TOKEN)")
 	timeout := fs.Duration("timeout", 30*time.Second, "give up after this long; until then, voters that do not answer are asked again")
-	var tf tlsClientFlags
-	tf.register(fs)
+	var cf clientFlags
+	cf.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	hc, err := tf.client()
-	if err != nil {
-		fmt.Fprintf(stderr, "vigil apply: %v\n", err)
-		return 2
-	}
+	cf.resolve(fs)
 	if *file == "" {
 		fmt.Fprintln(stderr, "vigil apply: -f FILE is required")
 		return 2
 	}
 	body, err := os.ReadFile(*file)
 	if err != nil {
-		fmt.Fprintf(stderr, "vigil apply: %v\n", err)
-		return 1
+		return usageErr(stderr, "apply", fmt.Errorf("-f: %w", err))
 	}
-	token, err := clientToken(*tokenFile)
+	c, err := cf.client()
 	if err != nil {
-		fmt.Fprintf(stderr, "vigil apply: %v\n", err)
-		return 1
+		return usageErr(stderr, "apply", err)
 	}
 	ctype := client.ContentYAML
 	if strings.HasSuffix(strings.ToLower(*file), ".json") {
 		ctype = client.ContentJSON
-	}
-	voters := splitList(*servers)
-	if len(voters) == 0 {
-		fmt.Fprintln(stderr, "vigil apply: -server names no voter")
-		return 2
-	}
-	c, err := client.New(client.Config{Voters: voters, Token: token, HTTP: hc})
-	if err != nil {
-		fmt.Fprintf(stderr, "vigil apply: %v\n", err)
-		return 2
 	}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
@@ -78,19 +61,20 @@ func runApply(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 				lastErr = err
 			}
 		case errors.As(err, &e):
-			fmt.Fprintf(stderr, "%s: rejected (HTTP %d): %s\n", *file, e.StatusCode, e.Message)
+			fmt.Fprintf(stderr, "%s: rejected (HTTP %d): %s\n", *file, e.StatusCode, safetext.Escape(e.Message))
 			for _, fe := range e.Problems {
-				fmt.Fprintf(stderr, "  %s\n", fe.Error())
+				fmt.Fprintf(stderr, "  %s\n", safetext.Escape(fe.Error()))
+			}
+			if fix := cf.fix(err); fix != "" {
+				fmt.Fprintf(stderr, "  fix: %s\n", fix)
 			}
 			return 1
 		default:
-			fmt.Fprintf(stderr, "vigil apply: %v\n", err)
-			return 1
+			return cf.fail(stderr, "apply", err)
 		}
 		select {
 		case <-ctx.Done():
-			fmt.Fprintf(stderr, "vigil apply: no voter applied the document within %s: %v\n", *timeout, lastErr)
-			return 1
+			return cf.fail(stderr, "apply", fmt.Errorf("no voter applied the document within %s: %w", *timeout, lastErr))
 		case <-time.After(wait):
 		}
 	}

@@ -121,8 +121,9 @@ func TestApplyWaitsForVoter(t *testing.T) {
 	var out, errOut bytes.Buffer
 	start = time.Now()
 	code := run(t.Context(), []string{"apply", "-f", "../../examples/demo.yaml", "-server", "http://" + freePort(t), "-timeout", "1s"}, &out, &errOut)
-	if code != 1 || !strings.Contains(errOut.String(), "within 1s") || !strings.Contains(errOut.String(), "connection refused") ||
-		strings.Count(errOut.String(), "http://") != 1 {
+	first, fix, _ := strings.Cut(errOut.String(), "\n")
+	if code != 1 || !strings.Contains(first, "within 1s") || !strings.Contains(first, "connection refused") ||
+		strings.Count(first, "http://") != 1 || !strings.Contains(fix, "set -server or VIGIL_SERVER") {
 		t.Errorf("apply with no voter: exit %d, stderr %q", code, errOut.String())
 	}
 	if took := time.Since(start); took > 5*time.Second {

@@ -88,6 +88,15 @@ func printDevAddresses(w io.Writer, cfg dev.Config, file string) {
 			r, l.DNS, l.HTTP, cfg.Targets[r], strings.Join(cfg.CheckerHTTP[r][:min(len(cfg.CheckerHTTP[r]), cfg.CheckersPerRegion)], " "))
 	}
 	fmt.Fprintf(w, "try: dig @127.0.0.1 -p 5301 www.demo.vigil.test   then: vigil dev target us-east down   then: vigil dev notifications\n")
+	fmt.Fprintf(w, "for vigil override, audit, apply and dnssec, in another shell:\n  %s\n", devExports(cfg))
+}
+
+// devExports returns the shell line that points the client commands (vigil override, audit,
+// apply, dnssec) at the dev network: its control API and token, and none of the TLS files
+// another network's line may have set.
+func devExports(cfg dev.Config) string {
+	return fmt.Sprintf("export %s=http://%s %s=%s; unset %s %s %s %s",
+		envServer, cfg.ControlAddr, envToken, dev.DemoToken, envTokenFile, envCACert, envClientCert, envClientKey)
 }
 
 // runDevFault drives the faults of a running `vigil dev` through its control API.

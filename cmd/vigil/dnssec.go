@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -10,7 +9,6 @@ import (
 	"time"
 
 	"github.com/vigil-dns/vigil/control"
-	"github.com/vigil-dns/vigil/control/client"
 	"github.com/vigil-dns/vigil/dnssec"
 	"github.com/vigil-dns/vigil/internal/safetext"
 )
@@ -29,8 +27,8 @@ func runDNSSEC(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	verb := args[0]
 	fs := flag.NewFlagSet("dnssec "+verb, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	server := fs.String("server", "http://127.0.0.1:7100", "API URL of a voter")
-	tokenFile := fs.String("token-file", "", "file holding the token (default: $VIGIL_TOKEN)")
+	var cf clientFlags
+	cf.register(fs)
 	role := fs.String("role", "zsk", "rollover: the key rolled, zsk, ksk or csk")
 	finish := fs.Bool("finish", false, "rollover: end a KSK or CSK rollover (once the parent serves the new DS; refused before the time vigil dnssec keys shows)")
 	force := fs.Bool("force", false, "rollover -finish: end it before the TTLs it waits for have passed (resolvers holding the old DS fail to validate; the audit log records it)")
@@ -43,35 +41,28 @@ func runDNSSEC(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return 2
 	}
 	zone := fs.Arg(0)
-	token, err := clientToken(*tokenFile)
-	if err != nil {
-		fmt.Fprintf(stderr, "vigil dnssec: %v\n", err)
-		return 1
-	}
-	ctx, cancel := context.WithTimeout(ctx, *timeout)
-	defer cancel()
-	c, err := client.New(client.Config{Voters: []string{*server}, Token: token})
-	if err != nil {
-		fmt.Fprintf(stderr, "vigil dnssec: %v\n", err)
-		return 2
-	}
+	cf.resolve(fs)
 	if *force && (verb != "rollover" || !*finish) {
 		fmt.Fprintln(stderr, "vigil dnssec: -force applies to rollover -finish only")
 		return 2
 	}
+	c, err := cf.client()
+	if err != nil {
+		return usageErr(stderr, "dnssec "+verb, err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	defer cancel()
 	if verb == "rollover" {
 		res, err := c.Rollover(ctx, zone, control.RolloverRequest{Role: dnssec.Role(*role), Finish: *finish, Force: *force})
 		if err != nil {
-			fmt.Fprintf(stderr, "vigil dnssec rollover: %v\n", dnssecError(err))
-			return 1
+			return cf.fail(stderr, "dnssec rollover", err)
 		}
 		fmt.Fprintf(stdout, "%s: %s rollover committed at index %d; see vigil dnssec keys %s\n", zone, *role, res.Index, zone)
 		return 0
 	}
 	v, err := c.DNSSEC(ctx, zone)
 	if err != nil {
-		fmt.Fprintf(stderr, "vigil dnssec %s: %s\n", verb, safetext.Escape(dnssecError(err)))
-		return 1
+		return cf.fail(stderr, "dnssec "+verb, err)
 	}
 	safetext.EscapeStrings(&v) // what the server says is printed: no line breaks or escapes
 
@@ -123,18 +114,4 @@ func reorderFlags(args []string) []string {
 		}
 	}
 	return append(flags, pos...)
-}
-
-// dnssecError returns the text of an API error answer, "HTTP code: message", with each
-// problem on a line of its own.
-func dnssecError(err error) string {
-	var e *client.Error
-	if !errors.As(err, &e) {
-		return err.Error()
-	}
-	msg := fmt.Sprintf("HTTP %d: %s", e.StatusCode, e.Message)
-	for _, fe := range e.Problems {
-		msg += "\n  " + fe.Message
-	}
-	return msg
 }

@@ -24,8 +24,8 @@ func runExternalDNS(ctx context.Context, args []string, stdout, stderr io.Writer
 	fs := flag.NewFlagSet("externaldns", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	listen := fs.String("listen", "127.0.0.1:8888", "address the webhook listens on (ExternalDNS's --webhook-provider-url); keep it on loopback or the pod's network")
-	servers := fs.String("server", "http://127.0.0.1:7100", "comma-separated API URLs of control voters")
-	tokenFile := fs.String("token-file", "", "file holding the write token (default: $VIGIL_TOKEN)")
+	var cf clientFlags
+	cf.register(fs)
 	zones := fs.String("zone", "", "comma-separated zones the provider manages (they must exist in Vigil)")
 	owner := fs.String("owner", externaldns.DefaultOwner, "the managed_by mark of the record sets the provider creates; it changes and deletes only record sets with this mark")
 	allowedHosts := fs.String("allowed-hosts", "", "comma-separated host names a request's Host header may name besides loopback addresses, localhost and the -listen host (the name in ExternalDNS's --webhook-provider-url)")
@@ -37,11 +37,20 @@ func runExternalDNS(ctx context.Context, args []string, stdout, stderr io.Writer
 		fmt.Fprintln(stderr, "vigil externaldns: -zone is required")
 		return 2
 	}
-	token, err := clientToken(*tokenFile)
+	cf.resolve(fs)
+	token, err := cf.token()
 	if err != nil {
-		fmt.Fprintf(stderr, "vigil externaldns: %v\n", err)
-		return 1
+		return usageErr(stderr, "externaldns", err)
 	}
+	voters, err := cf.voters()
+	if err != nil {
+		return usageErr(stderr, "externaldns", err)
+	}
+	hc, err := cf.httpClient()
+	if err != nil {
+		return usageErr(stderr, "externaldns", err)
+	}
+	hc.Timeout = 30 * time.Second // as the provider's own client: a write never hangs ExternalDNS
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	hosts := splitList(*allowedHosts)
 	if h, _, err := net.SplitHostPort(*listen); err == nil && h != "" {
@@ -52,11 +61,10 @@ func runExternalDNS(ctx context.Context, args []string, stdout, stderr io.Writer
 		}
 	}
 	reg := prometheus.NewRegistry()
-	p, err := externaldns.New(externaldns.Config{Voters: splitList(*servers), Token: token, Zones: splitList(*zones),
+	p, err := externaldns.New(externaldns.Config{Voters: voters, Token: token, Client: hc, Zones: splitList(*zones),
 		Owner: *owner, AllowedHosts: hosts, Registerer: reg, Logger: log})
 	if err != nil {
-		fmt.Fprintf(stderr, "vigil externaldns: %v\n", err)
-		return 1
+		return usageErr(stderr, "externaldns", err)
 	}
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {

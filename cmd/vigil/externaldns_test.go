@@ -103,7 +103,7 @@ func TestExternalDNSCommand(t *testing.T) {
 	}
 
 	var out, errOut bytes.Buffer
-	if code := runExternalDNS(context.Background(), []string{"-zone", "ext.example.test", "-owner", "external dns", "-listen", freePort(t)}, &out, &errOut); code != 1 || !strings.Contains(errOut.String(), "owner") {
+	if code := runExternalDNS(context.Background(), []string{"-zone", "ext.example.test", "-owner", "external dns", "-listen", freePort(t)}, &out, &errOut); code != 2 || !strings.Contains(errOut.String(), "owner") {
 		t.Errorf("an invalid -owner: exit %d, %s", code, errOut.String())
 	}
 }

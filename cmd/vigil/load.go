@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"strings"
 	"time"
 
@@ -32,8 +33,8 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 func runLoadWrites(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("load writes", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	servers := fs.String("server", "http://127.0.0.1:7100", "comma-separated API URLs of voters; client i writes to server i mod n")
-	tokenFile := fs.String("token-file", "", "file holding the write token (default: $VIGIL_TOKEN)")
+	var cf clientFlags
+	cf.register(fs) // -server: client i writes to server i mod n
 	clients := fs.Int("clients", 1, "concurrent clients, each waiting for its write's answer before the next")
 	duration := fs.Duration("duration", 10*time.Second, "how long to write")
 	writes := fs.Int("writes", 0, "stop after this many writes in all (0: no limit)")
@@ -44,23 +45,36 @@ func runLoadWrites(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	token, err := clientToken(*tokenFile)
+	cf.resolve(fs)
+	token, err := cf.token()
 	if err != nil {
-		fmt.Fprintf(stderr, "vigil load: %v\n", err)
-		return 1
+		return usageErr(stderr, "load writes", err)
+	}
+	voters, err := cf.voters()
+	if err != nil {
+		return usageErr(stderr, "load writes", err)
+	}
+	hc, err := cf.httpClient()
+	if err != nil {
+		return usageErr(stderr, "load writes", err)
+	}
+	if t, ok := hc.Transport.(*http.Transport); ok {
+		// As the load's own client: a connection for each client, kept.
+		t.MaxIdleConnsPerHost, t.MaxConnsPerHost = *clients, *clients
+		hc.Timeout = 30 * time.Second
+	} else {
+		hc = nil // plain HTTP: the load's own client
 	}
 	res, err := control.RunWriteLoad(ctx, control.WriteLoad{
-		Servers: strings.Split(*servers, ","), Token: token, Clients: *clients, Duration: *duration,
+		Servers: voters, Token: token, Client: hc, Clients: *clients, Duration: *duration,
 		Writes: *writes, Kind: *kind, Zone: *zone, Prefix: *prefix, Spread: *spread,
 	})
 	if err != nil {
-		fmt.Fprintf(stderr, "vigil load: %v\n", err)
-		return 1
+		return cf.fail(stderr, "load writes", err)
 	}
 	fmt.Fprintf(stdout, "clients=%d kind=%s: %s\n", *clients, *kind, res)
 	if res.Errors > 0 {
-		fmt.Fprintf(stderr, "vigil load: first error: %s\n", res.FirstError)
-		return 1
+		return cf.fail(stderr, "load writes", fmt.Errorf("first error: %s", res.FirstError))
 	}
 	return 0
 }

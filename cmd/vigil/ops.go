@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -33,50 +32,6 @@ func splitTokens(lines []string) (plain []string, named []control.Token, err err
 	return plain, named, nil
 }
 
-// apiFlags are the flags of the commands that talk to the control API.
-type apiFlags struct {
-	servers, tokenFile string
-	timeout            time.Duration
-}
-
-func (f *apiFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.servers, "server", "http://127.0.0.1:7100", "comma-separated API URLs of voters; any of them forwards to the leader")
-	fs.StringVar(&f.tokenFile, "token-file", "", "file holding the token, first line (default: $VIGIL_TOKEN)")
-	fs.DurationVar(&f.timeout, "timeout", 10*time.Second, "give up after this long")
-}
-
-// client returns a client of the flags' voters with the token of the flags.
-func (f *apiFlags) client() (*client.Client, error) {
-	token, err := clientToken(f.tokenFile)
-	if err != nil {
-		return nil, err
-	}
-	voters := splitList(f.servers)
-	if len(voters) == 0 {
-		return nil, errors.New("-server names no voter")
-	}
-	return client.New(client.Config{Voters: voters, Token: token})
-}
-
-// answer prints the error of a command's API call and returns the exit code: 0 for none.
-func answer(stderr io.Writer, cmd string, err error) int {
-	if err == nil {
-		return 0
-	}
-	var e *client.Error
-	if !errors.As(err, &e) {
-		fmt.Fprintf(stderr, "vigil %s: %s\n", cmd, safetext.Escape(err.Error()))
-		return 1
-	}
-	// The server's words are escaped: a hostile or old server could send line breaks and
-	// terminal escape sequences.
-	fmt.Fprintf(stderr, "vigil %s: HTTP %d: %s\n", cmd, e.StatusCode, safetext.Escape(e.Message))
-	for _, fe := range e.Problems {
-		fmt.Fprintf(stderr, "  %s\n", safetext.Escape(fe.Error()))
-	}
-	return 1
-}
-
 // runOverride sets, lists and clears maintenance overrides.
 func runOverride(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	usage := "usage: vigil override set -check ID -state healthy|unhealthy | -drain ZONE/NAME/TYPE/VALUE, -reason TEXT -for DURATION\n       vigil override list\n       vigil override clear ID | -check ID | -drain ZONE/NAME/TYPE/VALUE"
@@ -84,16 +39,24 @@ func runOverride(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		fmt.Fprintln(stderr, usage)
 		return 2
 	}
-	var f apiFlags
+	var cf clientFlags
 	fs := flag.NewFlagSet("override "+args[0], flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	f.register(fs)
+	cf.register(fs)
+	timeout := fs.Duration("timeout", 10*time.Second, "give up after this long")
 	check := fs.String("check", "", "the check to force (set) or whose override to clear")
 	state := fs.String("state", "unhealthy", "set -check: healthy or unhealthy")
 	drain := fs.String("drain", "", "the record to drain: ZONE/NAME/TYPE/VALUE, e.g. example.com/www/A/192.0.2.1")
 	reason := fs.String("reason", "", "set: why (required)")
 	dur := fs.Duration("for", time.Hour, "set: how long it lasts (at most 30 days)")
 	if err := fs.Parse(args[1:]); err != nil {
+		return 2
+	}
+	cf.resolve(fs)
+	switch args[0] {
+	case "set", "clear", "list":
+	default:
+		fmt.Fprintln(stderr, usage)
 		return 2
 	}
 	var zone, name, typ, value string
@@ -105,10 +68,13 @@ func runOverride(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		}
 		zone, name, typ, value = parts[0], parts[1], parts[2], parts[3]
 	}
-	c, err := f.client()
-	ctx, cancel := context.WithTimeout(ctx, f.timeout)
+	c, err := cf.client()
+	if err != nil {
+		return usageErr(stderr, "override "+args[0], err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
-	o := overrideCmd{c: c, err: err, usage: usage, check: *check, state: *state, drain: *drain != "",
+	o := overrideCmd{c: c, cf: &cf, usage: usage, check: *check, state: *state, drain: *drain != "",
 		zone: zone, name: name, typ: typ, value: value, reason: *reason, dur: *dur}
 	switch args[0] {
 	case "set":
@@ -125,7 +91,7 @@ func runOverride(ctx context.Context, args []string, stdout, stderr io.Writer) i
 // overrideCmd is one `vigil override` command: its flags and its API client.
 type overrideCmd struct {
 	c                      *client.Client
-	err                    error // making c failed: the call's error
+	cf                     *clientFlags // the client configuration, whose fix a failure names
 	usage                  string
 	check, state, reason   string
 	drain                  bool // -drain named the record zone/name/typ/value
@@ -142,12 +108,8 @@ func (o overrideCmd) set(ctx context.Context, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, o.usage)
 		return 2
 	}
-	err := o.err
-	if err == nil {
-		_, err = o.c.SetOverride(ctx, req)
-	}
-	if rc := answer(stderr, "override set", err); rc != 0 {
-		return rc
+	if _, err := o.c.SetOverride(ctx, req); err != nil {
+		return o.cf.fail(stderr, "override set", err)
 	}
 	id := control.OverrideID(o.check, o.zone, o.name, control.RecordTypeOf(o.typ), o.value)
 	fmt.Fprintf(stdout, "override %s set until %s\n", id, time.Now().Add(o.dur).UTC().Format(time.RFC3339))
@@ -163,12 +125,8 @@ func (o overrideCmd) clear(ctx context.Context, id string, stdout, stderr io.Wri
 		fmt.Fprintln(stderr, o.usage)
 		return 2
 	}
-	err := o.err
-	if err == nil {
-		_, err = o.c.ClearOverride(ctx, id)
-	}
-	if rc := answer(stderr, "override clear", err); rc != 0 {
-		return rc
+	if _, err := o.c.ClearOverride(ctx, id); err != nil {
+		return o.cf.fail(stderr, "override clear", err)
 	}
 	fmt.Fprintf(stdout, "override %s cleared\n", id)
 	return 0
@@ -176,13 +134,9 @@ func (o overrideCmd) clear(ctx context.Context, id string, stdout, stderr io.Wri
 
 // list runs `vigil override list`.
 func (o overrideCmd) list(ctx context.Context, stdout, stderr io.Writer) int {
-	var list []control.OverrideView
-	err := o.err
-	if err == nil {
-		list, err = o.c.Overrides(ctx)
-	}
-	if rc := answer(stderr, "override list", err); rc != 0 {
-		return rc
+	list, err := o.c.Overrides(ctx)
+	if err != nil {
+		return o.cf.fail(stderr, "override list", err)
 	}
 	// Reasons are free text and entries written before reasons were checked may hold line
 	// breaks or escape sequences: every field is escaped before it makes a row.
@@ -199,10 +153,11 @@ func (o overrideCmd) list(ctx context.Context, stdout, stderr io.Writer) int {
 // runAudit prints the audit log; with -verify it checks the log's hash chain whole (exit 1
 // when it does not verify), with -refusals it prints what the voter asked refused.
 func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	var f apiFlags
+	var cf clientFlags
 	fs := flag.NewFlagSet("audit", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	f.register(fs)
+	cf.register(fs)
+	timeout := fs.Duration("timeout", 10*time.Second, "give up after this long")
 	limit := fs.Int("n", 50, "the newest entries to print")
 	asJSON := fs.Bool("json", false, "print the entries as JSON")
 	verify := fs.Bool("verify", false, "fetch the whole log and check its hash chain: print OK with counts, or the first broken link and exit 1")
@@ -210,16 +165,21 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	c, err := f.client()
-	ctx, cancel := context.WithTimeout(ctx, f.timeout)
+	cf.resolve(fs)
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "vigil audit: unexpected argument %q (flags only)\n", fs.Arg(0))
+		return 2
+	}
+	c, err := cf.client()
+	if err != nil {
+		return usageErr(stderr, "audit", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
 	if *refusals {
-		var rv control.RefusalsView
-		if err == nil {
-			rv, err = c.Refusals(ctx)
-		}
-		if rc := answer(stderr, "audit -refusals", err); rc != 0 {
-			return rc
+		rv, err := c.Refusals(ctx)
+		if err != nil {
+			return cf.fail(stderr, "audit -refusals", err)
 		}
 		return printRefusals(stdout, rv, *asJSON)
 	}
@@ -227,12 +187,9 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if *verify {
 		n = control.MaxAuditEntries
 	}
-	var view control.AuditView
-	if err == nil {
-		view, err = c.Audit(ctx, n, 0)
-	}
-	if rc := answer(stderr, "audit", err); rc != 0 {
-		return rc
+	view, err := c.Audit(ctx, n, 0)
+	if err != nil {
+		return cf.fail(stderr, "audit", err)
 	}
 	if *verify {
 		r, err := control.VerifyAudit(view)

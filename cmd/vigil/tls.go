@@ -2,13 +2,10 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
 	"crypto/x509"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"strconv"
 	"strings"
@@ -93,43 +90,6 @@ func parseCertRequest(s string, common []string) (tlsconf.Request, error) {
 		}
 	}
 	return r, nil
-}
-
-// tlsClientFlags are the TLS flags of the commands that call the control API (vigil apply):
-// the CA that verifies the voters, and a certificate (with the operator role, to write) that
-// stands in for a token.
-type tlsClientFlags struct {
-	ca, cert, key string
-}
-
-func (f *tlsClientFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.ca, "tls-ca", "", "CA file (PEM) that verifies the voters' certificates (https:// servers)")
-	fs.StringVar(&f.cert, "tls-cert", "", "client certificate (PEM) to present: one with the operator role writes without a token (needs -tls-key and -tls-ca)")
-	fs.StringVar(&f.key, "tls-key", "", "key file of -tls-cert")
-}
-
-// client returns the HTTP client the flags describe: plain, verifying with the CA, or
-// presenting the certificate too.
-func (f *tlsClientFlags) client() (*http.Client, error) {
-	switch {
-	case f.cert != "" || f.key != "":
-		if f.cert == "" || f.key == "" || f.ca == "" {
-			return nil, errors.New("-tls-cert needs -tls-key and -tls-ca")
-		}
-		s, err := tlsconf.Load(tlsconf.Files{Cert: f.cert, Key: f.key, CA: f.ca}, tlsconf.Options{})
-		if err != nil {
-			return nil, err
-		}
-		// The server must be a voter (the control role): the token and writes go nowhere else.
-		return &http.Client{Transport: &http.Transport{TLSClientConfig: s.ClientConfig(tlsconf.Peer{Roles: []string{tlsconf.RoleControl}})}}, nil
-	case f.ca != "":
-		pool, err := caPool(f.ca)
-		if err != nil {
-			return nil, err
-		}
-		return &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}}, nil
-	}
-	return &http.Client{}, nil
 }
 
 // caPool reads the certificates of a PEM file into a pool of its own.
