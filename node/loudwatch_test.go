@@ -6,10 +6,14 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/vigil-dns/vigil/control"
 )
 
 // logBuffer is a log sink a test reads while the node writes to it.
@@ -129,4 +133,105 @@ func testutilFailures(t *testing.T, s *started) float64 {
 	}
 	t.Fatal("no vigil_config_watch_failures_total")
 	return 0
+}
+
+// A voter takes a new named token appended to its -token-file within seconds, without a
+// restart: a data-plane node reading with that token, refused with 401 until then (WARN),
+// gets its configuration and logs that the voter answers again (INFO). A token file that no
+// longer parses is refused, counted and logged, and the tokens in use stay.
+func TestTokenFileReloadsWithoutRestart(t *testing.T) {
+	targets := map[string]*target{"us-east": newTarget(t), "eu-west": newTarget(t), "sa-east": newTarget(t)}
+	tokenFile := filepath.Join(t.TempDir(), "tokens")
+	if err := os.WriteFile(tokenFile, []byte(testToken+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	voterLogs := &logBuffer{}
+	voter, api := startVoter(t, demoDoc(t, targets), func(c *Config) {
+		c.Control.TokenFile, c.Control.TokenRecheck = tokenFile, 200*time.Millisecond
+		c.Logger = slog.New(slog.NewTextHandler(voterLogs, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	})
+	secret, line, err := control.NewToken("dataplane-eu", control.Scope{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &logBuffer{}
+	cfg := dataNode(t, "reader", "eu-west", t.TempDir(), []string{api})
+	cfg.Token = secret
+	cfg.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	reader := start(t, mustNew(t, cfg))
+	eventually(t, 10*time.Second, "the node with the unknown token warns of 401", func() (bool, string) {
+		return len(logs.lines("level=WARN", api, "401 Unauthorized")) > 0, logs.String()
+	})
+	if ci := reader.ConfigInfo(); ci.Index != 0 {
+		t.Fatalf("a node with an unknown token got a configuration: %+v", ci)
+	}
+
+	appendLine(t, tokenFile, "# the EU data plane\n"+line+"\n")
+	took := eventually(t, 10*time.Second, "the appended token works", func() (bool, string) {
+		ci := reader.ConfigInfo()
+		return ci.Index > 0, fmt.Sprintf("%+v", ci)
+	})
+	t.Logf("the appended token was taken %v after the write", took.Round(100*time.Millisecond))
+	if l := logs.lines("level=INFO", "answers again", api); len(l) != 1 {
+		t.Errorf("want one INFO line that the voter answers again, got %q", l)
+	}
+	if l := voterLogs.lines("level=INFO", "token files reloaded", "named_tokens=1"); len(l) != 1 {
+		t.Errorf("want one INFO line of the reload, got %q\n%s", l, voterLogs.String())
+	}
+
+	// A broken file is refused: both tokens still work.
+	appendLine(t, tokenFile, "ops write sha256:not-hex\n")
+	eventually(t, 10*time.Second, "the broken file is refused and counted", func() (bool, string) {
+		return reloads(t, voter, "refused") == 1, voterLogs.String()
+	})
+	if l := voterLogs.lines("level=ERROR", "refused", "sha256"); len(l) != 1 {
+		t.Errorf("want one ERROR line of the refusal, got %q", l)
+	}
+	if n := reloads(t, voter, "loaded"); n != 1 {
+		t.Errorf("loaded reloads: %g, want 1", n)
+	}
+	for _, tok := range []string{testToken, secret} {
+		req, _ := http.NewRequest(http.MethodGet, api+"/v1/state", nil)
+		req.Header.Set("Authorization", "Bearer "+tok)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("after a refused reload, a token in use gets %s", resp.Status)
+		}
+	}
+}
+
+func appendLine(t *testing.T, path, text string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(text); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// reloads reads vigil_control_token_reloads_total{result} from the voter's metrics.
+func reloads(t *testing.T, s *started, result string) float64 {
+	t.Helper()
+	mfs, err := s.Gatherer().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "vigil_control_token_reloads_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			if m.GetLabel()[0].GetValue() == result {
+				return m.GetCounter().GetValue()
+			}
+		}
+	}
+	return -1
 }
