@@ -2,6 +2,7 @@ package node
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/status"
 )
 
 // logBuffer is a log sink a test reads while the node writes to it.
@@ -64,7 +66,11 @@ func TestWatchFailuresAreLoudAndLocated(t *testing.T) {
 		cfg := dataNode(t, id, "us-east", t.TempDir(), voters)
 		cfg.Token = token
 		cfg.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo})).With("id", id)
-		return start(t, mustNew(t, cfg)), logs
+		n := mustNew(t, cfg)
+		if err := n.MountStatus(nil); err != nil {
+			t.Fatal(err)
+		}
+		return start(t, n), logs
 	}
 	wrong, wrongLogs := run("wrong-token", []string{api}, "not-a-token-the-voter-knows")
 	absent, absentLogs := run("no-voter", []string{nobody}, testToken)
@@ -96,6 +102,24 @@ func TestWatchFailuresAreLoudAndLocated(t *testing.T) {
 		})
 		_, body := readyz(c.s)
 		t.Logf("%s: /readyz %s", c.s.cfg.ID, strings.TrimSpace(body))
+		// vigil status members says the same.
+		sc, err := status.NewClient(c.s.HTTPAddr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, err := sc.Node(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var members strings.Builder
+		if err := status.WriteMembers(&members, info, status.MemberList{}); err != nil {
+			t.Fatal(err)
+		}
+		if m := members.String(); !strings.Contains(m, "the voter at "+c.voter+" failed: "+c.cause) ||
+			!strings.Contains(m, "last error reading the control plane at ") || strings.Contains(m, "no voter has answered") {
+			t.Errorf("%s: vigil status members does not name the voter and the cause:\n%s", c.s.cfg.ID, m)
+		}
+		t.Logf("%s: vigil status members:\n%s", c.s.cfg.ID, members.String())
 		ci := c.s.ConfigInfo()
 		if ci.LastErrorVoter != c.voter || ci.LastErrorCause != c.cause || !strings.Contains(ci.Message, c.voter) {
 			t.Errorf("%s: config info %+v, want the voter %s and the cause %s", c.s.cfg.ID, ci, c.voter, c.cause)

@@ -267,6 +267,14 @@ func WriteMembers(w io.Writer, n NodeInfo, l MemberList) error {
 		fmt.Fprintf(w, " (%s)", clean(n.Config.Message))
 	}
 	fmt.Fprintln(w)
+	if c := n.Config; c.LastError != "" {
+		// While a voter fails, which one, since when and the error it gave.
+		at := ""
+		if !c.LastErrorAt.IsZero() {
+			at = " at " + c.LastErrorAt.UTC().Format(time.RFC3339)
+		}
+		fmt.Fprintf(w, "last error reading the control plane%s: %s\n", at, clean(c.LastError))
+	}
 	tw := newTable(w)
 	row(tw, "MEMBER", "REGION", "ROLES", "ADDRESS", "STATE")
 	for _, m := range l.Members {
