@@ -259,3 +259,47 @@ func reloads(t *testing.T, s *started, result string) float64 {
 	}
 	return -1
 }
+
+// A checker whose -join names no gossip peer that listens is alone: its reports reach no
+// location. It says so at WARN with the peer and "connection refused", not again at every
+// rejoin (once a second here) within a minute, and /readyz names the peer and the cause.
+// The control: a checker that joins a live peer warns of nothing.
+func TestGossipJoinFailureIsLoud(t *testing.T) {
+	targets := map[string]*target{"us-east": newTarget(t), "eu-west": newTarget(t), "sa-east": newTarget(t)}
+	_, api := startVoter(t, demoDoc(t, targets), nil)
+	nobody := freeAddr(t)
+	run := func(id string, join ...string) (*started, *logBuffer) {
+		logs := &logBuffer{}
+		cfg := dataNode(t, id, "us-east", t.TempDir(), []string{api}, join...)
+		cfg.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
+		return start(t, mustNew(t, cfg)), logs
+	}
+	alone, aloneLogs := run("alone", nobody)
+	first, _ := run("first")
+	joined, joinedLogs := run("joined", first.GossipAddr())
+
+	eventually(t, 10*time.Second, "a WARN line with the peer and the cause", func() (bool, string) {
+		return len(aloneLogs.lines("level=WARN", "cannot join the pool", nobody, "connection refused")) > 0, aloneLogs.String()
+	})
+	t.Logf("alone: %s", aloneLogs.lines("level=WARN", "cannot join the pool")[0])
+	eventually(t, 5*time.Second, "/readyz names the peer and the cause", func() (bool, string) {
+		resp, err := http.Get("http://" + alone.HTTPAddr() + "/readyz")
+		if err != nil {
+			return false, err.Error()
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode == http.StatusServiceUnavailable && strings.Contains(string(b), nobody) &&
+			strings.Contains(string(b), "connection refused"), string(b)
+	})
+	time.Sleep(3 * time.Second) // three rejoins at least
+	if l := aloneLogs.lines("level=WARN", "cannot join the pool"); len(l) != 1 {
+		t.Errorf("want one WARN line within a minute, got %d:\n%s", len(l), strings.Join(l, "\n"))
+	}
+	eventually(t, 10*time.Second, "the control joins", func() (bool, string) {
+		return len(joined.Members()) > 1, fmt.Sprint(joined.Members())
+	})
+	if l := joinedLogs.lines("level=WARN", "gossip"); len(l) > 0 {
+		t.Errorf("a node that joined warned: %q", l)
+	}
+}

@@ -265,7 +265,11 @@ func (n *Node) Ready() status.Readiness {
 			rd.Reasons = append(rd.Reasons, n.noConfigReason())
 		}
 		if !joined {
-			rd.Reasons = append(rd.Reasons, "not joined to the gossip pool")
+			reason := "not joined to the gossip pool"
+			if f, ok := n.pool.LastJoinFailure(); ok {
+				reason += fmt.Sprintf(": joining %s failed: %s (%s)", strings.Join(f.Peers, ","), f.Cause, f.Err)
+			}
+			rd.Reasons = append(rd.Reasons, reason)
 		}
 	}
 	if n.dns != nil && !warm {
