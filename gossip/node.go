@@ -71,7 +71,7 @@ type Pool struct {
 	paged         map[string]time.Time // paged answers sent lately, by pagedKey, and when
 	paging        bool                 // a row's pages are being sent (answer.go)
 	rng           *rand.Rand
-	joins         joinLog              // failures to join while alone, for the logs (joinlog.go)
+	joins         joinLog // failures to join while alone, for the logs (joinlog.go)
 	// joined signals that a member joined (capacity 1: signals coalesce).
 	joined chan struct{}
 
