@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -31,7 +32,7 @@ type APIConfig struct {
 	// write.
 	ClientCerts ClientCertFunc
 	// Tokens are named tokens with scopes, stored hashed (auth.go). WriteTokens and
-	// ReadTokens are named write-token-N and read-token-N.
+	// ReadTokens are named write-token-N and read-token-N. API.SetTokens replaces all three.
 	Tokens []Token
 	// MaxBodyBytes bounds a request body; default 32 MiB (a document of 10,000 checks is
 	// about 4 MiB of JSON).
@@ -73,6 +74,7 @@ type API struct {
 	decodes  chan struct{} // one token per write body being read and decoded
 	mux      *http.ServeMux
 	refusals *refusalLog
+	tokens   atomic.Pointer[TokenSet] // what authenticate accepts: cfg's, until SetTokens
 }
 
 // Route is one method and path pattern of the API, as the OpenAPI document lists it.
@@ -128,6 +130,7 @@ func NewAPI(cfg APIConfig) (*API, error) {
 	}
 	a := &API{cfg: cfg, log: log, metrics: m, watchers: make(chan struct{}, cfg.MaxWatchers),
 		decodes: make(chan struct{}, cfg.MaxDecodes), mux: http.NewServeMux(), refusals: newRefusalLog()}
+	a.SetTokens(TokenSet{Write: cfg.WriteTokens, Read: cfg.ReadTokens, Named: cfg.Tokens})
 	for _, rt := range a.routes() {
 		a.mux.Handle(rt.Method+" "+rt.Path, a.instrument(rt))
 	}

@@ -222,14 +222,15 @@ func (a *API) authenticate(r *http.Request, rt route) (*http.Request, error) {
 			found = &p
 		}
 	}
-	for i, t := range a.cfg.WriteTokens {
+	ts := a.tokens.Load()
+	for i, t := range ts.Write {
 		pick(Principal{Name: fmt.Sprintf("write-token-%d", i+1), Scope: Scope{Write: true}}, tokenEqual(t, tok))
 	}
-	for i, t := range a.cfg.ReadTokens {
+	for i, t := range ts.Read {
 		pick(Principal{Name: fmt.Sprintf("read-token-%d", i+1)}, tokenEqual(t, tok))
 	}
 	sum := HashToken(tok)
-	for _, t := range a.cfg.Tokens {
+	for _, t := range ts.Named {
 		pick(Principal{Name: t.Name, Scope: t.Scope}, subtle.ConstantTimeCompare(sum[:], t.Hash[:]) == 1)
 	}
 	switch {

@@ -77,6 +77,7 @@ type Watcher struct {
 	voters  []string
 	changes *changeLog // what each change the Watcher took changed, for ChangesSince
 	changed chan struct{}
+	fails   map[string]*failLog // by voter: failures since its last answer, for the logs
 }
 
 // NewWatcher returns a Watcher that starts from the disk copy, if there is a readable one.
@@ -100,7 +101,7 @@ func NewWatcher(cfg WatcherConfig) (*Watcher, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	w := &Watcher{cfg: cfg, log: log, source: SourceNone, changes: newChangeLog(0), changed: make(chan struct{})}
+	w := &Watcher{cfg: cfg, log: log, source: SourceNone, changes: newChangeLog(0), changed: make(chan struct{}), fails: map[string]*failLog{}}
 	if cfg.Registerer != nil {
 		if err := w.registerMetrics(cfg.Registerer); err != nil {
 			return nil, err
@@ -170,10 +171,18 @@ func (w *Watcher) Status() WatcherStatus {
 	if w.state != nil {
 		st.Index = w.state.Index
 	}
-	switch w.source {
-	case SourceNone:
+	failing := ""
+	if st.LastErrorVoter != "" {
+		failing = fmt.Sprintf("the voter at %s failed: %s (%s)", st.LastErrorVoter, st.LastErrorCause, failureHint(st.LastErrorCause))
+	}
+	switch {
+	case w.source == SourceNone && failing != "":
+		st.Message = "no configuration yet, serving nothing: " + failing
+	case w.source == SourceNone:
 		st.Message = "no configuration yet: no voter has answered and there is no copy on disk; serving nothing"
-	case SourceDisk:
+	case w.source == SourceDisk && failing != "":
+		st.Message = fmt.Sprintf("running from the copy on disk (index %d): %s", st.Index, failing)
+	case w.source == SourceDisk:
 		st.Message = fmt.Sprintf("running from the copy on disk (index %d): no voter has answered yet", st.Index)
 	default:
 		st.Message = fmt.Sprintf("running from the control plane (index %d)", st.Index)
@@ -213,16 +222,14 @@ func (w *Watcher) Run(ctx context.Context) error {
 			return ctx.Err()
 		}
 		if err == nil {
+			w.noteSuccess(voter)
 			block = true
 			backoff = w.cfg.RetryMin
 			i-- // stay with a voter that answers
 			continue
 		}
-		w.log.Debug("control: watch failed", "voter", voter, "err", err)
 		w.failures.Add(1)
-		w.mu.Lock()
-		w.status.LastError = err.Error()
-		w.mu.Unlock()
+		w.noteFailure(voter, err)
 		if (i+1)%len(voters) == 0 {
 			select {
 			case <-ctx.Done():
@@ -261,7 +268,7 @@ func (w *Watcher) poll(ctx context.Context, voter string, block bool) error {
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-		return fmt.Errorf("control: watch %s: %s: %s", voter, resp.Status, strings.TrimSpace(string(b)))
+		return fmt.Errorf("control: watch %s: %w", voter, &statusError{code: resp.StatusCode, text: resp.Status + ": " + strings.Join(strings.Fields(string(b)), " ")})
 	}
 	state, delta, err := readChanges(json.NewDecoder(bufio.NewReaderSize(resp.Body, 64<<10)), strings.Contains(resp.Request.URL.Path, "/v1/state"))
 	if err != nil {
@@ -383,7 +390,7 @@ func (w *Watcher) install(voter string, s *State) {
 	w.mu.Lock()
 	w.state, w.source = s, SourceControlPlane
 	w.setVoters(s.VoterURLs())
-	w.status.Voter, w.status.LastContact, w.status.LastError = voter, time.Now(), ""
+	w.clearFailureLocked(voter)
 	close(w.changed)
 	w.changed = make(chan struct{})
 	w.mu.Unlock()
@@ -392,8 +399,15 @@ func (w *Watcher) install(voter string, s *State) {
 
 func (w *Watcher) touch(voter string) {
 	w.mu.Lock()
-	w.status.Voter, w.status.LastContact, w.status.LastError = voter, time.Now(), ""
+	w.clearFailureLocked(voter)
 	w.mu.Unlock()
+}
+
+// clearFailureLocked records that voter answered: the last failure is history. Called with
+// w.mu held.
+func (w *Watcher) clearFailureLocked(voter string) {
+	w.status.Voter, w.status.LastContact = voter, time.Now()
+	w.status.LastError, w.status.LastErrorVoter, w.status.LastErrorCause, w.status.LastErrorAt = "", "", "", time.Time{}
 }
 
 // registerMetrics registers the index and source of the configuration in use and the count

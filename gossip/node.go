@@ -71,6 +71,7 @@ type Pool struct {
 	paged         map[string]time.Time // paged answers sent lately, by pagedKey, and when
 	paging        bool                 // a row's pages are being sent (answer.go)
 	rng           *rand.Rand
+	joins         joinLog // failures to join while alone, for the logs (joinlog.go)
 	// joined signals that a member joined (capacity 1: signals coalesce).
 	joined chan struct{}
 
@@ -331,8 +332,11 @@ func (n *Pool) joinSeeds(ctx context.Context) {
 			errs = append(errs, err)
 		}
 	}
-	if len(n.cfg.Seeds) > 0 && joined == 0 {
-		n.log.Warn("join seeds failed; will retry", "err", errors.Join(errs...))
+	switch {
+	case len(n.cfg.Seeds) > 0 && joined == 0:
+		n.noteJoinFailure(n.cfg.Seeds, errors.Join(errs...))
+	case joined > 0:
+		n.noteJoined()
 	}
 }
 

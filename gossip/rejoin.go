@@ -12,7 +12,8 @@ func (n *Pool) rejoin() {
 			addrs = append(addrs, k.addr)
 		}
 	}
-	if len(n.members) <= 1 {
+	alone := len(n.members) <= 1
+	if alone {
 		addrs = append(addrs, n.cfg.Seeds...)
 	}
 	sort.Strings(addrs)
@@ -22,11 +23,22 @@ func (n *Pool) rejoin() {
 		addrs = addrs[:rejoinFanout]
 	}
 	if len(addrs) == 0 {
+		if !alone {
+			n.noteJoined()
+		}
 		return
 	}
 	n.m.rejoins.Add(float64(len(addrs)))
-	if k, err := n.ml.Join(addrs); err != nil {
+	k, err := n.ml.Join(addrs)
+	if err != nil {
 		n.log.Debug("rejoin", "reached", k, "tried", len(addrs), "err", err)
+	}
+	switch {
+	case alone && k == 0 && err != nil && len(n.cfg.Seeds) > 0:
+		// Alone with seeds to join, and none reached: say so, not only at debug.
+		n.noteJoinFailure(addrs, err)
+	case k > 0 || !alone:
+		n.noteJoined()
 	}
 }
 

@@ -221,6 +221,11 @@ type ControlConfig struct {
 	WriteTokens, ReadTokens []string
 	// Tokens are named tokens with scopes, stored hashed (control.Token; `vigil token`).
 	Tokens []control.Token
+	// TokenFile and ReadTokenFile, when set, are the files WriteTokens and Tokens, and
+	// ReadTokens, were read from (control.LoadTokenFiles): the voter reloads them when they
+	// change, without a restart (control.WatchTokenFiles), every TokenRecheck (default 2s).
+	TokenFile, ReadTokenFile string
+	TokenRecheck             time.Duration
 	// OpenReads lets anyone read without a token.
 	OpenReads bool
 	// ServerTLS, when set, serves the API over TLS. Default with Config.TLS: the node's

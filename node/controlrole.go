@@ -158,6 +158,8 @@ func (c *controlRole) run(ctx context.Context, log *slog.Logger) error {
 	log.Info("node: control: voter running", "api", c.cfg.APIURL, "raft", c.node.RaftAddr(), "dir", c.dir)
 	stopNotify := c.runNotify(ctx, log)
 	defer stopNotify()
+	stopReload := c.reloadTokens(ctx, log)
+	defer stopReload()
 	var err error
 	select {
 	case <-ctx.Done():
@@ -183,6 +185,34 @@ func (c *controlRole) run(ctx context.Context, log *slog.Logger) error {
 		err = cerr
 	}
 	return err
+}
+
+// reloadTokens follows the voter's token files, when it was given them, until the returned
+// function is called or ctx ends.
+func (c *controlRole) reloadTokens(ctx context.Context, log *slog.Logger) func() {
+	if c.cfg.TokenFile == "" && c.cfg.ReadTokenFile == "" {
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		err := control.WatchTokenFiles(ctx, control.TokenReloadConfig{
+			WritePath: c.cfg.TokenFile, ReadPath: c.cfg.ReadTokenFile, Every: c.cfg.TokenRecheck,
+			Apply: func(ts control.TokenSet) error {
+				if len(ts.Write) == 0 && len(ts.Named) == 0 && len(c.cfg.WriteTokens)+len(c.cfg.Tokens) > 0 {
+					return errors.New("the -token-file holds no write token: no operator could write; keep at least one")
+				}
+				c.api.SetTokens(ts)
+				return nil
+			},
+			Logger: log, Registerer: c.reg,
+		})
+		if err != nil {
+			log.Error("node: control: token files are not reloaded; restart the voter to take a change", "err", err)
+		}
+	}()
+	return func() { cancel(); <-done }
 }
 
 // APIAddr returns the address the API listens on.

@@ -85,7 +85,7 @@ func (n *Node) Members() []gossip.Member {
 }
 
 // ConfigInfo says which configuration the node runs, where it came from (the status API's
-// control.WatcherStatus, without Voter) and what it holds.
+// control.WatcherStatus) and what it holds.
 type ConfigInfo struct {
 	// WatcherStatus: Index is the control plane's raft index of the configuration (0 for none
 	// or static); Source is "control-plane", "disk" (the local copy, no voter answered),
@@ -110,7 +110,8 @@ func (n *Node) ConfigInfo() ConfigInfo {
 	switch {
 	case n.watcher != nil:
 		ws := n.watcher.Status()
-		ci.Message, ci.LastContact, ci.LastError = ws.Message, ws.LastContact, ws.LastError
+		ci.Message, ci.Voter, ci.LastContact, ci.LastError = ws.Message, ws.Voter, ws.LastContact, ws.LastError
+		ci.LastErrorVoter, ci.LastErrorCause, ci.LastErrorAt = ws.LastErrorVoter, ws.LastErrorCause, ws.LastErrorAt
 	case ci.Source == SourceStatic:
 		ci.Message = "running from a static configuration given at start"
 	case n.pool == nil:
@@ -261,10 +262,14 @@ func (n *Node) Ready() status.Readiness {
 	joined := n.pool != nil && (len(n.cfg.Gossip.Join) == 0 || len(n.pool.Members()) > 1)
 	if n.pool != nil {
 		if !hasConfig {
-			rd.Reasons = append(rd.Reasons, "no configuration yet: serving nothing")
+			rd.Reasons = append(rd.Reasons, n.noConfigReason())
 		}
 		if !joined {
-			rd.Reasons = append(rd.Reasons, "not joined to the gossip pool")
+			reason := "not joined to the gossip pool"
+			if f, ok := n.pool.LastJoinFailure(); ok {
+				reason += fmt.Sprintf(": joining %s failed: %s (%s)", strings.Join(f.Peers, ","), f.Cause, f.Err)
+			}
+			rd.Reasons = append(rd.Reasons, reason)
 		}
 	}
 	if n.dns != nil && !warm {
@@ -284,6 +289,17 @@ func (n *Node) Ready() status.Readiness {
 	}
 	rd.Ready = len(rd.Reasons) == 0
 	return rd
+}
+
+// noConfigReason says why the node has no configuration: the voter that failed last and how,
+// while a Watcher has one to tell.
+func (n *Node) noConfigReason() string {
+	if n.watcher != nil {
+		if ws := n.watcher.Status(); ws.LastErrorVoter != "" {
+			return ws.Message + "; last error: " + ws.LastError
+		}
+	}
+	return "no configuration yet: serving nothing"
 }
 
 // DNSAddr returns the address of the location's main DNS listener (UDP and TCP), or "".

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vigil-dns/vigil/control/wire"
 )
 
 // chromium returns the path of a Chromium binary, or skips the test.
@@ -141,5 +143,37 @@ func screenshots(t *testing.T, bin, url, prefix string, phoneHeight, desktopHeig
 			t.Errorf("screenshot %s is %v", path, b)
 		}
 		t.Logf("screenshot: %s", path)
+	}
+}
+
+// TestForcedCheckInBrowser: a check forced unhealthy by an override draws, in headless
+// Chromium, as unhealthy and forced (the state DNS acts on, with who forced it and the verdict
+// underneath), and the summary counts it apart from the healthy.
+func TestForcedCheckInBrowser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Chromium")
+	}
+	bin := chromium(t)
+	loc := newTestLocation(t)
+	demoScenario(loc)
+	a, _, _ := newTestAPI(t, nil, nil)
+	a.opts.Location = overrideLocation{loc, []*wire.Override{{ID: "a1", Kind: wire.OverrideUnhealthy, Check: "web-us-east",
+		Reason: "deploy", Author: "alice", Created: t0.Add(-time.Minute), Expires: t0.Add(time.Hour)}}}
+	srv := httptest.NewServer(a)
+	t.Cleanup(srv.Close)
+
+	dom := string(runChromium(t, bin, srv.URL+"/", "--dump-dom"))
+	m := regexp.MustCompile(`(?s)<tr[^>]*data-check="web-us-east"[^>]*>(.*?)</tr>`).FindStringSubmatch(dom)
+	if m == nil {
+		t.Fatalf("no row for web-us-east in the rendered DOM:\n%s", dom)
+	}
+	cell := regexp.MustCompile(`(?s)<td[^>]*class="verdict"[^>]*>.*?</td>`).FindString(m[1])
+	for _, want := range []string{`data-state="unhealthy"`, `data-forced="unhealthy"`, "unhealthy (forced)", "by alice", "verdict healthy"} {
+		if !strings.Contains(cell, want) {
+			t.Errorf("forced check's cell lacks %q: %s", want, cell)
+		}
+	}
+	if !strings.Contains(dom, "4 checks: 1 healthy, 1 unhealthy, 1 unknown; 1 forced by an override (1 unhealthy, 0 healthy).") {
+		t.Errorf("the summary does not count the forced check apart")
 	}
 }

@@ -18,6 +18,7 @@ func summaryOf(id string, calculated bool, e quorum.Explanation) VerdictSummary 
 	return VerdictSummary{
 		ID:               id,
 		State:            e.State,
+		ServedState:      e.State,
 		ServedAsHealthy:  e.ServedAsHealthy,
 		Held:             e.Held,
 		Calculated:       calculated,

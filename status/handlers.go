@@ -74,11 +74,14 @@ func (a *API) verdicts(w http.ResponseWriter, r *http.Request) {
 	notes := a.overridesInForce()
 	list := VerdictList{Location: id.ID, Region: id.Region, GeneratedAt: a.now(), Checks: []VerdictSummary{}, Overrides: notes}
 	for _, cv := range a.opts.Location.Verdicts() {
-		if want != nil && cv.Verdict.State != *want {
-			continue
-		}
 		s := summaryOf(cv.ID, cv.Calculated, cv.Verdict)
 		noteOverride(&s, notes)
+		// A state asked for lists the checks DNS treats so, and those whose verdict says so
+		// underneath an override.
+		if want != nil && s.State != *want && s.ServedState != *want {
+			continue
+		}
+		list.Tally.add(s)
 		if !cv.Calculated {
 			if e, ok := a.opts.Location.Explain(cv.ID); ok {
 				s.Regions = evidenceOf(cv.ID, e, region).Regions

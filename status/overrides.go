@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/vigil-dns/vigil/control/wire"
+	"github.com/vigil-dns/vigil/quorum"
 )
 
 // overrideLister is a LocationView that also holds the maintenance overrides (the node's
@@ -62,6 +63,10 @@ func noteOverride(s *VerdictSummary, notes []OverrideNote) {
 		}
 		s.Override = n
 		s.ServedAsHealthy = n.Kind == wire.OverrideHealthy
+		s.ServedState = quorum.StateUnhealthy
+		if s.ServedAsHealthy {
+			s.ServedState = quorum.StateHealthy
+		}
 		s.Explanation = "Overridden: " + n.Sentence + ". The verdict underneath: " + s.Explanation
 		return
 	}

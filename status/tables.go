@@ -49,17 +49,36 @@ func age(t, now time.Time) string {
 	return d.Round(time.Second).String() + " ago"
 }
 
-// WriteVerdicts writes a location's verdicts, one check a row, with a column per region.
+// WriteVerdicts writes a location's verdicts, one check a row, with a column per region. STATE
+// is the state DNS acts on: a check an override forces shows the forced state, marked
+// "(forced)", and an OVERRIDE column (when any check is forced) gives the override's kind,
+// author and expiry and the verdict underneath; the header counts forced checks apart.
 func WriteVerdicts(w io.Writer, l VerdictList, now time.Time) error {
-	fmt.Fprintf(w, "location %s (%s), %d checks\n", clean(l.Location), clean(l.Region), len(l.Checks))
+	t := l.Tally
+	fmt.Fprintf(w, "location %s (%s), %d checks: %d healthy, %d unhealthy, %d unknown", clean(l.Location), clean(l.Region),
+		len(l.Checks), t.Healthy, t.Unhealthy, t.Unknown)
+	if forced := t.ForcedHealthy + t.ForcedUnhealthy; forced > 0 {
+		fmt.Fprintf(w, "; %d forced by an override (%d unhealthy, %d healthy)", forced, t.ForcedUnhealthy, t.ForcedHealthy)
+	}
+	fmt.Fprintln(w)
+	anyForced := false
+	for _, c := range l.Checks {
+		anyForced = anyForced || c.Override != nil
+	}
 	tw := newTable(w)
 	head := []string{"CHECK", "STATE", "SINCE", "HEALTHY/FRESH", "STALE", "RULE"}
+	if anyForced {
+		head = append(head, "OVERRIDE")
+	}
 	for _, r := range l.Regions {
 		head = append(head, strings.ToUpper(r))
 	}
 	row(tw, head...)
 	for _, c := range l.Checks {
 		state := c.State.String()
+		if c.Override != nil {
+			state = c.ServedState.String() + " (forced)"
+		}
 		if c.Held {
 			state += " (held)"
 		}
@@ -67,6 +86,9 @@ func WriteVerdicts(w io.Writer, l VerdictList, now time.Time) error {
 			fmt.Sprintf("%d/%d", c.Counts.Healthy, c.Counts.Fresh), strconv.Itoa(c.Counts.Stale), c.Rule.String()}
 		if c.Calculated {
 			cells[3] = fmt.Sprintf("%d/%d children", c.Counts.Healthy, c.Counts.Healthy+c.Counts.Unhealthy)
+		}
+		if anyForced {
+			cells = append(cells, overrideCell(c, now))
 		}
 		for _, r := range l.Regions {
 			cell, ok := c.Regions[r]
@@ -81,9 +103,24 @@ func WriteVerdicts(w io.Writer, l VerdictList, now time.Time) error {
 	return tw.Flush()
 }
 
+// overrideCell says who forces a check, until when, and the verdict underneath; "-" for a
+// check no override forces.
+func overrideCell(c VerdictSummary, now time.Time) string {
+	o := c.Override
+	if o == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%s by %s until %s (%s), verdict %s", o.Kind, o.Author,
+		o.Expires.UTC().Format("2006-01-02 15:04Z"), age(o.Expires, now), c.State)
+}
+
 // WriteCheck writes one check's verdict with its evidence.
 func WriteCheck(w io.Writer, e CheckEvidence, now time.Time) error {
 	state := e.State.String()
+	if e.Override != nil {
+		state = fmt.Sprintf("%s (forced by %s until %s; verdict %s)", e.ServedState, clean(e.Override.Author),
+			e.Override.Expires.UTC().Format("2006-01-02 15:04Z"), e.State)
+	}
 	if e.Held {
 		state += " (held)"
 	}
@@ -230,6 +267,14 @@ func WriteMembers(w io.Writer, n NodeInfo, l MemberList) error {
 		fmt.Fprintf(w, " (%s)", clean(n.Config.Message))
 	}
 	fmt.Fprintln(w)
+	if c := n.Config; c.LastError != "" {
+		// While a voter fails, which one, since when and the error it gave.
+		at := ""
+		if !c.LastErrorAt.IsZero() {
+			at = " at " + c.LastErrorAt.UTC().Format(time.RFC3339)
+		}
+		fmt.Fprintf(w, "last error reading the control plane%s: %s\n", at, clean(c.LastError))
+	}
 	tw := newTable(w)
 	row(tw, "MEMBER", "REGION", "ROLES", "ADDRESS", "STATE")
 	for _, m := range l.Members {

@@ -35,6 +35,36 @@ type VerdictList struct {
 	Checks []VerdictSummary `json:"checks"`
 	// Overrides are the maintenance overrides in force at this location.
 	Overrides []OverrideNote `json:"overrides,omitempty"`
+	// Tally counts the checks listed by the state DNS acts on, those an override forces
+	// apart.
+	Tally VerdictTally `json:"tally"`
+}
+
+// VerdictTally counts a location's checks by the state DNS acts on: Healthy, Unhealthy and
+// Unknown count the checks that their verdict decides; ForcedHealthy and ForcedUnhealthy
+// those that an override forces, whatever their verdict.
+type VerdictTally struct {
+	Healthy         int `json:"healthy"`
+	Unhealthy       int `json:"unhealthy"`
+	Unknown         int `json:"unknown"`
+	ForcedHealthy   int `json:"forced_healthy"`
+	ForcedUnhealthy int `json:"forced_unhealthy"`
+}
+
+// add counts one check.
+func (t *VerdictTally) add(s VerdictSummary) {
+	switch {
+	case s.Override != nil && s.ServedState == quorum.StateHealthy:
+		t.ForcedHealthy++
+	case s.Override != nil:
+		t.ForcedUnhealthy++
+	case s.State == quorum.StateHealthy:
+		t.Healthy++
+	case s.State == quorum.StateUnhealthy:
+		t.Unhealthy++
+	default:
+		t.Unknown++
+	}
 }
 
 // VerdictSummary is one check's verdict without per-report evidence, and what each region's
@@ -45,8 +75,11 @@ type VerdictList struct {
 type VerdictSummary struct {
 	// ID is the check's id.
 	ID string `json:"id"`
-	// State is "healthy", "unhealthy" or "unknown".
+	// State is the verdict: "healthy", "unhealthy" or "unknown".
 	State quorum.State `json:"state"`
+	// ServedState is the state DNS acts on: the one an override forces ("healthy" or
+	// "unhealthy") while one is in force (see Override), else State.
+	ServedState quorum.State `json:"served_state"`
 	// ServedAsHealthy says DNS answers with the check's records (healthy or unknown, or
 	// forced healthy by an override).
 	ServedAsHealthy bool `json:"served_as_healthy"`

@@ -174,8 +174,8 @@ func (f *agentFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.insecureGossip, "insecure-gossip", false, "gossip: run unencrypted (development only)")
 	f.registerDNSSEC(fs)
 	fs.StringVar(&f.voters, "control", "", "comma-separated API URLs of control voters the data plane follows (default: this node's own voter)")
-	fs.StringVar(&f.tokenFile, "token-file", "", "file of bearer tokens, one per line: a plain token may write (control role; the first one joins voters and reads the configuration for the data plane); a line \"name scope sha256:<hex>\" (vigil token create) is a named token with a scope, stored hashed")
-	fs.StringVar(&f.readTokenFile, "read-token-file", "", "file of bearer tokens allowed to read, one per line; the data plane reads with the first")
+	fs.StringVar(&f.tokenFile, "token-file", "", "file of bearer tokens, one per line: a plain token may write (control role; the first one joins voters and reads the configuration for the data plane); a line \"name scope sha256:<hex>\" (vigil token create) is a named token with a scope, stored hashed; a voter reloads the file within seconds of a change (a file that does not parse is refused and the tokens in use stay)")
+	fs.StringVar(&f.readTokenFile, "read-token-file", "", "file of bearer tokens allowed to read, one per line; the data plane reads with the first; a voter reloads the file when it changes")
 	fs.BoolVar(&f.openReads, "open-reads", false, "control: let anyone read without a token")
 	fs.DurationVar(&f.notifyInterval, "notify-interval", time.Second, "control: how often the leader reads the locations' digests (about 100 bytes a check each) and decides notifications")
 	fs.StringVar(&f.notifyLocations, "notify-locations", "", "control: comma-separated base URLs of the locations' status APIs whose verdicts decide notifications, e.g. http://10.0.1.3:7701")
@@ -255,6 +255,8 @@ func agentConfig(f agentFlags, stderr io.Writer) (node.Config, *slog.Logger, err
 		LogStore:       f.raftLogStore,
 		RaftSecretFile: f.raftSecretFile, InsecureRaftPlaintext: f.insecureRaftPlaintext,
 		NotifyLocations: splitList(f.notifyLocations), NotifyInterval: f.notifyInterval, Tokens: named,
+		// The voter reloads the token files when they change, without a restart.
+		TokenFile: f.tokenFile, ReadTokenFile: f.readTokenFile,
 	}
 	for _, j := range splitList(f.join) {
 		if strings.HasPrefix(j, "http://") || strings.HasPrefix(j, "https://") {

@@ -36,8 +36,14 @@ type WatcherStatus struct {
 	Voter string `json:"voter,omitempty"`
 	// LastContact is when a voter last answered.
 	LastContact time.Time `json:"last_contact,omitzero"`
-	// LastError is the last failure to reach a voter.
+	// LastError is the last failure to reach a voter, since the last answer; empty once a
+	// voter answers.
 	LastError string `json:"last_error,omitempty"`
+	// LastErrorVoter is the voter whose read failed last; LastErrorCause the cause in a few
+	// words ("401 Unauthorized", "connection refused", "TLS", "timeout"); LastErrorAt when.
+	LastErrorVoter string    `json:"last_error_voter,omitempty"`
+	LastErrorCause string    `json:"last_error_cause,omitempty"`
+	LastErrorAt    time.Time `json:"last_error_at,omitzero"`
 	// Message says in words what the node runs from.
 	Message string `json:"message"`
 }

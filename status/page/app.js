@@ -77,16 +77,21 @@
 
     const body = document.querySelector("#matrix tbody");
     const rows = [];
-    const tally = { healthy: 0, unhealthy: 0, unknown: 0 };
     for (const c of list.checks) {
-      tally[c.state] = (tally[c.state] || 0) + 1;
+      // The state shown is the one DNS acts on: an override's while one forces the check.
+      const served = c.served_state || c.state;
       const tr = el("tr", { "data-check": c.id, title: c.explanation, tabIndex: 0 });
       if (c.id === selected) tr.className = "selected";
       tr.append(el("td", {}, c.id));
-      const v = el("td", { "data-state": c.state, className: "verdict" }, marks[c.state] + " " + c.state);
+      const v = el("td", { "data-state": served, className: "verdict" },
+        marks[served] + " " + served + (c.override ? " (forced)" : ""));
+      if (c.override) {
+        v.dataset.forced = c.override.kind;
+        v.append(el("span", { className: "forced" }, " by " + c.override.author + " until " +
+          new Date(c.override.expires).toLocaleString() + "; verdict " + c.state));
+      }
       if (c.held) v.append(el("span", { className: "held" }, " (held)"));
       if (c.calculated) v.append(el("span", { className: "held" }, " (calculated)"));
-      if (c.override) v.append(el("span", { className: "held" }, " (forced " + c.override.kind + " until " + c.override.expires + ")"));
       tr.append(v);
       for (const r of list.regions) {
         const cell = (c.regions || {})[r];
@@ -105,9 +110,12 @@
       rows.push(tr);
     }
     body.replaceChildren(...rows);
+    const tally = list.tally || { healthy: 0, unhealthy: 0, unknown: 0, forced_healthy: 0, forced_unhealthy: 0 };
+    const forced = tally.forced_healthy + tally.forced_unhealthy;
     document.getElementById("summary").textContent = list.checks.length === 0 ? "No checks at this location." :
       list.checks.length + " checks: " + tally.healthy + " healthy, " + tally.unhealthy + " unhealthy, " +
-      tally.unknown + " unknown.";
+      tally.unknown + " unknown" + (forced > 0 ? "; " + forced + " forced by an override (" +
+        tally.forced_unhealthy + " unhealthy, " + tally.forced_healthy + " healthy)" : "") + ".";
     const t = document.getElementById("updated");
     t.dateTime = list.generated_at;
     t.textContent = new Date(list.generated_at).toLocaleTimeString();
@@ -121,8 +129,11 @@
     const sec = document.getElementById("evidence");
     sec.hidden = false;
     sec.dataset.check = e.id;
-    sec.dataset.state = e.state;
-    document.getElementById("evidence-title").textContent = e.id + ": " + e.state + (e.held ? " (held)" : "");
+    const served = e.served_state || e.state;
+    sec.dataset.state = served;
+    document.getElementById("evidence-title").textContent = e.id + ": " + served +
+      (e.override ? " (forced " + e.override.kind + " by " + e.override.author + "; verdict " + e.state + ")" : "") +
+      (e.held ? " (held)" : "");
     document.getElementById("evidence-sentence").textContent = e.explanation;
     const dl = document.getElementById("evidence-facts");
     dl.replaceChildren();
