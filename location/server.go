@@ -109,7 +109,7 @@ type Server struct {
 	snap     atomic.Pointer[Snapshot]
 	verdicts atomic.Pointer[verdicts]
 	signers  atomic.Pointer[map[string]*dnssec.Signer] // by apex (dnssec.go)
-	budget   *dnssec.Budget                             // of new signatures (dnssec.go)
+	budget   *dnssec.Budget                            // of new signatures (dnssec.go)
 	unsigned atomic.Pointer[map[string]string]         // why, by apex (dnssec.go)
 	locality atomic.Pointer[routing.Locality]          // for nearest record sets (nearest.go)
 	scratch  sync.Pool
