@@ -105,13 +105,20 @@ func BenchmarkDNSPerfNewNames(b *testing.B) {
 	var ratios []float64
 	for range b.N {
 		for r := range rounds {
+			c0 := processCPU(b)
 			unsigned := runDNSPerf(b, s.Addr().String(), queries, seconds, false, 0, false)
+			c1 := processCPU(b)
 			d0 := dropped()
 			signed := runDNSPerf(b, s.Addr().String(), queries, seconds, false, 0, true)
+			c2 := processCPU(b)
 			ratio := signed.qps / unsigned.qps
 			ratios = append(ratios, ratio)
-			b.Logf("round %d: unsigned %.0f qps (%d of %d completed), signed %.0f qps (%d of %d completed, %.0f dropped for the signing budget): %.1f%%",
-				r+1, unsigned.qps, unsigned.completed, unsigned.sent, signed.qps, signed.completed, signed.sent, dropped()-d0, 100*ratio)
+			// Queries answered per CPU-second of the server (this process), to compare with
+			// other servers on a machine that dnsperf shares.
+			perCPU := func(n int, ns int64) float64 { return float64(n) / (float64(max(ns, 1)) / 1e9) }
+			b.Logf("round %d: unsigned %.0f qps (%d of %d completed, %.0f per server CPU-second), signed %.0f qps (%d of %d completed, %.0f per server CPU-second, %.0f dropped for the signing budget): %.1f%%",
+				r+1, unsigned.qps, unsigned.completed, unsigned.sent, perCPU(unsigned.completed, c1-c0),
+				signed.qps, signed.completed, signed.sent, perCPU(signed.completed, c2-c1), dropped()-d0, 100*ratio)
 		}
 	}
 	b.ReportMetric(100*slices.Min(ratios), "min-signed-%")
