@@ -51,17 +51,17 @@ func TestKeysSignAndVerify(t *testing.T) {
 			t.Fatalf("%s: %d DNSKEYs", scheme, len(keys))
 		}
 		a, _ := dns.NewRR("www.example.test. 60 IN A 192.0.2.1")
-		sigs, err := sg.AppendSignatures(nil, []dns.RR{a}, now)
+		sigs, err := sg.AppendSignatures(nil, []dns.RR{a}, now, nil)
 		if err != nil || len(sigs) != 1 {
 			t.Fatalf("%s: signatures %v, %v", scheme, sigs, err)
 		}
 		verify(t, keys, sigs[0].(*dns.RRSIG), []dns.RR{a}, now)
-		ksigs, _ := sg.AppendSignatures(nil, keys, now)
+		ksigs, _ := sg.AppendSignatures(nil, keys, now, nil)
 		if len(ksigs) != 1 || ksigs[0].(*dns.RRSIG).KeyTag == sigs[0].(*dns.RRSIG).KeyTag && scheme == SchemeSplit {
 			t.Fatalf("%s: DNSKEY signed by %v", scheme, ksigs)
 		}
 		verify(t, keys, ksigs[0].(*dns.RRSIG), keys, now)
-		again, _ := sg.AppendSignatures(nil, []dns.RR{a}, now.Add(time.Minute))
+		again, _ := sg.AppendSignatures(nil, []dns.RR{a}, now.Add(time.Minute), nil)
 		if again[0] != sigs[0] {
 			t.Errorf("%s: the second signature of the same set did not come from the cache", scheme)
 		}
@@ -110,7 +110,7 @@ func TestSealBindsSecretZoneAndTag(t *testing.T) {
 func TestSignatureCacheBounded(t *testing.T) {
 	sealer := testSealer(t, "0123456789abcdef0123456789abcdef")
 	zk, _ := InitialKeys("example.test.", SchemeCombined, sealer, 0)
-	sg, err := NewSigner(zk, sealer, SignerConfig{CacheSize: 100, SignRate: 1 << 20})
+	sg, err := NewSigner(zk, sealer, SignerConfig{CacheSize: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +118,7 @@ func TestSignatureCacheBounded(t *testing.T) {
 	for i := range 1000 {
 		rr := &dns.A{Hdr: dns.RR_Header{Name: "www.example.test.", Rrtype: dns.TypeA, Class: dns.ClassINET, Ttl: 60},
 			A: []byte{10, 0, byte(i >> 8), byte(i)}}
-		if _, err := sg.AppendSignatures(nil, []dns.RR{rr}, now); err != nil {
+		if _, err := sg.AppendSignatures(nil, []dns.RR{rr}, now, nil); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -46,8 +46,9 @@ func (s *Server) answerZone(scr *scratch, snap *Snapshot, z *zone, name string, 
 // spent signing budget: a flood drops thousands a second, the log says so once in a while.
 const signDropLogEvery = 10 * time.Second
 
-// dropUnsigned drops a query whose answer cannot be signed now: it is not sent unsigned (a
-// validator would call it bogus), as the rate limiter drops. The drop is counted
+// dropUnsigned drops a query whose answer cannot be signed now, the location's signing budget
+// (Config.SignBudget) being spent: it is not sent unsigned (a validator would call it bogus),
+// as the rate limiter drops. The drop is counted
 // (vigil_location_queries_dropped_total{reason="sign_budget"}) and logged at most once every
 // signDropLogEvery, with the drops since the last line.
 func (s *Server) dropUnsigned(scr *scratch, oc *outcome) ([]byte, outcome) {
@@ -61,8 +62,8 @@ func (s *Server) dropUnsigned(scr *scratch, oc *outcome) ([]byte, outcome) {
 		if oc.zone != nil {
 			zone = oc.zone.name
 		}
-		s.log.Warn("location: queries of signed zones dropped unanswered: the zone's signing budget is spent",
-			"zone", zone, "dropped", s.signDrops.Swap(0),
+		s.log.Warn("location: queries of signed zones dropped unanswered: the signing budget is spent",
+			"zone", zone, "budget_per_second", s.budget.Rate(), "dropped", s.signDrops.Swap(0),
 			"see", `vigil_location_queries_dropped_total{reason="sign_budget"}`)
 	}
 	return nil, *oc
@@ -79,6 +80,7 @@ func (s *Server) SetSigners(signers map[string]*dnssec.Signer) {
 			m[canonical(apex)] = sg
 		}
 	}
+	s.budget.SetZones(slices.Collect(maps.Keys(m)))
 	s.signers.Store(&m)
 }
 
@@ -216,7 +218,9 @@ func (s *Server) sign(scr *scratch, snap *Snapshot, rcode int) (_ int, ok bool) 
 				nsec = dnssec.NoData(d.name, typesBut(typesAt(d.z, d.name, d.node), d.rtype), d.z.negTTL)
 			}
 			ns = append(ns, nsec)
-			ns = s.appendSigs(ns, sg, []dns.RR{nsec}, now, &ok)
+			// A black lie is for one name, which a flood of random names never asks again:
+			// its signature skips the cache (it would push out what is asked again).
+			ns = s.appendSigsOnce(ns, sg, []dns.RR{nsec}, now, d.node == nil, &ok)
 			signed = true
 		}
 	}
@@ -246,7 +250,17 @@ func (s *Server) appendCutProof(dst []dns.RR, sg *dnssec.Signer, z *zone, cut st
 // failure to sign is logged and leaves the set unsigned, which a validator treats as bogus
 // rather than as absent.
 func (s *Server) appendSigs(dst []dns.RR, sg *dnssec.Signer, rrset []dns.RR, now time.Time, ok *bool) []dns.RR {
-	out, err := sg.AppendSignatures(dst, rrset, now)
+	return s.appendSigsOnce(dst, sg, rrset, now, false, ok)
+}
+
+// appendSigsOnce is appendSigs, with the signature neither looked up in nor kept in the
+// signature cache when once is set (dnssec.Signer.AppendSignaturesOnce).
+func (s *Server) appendSigsOnce(dst []dns.RR, sg *dnssec.Signer, rrset []dns.RR, now time.Time, once bool, ok *bool) []dns.RR {
+	add := sg.AppendSignatures
+	if once {
+		add = sg.AppendSignaturesOnce
+	}
+	out, err := add(dst, rrset, now, s.budget)
 	switch {
 	case errors.Is(err, dnssec.ErrSignBudget):
 		*ok = false

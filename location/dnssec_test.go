@@ -197,14 +197,14 @@ func BenchmarkRespondSigned(b *testing.B) {
 		{"signed-uncached", true, 1},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			s, err := New(Config{Addr: "127.0.0.1:0"})
+			s, err := New(Config{Addr: "127.0.0.1:0", SignBudget: dnssec.NewBudget(1 << 30)})
 			if err != nil {
 				b.Fatal(err)
 			}
 			s.SetSnapshot(mustSnapshot(b, testZones(), testShards()))
 			sealer, _ := dnssec.NewSealer([]byte("location-test-seal-secret-000000"))
 			zk, _ := dnssec.InitialKeys("example.test.", dnssec.SchemeCombined, sealer, time.Now().Unix())
-			sg, err := dnssec.NewSigner(zk, sealer, dnssec.SignerConfig{CacheSize: c.cache, SignRate: 1 << 30})
+			sg, err := dnssec.NewSigner(zk, sealer, dnssec.SignerConfig{CacheSize: c.cache})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -19,7 +19,7 @@ const (
 	// closed at once.
 	dropTCPClient = "tcp_conns_per_client"
 	// dropSignBudget is a query of a signed zone whose answer needs a new signature while
-	// the zone's signing budget is spent (dnssec.go).
+	// the location's signing budget (dnssec.Budget) is spent (dnssec.go).
 	dropSignBudget = "sign_budget"
 )
 

@@ -45,6 +45,10 @@ type Config struct {
 	// "127.0.0.1:5353". Port 0 picks a free port (the same for both). The main listener
 	// answers every hosted zone.
 	Addr string
+	// SignBudget bounds the new DNSSEC signatures this location makes a second, shared fairly
+	// between its signed zones (dnssec.Budget); nil means dnssec.DefaultCPUFraction of
+	// GOMAXPROCS cores at the signing cost measured when New runs.
+	SignBudget *dnssec.Budget
 	// NameServers maps the index of each virtual name server this location hosts to the
 	// address it listens on. There a zone is answered only when that name server is in the
 	// zone's shard, and REFUSED otherwise.
@@ -105,6 +109,7 @@ type Server struct {
 	snap     atomic.Pointer[Snapshot]
 	verdicts atomic.Pointer[verdicts]
 	signers  atomic.Pointer[map[string]*dnssec.Signer] // by apex (dnssec.go)
+	budget   *dnssec.Budget                            // of new signatures (dnssec.go)
 	unsigned atomic.Pointer[map[string]string]         // why, by apex (dnssec.go)
 	locality atomic.Pointer[routing.Locality]          // for nearest record sets (nearest.go)
 	scratch  sync.Pool
@@ -173,11 +178,15 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.SignBudget == nil {
+		cfg.SignBudget = dnssec.NewBudget(dnssec.BudgetRate(dnssec.MeasureSignCost(), runtime.GOMAXPROCS(0), dnssec.DefaultCPUFraction))
+	}
 	m, err := newMetrics(cfg.Registerer)
 	if err != nil {
 		return nil, fmt.Errorf("location: metrics: %w", err)
 	}
-	s := &Server{cfg: cfg, udpSize: cfg.UDPSize, log: cfg.Logger, now: cfg.Now, metrics: m, rrl: newRRL(cfg.RRL)}
+	s := &Server{cfg: cfg, udpSize: cfg.UDPSize, log: cfg.Logger, now: cfg.Now, metrics: m, rrl: newRRL(cfg.RRL),
+		budget: cfg.SignBudget}
 	if cfg.Registerer != nil {
 		if err := cfg.Registerer.Register(newSignerCollector(s)); err != nil {
 			return nil, fmt.Errorf("location: metrics: %w", err)

@@ -49,7 +49,7 @@ func (l *logLines) withMessage(msg string) (n int, dropped uint64) {
 	return n, dropped
 }
 
-// TestSignBudgetDropsCountedAndLogged: a flood of new names in a signed zone past the zone's
+// TestSignBudgetDropsCountedAndLogged: a flood of new names in a signed zone past the location's
 // signing budget gets no response for what cannot be signed (never an unsigned answer); each
 // such query is counted in vigil_location_queries_dropped_total{reason="sign_budget"}, and
 // logged at most once every ten seconds with the drops since the last line, which add up to
@@ -60,7 +60,8 @@ func TestSignBudgetDropsCountedAndLogged(t *testing.T) {
 	var clock sync.Mutex
 	lines := &logLines{}
 	reg := prometheus.NewRegistry()
-	s := startServer(t, Config{Registerer: reg, Logger: slog.New(lines), Now: func() time.Time {
+	const rate = 20
+	s := startServer(t, Config{Registerer: reg, SignBudget: dnssec.NewBudget(rate), Logger: slog.New(lines), Now: func() time.Time {
 		clock.Lock()
 		defer clock.Unlock()
 		return now
@@ -79,14 +80,13 @@ func TestSignBudgetDropsCountedAndLogged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const rate = 20
-	sg, err := dnssec.NewSigner(zk, sealer, dnssec.SignerConfig{SignRate: rate})
+	sg, err := dnssec.NewSigner(zk, sealer, dnssec.SignerConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	s.SetSigners(map[string]*dnssec.Signer{"example.test.": sg})
 
-	const msg = "location: queries of signed zones dropped unanswered: the zone's signing budget is spent"
+	const msg = "location: queries of signed zones dropped unanswered: the signing budget is spent"
 	flood := func(round, n int, do bool) (answered, unsigned int) {
 		for i := range n {
 			q := query(fmt.Sprintf("r%d-%d.example.test.", round, i), dns.TypeA, 0)
