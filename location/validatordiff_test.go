@@ -23,15 +23,19 @@ import (
 // unsigned child hosted beside their signed parent, a set at the size limit, long CAA, TXT
 // of many strings, SRV with the target ".") served by one location over real sockets, asked
 // by two validators written apart from Vigil and from each other, Debian's unbound and
-// BIND's delv, for every name and type, over UDP and over TCP, through seven phases:
+// BIND's delv, for every name and type, over UDP and over TCP, through eight phases:
 //
 //	before        every record healthy
 //	failover      the primary of each failover set (half of each other set's records) down
 //	no-healthy    every record down: each set answers as its no_healthy says
 //	recovered     every record healthy again
-//	zsk-rollover  the parent's ZSK rolled (pre-publication, in real time with TTLs of 1s)
+//	zsk-published the parent's new ZSK published, the old one signing (pre-publication)
+//	zsk-signing   the new ZSK signing, the old one still published (TTLs of 1s, real time)
 //	csk-rollover  the child's CSK rolled (double signature; the parent serves both DS)
 //	after         the CSK rollover finished (forced) and the old DS gone; the old ZSK removed
+//
+// Between the phases of verdicts the resolvers' caches expire; through the rollovers they
+// do not.
 //
 // Every answer must validate (unbound's AD bit, delv's "fully validated") or, in the
 // unsigned child, be provably insecure (no AD; delv's "unsigned answer"). A SERVFAIL or a
@@ -117,6 +121,7 @@ func TestValidatorDifferential(t *testing.T) {
 		full:     full,
 		counts:   map[string]map[string]int{},
 		kinds:    map[string]map[string]int{},
+		causes:   map[string]int{},
 		verdicts: s,
 	}
 	qs := c.questions()
@@ -124,7 +129,8 @@ func TestValidatorDifferential(t *testing.T) {
 		len(c.names), len(c.parent.RecordSets)+len(c.child.RecordSets)+len(c.plain.RecordSets)+1, len(c.policies), len(qs))
 	start := time.Now()
 
-	v.pass("before", qs)
+	settle := 2100 * time.Millisecond // unbound keeps a TTL of one second up to two
+	v.pass("before", qs, 0)
 
 	var down []VerdictChange
 	for _, p := range c.policies {
@@ -133,7 +139,7 @@ func TestValidatorDifferential(t *testing.T) {
 		}
 	}
 	s.PatchVerdicts(down)
-	v.pass("failover", qs)
+	v.pass("failover", qs, settle)
 
 	var all, up []VerdictChange
 	for _, id := range c.checks() {
@@ -142,22 +148,31 @@ func TestValidatorDifferential(t *testing.T) {
 	}
 	s.PatchVerdicts(all)
 	v.allDown = true
-	v.pass("no-healthy", qs)
+	v.pass("no-healthy", qs, settle)
 	v.allDown = false
 	s.PatchVerdicts(up)
-	v.pass("recovered", qs)
+	v.pass("recovered", qs, settle)
 
-	// The ZSK rollover, in real time: the new ZSK is published now, signs from 2s on, and the
-	// old one is removed 2s later; the pass lasts longer than that.
+	// The ZSK rollover, in real time: the new ZSK is published at once and signs from 2s on
+	// (DNSKEY TTL and margin), the old one removed 2s later; one pass in each stage, with
+	// nothing waited for the caches (a rollover must not need it).
 	tm := dnssec.Timing{DNSKEYTTL: 1, MaxTTL: 1, Margin: 1}
-	zskStart := time.Now()
+	zskStart := time.Unix(time.Now().Unix(), 0) // the keys' times are whole seconds
+	oldZSK := parentKeys.Keys[1].Tag
 	rolled, err := dnssec.Rollover(parentKeys, dnssec.RoleZSK, sealer, zskStart.Unix(), tm)
 	if err != nil {
 		t.Fatal(err)
 	}
 	parentKeys = rolled
+	newZSK := parentKeys.Keys[len(parentKeys.Keys)-1].Tag
 	install(parentKeys, childKeys)
-	v.pass("zsk-rollover", qs)
+	vdSignedBy(t, s, oldZSK, "the ZSK rollover's first stage")
+	v.pass("zsk-published", qs, 0)
+	if wait := time.Until(zskStart.Add(2*time.Second + 100*time.Millisecond)); wait > 0 {
+		time.Sleep(wait)
+	}
+	vdSignedBy(t, s, newZSK, "the ZSK rollover's second stage")
+	v.pass("zsk-signing", qs, 0)
 
 	// The CSK rollover of the hosted child: both keys sign, and the parent serves both DS.
 	both, err := dnssec.Rollover(childKeys, dnssec.RoleCSK, sealer, time.Now().Unix(), tm)
@@ -167,7 +182,7 @@ func TestValidatorDifferential(t *testing.T) {
 	childKeys = both
 	install(parentKeys, childKeys)
 	s.SetSnapshot(mustSnapshot(t, c.zones(dsValue(both.Keys[0]), dsValue(both.Keys[1])), nil))
-	v.pass("csk-rollover", qs)
+	v.pass("csk-rollover", qs, 0)
 
 	// Finished: forced (the TTLs of one second have passed, but the control plane's clock
 	// would say otherwise to the second), the parent serving the new DS alone, and the old
@@ -182,7 +197,8 @@ func TestValidatorDifferential(t *testing.T) {
 	if wait := time.Until(zskStart.Add(5 * time.Second)); wait > 0 {
 		time.Sleep(wait)
 	}
-	v.pass("after", qs)
+	vdSignedBy(t, s, newZSK, "after the rollovers")
+	v.pass("after", qs, settle)
 
 	v.report(time.Since(start))
 }
@@ -205,7 +221,28 @@ type vdRun struct {
 	counts   map[string]map[string]int
 	kinds    map[string]map[string]int
 	failures []string
-	asked    int
+	// causes counts the failures by kind of name, validator and the gist of the reason.
+	causes map[string]int
+	asked  int
+}
+
+// vdCause returns the gist of a validator's reason: the last cause unbound names ("no
+// signatures", "signatures from unknown keys", ...) or delv's "resolution failed" line.
+func vdCause(reason string) string {
+	if i := strings.LastIndex(reason, ">: "); i >= 0 {
+		reason = reason[i+3:]
+	} else if i := strings.LastIndex(reason, "resolution failed: "); i >= 0 {
+		reason = reason[i+len("resolution failed: "):]
+	}
+	for _, cut := range []string{" from 127.", " while building", "\"", "; "} {
+		if i := strings.Index(reason, cut); i > 0 {
+			reason = reason[:i]
+		}
+	}
+	if len(reason) > 70 {
+		reason = reason[:70]
+	}
+	return reason
 }
 
 // The outcomes of one question.
@@ -217,13 +254,13 @@ const (
 )
 
 // delvPerPhase is how many questions of each phase delv is asked, by transport, unless full.
-const delvPerPhase = 24
+const delvPerPhase = 32
 
-// pass asks every question of qs in phase: of unbound over UDP and over TCP, and of delv (a
+// pass waits settle, then asks every question of qs in phase: of unbound over UDP and over TCP, and of delv (a
 // sample, or all when full) over UDP and TCP.
-func (v *vdRun) pass(phase string, qs []vdQuestion) {
+func (v *vdRun) pass(phase string, qs []vdQuestion, settle time.Duration) {
 	v.t.Helper()
-	time.Sleep(1200 * time.Millisecond) // the resolvers' caches (one second at most) expire
+	time.Sleep(settle) // for the resolvers' caches to expire
 	type job struct {
 		q        vdQuestion
 		resolver string
@@ -442,6 +479,7 @@ func (v *vdRun) record(phase, resolver string, q vdQuestion, outcome, reason str
 	v.kinds[q.kind][outcome]++
 	if outcome == vdFailed {
 		v.failures = append(v.failures, fmt.Sprintf("%-12s %-11s %-40s %s", phase, resolver, q.String(), reason))
+		v.causes[fmt.Sprintf("%-10s %-8s %s", q.kind, strings.SplitN(resolver, "/", 2)[0], vdCause(reason))]++
 	}
 }
 
@@ -464,7 +502,7 @@ func (v *vdRun) report(took time.Duration) {
 	for k := range v.counts {
 		keys = append(keys, k)
 	}
-	order := map[string]int{"before": 0, "failover": 1, "no-healthy": 2, "recovered": 3, "zsk-rollover": 4, "csk-rollover": 5, "after": 6}
+	order := map[string]int{"before": 0, "failover": 1, "no-healthy": 2, "recovered": 3, "zsk-published": 4, "zsk-signing": 5, "csk-rollover": 6, "after": 7}
 	sort.Slice(keys, func(i, j int) bool {
 		pi, ri, _ := strings.Cut(keys[i], " ")
 		pj, rj, _ := strings.Cut(keys[j], " ")
@@ -490,6 +528,17 @@ func (v *vdRun) report(took time.Duration) {
 	for _, k := range kinds {
 		line("  "+k, v.kinds[k])
 	}
+	if len(v.causes) > 0 {
+		b.WriteString("failures by kind of name, validator and cause:\n")
+		causes := make([]string, 0, len(v.causes))
+		for k := range v.causes {
+			causes = append(causes, k)
+		}
+		sort.Strings(causes)
+		for _, k := range causes {
+			fmt.Fprintf(&b, "  %5d  %s\n", v.causes[k], k)
+		}
+	}
 	v.t.Log(b.String())
 	if len(v.failures) == 0 {
 		return
@@ -499,7 +548,7 @@ func (v *vdRun) report(took time.Duration) {
 	var shown, rest []string
 	seen := map[string]int{}
 	for _, f := range v.failures {
-		k := strings.Join(strings.Fields(f)[:2], " ") + " " + f[strings.LastIndex(f, "\x00")+1:][:0]
+		k := strings.Join(strings.Fields(f)[:2], " ")
 		if seen[k]++; seen[k] <= 3 {
 			shown = append(shown, f)
 		} else {
@@ -510,4 +559,20 @@ func (v *vdRun) report(took time.Duration) {
 	v.t.Errorf("%d answers neither validated nor provably insecure (seed %d; replay with VIGIL_VALDIFF_SEED=%d):\n%s%s",
 		len(v.failures), v.corpus.seed, v.corpus.seed, strings.Join(shown, "\n"),
 		map[bool]string{true: fmt.Sprintf("\n... and %d more", len(v.failures)-len(shown)), false: ""}[len(shown) < len(v.failures)])
+}
+
+// vdSignedBy fails the test unless the location signs the parent's answers with the key of
+// tag: that a rollover's stage is the one the phase says.
+func vdSignedBy(t *testing.T, s *Server, tag uint16, when string) {
+	t.Helper()
+	r := exchange(t, "udp", s.Addr(), doQuery("www."+vdParent, dns.TypeA, 1232))
+	var tags []uint16
+	for _, rr := range r.Answer {
+		if sig, ok := rr.(*dns.RRSIG); ok {
+			tags = append(tags, sig.KeyTag)
+		}
+	}
+	if len(tags) != 1 || tags[0] != tag {
+		t.Fatalf("%s: www.%s A signed by keys %v, want %d alone", when, vdParent, tags, tag)
+	}
 }
