@@ -38,8 +38,9 @@ import (
 // do not.
 //
 // Every answer must validate (unbound's AD bit, delv's "fully validated") or, in the
-// unsigned child, be provably insecure (no AD; delv's "unsigned answer"). A SERVFAIL or a
-// bogus answer fails the test with the name, type, phase and the validator's reason.
+// unsigned child, be provably insecure (no AD; delv's "unsigned answer"), and unbound and
+// delv must agree on it (an answer, a denial, insecure). A SERVFAIL or a bogus answer fails
+// the test with the name, type, phase and the validator's reason.
 //
 // By default unbound is asked the whole corpus in every phase and delv a sample of it (delv
 // is one process a question); VIGIL_VALDIFF_FULL=1 asks delv everything too, and
@@ -122,6 +123,7 @@ func TestValidatorDifferential(t *testing.T) {
 		counts:   map[string]map[string]int{},
 		kinds:    map[string]map[string]int{},
 		causes:   map[string]int{},
+		said:     map[string]vdSaid{},
 		verdicts: s,
 	}
 	qs := c.questions()
@@ -221,10 +223,16 @@ type vdRun struct {
 	counts   map[string]map[string]int
 	kinds    map[string]map[string]int
 	failures []string
+	// said is the first validator's outcome of each question, by phase, transport and question.
+	said map[string]vdSaid
 	// causes counts the failures by kind of name, validator and the gist of the reason.
-	causes map[string]int
-	asked  int
+	causes   map[string]int
+	asked    int
+	compared int
 }
+
+// vdSaid is what one validator said of a question.
+type vdSaid struct{ program, outcome string }
 
 // vdCause returns the gist of a validator's reason: the last cause unbound names ("no
 // signatures", "signatures from unknown keys", ...) or delv's "resolution failed" line.
@@ -477,6 +485,20 @@ func (v *vdRun) record(phase, resolver string, q vdQuestion, outcome, reason str
 		v.kinds[q.kind] = map[string]int{}
 	}
 	v.kinds[q.kind][outcome]++
+	// The differential proper: unbound and delv, asked the same question in the same phase
+	// over the same transport, must agree on what the answer is.
+	if outcome != vdFailed {
+		program, transport, _ := strings.Cut(resolver, "/")
+		k := phase + " " + transport + " " + q.String()
+		if other, ok := v.said[k]; ok && other.program != program {
+			v.compared++
+		}
+		if other, ok := v.said[k]; ok && other.program != program && other.outcome != outcome {
+			outcome, reason = vdFailed, fmt.Sprintf("%s says %s, %s says %s", program, outcome, other.program, other.outcome)
+		} else if !ok {
+			v.said[k] = vdSaid{program, outcome}
+		}
+	}
 	if outcome == vdFailed {
 		v.failures = append(v.failures, fmt.Sprintf("%-12s %-11s %-40s %s", phase, resolver, q.String(), reason))
 		v.causes[fmt.Sprintf("%-10s %-8s %s", q.kind, strings.SplitN(resolver, "/", 2)[0], vdCause(reason))]++
@@ -489,7 +511,8 @@ func (v *vdRun) report(took time.Duration) {
 	v.t.Helper()
 	outcomes := []string{vdSecureAnswer, vdSecureDenial, vdInsecure, vdFailed}
 	var b strings.Builder
-	fmt.Fprintf(&b, "validator differential, seed %d: %d answers in %s\n", v.corpus.seed, v.asked, took.Round(time.Second))
+	fmt.Fprintf(&b, "validator differential, seed %d: %d answers in %s; unbound and delv compared on %d\n",
+		v.corpus.seed, v.asked, took.Round(time.Second), v.compared)
 	fmt.Fprintf(&b, "%-26s %8s %8s %8s %8s\n", "phase / validator", "answers", "denials", "insecure", "FAILED")
 	line := func(label string, m map[string]int) {
 		fmt.Fprintf(&b, "%-26s", label)
