@@ -113,18 +113,17 @@ func TestValidatorDifferential(t *testing.T) {
 		opts = append(opts, "stub-zone:", fmt.Sprintf("name: %q", z), fmt.Sprintf("stub-addr: %s@%s", host, port), "server:")
 	}
 	v := &vdRun{
-		t:        t,
-		corpus:   c,
-		udp:      unboundtest.Start(t, vdParent, addr, anchor, opts...),
-		tcp:      unboundtest.Start(t, vdParent, addr, anchor, append(opts, "tcp-upstream: yes")...),
-		delv:     delvtest.New(t, vdParent, addr, anchor),
-		sample:   rand.New(rand.NewPCG(seed, 7)),
-		full:     full,
-		counts:   map[string]map[string]int{},
-		kinds:    map[string]map[string]int{},
-		causes:   map[string]int{},
-		said:     map[string]vdSaid{},
-		verdicts: s,
+		t:      t,
+		corpus: c,
+		udp:    unboundtest.Start(t, vdParent, addr, anchor, opts...),
+		tcp:    unboundtest.Start(t, vdParent, addr, anchor, append(opts, "tcp-upstream: yes")...),
+		delv:   delvtest.New(t, vdParent, addr, anchor),
+		sample: rand.New(rand.NewPCG(seed, 7)),
+		full:   full,
+		counts: map[string]map[string]int{},
+		kinds:  map[string]map[string]int{},
+		causes: map[string]int{},
+		said:   map[string]vdSaid{},
 	}
 	qs := c.questions()
 	t.Logf("corpus: %d names, %d record sets in 3 zones, %d health-aware sets, %d questions a phase",
@@ -213,7 +212,6 @@ type vdRun struct {
 	delv     *delvtest.Validator
 	sample   *rand.Rand
 	full     bool
-	verdicts *Server
 	// allDown says every record is unhealthy: the answers' content is checked against each
 	// set's no_healthy.
 	allDown bool
@@ -341,7 +339,10 @@ func (v *vdRun) ask(q vdQuestion, resolver string) (outcome, reason string) {
 		}
 		return v.judgeUnbound(q, resp)
 	default:
-		res := v.delv.Ask(v.t, q.name, q.qtype, resolver == "delv/tcp")
+		res, err := v.delv.Query(q.name, q.qtype, resolver == "delv/tcp")
+		if err != nil {
+			return vdFailed, err.Error()
+		}
 		return judgeDelv(q, res.Output)
 	}
 }
