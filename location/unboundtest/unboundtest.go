@@ -40,8 +40,9 @@ type Resolver struct {
 // Start runs unbound, validating zone (absolute) with trust anchor ta (a DS or DNSKEY record
 // in presentation form) and asking the server at loc ("host:port") for it. Cached answers
 // live one second at most, so that a change of the location's answers (a failover) reaches
-// its clients at once. It stops, and shows its log when the test failed, when the test ends.
-func Start(t testing.TB, zone, loc, ta string) *Resolver {
+// its clients at once. Each of extra is one more line of unbound's server section (e.g.
+// "tcp-upstream: yes"). It stops, and shows its log when the test failed, when the test ends.
+func Start(t testing.TB, zone, loc, ta string, extra ...string) *Resolver {
 	t.Helper()
 	bin := Binary()
 	if bin == "" {
@@ -79,10 +80,10 @@ func Start(t testing.TB, zone, loc, ta string) *Resolver {
 	serve-expired: no
 	prefetch: no
 	edns-buffer-size: 1232
-stub-zone:
+%sstub-zone:
 	name: %q
 	stub-addr: %s@%s
-`, port, port, logPath, dir, strings.Join(strings.Fields(ta), " "), topLabel(zone), zone, locHost, locPort)
+`, port, port, logPath, dir, strings.Join(strings.Fields(ta), " "), topLabel(zone), extraLines(extra), zone, locHost, locPort)
 	path := filepath.Join(dir, "unbound.conf")
 	if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
@@ -118,6 +119,15 @@ stub-zone:
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// extraLines returns lines, each indented and ended, for the server section.
+func extraLines(lines []string) string {
+	var b strings.Builder
+	for _, l := range lines {
+		b.WriteString("\t" + l + "\n")
+	}
+	return b.String()
 }
 
 // topLabel returns the last label of zone with the root: "test." for "example.test.", the
