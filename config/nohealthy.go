@@ -28,8 +28,13 @@ func (v *validator) validateNoHealthy(rs *RecordSet, rp string, policy Policy, t
 		v.add(join(rp, "no_healthy"), "unknown choice %q: want all, nodata or fallback", rs.NoHealthy)
 		return
 	}
-	if policy == PolicySimple || policy == "" {
+	switch policy {
+	case PolicySimple, "":
 		v.add(join(rp, "no_healthy"), "a simple record set does not consult health checks: no_healthy needs a failover, weighted or multivalue policy")
+	case PolicyNearest:
+		// nearest falls back region by region and, with no region healthy, answers every
+		// record: a choice here would be accepted and never served.
+		v.add(join(rp, "no_healthy"), "the nearest policy answers every record when no region has a healthy one: no_healthy needs a failover, weighted or multivalue policy")
 	}
 	if rs.Alias != "" {
 		v.add(join(rp, "no_healthy"), "an alias answers as its target does: set no_healthy on the target")

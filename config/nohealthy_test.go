@@ -29,6 +29,8 @@ zones:
 		{`{name: www, type: A, policy: multivalue, no_healthy: never, records: [{value: 192.0.2.1}]}`, `unknown choice "never"`},
 		{`{name: www, type: A, policy: multivalue, fallback: 192.0.2.9, records: [{value: 192.0.2.1}]}`, "a fallback is answered only with no_healthy: fallback"},
 		{`{name: www, type: CNAME, policy: weighted, no_healthy: nodata, records: [{value: a.example., weight: 1}]}`, "a CNAME record set cannot answer no data"},
+		{`{name: www, type: A, policy: nearest, no_healthy: nodata, records: [{value: 192.0.2.1, health_check: c, region: a}]}`, "the nearest policy answers every record"},
+		{`{name: www, type: A, policy: nearest, no_healthy: fallback, fallback: 192.0.2.9, records: [{value: 192.0.2.1, health_check: c, region: a}]}`, "the nearest policy answers every record"},
 	} {
 		_, err := Parse([]byte(doc(tc.set)))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
