@@ -291,7 +291,7 @@ func TestAbuseManySourcesGossip(t *testing.T) {
 	}
 	dials, tried, ok := run(false)
 	_, cTried, cOK := run(true)
-	row(t, fmt.Sprintf("gossip streams from many addresses of one network: %s hold %d silent connections each at an encrypted node's gossip port (64 streams, 4 per network, defaults), redialling when the 5 s read timeout cuts them off, for %v; a node with the key on another network (127.0.0.1) joins every 120 ms meanwhile", floodWhat(addrs, false), perAddr, lasts),
+	row(t, fmt.Sprintf("gossip streams from many addresses of one network: %s hold %d silent connections each at an encrypted node's gossip port (%d streams, %d per network, defaults), redialling when the 5 s read timeout cuts them off, for %v; a node with the key on another network (127.0.0.1) joins every 120 ms meanwhile", floodWhat(addrs, false), perAddr, gossip.DefaultMaxInboundStreams, gossip.DefaultMaxInboundStreamsPerSource, lasts),
 		fmt.Sprintf("%s flood dials, %d joins", itoa(int(dials)), tried),
 		fmt.Sprintf("joins that went through %d of %d (control, the same flood from %s, as keyed by address: %d of %d)", ok, tried, floodWhat(addrs, true), cOK, cTried))
 	if tried < 10 || ok != tried {

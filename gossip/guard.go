@@ -23,8 +23,10 @@ const (
 	// DefaultMaxInboundStreams bounds the inbound gossip streams open at once.
 	DefaultMaxInboundStreams = 64
 	// DefaultMaxInboundStreamsPerSource bounds the inbound streams of one source network (a
-	// /24 for IPv4, a /56 for IPv6): a sixteenth of DefaultMaxInboundStreams.
-	DefaultMaxInboundStreamsPerSource = 4
+	// /24 for IPv4, a /56 for IPv6): a quarter of DefaultMaxInboundStreams. Nodes of one
+	// region often share a /24 and all push/pull with each other, so the share is a network's,
+	// not a host's: one /24 cannot hold more than a quarter, and the others keep the rest.
+	DefaultMaxInboundStreamsPerSource = 16
 	// DefaultMaxStreamBytes bounds the size of one inbound stream message (a push/pull state
 	// or a reliable message). memberlist's own bound is 20 MiB.
 	DefaultMaxStreamBytes = 8 << 20
