@@ -56,7 +56,7 @@ type API struct {
 	digestAt   time.Time
 	// avail is every check's 24-hour availability, computed at availAt (network.go).
 	availMu sync.Mutex
-	avail   map[string]float64
+	avail   map[string]availability
 	availAt time.Time
 }
 

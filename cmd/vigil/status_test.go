@@ -135,6 +135,10 @@ func TestStatusCommand(t *testing.T) {
 		{[]string{"status", "--addr", addr, "check", "nope"}, 1, []string{`no check "nope" at this location (HTTP 404)`}},
 		{[]string{"status", "--addr", addr, "verdicts", "sick"}, 1, []string{"invalid state", "HTTP 400"}},
 		{[]string{"status", "--addr", addr, "probes"}, 1, []string{"not a checker"}},
+		// A location runs no answer verifier: the error says so and where to ask instead.
+		{[]string{"status", "--addr", addr, "verification"}, 1, []string{
+			"this node runs no answer verification: it is a location; ask a checker started with -verify-interval",
+			"vigil status -addr CHECKER:7701 verification"}},
 		{[]string{"status", "--addr", closedAddr(t), "verdicts"}, 1, []string{"vigil status: Get "}},
 		{[]string{"status", "bogus"}, 2, []string{`unknown view "bogus"`}},
 		{[]string{"status", "check"}, 2, []string{"wrong number of arguments"}},
