@@ -48,7 +48,7 @@ func TestCheckerPageInBrowser(t *testing.T) {
 	dom := string(runChromium(t, bin, srv.URL+"/", "--dump-dom"))
 	section := func(id string) (open string, whole string) {
 		whole = regexp.MustCompile(`(?s)<section id="` + id + `"[^>]*>.*?</section>`).FindString(dom)
-		return regexp.MustCompile(`<section id="`+id+`"[^>]*>`).FindString(whole), whole
+		return regexp.MustCompile(`<section id="` + id + `"[^>]*>`).FindString(whole), whole
 	}
 	if e := regexp.MustCompile(`<p id="error"[^>]*>[^<]*`).FindString(dom); !strings.Contains(e, "hidden") || strings.Contains(e, "Cannot") {
 		t.Errorf("the checker's page shows an error: %s", e)
