@@ -113,6 +113,19 @@ func (v statusLocation) Answer(name, rtype string) (routing.Result, error) {
 	return v.n.Answer(name, rtype)
 }
 
+// HealthSetsOf returns the record sets whose answers check id can change in the zones served
+// now: the sets of status's DNS view (GET /v1/answers).
+func (v statusLocation) HealthSetsOf(id string) []location.SetName {
+	if v.n.dns == nil {
+		return nil
+	}
+	snap := v.n.dns.Snapshot()
+	if snap == nil {
+		return nil
+	}
+	return snap.HealthSetsOf(id)
+}
+
 // statusChecker adapts *Node's checker to status.CheckerView: each probe shows the check as
 // the node's current configuration has it (target, interval, thresholds) and the latest
 // result's reason, message, address and timings by phase.

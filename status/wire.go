@@ -207,6 +207,29 @@ type Answer struct {
 	RegionReason string `json:"region_reason,omitempty"`
 }
 
+// AnswerList is GET /v1/answers, the DNS view: what this location answers now for each record
+// set that consults a health check, by name and type. It is derived: the routing decision of
+// each set, which no domain type lists.
+type AnswerList struct {
+	// Location is the asked node; GeneratedAt when it answered.
+	Location    string    `json:"location"`
+	GeneratedAt time.Time `json:"generated_at"`
+	// Sets counts the record sets that consult a health check; Matching those whose name
+	// contains the query's q; LastResort those listed that answer in last resort.
+	Sets       int `json:"sets"`
+	Matching   int `json:"matching"`
+	LastResort int `json:"last_resort"`
+	// Answers are the first of the matching sets (at most the query's limit), by name and type.
+	Answers []AnswerSet `json:"answers"`
+}
+
+// AnswerSet is one record set's answer in the DNS view, or why there is none (a zone not
+// installed).
+type AnswerSet struct {
+	Answer
+	Error string `json:"error,omitempty"`
+}
+
 // Candidate is one record of an answered record set.
 type Candidate struct {
 	// Index is the record's position in the set; Value its data.
