@@ -65,7 +65,9 @@ func (a *API) answers(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	slices.SortFunc(sets, func(x, y location.SetName) int { return cmp.Or(cmp.Compare(x.Name, y.Name), cmp.Compare(x.Type, y.Type)) })
+	slices.SortFunc(sets, func(x, y location.SetName) int {
+		return cmp.Or(cmp.Compare(x.Name, y.Name), cmp.Compare(x.Type, y.Type))
+	})
 	notes := a.overridesInForce()
 	list := AnswerList{Location: a.opts.Node.Identity().ID, GeneratedAt: a.now(), Sets: len(sets), Answers: []AnswerSet{}}
 	for _, s := range sets {
