@@ -2,6 +2,8 @@ package status
 
 import (
 	"net/http"
+	"net/http/httptest"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -64,3 +66,47 @@ func TestAnswersView(t *testing.T) {
 
 // noSets is a LocationView that cannot list its record sets.
 type noSets struct{ LocationView }
+
+// TestDNSViewInBrowser: a location's page, in headless Chromium, draws the DNS view: each
+// record set with what it answers now, its rule, and last resort marked where it is in force
+// (www, both of whose records fail), with a summary that counts it.
+func TestDNSViewInBrowser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Chromium")
+	}
+	bin := chromium(t)
+	loc := newTestLocation(t)
+	demoScenario(loc)
+	loc.reports["web-us-east"] = loc.reports["web-eu-west"]
+	loc.evaluate()
+	a, _, _ := newTestAPI(t, loc, nil)
+	srv := httptest.NewServer(a)
+	t.Cleanup(srv.Close)
+
+	dom := string(runChromium(t, bin, srv.URL+"/", "--dump-dom"))
+	sec := regexp.MustCompile(`(?s)<section id="dns"[^>]*>.*?</section>`).FindString(dom)
+	if sec == "" || strings.Contains(regexp.MustCompile(`<section id="dns"[^>]*>`).FindString(sec), "hidden") {
+		t.Fatalf("no DNS view on a location's page:\n%s", sec)
+	}
+	row := func(set string) string {
+		return regexp.MustCompile(`(?s)<tr data-set="` + regexp.QuoteMeta(set) + `"[^>]*>.*?</tr>`).FindString(sec)
+	}
+	www := row("www.demo.vigil.test. A")
+	for _, want := range []string{`data-last-resort="true"`, "<td>failover</td>", "yes: every record answered",
+		"192.0.2.1 web-us-east unhealthy", "198.51.100.1 web-eu-west unhealthy"} {
+		if !strings.Contains(www, want) {
+			t.Errorf("www's row lacks %q:\n%s", want, www)
+		}
+	}
+	all := row("all.demo.vigil.test. A")
+	if !strings.Contains(all, `data-last-resort="false"`) || !strings.Contains(all, "<td>multivalue</td><td>healthy</td>") {
+		t.Errorf("all's row:\n%s", all)
+	}
+	if !strings.Contains(sec, "3 record sets consult a health check; 1 answer in last resort (no record healthy, every record answered).") {
+		t.Errorf("DNS view summary: %s", regexp.MustCompile(`<p id="dns-summary"[^>]*>[^<]*`).FindString(sec))
+	}
+	if e := regexp.MustCompile(`<p id="error"[^>]*>[^<]*`).FindString(dom); !strings.Contains(e, "hidden") {
+		t.Errorf("the page shows an error: %s", e)
+	}
+	screenshots(t, bin, srv.URL+"/", "status-dns", 1200, 1200)
+}

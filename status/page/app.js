@@ -342,6 +342,35 @@
     }));
   }
 
+  // drawAnswers draws the DNS view: each record set that consults a health check, what the
+  // location answers for it now, the rule that chose it and whether last resort is in force
+  // (no record healthy, so every one answered); null (no such view) hides it.
+  function drawAnswers(l) {
+    const sec = document.getElementById("dns");
+    sec.hidden = !l;
+    if (!l) return;
+    const answers = l.answers || [];
+    document.getElementById("dns-summary").textContent = l.sets + " record sets consult a health check" +
+      (l.matching < l.sets ? ", " + l.matching + " shown" : "") + "; " +
+      (l.last_resort ? l.last_resort + " answer in last resort (no record healthy, every record answered)" : "none answers in last resort") +
+      (answers.length < l.matching ? "; the first " + answers.length + " listed" : "") + ".";
+    document.querySelector("#dns-table tbody").replaceChildren(...answers.map((a) => {
+      const tr = el("tr", { "data-set": a.name + " " + a.type, "data-last-resort": String(!!a.last_resort) });
+      tr.append(el("td", {}, a.name + " " + a.type));
+      if (a.error) {
+        tr.append(el("td", { "data-state": "unknown", colSpan: 5 }, "no answer: " + a.error));
+        return tr;
+      }
+      tr.append(el("td", {}, (a.values || []).join(", ") || "(none)"), el("td", {}, a.policy),
+        el("td", {}, a.rule + (a.region ? " (" + a.region + ")" : "")),
+        el("td", { "data-state": a.last_resort ? "unhealthy" : "healthy" }, a.last_resort ? "yes: every record answered" : "no"),
+        el("td", {}, (a.candidates || []).map((c) => c.value + " " + (c.health_check ? c.health_check + " " : "") + c.health +
+          (c.chosen ? " \u2190" : "")).join("; ")));
+      if ((a.overrides || []).length) tr.title = a.overrides.map((o) => o.sentence).join("\n");
+      return tr;
+    }));
+  }
+
   // drawMembers lists the members this node sees in the gossip pool.
   function drawMembers(l) {
     const ms = l.members || [];
@@ -389,6 +418,7 @@
         document.getElementById("checks").hidden = !list;
         document.getElementById("network").hidden = !list;
         if (!list) {
+          document.getElementById("dns").hidden = true;
           document.getElementById("zones-failed").hidden = true;
           document.getElementById("evidence").hidden = true;
           return;
@@ -397,6 +427,7 @@
         const sub = await Promise.all([
           part("served zones", failures, async () => drawZones(await getJSON("/v1/served-zones"))),
           part("network", failures, async () => drawNetwork(await getJSON(networkQuery()))),
+          part("DNS answers", failures, async () => drawAnswers(await getOptional("/v1/answers"))),
           selected ? part("check " + selected, failures, async () => {
             try {
               drawEvidence(await getJSON("/v1/verdicts/" + encodeURIComponent(selected)));
