@@ -85,6 +85,9 @@ func (v statusNode) Readiness() status.Readiness { return v.n.Ready() }
 // statusLocation adapts *Node's location to status.LocationView.
 type statusLocation struct{ n *Node }
 
+// A location lists its record sets for the status page's DNS view.
+var _ status.HealthSetsView = statusLocation{}
+
 func (v statusLocation) Verdicts() []status.CheckVerdict {
 	m, err := v.n.Verdicts()
 	if err != nil {
