@@ -326,7 +326,7 @@ func TestNetworkViewAvailability(t *testing.T) {
 	if err := WriteNetwork(&b, v, now); err != nil {
 		t.Fatal(err)
 	}
-	if !regexp.MustCompile(`check-0001 +yes +healthy 3/3 7\d\.\d\d% of 2h observed`).MatchString(b.String()) {
+	if !regexp.MustCompile(`check-0001 +yes +healthy 3/3 7\d\.\d\d% of (2h|1h59m) observed`).MatchString(b.String()) {
 		t.Errorf("vigil status network does not show the window observed beside the availability:\n%s", b.String())
 	}
 }
