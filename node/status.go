@@ -85,6 +85,9 @@ func (v statusNode) Readiness() status.Readiness { return v.n.Ready() }
 // statusLocation adapts *Node's location to status.LocationView.
 type statusLocation struct{ n *Node }
 
+// A location lists its record sets for the status page's DNS view.
+var _ status.HealthSetsView = statusLocation{}
+
 func (v statusLocation) Verdicts() []status.CheckVerdict {
 	m, err := v.n.Verdicts()
 	if err != nil {
@@ -111,6 +114,19 @@ func (v statusLocation) Overrides() []*control.Override { return v.n.Overrides()
 
 func (v statusLocation) Answer(name, rtype string) (routing.Result, error) {
 	return v.n.Answer(name, rtype)
+}
+
+// HealthSetsOf returns the record sets whose answers check id can change in the zones served
+// now: the sets of status's DNS view (GET /v1/answers).
+func (v statusLocation) HealthSetsOf(id string) []location.SetName {
+	if v.n.dns == nil {
+		return nil
+	}
+	snap := v.n.dns.Snapshot()
+	if snap == nil {
+		return nil
+	}
+	return snap.HealthSetsOf(id)
 }
 
 // statusChecker adapts *Node's checker to status.CheckerView: each probe shows the check as

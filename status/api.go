@@ -56,7 +56,7 @@ type API struct {
 	digestAt   time.Time
 	// avail is every check's 24-hour availability, computed at availAt (network.go).
 	availMu sync.Mutex
-	avail   map[string]float64
+	avail   map[string]availability
 	availAt time.Time
 }
 
@@ -90,6 +90,7 @@ func New(opts Options) (*API, error) {
 	a.handle("GET /v1/checkers", a.location(a.checkers))
 	a.handle("GET /v1/answer", a.location(a.answer))
 	a.handle("GET /v1/served-zones", a.location(a.zones))
+	a.handle("GET /v1/answers", a.location(a.answers))
 	a.handle("GET /v1/network", a.location(a.networkView))
 	a.handle("GET /v1/network/digest", a.location(a.networkDigest))
 	a.handle("GET /v1/history", a.withHistory(a.historyList))

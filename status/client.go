@@ -64,10 +64,8 @@ func (c *Client) get(ctx context.Context, path string, out any) error {
 	}
 	if res.StatusCode != http.StatusOK {
 		var e ErrorBody
-		if json.Unmarshal(body, &e) == nil && e.Error != "" {
-			return fmt.Errorf("status: %s: %s (HTTP %d)", path, strings.TrimPrefix(e.Error, "status: "), res.StatusCode)
-		}
-		return fmt.Errorf("status: %s: HTTP %d", path, res.StatusCode)
+		_ = json.Unmarshal(body, &e)
+		return &HTTPError{Path: path, Code: res.StatusCode, Message: strings.TrimPrefix(e.Error, "status: ")}
 	}
 	if err := json.Unmarshal(body, out); err != nil {
 		return fmt.Errorf("status: decoding %s: %w", path, err)
@@ -157,4 +155,21 @@ func (c *Client) AnswerHistory(ctx context.Context, name string) (AnswerHistory,
 		path += "?name=" + url.QueryEscape(name)
 	}
 	return v, c.get(ctx, path, &v)
+}
+
+// HTTPError is an error response of a node: the path asked, the HTTP status and the node's
+// message (without its "status: " prefix; empty when the body held none). Callers tell a role
+// the node does not run (404) from a failure with errors.As.
+type HTTPError struct {
+	Path    string
+	Code    int
+	Message string
+}
+
+// Error says what the node answered.
+func (e *HTTPError) Error() string {
+	if e.Message != "" {
+		return fmt.Sprintf("status: %s: %s (HTTP %d)", e.Path, e.Message, e.Code)
+	}
+	return fmt.Sprintf("status: %s: HTTP %d", e.Path, e.Code)
 }

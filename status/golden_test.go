@@ -147,6 +147,7 @@ var goldenCases = []struct {
 	{"answer-txt", "/v1/answer?name=demo.vigil.test&type=TXT", 200, func() any { return new(Answer) }},
 	{"answer-bad", "/v1/answer?name=www.demo.vigil.test", 400, func() any { return new(ErrorBody) }},
 	{"served-zones", "/v1/served-zones", 200, func() any { return new(ZoneList) }},
+	{"answers", "/v1/answers", 200, func() any { return new(AnswerList) }},
 	{"network", "/v1/network", 200, func() any { return new(NetworkView) }},
 	{"network-page", "/v1/network?limit=2&cursor=web-majority", 200, func() any { return new(NetworkView) }},
 	{"digest", "/v1/network/digest", 200, func() any { return new(Digest) }},

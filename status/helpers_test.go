@@ -131,6 +131,11 @@ func (l *testLocation) Explain(id string) (quorum.Explanation, bool) {
 // Zones implements LocationView from the location server's snapshot.
 func (l *testLocation) Zones() []location.ZoneState { return l.server.Snapshot().ZoneStates() }
 
+// HealthSetsOf implements HealthSetsView from the real location server's snapshot.
+func (l *testLocation) HealthSetsOf(id string) []location.SetName {
+	return l.server.Snapshot().HealthSetsOf(id)
+}
+
 // Checkers implements LocationView with HeardFrom.
 func (l *testLocation) Checkers() []HeardChecker {
 	var all []quorum.Report

@@ -63,8 +63,9 @@ func TestNetworkPageInBrowser(t *testing.T) {
 		!strings.Contains(row, "loc-sa hears only sa-east checkers") {
 		t.Errorf("check-0001's network row does not show loc-sa disagreeing with why:\n%s", row)
 	}
-	// loc-us, asked, has a history: check-0001 healthy for half of the hour it observed.
-	if !regexp.MustCompile(`data-location="loc-us"[^>]*>[^<]* \x{00B7} (49|50)\.\d\d%<`).MatchString(row) {
+	// loc-us, asked, has a history: check-0001 healthy for half of the hour it observed, which
+	// the figure says beside it.
+	if !regexp.MustCompile(`data-location="loc-us"[^>]*>[^<]* \x{00B7} (49|50)\.\d\d% of (59|60) minutes observed<`).MatchString(row) {
 		t.Errorf("check-0001's network row does not show loc-us's 24-hour availability:\n%s", row)
 	}
 	if !strings.Contains(row, `data-location="loc-ap" data-state="unknown">unreachable`) {
@@ -84,7 +85,7 @@ func TestNetworkPageInBrowser(t *testing.T) {
 		t.Errorf("history timeline: %s", timeline)
 	}
 	// Half of the last hour healthy, to the minute (the hour's buckets are minutes).
-	if !regexp.MustCompile(`Healthy (49|50)\.\d\d% of the last 1h`).MatchString(dom) {
+	if !regexp.MustCompile(`Healthy (49|50)\.\d\d% of the last 1h \((59|60) minutes observed\), [\d.]+% of the last 24h \((59|60) minutes observed\)`).MatchString(dom) {
 		t.Errorf("availability missing: %s", regexp.MustCompile(`<p id="history-availability"[^>]*>[^<]*`).FindString(dom))
 	}
 	screenshots(t, bin, srv.URL+"/#check=check-0001", "status-network", 1600, 1400)

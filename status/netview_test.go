@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -114,8 +115,13 @@ func TestNetworkView(t *testing.T) {
 			t.Errorf("reason %q does not say %q", row.Reason, want)
 		}
 	}
-	if v.Rows[0].Disagree || v.Rows[0].Reason != "" {
-		t.Errorf("check-0000 disagrees: %+v", v.Rows[0])
+	// loc-ap is unreachable: where the others agree, whether every location agrees is
+	// unknown, and the view counts those checks apart, never as agreeing.
+	if r := v.Rows[0]; r.Disagree || r.Agreement != AgreementUnknown || r.Reason != "loc-ap unreachable: whether it agrees is unknown" {
+		t.Errorf("check-0000 with loc-ap unreachable: agreement %q, reason %q, want unknown", r.Agreement, r.Reason)
+	}
+	if v.Unknown != 249 || v.Rows[1].Agreement != AgreementDisagree {
+		t.Errorf("unknown %d, want 249 (every check but the one in dispute); check-0001 %q", v.Unknown, v.Rows[1].Agreement)
 	}
 	checkNetworkPages(t, get)
 	if d := get("?filter=disagree"); d.Matching != 1 || len(d.Rows) != 1 || d.Rows[0].ID != "check-0001" {
@@ -308,5 +314,46 @@ func TestNetworkViewAvailability(t *testing.T) {
 	}
 	if a := cells["check-0000"].Availability24h; a != nil {
 		t.Errorf("check-0000, never observed, has an availability: %v", *a)
+	}
+	// The share is of the two hours observed, not of a day, and says so beside the figure.
+	if o := cells["check-0001"].Observed24h; o < 119*time.Minute || o > 121*time.Minute {
+		t.Errorf("check-0001 observed %v of the last 24 hours at loc-us, want about 2h", o)
+	}
+	if v.Rows[0].Agreement != AgreementAgree {
+		t.Errorf("a network of one reachable location: agreement %q, want agree", v.Rows[0].Agreement)
+	}
+	var b strings.Builder
+	if err := WriteNetwork(&b, v, now); err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`check-0001 +yes +healthy 3/3 7\d\.\d\d% of (2h|1h59m) observed`).MatchString(b.String()) {
+		t.Errorf("vigil status network does not show the window observed beside the availability:\n%s", b.String())
+	}
+}
+
+// TestWriteNetworkUnreachable: in the CLI's table a check that the reachable locations agree on
+// while one is unreachable reads "unknown", not "yes", and the header counts it apart.
+func TestWriteNetworkUnreachable(t *testing.T) {
+	v := NetworkView{Location: "loc-us", Checks: 2, Disagreements: 0, Unknown: 2, Matching: 2,
+		Locations: []NetworkLocation{{ID: "loc-us", Reachable: true, Self: true}, {ID: "loc-ap", Error: "unreachable: refused"}},
+		Rows: []NetworkRow{
+			{ID: "a", Agreement: AgreementUnknown, Reason: "loc-ap unreachable: whether it agrees is unknown",
+				Cells: map[string]NetworkCell{"loc-us": {State: "healthy", Healthy: 3, Fresh: 3}}},
+			{ID: "b", Agreement: AgreementUnknown, Reason: "loc-ap unreachable: whether it agrees is unknown",
+				Cells: map[string]NetworkCell{"loc-us": {State: "healthy", Healthy: 3, Fresh: 3}}},
+		}}
+	var b strings.Builder
+	if err := WriteNetwork(&b, v, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{"0 where locations disagree, 2 unknown (a location unreachable)",
+		"a      unknown  healthy 3/3", "a: loc-ap unreachable: whether it agrees is unknown"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if regexp.MustCompile(`(?m)^a +yes`).MatchString(out) {
+		t.Errorf("a check unknown at an unreachable location reads as agreeing:\n%s", out)
 	}
 }

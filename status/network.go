@@ -112,6 +112,7 @@ type merged struct {
 	locations []NetworkLocation
 	rows      []NetworkRow // sorted by id
 	disagree  int
+	unknown   int // rows the reachable agree on while a location is unreachable
 }
 
 // get returns the merged view, fetching it when the cached one is older than CacheFor; one

@@ -40,8 +40,8 @@ func (a *API) digest() Digest {
 		e := cv.Verdict
 		dc := DigestCheck{ID: cv.ID, NetworkCell: NetworkCell{State: e.State.String(), Held: e.Held, Since: e.Since,
 			Healthy: e.Counts.Healthy, Fresh: e.Counts.Fresh, Stale: e.Counts.Stale}}
-		if r, ok := avail[cv.ID]; ok {
-			dc.Availability24h = &r
+		if av, ok := avail[cv.ID]; ok {
+			dc.Availability24h, dc.Observed24h = &av.ratio, av.observed
 		}
 		if cv.Calculated {
 			dc.Fresh = e.Counts.Healthy + e.Counts.Unhealthy // its children, all of which count
@@ -58,10 +58,16 @@ func (a *API) digest() Digest {
 // cost when computed for each).
 const availAge = time.Minute
 
+// availability is a healthy share and the time it is of.
+type availability struct {
+	ratio    float64
+	observed time.Duration
+}
+
 // availability24h returns each check's healthy share of the last 24 hours, for the checks
 // this location observed in them (none without a history), as computed at most availAge
 // before now.
-func (a *API) availability24h(now time.Time) map[string]float64 {
+func (a *API) availability24h(now time.Time) map[string]availability {
 	if a.opts.History == nil {
 		return nil
 	}
@@ -70,13 +76,13 @@ func (a *API) availability24h(now time.Time) map[string]float64 {
 	if a.avail != nil && now.Sub(a.availAt) < availAge && !now.Before(a.availAt) {
 		return a.avail
 	}
-	out := map[string]float64{}
+	out := map[string]availability{}
 	defer func() { a.avail, a.availAt = out, now }()
 	page, _ := a.opts.History.HistorySummaries("", 0, now)
 	for _, h := range page {
 		for _, av := range h.Availability {
 			if av.Window == "24h" && av.Observed > 0 {
-				out[h.Check] = av.Ratio
+				out[h.Check] = availability{av.Ratio, av.Observed}
 			}
 		}
 	}

@@ -25,10 +25,30 @@ func merge(locs []NetworkLocation, ds []*Digest) *merged {
 		}
 	}
 	m := &merged{locations: locs, rows: make([]NetworkRow, 0, len(byID))}
+	var unreachable []string
+	for _, l := range locs {
+		if !l.Reachable {
+			unreachable = append(unreachable, l.ID)
+		}
+	}
 	for _, r := range byID {
 		r.Disagree, r.Reason = disagreement(r.Cells, heard)
-		if r.Disagree {
+		switch {
+		case r.Disagree:
+			r.Agreement = AgreementDisagree
 			m.disagree++
+		case len(unreachable) > 0:
+			// The reachable agree; an unreachable location's verdict is not known, so neither
+			// is whether every location agrees.
+			r.Agreement = AgreementUnknown
+			verb := "they agree"
+			if len(unreachable) == 1 {
+				verb = "it agrees"
+			}
+			r.Reason = strings.Join(unreachable, ", ") + " unreachable: whether " + verb + " is unknown"
+			m.unknown++
+		default:
+			r.Agreement = AgreementAgree
 		}
 		m.rows = append(m.rows, *r)
 	}

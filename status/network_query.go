@@ -73,7 +73,7 @@ func (a *API) networkView(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out := NetworkView{Location: a.opts.Node.Identity().ID, GeneratedAt: a.now(), Locations: m.locations,
-		Checks: len(m.rows), Disagreements: m.disagree, Rows: []NetworkRow{}}
+		Checks: len(m.rows), Disagreements: m.disagree, Unknown: m.unknown, Rows: []NetworkRow{}}
 	start, _ := slices.BinarySearchFunc(m.rows, nq.cursor, func(r NetworkRow, id string) int { return cmp.Compare(r.ID, id) })
 	if start < len(m.rows) && m.rows[start].ID == nq.cursor && nq.cursor != "" {
 		start++

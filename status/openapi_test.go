@@ -114,6 +114,8 @@ func TestOpenAPISchemas(t *testing.T) {
 		"StatusCheckHistory":    reflect.TypeFor[CheckHistory](),
 		"StatusAnswerChange":    reflect.TypeFor[history.AnswerChange](),
 		"StatusAnswerHistory":   reflect.TypeFor[AnswerHistory](),
+		"StatusAnswerList":      reflect.TypeFor[AnswerList](),
+		"StatusAnswerSet":       reflect.TypeFor[AnswerSet](),
 	}
 	for name := range spec.Components.Schemas {
 		if _, ok := types[name]; strings.HasPrefix(name, "Status") && !ok {

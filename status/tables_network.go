@@ -11,8 +11,12 @@ import (
 // WriteNetwork writes the network view: the locations with whom each hears, then one row a
 // check with a column per location, and each disagreement's reason under its row.
 func WriteNetwork(w io.Writer, v NetworkView, now time.Time) error {
-	fmt.Fprintf(w, "network as %s sees it: %d checks, %d where locations disagree, %d shown of %d matching\n",
-		clean(v.Location), v.Checks, v.Disagreements, len(v.Rows), v.Matching)
+	unknown := ""
+	if v.Unknown > 0 {
+		unknown = fmt.Sprintf(", %d unknown (a location unreachable)", v.Unknown)
+	}
+	fmt.Fprintf(w, "network as %s sees it: %d checks, %d where locations disagree%s, %d shown of %d matching\n",
+		clean(v.Location), v.Checks, v.Disagreements, unknown, len(v.Rows), v.Matching)
 	tw := newTable(w)
 	row(tw, "LOCATION", "REGION", "STATUS", "HEARS (FRESH/CHECKERS BY REGION)")
 	for _, l := range v.Locations {
@@ -41,8 +45,11 @@ func WriteNetwork(w io.Writer, v NetworkView, now time.Time) error {
 	row(tw, head...)
 	for _, r := range v.Rows {
 		agree := "yes"
-		if r.Disagree {
+		switch {
+		case r.Disagree || r.Agreement == AgreementDisagree:
 			agree = "NO"
+		case r.Agreement == AgreementUnknown:
+			agree = "unknown"
 		}
 		cells := []string{r.ID, agree}
 		for _, l := range v.Locations {
@@ -58,7 +65,7 @@ func WriteNetwork(w io.Writer, v NetworkView, now time.Time) error {
 					s += " held"
 				}
 				if c.Availability24h != nil {
-					s += " " + percent(*c.Availability24h) + "/24h"
+					s += " " + percent(*c.Availability24h) + " of " + observedFor(c.Observed24h) + " observed"
 				}
 				cells = append(cells, s)
 			}
@@ -69,7 +76,7 @@ func WriteNetwork(w io.Writer, v NetworkView, now time.Time) error {
 		return err
 	}
 	for _, r := range v.Rows {
-		if r.Disagree {
+		if r.Disagree || r.Agreement == AgreementUnknown {
 			fmt.Fprintf(w, "%s: %s\n", clean(r.ID), clean(r.Reason))
 		}
 	}
@@ -89,7 +96,7 @@ func WriteHistory(w io.Writer, h CheckHistory, now time.Time) error {
 			av = append(av, a.Window+" -")
 			continue
 		}
-		av = append(av, fmt.Sprintf("%s %.3f%% of %s", a.Window, 100*a.Ratio, a.Observed.Round(time.Second)))
+		av = append(av, fmt.Sprintf("%s %.3f%% of %s observed", a.Window, 100*a.Ratio, observedFor(a.Observed)))
 	}
 	fmt.Fprintf(w, "availability (healthy share of the time observed): %s\n", strings.Join(av, ", "))
 	tw := newTable(w)
@@ -127,4 +134,20 @@ func percent(r float64) string {
 		s = "99.99"
 	}
 	return s + "%"
+}
+
+// observedFor writes the time an availability is of, short and rounded: "45s", "2m", "5h30m",
+// "24h" (an unknown time, from a node of an earlier build, is "an unknown time").
+func observedFor(d time.Duration) string {
+	switch {
+	case d <= 0:
+		return "an unknown time"
+	case d < time.Minute:
+		return d.Round(time.Second).String()
+	}
+	s := strings.TrimSuffix(d.Round(time.Minute).String(), "0s") // "2m", "5h30m", "24h0m"
+	if h, ok := strings.CutSuffix(s, "h0m"); ok {
+		return h + "h"
+	}
+	return s
 }

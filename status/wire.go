@@ -207,6 +207,29 @@ type Answer struct {
 	RegionReason string `json:"region_reason,omitempty"`
 }
 
+// AnswerList is GET /v1/answers, the DNS view: what this location answers now for each record
+// set that consults a health check, by name and type. It is derived: the routing decision of
+// each set, which no domain type lists.
+type AnswerList struct {
+	// Location is the asked node; GeneratedAt when it answered.
+	Location    string    `json:"location"`
+	GeneratedAt time.Time `json:"generated_at"`
+	// Sets counts the record sets that consult a health check; Matching those whose name
+	// contains the query's q; LastResort those listed that answer in last resort.
+	Sets       int `json:"sets"`
+	Matching   int `json:"matching"`
+	LastResort int `json:"last_resort"`
+	// Answers are the first of the matching sets (at most the query's limit), by name and type.
+	Answers []AnswerSet `json:"answers"`
+}
+
+// AnswerSet is one record set's answer in the DNS view, or why there is none (a zone not
+// installed).
+type AnswerSet struct {
+	Answer
+	Error string `json:"error,omitempty"`
+}
+
 // Candidate is one record of an answered record set.
 type Candidate struct {
 	// Index is the record's position in the set; Value its data.
@@ -351,9 +374,12 @@ type NetworkView struct {
 	// with the error that kept it out.
 	Locations []NetworkLocation `json:"locations"`
 	// Checks counts every check; Disagreements those on which reachable locations differ;
-	// Matching those that pass the query's search and filter.
+	// Unknown those on which the reachable agree but a location could not be asked (whether
+	// every location agrees is not known); Matching those that pass the query's search and
+	// filter.
 	Checks        int `json:"checks"`
 	Disagreements int `json:"disagreements"`
+	Unknown       int `json:"unknown"`
 	Matching      int `json:"matching"`
 	// Rows are the page, sorted by id; Next is the cursor of the next page (empty: last).
 	Rows []NetworkRow `json:"rows"`
@@ -385,7 +411,17 @@ type NetworkRow struct {
 	// Disagree says the cells' states differ; Reason says who says what and whom each hears.
 	Disagree bool   `json:"disagree"`
 	Reason   string `json:"reason,omitempty"`
+	// Agreement is "agree" (every location answered and says the same), "disagree" (the cells
+	// differ) or "unknown" (the reachable agree, but a location, unreachable, may not).
+	Agreement string `json:"agreement"`
 }
+
+// The values of NetworkRow.Agreement.
+const (
+	AgreementAgree    = "agree"
+	AgreementDisagree = "disagree"
+	AgreementUnknown  = "unknown"
+)
 
 // NetworkCell is one location's verdict of one check, and its availability there.
 type NetworkCell struct {
@@ -398,4 +434,7 @@ type NetworkCell struct {
 	// Availability24h is the check's healthy share of the last 24 hours as the location
 	// observed it (its history), 0 to 1; absent when it observed none of them.
 	Availability24h *float64 `json:"availability_24h,omitempty"`
+	// Observed24h is how much of those 24 hours the location observed, the time the share is
+	// of (two minutes after a start, not a day); absent with Availability24h.
+	Observed24h time.Duration `json:"observed_24h_ns,omitempty"`
 }

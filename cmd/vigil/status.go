@@ -3,9 +3,12 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -181,7 +184,9 @@ func printStatus(ctx context.Context, c *status.Client, view string, args []stri
 		v, text, table = a, &a, func() error { return status.WriteAnswerHistory(w, a, now) }
 	case "verification":
 		var r verify.Report
-		err = c.Get(ctx, "/v1/verification", &r)
+		if err = c.Get(ctx, "/v1/verification", &r); err != nil {
+			err = noVerification(ctx, c, err)
+		}
 		v, text, table = r, &r, func() error { return verify.WriteReport(w, r, now) }
 	case "members":
 		var n status.NodeInfo
@@ -210,4 +215,26 @@ func printStatus(ctx context.Context, c *status.Client, view string, args []stri
 	// that none can add a row or send the terminal an escape sequence.
 	safetext.EscapeStrings(text)
 	return table()
+}
+
+// noVerification turns the 404 of a node that runs no answer verifier into what to ask
+// instead, naming what the node is (from GET /v1/node); other errors pass as they are.
+func noVerification(ctx context.Context, c *status.Client, err error) error {
+	var he *status.HTTPError
+	if !errors.As(err, &he) || he.Code != http.StatusNotFound {
+		return err
+	}
+	what := "it runs no checker"
+	if n, nerr := c.Node(ctx); nerr == nil {
+		switch {
+		case slices.Contains(n.Identity.Roles, "checker"):
+			what = "it is a checker started without -verify-interval"
+		case slices.Contains(n.Identity.Roles, "location"):
+			what = "it is a location"
+		case len(n.Identity.Roles) > 0:
+			what = "it runs " + strings.Join(n.Identity.Roles, ", ")
+		}
+	}
+	return fmt.Errorf("this node runs no answer verification: %s; ask a checker started with -verify-interval "+
+		"(vigil status -addr CHECKER:7701 verification)", what)
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vigil-dns/vigil/checker"
 	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/control"
 	"github.com/vigil-dns/vigil/location"
@@ -135,6 +136,10 @@ func TestStatusCommand(t *testing.T) {
 		{[]string{"status", "--addr", addr, "check", "nope"}, 1, []string{`no check "nope" at this location (HTTP 404)`}},
 		{[]string{"status", "--addr", addr, "verdicts", "sick"}, 1, []string{"invalid state", "HTTP 400"}},
 		{[]string{"status", "--addr", addr, "probes"}, 1, []string{"not a checker"}},
+		// A location runs no answer verifier: the error says so and where to ask instead.
+		{[]string{"status", "--addr", addr, "verification"}, 1, []string{
+			"this node runs no answer verification: it is a location; ask a checker started with -verify-interval",
+			"vigil status -addr CHECKER:7701 verification"}},
 		{[]string{"status", "--addr", closedAddr(t), "verdicts"}, 1, []string{"vigil status: Get "}},
 		{[]string{"status", "bogus"}, 2, []string{`unknown view "bogus"`}},
 		{[]string{"status", "check"}, 2, []string{"wrong number of arguments"}},
@@ -173,4 +178,33 @@ func closedAddr(t *testing.T) string {
 	addr := ln.Addr().String()
 	ln.Close()
 	return addr
+}
+
+// checkerOnlyNode is a node that runs a checker and no location.
+type checkerOnlyNode struct{ demoNode }
+
+func (checkerOnlyNode) Identity() status.Identity {
+	return status.Identity{ID: "us-1", Region: "us-east", Roles: []string{"checker"}}
+}
+
+// idleChecker is a checker with nothing assigned.
+type idleChecker struct{}
+
+func (idleChecker) Probes() []status.Probe   { return nil }
+func (idleChecker) Self() checker.SelfHealth { return checker.SelfHealth{Healthy: true} }
+
+// TestStatusVerificationNotRun: vigil status verification at a checker started without
+// -verify-interval says what the node is and where to ask, not a bare 404.
+func TestStatusVerificationNotRun(t *testing.T) {
+	api, err := status.New(status.Options{Node: checkerOnlyNode{}, Checker: idleChecker{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(api)
+	t.Cleanup(srv.Close)
+	code, _, stderr := runValidateCmd(t, "status", "--addr", strings.TrimPrefix(srv.URL, "http://"), "verification")
+	if code != 1 || !strings.Contains(stderr, "this node runs no answer verification: it is a checker started without -verify-interval; "+
+		"ask a checker started with -verify-interval (vigil status -addr CHECKER:7701 verification)") {
+		t.Errorf("exit %d, stderr %s", code, stderr)
+	}
 }

@@ -1,7 +1,10 @@
-// Vigil status page: draws the location's verdicts as a matrix of checks by region, every
+// Vigil status page: on a location, its verdicts as a matrix of checks by region, every
 // location's verdicts side by side (the network view, paged), and one check's evidence and
-// history when selected. Everything it shows comes from the status API of the node
-// that served it; it builds the page with DOM methods and textContent only.
+// history when selected; on a checker, what it probes and what it reports; on every node its
+// answer verification (when it runs one) and the members it sees. Each section is fetched and
+// drawn on its own: a role the node does not run (404) hides its sections, and a failure of
+// one is reported without stopping the others. Everything it shows comes from the status API
+// of the node that served it; it builds the page with DOM methods and textContent only.
 "use strict";
 
 (function () {
@@ -69,8 +72,6 @@
   function drawMatrix(list) {
     skew = Date.parse(list.generated_at) - Date.now();
     drawOverrides(list);
-    document.getElementById("location").textContent =
-      list.location ? "\u2014 location " + list.location + (list.region ? " (" + list.region + ")" : "") : "";
     const head = document.querySelector("#matrix thead tr");
     head.replaceChildren(el("th", { scope: "col" }, "check"), el("th", { scope: "col" }, "verdict"));
     for (const r of list.regions) head.append(el("th", { scope: "col" }, r));
@@ -116,9 +117,6 @@
       list.checks.length + " checks: " + tally.healthy + " healthy, " + tally.unhealthy + " unhealthy, " +
       tally.unknown + " unknown" + (forced > 0 ? "; " + forced + " forced by an override (" +
         tally.forced_unhealthy + " unhealthy, " + tally.forced_healthy + " healthy)" : "") + ".";
-    const t = document.getElementById("updated");
-    t.dateTime = list.generated_at;
-    t.textContent = new Date(list.generated_at).toLocaleTimeString();
   }
 
   function fact(dl, name, value) {
@@ -203,7 +201,8 @@
         else if (!c) tr.append(el("td", { "data-location": l.id }, "\u2014"));
         else tr.append(el("td", { "data-location": l.id, "data-state": c.state, title: l.id + ": " + c.state },
           marks[c.state] + " " + c.healthy + "/" + c.fresh + (c.held ? " held" : "") +
-          (c.availability_24h !== undefined ? " \u00B7 " + share(c.availability_24h) : "")));
+          (c.availability_24h !== undefined ? " \u00B7 " + share(c.availability_24h) + " of " +
+            observed(c.observed_24h_ns) + " observed" : "")));
       }
       tr.append(el("td", { className: "why" }, r.reason || ""));
       tr.addEventListener("click", () => select(r.id));
@@ -245,13 +244,25 @@
     return (s === "100.00" && r < 1 ? "99.99" : s) + "%";
   }
 
+  // observed writes how long an availability was observed, from nanoseconds: "45 seconds",
+  // "2 minutes", "5.5 hours", "24 hours".
+  function observed(ns) {
+    const s = (ns || 0) / 1e9;
+    if (!(s > 0)) return "an unknown time";
+    if (s < 90) return Math.round(s) + (Math.round(s) === 1 ? " second" : " seconds");
+    if (s < 5400) return Math.round(s / 60) + " minutes";
+    const h = Math.round(s / 360) / 10;
+    return h + (h === 1 ? " hour" : " hours");
+  }
+
   function pct(a) {
-    return a.observed_ns > 0 ? (100 * a.ratio).toFixed(2) + "%" : "\u2014";
+    return a.observed_ns > 0 ? (100 * a.ratio).toFixed(2) + "% of the last " + a.window + " (" +
+      observed(a.observed_ns) + " observed)" : "\u2014 of the last " + a.window + " (not observed)";
   }
 
   function drawHistory(h) {
     document.getElementById("history-availability").textContent = "Healthy " +
-      (h.availability || []).map((a) => pct(a) + " of the last " + a.window).join(", ") + " (of the time observed).";
+      (h.availability || []).map(pct).join(", ") + ".";
     document.getElementById("history-timeline").replaceChildren(...(h.changes || []).map((c) =>
       el("li", { "data-state": c.to || "unknown" }, new Date(c.at).toLocaleString() + " (" + ago(c.at) + "): " +
         (c.from || "no verdict") + " \u2192 " + (c.to || "no verdict") + ", " + c.healthy + " of " + c.fresh +
@@ -265,6 +276,7 @@
     const sec = document.getElementById("verification");
     sec.hidden = !r;
     if (!r) return;
+    if (r.generated_at && !Number.isNaN(Date.parse(r.generated_at))) skew = Date.parse(r.generated_at) - Date.now();
     const share = (100 * (r.disagreement_share || 0)).toFixed(2);
     document.getElementById("verification-summary").textContent = r.answers + " answers judged, " +
       r.disagreed + " (" + share + "%) disagreed with their location's verdicts; " +
@@ -293,8 +305,84 @@
   async function getOptional(path) {
     const res = await fetch(path, { cache: "no-store", headers: { Accept: "application/json" } });
     if (res.status === 404) return null;
-    if (!res.ok) throw new Error(res.status + " " + res.statusText);
-    return res.json();
+    let body = null;
+    try { body = await res.json(); } catch (_) { /* not JSON */ }
+    if (!res.ok) throw new Error((body && body.error) || res.status + " " + res.statusText);
+    return body;
+  }
+
+  // drawNode titles the page with the node's name, region and roles.
+  function drawNode(n) {
+    const roles = (n.roles || []).join(", ");
+    document.getElementById("location").textContent = "\u2014 " + n.id + (n.region ? " (" + n.region + ")" : "") +
+      (roles ? ": " + roles : "");
+  }
+
+  // drawProbes shows a checker's probes: each check's target, the status it reports, how many
+  // probes in a row agree, and the last probe's outcome; null (not a checker) hides it.
+  function drawProbes(l) {
+    const sec = document.getElementById("probes");
+    sec.hidden = !l;
+    if (!l) return;
+    const probes = l.probes || [];
+    const failing = probes.filter((p) => p.status === "unhealthy").length;
+    const self = l.self || {};
+    document.getElementById("probes-summary").textContent = "Checker " + l.checker + (l.region ? " (" + l.region + ")" : "") +
+      " probes " + probes.length + " checks, " + failing + " failing; its own health: " +
+      (self.healthy ? "healthy" : "unhealthy" + (self.reason ? " (" + self.reason + "), its reports are withheld" : "")) + ".";
+    document.querySelector("#probes-table tbody").replaceChildren(...probes.map((p) => {
+      const last = p.last;
+      const tr = el("tr", { "data-check": p.check });
+      tr.append(el("td", {}, p.check), el("td", {}, (p.protocol ? p.protocol + " " : "") + (p.target || "")),
+        el("td", { "data-state": p.status }, (marks[p.status] || "") + " " + p.status),
+        el("td", {}, String(p.consecutive)),
+        el("td", {}, last ? ago(last.at) + (last.timings && last.timings.total ? ", " + last.timings.total : "") : "not yet"),
+        el("td", {}, last ? last.reason + (last.message ? ": " + last.message : "") : ""));
+      return tr;
+    }));
+  }
+
+  // drawAnswers draws the DNS view: each record set that consults a health check, what the
+  // location answers for it now, the rule that chose it and whether last resort is in force
+  // (no record healthy, so every one answered); null (no such view) hides it.
+  function drawAnswers(l) {
+    const sec = document.getElementById("dns");
+    sec.hidden = !l;
+    if (!l) return;
+    const answers = l.answers || [];
+    document.getElementById("dns-summary").textContent = l.sets + " record sets consult a health check" +
+      (l.matching < l.sets ? ", " + l.matching + " shown" : "") + "; " +
+      (l.last_resort ? l.last_resort + " answer in last resort (no record healthy, every record answered)" : "none answers in last resort") +
+      (answers.length < l.matching ? "; the first " + answers.length + " listed" : "") + ".";
+    document.querySelector("#dns-table tbody").replaceChildren(...answers.map((a) => {
+      const tr = el("tr", { "data-set": a.name + " " + a.type, "data-last-resort": String(!!a.last_resort) });
+      tr.append(el("td", {}, a.name + " " + a.type));
+      if (a.error) {
+        tr.append(el("td", { "data-state": "unknown", colSpan: 5 }, "no answer: " + a.error));
+        return tr;
+      }
+      tr.append(el("td", {}, (a.values || []).join(", ") || "(none)"), el("td", {}, a.policy),
+        el("td", {}, a.rule + (a.region ? " (" + a.region + ")" : "")),
+        el("td", { "data-state": a.last_resort ? "unhealthy" : "healthy" }, a.last_resort ? "yes: every record answered" : "no"),
+        el("td", {}, (a.candidates || []).map((c) => c.value + " " + (c.health_check ? c.health_check + " " : "") + c.health +
+          (c.chosen ? " \u2190" : "")).join("; ")));
+      if ((a.overrides || []).length) tr.title = a.overrides.map((o) => o.sentence).join("\n");
+      return tr;
+    }));
+  }
+
+  // drawMembers lists the members this node sees in the gossip pool.
+  function drawMembers(l) {
+    const ms = l.members || [];
+    document.getElementById("members").hidden = false;
+    const alive = ms.filter((m) => m.state === "alive").length;
+    document.getElementById("members-summary").textContent = ms.length + " members, " + alive + " alive.";
+    document.querySelector("#members-table tbody").replaceChildren(...ms.map((m) => {
+      const tr = el("tr", { "data-member": m.id });
+      tr.append(el("td", {}, m.id), el("td", {}, m.region), el("td", {}, (m.roles || []).join(", ")),
+        el("td", { "data-state": m.state === "alive" ? "healthy" : m.state === "suspect" ? "stale" : "unhealthy" }, m.state));
+      return tr;
+    }));
   }
 
   function select(id) {
@@ -306,29 +394,75 @@
     refresh();
   }
 
+  // part runs one section's fetch and draw, recording its failure rather than throwing: one
+  // section that fails (or a role the node does not run) never stops the others.
+  async function part(name, failures, fn) {
+    try {
+      await fn();
+      return true;
+    } catch (err) {
+      failures.push(name + ": " + err.message);
+      return false;
+    }
+  }
+
   async function refresh() {
     clearTimeout(timer);
-    try {
-      drawMatrix(await getJSON("/v1/verdicts"));
-      drawZones(await getJSON("/v1/served-zones"));
-      drawNetwork(await getJSON(networkQuery()));
-      drawVerification(await getOptional("/v1/verification"));
-      if (selected) {
-        try {
-          drawEvidence(await getJSON("/v1/verdicts/" + encodeURIComponent(selected)));
-          try {
-            drawHistory(await getJSON("/v1/history/" + encodeURIComponent(selected)));
-          } catch (_) {
-            drawHistory({});
-          }
-        } catch (err) {
+    const failures = [];
+    let isLocation = false;
+    const done = await Promise.all([
+      part("node", failures, async () => drawNode(await getJSON("/v1/node"))),
+      part("verdicts", failures, async () => {
+        const list = await getOptional("/v1/verdicts");
+        isLocation = !!list;
+        document.getElementById("checks").hidden = !list;
+        document.getElementById("network").hidden = !list;
+        if (!list) {
+          document.getElementById("dns").hidden = true;
+          document.getElementById("zones-failed").hidden = true;
           document.getElementById("evidence").hidden = true;
-          throw err;
+          return;
         }
-      }
-      showError("");
-    } catch (err) {
-      showError("Cannot load the status: " + err.message);
+        drawMatrix(list);
+        await Promise.all([
+          part("served zones", failures, async () => drawZones(await getJSON("/v1/served-zones"))),
+          part("network", failures, async () => drawNetwork(await getJSON(networkQuery()))),
+          part("DNS answers", failures, async () => drawAnswers(await getOptional("/v1/answers"))),
+          selected ? part("check " + selected, failures, async () => {
+            try {
+              drawEvidence(await getJSON("/v1/verdicts/" + encodeURIComponent(selected)));
+            } catch (err) {
+              document.getElementById("evidence").hidden = true;
+              throw err;
+            }
+            try {
+              drawHistory(await getJSON("/v1/history/" + encodeURIComponent(selected)));
+            } catch (_) {
+              drawHistory({});
+            }
+          }) : true,
+        ]);
+      }),
+      part("probes", failures, async () => drawProbes(await getOptional("/v1/probes"))),
+      part("answer verification", failures, async () => drawVerification(await getOptional("/v1/verification"))),
+      part("members", failures, async () => drawMembers(await getJSON("/v1/members"))),
+    ]);
+    const probes = !document.getElementById("probes").hidden;
+    if (!isLocation && done[1]) {
+      document.getElementById("summary").textContent = probes ? "This node is a checker, not a DNS location: " +
+        "it shows what it probes" + (document.getElementById("verification").hidden ? "" : " and how locations answer") + "." :
+        "This node runs neither a DNS location nor a checker.";
+    }
+    if (!done.includes(true)) {
+      // Nothing answered: one message, not one a section; Updated keeps the last time that did.
+      showError("Cannot reach the node: " + failures[0] + "; showing what it last said.");
+    } else {
+      showError(failures.length ? "Cannot load part of the status: " + failures.join("; ") : "");
+      // Updated is the last refresh at which the node answered, by the node's clock.
+      const t = document.getElementById("updated");
+      const at = new Date(Date.now() + skew);
+      t.dateTime = at.toISOString();
+      t.textContent = at.toLocaleTimeString() + (failures.length ? " (in part)" : "");
     }
     timer = setTimeout(refresh, refreshMs);
   }
