@@ -50,8 +50,8 @@ with from then on instead of -gossip-key-file.
 flags:`)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, stop := parseFlags(ctx, fs, args, stdout, stderr); stop {
+		return code
 	}
 	if fs.NArg() == 1 && fs.Arg(0) == "generate" {
 		k := make([]byte, 32)

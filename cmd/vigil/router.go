@@ -66,8 +66,8 @@ func runRouter(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
 	var peers peerFlags
 	fs.Var(&peers, "peer", "a peer region: REGION,SUBNET,ENDPOINT,LATENCY (repeat for each)")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, stop := parseFlags(ctx, fs, args, stdout, stderr); stop {
+		return code
 	}
 	var level slog.Level
 	srcAddr, err1 := netip.ParseAddr(*src)
@@ -116,8 +116,8 @@ func runRouterCtl(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fs := flag.NewFlagSet("router ctl", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	base := fs.String("control", "http://127.0.0.1:7990", "the router's control API")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, stop := parseFlags(ctx, fs, args, stdout, stderr); stop {
+		return code
 	}
 	if fs.NArg() == 0 {
 		fmt.Fprintln(stderr, "usage: vigil router ctl links | stats | cut R | cut A B | cut-oneway FROM TO | latency A B DUR | loss A B PCT | heal")

@@ -61,21 +61,11 @@ func newAnalyzeFlags(out io.Writer) (*flag.FlagSet, *analyzeOptions) {
 const maxExtra = 2_000_000
 
 // runShard dispatches vigil shard's subcommands; analyze is the one there is.
-func runShard(_ context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) > 0 && args[0] == "analyze" {
-		return runShardAnalyze(args[1:], stdout, stderr)
+func runShard(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if code, stop := dispatchHelp("shard", args, stdout, stderr); stop {
+		return code
 	}
-	help := len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help")
-	w := stderr
-	if help {
-		w = stdout
-	}
-	fs, _ := newAnalyzeFlags(w)
-	fs.Usage()
-	if help {
-		return 0
-	}
-	return 2
+	return runShardAnalyze(ctx, args[1:], stdout, stderr)
 }
 
 // analysis is what vigil shard analyze prints: the blast radius and, for a zone, where its
@@ -97,13 +87,10 @@ type hosting struct {
 }
 
 // runShardAnalyze runs vigil shard analyze.
-func runShardAnalyze(args []string, stdout, stderr io.Writer) int {
+func runShardAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs, o := newAnalyzeFlags(stderr)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	if code, stop := parseFlags(ctx, fs, args, stdout, stderr); stop {
+		return code
 	}
 	usageErr := func(msg string) int {
 		fmt.Fprintf(stderr, "vigil shard analyze: %s\n", msg)

@@ -15,6 +15,11 @@ import (
 	"github.com/vigil-dns/vigil/sim"
 )
 
+// simScenarioList names the scenarios of vigil sim, for its help.
+func simScenarioList() string {
+	return strings.Join(append(sim.Scenarios(), "chaos", sim.DDoSName), ", ")
+}
+
 // runSim runs a scenario on an in-process dev network (`vigil sim <scenario>` or `vigil sim
 // -script file`), prints its timeline as it goes, then a verdict table per location and the
 // figures, and exits 1 when the history has a violation or a healthy endpoint flipped.
@@ -38,14 +43,14 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	logLevel := fs.String("log-level", "error", "debug, info, warn or error: the network's logs, on stderr")
 	seed := fs.Uint64("seed", 1, "chaos: the seed of the generated script")
 	duration := fs.Duration("duration", 60*time.Second, "chaos: how long the faults go on (the sum of the holds)")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, stop := parseFlags(ctx, fs, args, stdout, stderr); stop {
+		return code
 	}
 	// `vigil sim chaos -seed N`: the flags may follow the scenario's name.
 	chaos := fs.NArg() > 0 && fs.Arg(0) == "chaos"
 	if chaos {
-		if err := fs.Parse(fs.Args()[1:]); err != nil {
-			return 2
+		if code, stop := parseFlags(ctx, fs, fs.Args()[1:], stdout, stderr); stop {
+			return code
 		}
 	}
 	var level slog.Level

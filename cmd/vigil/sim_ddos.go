@@ -40,8 +40,8 @@ func runSimDDoS(ctx context.Context, args []string, level slog.Level, stdout, st
 	fs.Float64Var(&b.MinAnswered, "min-answered", 0.99, "the claim: the least share of queries answered on the servers the victim does not have")
 	fs.DurationVar(&b.MaxP99, "max-p99", 50*time.Millisecond, "the claim: their answers' 99th percentile latency during the flood")
 	fs.Float64Var(&b.MaxUnshardedAnswered, "max-unsharded-answered", 0.85, "the most share of the other zones' queries the unsharded run may answer (more: the flood did not reach them)")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, stop := parseFlags(ctx, fs, args, stdout, stderr); stop {
+		return code
 	}
 	if fs.NArg() > 0 {
 		fs.Usage()

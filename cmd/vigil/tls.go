@@ -16,9 +16,8 @@ import (
 
 // runTLS runs `vigil tls init`: a CA and node certificates for a development or demo network.
 func runTLS(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] != "init" {
-		fmt.Fprintln(stderr, "usage: vigil tls init [flags] DIR NAME=ROLE[+ROLE...][@HOST,...]...")
-		return 2
+	if code, stop := dispatchHelp("tls", args, stdout, stderr); stop {
+		return code
 	}
 	fs := flag.NewFlagSet("tls init", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -39,8 +38,8 @@ with the same DIR to renew certificates under the same CA. Example:
 flags:`)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args[1:]); err != nil {
-		return 2
+	if code, stop := parseFlags(ctx, fs, args[1:], stdout, stderr); stop {
+		return code
 	}
 	if fs.NArg() < 2 {
 		fs.Usage()
