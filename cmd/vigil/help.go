@@ -58,7 +58,7 @@ func printHelp(w io.Writer, path string, fs *flag.FlagSet) {
 		return
 	}
 	fmt.Fprintf(w, "vigil %s: %s\n\n", path, c.summary)
-	printUsageLines(w, c.usage)
+	printUsageLines(w, "Usage:", c.usage)
 	if c.detail != "" {
 		fmt.Fprintf(w, "\n%s\n", strings.TrimRight(c.detail, "\n"))
 	}
@@ -75,14 +75,13 @@ func printHelp(w io.Writer, path string, fs *flag.FlagSet) {
 	fmt.Fprintf(w, "\nExample:\n%s\n", indent(strings.TrimRight(c.example, "\n")))
 }
 
-// printUsageLines writes usage lines as "Usage: first" and the others aligned under it.
-func printUsageLines(w io.Writer, usage string) {
+// printUsageLines writes usage lines as "label first" and the others aligned under it.
+func printUsageLines(w io.Writer, label, usage string) {
 	for i, l := range strings.Split(strings.TrimSpace(usage), "\n") {
-		if i == 0 {
-			fmt.Fprintf(w, "Usage: %s\n", strings.TrimSpace(l))
-		} else {
-			fmt.Fprintf(w, "       %s\n", strings.TrimSpace(l))
+		if i > 0 {
+			label = strings.Repeat(" ", len(label))
 		}
+		fmt.Fprintf(w, "%s %s\n", label, strings.TrimSpace(l))
 	}
 }
 
@@ -201,7 +200,7 @@ func parseFlagsAs(ctx context.Context, path string, fs *flag.FlagSet, args []str
 // shortUsage writes the usage lines of the command at path and where its help is.
 func shortUsage(w io.Writer, path string) {
 	if c, ok := lookup(path); ok {
-		printUsageLines(w, c.usage)
+		printUsageLines(w, "usage:", c.usage)
 	}
 	fmt.Fprintf(w, "Run vigil %s -h for its flags and an example.\n", path)
 }

@@ -73,6 +73,12 @@ func TestHelp(t *testing.T) {
 					}
 				}
 			}
+			if len(e.c.groups.of) > 0 {
+				_, out, _, _ := runCaptured(canceled(), append(append([]string(nil), e.path...), "-h")...)
+				if strings.Contains(out, "Flags, other:") {
+					t.Errorf("vigil %s -h: flags without a group; name their group in its flagGroups:\n%s", path, out)
+				}
+			}
 			// vigil help CMD SUB is vigil CMD SUB -h.
 			_, want, _, _ := runCaptured(canceled(), append(append([]string(nil), e.path...), "-h")...)
 			code, out, _, _ := runCaptured(canceled(), append([]string{"help"}, e.path...)...)
