@@ -177,9 +177,6 @@ func parseFlagsAs(ctx context.Context, path string, fs *flag.FlagSet, args []str
 		record(path, fs)
 	}
 	usage := fs.Usage
-	if usage == nil {
-		usage = func() { shortUsage(stderr, path) }
-	}
 	fs.Usage = func() {}
 	fs.SetOutput(io.Discard)
 	err := fs.Parse(args)
@@ -195,6 +192,15 @@ func parseFlagsAs(ctx context.Context, path string, fs *flag.FlagSet, args []str
 	fmt.Fprintf(stderr, "vigil %s: %v\n", path, err)
 	shortUsage(stderr, path)
 	return exitUsage, true
+}
+
+// newFlagSet returns the flag set of the command at path, whose Usage writes the command's
+// usage lines to stderr.
+func newFlagSet(path string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(path, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { shortUsage(stderr, path) }
+	return fs
 }
 
 // shortUsage writes the usage lines of the command at path and where its help is.

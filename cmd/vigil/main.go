@@ -96,7 +96,7 @@ func commands() []command {
 			detail:  "Scenarios: " + simScenarioList() + ".",
 			example: "vigil sim partition",
 			subs: []command{
-				{name: "ddos", summary: "a query flood at one zone's virtual name servers, sharded and not", usage: "vigil sim [-log-level LEVEL] ddos [flags]", example: "vigil sim ddos -rate 50000 -flood 10s"},
+				{name: "ddos", summary: "a query flood at one zone's virtual name servers, sharded and not", usage: "vigil sim [-log-level level] ddos [flags]", example: "vigil sim ddos -rate 50000 -flood 10s"},
 				{name: "-real", summary: "a scenario on real processes in network namespaces (needs root, ip, nft, /dev/net/tun)", usage: "vigil sim -real [flags] SCENARIO\nvigil sim -real [flags] -script FILE",
 					detail: "Scenarios: " + realScenarioList() + ".", example: "sudo vigil sim -real isolated -keep /tmp/run"},
 			}},
@@ -110,10 +110,15 @@ func commands() []command {
 					example: "vigil router ctl cut us-east eu-west"},
 			}},
 		{name: "shard", summary: "analyse the blast radius of shuffle shards (vigil shard analyze)", run: runShard,
-			usage:   "vigil shard analyze [flags]",
+			usage:   "vigil shard analyze -f FILE (--check ID | --zone NAME) [flags]",
 			example: "vigil shard analyze -f examples/demo.yaml -check web-us",
 			subs: []command{
-				{name: "analyze", summary: "how many checkers or name servers a check or zone shares with the others", usage: "vigil shard analyze -f FILE -check ID | -zone ZONE [flags]",
+				{name: "analyze", summary: "how many checkers or name servers a check or zone shares with the others", usage: "vigil shard analyze -f FILE (--check ID | --zone NAME) [flags]",
+					detail: "For one check (or zone): which other checks (zones) share how many of its checkers (name\n" +
+						"servers), the distribution of those overlaps, and how many would lose every worker if its\n" +
+						"shard were poisoned. Membership is synthesised (--checkers-per-region N checkers in each\n" +
+						"region, the default) or read from a YAML file mapping each region to its checker ids\n" +
+						"(--membership FILE).",
 					example: "vigil shard analyze -f examples/demo.yaml -zone demo.vigil.test. -extra 1000"},
 			}},
 		{name: "status", summary: "print a node's status: verdicts, evidence, checkers, answers, probes, members", run: runStatus,

@@ -16,19 +16,6 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 )
 
-// shardUsage is the help of vigil shard.
-const shardUsage = `usage: vigil shard analyze -f FILE (--check ID | --zone NAME) [flags]
-
-Blast-radius analysis of shuffle sharding: for one check (or zone), which other checks (zones)
-share how many of its checkers (name servers), the distribution of those overlaps, and how
-many would lose every worker if its shard were poisoned.
-
-Membership is synthesised (--checkers-per-region N checkers in each region, the default) or
-read from a YAML file mapping each region to its checker ids (--membership FILE).
-
-flags:
-`
-
 // analyzeOptions are the flags of vigil shard analyze.
 type analyzeOptions struct {
 	file, check, zone, membership, locations string
@@ -39,12 +26,7 @@ type analyzeOptions struct {
 // newAnalyzeFlags declares the flags of vigil shard analyze.
 func newAnalyzeFlags(out io.Writer) (*flag.FlagSet, *analyzeOptions) {
 	o := &analyzeOptions{}
-	fs := flag.NewFlagSet("shard analyze", flag.ContinueOnError)
-	fs.SetOutput(out)
-	fs.Usage = func() {
-		fmt.Fprint(out, shardUsage)
-		fs.PrintDefaults()
-	}
+	fs := newFlagSet("shard analyze", out)
 	fs.StringVar(&o.file, "f", "", "configuration file (YAML or JSON)")
 	fs.StringVar(&o.check, "check", "", "the check to analyse")
 	fs.StringVar(&o.zone, "zone", "", "the zone to analyse")

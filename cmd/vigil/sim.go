@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -27,15 +26,7 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if isRealSim(args) {
 		return runSimReal(ctx, args, stdout, stderr)
 	}
-	fs := flag.NewFlagSet("sim", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: vigil sim [flags] <scenario>\n       vigil sim [flags] -script <file>\n       vigil sim chaos [-seed N] [-duration 60s]\n       vigil sim %s [flags]\n\nscenarios: %s, chaos, %s\n\nflags:\n",
-			sim.DDoSName, strings.Join(sim.Scenarios(), ", "), sim.DDoSName)
-		fs.PrintDefaults()
-		fmt.Fprintf(stderr, "\nvigil sim %s [flags]: a query flood at one zone's virtual name servers (vigil sim %s -h)\n", sim.DDoSName, sim.DDoSName)
-		fmt.Fprintf(stderr, "vigil sim -real [flags] <scenario>: real processes in network namespaces (vigil sim -real -h)\n")
-	}
+	fs := newFlagSet("sim", stderr)
 	file := fs.String("f", "examples/demo.yaml", "configuration of the network (its checks probe the dev network's targets)")
 	script := fs.String("script", "", "run the steps of this file instead of a named scenario")
 	every := fs.Duration("query-interval", 20*time.Millisecond, "how often each location is asked one query")

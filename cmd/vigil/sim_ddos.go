@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -17,12 +16,7 @@ import (
 // victim, then the same flood with no sharding. It exits 1 when an error stopped the run or
 // the figures break the claim.
 func runSimDDoS(ctx context.Context, args []string, level slog.Level, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("sim ddos", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: vigil sim [-log-level level] ddos [flags]\n\nflags:\n")
-		fs.PrintDefaults()
-	}
+	fs := newFlagSet("sim ddos", stderr)
 	var c sim.DDoSConfig
 	fs.IntVar(&c.Zones, "zones", 40, "zones in the document")
 	fs.IntVar(&c.Fleet, "fleet", 16, "virtual name servers of the sharded layout")

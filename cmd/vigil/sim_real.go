@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -32,14 +31,7 @@ func realScenarioList() string {
 // <scenario>` or `vigil sim -real -script file`): it prints the timeline as it goes, then
 // what every location answered, and exits 1 when the run could not be made.
 func runSimReal(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("sim -real", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: vigil sim -real [flags] <scenario>\n       vigil sim -real [flags] -script <file>\n\n"+
-			"Runs real vigil processes in network namespaces, one per region (needs root, ip, nft and /dev/net/tun).\n\nscenarios: %s\n\nflags:\n",
-			strings.Join(netlab.Scenarios(), ", "))
-		fs.PrintDefaults()
-	}
+	fs := newFlagSet("sim -real", stderr)
 	fs.Bool("real", true, "run on real processes in network namespaces")
 	script := fs.String("script", "", "run the steps of this file instead of a named scenario")
 	regions := fs.String("regions", strings.Join(netlab.DefaultRegions(), ","), fmt.Sprintf("comma-separated regions, %d to %d", netlab.MinRegions, netlab.MaxRegions))
