@@ -60,6 +60,35 @@ type agentFlags struct {
 	verify                                     verifyFlags
 }
 
+// agentFlagGroups sorts the agent's flags into groups for its help.
+func agentFlagGroups() flagGroups {
+	groups := []struct {
+		name  string
+		flags []string
+	}{
+		{"roles & identity", []string{"roles", "id", "region", "data-dir", "log-level", "memory-limit"}},
+		{"control plane", []string{"raft-addr", "raft-log-store", "api-addr", "api-url", "raft-secret-file", "insecure-raft-plaintext",
+			"bootstrap", "control", "token-file", "read-token-file", "open-reads", "notify-interval", "notify-locations"}},
+		{"gossip", []string{"join", "gossip-bind", "gossip-advertise", "gossip-key-file", "insecure-gossip", "gossip-max-streams",
+			"gossip-max-streams-per-source", "gossip-max-stream-bytes", "gossip-max-buffered-bytes", "gossip-stream-timeout"}},
+		{"DNS (location)", []string{"dns", "ns", "ns-budget", "rrl", "rrl-slip", "dns-tcp-max-conns", "dns-tcp-max-conns-per-client",
+			"dns-tcp-idle-timeout", "dns-tcp-lifetime", "dnssec-secret-file", "insecure-dnssec-secret-from-gossip-key"}},
+		{"HTTP and its limits", []string{"http", "http-advertise", "http-header-timeout", "http-body-timeout", "http-idle-timeout",
+			"http-max-conns", "http-max-conns-per-source"}},
+		{"TLS", []string{"tls-cert", "tls-key", "tls-ca", "tls-require-client-cert", "tls-recheck"}},
+		{"checker", []string{"allow-loopback-probes", "probe-allow", "probe-ca"}},
+		{"answer verification (checker)", []string{"verify-interval", "verify-http-port", "verify-dns-port"}},
+	}
+	g := flagGroups{of: map[string]string{}}
+	for _, grp := range groups {
+		g.order = append(g.order, grp.name)
+		for _, f := range grp.flags {
+			g.of[f] = grp.name
+		}
+	}
+	return g
+}
+
 // runAgent runs the roles of one node: control (a raft voter and its HTTP API, with /metrics
 // beside it), checker and location (the data plane, with its own HTTP listener), in any
 // combination.
@@ -68,8 +97,8 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs := flag.NewFlagSet("agent", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	f.register(fs)
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, stop := parseFlags(ctx, fs, args, stdout, stderr); stop {
+		return code
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "vigil agent: unexpected arguments %q\n", fs.Args())

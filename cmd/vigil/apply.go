@@ -23,8 +23,8 @@ func runApply(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	timeout := fs.Duration("timeout", 30*time.Second, "give up after this long; until then, voters that do not answer are asked again")
 	var cf clientFlags
 	cf.register(fs)
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, stop := parseFlags(ctx, fs, args, stdout, stderr); stop {
+		return code
 	}
 	cf.resolve(fs)
 	if *file == "" {

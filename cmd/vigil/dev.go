@@ -39,8 +39,11 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	file := fs.String("f", "", "configuration to apply at start (default: the demo, examples/demo.yaml, built into vigil)")
 	dataDir := fs.String("data-dir", "", "directory of the control plane's data and each node's disk copy of the configuration (default: a temporary directory, removed at exit)")
 	logLevel := fs.String("log-level", "warn", "debug, info, warn or error")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, stop := parseFlags(ctx, fs, args, stdout, stderr); stop {
+		return code
+	}
+	if fs.NArg() > 0 {
+		return unknownSub(stderr, "dev", fs.Arg(0))
 	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
@@ -104,8 +107,8 @@ func runDevFault(ctx context.Context, verb string, args []string, stdout, stderr
 	fs := flag.NewFlagSet("dev "+verb, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	base := fs.String("control", "http://127.0.0.1:7700", "base URL of the dev network's control API")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, stop := parseFlags(ctx, fs, args, stdout, stderr); stop {
+		return code
 	}
 	c := dev.Client{BaseURL: *base}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -148,8 +151,8 @@ func runDevNotifications(ctx context.Context, args []string, stdout, stderr io.W
 	fs := flag.NewFlagSet("dev notifications", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	base := fs.String("control", "http://127.0.0.1:7700", "base URL of the dev network's control API")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, stop := parseFlags(ctx, fs, args, stdout, stderr); stop {
+		return code
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()

@@ -20,9 +20,8 @@ import (
 //	vigil dnssec rollover ZONE  start a rollover (-role zsk|ksk|csk), or -finish one (-force:
 //	                            before the TTLs it waits for have passed)
 func runDNSSEC(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || (args[0] != "ds" && args[0] != "keys" && args[0] != "rollover") {
-		fmt.Fprintln(stderr, "usage: vigil dnssec ds|keys|rollover [flags] ZONE")
-		return 2
+	if code, stop := dispatchHelp("dnssec", args, stdout, stderr); stop {
+		return code
 	}
 	verb := args[0]
 	fs := flag.NewFlagSet("dnssec "+verb, flag.ContinueOnError)
@@ -33,8 +32,8 @@ func runDNSSEC(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	finish := fs.Bool("finish", false, "rollover: end a KSK or CSK rollover (once the parent serves the new DS; refused before the time vigil dnssec keys shows)")
 	force := fs.Bool("force", false, "rollover -finish: end it before the TTLs it waits for have passed (resolvers holding the old DS fail to validate; the audit log records it)")
 	timeout := fs.Duration("timeout", 10*time.Second, "give up after this long")
-	if err := fs.Parse(reorderFlags(args[1:])); err != nil {
-		return 2
+	if code, stop := parseFlags(ctx, fs, reorderFlags(args[1:]), stdout, stderr); stop {
+		return code
 	}
 	if fs.NArg() != 1 {
 		fmt.Fprintf(stderr, "vigil dnssec %s: one ZONE is required\n", verb)

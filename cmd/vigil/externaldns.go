@@ -30,8 +30,8 @@ func runExternalDNS(ctx context.Context, args []string, stdout, stderr io.Writer
 	owner := fs.String("owner", externaldns.DefaultOwner, "the managed_by mark of the record sets the provider creates; it changes and deletes only record sets with this mark")
 	allowedHosts := fs.String("allowed-hosts", "", "comma-separated host names a request's Host header may name besides loopback addresses, localhost and the -listen host (the name in ExternalDNS's --webhook-provider-url)")
 	metricsListen := fs.String("metrics-listen", "", "address to serve the provider's Prometheus metrics on (GET /metrics); empty: none")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, stop := parseFlags(ctx, fs, args, stdout, stderr); stop {
+		return code
 	}
 	if *zones == "" {
 		fmt.Fprintln(stderr, "vigil externaldns: -zone is required")

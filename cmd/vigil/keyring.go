@@ -6,7 +6,6 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -23,35 +22,14 @@ import (
 
 // runKeyring runs `vigil keyring`: the gossip keyring of every node of a running pool.
 func runKeyring(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("keyring", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("keyring", stderr)
 	join := fs.String("join", "127.0.0.1:7946", "comma-separated gossip addresses (host:port) of members of the pool")
 	keyFile := fs.String("gossip-key-file", "", "file of base64 keys, one per line, that the pool accepts (the nodes' -gossip-key-file): this command joins the pool with them")
 	bind := fs.String("bind", "127.0.0.1:0", "address of this command's temporary gossip member (UDP and TCP); the nodes must reach it")
 	advertise := fs.String("advertise", "", "address the nodes reach this command's member at (default the bind address)")
 	timeout := fs.Duration("timeout", 30*time.Second, "how long to wait for every member's answer")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, `usage: vigil keyring [flags] list | install KEY | use KEY | remove KEY | generate
-
-Applies one step of a gossip key rotation on every live node of the pool and prints each
-node's keys (as fingerprints): install (every node accepts KEY), use (every node encrypts
-with it), remove (every node refuses it from now on). KEY is base64, or @FILE for the first
-key of a file. The command joins the pool for the time of the step, as a member with the
-keys of -gossip-key-file, and leaves. generate prints a new random key. Rotation:
-
-  vigil keyring generate > new.key
-  vigil keyring -gossip-key-file old.key install @new.key
-  vigil keyring -gossip-key-file old.key use @new.key
-  vigil keyring -gossip-key-file new.key remove @old.key
-
-Each node also saves its keyring in its data directory (gossip.keyring), which it starts
-with from then on instead of -gossip-key-file.
-
-flags:`)
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, stop := parseFlags(ctx, fs, args, stdout, stderr); stop {
+		return code
 	}
 	if fs.NArg() == 1 && fs.Arg(0) == "generate" {
 		k := make([]byte, 32)

@@ -16,15 +16,14 @@ import (
 // runLoad generates load for measurements: writes on the control plane's API, or a
 // synthetic configuration document of any size.
 func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: vigil load writes [flags]   (concurrent writes on the control plane's API)\n       vigil load document [flags] (print a synthetic configuration)")
-		return 2
+	if code, stop := dispatchHelp("load", args, stdout, stderr); stop {
+		return code
 	}
 	switch args[0] {
 	case "writes":
 		return runLoadWrites(ctx, args[1:], stdout, stderr)
 	case "document":
-		return runLoadDocument(args[1:], stdout, stderr)
+		return runLoadDocument(ctx, args[1:], stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "vigil load: unknown load %q (writes or document)\n", args[0])
 	return 2
@@ -42,8 +41,8 @@ func runLoadWrites(ctx context.Context, args []string, stdout, stderr io.Writer)
 	zone := fs.String("zone", "", "zone of record-set writes (it must exist)")
 	prefix := fs.String("prefix", "load", "start of the names written")
 	spread := fs.Int("spread", 1000, "distinct items each client writes in turn")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, stop := parseFlags(ctx, fs, args, stdout, stderr); stop {
+		return code
 	}
 	cf.resolve(fs)
 	token, err := cf.token()
@@ -79,7 +78,7 @@ func runLoadWrites(ctx context.Context, args []string, stdout, stderr io.Writer)
 	return 0
 }
 
-func runLoadDocument(args []string, stdout, stderr io.Writer) int {
+func runLoadDocument(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("load document", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	checks := fs.Int("checks", 1000, "checks, each with a multivalue A record set it decides")
@@ -90,8 +89,8 @@ func runLoadDocument(args []string, stdout, stderr io.Writer) int {
 	interval := fs.Duration("interval", 30*time.Second, "every check's interval")
 	zoneSize := fs.Int("zone-size", 1000, "record sets per zone")
 	domain := fs.String("domain", "scale.test.", "parent domain of the zones z<n>.<domain>")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, stop := parseFlags(ctx, fs, args, stdout, stderr); stop {
+		return code
 	}
 	host, port, err := splitTarget(*target)
 	if err != nil {

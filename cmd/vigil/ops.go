@@ -35,9 +35,8 @@ func splitTokens(lines []string) (plain []string, named []control.Token, err err
 // runOverride sets, lists and clears maintenance overrides.
 func runOverride(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	usage := "usage: vigil override set -check ID -state healthy|unhealthy | -drain ZONE/NAME/TYPE/VALUE, -reason TEXT -for DURATION\n       vigil override list\n       vigil override clear ID | -check ID | -drain ZONE/NAME/TYPE/VALUE"
-	if len(args) == 0 {
-		fmt.Fprintln(stderr, usage)
-		return 2
+	if code, stop := dispatchHelp("override", args, stdout, stderr); stop {
+		return code
 	}
 	var cf clientFlags
 	fs := flag.NewFlagSet("override "+args[0], flag.ContinueOnError)
@@ -49,8 +48,8 @@ func runOverride(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	drain := fs.String("drain", "", "the record to drain: ZONE/NAME/TYPE/VALUE, e.g. example.com/www/A/192.0.2.1")
 	reason := fs.String("reason", "", "set: why (required)")
 	dur := fs.Duration("for", time.Hour, "set: how long it lasts (at most 30 days)")
-	if err := fs.Parse(args[1:]); err != nil {
-		return 2
+	if code, stop := parseFlags(ctx, fs, args[1:], stdout, stderr); stop {
+		return code
 	}
 	cf.resolve(fs)
 	switch args[0] {
@@ -162,8 +161,8 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	asJSON := fs.Bool("json", false, "print the entries as JSON")
 	verify := fs.Bool("verify", false, "fetch the whole log and check its hash chain: print OK with counts, or the first broken link and exit 1")
 	refusals := fs.Bool("refusals", false, "print the requests the voter asked refused (failed authentication, writes refused): each voter keeps its own")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, stop := parseFlags(ctx, fs, args, stdout, stderr); stop {
+		return code
 	}
 	cf.resolve(fs)
 	if fs.NArg() > 0 {
@@ -244,17 +243,16 @@ func printRefusals(stdout io.Writer, rv control.RefusalsView, asJSON bool) int {
 
 // runToken creates a named token: it prints the secret (give it to its user) and the line
 // for the voters' token file (which holds only its hash).
-func runToken(_ context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] != "create" {
-		fmt.Fprintln(stderr, "usage: vigil token create -name NAME -scope read|write|write:check=PREFIX,zone=NAME")
-		return 2
+func runToken(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if code, stop := dispatchHelp("token", args, stdout, stderr); stop {
+		return code
 	}
 	fs := flag.NewFlagSet("token create", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	name := fs.String("name", "", "the token's name, as the audit log and overrides show it (required)")
 	scope := fs.String("scope", "read", "read, write, or write limited to the checks whose id starts with a prefix and to a zone and the zones below it, by whole labels: write:check=web-,zone=example.com.")
-	if err := fs.Parse(args[1:]); err != nil {
-		return 2
+	if code, stop := parseFlags(ctx, fs, args[1:], stdout, stderr); stop {
+		return code
 	}
 	sc, err := control.ParseScope(*scope)
 	if err != nil {
@@ -264,7 +262,7 @@ func runToken(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	secret, line, err := control.NewToken(*name, sc)
 	if err != nil {
 		fmt.Fprintf(stderr, "vigil token: %v\n", err)
-		return 2
+		return exitUsage
 	}
 	fmt.Fprintf(stdout, "token (give it to %s; it is shown once):\n  %s\nline for every voter's -token-file (the secret's SHA-256 only):\n  %s\n", *name, secret, line)
 	return 0

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -48,16 +47,7 @@ func runRouter(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if len(args) > 0 && args[0] == "ctl" {
 		return runRouterCtl(ctx, args[1:], stdout, stderr)
 	}
-	fs := flag.NewFlagSet("router", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: vigil router -region R -src ADDR -listen ADDR:PORT -peer REGION,SUBNET,ENDPOINT,LATENCY ...\n"+
-			"       vigil router ctl links | stats | cut R | cut A B | cut-oneway FROM TO | latency A B DUR | loss A B PCT | heal\n\n"+
-			"A region's router of the compose demo: it routes the peers' subnets through a TUN device\n"+
-			"(CAP_NET_ADMIN, /dev/net/tun) and carries their packets over UDP to the peer routers, with\n"+
-			"each link's latency and the faults in force.\n\nflags:")
-		fs.PrintDefaults()
-	}
+	fs := newFlagSet("router", stderr)
 	region := fs.String("region", "", "this router's region")
 	src := fs.String("src", "", "the region's address: source of what the namespace sends to other regions")
 	listen := fs.String("listen", "", "UDP address on the routers' network to receive peers' packets on")
@@ -66,8 +56,8 @@ func runRouter(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
 	var peers peerFlags
 	fs.Var(&peers, "peer", "a peer region: REGION,SUBNET,ENDPOINT,LATENCY (repeat for each)")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, stop := parseFlags(ctx, fs, args, stdout, stderr); stop {
+		return code
 	}
 	var level slog.Level
 	srcAddr, err1 := netip.ParseAddr(*src)
@@ -113,11 +103,10 @@ func runRouter(ctx context.Context, args []string, stdout, stderr io.Writer) int
 
 // runRouterCtl sends one command to a router's control API and prints its answer.
 func runRouterCtl(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("router ctl", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("router ctl", stderr)
 	base := fs.String("control", "http://127.0.0.1:7990", "the router's control API")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, stop := parseFlags(ctx, fs, args, stdout, stderr); stop {
+		return code
 	}
 	if fs.NArg() == 0 {
 		fmt.Fprintln(stderr, "usage: vigil router ctl links | stats | cut R | cut A B | cut-oneway FROM TO | latency A B DUR | loss A B PCT | heal")

@@ -16,19 +16,6 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 )
 
-// shardUsage is the help of vigil shard.
-const shardUsage = `usage: vigil shard analyze -f FILE (--check ID | --zone NAME) [flags]
-
-Blast-radius analysis of shuffle sharding: for one check (or zone), which other checks (zones)
-share how many of its checkers (name servers), the distribution of those overlaps, and how
-many would lose every worker if its shard were poisoned.
-
-Membership is synthesised (--checkers-per-region N checkers in each region, the default) or
-read from a YAML file mapping each region to its checker ids (--membership FILE).
-
-flags:
-`
-
 // analyzeOptions are the flags of vigil shard analyze.
 type analyzeOptions struct {
 	file, check, zone, membership, locations string
@@ -39,12 +26,7 @@ type analyzeOptions struct {
 // newAnalyzeFlags declares the flags of vigil shard analyze.
 func newAnalyzeFlags(out io.Writer) (*flag.FlagSet, *analyzeOptions) {
 	o := &analyzeOptions{}
-	fs := flag.NewFlagSet("shard analyze", flag.ContinueOnError)
-	fs.SetOutput(out)
-	fs.Usage = func() {
-		fmt.Fprint(out, shardUsage)
-		fs.PrintDefaults()
-	}
+	fs := newFlagSet("shard analyze", out)
 	fs.StringVar(&o.file, "f", "", "configuration file (YAML or JSON)")
 	fs.StringVar(&o.check, "check", "", "the check to analyse")
 	fs.StringVar(&o.zone, "zone", "", "the zone to analyse")
@@ -61,21 +43,11 @@ func newAnalyzeFlags(out io.Writer) (*flag.FlagSet, *analyzeOptions) {
 const maxExtra = 2_000_000
 
 // runShard dispatches vigil shard's subcommands; analyze is the one there is.
-func runShard(_ context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) > 0 && args[0] == "analyze" {
-		return runShardAnalyze(args[1:], stdout, stderr)
+func runShard(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if code, stop := dispatchHelp("shard", args, stdout, stderr); stop {
+		return code
 	}
-	help := len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help")
-	w := stderr
-	if help {
-		w = stdout
-	}
-	fs, _ := newAnalyzeFlags(w)
-	fs.Usage()
-	if help {
-		return 0
-	}
-	return 2
+	return runShardAnalyze(ctx, args[1:], stdout, stderr)
 }
 
 // analysis is what vigil shard analyze prints: the blast radius and, for a zone, where its
@@ -97,13 +69,10 @@ type hosting struct {
 }
 
 // runShardAnalyze runs vigil shard analyze.
-func runShardAnalyze(args []string, stdout, stderr io.Writer) int {
+func runShardAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs, o := newAnalyzeFlags(stderr)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	if code, stop := parseFlags(ctx, fs, args, stdout, stderr); stop {
+		return code
 	}
 	usageErr := func(msg string) int {
 		fmt.Fprintf(stderr, "vigil shard analyze: %s\n", msg)

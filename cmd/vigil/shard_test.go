@@ -172,8 +172,8 @@ func TestShardAnalyzeErrors(t *testing.T) {
 			t.Errorf("%v: exit %d, stderr %q; want exit %d with %q", tc.args, code, errs, tc.code, tc.want)
 		}
 	}
-	if code, out, _ := runCLI(t, "shard", "--help"); code != 0 || !strings.Contains(out, "--checkers-per-region") && !strings.Contains(out, "-checkers-per-region") {
-		t.Errorf("shard --help: exit %d\n%s", code, out)
+	if code, out, _ := runCLI(t, "shard", "analyze", "--help"); code != 0 || !strings.Contains(out, "--checkers-per-region") && !strings.Contains(out, "-checkers-per-region") {
+		t.Errorf("shard analyze --help: exit %d\n%s", code, out)
 	}
 }
 

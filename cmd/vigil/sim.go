@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -15,6 +14,11 @@ import (
 	"github.com/vigil-dns/vigil/sim"
 )
 
+// simScenarioList names the scenarios of vigil sim, for its help.
+func simScenarioList() string {
+	return strings.Join(append(sim.Scenarios(), "chaos", sim.DDoSName), ", ")
+}
+
 // runSim runs a scenario on an in-process dev network (`vigil sim <scenario>` or `vigil sim
 // -script file`), prints its timeline as it goes, then a verdict table per location and the
 // figures, and exits 1 when the history has a violation or a healthy endpoint flipped.
@@ -22,15 +26,7 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if isRealSim(args) {
 		return runSimReal(ctx, args, stdout, stderr)
 	}
-	fs := flag.NewFlagSet("sim", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: vigil sim [flags] <scenario>\n       vigil sim [flags] -script <file>\n       vigil sim chaos [-seed N] [-duration 60s]\n       vigil sim %s [flags]\n\nscenarios: %s, chaos, %s\n\nflags:\n",
-			sim.DDoSName, strings.Join(sim.Scenarios(), ", "), sim.DDoSName)
-		fs.PrintDefaults()
-		fmt.Fprintf(stderr, "\nvigil sim %s [flags]: a query flood at one zone's virtual name servers (vigil sim %s -h)\n", sim.DDoSName, sim.DDoSName)
-		fmt.Fprintf(stderr, "vigil sim -real [flags] <scenario>: real processes in network namespaces (vigil sim -real -h)\n")
-	}
+	fs := newFlagSet("sim", stderr)
 	file := fs.String("f", "examples/demo.yaml", "configuration of the network (its checks probe the dev network's targets)")
 	script := fs.String("script", "", "run the steps of this file instead of a named scenario")
 	every := fs.Duration("query-interval", 20*time.Millisecond, "how often each location is asked one query")
@@ -38,14 +34,14 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	logLevel := fs.String("log-level", "error", "debug, info, warn or error: the network's logs, on stderr")
 	seed := fs.Uint64("seed", 1, "chaos: the seed of the generated script")
 	duration := fs.Duration("duration", 60*time.Second, "chaos: how long the faults go on (the sum of the holds)")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, stop := parseFlags(ctx, fs, args, stdout, stderr); stop {
+		return code
 	}
 	// `vigil sim chaos -seed N`: the flags may follow the scenario's name.
 	chaos := fs.NArg() > 0 && fs.Arg(0) == "chaos"
 	if chaos {
-		if err := fs.Parse(fs.Args()[1:]); err != nil {
-			return 2
+		if code, stop := parseFlags(ctx, fs, fs.Args()[1:], stdout, stderr); stop {
+			return code
 		}
 	}
 	var level slog.Level

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -17,12 +16,7 @@ import (
 // victim, then the same flood with no sharding. It exits 1 when an error stopped the run or
 // the figures break the claim.
 func runSimDDoS(ctx context.Context, args []string, level slog.Level, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("sim ddos", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: vigil sim [-log-level level] ddos [flags]\n\nflags:\n")
-		fs.PrintDefaults()
-	}
+	fs := newFlagSet("sim ddos", stderr)
 	var c sim.DDoSConfig
 	fs.IntVar(&c.Zones, "zones", 40, "zones in the document")
 	fs.IntVar(&c.Fleet, "fleet", 16, "virtual name servers of the sharded layout")
@@ -40,8 +34,8 @@ func runSimDDoS(ctx context.Context, args []string, level slog.Level, stdout, st
 	fs.Float64Var(&b.MinAnswered, "min-answered", 0.99, "the claim: the least share of queries answered on the servers the victim does not have")
 	fs.DurationVar(&b.MaxP99, "max-p99", 50*time.Millisecond, "the claim: their answers' 99th percentile latency during the flood")
 	fs.Float64Var(&b.MaxUnshardedAnswered, "max-unsharded-answered", 0.85, "the most share of the other zones' queries the unsharded run may answer (more: the flood did not reach them)")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, stop := parseFlags(ctx, fs, args, stdout, stderr); stop {
+		return code
 	}
 	if fs.NArg() > 0 {
 		fs.Usage()

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -23,18 +22,16 @@ func isRealSim(args []string) bool {
 	return false
 }
 
+// realScenarioList names the scenarios of vigil sim -real, for its help.
+func realScenarioList() string {
+	return strings.Join(netlab.Scenarios(), ", ")
+}
+
 // runSimReal runs a scenario on real processes in network namespaces (`vigil sim -real
 // <scenario>` or `vigil sim -real -script file`): it prints the timeline as it goes, then
 // what every location answered, and exits 1 when the run could not be made.
 func runSimReal(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("sim -real", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: vigil sim -real [flags] <scenario>\n       vigil sim -real [flags] -script <file>\n\n"+
-			"Runs real vigil processes in network namespaces, one per region (needs root, ip, nft and /dev/net/tun).\n\nscenarios: %s\n\nflags:\n",
-			strings.Join(netlab.Scenarios(), ", "))
-		fs.PrintDefaults()
-	}
+	fs := newFlagSet("sim -real", stderr)
 	fs.Bool("real", true, "run on real processes in network namespaces")
 	script := fs.String("script", "", "run the steps of this file instead of a named scenario")
 	regions := fs.String("regions", strings.Join(netlab.DefaultRegions(), ","), fmt.Sprintf("comma-separated regions, %d to %d", netlab.MinRegions, netlab.MaxRegions))
@@ -44,15 +41,15 @@ func runSimReal(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	keep := fs.String("keep", "", "move the run's directory (every process's log, record.json) here at the end")
 	evidence := fs.Bool("evidence", false, "record every location's verdicts (with evidence) and gossip members each second in the run's directory (use with -keep)")
 	logLevel := fs.String("log-level", "info", "the processes' log level (their logs are in the run's directory)")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, stop := parseFlags(ctx, fs, args, stdout, stderr); stop {
+		return code
 	}
 	// The flags may follow the scenario's name too: `vigil sim -real isolated -keep DIR`.
 	scenario := ""
 	if fs.NArg() > 0 {
 		scenario = fs.Arg(0)
-		if err := fs.Parse(fs.Args()[1:]); err != nil {
-			return 2
+		if code, stop := parseFlags(ctx, fs, fs.Args()[1:], stdout, stderr); stop {
+			return code
 		}
 	}
 	names := splitList(*regions)

@@ -59,6 +59,26 @@ func statusArgs(view string) (least, most int, ok bool) {
 	return 0, 0, false
 }
 
+// statusViews lists the views of vigil status for its help; statusArgs checks their
+// arguments.
+func statusViews() []command {
+	v := func(name, usage, summary, example string) command {
+		return command{name: name, summary: summary, usage: "vigil status [flags] " + usage, example: "vigil status " + example}
+	}
+	return []command{
+		v("verdicts", "verdicts [STATE]", "a location's verdicts, one column per region (STATE: healthy, unhealthy, unknown)", "verdicts unhealthy"),
+		v("check", "check ID", "one check's verdict with its evidence: each checker's vote or why it does not count", "check web-us"),
+		v("checkers", "checkers", "the checkers as a location hears them: fresh, or stale since when", "checkers"),
+		v("answer", "answer NAME TYPE", "what a location would answer now, with the policy and last resort", "answer www.demo.vigil.test A"),
+		v("probes", "probes", "a checker's assigned checks with their latest results and self-health", "-addr 127.0.0.1:7711 probes"),
+		v("members", "members", "the node's configuration and version, and the pool as it sees it", "members"),
+		v("network", "network [all|disagree|unhealthy]", "every location's verdict of every check side by side, where they disagree and why", "network disagree -search web -limit 50"),
+		v("history", "history CHECK", "one check's verdict changes at the location and its availability over 1 h, 24 h and 7 days", "history web-us"),
+		v("answers", "answers [NAME]", "the latest changes of what record sets answer from at the location", "answers www.demo.vigil.test"),
+		v("verification", "verification", "a checker's answer verification: each location's answers against its own verdicts, and the measured failover times", "-addr 127.0.0.1:7711 verification"),
+	}
+}
+
 func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("status", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -76,11 +96,12 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	// Flags may come before, between or after the view's arguments.
 	var pos []string
 	for rest := args; ; {
-		if err := fs.Parse(rest); err != nil {
-			if err == flag.ErrHelp {
-				return 0
-			}
-			return 2
+		path := "status"
+		if _, _, ok := statusArgs(firstOr(pos, "")); ok {
+			path = "status " + pos[0]
+		}
+		if code, stop := parseFlagsAs(ctx, path, fs, rest, stdout, stderr); stop {
+			return code
 		}
 		rest = fs.Args()
 		if len(rest) == 0 {

@@ -17,8 +17,8 @@ func runTarget(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	listen := fs.String("listen", "127.0.0.1:7811", "address to serve on")
 	name := fs.String("name", "demo", "the target's name, shown in its answers")
 	down := fs.Bool("down", false, "start with the health endpoint failing")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, stop := parseFlags(ctx, fs, args, stdout, stderr); stop {
+		return code
 	}
 	t, err := cluster.NewTarget(*name, *listen)
 	if err != nil {

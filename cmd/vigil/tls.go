@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"crypto/x509"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -16,31 +15,16 @@ import (
 
 // runTLS runs `vigil tls init`: a CA and node certificates for a development or demo network.
 func runTLS(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] != "init" {
-		fmt.Fprintln(stderr, "usage: vigil tls init [flags] DIR NAME=ROLE[+ROLE...][@HOST,...]...")
-		return 2
+	if code, stop := dispatchHelp("tls", args, stdout, stderr); stop {
+		return code
 	}
-	fs := flag.NewFlagSet("tls init", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("tls init", stderr)
 	days := fs.Int("days", 397, "days the node certificates are valid")
 	caDays := fs.Int("ca-days", 3650, "days a new CA is valid")
 	hosts := fs.String("host", "localhost,127.0.0.1,::1", "comma-separated DNS names and IP addresses every certificate is valid for, besides its name and its own @HOSTs")
 	keyMode := fs.String("key-mode", "0600", "mode of the key files written (a demo whose containers run as another user needs 0644)")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, `usage: vigil tls init [flags] DIR NAME=ROLE[+ROLE...][@HOST,...]...
-
-Writes a CA (DIR/ca.pem, DIR/ca-key.pem) unless DIR has one, and for each NAME a certificate
-and key (DIR/NAME.pem, DIR/NAME-key.pem), ECDSA P-256, for server and client use. Roles:
-control (raft voters), checker, location, operator (vigil apply, vigil keyring). Run again
-with the same DIR to renew certificates under the same CA. Example:
-
-  vigil tls init pki control-1=control control-2=control node-1=checker+location@10.0.0.5 ops=operator
-
-flags:`)
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args[1:]); err != nil {
-		return 2
+	if code, stop := parseFlags(ctx, fs, args[1:], stdout, stderr); stop {
+		return code
 	}
 	if fs.NArg() < 2 {
 		fs.Usage()

@@ -15,12 +15,12 @@ import (
 // runValidate checks a configuration file (without -f, the demo built into vigil): every
 // problem on its own line, as "FILE: path: message", and exit status 1; or a one-line summary
 // and exit status 0. Usage errors exit with status 2.
-func runValidate(_ context.Context, args []string, stdout, stderr io.Writer) int {
+func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	file := fs.String("f", "", "configuration file to check, YAML or JSON (default: the demo built into vigil)")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, stop := parseFlags(ctx, fs, args, stdout, stderr); stop {
+		return code
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintln(stderr, "usage: vigil validate [-f FILE]")

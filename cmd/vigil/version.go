@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"runtime"
 	"runtime/debug"
 )
 
@@ -21,7 +22,43 @@ func buildVersion() string {
 	return version
 }
 
-func runVersion(_ context.Context, _ []string, stdout, _ io.Writer) int {
-	fmt.Fprintln(stdout, "vigil", buildVersion())
-	return 0
+// buildCommit returns the VCS revision the binary was built from, with "+dirty" when the
+// work tree had changes, or "unknown" (go test, or a build outside a repository).
+func buildCommit() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	rev, dirty := "", false
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if rev == "" {
+		return "unknown"
+	}
+	if dirty {
+		rev += "+dirty"
+	}
+	return rev
+}
+
+// runVersion prints the version, the commit and the Go version (vigil version, vigil
+// --version).
+func runVersion(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		if isHelpArg(args[0]) {
+			printHelp(stdout, "version", nil)
+			return exitOK
+		}
+		fmt.Fprintf(stderr, "vigil version: unexpected argument %q\n", args[0])
+		shortUsage(stderr, "version")
+		return exitUsage
+	}
+	fmt.Fprintf(stdout, "vigil %s\ncommit %s\n%s %s/%s\n", buildVersion(), buildCommit(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	return exitOK
 }
