@@ -58,7 +58,8 @@ type Network struct {
 }
 
 // Start starts a dev network and returns once the configuration is applied and every node
-// runs; the network stops when ctx ends. On error, whatever started is stopped.
+// runs; the network stops when ctx ends. On error, whatever started is stopped; an address
+// already taken is an *AddrInUseError.
 func Start(ctx context.Context, cfg Config) (n *Network, err error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
@@ -69,6 +70,7 @@ func Start(ctx context.Context, cfg Config) (n *Network, err error) {
 		if err != nil {
 			cancel()
 			_ = n.Wait()
+			err = cfg.inUse(err)
 		}
 	}()
 	n.wg.Go(func() { <-ctx.Done() }) // Wait returns after cancel even if nothing else started

@@ -188,7 +188,7 @@ func (c Client) NotificationsOf(ctx context.Context) ([]Received, error) {
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("dev: client: %w", err)
+		return nil, c.requestError(err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
