@@ -32,6 +32,10 @@ import (
 // --data-dir.
 const controlID = "dev-control"
 
+// digestAge is how long a location's network view and digest are served again in the dev
+// network (2s by default elsewhere): its notification runner reads the digests every 500ms.
+const digestAge = 250 * time.Millisecond
+
 // Network is a running dev network. Start it with Start; it stops when the context given to
 // Start ends, and Wait returns once everything has stopped.
 type Network struct {
@@ -263,7 +267,11 @@ func (n *Network) mount(c node.Config, nd *node.Node) error {
 	if c.Roles.Has(node.RoleLocation) {
 		// Every node runs on loopback with ports of its own: a location finds another's
 		// status API by its id, not at its gossip host.
-		if err := nd.MountStatus(func(o *status.Options) { o.Network.PeerURL = n.statusURL }); err != nil {
+		// Its digest, which the notification rules read, is at most digestAge old: a short
+		// outage (a target down and up again at once) is seen and notified.
+		if err := nd.MountStatus(func(o *status.Options) {
+			o.Network.PeerURL, o.Network.CacheFor = n.statusURL, digestAge
+		}); err != nil {
 			return fmt.Errorf("dev: location %s: %w", c.Region, err)
 		}
 		n.mu.Lock()

@@ -140,8 +140,10 @@ func labelString(l map[string]string) string {
 }
 
 // withDevNotifications returns doc with notifications to the dev receivers at base (the
-// control API) when it has none of its own: a check unhealthy at two locations or more for
-// 2s fires.
+// control API) when it has none of its own: a check unhealthy at two locations or more fires
+// as soon as the leader sees it. The checks' failure and success thresholds already keep a
+// flap from firing; a "for" on top would let a short outage, such as the README's
+// walkthrough (a target down, then up as soon as the failover shows), pass unseen.
 func withDevNotifications(doc *config.Document, base string) *config.Document {
 	if doc.Notifications != nil {
 		return doc
@@ -153,7 +155,7 @@ func withDevNotifications(doc *config.Document, base string) *config.Document {
 			{Name: "dev-alertmanager", Kind: config.ReceiverAlertmanager, URL: base + "/v1/dev/receiver/alertmanager"},
 		},
 		Rules: []config.NotifyRule{{Name: "check-down", Scope: config.ScopeGlobal, MinLocations: 2,
-			For: config.Duration(2 * time.Second), Receivers: []string{"dev-webhook", "dev-alertmanager"}}},
+			Receivers: []string{"dev-webhook", "dev-alertmanager"}}},
 	}
 	return &d
 }
