@@ -45,6 +45,9 @@ type Network struct {
 	cluster *cluster.Cluster // the targets, checkers and locations
 	voter   *control.Server
 	control string // the control API's address
+	// controlReg is the control plane's metrics registry, served on the control API's
+	// /metrics: the voter's, its API's and the notification runner's.
+	controlReg *prometheus.Registry
 	// regs are the regions' metrics registries, each served by the region's location.
 	regs map[string]*prometheus.Registry
 	// statusURLs are the locations' status APIs by node id, for the network view (under mu).
@@ -145,6 +148,7 @@ func (n *Network) Wait() error {
 // startControl starts the voter, its API with the dev endpoints, and applies the document.
 func (n *Network) startControl(ctx context.Context) error {
 	reg := prometheus.NewRegistry()
+	n.controlReg = reg
 	ln, err := net.Listen("tcp", n.cfg.ControlAddr)
 	if err != nil {
 		return fmt.Errorf("dev: control API: %w", err)

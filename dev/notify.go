@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/notify"
 )
@@ -170,7 +171,8 @@ func (n *Network) startNotify(ctx context.Context) error {
 	n.mu.Unlock()
 	slices.Sort(urls)
 	r, err := notify.New(notify.Config{Store: n.voter, Source: &notify.Digests{URLs: urls}, Logger: n.log,
-		Interval: 500 * time.Millisecond, Refresh: time.Minute})
+		Interval: 500 * time.Millisecond, Refresh: time.Minute,
+		Registerer: prometheus.WrapRegistererWith(prometheus.Labels{"node": controlID}, n.controlReg)})
 	if err != nil {
 		return fmt.Errorf("dev: %w", err)
 	}

@@ -111,4 +111,16 @@ func TestDevNotificationsAfterWalkthrough(t *testing.T) {
 		ok := kinds["webhook firing"] && kinds["webhook resolved"] && kinds["alertmanager firing"] && kinds["alertmanager resolved"]
 		return ok, fmt.Sprintf("received %v", list)
 	})
+
+	// The control API's /metrics shows the notifications' metrics.
+	code, body := httpGet(t, n.ControlURL()+"/metrics")
+	for _, want := range []string{
+		`vigil_notify_deliveries_total{node="dev-control",outcome="delivered",receiver="dev-webhook"}`,
+		`vigil_notify_deliveries_total{node="dev-control",outcome="delivered",receiver="dev-alertmanager"}`,
+		"vigil_notify_decisions_total", "vigil_notify_alerts_firing",
+	} {
+		if code != 200 || !strings.Contains(body, want) {
+			t.Errorf("control /metrics (status %d) does not show %s", code, want)
+		}
+	}
 }
