@@ -55,6 +55,14 @@ func TestStartAddrInUse(t *testing.T) {
 		t.Errorf("error %q: want no prefixes, and no dev network found running", msg)
 	}
 
+	// A location's port, taken after the control plane started.
+	cfg := cfgOn("127.0.0.1:0", "")
+	cfg.Locations["us-east"] = Location{DNS: "127.0.0.1:0", HTTP: held.Addr().String()}
+	_, err = Start(t.Context(), cfg)
+	if want := held.Addr().String() + " (the us-east location's HTTP) is in use"; !errors.As(err, &inUse) || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("start on a taken location port: %v; want %q", err, want)
+	}
+
 	// A dev network runs: a second one on its control address is told so.
 	ctx, cancel := context.WithCancel(t.Context())
 	first, err := Start(ctx, cfgOn("127.0.0.1:0", ""))
