@@ -25,15 +25,27 @@ func Load(path string) (*Document, error) {
 
 // Parse decodes a YAML or JSON document, applies defaults and validates it. The error, when
 // not nil, lists every problem with its path; an Errors value can be recovered with
-// errors.As. Problems of form (unknown fields, values of the wrong type, fields set twice)
-// come first, all of them; when there are none, every problem of content that Validate finds.
+// errors.As. Unknown fields (each with the closest known field's name, when one is close)
+// come first, followed by every problem of content that Validate finds in the document read
+// without them. Values of the wrong type and fields set twice stop there: all of them are
+// listed, and the content is not checked.
 func Parse(data []byte) (*Document, error) {
-	doc, err := Decode(data)
+	doc, unknown, err := decodeLenient(data)
 	if err != nil {
 		return nil, err
 	}
+	doc.normalize()
+	// Unknown fields first, each with the closest known name, then every problem of content
+	// of the document read without them: one misspelt field hides nothing else.
 	if err := doc.Validate(); err != nil {
-		return nil, err
+		var es Errors
+		if !errors.As(err, &es) {
+			return nil, errors.Join(unknown.err(), err)
+		}
+		unknown = append(unknown, es...)
+	}
+	if len(unknown) > 0 {
+		return nil, unknown
 	}
 	return doc, nil
 }
@@ -53,31 +65,47 @@ func Decode(data []byte) (*Document, error) {
 // decodeRaw is Decode without normalising: the document as written, with the defaults that
 // do not depend on other fields.
 func decodeRaw(data []byte) (*Document, error) {
+	doc, unknown, err := decodeLenient(data)
+	if err != nil {
+		return nil, err
+	}
+	if len(unknown) > 0 {
+		return nil, unknown
+	}
+	return doc, nil
+}
+
+// decodeLenient is decodeRaw that reads past unknown fields: it returns the document without
+// them, and them as problems. Any other problem of form is an error, with every one of them
+// (the unknown fields too).
+func decodeLenient(data []byte) (*Document, Errors, error) {
 	var root yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&root); err != nil {
 		if errors.Is(err, io.EOF) {
-			return nil, Errors{{Message: "empty document"}}
+			return nil, nil, Errors{{Message: "empty document"}}
 		}
-		return nil, Errors{{Message: cleanYAMLError(err)}}
+		return nil, nil, Errors{{Message: cleanYAMLError(err)}}
 	}
 	var extra yaml.Node
 	switch err := dec.Decode(&extra); {
 	case err == nil:
-		return nil, Errors{{Message: "more than one YAML document; put everything in one"}}
+		return nil, nil, Errors{{Message: "more than one YAML document; put everything in one"}}
 	case !errors.Is(err, io.EOF):
-		return nil, Errors{{Message: cleanYAMLError(err)}}
+		return nil, nil, Errors{{Message: cleanYAMLError(err)}}
 	}
-	var unknown Errors
-	checkFields(&root, reflect.TypeFor[Document](), aliasBudget(len(data)), &unknown)
-	if len(unknown) > 0 {
-		return nil, unknown
+	w := fieldWalk{budget: aliasBudget(len(data))}
+	w.walk(&root, reflect.TypeFor[Document](), "", 0)
+	if len(w.errs) > len(w.unknown) {
+		return nil, nil, w.errs
 	}
+	unknown := w.errs
+	w.dropUnknown()
 	doc := DefaultDocument()
 	if err := root.Decode(&doc); err != nil {
-		return nil, Errors{{Message: cleanYAMLError(err)}}
+		return nil, nil, append(unknown, FieldError{Message: cleanYAMLError(err)})
 	}
-	return &doc, nil
+	return &doc, unknown, nil
 }
 
 // cleanYAMLError turns the YAML library's error into one line without its prefix.
@@ -163,14 +191,26 @@ type fieldWalk struct {
 	aliased, budget int
 	inAlias         int                                      // how many aliases the walk is inside of
 	fields          map[reflect.Type]map[string]reflect.Type // yamlFields, once per type
+	// unknown are the keys that name no field, with the mapping each is in, in the order
+	// found; each is also in errs.
+	unknown []unknownKey
 }
 
-// checkFields walks the document at n against t, appending every problem to errs. Values
-// reached through aliases count against budget; past it the walk stops with an error.
-func checkFields(n *yaml.Node, t reflect.Type, budget int, errs *Errors) {
-	w := fieldWalk{budget: budget}
-	w.walk(n, t, "", 0)
-	*errs = append(*errs, w.errs...)
+// unknownKey is a mapping key that names no field.
+type unknownKey struct{ mapping, key *yaml.Node }
+
+// dropUnknown removes the unknown keys, and their values, from the tree walked, so that it
+// decodes into the rest of the document.
+func (w *fieldWalk) dropUnknown() {
+	for _, u := range w.unknown {
+		c := u.mapping.Content
+		for i := 0; i+1 < len(c); i += 2 {
+			if c[i] == u.key {
+				u.mapping.Content = append(c[:i:i], c[i+2:]...)
+				break
+			}
+		}
+	}
 }
 
 // walk checks the document at n against type t, at path, depth levels down.
@@ -256,7 +296,12 @@ func (w *fieldWalk) walkStruct(n *yaml.Node, t reflect.Type, path string, depth 
 		}
 		ft, ok := fields[key.Value]
 		if !ok {
-			w.errs.add(join(path, key.Value), "unknown field")
+			if near := closest(key.Value, fields); near != "" {
+				w.errs.add(join(path, key.Value), "unknown field; did you mean %s?", near)
+			} else {
+				w.errs.add(join(path, key.Value), "unknown field")
+			}
+			w.unknown = append(w.unknown, unknownKey{n, key})
 			continue
 		}
 		if line, dup := seen[key.Value]; dup {

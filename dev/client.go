@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 )
@@ -65,7 +67,7 @@ func (c Client) do(ctx context.Context, method, path string, body any) ([]Fault,
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("dev: client: %w", err)
+		return nil, c.requestError(err)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
@@ -84,4 +86,14 @@ func (c Client) do(ctx context.Context, method, path string, body any) ([]Fault,
 		return nil, fmt.Errorf("dev: client: answer: %w", err)
 	}
 	return fl.Faults, nil
+}
+
+// requestError is the error of a request that got no answer: when nothing listens at the
+// base URL, it says that no dev network runs there and how to start one.
+func (c Client) requestError(err error) error {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
+		return fmt.Errorf("no vigil dev answers at %s: start it with make run (or vigil dev), or give its control API with -control: %w", c.BaseURL, err)
+	}
+	return fmt.Errorf("dev: client: %w", err)
 }

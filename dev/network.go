@@ -32,6 +32,10 @@ import (
 // --data-dir.
 const controlID = "dev-control"
 
+// digestAge is how long a location's network view and digest are served again in the dev
+// network (2s by default elsewhere): its notification runner reads the digests every 500ms.
+const digestAge = 250 * time.Millisecond
+
 // Network is a running dev network. Start it with Start; it stops when the context given to
 // Start ends, and Wait returns once everything has stopped.
 type Network struct {
@@ -41,6 +45,9 @@ type Network struct {
 	cluster *cluster.Cluster // the targets, checkers and locations
 	voter   *control.Server
 	control string // the control API's address
+	// controlReg is the control plane's metrics registry, served on the control API's
+	// /metrics: the voter's, its API's and the notification runner's.
+	controlReg *prometheus.Registry
 	// regs are the regions' metrics registries, each served by the region's location.
 	regs map[string]*prometheus.Registry
 	// statusURLs are the locations' status APIs by node id, for the network view (under mu).
@@ -58,7 +65,8 @@ type Network struct {
 }
 
 // Start starts a dev network and returns once the configuration is applied and every node
-// runs; the network stops when ctx ends. On error, whatever started is stopped.
+// runs; the network stops when ctx ends. On error, whatever started is stopped; an address
+// already taken is an *AddrInUseError.
 func Start(ctx context.Context, cfg Config) (n *Network, err error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
@@ -69,6 +77,7 @@ func Start(ctx context.Context, cfg Config) (n *Network, err error) {
 		if err != nil {
 			cancel()
 			_ = n.Wait()
+			err = cfg.inUse(err)
 		}
 	}()
 	n.wg.Go(func() { <-ctx.Done() }) // Wait returns after cancel even if nothing else started
@@ -139,6 +148,7 @@ func (n *Network) Wait() error {
 // startControl starts the voter, its API with the dev endpoints, and applies the document.
 func (n *Network) startControl(ctx context.Context) error {
 	reg := prometheus.NewRegistry()
+	n.controlReg = reg
 	ln, err := net.Listen("tcp", n.cfg.ControlAddr)
 	if err != nil {
 		return fmt.Errorf("dev: control API: %w", err)
@@ -261,7 +271,11 @@ func (n *Network) mount(c node.Config, nd *node.Node) error {
 	if c.Roles.Has(node.RoleLocation) {
 		// Every node runs on loopback with ports of its own: a location finds another's
 		// status API by its id, not at its gossip host.
-		if err := nd.MountStatus(func(o *status.Options) { o.Network.PeerURL = n.statusURL }); err != nil {
+		// Its digest, which the notification rules read, is at most digestAge old: a short
+		// outage (a target down and up again at once) is seen and notified.
+		if err := nd.MountStatus(func(o *status.Options) {
+			o.Network.PeerURL, o.Network.CacheFor = n.statusURL, digestAge
+		}); err != nil {
 			return fmt.Errorf("dev: location %s: %w", c.Region, err)
 		}
 		n.mu.Lock()

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/notify"
 )
@@ -140,8 +141,10 @@ func labelString(l map[string]string) string {
 }
 
 // withDevNotifications returns doc with notifications to the dev receivers at base (the
-// control API) when it has none of its own: a check unhealthy at two locations or more for
-// 2s fires.
+// control API) when it has none of its own: a check unhealthy at two locations or more fires
+// as soon as the leader sees it. The checks' failure and success thresholds already keep a
+// flap from firing; a "for" on top would let a short outage, such as the README's
+// walkthrough (a target down, then up as soon as the failover shows), pass unseen.
 func withDevNotifications(doc *config.Document, base string) *config.Document {
 	if doc.Notifications != nil {
 		return doc
@@ -153,7 +156,7 @@ func withDevNotifications(doc *config.Document, base string) *config.Document {
 			{Name: "dev-alertmanager", Kind: config.ReceiverAlertmanager, URL: base + "/v1/dev/receiver/alertmanager"},
 		},
 		Rules: []config.NotifyRule{{Name: "check-down", Scope: config.ScopeGlobal, MinLocations: 2,
-			For: config.Duration(2 * time.Second), Receivers: []string{"dev-webhook", "dev-alertmanager"}}},
+			Receivers: []string{"dev-webhook", "dev-alertmanager"}}},
 	}
 	return &d
 }
@@ -168,7 +171,8 @@ func (n *Network) startNotify(ctx context.Context) error {
 	n.mu.Unlock()
 	slices.Sort(urls)
 	r, err := notify.New(notify.Config{Store: n.voter, Source: &notify.Digests{URLs: urls}, Logger: n.log,
-		Interval: 500 * time.Millisecond, Refresh: time.Minute})
+		Interval: 500 * time.Millisecond, Refresh: time.Minute,
+		Registerer: prometheus.WrapRegistererWith(prometheus.Labels{"node": controlID}, n.controlReg)})
 	if err != nil {
 		return fmt.Errorf("dev: %w", err)
 	}
@@ -188,7 +192,7 @@ func (c Client) NotificationsOf(ctx context.Context) ([]Received, error) {
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("dev: client: %w", err)
+		return nil, c.requestError(err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {

@@ -72,3 +72,55 @@ func TestDevNotifications(t *testing.T) {
 		t.Errorf("alertmanager alerts %v, want %v", amAlerts, want)
 	}
 }
+
+// TestDevNotificationsAfterWalkthrough: the README's walkthrough of `vigil dev` takes
+// us-east's target down and up again as soon as eu-west's location answers the failover;
+// `vigil dev notifications` then shows that outage, fired and resolved. The outage lasts
+// about as long as the checks' thresholds take, so the dev rule must fire on it at once.
+func TestDevNotificationsAfterWalkthrough(t *testing.T) {
+	n := startTest(t)
+	// As in a network that has run a while: every location has a verdict of the check.
+	eventually(t, 20*time.Second, "web-us-east healthy at every location", func() (bool, string) {
+		for _, r := range n.cfg.Regions {
+			_, body := httpGet(t, "http://"+n.HTTPAddr(r)+"/v1/network/digest")
+			if !strings.Contains(body, `{"id":"web-us-east","state":"healthy"`) {
+				return false, r + ": " + body
+			}
+		}
+		return true, ""
+	})
+	c := Client{BaseURL: n.ControlURL()}
+	if _, err := c.SetTargetDown(t.Context(), "us-east", true); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 20*time.Second, "eu-west answers the failover", allAnswer(n, []string{"eu-west"}, "www.demo.vigil.test", "198.51.100.1"))
+	if _, err := c.SetTargetDown(t.Context(), "us-east", false); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 20*time.Second, "a firing and a resolved notification of web-us-east", func() (bool, string) {
+		list, err := c.NotificationsOf(t.Context())
+		if err != nil {
+			return false, err.Error()
+		}
+		kinds := map[string]bool{}
+		for _, r := range list {
+			if strings.Contains(r.Key, "web-us-east") {
+				kinds[r.Receiver+" "+r.Kind] = true
+			}
+		}
+		ok := kinds["webhook firing"] && kinds["webhook resolved"] && kinds["alertmanager firing"] && kinds["alertmanager resolved"]
+		return ok, fmt.Sprintf("received %v", list)
+	})
+
+	// The control API's /metrics shows the notifications' metrics.
+	code, body := httpGet(t, n.ControlURL()+"/metrics")
+	for _, want := range []string{
+		`vigil_notify_deliveries_total{node="dev-control",outcome="delivered",receiver="dev-webhook"}`,
+		`vigil_notify_deliveries_total{node="dev-control",outcome="delivered",receiver="dev-alertmanager"}`,
+		"vigil_notify_decisions_total", "vigil_notify_alerts_firing",
+	} {
+		if code != 200 || !strings.Contains(body, want) {
+			t.Errorf("control /metrics (status %d) does not show %s", code, want)
+		}
+	}
+}

@@ -78,7 +78,7 @@ func TestDevAnswerVerification(t *testing.T) {
 			t.Errorf("www's measured failover %.2fs, want within %v", cv.Seconds, bound)
 		}
 		// Seen by asking one record set a second, pending ones every other turn, through the
-		// locations' digests cached for 2s.
+		// locations' digests (cached for digestAge in the dev network).
 		if cv.SeenSeconds < cv.Seconds || cv.SeenSeconds > 20 {
 			t.Errorf("www's failover seen after %.2fs, want between %.2fs and 20s", cv.SeenSeconds, cv.Seconds)
 		}

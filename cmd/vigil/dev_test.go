@@ -85,3 +85,16 @@ func TestDevFaultCommands(t *testing.T) {
 		t.Errorf("vigil status probes on a location: exit %d, stderr %q; want status: once and a hint", code, errb.String())
 	}
 }
+
+// TestDevCommandsWithNoDevRunning: the fault and notification commands, with nothing at
+// their control URL, say that no vigil dev answers there and how to start one.
+func TestDevCommandsWithNoDevRunning(t *testing.T) {
+	url := "http://" + freePort(t)
+	for _, verb := range []string{"faults", "notifications"} {
+		var out, errb bytes.Buffer
+		code := run(t.Context(), []string{"dev", verb, "-control", url}, &out, &errb)
+		if want := "no vigil dev answers at " + url + ": start it with make run"; code != 1 || !strings.Contains(errb.String(), want) {
+			t.Errorf("vigil dev %s: exit %d, stderr %q; want 1 and %q", verb, code, errb.String(), want)
+		}
+	}
+}

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/dev"
 	"github.com/vigil-dns/vigil/sim"
 )
@@ -27,7 +26,7 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runSimReal(ctx, args, stdout, stderr)
 	}
 	fs := newFlagSet("sim", stderr)
-	file := fs.String("f", "examples/demo.yaml", "configuration of the network (its checks probe the dev network's targets)")
+	file := fs.String("f", "", "configuration of the network, whose checks probe the dev network's targets (default: the demo, examples/demo.yaml, built into vigil)")
 	script := fs.String("script", "", "run the steps of this file instead of a named scenario")
 	every := fs.Duration("query-interval", 20*time.Millisecond, "how often each location is asked one query")
 	slack := fs.Duration("slack", 0, "widen each query's window by this much on both sides when checking the history")
@@ -94,13 +93,12 @@ func simScript(stdout io.Writer, script string, chaos bool, args []string, seed 
 	return sim.Script{}, false, nil
 }
 
-// runSimNetwork runs opts.Script on a dev network configured by the file, in a temporary data
-// directory, writes the report and PASS or FAIL, and returns the exit code.
+// runSimNetwork runs opts.Script on a dev network configured by the file (the embedded demo
+// when file is empty), in a temporary data directory, writes the report and PASS or FAIL, and returns the exit code.
 func runSimNetwork(ctx context.Context, file string, regions []string, opts sim.Options, stdout, stderr io.Writer) int {
-	doc, err := config.Load(file)
-	if err != nil {
-		fmt.Fprintf(stderr, "vigil sim: %s:\n%v\n", file, err)
-		return 1
+	doc, _, code := loadDocument(file, stderr)
+	if doc == nil {
+		return code
 	}
 	dir, err := os.MkdirTemp("", "vigil-sim-")
 	if err != nil {

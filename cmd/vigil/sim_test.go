@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -54,5 +55,18 @@ func TestSimScript(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output does not say %q:\n%s", want, out.String())
 		}
+	}
+}
+
+// TestSimDefaultsToEmbeddedDemo: without -f, vigil sim runs on the demo built into vigil, as
+// vigil dev and validate do, wherever it runs from (here cmd/vigil, where no
+// examples/demo.yaml is). The context is over, so the network stops as it starts.
+func TestSimDefaultsToEmbeddedDemo(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	var out, errb bytes.Buffer
+	run(ctx, []string{"sim", "partition"}, &out, &errb)
+	if strings.Contains(errb.String(), "no such file") || !strings.Contains(out.String(), "vigil sim: scenario partition on regions") {
+		t.Errorf("vigil sim partition without -f: stdout %q, stderr %q; want the scenario started on the embedded demo", out.String(), errb.String())
 	}
 }

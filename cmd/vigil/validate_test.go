@@ -111,3 +111,24 @@ func TestValidateEmbeddedDemo(t *testing.T) {
 		t.Errorf("loadDocument(\"\"): %v, %q, exit %d, %s", doc != nil, name, code, errb.String())
 	}
 }
+
+// vigil validate lists a misspelt field with the field meant, and every other problem with it.
+func TestValidateMisspeltFieldHidesNothing(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	doc := `regions: [us-east, eu-west, ap-south]
+checks:
+  - {id: web, protocol: http, target: {host: 192.0.2.1, port: 80}, timout: 1s, interval: 2s, timeout: 3s}
+`
+	if err := os.WriteFile(bad, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runValidateCmd(t, "validate", "-f", bad)
+	want := []string{
+		bad + ": checks[0].timout: unknown field; did you mean timeout?",
+		bad + ": checks[0].timeout: must be positive and shorter than interval (2s), got 3s",
+		bad + ": 2 problems",
+	}
+	if got := strings.TrimSuffix(stderr, "\n"); code != 1 || got != strings.Join(want, "\n") {
+		t.Errorf("exit %d, stderr:\n%s\nwant:\n%s", code, got, strings.Join(want, "\n"))
+	}
+}
