@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -30,8 +31,29 @@ type voter struct {
 }
 
 // startVoter bootstraps a one-voter cluster and serves its API on loopback until the test
-// ends.
+// ends, with the plain write and read tokens.
 func startVoter(t *testing.T) *voter {
+	t.Helper()
+	return startVoterWith(t, voterOptions{ReadTokens: []string{readToken}})
+}
+
+// voterOptions are what the abuse tests' voters differ in; the plain write token is always
+// accepted.
+type voterOptions struct {
+	// ReadTokens are plain read tokens; Tokens are named tokens (namedTokens makes them).
+	ReadTokens []string
+	Tokens     []control.Token
+	// DNSSECSecret, when set, lets the voter generate and seal zone keys.
+	DNSSECSecret []byte
+	// Logger is the voter's and its API's (default: logger()).
+	Logger *slog.Logger
+}
+
+// startVoterWith bootstraps a one-voter cluster (TCP raft authenticated by a cluster secret,
+// BoltDB log) with o, serves its API on loopback until the test ends, and returns once it
+// leads and has recorded its API URL, so that a test comparing the configuration's index sees
+// only the writes it makes.
+func startVoterWith(t *testing.T, o voterOptions) *voter {
 	t.Helper()
 	raftLn, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -44,16 +66,20 @@ func startVoter(t *testing.T) *voter {
 		t.Fatal(err)
 	}
 	base := "http://" + apiLn.Addr().String()
+	log := o.Logger
+	if log == nil {
+		log = logger()
+	}
 	node, err := control.NewServer(control.ServerConfig{
 		ID: "v0", DataDir: filepath.Join(t.TempDir(), "control"), RaftAddr: raftAddr, APIURL: base, RaftSecret: []byte("abuse-test-raft-secret-000000000"),
-		Timing: control.Timing{Heartbeat: 300 * time.Millisecond, Election: 300 * time.Millisecond, LeaderLease: 150 * time.Millisecond, Commit: 20 * time.Millisecond},
-		Logger: logger(),
+		Timing:       control.Timing{Heartbeat: 300 * time.Millisecond, Election: 300 * time.Millisecond, LeaderLease: 150 * time.Millisecond, Commit: 20 * time.Millisecond},
+		DNSSECSecret: o.DNSSECSecret, Logger: log,
 	})
 	if err != nil {
 		apiLn.Close()
 		t.Fatal(err)
 	}
-	api, err := control.NewAPI(control.APIConfig{Node: node, WriteTokens: []string{writeToken}, ReadTokens: []string{readToken}, Logger: logger()})
+	api, err := control.NewAPI(control.APIConfig{Node: node, WriteTokens: []string{writeToken}, ReadTokens: o.ReadTokens, Tokens: o.Tokens, Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,15 +94,33 @@ func startVoter(t *testing.T) *voter {
 	if err := node.Bootstrap(); err != nil {
 		t.Fatal(err)
 	}
-	if !waitFor(10*time.Second, node.IsLeader) {
-		t.Fatal("the voter did not become leader")
-	}
-	// A new leader records its API URL in the state by a write of its own; wait for it, so
-	// that a test comparing the configuration's index sees only the writes it makes.
-	if !waitFor(10*time.Second, func() bool { return node.State().Voters["v0"] == base }) {
-		t.Fatal("the voter did not record its API URL")
+	if !waitFor(10*time.Second, func() bool { return node.IsLeader() && node.State().Voters["v0"] == base }) {
+		t.Fatal("the voter did not become leader and record its API URL")
 	}
 	return &voter{node: node, api: api, base: base}
+}
+
+// namedTokens makes a named token for each name and scope of pairs ({name, scope}, in
+// order): the tokens a voter stores, and each one's secret and token-file line by name.
+func namedTokens(t *testing.T, pairs ...[2]string) (toks []control.Token, secrets, lines map[string]string) {
+	t.Helper()
+	secrets, lines = map[string]string{}, map[string]string{}
+	for _, nt := range pairs {
+		sc, err := control.ParseScope(nt[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		secret, line, err := control.NewToken(nt[0], sc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tok, err := control.ParseTokenLine(line)
+		if err != nil {
+			t.Fatal(err)
+		}
+		toks, secrets[nt[0]], lines[nt[0]] = append(toks, tok), secret, line
+	}
+	return toks, secrets, lines
 }
 
 // logIndex is the index of the last entry in the voter's raft log.

@@ -54,48 +54,11 @@ func (s *syncBuffer) String() string {
 
 func startAuditVoter(t *testing.T) *auditVoter {
 	t.Helper()
-	sc, _ := control.ParseScope("write:check=web-")
-	secret, line, err := control.NewToken("web-team", sc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok, err := control.ParseTokenLine(line)
-	if err != nil {
-		t.Fatal(err)
-	}
-	raftLn, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	raftAddr := raftLn.Addr().String()
-	raftLn.Close()
-	apiLn, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := "http://" + apiLn.Addr().String()
+	toks, secrets, lines := namedTokens(t, [2]string{"web-team", "write:check=web-"})
 	logs := &syncBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	n, err := control.NewServer(control.ServerConfig{ID: "v0", DataDir: filepath.Join(t.TempDir(), "control"), RaftAddr: raftAddr, APIURL: base, RaftSecret: []byte("abuse-test-raft-secret-000000000"),
-		Timing: control.Timing{Heartbeat: 300 * time.Millisecond, Election: 300 * time.Millisecond, LeaderLease: 150 * time.Millisecond, Commit: 20 * time.Millisecond},
-		Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	api, err := control.NewAPI(control.APIConfig{Node: n, WriteTokens: []string{writeToken}, Tokens: []control.Token{tok}, Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: api, ReadHeaderTimeout: 5 * time.Second}
-	go srv.Serve(apiLn)
-	t.Cleanup(func() { srv.Close(); _ = n.Close() })
-	if err := n.Bootstrap(); err != nil {
-		t.Fatal(err)
-	}
-	if !waitFor(10*time.Second, func() bool { return n.IsLeader() && n.State().Voters["v0"] == base }) {
-		t.Fatal("no leader")
-	}
-	return &auditVoter{voter: &voter{node: n, api: api, base: base}, secret: secret, line: line, logs: logs}
+	v := startVoterWith(t, voterOptions{Tokens: toks, Logger: log})
+	return &auditVoter{voter: v, secret: secrets["web-team"], line: lines["web-team"], logs: logs}
 }
 
 // readData GETs path with cred and decodes the read's data into out.

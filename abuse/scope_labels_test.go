@@ -3,9 +3,7 @@ package abuse
 import (
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -27,54 +25,13 @@ type scopedVoter struct {
 // cluster.
 func startScopedVoter(t *testing.T, scopes map[string]string) *scopedVoter {
 	t.Helper()
-	raftLn, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	raftAddr := raftLn.Addr().String()
-	raftLn.Close()
-	apiLn, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := "http://" + apiLn.Addr().String()
-	node, err := control.NewServer(control.ServerConfig{ID: "v0", DataDir: filepath.Join(t.TempDir(), "control"), RaftAddr: raftAddr, APIURL: base, RaftSecret: []byte("abuse-test-raft-secret-000000000"),
-		Timing:       control.Timing{Heartbeat: 300 * time.Millisecond, Election: 300 * time.Millisecond, LeaderLease: 150 * time.Millisecond, Commit: 20 * time.Millisecond},
-		DNSSECSecret: []byte("abuse-test-dnssec-secret-0000000"), Logger: logger()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	v := &scopedVoter{node: node, base: base, secrets: map[string]string{}, client: &http.Client{Timeout: 10 * time.Second}}
-	var toks []control.Token
+	var pairs [][2]string
 	for name, scope := range scopes {
-		sc, err := control.ParseScope(scope)
-		if err != nil {
-			t.Fatal(err)
-		}
-		secret, line, err := control.NewToken(name, sc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tok, err := control.ParseTokenLine(line)
-		if err != nil {
-			t.Fatal(err)
-		}
-		toks, v.secrets[name] = append(toks, tok), secret
+		pairs = append(pairs, [2]string{name, scope})
 	}
-	api, err := control.NewAPI(control.APIConfig{Node: node, WriteTokens: []string{writeToken}, Tokens: toks, Logger: logger()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: api, ReadHeaderTimeout: 5 * time.Second}
-	go srv.Serve(apiLn)
-	t.Cleanup(func() { srv.Close(); _ = node.Close() })
-	if err := node.Bootstrap(); err != nil {
-		t.Fatal(err)
-	}
-	if !waitFor(10*time.Second, func() bool { return node.IsLeader() && node.State().Voters["v0"] == base }) {
-		t.Fatal("no leader")
-	}
-	return v
+	toks, secrets, _ := namedTokens(t, pairs...)
+	v := startVoterWith(t, voterOptions{Tokens: toks, DNSSECSecret: []byte("abuse-test-dnssec-secret-0000000")})
+	return &scopedVoter{node: v.node, base: v.base, secrets: secrets, client: &http.Client{Timeout: 10 * time.Second}}
 }
 
 // as sends w with the named token (or the plain write token for "admin").

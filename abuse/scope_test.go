@@ -2,15 +2,11 @@ package abuse
 
 import (
 	"fmt"
-	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/vigil-dns/vigil/control"
 )
 
 // TestAbuseOutOfScopeWrites: a voter with named tokens (stored as SHA-256 only): "web-team"
@@ -20,50 +16,9 @@ import (
 // token. None may be applied and none may reach the audit log; the control, the same token
 // inside its scope, is applied and audited under its name.
 func TestAbuseOutOfScopeWrites(t *testing.T) {
-	raftLn, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	raftAddr := raftLn.Addr().String()
-	raftLn.Close()
-	apiLn, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := "http://" + apiLn.Addr().String()
-	node, err := control.NewServer(control.ServerConfig{ID: "v0", DataDir: filepath.Join(t.TempDir(), "control"), RaftAddr: raftAddr, APIURL: base, RaftSecret: []byte("abuse-test-raft-secret-000000000"),
-		Timing: control.Timing{Heartbeat: 300 * time.Millisecond, Election: 300 * time.Millisecond, LeaderLease: 150 * time.Millisecond, Commit: 20 * time.Millisecond},
-		Logger: logger()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	secrets, lines := map[string]string{}, map[string]string{}
-	var toks []control.Token
-	for _, nt := range [][2]string{{"web-team", "write:check=web-,zone=web.test."}, {"viewer", "read"}} {
-		sc, _ := control.ParseScope(nt[1])
-		secret, line, err := control.NewToken(nt[0], sc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tok, err := control.ParseTokenLine(line)
-		if err != nil {
-			t.Fatal(err)
-		}
-		toks, secrets[nt[0]], lines[nt[0]] = append(toks, tok), secret, line
-	}
-	api, err := control.NewAPI(control.APIConfig{Node: node, WriteTokens: []string{writeToken}, Tokens: toks, Logger: logger()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: api, ReadHeaderTimeout: 5 * time.Second}
-	go srv.Serve(apiLn)
-	t.Cleanup(func() { srv.Close(); _ = node.Close() })
-	if err := node.Bootstrap(); err != nil {
-		t.Fatal(err)
-	}
-	if !waitFor(10*time.Second, func() bool { return node.IsLeader() && node.State().Voters["v0"] == base }) {
-		t.Fatal("no leader")
-	}
+	toks, secrets, lines := namedTokens(t, [2]string{"web-team", "write:check=web-,zone=web.test."}, [2]string{"viewer", "read"})
+	v := startVoterWith(t, voterOptions{Tokens: toks})
+	node, base := v.node, v.base
 	client := &http.Client{Timeout: 10 * time.Second}
 	bearer := func(tok string) func(*http.Request) {
 		return func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+tok) }
