@@ -1,7 +1,6 @@
 package abuse
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -22,6 +21,7 @@ import (
 	"time"
 
 	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/internal/syncbuf"
 	"github.com/vigil-dns/vigil/node"
 	"github.com/vigil-dns/vigil/tlsconf"
 )
@@ -31,31 +31,13 @@ import (
 type auditVoter struct {
 	*voter
 	secret, line string
-	logs         *syncBuffer
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+	logs         *syncbuf.Buffer
 }
 
 func startAuditVoter(t *testing.T) *auditVoter {
 	t.Helper()
 	toks, secrets, lines := namedTokens(t, [2]string{"web-team", "write:check=web-"})
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	v := startVoterWith(t, voterOptions{Tokens: toks, Logger: log})
 	return &auditVoter{voter: v, secret: secrets["web-team"], line: lines["web-team"], logs: logs}

@@ -15,34 +15,16 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/vigil-dns/vigil/api"
 	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/internal/syncbuf"
 	"github.com/vigil-dns/vigil/node"
 	"github.com/vigil-dns/vigil/tlsconf"
 	yaml "go.yaml.in/yaml/v3"
 )
-
-// lockedBuffer collects log lines from many goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) Bytes() []byte {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return slices.Clone(l.b.Bytes())
-}
 
 // getPaths returns every GET path of the OpenAPI document (the control API's and the
 // status API's), its parameters filled in to name what the test configures.
@@ -115,7 +97,7 @@ func TestAbuseSecretsReadBack(t *testing.T) {
 	closed := closedLn.Addr().String()
 	closedLn.Close()
 
-	var voterLog, locLog lockedBuffer
+	var voterLog, locLog syncbuf.Buffer
 	scoped, line, err := control.NewToken("web-team", control.Scope{Write: true, Checks: []string{"web-"}, Zones: []string{"web.test."}})
 	if err != nil {
 		t.Fatal(err)

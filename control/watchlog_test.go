@@ -7,28 +7,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/vigil-dns/vigil/internal/syncbuf"
 )
-
-// syncBuffer is a log sink read while a Watcher writes to it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestWatchFailureCauses: a Watcher names the cause of a failed read in its WARN line and
 // status: an https voter read without its CA is "TLS", a voter that refuses the token is
@@ -57,7 +40,7 @@ func TestWatchFailureCauses(t *testing.T) {
 		{refuse.URL, "401 Unauthorized", nil},
 		{slow.URL, "timeout", &http.Client{Timeout: 200 * time.Millisecond}},
 	} {
-		logs := &syncBuffer{}
+		logs := &syncbuf.Buffer{}
 		w, _ := runWatcher(t, WatcherConfig{Voters: []string{c.url}, Client: c.client, RetryMin: 10 * time.Millisecond, RetryMax: 50 * time.Millisecond,
 			Logger: slog.New(slog.NewTextHandler(logs, nil))})
 		waitFor(t, 5*time.Second, c.cause+" in the status", func() bool {

@@ -2,7 +2,6 @@ package dev
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -13,9 +12,10 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/vigil-dns/vigil/internal/syncbuf"
 )
 
 // readmeStep is one command of a README walkthrough and what it prints.
@@ -190,7 +190,7 @@ func TestReadme(t *testing.T) {
 	runSteps(t, work, nil, quick, same, 10*time.Second, inNS...)
 
 	// make run: vigil dev in the namespace, until it says where it listens.
-	var devOut syncBuffer
+	var devOut syncbuf.Buffer
 	devCmd := exec.Command("ip", "netns", "exec", ns, filepath.Join(binDir, "vigil"), "dev")
 	devCmd.Dir, devCmd.Stdout, devCmd.Stderr = work, &devOut, io.Discard
 	if err := devCmd.Start(); err != nil {
@@ -255,22 +255,4 @@ func checkReadmeFiles(t *testing.T) {
 			t.Errorf("README.md names %s, which is not in the repository", f)
 		}
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for one writer and one reader.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -9,10 +9,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/vigil-dns/vigil/internal/syncbuf"
 	"github.com/vigil-dns/vigil/tlsconf"
 )
 
@@ -20,7 +20,7 @@ import (
 // data directory (0600) and keeps it across a restart; a voter that joins without it is
 // refused at start with the flag to give; given a copy (-raft-secret-file), it joins.
 func TestRaftSecretBootstrapAndJoin(t *testing.T) {
-	var logBuf lockedBuffer
+	var logBuf syncbuf.Buffer
 	dirA := t.TempDir()
 	voterCfg := func(id, dir string) Config {
 		c := DefaultConfig()
@@ -92,22 +92,4 @@ func voterCount(api string) (int, error) {
 		return 0, err
 	}
 	return len(cv.Servers), nil
-}
-
-// lockedBuffer is a buffer that a logger writes while the test reads it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -1,7 +1,6 @@
 package notify
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -9,31 +8,13 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/internal/syncbuf"
 )
-
-// syncBuffer is a bytes.Buffer that many goroutines write.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestDeliveryLogsNoSecret: deliveries that fail (a Slack URL and an Alertmanager URL with a
 // password, both at a closed port; a signed webhook answering 500) are logged, retried and
@@ -47,7 +28,7 @@ func TestDeliveryLogsNoSecret(t *testing.T) {
 	slackURL := "http://" + closed + "/services/" + slackPath
 	amURL := "http://vigil:" + amPass + "@" + closed + "/"
 
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	loc := newLocation(t, "loc-a")
 	v := &voter{id: "v0", dir: filepath.Join(t.TempDir(), "v0"), raft: freeAddr(t)}
 	var err error

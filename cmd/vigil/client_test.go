@@ -14,6 +14,7 @@ import (
 
 	"github.com/vigil-dns/vigil/control"
 	"github.com/vigil-dns/vigil/dev"
+	"github.com/vigil-dns/vigil/internal/syncbuf"
 	"github.com/vigil-dns/vigil/node"
 	"github.com/vigil-dns/vigil/tlsconf"
 )
@@ -195,7 +196,7 @@ func externalDNSRecords(t *testing.T, args []string) {
 	t.Helper()
 	listen := args[1]
 	ctx, cancel := context.WithCancel(context.Background())
-	var stdout, stderr lockedBuffer
+	var stdout, stderr syncbuf.Buffer
 	done := make(chan int, 1)
 	go func() { done <- runExternalDNS(ctx, args, &stdout, &stderr) }()
 	defer func() {

@@ -6,28 +6,11 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/vigil-dns/vigil/internal/syncbuf"
 )
-
-// lockedBuffer is a bytes.Buffer that a command writes while the test reads it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // `vigil externaldns` as an operator runs it: on loopback, a name allowed with
 // -allowed-hosts, its metrics on their own listener. A Host it does not know and a POST that
@@ -39,7 +22,7 @@ func TestExternalDNSCommand(t *testing.T) {
 	args := []string{"-listen", listen, "-metrics-listen", metrics, "-server", "http://" + freePort(t),
 		"-zone", "ext.example.test", "-allowed-hosts", "edns.internal"}
 	ctx, cancel := context.WithCancel(context.Background())
-	var stdout, stderr lockedBuffer
+	var stdout, stderr syncbuf.Buffer
 	done := make(chan int, 1)
 	go func() { done <- runExternalDNS(ctx, args, &stdout, &stderr) }()
 	defer func() {
