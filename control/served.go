@@ -26,10 +26,11 @@ type servedProblem struct {
 // brings are reported (a zone stored before these rules keeps taking writes). Zones put whole
 // had their own problems found by ValidateZone: only the hosted-child rule is read there.
 func (e *edit) validateServed(es config.Errors, whole map[string]bool) config.Errors {
-	scan := map[string]bool{} // apex → the zone's own rules too
+	scan := map[string]bool{}   // apex → the zone's own rules too
+	refers := map[string]bool{} // apex → whether the zone delegates or aliases, before or after
 	for k := range e.sets {
 		apex, owner, typ := splitSetKey(k)
-		if !whole[apex] && e.servedMatters(apex, owner, typ) {
+		if !whole[apex] && e.servedMatters(apex, owner, typ, refers) {
 			scan[apex] = true
 		}
 	}
@@ -69,12 +70,23 @@ func (e *edit) validateServed(es config.Errors, whole map[string]bool) config.Er
 }
 
 // servedMatters reports whether a change of the record set owner/typ in zone apex can change
-// what config.ServedProblems finds: a set that delegates, gives an address or names (NS, A,
-// AAAA, CNAME), or one below a delegation or a hosted child zone.
-func (e *edit) servedMatters(apex, owner string, typ config.RecordType) bool {
+// what config.ServedProblems finds: a set that delegates (NS); one that gives an address or
+// names (A, AAAA, CNAME) in a zone that delegates or aliases, where it may be glue or an
+// alias's target; or one below a delegation or a hosted child zone. refers memoises per zone
+// whether it delegates or aliases, so that an edit of many sets reads each zone once.
+func (e *edit) servedMatters(apex, owner string, typ config.RecordType, refers map[string]bool) bool {
 	switch typ {
-	case config.TypeNS, config.TypeA, config.TypeAAAA, config.TypeCNAME:
+	case config.TypeNS:
 		return true
+	case config.TypeA, config.TypeAAAA, config.TypeCNAME:
+		r, ok := refers[apex]
+		if !ok {
+			r = delegatesOrAliases(e.base, apex) || delegatesOrAliases(e.s, apex)
+			refers[apex] = r
+		}
+		if r {
+			return true
+		}
 	}
 	for n := owner; n != apex && strings.HasSuffix(n, "."+apex); n = parentOf(n) {
 		if _, hosted := e.s.zones.Get(n); hosted {
@@ -87,6 +99,26 @@ func (e *edit) servedMatters(apex, owner string, typ config.RecordType) bool {
 			return true
 		}
 		if _, cut := e.base.sets.Get(setKey(apex, n, config.TypeNS)); cut {
+			return true
+		}
+	}
+	return false
+}
+
+// delegatesOrAliases reports whether zone apex in s holds an NS record set below its apex or
+// an alias: without either, no address or CNAME record set of the zone can be glue, an
+// alias's target or part of an alias's chain, so config.ServedProblems has nothing to find in
+// it (data below a cut needs a cut). It stops at the first it finds; a zone without either is
+// read whole, which costs a fraction of the full check.
+func delegatesOrAliases(s *State, apex string) bool {
+	for k, rs := range s.sets.Prefix(zonePrefix(apex)) {
+		if rs.Alias != "" {
+			return true
+		}
+		if rs.Type != config.TypeNS {
+			continue
+		}
+		if _, owner, _ := splitSetKey(k); owner != apex {
 			return true
 		}
 	}
