@@ -140,8 +140,22 @@ func vdLabel(r *rand.Rand, prefix string) string {
 func newVDCorpus(seed uint64, childDS string) *vdCorpus {
 	r := rand.New(rand.NewPCG(seed, seed^0x5eed))
 	c := &vdCorpus{seed: seed, parent: vdZone(vdParent), child: vdZone(vdChild), plain: vdZone(vdPlain), childDS: []string{childDS}}
-	ip4 := func() string { return fmt.Sprintf("192.0.2.%d", 1+r.IntN(250)) }
-	ip6 := func() string { return fmt.Sprintf("2001:db8::%x", 1+r.IntN(0xfffe)) }
+	// Addresses are drawn without repeats, so that no record set gets one value twice (which
+	// the configuration refuses); a corpus uses far fewer than the 250 IPv4 values.
+	used := map[string]bool{}
+	unique := func(draw func() string) string {
+		for range 10000 {
+			if v := draw(); !used[v] {
+				used[v] = true
+				return v
+			}
+		}
+		panic("validator differential: the corpus ran out of distinct addresses")
+	}
+	ip4 := func() string { return unique(func() string { return fmt.Sprintf("192.0.2.%d", 1+r.IntN(250)) }) }
+	ip6 := func() string { return unique(func() string { return fmt.Sprintf("2001:db8::%x", 1+r.IntN(0xfffe)) }) }
+	// Labels too: two record sets drawn at one owner and type would be one set twice.
+	label := func(prefix string) string { return unique(func() string { return vdLabel(r, prefix) }) }
 	add := func(z *config.Zone, rs config.RecordSet) { z.RecordSets = append(z.RecordSets, rs) }
 	name := func(z *config.Zone, owner, kind string) {
 		abs := z.Name
@@ -229,7 +243,7 @@ func newVDCorpus(seed uint64, childDS string) *vdCorpus {
 				// what this corpus checks.
 				continue
 			}
-			owner := vdLabel(r, string(pol[:2])+"-"+string(nh[:2]))
+			owner := label(string(pol[:2]) + "-" + string(nh[:2]))
 			policySet(p, owner, config.TypeA, pol, nh)
 			policySet(p, owner, config.TypeAAAA, pol, nh)
 			if r.IntN(2) == 0 {
@@ -245,7 +259,7 @@ func newVDCorpus(seed uint64, childDS string) *vdCorpus {
 		if i%2 == 1 {
 			continue
 		}
-		owner := vdLabel(r, "al")
+		owner := label("al")
 		add(p, config.RecordSet{Name: owner, Type: config.TypeA, Alias: tgt})
 		add(p, config.RecordSet{Name: owner, Type: config.TypeAAAA, Alias: tgt})
 		name(p, owner, "alias")
@@ -268,7 +282,7 @@ func newVDCorpus(seed uint64, childDS string) *vdCorpus {
 	add(p, at("*.w", simple(config.TypeA, ip4())))
 	add(p, at("*.w", simple(config.TypeTXT, `"wild"`)))
 	policySet(p, "*.mw", config.TypeA, config.PolicyMultivalue, config.NoHealthyNoData)
-	for _, n := range []string{vdLabel(r, "x") + ".w", "a.b.w", "w", vdLabel(r, "y") + ".mw"} {
+	for _, n := range []string{label("x") + ".w", "a.b.w", "w", label("y") + ".mw"} {
 		name(p, n, "wildcard")
 	}
 	// An empty non-terminal.
@@ -309,7 +323,7 @@ func newVDCorpus(seed uint64, childDS string) *vdCorpus {
 	add(p, at("big", vdLargeTXT(p, "big")))
 	name(p, "big", "large")
 	// Missing names.
-	name(p, vdLabel(r, "nx"), "missing")
+	name(p, label("nx"), "missing")
 	name(p, "nx.b.deep", "missing")
 
 	// The signed child: records, a failover set that answers no data, a wildcard, an alias.
@@ -323,7 +337,7 @@ func newVDCorpus(seed uint64, childDS string) *vdCorpus {
 	add(ch, config.RecordSet{Name: "al", Type: config.TypeA, Alias: "fo"})
 	name(ch, "al", "child")
 	add(ch, at("*", simple(config.TypeTXT, `"child wild"`)))
-	name(ch, vdLabel(r, "cw"), "child")
+	name(ch, label("cw"), "child")
 	add(ch, at("@", simple(config.TypeMX, "10 www."+vdChild)))
 
 	// The unsigned child: provably insecure throughout.
@@ -333,7 +347,7 @@ func newVDCorpus(seed uint64, childDS string) *vdCorpus {
 	name(u, "www", "unsigned")
 	policySet(u, "fo", config.TypeA, config.PolicyFailover, config.NoHealthyNoData)
 	name(u, "fo", "unsigned")
-	name(u, vdLabel(r, "nx"), "unsigned")
+	name(u, label("nx"), "unsigned")
 	add(p, at("cn-plain", simple(config.TypeCNAME, "www."+vdPlain)))
 	c.names = append(c.names, vdName{name: "cn-plain." + vdParent, kind: "cname", insecure: true})
 	return c
