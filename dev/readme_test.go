@@ -95,8 +95,9 @@ func TestMatchOutput(t *testing.T) {
 	}
 }
 
-// TestReadme runs the README's five-minute tour against `vigil dev` and then the operator's
-// guide's first network of `vigil agent` processes (docs/operator-guide.md), as written,
+// TestReadme runs the configuration reference's `vigil validate` (docs/config.md), the
+// README's five-minute tour against `vigil dev` and then the operator's guide's first
+// network of `vigil agent` processes (docs/operator-guide.md), as written,
 // each command in a shell, in a network namespace of its own (so that the fixed ports they
 // use clash with nothing on this machine), with bin/vigil built from this tree; `make run`
 // is played by bin/vigil dev, started in the namespace.
@@ -112,6 +113,7 @@ func TestReadme(t *testing.T) {
 			t.Skipf("needs %s (Debian: iproute2, dnsutils) to run the walkthroughs' commands", tool)
 		}
 	}
+	validate := walkthroughSteps(t, "docs/config.md", "Checking a file")
 	tour, agent := walkthroughSteps(t, "README.md", "Five-minute tour"), walkthroughSteps(t, "docs/operator-guide.md", "A first network on one machine")
 
 	work := t.TempDir()
@@ -141,6 +143,8 @@ func TestReadme(t *testing.T) {
 	}
 	inNS := []string{"ip", "netns", "exec", ns}
 	same := strings.NewReplacer()
+
+	runSteps(t, work, nil, validate, same, 10*time.Second, inNS...)
 
 	// make run: vigil dev in the namespace, until it says where it listens.
 	var devOut syncbuf.Buffer

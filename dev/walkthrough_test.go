@@ -20,6 +20,7 @@ type walkthrough struct {
 // walkthroughs is the registry of the documentation's tested walkthroughs.
 var walkthroughs = []walkthrough{
 	{"README.md", "Five-minute tour", "TestReadme"},
+	{"docs/config.md", "Checking a file", "TestReadme"},
 	{"docs/operator-guide.md", "A first network on one machine", "TestReadme"},
 	{"docs/demo.md", "The compose demo", "TestComposeWalkthrough"},
 }
