@@ -96,7 +96,8 @@ func TestMatchOutput(t *testing.T) {
 }
 
 // TestReadme runs the configuration reference's `vigil validate` (docs/config.md), the
-// README's five-minute tour against `vigil dev` and then the operator's guide's first
+// README's five-minute tour against `vigil dev`, the operations and DNSSEC walkthroughs
+// against it with the client configuration it prints, and then the operator's guide's first
 // network of `vigil agent` processes (docs/operator-guide.md), as written,
 // each command in a shell, in a network namespace of its own (so that the fixed ports they
 // use clash with nothing on this machine), with bin/vigil built from this tree; `make run`
@@ -115,6 +116,7 @@ func TestReadme(t *testing.T) {
 	}
 	validate := walkthroughSteps(t, "docs/config.md", "Checking a file")
 	tour, agent := walkthroughSteps(t, "README.md", "Five-minute tour"), walkthroughSteps(t, "docs/operator-guide.md", "A first network on one machine")
+	ops, dnssec := walkthroughSteps(t, "docs/operations.md", "Try it on the dev network"), walkthroughSteps(t, "docs/dnssec.md", "Try it on the dev network")
 
 	work := t.TempDir()
 	binDir := filepath.Join(work, "bin")
@@ -171,9 +173,33 @@ func TestReadme(t *testing.T) {
 		}
 	}
 	runSteps(t, work, nil, tour, same, 45*time.Second, inNS...)
+	// The operations and DNSSEC walkthroughs run with the client configuration vigil dev
+	// printed, as a reader who exported it would.
+	clientEnv := exportedEnv(t, devOut.String())
+	runSteps(t, work, clientEnv, ops, same, 45*time.Second, inNS...)
+	runSteps(t, work, clientEnv, dnssec, same, 45*time.Second, inNS...)
 	stopDev()
 
 	runSteps(t, work, nil, agent, same, 45*time.Second, inNS...)
+}
+
+// exportedEnv returns the environment of the shell line vigil dev prints for the client
+// commands ("export K=V ...; unset K ..."): each exported variable, and each unset one empty.
+func exportedEnv(t *testing.T, devOutput string) []string {
+	t.Helper()
+	for _, line := range strings.Split(devOutput, "\n") {
+		exports, unsets, ok := strings.Cut(strings.TrimSpace(line), ";")
+		if !ok || !strings.HasPrefix(exports, "export ") {
+			continue
+		}
+		env := strings.Fields(strings.TrimPrefix(exports, "export "))
+		for _, v := range strings.Fields(strings.TrimPrefix(strings.TrimSpace(unsets), "unset")) {
+			env = append(env, v+"=")
+		}
+		return env
+	}
+	t.Fatalf("vigil dev printed no line to export for the client commands:\n%s", devOutput)
+	return nil
 }
 
 // removeNamespace ends every process left in the namespace (the walkthroughs' background

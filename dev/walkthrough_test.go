@@ -21,6 +21,8 @@ type walkthrough struct {
 var walkthroughs = []walkthrough{
 	{"README.md", "Five-minute tour", "TestReadme"},
 	{"docs/config.md", "Checking a file", "TestReadme"},
+	{"docs/operations.md", "Try it on the dev network", "TestReadme"},
+	{"docs/dnssec.md", "Try it on the dev network", "TestReadme"},
 	{"docs/operator-guide.md", "A first network on one machine", "TestReadme"},
 	{"docs/demo.md", "The compose demo", "TestComposeWalkthrough"},
 }
