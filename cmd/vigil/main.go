@@ -100,6 +100,14 @@ func commands() []command {
 				{name: "-real", summary: "a scenario on real processes in network namespaces (needs root, ip, nft, /dev/net/tun)", usage: "vigil sim -real [flags] SCENARIO\nvigil sim -real [flags] -script FILE",
 					detail: "Scenarios: " + realScenarioList() + ".", example: "sudo vigil sim -real isolated -keep /tmp/run"},
 			}},
+		{name: "recover", summary: "make a stopped voter the only voter of its cluster, when a majority of voters is lost for good", run: runRecover,
+			usage: "vigil recover -majority-lost -data-dir DIR -id ID -raft-addr ADDR",
+			detail: "Run it with every voter stopped, on the one voter whose state to keep (the one with the\n" +
+				"highest raft index, if several survive). It keeps the voter's whole log and snapshots and\n" +
+				"makes it the only member of the raft configuration; entries it held that the lost majority\n" +
+				"had not committed become committed. Then start its agent as before, without -bootstrap,\n" +
+				"start new voters with -join, and remove the lost ones with vigil voters remove.",
+			example: "vigil recover -majority-lost -data-dir /var/lib/vigil -id c1 -raft-addr 10.0.1.1:7000"},
 		{name: "router", summary: "run a region's router of the compose demo (latency, loss, cuts between regions)", run: runRouter,
 			usage: "vigil router -region R -src ADDR -listen ADDR:PORT -peer REGION,SUBNET,ENDPOINT,LATENCY ... [flags]\nvigil router ctl [flags] COMMAND",
 			detail: "It routes the peers' subnets through a TUN device (CAP_NET_ADMIN, /dev/net/tun) and carries\n" +
@@ -147,6 +155,13 @@ func commands() []command {
 			usage:   "vigil target [flags]",
 			detail:  "GET /healthz answers 200 while up and 503 while down; POST /down and POST /up flip it.",
 			example: "vigil target -listen 127.0.0.1:7811 -name us-east"},
+		{name: "voters", summary: "list the control plane's voters, or remove one that is gone", run: runVoters,
+			usage:   "vigil voters list|remove [flags] [ID]",
+			example: "vigil voters list\nvigil voters remove c3",
+			subs: []command{
+				{name: "list", summary: "each voter: id, raft address, API URL, leader or follower", usage: "vigil voters list [flags]", example: "vigil voters list -server https://c1:7100"},
+				{name: "remove", summary: "remove a voter from the raft configuration and the state (audited)", usage: "vigil voters remove [flags] ID", example: "vigil voters remove c3"},
+			}},
 		{name: "validate", summary: "check a configuration file and list every problem", run: runValidate,
 			usage:   "vigil validate [-f FILE]",
 			detail:  "Without -f it checks the demo built into vigil. Exit status 1 when the file has problems.",
