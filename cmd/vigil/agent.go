@@ -21,6 +21,7 @@ import (
 	"github.com/vigil-dns/vigil/control"
 	"github.com/vigil-dns/vigil/gossip"
 	"github.com/vigil-dns/vigil/httpguard"
+	"github.com/vigil-dns/vigil/internal/sdnotify"
 	"github.com/vigil-dns/vigil/location"
 	"github.com/vigil-dns/vigil/node"
 	"github.com/vigil-dns/vigil/tlsconf"
@@ -161,6 +162,22 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}()
 	}
 	printAgentBanner(stdout, n, cfg.DataDir)
+	// Under systemd (Type=notify), READY=1 when /readyz would say ready, STOPPING=1 at the end.
+	if notifier := sdnotify.New(os.Getenv("NOTIFY_SOCKET")); notifier != nil {
+		nctx, stop := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			notifier.Watch(nctx, func() (bool, string) {
+				rd := n.Ready()
+				return rd.Ready, "not ready: " + strings.Join(rd.Reasons, "; ")
+			}, 250*time.Millisecond, func(err error) { log.Warn("vigil agent: telling systemd", "err", err) })
+		}()
+		defer func() {
+			stop()
+			<-done
+		}()
+	}
 	if err := n.Run(ctx); err != nil {
 		log.Error("vigil agent: stopped", "err", err)
 		fmt.Fprintf(stderr, "vigil agent: %v\n", err)
