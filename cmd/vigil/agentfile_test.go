@@ -277,3 +277,28 @@ func fieldType(af agentField, fl *flag.Flag) string {
 	}
 	return "String"
 }
+
+// TestPackagedAgentFile reads the package's /etc/vigil/agent.yaml: as shipped, it sets the
+// data directory to the unit's state directory and nothing else, without a problem.
+func TestPackagedAgentFile(t *testing.T) {
+	b, err := os.ReadFile("../../deploy/debian/agent.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	settings, errs := parseAgentFile(b, agentFlagSet(&agentFlags{}), "/etc/vigil")
+	if len(errs) > 0 {
+		t.Fatalf("deploy/debian/agent.yaml:\n%v", errs)
+	}
+	if len(settings) != 1 || settings[0].flag != "data-dir" || settings[0].text != "/var/lib/vigil" {
+		t.Errorf("settings %+v, want data_dir /var/lib/vigil alone", settings)
+	}
+	// Every commented example is a field: uncommented, the file still reads.
+	uncommented := regexp.MustCompile(`(?m)^#([a-z_]+:)`).ReplaceAll(b, []byte("$1"))
+	settings, errs = parseAgentFile(uncommented, agentFlagSet(&agentFlags{}), "/etc/vigil")
+	if len(errs) > 0 {
+		t.Fatalf("deploy/debian/agent.yaml with every example uncommented:\n%v", errs)
+	}
+	if len(settings) < 20 {
+		t.Errorf("%d examples in the packaged file; want the fields of every role", len(settings))
+	}
+}
