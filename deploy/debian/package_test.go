@@ -114,6 +114,11 @@ func TestDebianPackage(t *testing.T) {
 	if ok, status := installed(); ok {
 		t.Fatalf("a package vigil is installed here already (dpkg status %q): this test installs and purges its own; run dpkg -P vigil first", status)
 	}
+	for cmd, pkg := range map[string]string{"systemd-analyze": "systemd", "dig": "bind9-dnsutils", "adduser": "adduser"} {
+		if _, err := exec.LookPath(cmd); err != nil {
+			t.Fatalf("needs %s: apt-get install %s (.ci/run does)", cmd, pkg)
+		}
+	}
 	_, userErr := user.Lookup("vigil")
 	hadUser := userErr == nil
 	deb := buildDeb(t)
@@ -238,9 +243,6 @@ func removeAndPurge(t *testing.T, hadUser bool) {
 // still exits 0 for an unknown directive, so any output fails here; a unit with a typo shows
 // that it does. systemd-analyze security rates its hardening, offline.
 func checkUnit(t *testing.T) {
-	if _, err := exec.LookPath("systemd-analyze"); err != nil {
-		t.Skip("needs systemd-analyze (the package systemd)")
-	}
 	unit := "/usr/lib/systemd/system/vigil.service"
 	verify := func(path string) (string, error) {
 		out, err := exec.Command("systemd-analyze", "verify", "--man=no", "--generators=false", path).CombinedOutput()
