@@ -206,7 +206,9 @@ func parseAgentFile(data []byte, fs *flag.FlagSet, dir string) ([]agentSetting, 
 		}
 		af, ok := fields[key.Value]
 		if !ok {
-			if near := config.Suggest(key.Value, names); near != "" {
+			if snake := strings.ReplaceAll(strings.TrimLeft(key.Value, "-"), "-", "_"); snake != key.Value && fields[snake].name != "" {
+				add(key.Value, "unknown field; did you mean %s? (a field is its flag's name with _ for -)", snake)
+			} else if near := config.Suggest(key.Value, names); near != "" {
 				add(key.Value, "unknown field; did you mean %s?", near)
 			} else {
 				add(key.Value, "unknown field")

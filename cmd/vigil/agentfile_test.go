@@ -60,6 +60,9 @@ func TestAgentFileInvalid(t *testing.T) {
 	for _, c := range []struct{ name, file, want string }{
 		{"unknown field, suggested", "roles: control\nregoin: us-east\n",
 			"regoin: unknown field; did you mean region?"},
+		{"a flag's name", "-data-dir: /srv/vigil\ngossip-key-file: k\n",
+			"-data-dir: unknown field; did you mean data_dir? (a field is its flag's name with _ for -)\n" +
+				"gossip-key-file: unknown field; did you mean gossip_key_file? (a field is its flag's name with _ for -)"},
 		{"unknown field, nothing near", "roles: control\nfavourite_colour: blue\n",
 			"favourite_colour: unknown field"},
 		{"set twice", "id: a\nid: b\n",
