@@ -21,6 +21,7 @@ import (
 	"github.com/vigil-dns/vigil/control"
 	"github.com/vigil-dns/vigil/gossip"
 	"github.com/vigil-dns/vigil/httpguard"
+	"github.com/vigil-dns/vigil/internal/sdnotify"
 	"github.com/vigil-dns/vigil/location"
 	"github.com/vigil-dns/vigil/node"
 	"github.com/vigil-dns/vigil/tlsconf"
@@ -58,6 +59,7 @@ type agentFlags struct {
 	gossipLimits                               gossip.InboundLimits
 	dnsTCP                                     node.DNSTCPLimits
 	verify                                     verifyFlags
+	configFile                                 string
 }
 
 // agentFlagGroups sorts the agent's flags into groups for its help.
@@ -66,7 +68,7 @@ func agentFlagGroups() flagGroups {
 		name  string
 		flags []string
 	}{
-		{"roles & identity", []string{"roles", "id", "region", "data-dir", "log-level", "memory-limit"}},
+		{"roles & identity", []string{"config", "roles", "id", "region", "data-dir", "log-level", "memory-limit"}},
 		{"control plane", []string{"raft-addr", "raft-log-store", "api-addr", "api-url", "raft-secret-file", "insecure-raft-plaintext",
 			"bootstrap", "control", "token-file", "read-token-file", "open-reads", "notify-interval", "notify-locations"}},
 		{"gossip", []string{"join", "gossip-bind", "gossip-advertise", "gossip-key-file", "insecure-gossip", "gossip-max-streams",
@@ -103,6 +105,14 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "vigil agent: unexpected arguments %q\n", fs.Args())
 		return 2
+	}
+	if f.configFile != "" {
+		set := map[string]bool{}
+		fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+		if err := loadAgentFile(fs, f.configFile, set); err != nil {
+			fmt.Fprintf(stderr, "vigil agent: %v\n", err)
+			return 2
+		}
 	}
 	cfg, log, err := agentConfig(f, stderr)
 	if err != nil {
@@ -152,6 +162,22 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}()
 	}
 	printAgentBanner(stdout, n, cfg.DataDir)
+	// Under systemd (Type=notify), READY=1 when /readyz would say ready, STOPPING=1 at the end.
+	if notifier := sdnotify.New(os.Getenv("NOTIFY_SOCKET")); notifier != nil {
+		nctx, stop := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			notifier.Watch(nctx, func() (bool, string) {
+				rd := n.Ready()
+				return rd.Ready, "not ready: " + strings.Join(rd.Reasons, "; ")
+			}, 250*time.Millisecond, func(err error) { log.Warn("vigil agent: telling systemd", "err", err) })
+		}()
+		defer func() {
+			stop()
+			<-done
+		}()
+	}
 	if err := n.Run(ctx); err != nil {
 		log.Error("vigil agent: stopped", "err", err)
 		fmt.Fprintf(stderr, "vigil agent: %v\n", err)
@@ -185,6 +211,7 @@ func printAgentBanner(stdout io.Writer, n *node.Node, dataDir string) {
 
 // register defines the flags of `vigil agent` on fs, bound to f.
 func (f *agentFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.configFile, "config", "", "YAML file of these settings, one field a flag (docs/agent-config.md), e.g. /etc/vigil/agent.yaml; flags given here override it, and its relative paths are taken from its directory")
 	fs.StringVar(&f.roles, "roles", "control", "comma-separated roles to run: control, checker, location")
 	fs.StringVar(&f.id, "id", "", "this node's id: gossip name and raft ID (default: the host name)")
 	fs.StringVar(&f.region, "region", "", "this node's region (required for checker and location)")

@@ -31,7 +31,7 @@ func commands() []command {
 		{name: "agent", summary: "run a node's roles: control (raft voter and API), checker, location (DNS)", run: runAgent,
 			usage:   "vigil agent [flags]",
 			detail:  "Roles combine: -roles control,checker,location runs all three in one process. Flags that\nstart \"control:\", \"checker:\" or \"location:\" apply to that role only.",
-			example: "vigil agent -roles control -id c1 -bootstrap -token-file tokens.txt -insecure-raft-plaintext -insecure-gossip\nvigil agent -roles checker,location -id n1 -region us-east -join 127.0.0.1:7946 -control http://127.0.0.1:7100 -token-file tokens.txt -insecure-gossip -http 127.0.0.1:7701",
+			example: "vigil agent -roles control -id c1 -bootstrap -token-file tokens.txt -insecure-raft-plaintext -insecure-gossip\nvigil agent -roles checker,location -id n1 -region us-east -join 127.0.0.1:7946 -control http://127.0.0.1:7100 -token-file tokens.txt -insecure-gossip -http 127.0.0.1:7701\nvigil agent -config /etc/vigil/agent.yaml -log-level debug",
 			groups:  agentFlagGroups()},
 		{name: "apply", summary: "apply a whole configuration file through the control plane", run: runApply,
 			usage:   "vigil apply -f FILE [flags]",
