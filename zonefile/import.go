@@ -87,7 +87,7 @@ func Import(file string, data []byte, opts Options) (*Result, error) {
 		return nil, err
 	}
 	b.zoneTTL(&doc.Zones[0])
-	res.Document, res.Omitted, res.Notes = &doc, b.omitted, b.notes
+	res.Document, res.Omitted, res.Notes = &doc, inOrder(b.omitted), inOrder(b.notes)
 	for _, s := range b.sets {
 		res.Records += len(s.recs)
 	}
@@ -296,4 +296,21 @@ func (b *builder) zoneTTL(z *config.Zone) {
 			z.RecordSets[i].TTL = nil
 		}
 	}
+}
+
+// inOrder sorts problems by line within each file, the files in the order they first appear.
+func inOrder(ps []Problem) []Problem {
+	rank := map[string]int{}
+	for _, p := range ps {
+		if _, ok := rank[p.File]; !ok {
+			rank[p.File] = len(rank)
+		}
+	}
+	slices.SortStableFunc(ps, func(a, b Problem) int {
+		if c := rank[a.File] - rank[b.File]; c != 0 {
+			return c
+		}
+		return a.Line - b.Line
+	})
+	return ps
 }
