@@ -216,6 +216,9 @@ func (b *builder) addSOA(rec record, owner string) {
 	case owner != b.apex:
 		b.omit(rec, "%s SOA left out: an SOA below the apex starts another zone; import %s on its own", owner, owner)
 		return
+	case b.soa != nil && dns.IsDuplicate(rec.rr, b.soaAt.rr) && rec.rr.Header().Ttl == b.soaAt.rr.Header().Ttl:
+		b.note(rec, "the same SOA as %s:%d (a zone transfer prints it first and last)", b.soaAt.file, b.soaAt.line)
+		return
 	case b.soa != nil:
 		b.omit(rec, "SOA left out: the zone's SOA is the one of %s:%d", b.soaAt.file, b.soaAt.line)
 		return

@@ -133,6 +133,9 @@ dup A 192.0.2.5
 dup A 192.0.2.5
 nul MX 0 .
 nul MX 10 mail.example.net.
+@ SOA ns1 hostmaster 2024 7200 900 1209600 300
+@ SOA ns1 hostmaster 2025 7200 900 1209600 300
+sub SOA ns1 hostmaster 1 7200 900 1209600 300
 `
 	res := importText(t, text, nil)
 	if len(res.Errors) > 0 {
@@ -153,10 +156,13 @@ nul MX 10 mail.example.net.
 		{20, "digest type must be 1 (SHA-1), 2 (SHA-256) or 4 (SHA-384)"},
 		{21, "a CNAME cannot be at the zone apex"},
 		{24, "a null MX"},
+		{27, "the zone's SOA is the one of zone.db:3"},
+		{28, "an SOA below the apex starts another zone"},
 	})
 	match(t, "notes", res.Notes, []want{
 		{3, "SOA serial 2024 not imported"},
 		{23, "the same record as zone.db:22"},
+		{26, "the same SOA as zone.db:3"},
 	})
 	if _, err := config.Parse(res.Text); err != nil {
 		t.Fatalf("the document does not validate: %v", err)

@@ -10,6 +10,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -24,8 +25,8 @@ import (
 // non-terminal, a name in mixed case and a TTL of 0.
 const richZone = "../../zonefile/testdata/example.com.zone"
 
-// TestImportZoneFileDifferential: the rich zone file, as NSD prints it (nsd-checkzone -p)
-// and as Knot writes it (knotc zone-flush), imports with nothing left out, validates, is
+// TestImportZoneFileDifferential: the rich zone file, as NSD prints it (nsd-checkzone -p),
+// as Knot writes it (knotc zone-flush) and as dig prints a zone transfer from Knot, imports with nothing left out, validates, is
 // applied through the control plane of a running vigil agent, and then every name of the file
 // (and a name under its wildcard, below its delegation, an empty non-terminal and a missing
 // name), by every type Vigil serves, answers at the agent's location as NSD and Knot, both
@@ -54,12 +55,26 @@ func TestImportZoneFileDifferential(t *testing.T) {
 	nsd := nsdtest.Start(t, map[string]string{apex: string(orig)})
 	knot, knotExport := startKnot(t, apex, orig)
 	exports := map[string][]byte{"nsd": nsdExport, "knot": knotExport}
+	sources := []string{"nsd", "knot"}
+	// A zone transfer as dig prints it is a zone file too: the way out of any server or
+	// provider that allows AXFR.
+	if dig, err := exec.LookPath("dig"); err == nil {
+		axfr, err := exec.Command(dig, "-p", strconv.Itoa(int(knot.Port())), "@"+knot.Addr().String(), "AXFR", apex).Output()
+		if err != nil || !bytes.Contains(axfr, []byte("SOA")) {
+			t.Fatalf("dig AXFR from knotd: %v\n%s", err, axfr)
+		}
+		exports["axfr"] = axfr
+		sources = append(sources, "axfr")
+	}
 
 	api, dnsAddr := startAgent(t, dir)
 	t.Setenv("VIGIL_TOKEN", agentToken)
 	queries := importQueries(t, orig, apex)
-	serial := uint32(0)
-	for _, from := range []string{"nsd", "knot"} {
+	empty := filepath.Join(dir, "empty.yaml")
+	if err := os.WriteFile(empty, []byte("regions: [us-east]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, from := range sources {
 		file := filepath.Join(dir, from+".zone")
 		if err := os.WriteFile(file, exports[from], 0o644); err != nil {
 			t.Fatal(err)
@@ -72,21 +87,20 @@ func TestImportZoneFileDifferential(t *testing.T) {
 		if code, out, errOut := vigilRun("validate", "-f", doc); code != 0 {
 			t.Fatalf("validate %s: exit %d\n%s%s", doc, code, out, errOut)
 		}
+		// Each import is applied to a location that does not serve the zone before.
+		if code, out, errOut := vigilRun("apply", "-f", empty, "-server", "http://"+api); code != 0 {
+			t.Fatalf("apply %s: exit %d\n%s%s", empty, code, out, errOut)
+		}
+		waitUntil(t, 30*time.Second, "the location to drop the zone", func() bool {
+			r := ask(dnsAddr, apex, dns.TypeSOA)
+			return r != nil && r.Rcode == dns.RcodeRefused
+		})
 		if code, out, errOut := vigilRun("apply", "-f", doc, "-server", "http://"+api); code != 0 {
 			t.Fatalf("apply %s: exit %d\n%s%s", doc, code, out, errOut)
 		}
-		// Each apply is a new version of the zone, with a serial of its own.
 		waitUntil(t, 30*time.Second, "the location to serve the document applied", func() bool {
 			r := ask(dnsAddr, apex, dns.TypeSOA)
-			if r == nil || len(r.Answer) != 1 {
-				return false
-			}
-			s := r.Answer[0].(*dns.SOA).Serial
-			if s != serial {
-				serial = s
-				return true
-			}
-			return false
+			return r != nil && r.Rcode == dns.RcodeSuccess && len(r.Answer) == 1
 		})
 		for name, server := range map[string]netip.AddrPort{"nsd": nsd, "knot": knot} {
 			differ, answered := 0, 0
@@ -189,9 +203,14 @@ template:
     storage: %q
     zonefile-sync: -1
     journal-content: none
+acl:
+  - id: loopback
+    address: 127.0.0.1
+    action: transfer
 zone:
   - domain: %s
     file: zone.txt
+    acl: loopback
 `, dir, port, who, dir, dir, apex), 0o644); err != nil {
 		t.Fatal(err)
 	}
