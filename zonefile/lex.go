@@ -21,6 +21,8 @@ type entry struct {
 	// fields are its words outside comments and parentheses; a quoted string keeps its
 	// quotes, an escape its backslash.
 	fields []string
+	// read is how many lines reading the entry took, for split's budget.
+	read int
 }
 
 // lineError is a problem of a zone file's text at a line.
@@ -46,12 +48,19 @@ func split(text string) ([]entry, []lineError) {
 		entries []entry
 		errs    []lineError
 	)
+	// Reading resumes inside an entry that lost its ')', so lines may be read more than once;
+	// budget bounds the lines read in all to a few times the file's.
+	budget := 2*len(lines) + maxEntryLines
 	for i := 0; i < len(lines); {
 		e, next, err := lexEntry(lines, i)
 		if err != nil {
 			errs = append(errs, *err)
 		} else if len(e.fields) > 0 {
 			entries = append(entries, e)
+		}
+		if budget -= max(next-i, e.read); budget < 0 && next < len(lines) {
+			errs = append(errs, lineError{next + 1, "reading stops here: too many '(' before it are not closed"})
+			break
 		}
 		i = next
 	}
@@ -77,6 +86,7 @@ func lexEntry(lines []string, start int) (entry, int, *lineError) {
 	}
 	for i := start; i < len(lines); i++ {
 		l := lines[i]
+		e.read = i - start + 1
 		if i > start && depth > 0 && resume < 0 && l != "" && !strings.ContainsRune(" \t;)", rune(l[0])) {
 			resume = i
 		}
