@@ -2,6 +2,7 @@ package zonefile
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -45,6 +46,9 @@ type Result struct {
 	Text []byte
 }
 
+// ErrZoneName is the error of an Options.Zone that names no zone.
+var ErrZoneName = errors.New("zonefile: invalid zone name")
+
 // DefaultRegions are the regions of a document imported without any named.
 func DefaultRegions() []string { return []string{"us-east"} }
 
@@ -54,10 +58,10 @@ func DefaultRegions() []string { return []string{"us-east"} }
 func Import(file string, data []byte, opts Options) (*Result, error) {
 	apex := rdata.Fqdn(strings.TrimSpace(opts.Zone))
 	if apex == "" || apex == "." {
-		return nil, fmt.Errorf("zonefile: the zone's name is required, e.g. example.com")
+		return nil, fmt.Errorf("%w: the zone's name is required, e.g. example.com", ErrZoneName)
 	}
 	if p := rdata.NameProblem(apex); p != "" {
-		return nil, fmt.Errorf("zonefile: zone %q: %s", opts.Zone, p)
+		return nil, fmt.Errorf("%w %q: %s", ErrZoneName, opts.Zone, p)
 	}
 	if len(data) > MaxInput {
 		return nil, fmt.Errorf("zonefile: %s holds %d bytes, more than %d MiB", file, len(data), MaxInput>>20)

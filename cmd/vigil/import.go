@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -52,7 +53,10 @@ func runImportZonefile(ctx context.Context, args []string, stdout, stderr io.Wri
 	res, err := zonefile.Import(file, data, opts)
 	if err != nil {
 		fmt.Fprintf(stderr, "vigil import zonefile: %v\n", err)
-		return exitUsage
+		if errors.Is(err, zonefile.ErrZoneName) {
+			return exitUsage
+		}
+		return exitFailure
 	}
 	for _, p := range res.Errors {
 		fmt.Fprintln(stderr, p)
