@@ -361,3 +361,51 @@ func answerView(r *dns.Msg) string {
 	return fmt.Sprintf("rcode %s aa %v\nanswer:\n  %s\nauthority:\n  %s\nglue:\n  %s", dns.RcodeToString[r.Rcode], r.Authoritative,
 		section(r.Answer, nil), section(r.Ns, nil), section(r.Extra, glue))
 }
+
+// vigil import zonefile's exit status: 0 for the whole zone, 1 with the document written
+// when something is left out, 1 without one for a malformed file, 2 for usage; standard
+// input with -.
+func TestImportZonefileExitStatus(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	whole := write("whole.zone", "$TTL 60\n@ NS ns.example.net.\nwww A 192.0.2.1\n")
+	partial := write("partial.zone", "$TTL 60\nwww A 192.0.2.1\nwww HINFO a b\n")
+	broken := write("broken.zone", "$TTL 60\nwww A 192.0.2.300\nmx MX x y\n")
+	out := filepath.Join(dir, "out.yaml")
+	for _, c := range []struct {
+		args    []string
+		code    int
+		written bool
+		stderr  string
+	}{
+		{[]string{"-zone", "example.com", "-o", out, whole}, 0, true, "example.com.: 2 records in 2 record sets\n"},
+		{[]string{"-zone", "example.com", "-o", out, partial}, 1, true, "partial.zone:3: www.example.com. HINFO left out"},
+		{[]string{"-zone", "example.com", "-o", out, broken}, 1, false, "broken.zone:3: bad MX Pref"},
+		{[]string{"-zone", "example.com", "-o", out, filepath.Join(dir, "missing.zone")}, 1, false, "no such file"},
+		{[]string{"-zone", "bad..name", "-o", out, whole}, 2, false, "invalid zone name"},
+		{[]string{"-o", out, whole}, 2, false, "name the zone with -zone"},
+		{[]string{"-zone", "example.com", whole, partial}, 2, false, "give one zone file"},
+		{[]string{"-zone", "example.com", "-nope", whole}, 2, false, "flag provided but not defined"},
+	} {
+		_ = os.Remove(out)
+		code, stdout, stderr := vigilRun(append([]string{"import", "zonefile"}, c.args...)...)
+		_, err := os.Stat(out)
+		if code != c.code || (err == nil) != c.written || !strings.Contains(stderr, c.stderr) || stdout != "" {
+			t.Errorf("vigil import zonefile %s: exit %d, written %v, stdout %q, stderr %q; want exit %d, written %v, stderr with %q",
+				strings.Join(c.args, " "), code, err == nil, stdout, stderr, c.code, c.written, c.stderr)
+		}
+		if broken := strings.Contains(strings.Join(c.args, " "), "broken"); broken && !(strings.Contains(stderr, "broken.zone:2: bad A A") && strings.Contains(stderr, "broken.zone:3: bad MX")) {
+			t.Errorf("the malformed file: want both errors, got %q", stderr)
+		}
+	}
+	code, stdout, stderr := vigilRun("import", "zonefile", "-zone", "example.com", whole)
+	if code != 0 || !strings.HasPrefix(stdout, "# Zone example.com.") || !strings.Contains(stdout, "192.0.2.1") {
+		t.Errorf("to standard output: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+}
