@@ -302,3 +302,24 @@ func TestBadZoneOption(t *testing.T) {
 		t.Errorf("an empty zone's document: %v", es)
 	}
 }
+
+// Names are written relative to the zone where that reads back as the same name, else
+// absolute: "example.com.example.com." relative would read as the apex.
+func TestNamesReadBack(t *testing.T) {
+	res := importText(t, "$TTL 60\nexample.com.example.com. A 192.0.2.1\nwww.example.com A 192.0.2.2\nWWW.Sub A 192.0.2.3\n* TXT \"any\"\n@ TXT \"apex\"\n", nil)
+	if len(res.Errors)+len(res.Omitted) > 0 {
+		t.Fatal(res.Errors, res.Omitted)
+	}
+	doc, err := config.Parse(res.Text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, rs := range doc.Zones[0].RecordSets {
+		got = append(got, rs.Name)
+	}
+	want := "example.com.example.com. www.example.com.example.com. www.sub.example.com. *.example.com. example.com."
+	if strings.Join(got, " ") != want {
+		t.Errorf("names read back as %v, want %s", got, want)
+	}
+}
