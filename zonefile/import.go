@@ -71,7 +71,7 @@ func Import(file string, data []byte, opts Options) (*Result, error) {
 		r.includes = []string{filepath.Clean(file)}
 	}
 	r.readText(cursor{file: file, origin: apex}, string(data), 0)
-	res := &Result{Errors: r.errs}
+	res := &Result{Errors: inOrder(r.errs)}
 	if len(r.errs) > 0 {
 		return res, nil
 	}

@@ -96,7 +96,7 @@ nodata A
 		{17, "$TTL forever: not a TTL"},
 		{18, "$ORIGIN a..b: not a domain name"},
 		{19, "$INCLUDE: open missing.db"},
-		{20, `"A"`},
+		{20, "A record without data"},
 	})
 	for _, p := range res.Errors {
 		if p.File != "zone.db" {

@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/miekg/dns"
+	"github.com/vigil-dns/vigil/rdata"
 )
 
 // Bounds of what one import reads.
@@ -200,6 +202,7 @@ func (r *reader) entry(c *cursor, e entry) {
 		b.WriteString(c.owner)
 	}
 	b.WriteString(e.text)
+	b.WriteByte('\n')
 	zp := dns.NewZoneParser(strings.NewReader(b.String()), c.origin, "")
 	zp.SetIncludeAllowed(false)
 	rr, ok := zp.Next()
@@ -211,6 +214,9 @@ func (r *reader) entry(c *cursor, e entry) {
 			if n, err := strconv.Atoi(m[1]); err == nil && n-skip >= 1 {
 				line = e.line + n - skip - 1
 			}
+		}
+		if tok, ok := strings.CutPrefix(msg, "not a TTL: "); ok {
+			msg = "not a type, class or TTL: " + tok
 		}
 		if strings.HasPrefix(msg, "missing TTL with no previous value") {
 			msg = "the record states no TTL, and no $TTL or record before it gives one: add $TTL at the top of the file"
@@ -226,7 +232,10 @@ func (r *reader) entry(c *cursor, e entry) {
 		r.fail(c.file, e.line, "more than one record in one entry")
 		return
 	}
-	if empty(rr) {
+	if w, err := wireData(rr); err != nil {
+		r.fail(c.file, e.line, "%s record: its data does not encode: %v", dns.Type(rr.Header().Rrtype), err)
+		return
+	} else if len(w) == 0 && servedType(rr.Header().Rrtype) {
 		r.fail(c.file, e.line, "%s record without data", dns.Type(rr.Header().Rrtype))
 		return
 	}
@@ -236,16 +245,11 @@ func (r *reader) entry(c *cursor, e entry) {
 	r.records = append(r.records, record{rr: rr, file: c.file, line: e.line})
 }
 
-// empty reports whether rr, of a type Vigil serves, has no data: miekg/dns reads a record
-// whose data is left out as an empty one (the form of a dynamic update).
-func empty(rr dns.RR) bool {
-	switch rr.Header().Rrtype {
-	case dns.TypeA, dns.TypeAAAA, dns.TypeCNAME, dns.TypeNS, dns.TypePTR, dns.TypeMX, dns.TypeSRV,
-		dns.TypeTXT, dns.TypeCAA, dns.TypeDS, dns.TypeSOA:
-		w, err := wireData(rr)
-		return err != nil || len(w) == 0
-	}
-	return false
+// servedType reports whether records of type t are never empty: the types Vigil serves, and
+// SOA. miekg/dns reads a record whose data is left out as an empty one (the form of a
+// dynamic update).
+func servedType(t uint16) bool {
+	return t == dns.TypeSOA || slices.Contains(rdata.Types(), t)
 }
 
 // wireData returns the data of rr in wire form.
