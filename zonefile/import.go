@@ -112,12 +112,12 @@ type set struct {
 	owner string // absolute, lower case
 	typ   config.RecordType
 	recs  []setRecord
+	seen  map[string]int // a record's data in wire form → its index in recs
 }
 
 // setRecord is one record of a set, with its value, TTL and line.
 type setRecord struct {
 	value string
-	wire  string
 	ttl   uint32
 	file  string
 	line  int
@@ -200,17 +200,17 @@ func (b *builder) add(rec record) {
 	key := owner + " " + typ
 	s := b.index[key]
 	if s == nil {
-		s = &set{owner: owner, typ: config.RecordType(typ)}
+		s = &set{owner: owner, typ: config.RecordType(typ), seen: map[string]int{}}
 		b.index[key] = s
 		b.sets = append(b.sets, s)
 	}
-	for _, o := range s.recs {
-		if o.wire == string(wire) {
-			b.note(rec, "%s %s %s: the same record as %s:%d, served once", owner, typ, v, o.file, o.line)
-			return
-		}
+	if k, dup := s.seen[string(wire)]; dup {
+		o := s.recs[k]
+		b.note(rec, "%s %s %s: the same record as %s:%d, served once", owner, typ, v, o.file, o.line)
+		return
 	}
-	s.recs = append(s.recs, setRecord{value: v, wire: string(wire), ttl: h.Ttl, file: rec.file, line: rec.line})
+	s.seen[string(wire)] = len(s.recs)
+	s.recs = append(s.recs, setRecord{value: v, ttl: h.Ttl, file: rec.file, line: rec.line})
 }
 
 // addSOA takes the zone's fields from its SOA record; the serial is the locations' own.
