@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -26,7 +27,8 @@ import (
 const richZone = "../../zonefile/testdata/example.com.zone"
 
 // TestImportZoneFileDifferential: the rich zone file, as NSD prints it (nsd-checkzone -p),
-// as Knot writes it (knotc zone-flush) and as dig prints a zone transfer from Knot, imports with nothing left out, validates, is
+// as Knot writes it (knotc zone-flush) and prints it (knotc zone-read), and as dig prints a
+// zone transfer from Knot, imports with nothing left out, validates, is
 // applied through the control plane of a running vigil agent, and then every name of the file
 // (and a name under its wildcard, below its delegation, an empty non-terminal and a missing
 // name), by every type Vigil serves, answers at the agent's location as NSD and Knot, both
@@ -53,9 +55,9 @@ func TestImportZoneFileDifferential(t *testing.T) {
 		t.Fatalf("nsd-checkzone -p: %v", err)
 	}
 	nsd := nsdtest.Start(t, map[string]string{apex: string(orig)})
-	knot, knotExport := startKnot(t, apex, orig)
-	exports := map[string][]byte{"nsd": nsdExport, "knot": knotExport}
-	sources := []string{"nsd", "knot"}
+	knot, knotFlushed, knotRead := startKnot(t, apex, orig)
+	exports := map[string][]byte{"nsd": nsdExport, "knot": knotFlushed, "knot-read": knotRead}
+	sources := []string{"nsd", "knot", "knot-read"}
 	// A zone transfer as dig prints it is a zone file too: the way out of any server or
 	// provider that allows AXFR.
 	if dig, err := exec.LookPath("dig"); err == nil {
@@ -177,8 +179,9 @@ func startAgent(t *testing.T, dir string) (api, dnsAddr string) {
 
 // startKnot runs Knot DNS serving the zone file text for apex on a free loopback port, with a
 // configuration and run directory of its own, and returns its address and the zone as Knot
-// writes it (knotc zone-flush). Knot stops when the test ends.
-func startKnot(t *testing.T, apex string, text []byte) (netip.AddrPort, []byte) {
+// writes it (knotc zone-flush) and prints it (knotc zone-read). Knot stops when the test
+// ends.
+func startKnot(t *testing.T, apex string, text []byte) (addr netip.AddrPort, flushed, read []byte) {
 	t.Helper()
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "zone.txt"), text, 0o644); err != nil {
@@ -231,7 +234,7 @@ zone:
 			<-exited
 		}
 	})
-	addr := netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(port))
+	addr = netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(port))
 	waitUntil(t, 20*time.Second, "knotd to answer the zone's SOA", func() bool {
 		select {
 		case <-exited:
@@ -248,7 +251,6 @@ zone:
 	if b, err := exec.Command(tool("knotc"), "-c", conf, "zone-flush", apex, "+outdir", out).CombinedOutput(); err != nil {
 		t.Fatalf("knotc zone-flush: %v\n%s", err, b)
 	}
-	var flushed []byte
 	waitUntil(t, 10*time.Second, "knotd to write the zone", func() bool {
 		matches, _ := filepath.Glob(filepath.Join(out, "*"))
 		if len(matches) != 1 {
@@ -258,7 +260,13 @@ zone:
 		flushed = b
 		return err == nil && bytes.Contains(b, []byte("SOA"))
 	})
-	return addr, flushed
+	read, err := exec.Command(tool("knotc"), "-c", conf, "zone-read", apex).Output()
+	if err != nil {
+		t.Fatalf("knotc zone-read: %v", err)
+	}
+	// zone-read starts each line with the zone's name in brackets; the rest is a zone file's.
+	read = regexp.MustCompile(`(?m)^\[[^]]*\] `).ReplaceAll(read, nil)
+	return addr, flushed, read
 }
 
 // importQuery is one question of the differential.
