@@ -1,6 +1,7 @@
 package zonefile
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -106,4 +107,87 @@ func TestErrorsAsKnotAndNSD(t *testing.T) {
 		}
 	}
 	t.Logf("lines with errors: import %v, Knot %v, NSD %v", ours, knotLines, nsdLines)
+}
+
+// TestSignedZoneFromLDNS: the test zone signed by ldns-signzone (a zone signed beforehand, as
+// a signer or provider exports it) imports to the same document as the zone unsigned, and
+// each of its DNSSEC records (DNSKEY, RRSIG, NSEC) is listed, at its line, as left out
+// because signing is Vigil's own.
+func TestSignedZoneFromLDNS(t *testing.T) {
+	keygen, signzone := peerTool("ldns-keygen"), peerTool("ldns-signzone")
+	if keygen == "" || signzone == "" {
+		t.Skip("ldns-keygen or ldns-signzone is not installed (Debian: ldnsutils)")
+	}
+	dir := t.TempDir()
+	unsigned, err := os.ReadFile("testdata/example.com.zone")
+	if err != nil {
+		t.Fatal(err)
+	}
+	zone := filepath.Join(dir, "example.com.zone")
+	if err := os.WriteFile(zone, unsigned, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(keygen, "-a", "ECDSAP256SHA256", "example.com")
+	cmd.Dir = dir
+	key, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("ldns-keygen: %v", err)
+	}
+	cmd = exec.Command(signzone, "-o", "example.com", zone, strings.TrimSpace(string(key)))
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("ldns-signzone: %v\n%s", err, out)
+	}
+	signed, err := os.ReadFile(zone + ".signed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := Import("z", unsigned, Options{Zone: "example.com"})
+	if err != nil || len(want.Errors)+len(want.Omitted) > 0 {
+		t.Fatalf("the unsigned zone: %v %v %v", err, want.Errors, want.Omitted)
+	}
+	got, err := Import("z", signed, Options{Zone: "example.com"})
+	if err != nil || len(got.Errors) > 0 {
+		t.Fatalf("the signed zone: %v %v", err, got.Errors)
+	}
+	if g, w := setsOf(got), setsOf(want); !slices.Equal(g, w) || got.Document.Zones[0].SOA != want.Document.Zones[0].SOA {
+		t.Errorf("the signed zone imports as\n%s\nthe unsigned one as\n%s", strings.Join(g, "\n"), strings.Join(w, "\n"))
+	}
+	// The DNSSEC records of the signed file, by line, as a second reading finds them.
+	var lines []int
+	for i, l := range strings.Split(string(signed), "\n") {
+		if f := strings.Fields(l); len(f) >= 4 && !strings.HasPrefix(l, ";") && slices.ContainsFunc(f[2:4], func(s string) bool {
+			return s == "RRSIG" || s == "NSEC" || s == "DNSKEY"
+		}) {
+			lines = append(lines, i+1)
+		}
+	}
+	var omitted []int
+	for _, p := range got.Omitted {
+		if !strings.Contains(p.Message, "signing is Vigil's own") {
+			t.Errorf("left out for another reason: %s", p)
+		}
+		omitted = append(omitted, p.Line)
+	}
+	if len(lines) < 30 || !slices.Equal(omitted, lines) {
+		t.Errorf("left out at lines %v; the DNSSEC records are at %v", omitted, lines)
+	}
+	t.Logf("%d DNSSEC records left out, each at its line; the rest imports as the unsigned zone", len(omitted))
+}
+
+// setsOf writes the record sets of an import's zone one a line, each with its TTL and its
+// values in order, sorted: the zone whatever order the file wrote it in.
+func setsOf(res *Result) []string {
+	z := res.Document.Zones[0]
+	var out []string
+	for _, rs := range z.RecordSets {
+		var values []string
+		for _, r := range rs.Records {
+			values = append(values, r.Value)
+		}
+		slices.Sort(values)
+		out = append(out, fmt.Sprintf("%s %s %d %s", rs.Name, rs.Type, rs.EffectiveTTL(z.TTL), strings.Join(values, " | ")))
+	}
+	slices.Sort(out)
+	return out
 }
