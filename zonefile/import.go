@@ -84,6 +84,7 @@ func Import(file string, data []byte, opts Options) (*Result, error) {
 		b.add(rec)
 	}
 	b.checkTTLs()
+	b.atCuts()
 	doc := config.DefaultDocument()
 	doc.Regions = slices.Clone(regions)
 	doc.Zones = []config.Zone{b.zone()}
@@ -253,6 +254,33 @@ func (b *builder) checkTTLs() {
 			}
 		}
 	}
+}
+
+// atCuts leaves out the sets at a delegation (an NS set below the apex) other than NS, DS and
+// address glue: a resolver gets a referral there, so no location answers them. (Validation
+// refuses them too, but it names whichever of the two sets comes later, which may be the NS.)
+func (b *builder) atCuts() {
+	cuts := map[string]bool{}
+	for _, s := range b.sets {
+		if s.typ == config.TypeNS && s.owner != b.apex {
+			cuts[s.owner] = true
+		}
+	}
+	b.sets = slices.DeleteFunc(b.sets, func(s *set) bool {
+		switch s.typ {
+		case config.TypeNS, config.TypeDS, config.TypeA, config.TypeAAAA:
+			return false
+		}
+		if !cuts[s.owner] {
+			return false
+		}
+		for _, r := range s.recs {
+			b.omitted = append(b.omitted, Problem{File: r.file, Line: r.line, Message: fmt.Sprintf(
+				"%s %s left out: %s is delegated (it has an NS record set), so resolvers get a referral there and no location answers it; beside the NS only DS and A or AAAA glue are served",
+				s.owner, s.typ, s.owner)})
+		}
+		return true
+	})
 }
 
 // relative writes owner as a record set's name: relative to the apex ("www", "@", "*.eu")

@@ -136,6 +136,7 @@ nul MX 10 mail.example.net.
 @ SOA ns1 hostmaster 2024 7200 900 1209600 300
 @ SOA ns1 hostmaster 2025 7200 900 1209600 300
 sub SOA ns1 hostmaster 1 7200 900 1209600 300
+sub TXT "at the cut"
 `
 	res := importText(t, text, nil)
 	if len(res.Errors) > 0 {
@@ -158,6 +159,7 @@ sub SOA ns1 hostmaster 1 7200 900 1209600 300
 		{24, "a null MX"},
 		{27, "the zone's SOA is the one of zone.db:3"},
 		{28, "an SOA below the apex starts another zone"},
+		{29, "sub.example.com. is delegated"},
 	})
 	match(t, "notes", res.Notes, []want{
 		{3, "SOA serial 2024 not imported"},
@@ -321,5 +323,19 @@ func TestNamesReadBack(t *testing.T) {
 	want := "example.com.example.com. www.example.com.example.com. www.sub.example.com. *.example.com. example.com."
 	if strings.Join(got, " ") != want {
 		t.Errorf("names read back as %v, want %s", got, want)
+	}
+}
+
+// Data at a delegation is left out whichever comes first in the file, and the delegation
+// stays.
+func TestDelegationKept(t *testing.T) {
+	res := importText(t, "$TTL 60\nsub TXT \"before\"\nsub MX 10 mail.example.net.\nsub NS ns.example.net.\nsub DS 1 13 2 "+strings.Repeat("AB", 32)+"\n", nil)
+	match(t, "omitted", res.Omitted, []want{{2, "sub.example.com. is delegated"}, {3, "sub.example.com. is delegated"}})
+	var kept []string
+	for _, rs := range res.Document.Zones[0].RecordSets {
+		kept = append(kept, rs.Name+" "+string(rs.Type))
+	}
+	if strings.Join(kept, ", ") != "sub NS, sub DS" {
+		t.Errorf("kept %v, want the NS and DS record sets", kept)
 	}
 }
