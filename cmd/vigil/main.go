@@ -50,6 +50,20 @@ func commands() []command {
 				{name: "faults", summary: "list the faults in force", usage: "vigil dev faults [flags]", example: "vigil dev faults"},
 				{name: "notifications", summary: "show what the dev webhook and Alertmanager receivers got", usage: "vigil dev notifications [flags]", example: "vigil dev notifications"},
 			}},
+		{name: "import", summary: "read a zone file (BIND, NSD, Knot, a provider's export) into a configuration document", run: runImport,
+			usage:   "vigil import zonefile -zone ZONE [-o FILE] FILE",
+			example: "vigil import zonefile -zone example.com -o example.com.yaml example.com.zone",
+			subs: []command{
+				{name: "zonefile", summary: "print the configuration document of an RFC 1035 zone file, listing what it leaves out",
+					usage: "vigil import zonefile -zone ZONE [-o FILE] [-regions LIST] FILE",
+					detail: "Follows $ORIGIN, $TTL and $INCLUDE (relative to the file that names it); refuses $GENERATE.\n" +
+						"Every malformed entry is listed with its line, and nothing is written. Each record the\n" +
+						"document leaves out or changes (a type Vigil does not serve, DNSSEC records, data below\n" +
+						"a delegation that is not glue, differing TTLs in one set) is listed with its line.\n" +
+						"Exit status 0: the document holds the whole zone; 1: errors (nothing written), or\n" +
+						"something left out or changed (the document written); 2: usage. FILE - reads stdin.",
+					example: "vigil import zonefile -zone example.com -o example.com.yaml example.com.zone\nnsd-checkzone -p example.com example.com.zone | vigil import zonefile -zone example.com -"},
+			}},
 		{name: "keyring", summary: "rotate the gossip key on every node of a running pool: list, install, use, remove", run: runKeyring,
 			usage: "vigil keyring [flags] list | install KEY | use KEY | remove KEY | generate",
 			detail: "Applies one step of a gossip key rotation on every live node of the pool and prints each\n" +
