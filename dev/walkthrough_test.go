@@ -25,6 +25,7 @@ var walkthroughs = []walkthrough{
 	{"docs/dnssec.md", "Try it on the dev network", "TestReadme"},
 	{"docs/operator-guide.md", "A first network on one machine", "TestReadme"},
 	{"docs/demo.md", "The compose demo", "TestComposeWalkthrough"},
+	{"docs/import.md", "", "cmd/vigil.TestImportDoc"},
 }
 
 // readmeStep is one command of a walkthrough and what it prints.
