@@ -162,8 +162,8 @@ func commands() []command {
 			usage:   "vigil token create -name NAME -scope SCOPE",
 			example: "vigil token create -name alice -scope write:check=web-,zone=example.com.",
 			subs: []command{
-				{name: "create", summary: "print a new token's secret and the line for the voters' -token-file", usage: "vigil token create -name NAME [-scope read|write|write:check=PREFIX,zone=NAME]",
-					example: "vigil token create -name ci -scope write"},
+				{name: "create", summary: "print a new token's secret and the line for the voters' -token-file", usage: "vigil token create -name NAME [-scope read|write|write:check=PREFIX,zone=NAME] [-secret-file FILE]",
+					example: "vigil token create -name ci -scope write -secret-file ci.token >> tokens"},
 			}},
 		{name: "target", summary: "serve a demo target whose health endpoint can be switched down and up", run: runTarget,
 			usage:   "vigil target [flags]",
