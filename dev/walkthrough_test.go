@@ -26,6 +26,7 @@ var walkthroughs = []walkthrough{
 	{"docs/operator-guide.md", "A first network on one machine", "TestReadme"},
 	{"docs/demo.md", "The compose demo", "TestComposeWalkthrough"},
 	{"docs/import.md", "", "cmd/vigil.TestImportDoc"},
+	{"docs/walkthroughs/three-regions.md", "", "netlab.TestWalkthroughThreeRegions"},
 }
 
 // readmeStep is one command of a walkthrough and what it prints.
