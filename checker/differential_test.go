@@ -236,6 +236,7 @@ func TestDifferential(t *testing.T) {
 			t.Errorf("known disagreement %q has no behaviour", name)
 		}
 	}
+	t.Run("dns", testDifferentialDNS)
 }
 
 // TestDisagreementsDocumented keeps the README's list of disagreements, and its count of
