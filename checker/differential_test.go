@@ -237,6 +237,7 @@ func TestDifferential(t *testing.T) {
 		}
 	}
 	t.Run("dns", testDifferentialDNS)
+	t.Run("grpc", testDifferentialGRPC)
 }
 
 // TestDisagreementsDocumented keeps the README's list of disagreements, and its count of
