@@ -238,6 +238,7 @@ func TestDifferential(t *testing.T) {
 	}
 	t.Run("dns", testDifferentialDNS)
 	t.Run("grpc", testDifferentialGRPC)
+	t.Run("h2", testDifferentialH2)
 }
 
 // TestDisagreementsDocumented keeps the README's list of disagreements, and its count of
