@@ -237,12 +237,12 @@ func dnsKind(r Result) string {
 
 // probeMiekg asks as the prober does with miekg/dns's client (over TCP again when the UDP
 // answer is truncated) and judges the message.
-func probeMiekg(ap netip.AddrPort, d config.DNSProbe, q *dns.Msg) dnsVerdict {
+func probeMiekg(ap netip.AddrPort, d config.DNSProbe, q *dns.Msg, timeout time.Duration) dnsVerdict {
 	network := "udp"
 	if d.Transport == "tcp" {
 		network = "tcp"
 	}
-	cl := &dns.Client{Net: network, Timeout: time.Second, UDPSize: dnsUDPSize}
+	cl := &dns.Client{Net: network, Timeout: timeout, UDPSize: dnsUDPSize}
 	r, _, err := cl.Exchange(q, ap.String())
 	if err == nil && r.Truncated && network == "udp" {
 		cl.Net = "tcp"
@@ -256,8 +256,8 @@ func probeMiekg(ap netip.AddrPort, d config.DNSProbe, q *dns.Msg) dnsVerdict {
 
 // probeDig asks with BIND's dig and judges the message it prints: its header line (opcode,
 // status, id), its flags and its answer section.
-func probeDig(dig string, ap netip.AddrPort, d config.DNSProbe, q *dns.Msg) dnsVerdict {
-	args := []string{"@" + ap.Addr().String(), "-p", strconv.Itoa(int(ap.Port())), "+tries=1", "+time=1",
+func probeDig(dig string, ap netip.AddrPort, d config.DNSProbe, q *dns.Msg, timeout time.Duration) dnsVerdict {
+	args := []string{"@" + ap.Addr().String(), "-p", strconv.Itoa(int(ap.Port())), "+tries=1", "+time=" + strconv.Itoa(int(max(timeout/time.Second, 1))),
 		"+norecurse", "+bufsize=1232", "+nocookie", "+noall", "+comments", "+answer", "+question"}
 	if d.Transport == "tcp" {
 		args = append(args, "+tcp")
@@ -322,6 +322,7 @@ func testDifferentialDNS(t *testing.T) {
 			t.Parallel()
 			ap := rawDNSServer(t, b)
 			c := checkFor("diff-dns", config.ProtocolDNS, ap)
+			c.Timeout = config.Duration(2 * time.Second) // the references' too
 			d := b.d
 			c.DNS = &d
 			if err := validateCheck(&c); err != nil {
@@ -331,9 +332,9 @@ func testDifferentialDNS(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			verdicts := map[string]dnsVerdict{"miekg/dns": probeMiekg(ap, *c.DNS, q)}
+			verdicts := map[string]dnsVerdict{"miekg/dns": probeMiekg(ap, *c.DNS, q, c.Timeout.Std())}
 			if digErr == nil {
-				verdicts["dig"] = probeDig(dig, ap, *c.DNS, q)
+				verdicts["dig"] = probeDig(dig, ap, *c.DNS, q, c.Timeout.Std())
 			}
 			for name, opts := range map[string]ProberOptions{"prober": {}, "prober, wrapped connections": {Dialer: &wrappingDialer{}}} {
 				r := loopbackProber(opts).Probe(context.Background(), &c)
