@@ -78,7 +78,7 @@ func (p *Prober) callHealth(ctx context.Context, c *config.Check, res *Result) e
 	defer stop()
 	conn := &heardConn{Conn: raw}
 	if err := p.runHealth(ctx, c, conn, res); err != nil {
-		if !conn.heard.Load() && !isTimeout(err) && !errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+		if !conn.heard.Load() && closedEarly(err) && ctx.Err() == nil {
 			// Closed with a FIN or a reset, the connection ends before the server said a
 			// word; which error the client sees depends only on timing.
 			return &phaseError{phaseRead, fmt.Errorf("%w (%w)", errClosedUnheard, err)}
