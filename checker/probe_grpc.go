@@ -37,16 +37,33 @@ var errGRPCFraming = errors.New("the response is not one length-prefixed gRPC me
 // errClosedUnheard: the connection ended before the server sent a byte.
 var errClosedUnheard = errors.New("the server closed the connection without sending a byte")
 
-// heardConn notes whether a byte was ever read from its connection.
+// heardConn notes whether a byte was ever read from its connection, and leaves the end of
+// the exchange to the reader: a write to a connection the server closed or reset (EPIPE,
+// ECONNRESET) reports success. A server that answers something other than HTTP/2 (an
+// HTTP/1.1 server's "400 Bad Request" to the h2 preface) and closes would otherwise end the
+// call with the write error of the client's next frame, or not, by timing: with the error
+// hidden, the reader finds what the server sent, and then the connection's end.
 type heardConn struct {
 	net.Conn
-	heard atomic.Bool
+	heard atomic.Bool // a byte was read
+	ended atomic.Bool // a read found the connection closed or reset
+}
+
+func (h *heardConn) Write(b []byte) (int, error) {
+	n, err := h.Conn.Write(b)
+	if errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET) {
+		return len(b), nil
+	}
+	return n, err
 }
 
 func (h *heardConn) Read(b []byte) (int, error) {
 	n, err := h.Conn.Read(b)
 	if n > 0 {
 		h.heard.Store(true)
+	}
+	if err != nil && closedEarly(err) {
+		h.ended.Store(true)
 	}
 	return n, err
 }
@@ -78,9 +95,10 @@ func (p *Prober) callHealth(ctx context.Context, c *config.Check, res *Result) e
 	defer stop()
 	conn := &heardConn{Conn: raw}
 	if err := p.runHealth(ctx, c, conn, res); err != nil {
-		if !conn.heard.Load() && closedEarly(err) && ctx.Err() == nil {
+		if !conn.heard.Load() && (closedEarly(err) || conn.ended.Load()) && ctx.Err() == nil {
 			// Closed with a FIN or a reset, the connection ends before the server said a
-			// word; which error the client sees depends only on timing.
+			// word; which error the client sees ("unexpected EOF", "connection reset", "client
+			// conn could not be established") depends only on timing.
 			return &phaseError{phaseRead, fmt.Errorf("%w (%w)", errClosedUnheard, err)}
 		}
 		return err
