@@ -236,6 +236,9 @@ func TestDifferential(t *testing.T) {
 			t.Errorf("known disagreement %q has no behaviour", name)
 		}
 	}
+	t.Run("dns", testDifferentialDNS)
+	t.Run("grpc", testDifferentialGRPC)
+	t.Run("h2", testDifferentialH2)
 }
 
 // TestDisagreementsDocumented keeps docs/probes.md's list of disagreements, and its count of

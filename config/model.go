@@ -203,7 +203,10 @@ type Check struct {
 }
 
 // GRPCProbe is what a grpc check asks: grpc.health.v1.Health/Check for Service. Healthy when
-// the call succeeds (grpc-status 0) and the answer is SERVING.
+// the call succeeds (grpc-status 0) and the answer is SERVING. The answer's message may hold
+// at most 4 KiB (a HealthCheckResponse is 2 bytes); a longer one fails with reason protocol.
+// grpc-status 4 (DEADLINE_EXCEEDED) counts as reason timeout, like a call that outlives the
+// check's timeout.
 type GRPCProbe struct {
 	// Service is the service name asked about; "" (default) asks about the whole server.
 	Service string `yaml:"service" json:"service,omitempty"`
@@ -222,7 +225,9 @@ type DNSProbe struct {
 	// REFUSED, FORMERR, NOTIMP, YXDOMAIN, YXRRSET, NXRRSET, NOTAUTH or NOTZONE.
 	Rcode string `yaml:"rcode" json:"rcode,omitempty"`
 	// Answer, when set, must be the value of one of the answer's records of Type, written as
-	// a record set's value is ("192.0.2.1", "10 mail.example.com."). Not for SOA.
+	// a record set's value is ("192.0.2.1", "10 mail.example.com."), and is compared as data:
+	// a TXT answer in quoted strings ("v=spf1 " "-all", escapes \" \\ \DDD) must equal the
+	// record's strings; one written plain (café) must equal their bytes joined. Not for SOA.
 	Answer string `yaml:"answer" json:"answer,omitempty"`
 	// Recursion sets the query's RD bit, for a check of a resolver. Default false: a
 	// question for an authoritative server.
