@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"github.com/miekg/dns"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/location/nsdtest"
 )
 
 // The TSIG keys of the transfer tests: the one the location holds, and one it does not.
@@ -275,4 +277,106 @@ func transferRcode(t testing.TB, addr netip.AddrPort, apex string, ixfr bool, na
 		t.Fatal(err)
 	}
 	return dns.RcodeToString[r.Rcode]
+}
+
+// startDemoWithSecondaries starts a location with the demo zones and NSD and Knot as their
+// secondaries (those installed), all notified.
+func startDemoWithSecondaries(t *testing.T) (*Server, []*secondary) {
+	t.Helper()
+	_, knotErr := exec.LookPath("knotd")
+	if nsdtest.Binary() == "" && knotErr != nil {
+		t.Skip("neither NSD nor Knot is installed (Debian: nsd, knot; .ci/run installs them)")
+	}
+	lo := netip.MustParseAddr("127.0.0.1")
+	nsdPort, knotPort := nsdtest.FreePort(t), nsdtest.FreePort(t)
+	var secs []Secondary
+	if nsdtest.Binary() != "" {
+		secs = append(secs, Secondary{Addr: netip.AddrPortFrom(lo, uint16(nsdPort)), Key: xfrKeyName})
+	}
+	if knotErr == nil {
+		secs = append(secs, Secondary{Addr: netip.AddrPortFrom(lo, uint16(knotPort)), Key: xfrKeyName})
+	}
+	s := startXfrServer(t, t.TempDir(), nil, secs)
+	apexes := []string{}
+	for _, z := range demoDocument(t).Zones {
+		apexes = append(apexes, canonical(z.Name))
+	}
+	var out []*secondary
+	if nsdtest.Binary() != "" {
+		out = append(out, startNSDSecondary(t, nsdPort, s.Addr(), apexes))
+	}
+	if knotErr == nil {
+		out = append(out, startKnotSecondary(t, knotPort, s.Addr(), apexes))
+	}
+	return s, out
+}
+
+// NSD and Knot, secondaries of a location with TSIG, transfer every demo zone and answer
+// every name and type as the location does: the same records (a weighted set: every healthy
+// record, among which the one the location answers), the same SOA with the same serial, the
+// same rcode; after a failover too.
+func TestTransferSecondariesDifferential(t *testing.T) {
+	s, secs := startDemoWithSecondaries(t)
+	doc := demoDocument(t)
+	weighted := map[string]bool{}
+	for _, z := range doc.Zones {
+		for _, rs := range z.RecordSets {
+			if rs.Policy == config.PolicyWeighted {
+				weighted[config.OwnerName(rs.Name, canonical(z.Name))+"/"+string(rs.Type)] = true
+			}
+		}
+	}
+	compare := func(stage string) {
+		names := diffNames(doc)
+		asked := 0
+		for _, sec := range secs {
+			for _, name := range names {
+				name = canonical(name)
+				for _, qtype := range diffTypes() {
+					if qtype == dns.TypeANY {
+						continue
+					}
+					asked++
+					a, b := askAt(t, s.Addr(), name, qtype), askAt(t, sec.addr, name, qtype)
+					if a.Rcode != b.Rcode {
+						t.Errorf("%s %s: %s %s: rcode %s, location %s", stage, sec.name, name, dns.TypeToString[qtype], dns.RcodeToString[b.Rcode], dns.RcodeToString[a.Rcode])
+						continue
+					}
+					la, lb := rrStrings(a.Answer), rrStrings(b.Answer)
+					if weighted[name+"/"+dns.TypeToString[qtype]] {
+						if len(la) != 1 || !slices.Contains(lb, la[0]) {
+							t.Errorf("%s %s: %s %s: weighted set %v does not hold the location's %v", stage, sec.name, name, dns.TypeToString[qtype], lb, la)
+						}
+					} else if !slices.Equal(la, lb) {
+						t.Errorf("%s %s: %s %s: answer\n%v\nlocation\n%v", stage, sec.name, name, dns.TypeToString[qtype], lb, la)
+					}
+					if na, nb := rrStrings(a.Ns), rrStrings(b.Ns); len(a.Answer) == 0 && !slices.Equal(na, nb) {
+						t.Errorf("%s %s: %s %s: authority\n%v\nlocation\n%v", stage, sec.name, name, dns.TypeToString[qtype], nb, na)
+					}
+				}
+			}
+		}
+		t.Logf("%s: %d questions compared", stage, asked)
+	}
+	compare("all healthy")
+	s.SetVerdicts(map[string]bool{"web-us-east": false, "web-sa-east": false})
+	serial, _ := s.Serial(xfrDemoApex)
+	for _, sec := range secs {
+		waitSerial(t, sec, xfrDemoApex, serial, 10*time.Second)
+	}
+	compare("us-east and sa-east down")
+}
+
+// waitSerial waits until sec answers serial for apex's SOA, failing after limit.
+func waitSerial(t testing.TB, sec *secondary, apex string, serial uint32, limit time.Duration) {
+	t.Helper()
+	for end := time.Now().Add(limit); ; time.Sleep(5 * time.Millisecond) {
+		r := askAt(t, sec.addr, apex, dns.TypeSOA)
+		if len(r.Answer) > 0 && r.Answer[0].(*dns.SOA).Serial == serial {
+			return
+		}
+		if time.Now().After(end) {
+			t.Fatalf("%s did not reach serial %d of %s within %s: %v\n%s", sec.name, serial, apex, limit, r.Answer, sec.out.String())
+		}
+	}
 }
