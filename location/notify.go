@@ -182,7 +182,7 @@ func newXfrMetrics(reg prometheus.Registerer) (*xfrMetrics, error) {
 		}, []string{"zone", "type", "result"}),
 		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "vigil_location_transfers_refused_total",
-			Help: "Zone transfer requests and TSIG-signed queries refused, by reason (not_offered, network, no_key, bad_key, bad_signature, busy, malformed).",
+			Help: "Zone transfer requests and TSIG-signed queries refused, by reason (not_offered, network, no_key, bad_key, bad_signature, busy, rate, malformed).",
 		}, []string{"reason"}),
 		active: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "vigil_location_transfers_active",

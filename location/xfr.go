@@ -35,6 +35,9 @@ const (
 	DefaultTransferTimeout = time.Minute
 	// DefaultMaxTransferBytes is the most bytes one transfer sends.
 	DefaultMaxTransferBytes = 256 << 20
+	// DefaultWholeTransferRate is the whole-zone transfers (AXFR, and IXFR answered with the
+	// whole zone) served a second, with as many saved up.
+	DefaultWholeTransferRate = 20
 	// DefaultTransferHistory is the number of changes of each zone kept for IXFR.
 	DefaultTransferHistory = 64
 	// DefaultNotifyAttempts is the number of times a NOTIFY is sent before it is given up.
@@ -58,6 +61,10 @@ type TransferConfig struct {
 	Timeout time.Duration
 	// MaxBytes ends a transfer that would send more. Default DefaultMaxTransferBytes.
 	MaxBytes int64
+	// WholeRate bounds the whole-zone transfers (AXFR, and IXFR answered with the whole
+	// zone) served a second, beyond which they are REFUSED: they cost the zone's size each,
+	// where IXFR costs the changes. Default DefaultWholeTransferRate; negative is unbounded.
+	WholeRate int
 	// History is the number of changes of each zone kept to answer IXFR; a request for an
 	// older serial gets the whole zone. Default DefaultTransferHistory.
 	History int
@@ -122,6 +129,9 @@ type xfr struct {
 	notifier *notifier
 	m        *xfrMetrics
 
+	// whole is the budget of whole-zone transfers; nil when unbounded.
+	whole *budget
+
 	mu        sync.Mutex
 	active    int
 	perClient map[netkey.Key]int
@@ -162,6 +172,9 @@ func newXfr(s *Server, cfg TransferConfig, reg prometheus.Registerer) (*xfr, err
 	if cfg.MaxBytes <= 0 {
 		cfg.MaxBytes = DefaultMaxTransferBytes
 	}
+	if cfg.WholeRate == 0 {
+		cfg.WholeRate = DefaultWholeTransferRate
+	}
 	if cfg.History <= 0 {
 		cfg.History = DefaultTransferHistory
 	}
@@ -180,6 +193,9 @@ func newXfr(s *Server, cfg TransferConfig, reg prometheus.Registerer) (*xfr, err
 		return nil, err
 	}
 	x := &xfr{s: s, cfg: cfg, kick: make(chan struct{}, 1), serials: serials, m: m, perClient: map[netkey.Key]int{}}
+	if x.whole = newBudget(cfg.WholeRate); x.whole != nil {
+		x.whole.burst, x.whole.tokens = float64(cfg.WholeRate), float64(cfg.WholeRate)
+	}
 	x.notifier = newNotifier(x)
 	x.settings.Store(&xfrSettings{zones: map[string]*ZoneTransfer{}, keys: map[string]TSIGKey{}})
 	x.versions.Store(&map[string]*zoneVersion{})

@@ -20,6 +20,7 @@ const (
 	refuseBadKey    = "bad_key"       // a key unknown here, or not one of the zone's
 	refuseBadSig    = "bad_signature" // the TSIG signature or time does not verify
 	refuseBusy      = "busy"          // over the bounds of concurrent transfers
+	refuseRate      = "rate"          // a whole-zone transfer over TransferConfig.WholeRate
 	refuseMalformed = "malformed"     // a transfer request that does not parse as one
 )
 
@@ -139,6 +140,11 @@ func (s *Server) serveTransfer(c net.Conn, query []byte, from netip.Addr, l *lis
 		rrs, kind = ver.ixfr(since)
 	default:
 		rrs = ver.axfr()
+	}
+	if kind == "axfr" || kind == "ixfr_axfr" {
+		if !x.whole.take(s.now()) {
+			return refuse(dns.RcodeRefused, refuseRate, &key, 0)
+		}
 	}
 	start := time.Now()
 	err := s.sendTransfer(c, resp, rrs, &key, t.MAC, start.Add(x.cfg.Timeout))
