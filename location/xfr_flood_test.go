@@ -3,8 +3,8 @@ package location
 import (
 	"context"
 	"encoding/binary"
-	"io"
 	"fmt"
+	"io"
 	"net"
 	"net/netip"
 	"slices"
