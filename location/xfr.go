@@ -208,25 +208,9 @@ func newXfr(s *Server, cfg TransferConfig, reg prometheus.Registerer) (*xfr, err
 // every key that cannot be used (an algorithm weaker than HMAC-SHA256, a secret that is not
 // base64) and every secondary whose key is missing; the settings are then not changed.
 func (s *Server) SetTransfers(zones map[string]ZoneTransfer, keys []TSIGKey) error {
-	st := &xfrSettings{zones: make(map[string]*ZoneTransfer, len(zones)), keys: make(map[string]TSIGKey, len(keys))}
+	st := &xfrSettings{zones: make(map[string]*ZoneTransfer, len(zones))}
 	var errs []string
-	for _, k := range keys {
-		name := canonical(k.Name)
-		alg := strings.TrimSuffix(strings.ToLower(k.Algorithm), ".")
-		if alg == "" {
-			alg = "hmac-sha256"
-		}
-		canon, ok := tsigAlgorithms[alg]
-		if !ok {
-			errs = append(errs, fmt.Sprintf("key %s: algorithm %q: want hmac-sha256, hmac-sha384 or hmac-sha512", name, k.Algorithm))
-			continue
-		}
-		if b, err := base64.StdEncoding.DecodeString(k.Secret); err != nil || len(b) < 16 {
-			errs = append(errs, fmt.Sprintf("key %s: the secret must be base64 of at least 16 bytes (e.g. tsig-keygen's or keymgr -t's output)", name))
-			continue
-		}
-		st.keys[name] = TSIGKey{Name: name, Algorithm: canon, Secret: k.Secret}
-	}
+	st.keys, errs = checkKeys(keys)
 	for apex, zt := range zones {
 		c := ZoneTransfer{Allow: append([]netip.Prefix(nil), zt.Allow...)}
 		for _, sec := range zt.Secondaries {
@@ -244,6 +228,45 @@ func (s *Server) SetTransfers(zones map[string]ZoneTransfer, keys []TSIGKey) err
 	s.xfr.settings.Store(st)
 	s.xfr.poke()
 	return nil
+}
+
+// CheckTSIGKeys returns an error that lists every key of keys SetTransfers would refuse: an
+// algorithm weaker than HMAC-SHA256, a secret that is not base64 of 16 bytes or more, a name
+// given twice.
+func CheckTSIGKeys(keys []TSIGKey) error {
+	if _, errs := checkKeys(keys); len(errs) > 0 {
+		return fmt.Errorf("location: tsig keys: %s", strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// checkKeys returns keys by canonical name with canonical algorithm names, and the problems
+// of those it leaves out.
+func checkKeys(keys []TSIGKey) (map[string]TSIGKey, []string) {
+	out := make(map[string]TSIGKey, len(keys))
+	var errs []string
+	for _, k := range keys {
+		name := canonical(k.Name)
+		alg := strings.TrimSuffix(strings.ToLower(k.Algorithm), ".")
+		if alg == "" {
+			alg = "hmac-sha256"
+		}
+		canon, ok := tsigAlgorithms[alg]
+		switch {
+		case !ok:
+			errs = append(errs, fmt.Sprintf("key %s: algorithm %q: want hmac-sha256, hmac-sha384 or hmac-sha512", name, k.Algorithm))
+			continue
+		case out[name].Name != "":
+			errs = append(errs, fmt.Sprintf("key %s: given twice", name))
+			continue
+		}
+		if b, err := base64.StdEncoding.DecodeString(k.Secret); err != nil || len(b) < 16 {
+			errs = append(errs, fmt.Sprintf("key %s: the secret must be base64 of at least 16 bytes (e.g. tsig-keygen's or keymgr -t's output)", name))
+			continue
+		}
+		out[name] = TSIGKey{Name: name, Algorithm: canon, Secret: k.Secret}
+	}
+	return out, errs
 }
 
 // Serial returns the serial of zone apex as this location answers it now, and whether the

@@ -58,6 +58,7 @@ type agentFlags struct {
 	gossipLimits                               gossip.InboundLimits
 	dnsTCP                                     node.DNSTCPLimits
 	verify                                     verifyFlags
+	tsigKeysFile                               string
 }
 
 // agentFlagGroups sorts the agent's flags into groups for its help.
@@ -202,6 +203,7 @@ func (f *agentFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.gossipKeyFile, "gossip-key-file", "", "gossip: file of base64 encryption keys, one per line, the primary first")
 	fs.BoolVar(&f.insecureGossip, "insecure-gossip", false, "gossip: run unencrypted (development only)")
 	f.registerDNSSEC(fs)
+	f.registerTransfers(fs)
 	fs.StringVar(&f.voters, "control", "", "comma-separated API URLs of control voters the data plane follows (default: this node's own voter)")
 	fs.StringVar(&f.tokenFile, "token-file", "", "file of bearer tokens, one per line: a plain token may write (control role; the first one joins voters and reads the configuration for the data plane); a line \"name scope sha256:<hex>\" (vigil token create) is a named token with a scope, stored hashed; a voter reloads the file within seconds of a change (a file that does not parse is refused and the tokens in use stay)")
 	fs.StringVar(&f.readTokenFile, "read-token-file", "", "file of bearer tokens allowed to read, one per line; the data plane reads with the first; a voter reloads the file when it changes")
@@ -298,6 +300,9 @@ func agentConfig(f agentFlags, stderr io.Writer) (node.Config, *slog.Logger, err
 	cfg.Gossip.KeyringFile, cfg.Gossip.Insecure = f.gossipKeyFile, f.insecureGossip
 	cfg.Gossip.Inbound = f.gossipLimits
 	if err := agentDNSSEC(&cfg, f); err != nil {
+		return cfg, nil, err
+	}
+	if err := agentTransfers(&cfg, f); err != nil {
 		return cfg, nil, err
 	}
 	cfg.Voters = splitList(f.voters)
