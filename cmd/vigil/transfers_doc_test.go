@@ -1,0 +1,146 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// docStep is one command of a walkthrough and what it prints.
+type docStep struct {
+	cmd  string
+	want []string
+}
+
+// docSteps returns the commands of the ```console blocks of the markdown file path: each
+// "$ " line a command, the lines after it what it prints.
+func docSteps(t *testing.T, path string) []docStep {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var steps []docStep
+	block := false
+	sc := bufio.NewScanner(strings.NewReader(string(b)))
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case line == "```console":
+			block = true
+		case block && line == "```":
+			block = false
+		case block && strings.HasPrefix(line, "$ "):
+			steps = append(steps, docStep{cmd: strings.TrimPrefix(line, "$ ")})
+		case block && len(steps) > 0:
+			steps[len(steps)-1].want = append(steps[len(steps)-1].want, line)
+		}
+	}
+	if len(steps) == 0 {
+		t.Fatalf("%s: no console block", path)
+	}
+	return steps
+}
+
+// docOutputMatches reports whether got is what want says: line by line, a wanted line ending
+// in "..." matches any line that starts with what precedes it.
+func docOutputMatches(got string, want []string) bool {
+	lines := strings.Split(strings.TrimRight(got, "\n"), "\n")
+	if got == "" {
+		lines = nil
+	}
+	if len(lines) != len(want) {
+		return false
+	}
+	for i, w := range want {
+		l := strings.TrimRight(lines[i], " ")
+		if p, ok := strings.CutSuffix(w, "..."); ok {
+			if !strings.HasPrefix(l, p) {
+				return false
+			}
+		} else if l != w {
+			return false
+		}
+	}
+	return true
+}
+
+// TestTransfersDoc runs the walkthrough of docs/transfers.md as written, each command in a
+// shell in a network namespace of its own (its ports are fixed), with bin/vigil built from
+// this tree; a command whose output is not yet what the document shows (the location has not
+// its verdicts yet) is run again for up to 45 seconds.
+func TestTransfersDoc(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs docs/transfers.md's walkthrough; skipped with -short")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to give the walkthrough a network namespace of its own (its ports are fixed)")
+	}
+	for _, tool := range []string{"ip", "dig"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("needs %s (Debian: iproute2, dnsutils)", tool)
+		}
+	}
+	steps := docSteps(t, "../../docs/transfers.md")
+	work := t.TempDir()
+	build := exec.Command("go", "build", "-o", filepath.Join(work, "bin", "vigil"), ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	examples, err := filepath.Abs("../../examples")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(examples, filepath.Join(work, "examples")); err != nil {
+		t.Fatal(err)
+	}
+	suffix := make([]byte, 4)
+	_, _ = rand.Read(suffix)
+	ns := "vglxfr" + hex.EncodeToString(suffix)
+	if out, err := exec.Command("ip", "netns", "add", ns).CombinedOutput(); err != nil {
+		t.Skipf("ip netns add: %v %s: cannot make a network namespace here", err, out)
+	}
+	t.Cleanup(func() {
+		// End the walkthrough's background processes, then the namespace.
+		out, _ := exec.Command("ip", "netns", "pids", ns).Output()
+		for _, pid := range strings.Fields(string(out)) {
+			_ = exec.Command("kill", pid).Run()
+		}
+		time.Sleep(500 * time.Millisecond)
+		out, _ = exec.Command("ip", "netns", "pids", ns).Output()
+		for _, pid := range strings.Fields(string(out)) {
+			_ = exec.Command("kill", "-9", pid).Run()
+		}
+		_ = exec.Command("ip", "netns", "delete", ns).Run()
+	})
+	if out, err := exec.Command("ip", "netns", "exec", ns, "ip", "link", "set", "lo", "up").CombinedOutput(); err != nil {
+		t.Fatalf("lo up: %v %s", err, out)
+	}
+	for _, s := range steps {
+		start := time.Now()
+		for try := 1; ; try++ {
+			ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+			cmd := exec.CommandContext(ctx, "ip", "netns", "exec", ns, "sh", "-c", s.cmd)
+			cmd.Dir = work
+			b, _ := cmd.CombinedOutput()
+			cancel()
+			if docOutputMatches(string(b), s.want) {
+				t.Logf("$ %s  (%v, %d tries)", s.cmd, time.Since(start).Round(100*time.Millisecond), try)
+				break
+			}
+			if time.Since(start) > 45*time.Second {
+				logs, _ := exec.Command("sh", "-c", "tail -n 20 "+filepath.Join(work, "build/xfr/*.log")).CombinedOutput()
+				t.Fatalf("$ %s\nprinted, after %v:\n%s\ndocs/transfers.md says:\n%s\nlogs:\n%s", s.cmd, time.Since(start).Round(time.Second),
+					b, strings.Join(s.want, "\n"), logs)
+			}
+			time.Sleep(time.Second)
+		}
+	}
+}
