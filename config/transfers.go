@@ -44,7 +44,7 @@ const MaxSecondaries = 16
 func (s Secondary) AddrPort() (netip.AddrPort, error) {
 	if ap, err := netip.ParseAddrPort(s.Address); err == nil {
 		if ap.Port() == 0 {
-			return netip.AddrPort{}, fmt.Errorf("port 0")
+			return netip.AddrPort{}, fmt.Errorf("port 0: give the port the secondary listens on, or none for 53")
 		}
 		return ap, nil
 	}
