@@ -15,11 +15,13 @@ import (
 // for the new version at once rather than at its next refresh. Each (zone, secondary) has
 // one sender at most, which sends the latest serial: a change that comes while a NOTIFY is
 // retried replaces it, so that the senders are bounded by the configured secondaries, not by
-// the changes. A NOTIFY that gets no signed answer is sent again after 250 ms, then twice as
-// long each time, up to TransferConfig.NotifyAttempts times.
+// the changes. The first NOTIFY waits 250 ms for its signed answer, each retry twice as long
+// as the one before (up to TransferConfig.NotifyTimeout), up to TransferConfig.NotifyAttempts
+// sends: a lost datagram costs a quarter of a second, a secondary that is down little.
 
-// notifyFirstPause is the pause before the first retry of a NOTIFY.
-const notifyFirstPause = 250 * time.Millisecond
+// notifyFirstWait is how long the first NOTIFY of a change waits for its answer; each retry
+// waits twice as long as the one before, up to TransferConfig.NotifyTimeout.
+const notifyFirstWait = 250 * time.Millisecond
 
 // notifier sends the NOTIFY messages of a location.
 type notifier struct {
@@ -106,11 +108,11 @@ func (n *notifier) run(ctx context.Context, k notifyKey, t *notifyTarget) {
 // a newer SOA is pending, or ctx ends.
 func (n *notifier) send(ctx context.Context, k notifyKey, key TSIGKey, soa *dns.SOA, t *notifyTarget) {
 	m := n.x.m
-	pause := notifyFirstPause
+	wait := min(notifyFirstWait, n.x.cfg.NotifyTimeout)
 	for attempt := 1; ; attempt++ {
 		m.notifySent.WithLabelValues(k.zone).Inc()
 		start := time.Now()
-		err := n.exchange(k, key, soa)
+		err := n.exchange(k, key, soa, wait)
 		if err == nil {
 			m.notifyAcked.WithLabelValues(k.zone).Inc()
 			m.notifyLatency.Observe(time.Since(start).Seconds())
@@ -123,12 +125,13 @@ func (n *notifier) send(ctx context.Context, k notifyKey, key TSIGKey, soa *dns.
 				"zone", k.zone, "secondary", k.addr, "serial", soa.Serial, "attempts", attempt, "err", err)
 			return
 		}
+		// An answer that came early (an error, a refusal) waits out the rest of the time.
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(pause):
+		case <-time.After(wait - time.Since(start)):
 		}
-		pause *= 2
+		wait = min(2*wait, n.x.cfg.NotifyTimeout)
 		n.mu.Lock()
 		newer := t.pending != nil
 		n.mu.Unlock()
@@ -140,12 +143,12 @@ func (n *notifier) send(ctx context.Context, k notifyKey, key TSIGKey, soa *dns.
 
 // exchange sends one NOTIFY and waits for its answer, which must be signed with the key and
 // say NOERROR.
-func (n *notifier) exchange(k notifyKey, key TSIGKey, soa *dns.SOA) error {
+func (n *notifier) exchange(k notifyKey, key TSIGKey, soa *dns.SOA, wait time.Duration) error {
 	msg := new(dns.Msg)
 	msg.SetNotify(k.zone)
 	msg.Authoritative = true
 	msg.Answer = []dns.RR{soa}
-	c := &dns.Client{Net: "udp", Timeout: n.x.cfg.NotifyTimeout}
+	c := &dns.Client{Net: "udp", Timeout: wait}
 	if key.Name != "" {
 		msg.SetTsig(key.Name, key.Algorithm, 300, time.Now().Unix())
 		c.TsigSecret = map[string]string{key.Name: key.Secret}

@@ -42,7 +42,7 @@ const (
 	DefaultTransferHistory = 64
 	// DefaultNotifyAttempts is the number of times a NOTIFY is sent before it is given up.
 	DefaultNotifyAttempts = 6
-	// DefaultNotifyTimeout is how long each NOTIFY waits for its answer.
+	// DefaultNotifyTimeout is the longest a NOTIFY waits for its answer.
 	DefaultNotifyTimeout = time.Second
 )
 
@@ -68,10 +68,11 @@ type TransferConfig struct {
 	// History is the number of changes of each zone kept to answer IXFR; a request for an
 	// older serial gets the whole zone. Default DefaultTransferHistory.
 	History int
-	// NotifyAttempts is the number of times a NOTIFY is sent, with a doubling pause from
-	// 250 ms, before it is given up. Default DefaultNotifyAttempts.
+	// NotifyAttempts is the number of times a NOTIFY is sent, each waiting twice as long as
+	// the one before for its answer (from 250 ms up to NotifyTimeout), before it is given up.
+	// Default DefaultNotifyAttempts.
 	NotifyAttempts int
-	// NotifyTimeout is how long each NOTIFY waits for its answer. Default
+	// NotifyTimeout is the longest a NOTIFY waits for its answer. Default
 	// DefaultNotifyTimeout.
 	NotifyTimeout time.Duration
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
 // The secondaries follow a failover within a second or two of the location's own change:
@@ -42,10 +43,15 @@ func TestTransferFailoverLatency(t *testing.T) {
 			}
 		}
 	}
+	m := s.xfr.m
+	t.Logf("NOTIFY: %v sent, %v answered, %v without an answer in time",
+		testutil.ToFloat64(m.notifySent.WithLabelValues(xfrDemoApex)), testutil.ToFloat64(m.notifyAcked.WithLabelValues(xfrDemoApex)),
+		testutil.ToFloat64(m.notifyFailures.WithLabelValues(xfrDemoApex)))
 	for _, sec := range secs {
 		d := slices.Clone(lat[sec.name])
 		slices.Sort(d)
 		p50, p99 := d[len(d)/2], d[min(len(d)-1, len(d)*99/100)]
+		t.Logf("%s: each flip: %v", sec.name, lat[sec.name])
 		t.Logf("%s: failover seen %d times: p50 %s, p99 %s, max %s", sec.name, len(d), p50.Round(time.Millisecond), p99.Round(time.Millisecond), d[len(d)-1].Round(time.Millisecond))
 		// NOTIFY makes a flip a matter of round trips; without it a secondary waits for its
 		// refresh (an hour by default). 10 s leaves a busy machine room.
