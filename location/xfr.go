@@ -146,8 +146,11 @@ type zoneVersion struct {
 	soaSigs []dns.RR // the SOA's signatures in a signed zone
 	rrs     []dns.RR
 	keys    map[string]dns.RR // rrs by their text, for the differences
-	// zone is the compiled zone the version was built from.
-	zone *zone
+	texts   map[dns.RR]string // the text of each of rrs, so that the next version prints only new records
+	// zone is the compiled zone the version was built from, and names its names in
+	// canonical order.
+	zone  *zone
+	names []string
 	// history holds the changes up to this version, oldest first.
 	history []*zoneDelta
 }
@@ -367,19 +370,33 @@ func (x *xfr) update(ctx context.Context) {
 // carries changed (changed false), else a new one with a new serial.
 func (x *xfr) version(z *zone, prev *zoneVersion, v *verdicts, now time.Time) (_ *zoneVersion, changed bool, err error) {
 	sg := x.s.signerOf(z.name)
-	rrs, err := x.s.buildImage(z, v, sg, now)
+	var names []string
+	if prev != nil && prev.zone == z {
+		names = prev.names
+	} else {
+		names = canonicalNames(z)
+	}
+	rrs, err := x.s.buildImage(z, names, v, sg, now)
 	if err != nil {
 		return nil, false, err
 	}
 	keys := make(map[string]dns.RR, len(rrs))
+	texts := make(map[dns.RR]string, len(rrs))
 	for _, rr := range rrs {
-		keys[rr.String()] = rr
+		text, ok := "", false
+		if prev != nil {
+			text, ok = prev.texts[rr]
+		}
+		if !ok {
+			text = rr.String()
+		}
+		keys[text], texts[rr] = rr, text
 	}
 	soaSame := prev != nil && prev.zone.soa.String() == z.soa.String()
 	if prev != nil && soaSame && maps.EqualFunc(prev.keys, keys, func(dns.RR, dns.RR) bool { return true }) {
 		if prev.zone != z {
 			c := *prev
-			c.zone = z
+			c.zone, c.names, c.texts = z, names, texts
 			return &c, false, nil
 		}
 		return prev, false, nil
@@ -388,7 +405,7 @@ func (x *xfr) version(z *zone, prev *zoneVersion, v *verdicts, now time.Time) (_
 	if err != nil {
 		x.s.log.Error("location: the zone's serial is not kept on disk; after a restart it may repeat", "zone", z.name, "err", err)
 	}
-	ver := &zoneVersion{serial: serial, soa: newServedSOA(z, serial), rrs: rrs, keys: keys, zone: z}
+	ver := &zoneVersion{serial: serial, soa: newServedSOA(z, serial), rrs: rrs, keys: keys, texts: texts, zone: z, names: names}
 	if sg != nil {
 		if ver.soaSigs, err = sg.AppendSignatures(nil, []dns.RR{ver.soa.soa}, now, nil); err != nil {
 			return nil, false, err

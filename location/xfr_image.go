@@ -32,13 +32,9 @@ import (
 // also holds its DNSKEY set, an RRSIG for every authoritative record set, and a chain of
 // NSEC records over its names, signed: a secondary serves it validly without the keys.
 
-// buildImage returns zone z's image under verdicts v, signed by sg when not nil, at now.
-func (s *Server) buildImage(z *zone, v *verdicts, sg *dnssec.Signer, now time.Time) ([]dns.RR, error) {
-	names := make([]string, 0, len(z.names))
-	for name := range z.names {
-		names = append(names, name)
-	}
-	slices.SortFunc(names, canonicalCompare)
+// buildImage returns zone z's image under verdicts v, signed by sg when not nil, at now;
+// names are z's names in canonical order (canonicalNames).
+func (s *Server) buildImage(z *zone, names []string, v *verdicts, sg *dnssec.Signer, now time.Time) ([]dns.RR, error) {
 	var out []dns.RR
 	type owner struct {
 		name  string
@@ -200,14 +196,27 @@ func recordWeight(rs *config.RecordSet, i int) int {
 	return 0
 }
 
-// canonicalCompare orders domain names as DNSSEC does (RFC 4034 §6.1): label by label from
-// the right, each compared as lower-case bytes, a name before the names below it.
-func canonicalCompare(a, b string) int {
-	la, lb := dns.SplitDomainName(strings.ToLower(a)), dns.SplitDomainName(strings.ToLower(b))
-	for i, j := len(la)-1, len(lb)-1; i >= 0 && j >= 0; i, j = i-1, j-1 {
-		if c := strings.Compare(la[i], lb[j]); c != 0 {
-			return c
+// canonicalNames returns the names of z in the order of DNSSEC (RFC 4034 §6.1): label by
+// label from the right, each compared as lower-case bytes, a name before the names below it.
+// Each name is sorted by a key of its labels reversed, each ended by a zero byte, which
+// orders as the labels do; a zone's names are sorted once per compiled zone (zoneVersion).
+func canonicalNames(z *zone) []string {
+	type keyed struct{ key, name string }
+	ks := make([]keyed, 0, len(z.names))
+	var b strings.Builder
+	for name := range z.names {
+		labels := dns.SplitDomainName(strings.ToLower(name))
+		b.Reset()
+		for i := len(labels) - 1; i >= 0; i-- {
+			b.WriteString(labels[i])
+			b.WriteByte(0)
 		}
+		ks = append(ks, keyed{b.String(), name})
 	}
-	return len(la) - len(lb)
+	slices.SortFunc(ks, func(a, b keyed) int { return strings.Compare(a.key, b.key) })
+	out := make([]string, len(ks))
+	for i, k := range ks {
+		out[i] = k.name
+	}
+	return out
 }
