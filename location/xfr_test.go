@@ -391,3 +391,40 @@ func nextSerial(t testing.TB, s *Server, apex string, old uint32) uint32 {
 		}
 	}
 }
+
+// IXFR from a serial the location no longer holds (its history keeps the last History
+// changes) gets the whole zone, and is counted so.
+func TestTransferIXFRPastHistory(t *testing.T) {
+	s := startServer(t, Config{Transfer: TransferConfig{History: 2}})
+	doc := demoDocument(t)
+	s.SetSnapshot(mustSnapshot(t, doc.Zones, map[string][]NameServer{
+		xfrDemoApex: ShardNameServers([]int{3, 97}, doc.NameServers.Domain, nil),
+	}))
+	if err := s.SetTransfers(map[string]ZoneTransfer{xfrDemoApex: {Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
+		Secondaries: []Secondary{{Addr: netip.MustParseAddrPort("127.0.0.1:9"), Key: xfrKeyName}}}},
+		[]TSIGKey{{Name: xfrKeyName, Secret: xfrKeySecret}}); err != nil {
+		t.Fatal(err)
+	}
+	waitServed(t, s, xfrDemoApex)
+	serials := []uint32{}
+	serial, _ := s.Serial(xfrDemoApex)
+	serials = append(serials, serial)
+	for _, down := range []string{"web-us-east", "web-eu-west", "web-sa-east"} {
+		s.SetVerdicts(map[string]bool{down: false})
+		serial = nextSerial(t, s, xfrDemoApex, serial)
+		serials = append(serials, serial)
+	}
+	// Held: the last two changes.
+	rrs, err := transfer(s.Addr(), xfrDemoApex, true, serials[1], xfrKeyName, xfrKeySecret)
+	if err != nil || len(rrs) < 2 || rrs[1].Header().Rrtype != dns.TypeSOA {
+		t.Fatalf("IXFR from %d (held): %v %v", serials[1], rrs, err)
+	}
+	// Dropped: the first change.
+	rrs, err = transfer(s.Addr(), xfrDemoApex, true, serials[0], xfrKeyName, xfrKeySecret)
+	if err != nil || len(rrs) < 3 || rrs[1].Header().Rrtype == dns.TypeSOA {
+		t.Fatalf("IXFR from %d (no longer held) is not the whole zone: %v %v", serials[0], rrs, err)
+	}
+	if n := testutil.ToFloat64(s.xfr.m.transfers.WithLabelValues(xfrDemoApex, "ixfr_axfr", "ok")); n != 1 {
+		t.Errorf("whole-zone answers to IXFR counted %v, want 1", n)
+	}
+}
