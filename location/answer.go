@@ -166,8 +166,8 @@ func (s *Server) answerQuestion(scr *scratch, req Request, qn dns.Question, limi
 	}
 	switch qn.Qtype {
 	case dns.TypeAXFR, dns.TypeIXFR:
-		// Zone transfers are not offered: every location builds its zones from the control
-		// plane.
+		// Zone transfers are served over TCP only, where serveConn hands them to
+		// serveTransfer (xfr_serve.go): one here came over UDP, or through Respond.
 		return s.finish(scr, req, dns.RcodeRefused, limit, oc)
 	}
 	if !req.TCP && s.rrl != nil {
