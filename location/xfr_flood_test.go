@@ -21,9 +21,10 @@ import (
 // slow the queries: the transfers served at once are bounded (TransferConfig.MaxTransfers,
 // per network MaxTransfersPerClient), the others refused at once, and the queries are answered
 // by their own UDP workers. The test measures the latency of the same queries before and
-// during the flood, logs both, and fails when the flood's p99 passes 10 times the quiet p99
-// plus 50 ms (transfers that starved the workers would cost hundreds), or when the flood got
-// no transfer through, or none refused.
+// during the flood, logs both, and fails when the flood's median passes 3 times the quiet one
+// plus a millisecond, or its p99 20 times the quiet one plus 100 ms (the tail moves with the
+// machine's load; transfers that starved the workers would cost seconds), or when the flood
+// got no transfer through, or none refused.
 func TestTransferFloodDoesNotSlowQueries(t *testing.T) {
 	const apex = "big.test."
 	z := config.DefaultZone()
@@ -97,7 +98,10 @@ func TestTransferFloodDoesNotSlowQueries(t *testing.T) {
 	if served.Load() == 0 || refused.Load() == 0 {
 		t.Fatalf("the flood got %d transfers served and %d refused: not a flood of the bounds", served.Load(), refused.Load())
 	}
-	if limit := 10*p(quiet, 99) + 50*time.Millisecond; p(flood, 99) > limit {
+	if limit := 3*p(quiet, 50) + time.Millisecond; p(flood, 50) > limit {
+		t.Errorf("the transfer flood slowed queries: p50 %s, quiet %s (limit %s)", p(flood, 50), p(quiet, 50), limit)
+	}
+	if limit := 20*p(quiet, 99) + 100*time.Millisecond; p(flood, 99) > limit {
 		t.Errorf("the transfer flood slowed queries: p99 %s, quiet %s (limit %s)", p(flood, 99), p(quiet, 99), limit)
 	}
 }
