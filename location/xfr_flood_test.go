@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/vigil-dns/vigil/config"
 )
 
@@ -142,4 +143,31 @@ func floodTransfer(local *net.TCPAddr, addr netip.AddrPort, apex, key string, wa
 		got += n
 	}
 	return true
+}
+
+// A transfer that would send more than TransferConfig.MaxBytes ends there, counted aborted.
+func TestTransferByteBound(t *testing.T) {
+	const apex = "big.test."
+	z := config.DefaultZone()
+	z.Name = apex
+	z.NameServers = []string{"ns1.big.test."}
+	for i := range 2000 {
+		z.RecordSets = append(z.RecordSets, config.RecordSet{Name: fmt.Sprintf("host-%d", i), Type: config.TypeA,
+			Records: []config.Record{{Value: fmt.Sprintf("192.0.%d.%d", i/250, i%250+1)}}})
+	}
+	s := startServer(t, Config{Transfer: TransferConfig{MaxBytes: 20000}})
+	s.SetSnapshot(mustSnapshot(t, []config.Zone{z}, nil))
+	if err := s.SetTransfers(map[string]ZoneTransfer{apex: {Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
+		Secondaries: []Secondary{{Addr: netip.MustParseAddrPort("127.0.0.1:9"), Key: xfrKeyName}}}},
+		[]TSIGKey{{Name: xfrKeyName, Secret: xfrKeySecret}}); err != nil {
+		t.Fatal(err)
+	}
+	waitServed(t, s, apex)
+	rrs, err := transfer(s.Addr(), apex, false, 0, xfrKeyName, xfrKeySecret)
+	if err == nil || len(rrs) >= 2000 {
+		t.Fatalf("a transfer past the byte bound: %d records, %v", len(rrs), err)
+	}
+	if n := testutil.ToFloat64(s.xfr.m.transfers.WithLabelValues(apex, "axfr", "aborted")); n != 1 {
+		t.Fatalf("aborted transfers counted %v, want 1", n)
+	}
 }
