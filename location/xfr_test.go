@@ -428,3 +428,35 @@ func TestTransferIXFRPastHistory(t *testing.T) {
 		t.Errorf("whole-zone answers to IXFR counted %v, want 1", n)
 	}
 }
+
+// TSIG keys weaker than HMAC-SHA256, or with a short secret, are refused, as is a secondary
+// whose key the location does not hold; a key file names each line it cannot read.
+func TestTransferKeysRefused(t *testing.T) {
+	s, err := New(Config{Addr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sec := map[string]ZoneTransfer{xfrDemoApex: {Secondaries: []Secondary{{Addr: netip.MustParseAddrPort("192.0.2.53:53"), Key: "other."}}}}
+	for _, c := range []struct {
+		keys []TSIGKey
+		want string
+	}{
+		{[]TSIGKey{{Name: xfrKeyName, Algorithm: "hmac-sha1", Secret: xfrKeySecret}}, `algorithm "hmac-sha1"`},
+		{[]TSIGKey{{Name: xfrKeyName, Algorithm: "hmac-md5.sig-alg.reg.int.", Secret: xfrKeySecret}}, "want hmac-sha256"},
+		{[]TSIGKey{{Name: xfrKeyName, Secret: "c2hvcnQ="}}, "at least 16 bytes"},
+		{[]TSIGKey{{Name: xfrKeyName, Secret: xfrKeySecret}, {Name: "VIGIL-XFR", Secret: xfrKeySecret}}, "given twice"},
+		{[]TSIGKey{{Name: xfrKeyName, Secret: xfrKeySecret}}, "no TSIG key other."},
+	} {
+		if err := s.SetTransfers(sec, c.keys); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("keys %+v: %v, want %q", c.keys, err, c.want)
+		}
+	}
+	keys, err := ReadTSIGKeys(strings.NewReader("# keys\nhmac-sha512:a.:" + xfrKeySecret + "\n\nb.:" + xfrKeySecret + "\n"))
+	if err != nil || len(keys) != 2 || keys[0].Algorithm != "hmac-sha512" || keys[1].Name != "b." || CheckTSIGKeys(keys) != nil {
+		t.Errorf("key file: %+v, %v", keys, err)
+	}
+	if _, err := ReadTSIGKeys(strings.NewReader("a.:" + xfrKeySecret + "\nnot a key\n::\n")); err == nil ||
+		!strings.Contains(err.Error(), "line 2") || !strings.Contains(err.Error(), "line 3") {
+		t.Errorf("a bad key file: %v", err)
+	}
+}
