@@ -250,6 +250,9 @@ type Zone struct {
 	// DNSSEC, when enabled, makes DNS locations sign the zone's answers online (see package
 	// dnssec). Off by default.
 	DNSSEC *DNSSEC `yaml:"dnssec" json:"dnssec,omitempty"`
+	// Transfers hands the zone to secondary name servers by AXFR/IXFR and NOTIFY; nil when
+	// it has none (transfers.go).
+	Transfers *Transfers `yaml:"transfers" json:"transfers,omitempty"`
 	// RecordSets are the zone's record sets, at most one per (name, type).
 	RecordSets []RecordSet `yaml:"record_sets" json:"record_sets"`
 }

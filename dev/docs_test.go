@@ -52,7 +52,6 @@ func anchors(text string) map[string]bool {
 var writtenElsewhere = []string{
 	"docs/deploy/kubernetes.md",
 	"docs/deploy/releases.md",
-	"docs/transfers.md",
 }
 
 var (

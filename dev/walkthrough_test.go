@@ -26,6 +26,7 @@ var walkthroughs = []walkthrough{
 	{"docs/operator-guide.md", "A first network on one machine", "TestReadme"},
 	{"docs/demo.md", "The compose demo", "TestComposeWalkthrough"},
 	{"docs/import.md", "", "cmd/vigil.TestImportDoc"},
+	{"docs/transfers.md", "", "cmd/vigil.TestTransfersDoc"},
 	{"docs/walkthroughs/three-regions.md", "", "netlab.TestWalkthroughThreeRegions"},
 }
 

@@ -60,6 +60,7 @@ type agentFlags struct {
 	dnsTCP                                     node.DNSTCPLimits
 	verify                                     verifyFlags
 	configFile                                 string
+	tsigKeysFile                               string
 }
 
 // agentFlagGroups sorts the agent's flags into groups for its help.
@@ -74,7 +75,7 @@ func agentFlagGroups() flagGroups {
 		{"gossip", []string{"join", "gossip-bind", "gossip-advertise", "gossip-key-file", "insecure-gossip", "gossip-max-streams",
 			"gossip-max-streams-per-source", "gossip-max-stream-bytes", "gossip-max-buffered-bytes", "gossip-stream-timeout"}},
 		{"DNS (location)", []string{"dns", "ns", "ns-budget", "rrl", "rrl-slip", "dns-tcp-max-conns", "dns-tcp-max-conns-per-client",
-			"dns-tcp-idle-timeout", "dns-tcp-lifetime", "dnssec-secret-file", "insecure-dnssec-secret-from-gossip-key"}},
+			"dns-tcp-idle-timeout", "dns-tcp-lifetime", "dnssec-secret-file", "insecure-dnssec-secret-from-gossip-key", "tsig-keys-file"}},
 		{"HTTP and its limits", []string{"http", "http-advertise", "http-header-timeout", "http-body-timeout", "http-idle-timeout",
 			"http-max-conns", "http-max-conns-per-source"}},
 		{"TLS", []string{"tls-cert", "tls-key", "tls-ca", "tls-require-client-cert", "tls-recheck"}},
@@ -229,6 +230,7 @@ func (f *agentFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.gossipKeyFile, "gossip-key-file", "", "gossip: file of base64 encryption keys, one per line, the primary first")
 	fs.BoolVar(&f.insecureGossip, "insecure-gossip", false, "gossip: run unencrypted (development only)")
 	f.registerDNSSEC(fs)
+	f.registerTransfers(fs)
 	fs.StringVar(&f.voters, "control", "", "comma-separated API URLs of control voters the data plane follows (default: this node's own voter)")
 	fs.StringVar(&f.tokenFile, "token-file", "", "file of bearer tokens, one per line: a plain token may write (control role; the first one joins voters and reads the configuration for the data plane); a line \"name scope sha256:<hex>\" (vigil token create) is a named token with a scope, stored hashed; a voter reloads the file within seconds of a change (a file that does not parse is refused and the tokens in use stay)")
 	fs.StringVar(&f.readTokenFile, "read-token-file", "", "file of bearer tokens allowed to read, one per line; the data plane reads with the first; a voter reloads the file when it changes")
@@ -325,6 +327,9 @@ func agentConfig(f agentFlags, stderr io.Writer) (node.Config, *slog.Logger, err
 	cfg.Gossip.KeyringFile, cfg.Gossip.Insecure = f.gossipKeyFile, f.insecureGossip
 	cfg.Gossip.Inbound = f.gossipLimits
 	if err := agentDNSSEC(&cfg, f); err != nil {
+		return cfg, nil, err
+	}
+	if err := agentTransfers(&cfg, f); err != nil {
 		return cfg, nil, err
 	}
 	cfg.Voters = splitList(f.voters)

@@ -97,6 +97,7 @@ func agentFileFields() []agentField {
 		{name: "dns_tcp_idle_timeout", flag: "dns-tcp-idle-timeout"},
 		{name: "dns_tcp_lifetime", flag: "dns-tcp-lifetime"},
 		{name: "dnssec_secret_file", flag: "dnssec-secret-file", kind: kindPath},
+		{name: "tsig_keys_file", flag: "tsig-keys-file", kind: kindPath},
 		{name: "insecure_dnssec_secret_from_gossip_key", flag: "insecure-dnssec-secret-from-gossip-key"},
 
 		{name: "http", flag: "http"},
