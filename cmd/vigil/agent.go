@@ -107,22 +107,24 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "vigil agent: unexpected arguments %q\n", fs.Args())
 		return 2
 	}
+	var origin agentFileOrigin
 	if f.configFile != "" {
 		set := map[string]bool{}
 		fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
-		if err := loadAgentFile(fs, f.configFile, set); err != nil {
+		var err error
+		if origin, err = loadAgentFile(fs, f.configFile, set); err != nil {
 			fmt.Fprintf(stderr, "vigil agent: %v\n", err)
 			return 2
 		}
 	}
 	cfg, log, err := agentConfig(f, stderr)
 	if err != nil {
-		fmt.Fprintf(stderr, "vigil agent: %v\n", err)
+		fmt.Fprintf(stderr, "vigil agent: %s\n", origin.explain(err.Error()))
 		return 2
 	}
 	limit, from, err := memoryLimit(f.memoryLimit, os.Getenv("GOMEMLIMIT"), cgroupMemoryMax)
 	if err != nil {
-		fmt.Fprintf(stderr, "vigil agent: -memory-limit: %v\n", err)
+		fmt.Fprintf(stderr, "vigil agent: %s\n", origin.explain("-memory-limit: "+err.Error()))
 		return 2
 	}
 	if limit > 0 {
@@ -131,7 +133,7 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	n, err := node.New(cfg)
 	if err != nil {
-		fmt.Fprintf(stderr, "vigil agent: %v\n", err)
+		fmt.Fprintf(stderr, "vigil agent: %s\n", origin.explain(err.Error()))
 		return 1
 	}
 	if n.HTTPAddr() != "" {
@@ -147,7 +149,7 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	if err != nil {
 		n.Close()
-		fmt.Fprintf(stderr, "vigil agent: %v\n", err)
+		fmt.Fprintf(stderr, "vigil agent: %s\n", origin.explain(err.Error()))
 		return 2
 	}
 	if v != nil {

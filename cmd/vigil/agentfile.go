@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -126,37 +127,118 @@ func agentFileFields() []agentField {
 
 // loadAgentFile sets the flags of fs from the agent configuration file at path, except those
 // given on the command line (set), which override the file. Every problem of the file is
-// reported at once, each with its field's path.
-func loadAgentFile(fs *flag.FlagSet, path string, set map[string]bool) error {
+// reported at once, each with its field's path. It returns what the file set, for naming its
+// fields in the errors that come later (agentFileOrigin).
+func loadAgentFile(fs *flag.FlagSet, path string, set map[string]bool) (agentFileOrigin, error) {
+	origin := agentFileOrigin{file: path, cmdline: set}
 	f, err := os.Open(path)
 	if err != nil {
-		return fmt.Errorf("-config: %w", err)
+		return origin, fmt.Errorf("-config: %w", err)
 	}
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, maxAgentFileBytes+1))
 	if err != nil {
-		return fmt.Errorf("-config: %w", err)
+		return origin, fmt.Errorf("-config: %w", err)
 	}
 	if len(data) > maxAgentFileBytes {
-		return fmt.Errorf("-config %s: larger than %d bytes; an agent's settings fit in a few kilobytes", path, maxAgentFileBytes)
+		return origin, fmt.Errorf("-config %s: larger than %d bytes; an agent's settings fit in a few kilobytes", path, maxAgentFileBytes)
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
-		return fmt.Errorf("-config: %w", err)
+		return origin, fmt.Errorf("-config: %w", err)
 	}
 	values, errs := parseAgentFile(data, fs, filepath.Dir(abs))
 	if len(errs) > 0 {
-		return fmt.Errorf("-config %s: %d problem(s), each at its field:\n%w", path, len(errs), errs)
+		return origin, fmt.Errorf("-config %s: %d problem(s), each at its field:\n%w", path, len(errs), errs)
 	}
 	for _, v := range values {
 		if set[v.flag] {
 			continue
 		}
 		if err := fs.Set(v.flag, v.text); err != nil {
-			return fmt.Errorf("-config %s: %s: %w", path, v.path, err)
+			return origin, fmt.Errorf("-config %s: %s: %w", path, v.path, err)
+		}
+		origin.set = append(origin.set, v)
+	}
+	return origin, nil
+}
+
+// agentFileOrigin is what the agent configuration file set: the settings the command line
+// did not override. The agent's checks after the file's (a key file that cannot be opened,
+// TLS files that do not go together) name flags; explain names the file's fields instead
+// where the value came from the file.
+type agentFileOrigin struct {
+	file    string          // as given to -config; "" without a file
+	cmdline map[string]bool // flags given on the command line
+	set     []agentSetting  // fields the file set, in its order
+}
+
+// flagMention is a flag's name in an error message: "-gossip-key-file" after the start, a
+// space, a quote, a parenthesis or a slash.
+var flagMention = regexp.MustCompile(`(^|[\s("/])-([a-z][a-z0-9-]*[a-z0-9])`)
+
+// explain rewrites msg, an error of the agent's configuration, for a reader of the file when
+// it is about a value the file set: the file's name first, then the fields instead of the
+// flags it names (but those given on the command line), or, where it names no flag, the
+// field whose path it names: "agent.yaml: gossip_key_file: node: keyring: open ...". Any
+// other message is returned as it is.
+func (o agentFileOrigin) explain(msg string) string {
+	if o.file == "" || len(o.set) == 0 {
+		return msg
+	}
+	field := map[string]string{}
+	for _, af := range agentFileFields() {
+		field[af.flag] = af.name
+	}
+	fromFile := map[string]bool{}
+	for _, s := range o.set {
+		fromFile[s.flag] = true
+	}
+	named := false
+	out := flagMention.ReplaceAllStringFunc(msg, func(m string) string {
+		sub := flagMention.FindStringSubmatch(m)
+		name, ok := field[sub[2]]
+		if !ok || o.cmdline[sub[2]] {
+			return m
+		}
+		named = named || fromFile[sub[2]]
+		return sub[1] + name
+	})
+	if named {
+		return o.file + ": " + out
+	}
+	for _, s := range o.set {
+		if agentFieldKind(s.flag) == kindPath && s.text != "" && mentionsPath(msg, s.text) {
+			return o.file + ": " + s.path + ": " + msg
 		}
 	}
-	return nil
+	return msg
+}
+
+// agentFieldKind returns the kind of the field that sets flag name.
+func agentFieldKind(name string) fieldKind {
+	for _, af := range agentFileFields() {
+		if af.flag == name {
+			return af.kind
+		}
+	}
+	return kindValue
+}
+
+// mentionsPath reports whether msg names the file path p as a whole: not as the start of a
+// longer path (a data directory in the path of a file in it).
+func mentionsPath(msg, p string) bool {
+	for i := 0; ; {
+		j := strings.Index(msg[i:], p)
+		if j < 0 {
+			return false
+		}
+		end := i + j + len(p)
+		if end == len(msg) || strings.ContainsRune(": \"'),;\n", rune(msg[end])) {
+			return true
+		}
+		i = end
+	}
 }
 
 // agentSetting is one field of the file turned into its flag's text.

@@ -127,7 +127,7 @@ memory_limit: ~
 	}
 	set := map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
-	if err := loadAgentFile(fs, f.configFile, set); err != nil {
+	if _, err := loadAgentFile(fs, f.configFile, set); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct{ name, got, want string }{
@@ -232,7 +232,6 @@ func agentConfigReference() string {
 	for _, af := range agentFileFields() {
 		toField[af.flag] = af.name
 	}
-	flagRef := regexp.MustCompile(`(^|[\s("/])-([a-z][a-z0-9-]*[a-z0-9])`)
 	var b strings.Builder
 	for _, g := range groups.order {
 		fmt.Fprintf(&b, "\n## %s\n", g)
@@ -241,8 +240,8 @@ func agentConfigReference() string {
 				continue
 			}
 			fl := fs.Lookup(af.flag)
-			usage := flagRef.ReplaceAllStringFunc(fl.Usage, func(m string) string {
-				sub := flagRef.FindStringSubmatch(m)
+			usage := flagMention.ReplaceAllStringFunc(fl.Usage, func(m string) string {
+				sub := flagMention.FindStringSubmatch(m)
 				if name, ok := toField[sub[2]]; ok {
 					return sub[1] + "`" + name + "`"
 				}
@@ -303,5 +302,74 @@ func TestPackagedAgentFile(t *testing.T) {
 	}
 	if len(settings) < 20 {
 		t.Errorf("%d examples in the packaged file; want the fields of every role", len(settings))
+	}
+}
+
+// TestAgentFileLaterErrors runs vigil agent with files whose values the agent refuses after
+// the file's own checks (a key file that is not there, TLS files that do not go together): the
+// error names the file and the field, and a flag given on the command line keeps its name.
+func TestAgentFileLaterErrors(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "token"), []byte("t0k3n\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const base = "roles: [checker, location]\nregion: us-east\ndata_dir: data\ncontrol: [http://127.0.0.1:1]\ntoken_file: token\n"
+	listen := []string{"-dns", "127.0.0.1:0", "-http", "127.0.0.1:0", "-gossip-bind", "127.0.0.1:0"}
+	for _, c := range []struct {
+		name, file string
+		flags      []string
+		code       int
+		want       string // FILE for the file's path, DIR for its directory
+	}{
+		{"gossip key file", "gossip_key_file: missing.key\n", nil, 1,
+			"vigil agent: FILE: gossip_key_file: node: keyring: open DIR/missing.key: no such file or directory\n"},
+		{"token file", "insecure_gossip: true\nread_token_file: ../nowhere/read-token\n", nil, 2,
+			"vigil agent: FILE: read_token_file: tokens: open " + filepath.Dir(dir) + "/nowhere/read-token: no such file or directory\n"},
+		{"probe CA", "insecure_gossip: true\nprobe_ca: ca.pem\n", nil, 2,
+			"vigil agent: FILE: probe_ca: open DIR/ca.pem: no such file or directory\n"},
+		{"TLS files that go together", "insecure_gossip: true\ntls_cert: node.pem\n", nil, 2,
+			"vigil agent: FILE: tls_cert and tls_key go together: give both (the certificate and its key) or neither\n"},
+		{"memory limit", "insecure_gossip: true\nmemory_limit: lots\n", nil, 2,
+			"vigil agent: FILE: memory_limit: \"lots\": want bytes with an optional B, KiB, MiB, GiB or TiB, e.g. 2GiB\n"},
+		{"the flag overrides the file", "insecure_gossip: true\nprobe_ca: ca.pem\n", []string{"-probe-ca", "/nonexistent/ca.pem"}, 2,
+			"vigil agent: -probe-ca: open /nonexistent/ca.pem: no such file or directory\n"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			path := filepath.Join(dir, "agent.yaml")
+			if err := os.WriteFile(path, []byte(base+c.file), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			args := append(append([]string{"agent", "-config", path}, listen...), c.flags...)
+			code, _, errOut, _ := runCaptured(canceled(), args...)
+			want := strings.NewReplacer("FILE", path, "DIR", dir).Replace(c.want)
+			// The logger may write before the error; the error is the last line.
+			lines := strings.SplitAfter(strings.TrimSuffix(errOut, "\n"), "\n")
+			if last := lines[len(lines)-1] + "\n"; code != c.code || last != want {
+				t.Errorf("exit %d, stderr:\n%s\nwant exit %d and, last:\n%s", code, errOut, c.code, want)
+			}
+		})
+	}
+}
+
+// TestAgentFileExplain pins which messages explain rewrites: not one about a file inside a
+// directory the file set, nor one that names no value of the file.
+func TestAgentFileExplain(t *testing.T) {
+	o := agentFileOrigin{file: "agent.yaml", cmdline: map[string]bool{"tls-key": true}, set: []agentSetting{
+		{path: "data_dir", flag: "data-dir", text: "/var/lib/vigil"},
+		{path: "tls_cert", flag: "tls-cert", text: "/etc/vigil/node.pem"},
+	}}
+	for _, c := range []struct{ msg, want string }{
+		{"node: open /var/lib/vigil/control/raft.db: permission denied", "node: open /var/lib/vigil/control/raft.db: permission denied"},
+		{"node: mkdir /var/lib/vigil: permission denied", "agent.yaml: data_dir: node: mkdir /var/lib/vigil: permission denied"},
+		{"-tls-cert and -tls-key go together", "agent.yaml: tls_cert and -tls-key go together"},
+		{"-probe-ca: open /x: no such file", "-probe-ca: open /x: no such file"},
+		{"node: control: at least one write token is required", "node: control: at least one write token is required"},
+	} {
+		if got := o.explain(c.msg); got != c.want {
+			t.Errorf("explain(%q) = %q, want %q", c.msg, got, c.want)
+		}
+	}
+	if got := (agentFileOrigin{}).explain("-tls-cert: x"); got != "-tls-cert: x" {
+		t.Errorf("without a file: %q", got)
 	}
 }
