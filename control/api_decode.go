@@ -2,6 +2,8 @@ package control
 
 import (
 	"bytes"
+	"compress/flate"
+	"compress/gzip"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,8 +19,21 @@ import (
 // errUnsupportedType is a body that is neither JSON nor YAML.
 var errUnsupportedType = errors.New("control: unsupported content type: send application/json or application/yaml")
 
-// readBody checks the content type and reads the body within the API's limit.
-func readBody(r *http.Request) ([]byte, error) {
+// errUnsupportedEncoding is a body in a content coding the API does not decode.
+var errUnsupportedEncoding = errors.New("control: unsupported Content-Encoding: send the body as it is, or gzip-compressed with Content-Encoding: gzip")
+
+// errTooLarge is a body over the API's limits (HTTP 413).
+var errTooLarge = errors.New("control: request body too large")
+
+// errBadEncoding is a body that does not decode as its Content-Encoding says (HTTP 400).
+var errBadEncoding = errors.New("control: request body is not valid gzip")
+
+// readBody checks the content type and reads the body within the API's limits: the bytes
+// sent are bounded by the http.MaxBytesReader around r.Body (APIConfig.MaxBodyBytes); a
+// gzip-compressed body (Content-Encoding: gzip) is decompressed as it is read, to at most
+// maxDecoded bytes. The decompressor holds a fixed window of 32 KiB and its tables whatever
+// the body: what a body costs is the bytes it decompresses to, bounded here.
+func readBody(r *http.Request, maxDecoded int64) ([]byte, error) {
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil {
 		return nil, errUnsupportedType
@@ -28,15 +43,46 @@ func readBody(r *http.Request) ([]byte, error) {
 	default:
 		return nil, errUnsupportedType
 	}
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return nil, fmt.Errorf("control: request body larger than %d bytes: %w", mbe.Limit, err)
+	switch enc := strings.ToLower(strings.TrimSpace(r.Header.Get("Content-Encoding"))); enc {
+	case "", "identity":
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			return nil, bodyError(err, maxDecoded)
 		}
-		return nil, fmt.Errorf("control: read request body: %w", err)
+		return body, nil
+	case "gzip":
+		zr, err := gzip.NewReader(r.Body)
+		if err != nil {
+			return nil, bodyError(err, maxDecoded)
+		}
+		body, err := io.ReadAll(io.LimitReader(zr, maxDecoded+1))
+		if err != nil {
+			return nil, bodyError(err, maxDecoded)
+		}
+		if int64(len(body)) > maxDecoded {
+			return nil, fmt.Errorf("%w: the gzip-compressed body decompresses to more than %d bytes, this voter's limit: apply a smaller document and write the rest item by item (PUT /v1/checks/{id}, PUT /v1/zones/{zone}/record_sets/{name}/{type})", errTooLarge, maxDecoded)
+		}
+		return body, nil
+	default:
+		return nil, fmt.Errorf("%w (got %q)", errUnsupportedEncoding, enc)
 	}
-	return body, nil
+}
+
+// bodyError words an error of reading a body: over the bytes a request may send, not gzip,
+// or the connection's.
+func bodyError(err error, maxDecoded int64) error {
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &mbe):
+		return fmt.Errorf("%w: more than %d bytes sent; send it gzip-compressed (Content-Encoding: gzip, as vigil apply does for a large document), up to %d bytes once decompressed: %w", errTooLarge, mbe.Limit, maxDecoded, err)
+	case errors.Is(err, gzip.ErrHeader), errors.Is(err, gzip.ErrChecksum), errors.Is(err, io.ErrUnexpectedEOF):
+		return fmt.Errorf("%w: %w", errBadEncoding, err)
+	}
+	var corrupt flate.CorruptInputError
+	if errors.As(err, &corrupt) {
+		return fmt.Errorf("%w: %w", errBadEncoding, err)
+	}
+	return fmt.Errorf("control: read request body: %w", err)
 }
 
 // decodeDocument decodes a whole document (YAML or JSON) with its defaults.

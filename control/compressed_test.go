@@ -1,0 +1,122 @@
+package control
+
+import (
+	"bytes"
+	"compress/gzip"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// bigDoc is a document of n checks, each deciding an A record set, as YAML.
+func bigDoc(n int) string {
+	var b strings.Builder
+	b.WriteString("regions: [us-east, eu-west, sa-east]\nchecks:\n")
+	for i := range n {
+		fmt.Fprintf(&b, "  - {id: c%d, protocol: tcp, target: {host: \"192.0.2.1\", port: %d}}\n", i, 1+i%60000)
+	}
+	b.WriteString("zones:\n  - name: big.test.\n    record_sets:\n")
+	for i := range n {
+		fmt.Fprintf(&b, "      - {name: h%d, type: A, policy: multivalue, records: [{value: 192.0.2.%d, health_check: c%d}]}\n", i, 1+i%250, i)
+	}
+	return b.String()
+}
+
+func gzipped(t *testing.T, s string) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	if _, err := io.WriteString(zw, s); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// putEncoded sends a document with a Content-Encoding and returns the status and body.
+func putEncoded(t *testing.T, url, encoding string, body []byte) (int, []byte) {
+	t.Helper()
+	req, err := http.NewRequest("PUT", url+"/v1/document", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+testToken)
+	req.Header.Set("Content-Type", "application/yaml")
+	if encoding != "" {
+		req.Header.Set("Content-Encoding", encoding)
+	}
+	resp, err := httpClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, out
+}
+
+// TestCompressedDocument: a document over the bytes a request may send is refused with 413
+// and an error naming gzip; the same document gzip-compressed is applied, also when sent to a
+// follower (which forwards it to the leader compressed, where decompressed it would be over
+// the leader's limit too); a compressed body that decompresses to more than the document
+// limit is refused with 413 and nothing applied, as is a body that is not gzip (400) and a
+// coding the API does not know (415).
+func TestCompressedDocument(t *testing.T) {
+	const maxBody, maxDoc = 64 << 10, 512 << 10
+	c := newClusterWith(t, 3, &cluster{maxBody: maxBody, maxDocument: maxDoc, timing: testTiming})
+	leader := c.leader(0)
+	follower := c.follower()
+	doc := bigDoc(1200) // about 150 KiB: over maxBody, under maxDoc
+	if len(doc) <= maxBody || len(doc) >= maxDoc {
+		t.Fatalf("document of %d bytes: want between %d and %d", len(doc), maxBody, maxDoc)
+	}
+	index := func() uint64 { return leader.node.State().Index }
+	before := index()
+
+	code, out := putEncoded(t, leader.url(), "", []byte(doc))
+	if code != http.StatusRequestEntityTooLarge {
+		t.Fatalf("uncompressed document of %d bytes: %d %s, want 413", len(doc), code, out)
+	}
+	if e := decodeError(t, out); !strings.Contains(e.Error, "Content-Encoding: gzip") {
+		t.Errorf("refusal of a large document says %q: want it to name Content-Encoding: gzip", e.Error)
+	}
+
+	huge := "# padding\n" + strings.Repeat("#"+strings.Repeat(" ", 100)+"\n", maxDoc/100) + bigDoc(10)
+	code, out = putEncoded(t, leader.url(), "gzip", gzipped(t, huge))
+	if code != http.StatusRequestEntityTooLarge {
+		t.Fatalf("gzip body decompressing to %d bytes: %d %s, want 413", len(huge), code, out)
+	}
+	if e := decodeError(t, out); !strings.Contains(e.Error, "decompresses to more than") || !strings.Contains(e.Error, fmt.Sprint(maxDoc)) {
+		t.Errorf("refusal of a compressed document over the limit says %q", e.Error)
+	}
+
+	code, out = putEncoded(t, leader.url(), "gzip", []byte(doc[:2000]))
+	if code != http.StatusBadRequest {
+		t.Errorf("a body that is not gzip: %d %s, want 400", code, out)
+	} else if e := decodeError(t, out); !strings.Contains(e.Error, "gzip") {
+		t.Errorf("refusal of a body that is not gzip says %q", e.Error)
+	}
+	z := gzipped(t, doc)
+	code, out = putEncoded(t, leader.url(), "gzip", z[:len(z)/2])
+	if code != http.StatusBadRequest {
+		t.Errorf("a truncated gzip body: %d %s, want 400", code, out)
+	}
+	code, out = putEncoded(t, leader.url(), "br", []byte(doc[:100]))
+	if code != http.StatusUnsupportedMediaType {
+		t.Errorf("Content-Encoding: br: %d %s, want 415", code, out)
+	}
+	if after := index(); after != before {
+		t.Fatalf("refused documents moved the index from %d to %d", before, after)
+	}
+
+	code, out = putEncoded(t, follower.url(), "gzip", z)
+	if code != http.StatusOK {
+		t.Fatalf("compressed document of %d bytes (%d sent) to a follower: %d %s", len(doc), len(z), code, out)
+	}
+	if n := leader.node.State().NumChecks(); n != 1200 {
+		t.Errorf("after the compressed document the leader holds %d checks, want 1200", n)
+	}
+}
