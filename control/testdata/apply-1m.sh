@@ -6,14 +6,17 @@
 # resident memory (peak, VmHWM, and after), sampled every second. Then, beside it, the
 # item-by-item path on the same voter: ITEMS checks written one request each by 16 clients
 # (`vigil load writes`), and the time that rate gives for CHECKS checks and their record sets.
+# With PART, the document is a YAML stream of parts of at most PART checks or record sets
+# (`vigil load document -part`), which the voter decodes one part at a time; 0, one document.
 #
-# usage: sudo sh control/testdata/apply-1m.sh VIGIL [CHECKS] [ITEMS]
-#   go build -o /tmp/vigil ./cmd/vigil && sudo sh control/testdata/apply-1m.sh /tmp/vigil 1000000 20000
+# usage: sudo sh control/testdata/apply-1m.sh VIGIL [CHECKS] [ITEMS] [PART]
+#   go build -o /tmp/vigil ./cmd/vigil && sudo sh control/testdata/apply-1m.sh /tmp/vigil 1000000 20000 50000
 set -eu
-[ $# -ge 1 ] || { sed -n 2,11p "$0"; exit 2; }
+[ $# -ge 1 ] || { sed -n 2,13p "$0"; exit 2; }
 BIN=$1
 CHECKS=${2:-1000000}
 ITEMS=${3:-20000}
+PART=${4:-0}
 NS=config-apply1m-$$
 DIR=$(mktemp -d /tmp/config-apply1m.XXXXXX)
 PID=""
@@ -43,9 +46,9 @@ i=0
 until ip netns exec "$NS" curl -fsS http://127.0.0.1:7100/v1/cluster 2>/dev/null | grep -q '"leader": "voter"'; do
 	i=$((i + 1)); [ $i -lt 300 ] || { echo "no leader" >&2; cat "$DIR/voter.log" >&2; exit 1; }; sleep 0.1
 done
-"$BIN" load document -checks "$CHECKS" -protocol http -target 127.0.0.1:8080 -path /healthz -interval 300s >"$DIR/doc.yaml"
+"$BIN" load document -checks "$CHECKS" -protocol http -target 127.0.0.1:8080 -path /healthz -interval 300s -part "$PART" >"$DIR/doc.yaml"
 echo "machine: $(nproc) cores, $(free -g | awk '/^Mem/ {print $2}') GiB; load before: $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "document: $CHECKS checks and record sets, $(wc -c <"$DIR/doc.yaml") bytes of YAML, $(gzip -1 -c "$DIR/doc.yaml" | wc -c) bytes gzip-compressed (level 1, as vigil apply sends it)"
+echo "document: $CHECKS checks and record sets, $(wc -c <"$DIR/doc.yaml") bytes of YAML in $(($(grep -c '^---' "$DIR/doc.yaml" || true) + 1)) part(s), $(gzip -1 -c "$DIR/doc.yaml" | wc -c) bytes gzip-compressed (level 1, as vigil apply sends it)"
 echo "voter before the apply: resident $(rss $PID VmRSS) MiB"
 (while kill -0 "$PID" 2>/dev/null; do echo "$(rss $PID VmRSS)"; sleep 1; done >"$DIR/rss") &
 SAMPLER=$!
