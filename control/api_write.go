@@ -125,6 +125,12 @@ func (a *API) putDocument(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer release()
+	if len(body) >= smallBody && !a.cfg.Node.IsLeader() {
+		// Only the leader's decoding counts: a follower that decoded a large document (a
+		// million checks take minutes and gigabytes) would decode it for nothing.
+		a.forward(w, r, body)
+		return
+	}
 	doc, err := decodeDocument(body)
 	a.decoded(body, release)
 	if err != nil {
