@@ -61,7 +61,7 @@ BEGIN {
 		"log store reads (GetLog)|).GetLog;" \
 		"state machine apply, 3 voters|raft.(*Raft).runFSM;" \
 		"API: decoding the body|control.decodeCheck;" \
-		"API: validating + encoding + handing to raft|control.(*Node).Apply;" \
+		"API: validating + encoding + handing to raft|control.(*Server).Apply;" \
 		"API: net/http and the rest of the handler|net/http.(*conn).serve,net/http.(*connReader);" \
 		"raft transport and replication|NetworkTransport,pipelineSend,pipelineDecode,pipelineReplicate,replicate,newNetPipeline;" \
 		"raft main loops (other)|raft.(*Raft).run,raft.(*raftState).goFunc;" \
