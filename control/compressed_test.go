@@ -61,7 +61,8 @@ func putEncoded(t *testing.T, url, encoding string, body []byte) (int, []byte) {
 }
 
 // TestCompressedDocument: a document over the bytes a request may send is refused with 413
-// and an error naming gzip; the same document gzip-compressed is applied, also when sent to a
+// and an error naming gzip, as is a compressed body of more bytes than that; the same
+// document gzip-compressed is applied, also when sent to a
 // follower (which forwards it to the leader compressed, where decompressed it would be over
 // the leader's limit too); a compressed body that decompresses to more than the document
 // limit is refused with 413 and nothing applied, as is a body that is not gzip (400) and a
@@ -93,6 +94,23 @@ func TestCompressedDocument(t *testing.T) {
 	}
 	if e := decodeError(t, out); !strings.Contains(e.Error, "decompresses to more than") || !strings.Contains(e.Error, fmt.Sprint(maxDoc)) {
 		t.Errorf("refusal of a compressed document over the limit says %q", e.Error)
+	}
+
+	// Compressed bytes over the limit of what a request sends: random comments do not
+	// compress.
+	noise := make([]byte, 2*maxBody)
+	x := uint64(88172645463325252)
+	for i := range noise {
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+		noise[i] = 'a' + byte(x%26)
+	}
+	code, out = putEncoded(t, leader.url(), "gzip", gzipped(t, "# "+string(noise)+"\n"+doc))
+	if code != http.StatusRequestEntityTooLarge {
+		t.Errorf("gzip body of more than %d bytes: %d %s, want 413", maxBody, code, out)
+	} else if e := decodeError(t, out); !strings.Contains(e.Error, "more than") {
+		t.Errorf("refusal of a compressed body over the limit says %q", e.Error)
 	}
 
 	code, out = putEncoded(t, leader.url(), "gzip", []byte(doc[:2000]))
