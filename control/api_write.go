@@ -64,7 +64,11 @@ func (a *API) bodyUpTo(w http.ResponseWriter, r *http.Request, maxDecoded int64)
 			return true
 		case <-timer.C:
 			w.Header().Set("Retry-After", "1")
-			writeError(w, http.StatusServiceUnavailable, fmt.Errorf("control: %d writes are being read and decoded, the limit; none finished within %v: retry", cap(c), a.cfg.DecodeWait))
+			what := fmt.Sprintf("%d writes are being read and decoded, the limit", cap(c))
+			if c == a.large {
+				what = "a compressed document is being read, decoded and committed, one at a time"
+			}
+			writeError(w, http.StatusServiceUnavailable, fmt.Errorf("control: %s; none finished within %v: retry", what, a.cfg.DecodeWait))
 		case <-r.Context().Done():
 		}
 		return false
