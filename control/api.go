@@ -34,9 +34,16 @@ type APIConfig struct {
 	// Tokens are named tokens with scopes, stored hashed (auth.go). WriteTokens and
 	// ReadTokens are named write-token-N and read-token-N. API.SetTokens replaces all three.
 	Tokens []Token
-	// MaxBodyBytes bounds a request body; default 32 MiB (a document of 10,000 checks is
-	// about 4 MiB of JSON).
+	// MaxBodyBytes bounds the bytes a request sends, and what a body other than a document
+	// decompresses to; default 32 MiB (a document of 10,000 checks is about 4 MiB of JSON,
+	// 110,000 checks with their record sets about 32 MiB of YAML).
 	MaxBodyBytes int64
+	// MaxDocumentBytes bounds what a gzip-compressed document (PUT /v1/document with
+	// Content-Encoding: gzip) decompresses to; default 512 MiB (1,000,000 checks with their
+	// record sets as `vigil load document` writes them: 249 MB of YAML, 12 MB compressed).
+	// Such documents are read and decoded one at a time (see MaxDecodes); decoding holds
+	// about 35 times the document's bytes at its peak.
+	MaxDocumentBytes int64
 	// MaxWait bounds the wait of a blocking read; default 5 minutes. DefaultWait is the wait
 	// when a blocking read names none; default 30s.
 	MaxWait, DefaultWait time.Duration
@@ -46,7 +53,8 @@ type APIConfig struct {
 	// write's memory peak (a body up to MaxBodyBytes, and YAML aliases expanding to up to
 	// 100,000 values or one per byte: about 20 MB for an 11 KB document of aliases, by
 	// config's BenchmarkDecodeAliasBudget), so it bounds what writers can cost a voter
-	// together. A write waits DecodeWait for a turn,
+	// together. A gzip-compressed document takes, besides, the one turn of such documents,
+	// which it holds until it is committed. A write waits DecodeWait for a turn,
 	// default 5s, then gets 503 with Retry-After. Commits are not limited: the decoded writes
 	// of many clients still share raft entries.
 	MaxDecodes int
@@ -72,6 +80,7 @@ type API struct {
 	metrics  *apiMetrics
 	watchers chan struct{}
 	decodes  chan struct{} // one token per write body being read and decoded
+	large    chan struct{} // the one compressed document being read, decoded and committed
 	mux      *http.ServeMux
 	refusals *refusalLog
 	tokens   atomic.Pointer[TokenSet] // what authenticate accepts: cfg's, until SetTokens
@@ -96,6 +105,10 @@ func NewAPI(cfg APIConfig) (*API, error) {
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = 32 << 20
 	}
+	if cfg.MaxDocumentBytes <= 0 {
+		cfg.MaxDocumentBytes = 512 << 20
+	}
+	cfg.MaxDocumentBytes = max(cfg.MaxDocumentBytes, cfg.MaxBodyBytes)
 	if cfg.MaxWait <= 0 {
 		cfg.MaxWait = 5 * time.Minute
 	}
@@ -129,7 +142,7 @@ func NewAPI(cfg APIConfig) (*API, error) {
 		return nil, err
 	}
 	a := &API{cfg: cfg, log: log, metrics: m, watchers: make(chan struct{}, cfg.MaxWatchers),
-		decodes: make(chan struct{}, cfg.MaxDecodes), mux: http.NewServeMux(), refusals: newRefusalLog()}
+		decodes: make(chan struct{}, cfg.MaxDecodes), large: make(chan struct{}, 1), mux: http.NewServeMux(), refusals: newRefusalLog()}
 	a.SetTokens(TokenSet{Write: cfg.WriteTokens, Read: cfg.ReadTokens, Named: cfg.Tokens})
 	for _, rt := range a.routes() {
 		a.mux.Handle(rt.Method+" "+rt.Path, a.instrument(rt))
@@ -299,8 +312,10 @@ func statusOf(err error) int {
 	var mbe *http.MaxBytesError
 	var early *dnssec.TooEarlyError
 	switch {
-	case errors.As(err, &mbe):
+	case errors.As(err, &mbe), errors.Is(err, errTooLarge):
 		return http.StatusRequestEntityTooLarge
+	case errors.Is(err, errBadEncoding):
+		return http.StatusBadRequest
 	case errors.As(err, &ve):
 		return http.StatusUnprocessableEntity
 	case errors.As(err, &es):

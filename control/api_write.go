@@ -49,22 +49,52 @@ func (a *API) commit(w http.ResponseWriter, r *http.Request, body []byte, cmd *C
 // bodyOf reads a write's body in one of the API's decoding turns, answering the error itself
 // when it cannot. The caller calls release once it has decoded the body.
 func (a *API) bodyOf(w http.ResponseWriter, r *http.Request) (body []byte, release func(), ok bool) {
+	return a.bodyUpTo(w, r, a.cfg.MaxBodyBytes)
+}
+
+// bodyUpTo is bodyOf of a body that may decompress to maxDecoded bytes. A compressed body
+// over MaxBodyBytes decompressed also waits for the API's one turn of large bodies, and
+// release ends both turns.
+func (a *API) bodyUpTo(w http.ResponseWriter, r *http.Request, maxDecoded int64) (body []byte, release func(), ok bool) {
 	timer := time.NewTimer(a.cfg.DecodeWait)
 	defer timer.Stop()
-	select {
-	case a.decodes <- struct{}{}:
-	case <-timer.C:
-		w.Header().Set("Retry-After", "1")
-		writeError(w, http.StatusServiceUnavailable, fmt.Errorf("control: %d writes are being read and decoded, the limit; none finished within %v: retry", cap(a.decodes), a.cfg.DecodeWait))
+	turn := func(c chan struct{}) bool {
+		select {
+		case c <- struct{}{}:
+			return true
+		case <-timer.C:
+			w.Header().Set("Retry-After", "1")
+			what := fmt.Sprintf("%d writes are being read and decoded, the limit", cap(c))
+			if c == a.large {
+				what = "a compressed document is being read, decoded and committed, one at a time"
+			}
+			writeError(w, http.StatusServiceUnavailable, fmt.Errorf("control: %s; none finished within %v: retry", what, a.cfg.DecodeWait))
+		case <-r.Context().Done():
+		}
+		return false
+	}
+	large := maxDecoded > a.cfg.MaxBodyBytes && r.Header.Get("Content-Encoding") != ""
+	if large && !turn(a.large) {
 		return nil, nil, false
-	case <-r.Context().Done():
+	}
+	if !turn(a.decodes) {
+		if large {
+			<-a.large
+		}
 		return nil, nil, false
 	}
 	var once sync.Once
-	release = func() { once.Do(func() { <-a.decodes }) }
-	body, err := readBody(r)
+	release = func() {
+		once.Do(func() {
+			<-a.decodes
+			if large {
+				<-a.large
+			}
+		})
+	}
+	body, err := readBody(r, maxDecoded)
 	switch {
-	case errors.Is(err, errUnsupportedType):
+	case errors.Is(err, errUnsupportedType), errors.Is(err, errUnsupportedEncoding):
 		release()
 		writeError(w, http.StatusUnsupportedMediaType, err)
 		return nil, nil, false
@@ -94,11 +124,17 @@ func mismatch(path, got, want string) error {
 }
 
 func (a *API) putDocument(w http.ResponseWriter, r *http.Request) {
-	body, release, ok := a.bodyOf(w, r)
+	body, release, ok := a.bodyUpTo(w, r, a.cfg.MaxDocumentBytes)
 	if !ok {
 		return
 	}
 	defer release()
+	if len(body) >= smallBody && !a.cfg.Node.IsLeader() {
+		// Only the leader's decoding counts: a follower that decoded a large document (a
+		// million checks take minutes and gigabytes) would decode it for nothing.
+		a.forward(w, r, body)
+		return
+	}
 	doc, err := decodeDocument(body)
 	a.decoded(body, release)
 	if err != nil {

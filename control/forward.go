@@ -2,6 +2,7 @@ package control
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -32,10 +33,27 @@ func (a *API) forward(w http.ResponseWriter, r *http.Request, body []byte) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), a.cfg.MaxWait+30*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, r.Method, url+r.URL.RequestURI(), bytes.NewReader(body))
+	// A body that came compressed goes on compressed: decompressed, it may be over the
+	// leader's limit of the bytes a request sends.
+	var send io.Reader = bytes.NewReader(body)
+	compressed := r.Header.Get("Content-Encoding") != ""
+	if compressed {
+		pr, pw := io.Pipe()
+		go func() {
+			zw, _ := gzip.NewWriterLevel(pw, gzip.BestSpeed)
+			_, err := zw.Write(body)
+			pw.CloseWithError(errors.Join(err, zw.Close()))
+		}()
+		defer pr.Close()
+		send = pr
+	}
+	req, err := http.NewRequestWithContext(ctx, r.Method, url+r.URL.RequestURI(), send)
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, fmt.Errorf("control: forward to leader: %w", err))
 		return
+	}
+	if compressed {
+		req.Header.Set("Content-Encoding", "gzip")
 	}
 	for _, h := range []string{"Authorization", "Content-Type", "Accept"} {
 		if v := r.Header.Get(h); v != "" {

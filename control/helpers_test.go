@@ -120,6 +120,8 @@ type cluster struct {
 	// maxDecodes and decodeWait, when set, are the API's write decoding limit and wait.
 	maxDecodes int
 	decodeWait time.Duration
+	// maxDocument, when set, bounds what a compressed document decompresses to.
+	maxDocument int64
 	// walSegment, when set, gives the voters write-ahead logs (LogStoreWAL) of files of
 	// that size; else they keep their logs in BoltDB.
 	walSegment int
@@ -219,7 +221,7 @@ func (c *cluster) start(i int) {
 		t.Fatal(err)
 	}
 	api, err := NewAPI(APIConfig{Node: v.node, WriteTokens: []string{testToken}, OpenReads: true, Registerer: v.reg, StaleAfter: time.Second, MaxBodyBytes: c.maxBody, LeaderWait: time.Second, Client: c.client,
-		MaxDecodes: c.maxDecodes, DecodeWait: c.decodeWait})
+		MaxDecodes: c.maxDecodes, DecodeWait: c.decodeWait, MaxDocumentBytes: c.maxDocument})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -126,8 +126,8 @@ func (m *memSink) ID() string    { return "mem" }
 func (m *memSink) Cancel() error { return nil }
 func (m *memSink) Close() error  { return nil }
 
-// TestLogStores: a new data directory gets the store asked for (BoltDB by default, the
-// write-ahead log when asked); a directory that holds one keeps it whatever is asked; in
+// TestLogStores: a new data directory gets the store asked for (the write-ahead log by
+// default, BoltDB when asked); a directory that holds one keeps it whatever is asked; in
 // both, entries and stable values survive a close and reopen and ranges delete; a
 // write-ahead log open elsewhere is refused; an unknown kind is refused.
 func TestLogStores(t *testing.T) {
@@ -137,9 +137,9 @@ func TestLogStores(t *testing.T) {
 	}
 	t.Run("wal", func(t *testing.T) {
 		dir := t.TempDir()
-		testLogStore(t, func() (logStore, error) { return openLogStore(dir, LogStoreWAL, 0, hclog.NewNullLogger()) })
+		testLogStore(t, func() (logStore, error) { return openLogStore(dir, "", 0, hclog.NewNullLogger()) })
 		if has(dir, "raft.db") || !has(dir, "wal") {
-			t.Errorf("asked for the write-ahead log, a new directory got raft.db %v, wal/ %v", has(dir, "raft.db"), has(dir, "wal"))
+			t.Errorf("by default, a new directory got raft.db %v, wal/ %v", has(dir, "raft.db"), has(dir, "wal"))
 		}
 		s, err := openLogStore(dir, LogStoreBolt, 0, hclog.NewNullLogger()) // kept: wal/ is there
 		if err != nil {
@@ -156,9 +156,9 @@ func TestLogStores(t *testing.T) {
 	})
 	t.Run("bolt", func(t *testing.T) {
 		dir := t.TempDir()
-		testLogStore(t, func() (logStore, error) { return openLogStore(dir, "", 0, hclog.NewNullLogger()) })
+		testLogStore(t, func() (logStore, error) { return openLogStore(dir, LogStoreBolt, 0, hclog.NewNullLogger()) })
 		if !has(dir, "raft.db") || has(dir, "wal") {
-			t.Errorf("by default, a new directory got raft.db %v, wal/ %v", has(dir, "raft.db"), has(dir, "wal"))
+			t.Errorf("asked for BoltDB, a new directory got raft.db %v, wal/ %v", has(dir, "raft.db"), has(dir, "wal"))
 		}
 		s, err := openLogStore(dir, LogStoreWAL, 0, hclog.NewNullLogger()) // kept: raft.db is there
 		if err != nil {

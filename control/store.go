@@ -32,23 +32,28 @@ const defaultWALSegment = 16 << 20
 
 // The log stores a voter may keep (ServerConfig.LogStore).
 const (
-	// LogStoreBolt is raft-boltdb: raft's log and stable store in one BoltDB file, raft.db.
+	// LogStoreBolt is raft-boltdb: raft's log and stable store in one BoltDB file, raft.db;
+	// two syncs per append.
 	LogStoreBolt = "boltdb"
-	// LogStoreWAL is hashicorp/raft-wal in wal/: raft's log appended to files allocated in
-	// advance, one write and one sync per append.
+	// LogStoreWAL is hashicorp/raft-wal in wal/, the default: raft's log appended to files
+	// allocated in advance, one write and one sync per append.
 	LogStoreWAL = "wal"
 )
 
 // openLogStore opens the raft log and stable store of a voter's data directory: the store
-// the directory already holds (raft.db, or wal/), else a new one of kind (LogStoreBolt when
+// the directory already holds (raft.db, or wal/), else a new one of kind (LogStoreWAL when
 // empty). The write-ahead log's files are of segment bytes (0: defaultWALSegment).
 //
-// BoltDB is the design's store and the default. The write-ahead log is an option for
-// voters whose writes are bound by the log: a BoltDB commit writes the pages of its tree,
-// syncs, writes its meta page and syncs again, where the write-ahead log writes once and
-// syncs once, and on this project's machine that doubled the writes one client could make
-// (BENCHMARKS.md, "Control-plane writes: CPU per write"). Consul offers the same choice.
-// Both return from a write of entries only once they are on disk.
+// The write-ahead log is the default because a voter's writes are bound by its log's syncs:
+// a BoltDB commit writes the pages of its tree, syncs, writes its meta page and syncs again
+// (two fdatasync per raft append, counted with strace on every voter), where the write-ahead
+// log writes once and syncs once; a single client's write waits for the leader's append and
+// then a follower's, so the second sync is paid twice per write. BoltDB stays for the data
+// directories that hold it (raft.db): a voter never moves its log from one store to the
+// other; to change a voter's store, remove it from the cluster, empty its data directory and
+// join it again. Both return from a write of entries only once they are on disk. (raft-wal
+// keeps its own small metadata in a BoltDB file, wal/wal-meta.db, written when a segment
+// file is added, not per append.)
 func openLogStore(dataDir, kind string, segment int, log hclog.Logger) (logStore, error) {
 	bolt, wal := filepath.Join(dataDir, "raft.db"), filepath.Join(dataDir, "wal")
 	for _, p := range []string{bolt, wal} {
@@ -62,9 +67,9 @@ func openLogStore(dataDir, kind string, segment int, log hclog.Logger) (logStore
 		}
 	}
 	switch kind {
-	case "", LogStoreBolt:
+	case LogStoreBolt:
 		return openStore(bolt)
-	case LogStoreWAL:
+	case "", LogStoreWAL:
 		if segment <= 0 {
 			segment = defaultWALSegment
 		}

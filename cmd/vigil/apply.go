@@ -20,7 +20,7 @@ func runApply(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs := flag.NewFlagSet("apply", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	file := fs.String("f", "", "configuration file to apply (YAML or JSON)")
-	timeout := fs.Duration("timeout", 30*time.Second, "give up after this long; until then, voters that do not answer are asked again")
+	timeout := fs.Duration("timeout", 30*time.Second, "give up after this long; until then, voters that do not answer are asked again (default 10m for a document over 32 MiB, which is sent gzip-compressed: 1,000,000 checks take minutes)")
 	var cf clientFlags
 	cf.register(fs)
 	if code, stop := parseFlags(ctx, fs, args, stdout, stderr); stop {
@@ -34,6 +34,9 @@ func runApply(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	body, err := os.ReadFile(*file)
 	if err != nil {
 		return usageErr(stderr, "apply", fmt.Errorf("-f: %w", err))
+	}
+	if len(body) > client.CompressAbove && !flagSet(fs, "timeout") {
+		*timeout = max(*timeout, 10*time.Minute)
 	}
 	c, err := cf.client()
 	if err != nil {
@@ -78,4 +81,11 @@ func runApply(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		case <-time.After(wait):
 		}
 	}
+}
+
+// flagSet reports whether the flag was given on the command line.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(fl *flag.Flag) { set = set || fl.Name == name })
+	return set
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"flag"
 	"fmt"
@@ -89,6 +90,7 @@ func runLoadDocument(ctx context.Context, args []string, stdout, stderr io.Write
 	interval := fs.Duration("interval", 30*time.Second, "every check's interval")
 	zoneSize := fs.Int("zone-size", 1000, "record sets per zone")
 	domain := fs.String("domain", "scale.test.", "parent domain of the zones z<n>.<domain>")
+	part := fs.Int("part", 0, "write a YAML stream of documents of at most this many checks, or whole zones of at most this many record sets (0: one document); a voter applies the stream as one configuration, decoding one part at a time")
 	if code, stop := parseFlags(ctx, fs, args, stdout, stderr); stop {
 		return code
 	}
@@ -99,11 +101,78 @@ func runLoadDocument(ctx context.Context, args []string, stdout, stderr io.Write
 	}
 	s := config.Scale{Checks: *checks, Regions: strings.Split(*regions, ","), Protocol: config.Protocol(*protocol),
 		Host: host, Port: port, Path: *path, Interval: *interval, ZoneSize: *zoneSize, Domain: *domain}
-	if err := s.WriteYAML(stdout); err != nil {
+	if *part <= 0 {
+		if err := s.WriteYAML(stdout); err != nil {
+			fmt.Fprintf(stderr, "vigil load: %v\n", err)
+			return 1
+		}
+		return 0
+	}
+	pr, pw := io.Pipe()
+	go func() { pw.CloseWithError(s.WriteYAML(pw)) }()
+	defer pr.Close()
+	if err := splitParts(pr, stdout, *part); err != nil {
 		fmt.Fprintf(stderr, "vigil load: %v\n", err)
 		return 1
 	}
 	return 0
+}
+
+// splitParts copies the document Scale.WriteYAML writes (one line a check, one line a record
+// set, zones begun by "  - name:") as a YAML stream: after every n checks a new document of
+// checks begins, and a zone that would take the record sets of its document past n begins a
+// new document of zones. A zone is never split.
+func splitParts(r io.Reader, w io.Writer, n int) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	bw := bufio.NewWriterSize(w, 64<<10)
+	section, items, zoneSets := "", 0, 0
+	var zone []string
+	flushZone := func() {
+		if zone == nil {
+			return
+		}
+		if items > 0 && items+zoneSets > n {
+			bw.WriteString("---\nzones:\n")
+			items = 0
+		}
+		for _, l := range zone {
+			bw.WriteString(l)
+			bw.WriteByte('\n')
+		}
+		items += zoneSets
+		zone, zoneSets = nil, 0
+	}
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case line == "checks:" || line == "zones:":
+			flushZone()
+			section, items = line, 0
+		case section == "checks:" && strings.HasPrefix(line, "  - "):
+			if items == n {
+				bw.WriteString("---\nchecks:\n")
+				items = 0
+			}
+			items++
+		case section == "zones:" && strings.HasPrefix(line, "  - "):
+			flushZone()
+			zone = []string{}
+		case section == "zones:" && strings.HasPrefix(line, "      - "):
+			zoneSets++
+		}
+		if zone != nil {
+			zone = append(zone, line)
+			continue
+		}
+		bw.WriteString(line)
+		bw.WriteByte('\n')
+	}
+	if err := sc.Err(); err != nil {
+		return err
+	}
+	flushZone()
+	return bw.Flush()
 }
 
 // splitTarget splits host:port with a numeric port.

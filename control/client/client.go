@@ -105,6 +105,7 @@ type request struct {
 	query        url.Values
 	body         []byte
 	ctype        string
+	encoding     string // the body's Content-Encoding, if any
 }
 
 // send makes r of each voter in turn until one answers it, and returns the body of a 2xx
@@ -145,6 +146,9 @@ func (c *Client) sendTo(ctx context.Context, base string, r request) ([]byte, er
 			ctype = "application/json"
 		}
 		req.Header.Set("Content-Type", ctype)
+		if r.encoding != "" {
+			req.Header.Set("Content-Encoding", r.encoding)
+		}
 	}
 	req.Header.Set("Accept", "application/json")
 	if c.token != "" {

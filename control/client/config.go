@@ -1,7 +1,10 @@
 package client
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
+	"fmt"
 	"net/http"
 
 	"github.com/vigil-dns/vigil/config"
@@ -16,13 +19,34 @@ const (
 
 // PutDocument replaces the whole configuration with a document (PUT /v1/document), YAML or
 // JSON as ctype says: the voters apply it atomically, or reject it with every problem
-// listed in the *Error's Problems.
+// listed in the *Error's Problems. A document over CompressAbove bytes is sent compressed.
 func (c *Client) PutDocument(ctx context.Context, doc []byte, ctype string) (control.WriteResult, error) {
 	if doc == nil {
 		doc = []byte{}
 	}
-	return c.writeRaw(ctx, request{method: http.MethodPut, path: "/v1/document", body: doc, ctype: ctype})
+	r := request{method: http.MethodPut, path: "/v1/document", body: doc, ctype: ctype}
+	if len(doc) > CompressAbove {
+		var b bytes.Buffer
+		zw, err := gzip.NewWriterLevel(&b, gzip.BestSpeed)
+		if err != nil {
+			return control.WriteResult{}, fmt.Errorf("control client: compress the document: %w", err)
+		}
+		if _, err := zw.Write(doc); err != nil {
+			return control.WriteResult{}, fmt.Errorf("control client: compress the document: %w", err)
+		}
+		if err := zw.Close(); err != nil {
+			return control.WriteResult{}, fmt.Errorf("control client: compress the document: %w", err)
+		}
+		r.body, r.encoding = b.Bytes(), "gzip"
+	}
+	return c.writeRaw(ctx, r)
 }
+
+// CompressAbove is the size over which PutDocument sends a document gzip-compressed
+// (Content-Encoding: gzip): the bytes a voter takes in a request by default (the
+// decompressed document may be up to 512 MiB). A voter that predates compressed documents
+// refuses a document of this size anyway.
+const CompressAbove = 32 << 20
 
 // Document returns the whole configuration as a document (GET /v1/document).
 func (c *Client) Document(ctx context.Context) (*config.Document, error) {

@@ -11,7 +11,8 @@
 #   sudo sh control/testdata/bench-writes.sh /tmp/vigil-old /tmp/vigil-new 10000 10s
 # Every binary named runs in turn; the last vigil binary generates the load. A number is HELD, a
 # number with a unit (10s) is DURATION. A binary named wal:PATH runs its voters with
-# -raft-log-store wal (their log in hashicorp/raft-wal instead of BoltDB's raft.db). The peer,
+# -raft-log-store wal (their log in hashicorp/raft-wal, the default since the write-ahead log
+# became it), bolt:PATH with -raft-log-store boltdb (BoltDB's raft.db). The peer,
 # named etcd:DIR, runs three etcd members built by build-etcd.sh into DIR, loaded by DIR's
 # etcd-load with the same clients, keys and bodies (it holds only the keys the runs write).
 set -eu
@@ -26,10 +27,10 @@ for a in "$@"; do
 	esac
 done
 set -- $BINS
-[ $# -ge 2 ] || { sed -n 2,17p "$0"; exit 2; }
+[ $# -ge 2 ] || { sed -n 2,18p "$0"; exit 2; }
 LOADGEN=""
 for SPEC in "$@"; do
-	case $SPEC in etcd:*) ;; *) LOADGEN=${SPEC#wal:} ;; esac
+	case $SPEC in etcd:*) ;; *) LOADGEN=${SPEC#*:} ;; esac
 done
 [ -n "$LOADGEN" ] || { echo "name at least one vigil binary" >&2; exit 2; }
 NS=config-bench-$$
@@ -121,17 +122,20 @@ for SPEC in "$@"; do
 		continue
 		;;
 	esac
-	BIN=${SPEC#wal:}
+	BIN=${SPEC#*:}
 	NAME=$(basename "$BIN")
 	store=""
-	[ "$BIN" = "$SPEC" ] || { NAME="$NAME (write-ahead log)"; store="-raft-log-store wal"; }
+	case $SPEC in
+	wal:*) NAME="$NAME (write-ahead log)"; store="-raft-log-store wal" ;;
+	bolt:*) NAME="$NAME (BoltDB)"; store="-raft-log-store boltdb" ;;
+	esac
 	for p in $PIDS; do kill "$p" 2>/dev/null || true; done
 	for p in $PIDS; do while kill -0 "$p" 2>/dev/null; do sleep 0.1; done; done
 	PIDS=""
 	rm -rf "$DIR/v0" "$DIR/v1" "$DIR/v2"
 	for i in 0 1 2; do
 		extra="-bootstrap $store"
-		[ $i -eq 0 ] || extra="-join http://127.0.0.1:7100 $store"
+		[ $i -eq 0 ] || extra="-join http://127.0.0.1:7100 -raft-secret-file $DIR/v0/control/raft-secret $store"
 		ip netns exec "$NS" "$BIN" agent -roles control -id v$i -data-dir "$DIR/v$i" -raft-addr 127.0.0.1:700$i \
 			-api-addr 127.0.0.1:710$i -token-file "$DIR/token" -open-reads -log-level warn $extra \
 			>"$DIR/v$i.log" 2>&1 &

@@ -38,7 +38,7 @@ wait_for() { # url pattern
 }
 for i in 0 1 2; do
 	extra="-bootstrap $store"
-	[ $i -eq 0 ] || extra="-join http://127.0.0.1:7100 $store"
+	[ $i -eq 0 ] || extra="-join http://127.0.0.1:7100 -raft-secret-file $DIR/v0/control/raft-secret $store"
 	ip netns exec "$NS" "$BIN" agent -roles control -id v$i -data-dir "$DIR/v$i" -raft-addr 127.0.0.1:700$i \
 		-api-addr 127.0.0.1:710$i -token-file "$DIR/token" -open-reads -log-level warn $extra \
 		>"$DIR/v$i.log" 2>&1 &
@@ -61,7 +61,7 @@ BEGIN {
 		"log store reads (GetLog)|).GetLog;" \
 		"state machine apply, 3 voters|raft.(*Raft).runFSM;" \
 		"API: decoding the body|control.decodeCheck;" \
-		"API: validating + encoding + handing to raft|control.(*Node).Apply;" \
+		"API: validating + encoding + handing to raft|control.(*Server).Apply;" \
 		"API: net/http and the rest of the handler|net/http.(*conn).serve,net/http.(*connReader);" \
 		"raft transport and replication|NetworkTransport,pipelineSend,pipelineDecode,pipelineReplicate,replicate,newNetPipeline;" \
 		"raft main loops (other)|raft.(*Raft).run,raft.(*raftState).goFunc;" \
