@@ -249,6 +249,11 @@ func (w *wireBuf) canonical(rrset []dns.RR) error {
 	w.tmp, w.spans = w.tmp[:0], w.spans[:0]
 	for _, rr := range rrset {
 		c := canonicalRR(rr, w.ttl)
+		if c == rr {
+			// dns.PackRR writes the data length into the record's header: never into a
+			// record the answers share, which other goroutines read as they pack responses.
+			c = dns.Copy(rr)
+		}
 		off := len(w.tmp)
 		w.tmp = slices.Grow(w.tmp, dns.Len(c)+16)
 		buf := w.tmp[:cap(w.tmp)]
