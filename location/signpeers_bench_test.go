@@ -262,6 +262,15 @@ func signZoneLDNS(b *testing.B, apex, text string) string {
 	return string(signed)
 }
 
+// ednsArgs are dnsperf's arguments for queries with EDNS, and the DO bit when do: the
+// unsigned cases send EDNS too, so that signed and unsigned differ by the DO bit alone.
+func ednsArgs(do bool) string {
+	if do {
+		return "-D"
+	}
+	return "-e"
+}
+
 // perCPU is queries answered per CPU-second of ns nanoseconds.
 func perCPU(n int, ns int64) float64 { return float64(n) / (float64(max(ns, 1)) / 1e9) }
 
@@ -281,7 +290,8 @@ func benchRounds() (seconds, rounds int) {
 // against the peers that do the same job on the same machine in the same run, and logs
 // each server's queries a second and queries per server CPU-second (its own process, read
 // from the kernel; dnsperf's excluded), VIGIL_DNSPERF_ROUNDS rounds (default 3) of
-// VIGIL_DNSPERF_SECONDS (default 10) a case:
+// VIGIL_DNSPERF_SECONDS (default 10) a case. Every query has EDNS (dnsperf -e); the signed
+// cases set the DO bit (-D), so that signed and unsigned differ by that bit alone:
 //
 //   - new-names: 200,000 random names that do not exist in a zone of 102 names, without DO
 //     and with it: Vigil with compact denial (an NSEC black lie signed for each name) and
@@ -318,12 +328,12 @@ func BenchmarkSignedPeers(b *testing.B) {
 				}
 				vigil := func(s *Server, reg *prometheus.Registry, queries []string, do bool) result {
 					c0, d0 := processCPU(b), signDropped(b, reg)
-					res := runDNSPerf(b, s.Addr().String(), queries, seconds, false, 0, do)
+					res := runDNSPerfArgs(b, s.Addr().String(), queries, seconds, false, 0, ednsArgs(do))
 					return result{res.qps, perCPU(res.completed, processCPU(b)-c0), signDropped(b, reg) - d0}
 				}
 				peer := func(addr string, queries []string, do bool) result {
 					c0 := childCPU(b, "pdns_server")
-					res := runDNSPerf(b, addr, queries, seconds, false, 0, do)
+					res := runDNSPerfArgs(b, addr, queries, seconds, false, 0, ednsArgs(do))
 					return result{res.qps, perCPU(res.completed, childCPU(b, "pdns_server")-c0), 0}
 				}
 				vu := vigil(compact, compactReg, qs, false)
@@ -350,7 +360,7 @@ func BenchmarkSignedPeers(b *testing.B) {
 			for r := range rounds {
 				run := func(addr string, do bool, cpu func() int64) (float64, float64) {
 					c0 := cpu()
-					res := runDNSPerf(b, addr, qs, seconds, false, 0, do)
+					res := runDNSPerfArgs(b, addr, qs, seconds, false, 0, ednsArgs(do))
 					return res.qps, perCPU(res.completed, cpu()-c0)
 				}
 				self := func() int64 { return processCPU(b) }
