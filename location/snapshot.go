@@ -326,7 +326,7 @@ func compileZone(cz *config.Zone, sets []*config.RecordSet, shard []NameServer) 
 		return nil, z.fail("%w", es)
 	}
 	slices.SortFunc(z.healthSets, compareLabels)
-	if cz.DNSSEC.DenialMode() == config.DenialNSEC {
+	if cz.Signed() && cz.DNSSEC.DenialMode() == config.DenialNSEC {
 		z.chain = buildChain(z)
 	}
 	return z, nil
