@@ -242,8 +242,9 @@ func (s *Server) sign(scr *scratch, snap *Snapshot, rcode int) (_ int, ok bool) 
 func (s *Server) appendChainDenial(dst []dns.RR, sg *dnssec.Signer, d denial, now time.Time, ok *bool) []dns.RR {
 	z, c := d.z, d.z.chain
 	link := func(i int) []dns.RR {
-		dst = append(dst, c.nsecs[i])
-		return s.appendSigs(dst, sg, c.nsecs[i:i+1], now, ok)
+		nsec := c.link(i)
+		dst = append(dst, nsec)
+		return s.appendSigs(dst, sg, dst[len(dst)-1:], now, ok)
 	}
 	switch {
 	case d.node == nil:
@@ -284,7 +285,7 @@ func (s *Server) appendCutProof(dst []dns.RR, sg *dnssec.Signer, z *zone, cut st
 	}
 	var nsec dns.RR
 	if i, in := z.chain.has(cut); in {
-		nsec = z.chain.nsecs[i]
+		nsec = z.chain.link(i)
 	} else {
 		nsec = dnssec.NoData(cut, typesAt(z, cut, n), z.negTTL)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"slices"
 	"sort"
+	"sync/atomic"
 
 	"github.com/miekg/dns"
 	"github.com/vigil-dns/vigil/dnssec"
@@ -12,19 +13,26 @@ import (
 // nsecChain is the NSEC chain of a signed zone whose denials it proves (config.DenialNSEC):
 // the zone's authoritative names that hold record sets (neither empty non-terminals nor
 // names below a delegation), in canonical order (RFC 4034 §6.1), each with its NSEC record
-// listing every type it holds. The records are made when the zone is compiled; their
+// listing every type it holds, made at the first answer that needs it and kept. Their
 // signatures are made at the first answer that needs them and then come from the signature
 // cache, so a denial costs no new signature whatever name is asked.
 type nsecChain struct {
+	apex  string
+	ttl   uint32 // of the NSEC records: the zone's negative TTL
 	names []string
 	keys  [][]byte // canonicalKey of each name
-	nsecs []dns.RR // the *dns.NSEC at each name, to the next (the last to the apex)
 	nodes []*node  // of each name
+	nsecs []atomic.Pointer[dns.NSEC]
 }
 
 // buildChain returns the NSEC chain of z (its record sets added).
 func buildChain(z *zone) *nsecChain {
-	c := &nsecChain{}
+	type entry struct {
+		name string
+		key  []byte
+		node *node
+	}
+	var entries []entry
 	for name, n := range z.names {
 		if len(n.sets) == 0 {
 			continue
@@ -32,22 +40,35 @@ func buildChain(z *zone) *nsecChain {
 		if at, cut := z.cutAbove(name); cut != nil && at != name {
 			continue // below a delegation: not the zone's data
 		}
-		c.names = append(c.names, name)
+		entries = append(entries, entry{name, canonicalKey(name), n})
 	}
-	keys := make(map[string][]byte, len(c.names))
-	for _, name := range c.names {
-		keys[name] = canonicalKey(name)
-	}
-	slices.SortFunc(c.names, func(a, b string) int { return bytes.Compare(keys[a], keys[b]) })
-	c.keys = make([][]byte, len(c.names))
-	c.nsecs = make([]dns.RR, len(c.names))
-	c.nodes = make([]*node, len(c.names))
-	for i, name := range c.names {
-		c.keys[i] = keys[name]
-		c.nodes[i] = z.names[name]
-		c.nsecs[i] = dnssec.Link(name, c.names[(i+1)%len(c.names)], typesAt(z, name, c.nodes[i]), z.negTTL)
+	slices.SortFunc(entries, func(a, b entry) int { return bytes.Compare(a.key, b.key) })
+	c := &nsecChain{apex: z.name, ttl: z.negTTL, names: make([]string, len(entries)), keys: make([][]byte, len(entries)),
+		nodes: make([]*node, len(entries)), nsecs: make([]atomic.Pointer[dns.NSEC], len(entries))}
+	for i, e := range entries {
+		c.names[i], c.keys[i], c.nodes[i] = e.name, e.key, e.node
 	}
 	return c
+}
+
+// link returns the NSEC record at the chain's name i, to the next name (the last to the
+// apex), listing every type of the name; made once.
+func (c *nsecChain) link(i int) *dns.NSEC {
+	if nsec := c.nsecs[i].Load(); nsec != nil {
+		return nsec
+	}
+	types := make([]uint16, 0, len(c.nodes[i].sets)+1)
+	for _, rs := range c.nodes[i].sets {
+		types = append(types, rs.rtype)
+	}
+	if c.names[i] == c.apex {
+		types = append(types, dns.TypeDNSKEY)
+	}
+	nsec := dnssec.Link(c.names[i], c.names[(i+1)%len(c.names)], types, c.ttl)
+	if c.nsecs[i].CompareAndSwap(nil, nsec) {
+		return nsec
+	}
+	return c.nsecs[i].Load()
 }
 
 // canonicalKey returns a key of name whose byte order is the canonical order of names (RFC
@@ -109,6 +130,3 @@ func (z *zone) closestEncloser(name string) string {
 	}
 	return z.name
 }
-
-// link returns the NSEC record at the chain's name i.
-func (c *nsecChain) link(i int) *dns.NSEC { return c.nsecs[i].(*dns.NSEC) }
