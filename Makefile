@@ -114,3 +114,10 @@ demo-down:
 
 clean:
 	rm -rf bin/ build/
+
+## package: Debian packages of vigil for PACKAGE_ARCHS in build/packages (deploy/debian/build.sh
+## VERSION ARCH: the static binary, vigil.service, /etc/vigil/agent.yaml; docs/deploy/packages.md).
+PACKAGE_ARCHS ?= amd64 arm64
+.PHONY: package
+package:
+	@for a in $(PACKAGE_ARCHS); do deploy/debian/build.sh $(VERSION) $$a build/packages || exit 1; done

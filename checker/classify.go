@@ -40,6 +40,8 @@ func classify(err error) (Reason, string) {
 		return ReasonTLSCertificate, msg
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return ReasonConnectionRefused, msg
+	case errors.Is(err, errClosedUnheard):
+		return ReasonConnectionClosed, msg
 	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE), errors.Is(err, syscall.ECONNABORTED):
 		return ReasonConnectionReset, msg
 	case errors.Is(err, syscall.ENETUNREACH), errors.Is(err, syscall.EHOSTUNREACH),

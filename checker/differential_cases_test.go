@@ -126,6 +126,7 @@ func behaviours(t *testing.T) []behaviour {
 	}), expect(config.StatusRange{Low: 100, High: 299}))
 	add("ten 1xx before 200", rawDiff(strings.Repeat("HTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\n", 10)+okHead+withCL("needle")), nil)
 	add("102 Processing before 204", rawDiff("HTTP/1.1 102 Processing\r\n\r\nHTTP/1.1 204 No Content\r\n\r\n"), func(c *config.Check) { c.BodyMatch = "" })
+	add("status 099 before a 200", rawDiff("HTTP/1.1 099 Odd\r\n\r\n"+okHead+withCL("needle")), nil)
 	add("101 unasked", rawDiff("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n"), nil)
 	add("1xx heads over the head limit", rawDiff(strings.Repeat(hint, 80)+okHead+withCL("needle")), nil)
 

@@ -21,10 +21,10 @@ import (
 // The differential test probes local servers that each answer in one way a real server may,
 // with Vigil's prober and with net/http side by side, under the same check, and compares the
 // verdicts. Every disagreement is either fixed or listed in knownDisagreements, with its
-// reason, and in the README's probe section under the same name.
+// reason, and in docs/probes.md under the same name.
 
 // knownDisagreements are the behaviours on which the prober and net/http disagree on purpose.
-// The README lists each by name with this reason.
+// docs/probes.md lists each by name with this reason.
 func knownDisagreements() map[string]string {
 	return map[string]string{
 		"1xx heads over the head limit": "the prober counts every interim head against MaxResponseHead (64 KiB); net/http allows 10 MB",
@@ -225,7 +225,7 @@ func TestDifferential(t *testing.T) {
 			case !agree && !isKnown:
 				t.Errorf("disagreement: prober healthy=%v (%s), net/http healthy=%v (%s)", vigil.healthy, vigil.why, std.healthy, std.why)
 			case agree && isKnown:
-				t.Errorf("listed as a disagreement (%s) but both say healthy=%v: remove it from knownDisagreements and the README", reason, vigil.healthy)
+				t.Errorf("listed as a disagreement (%s) but both say healthy=%v: remove it from knownDisagreements and docs/probes.md", reason, vigil.healthy)
 			default:
 				t.Logf("prober healthy=%v (%s); net/http healthy=%v (%s)", vigil.healthy, vigil.why, std.healthy, std.why)
 			}
@@ -236,21 +236,24 @@ func TestDifferential(t *testing.T) {
 			t.Errorf("known disagreement %q has no behaviour", name)
 		}
 	}
+	t.Run("dns", testDifferentialDNS)
+	t.Run("grpc", testDifferentialGRPC)
+	t.Run("h2", testDifferentialH2)
 }
 
-// TestDisagreementsDocumented keeps the README's list of disagreements, and its count of
+// TestDisagreementsDocumented keeps docs/probes.md's list of disagreements, and its count of
 // behaviours, in step with the test.
 func TestDisagreementsDocumented(t *testing.T) {
-	readme, err := os.ReadFile("../README.md")
+	readme, err := os.ReadFile("../docs/probes.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if n := fmt.Sprintf("probes %d local servers", len(behaviours(t))); !strings.Contains(string(readme), n) {
-		t.Errorf("README.md does not say the differential test %s", n)
+		t.Errorf("docs/probes.md does not say the differential test %s", n)
 	}
 	for name := range knownDisagreements() {
 		if !strings.Contains(string(readme), "| "+name+" |") {
-			t.Errorf("README.md does not list the disagreement %q (a table row starting with it)", name)
+			t.Errorf("docs/probes.md does not list the disagreement %q (a table row starting with it)", name)
 		}
 	}
 }

@@ -67,7 +67,7 @@ func (h *hop) appendRequest(b []byte, c *config.Check, userAgent string) []byte 
 }
 
 // exchangeH1 sends h's request over HTTP/1.1 on rw and judges the response. It reads past
-// interim responses (1xx but 101) to the final one, all of their heads together within
+// interim responses (interim) to the final one, all of their heads together within
 // MaxResponseHead. mayBeH2 says that the server chose no protocol by ALPN, so that a server
 // that shows it speaks only HTTP/2 ends the exchange with *wantsH2.
 func (p *Prober) exchangeH1(c *config.Check, h *hop, rw net.Conn, mayBeH2 bool, res *Result) (string, error) {
@@ -110,13 +110,20 @@ func (p *Prober) exchangeH1(c *config.Check, h *hop, rw net.Conn, mayBeH2 bool, 
 			}
 			return "", &phaseError{phaseRead, err}
 		}
-		if resp.StatusCode >= 200 || resp.StatusCode == http.StatusSwitchingProtocols {
+		if !interim(resp.StatusCode) {
 			break
 		}
 	}
 	res.Protocol = http1Name(resp)
 	lr.n, lr.err = maxBodyFraming, errFramingTooLarge
 	return p.judge(c, resp, (*buf)[:0], res)
+}
+
+// interim reports whether a response of status code is an interim one, which a final one
+// follows: 1xx, but 101, which ends HTTP/1.1 on the connection. A code below 100 (099 is
+// three digits too) is a final response, as net/http reads it.
+func interim(code int) bool {
+	return code >= 100 && code <= 199 && code != http.StatusSwitchingProtocols
 }
 
 // closedEarly reports whether err says the server closed the connection, with a FIN or, when

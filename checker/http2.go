@@ -54,12 +54,16 @@ func newH2Transport() *http.Transport {
 // returns the response and the function that closes it and the client connection; the
 // caller reads the body in between.
 func (p *Prober) roundTripH2(ctx context.Context, conn net.Conn, req *http.Request, res *Result) (*http.Response, func(), error) {
-	scheme, proto := "https", "h2"
+	proto := "h2"
 	if _, ok := conn.(*tls.Conn); !ok {
-		scheme, proto = "http", "h2c"
+		proto = "h2c"
 	}
-	ctx = context.WithValue(ctx, connKey{}, conn)
-	cc, err := p.h2.NewClientConn(ctx, scheme, conn.RemoteAddr().String())
+	// The transport speaks HTTP/2 with prior knowledge on whatever it is handed: over TLS,
+	// the probe has agreed on h2 by ALPN already, and handing over a *tls.Conn itself would
+	// hide the frames from the watch.
+	watch := &h2Watch{Conn: conn}
+	ctx = context.WithValue(ctx, connKey{}, net.Conn(watch))
+	cc, err := p.h2.NewClientConn(ctx, "http", conn.RemoteAddr().String())
 	if err != nil {
 		return nil, nil, &phaseError{phaseWrite, err}
 	}
@@ -69,8 +73,8 @@ func (p *Prober) roundTripH2(ctx context.Context, conn net.Conn, req *http.Reque
 	res.Timings.FirstByte = time.Duration(first.Load())
 	if err != nil {
 		cc.Close()
-		if strings.Contains(err.Error(), "header list larger than advertised limit") {
-			err = errHeadTooLarge // net/http exports no error value for it
+		if strings.Contains(err.Error(), "header list larger than advertised limit") || watch.headTooLarge() {
+			err = errHeadTooLarge // net/http exports no error value for it (h2watch.go)
 		}
 		return nil, nil, &phaseError{phaseRead, err}
 	}

@@ -2,17 +2,19 @@ package checker
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/netip"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/miekg/dns"
 	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/rdata"
 )
 
 // Limits of a DNS probe.
@@ -25,10 +27,13 @@ const (
 	maxStrayDatagrams = 8
 	// maxListedAnswers is how many answer values a mismatch message lists.
 	maxListedAnswers = 8
+	// maxDNSDatagram is the largest UDP answer read: a server that ignores the size a probe
+	// advertises still gets room for a few times as much.
+	maxDNSDatagram = 4096
 )
 
 // errStray: the server sent nothing but datagrams that do not answer the query.
-var errStray = fmt.Errorf("%d datagrams that do not answer the query (wrong id or question)", maxStrayDatagrams)
+var errStray = fmt.Errorf("%d datagrams that do not answer the query (not a response, or wrong id or question)", maxStrayDatagrams)
 
 // dnsQuery returns the query c's dns settings describe, or why there is none. Empty fields
 // count as their defaults, as in config.
@@ -71,7 +76,8 @@ func rcodeName(d *config.DNSProbe) string {
 
 // probeDNS asks the target the check's question, over UDP unless it says TCP (and over TCP
 // again when the UDP answer is truncated). Healthy when the rcode is the expected one and,
-// if the check names an answer, the answer section holds a record of the type with that value.
+// if the check names an answer, the answer section holds a record of the type with that
+// data (answerMatch).
 func (p *Prober) probeDNS(ctx context.Context, c *config.Check, res *Result) {
 	m, err := dnsQuery(c)
 	if err != nil {
@@ -103,13 +109,16 @@ func (p *Prober) probeDNS(ctx context.Context, c *config.Check, res *Result) {
 		return
 	}
 	qtype := m.Question[0].Qtype
+	match := answerMatch(qtype, c.DNS.Answer)
 	var values []string
+	found := false
 	for _, rr := range resp.Answer {
 		if rr.Header().Rrtype == qtype && rr.Header().Class == dns.ClassINET {
 			values = append(values, answerValue(rr))
+			found = found || match(rr)
 		}
 	}
-	if a := c.DNS.Answer; a != "" && !slices.Contains(values, a) {
+	if a := c.DNS.Answer; a != "" && !found {
 		got := "no " + dns.TypeToString[qtype] + " record"
 		if len(values) > 0 {
 			got = strings.Join(values[:min(len(values), maxListedAnswers)], ", ")
@@ -128,9 +137,14 @@ func (p *Prober) probeDNS(ctx context.Context, c *config.Check, res *Result) {
 }
 
 // queryDNS sends m to the target over network on a fresh connection and returns the
-// response that answers it: same id, same question; over UDP, datagrams that do not answer
-// it (late or spoofed) are read past, up to maxStrayDatagrams.
+// response that answers it (answers). Over UDP, datagrams that do not (late, spoofed, or an
+// echo of the query) are read past, up to maxStrayDatagrams. The framing follows network,
+// not the connection's type: a Dialer may wrap the connections it returns.
 func (p *Prober) queryDNS(ctx context.Context, c *config.Check, network string, port int, m *dns.Msg, res *Result) (*dns.Msg, error) {
+	query, err := m.Pack()
+	if err != nil {
+		return nil, &phaseError{phaseWrite, err}
+	}
 	conn, err := p.dial(ctx, network, c.Target.Host, port, c.IPVersion, res)
 	if err != nil {
 		return nil, err
@@ -138,21 +152,28 @@ func (p *Prober) queryDNS(ctx context.Context, c *config.Check, network string, 
 	defer conn.Close()
 	stop := bindDeadline(ctx, conn)
 	defer stop()
-	co := &dns.Conn{Conn: conn, UDPSize: dnsUDPSize}
-	if err := co.WriteMsg(m); err != nil {
+	if network == "tcp" {
+		query = append(binary.BigEndian.AppendUint16(make([]byte, 0, 2+len(query)), uint16(len(query))), query...)
+	}
+	if _, err := conn.Write(query); err != nil {
 		return nil, &phaseError{phaseWrite, err}
 	}
 	res.Protocol = network
+	var buf []byte
 	for range maxStrayDatagrams {
-		r, err := co.ReadMsg()
+		var raw []byte
+		raw, buf, err = readDNS(conn, network, buf)
 		if res.Timings.FirstByte == 0 && (err == nil || !isTimeout(err)) {
 			res.Timings.FirstByte = time.Since(res.Start)
 		}
 		if err != nil {
 			return nil, &phaseError{phaseRead, err}
 		}
-		if r.Id == m.Id && len(r.Question) == 1 && r.Question[0].Qtype == m.Question[0].Qtype &&
-			strings.EqualFold(r.Question[0].Name, m.Question[0].Name) {
+		r := new(dns.Msg)
+		if err := r.Unpack(raw); err != nil {
+			return nil, &phaseError{phaseRead, fmt.Errorf("malformed DNS message: %w", err)}
+		}
+		if answers(m, r) {
 			return r, nil
 		}
 		if network == "tcp" {
@@ -162,14 +183,118 @@ func (p *Prober) queryDNS(ctx context.Context, c *config.Check, network string, 
 	return nil, &phaseError{phaseRead, errStray}
 }
 
+// readDNS reads one DNS message from conn: a datagram over UDP, a message with its two-byte
+// length over TCP. buf is reused when large enough; the message and the buffer are returned.
+func readDNS(conn net.Conn, network string, buf []byte) ([]byte, []byte, error) {
+	if network == "tcp" {
+		var l [2]byte
+		if _, err := io.ReadFull(conn, l[:]); err != nil {
+			return nil, buf, err
+		}
+		n := int(binary.BigEndian.Uint16(l[:]))
+		if cap(buf) < n {
+			buf = make([]byte, n)
+		}
+		_, err := io.ReadFull(conn, buf[:n])
+		return buf[:n], buf, err
+	}
+	if buf == nil {
+		buf = make([]byte, maxDNSDatagram)
+	}
+	n, err := conn.Read(buf[:maxDNSDatagram])
+	return buf[:n], buf, err
+}
+
+// answers reports whether r answers query q: a response (QR set) with q's id that repeats
+// q's question, or an error answer (an rcode other than NOERROR) without a question
+// section, which RFC 1035 allows (a server that refuses or cannot parse a query may not
+// echo it).
+func answers(q, r *dns.Msg) bool {
+	if !r.Response || r.Id != q.Id {
+		return false
+	}
+	switch len(r.Question) {
+	case 0:
+		return r.Rcode != dns.RcodeSuccess
+	case 1:
+		return r.Question[0].Qtype == q.Question[0].Qtype && strings.EqualFold(r.Question[0].Name, q.Question[0].Name)
+	}
+	return false
+}
+
 // isTimeout reports whether err is a network timeout.
 func isTimeout(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout()
 }
 
-// answerValue writes rr's data as a record set's value is written in the configuration,
-// canonical: addresses as netip writes them, names lower-case with the final dot.
+// answerMatch returns the test of a record against a check's answer, written as a record
+// set's value is: equal data, read by package rdata as every value of the configuration is,
+// compared in wire form with domain names lower-cased. A TXT answer in quoted strings
+// ("v=spf1 " "-all") names the record's strings; one written plain names their bytes, however
+// the record splits them. An answer rdata cannot read (configuration validation refuses
+// those) matches no record.
+func answerMatch(qtype uint16, answer string) func(dns.RR) bool {
+	if answer == "" {
+		return func(dns.RR) bool { return true }
+	}
+	if qtype == dns.TypeTXT && !strings.HasPrefix(answer, `"`) {
+		return func(rr dns.RR) bool {
+			w, ok := wireData(rr)
+			return ok && txtBytes(w) == answer
+		}
+	}
+	key, err := rdata.Key(qtype, answer)
+	if err != nil {
+		return func(dns.RR) bool { return false }
+	}
+	return func(rr dns.RR) bool {
+		w, ok := wireData(rr)
+		return ok && w == key
+	}
+}
+
+// wireData returns rr's data in wire form, domain names lower-cased, as rdata.Key writes a
+// value's: two records with equal wire data hold the same data.
+func wireData(rr dns.RR) (string, bool) {
+	rr = dns.Copy(rr)
+	h := rr.Header()
+	h.Name, h.Ttl = ".", 0
+	switch v := rr.(type) {
+	case *dns.CNAME:
+		v.Target = rdata.Lower(v.Target)
+	case *dns.NS:
+		v.Ns = rdata.Lower(v.Ns)
+	case *dns.PTR:
+		v.Ptr = rdata.Lower(v.Ptr)
+	case *dns.MX:
+		v.Mx = rdata.Lower(v.Mx)
+	case *dns.SRV:
+		v.Target = rdata.Lower(v.Target)
+	}
+	buf := make([]byte, dns.Len(rr)+1)
+	n, err := dns.PackRR(rr, buf, 0, nil, false)
+	const header = 1 + 10 // the root owner name, type, class, TTL and length
+	if err != nil || n < header {
+		return "", false
+	}
+	return string(buf[header:n]), true
+}
+
+// txtBytes returns the bytes of a TXT record's character strings, joined, from its wire data.
+func txtBytes(w string) string {
+	var b strings.Builder
+	for len(w) > 0 {
+		n := min(int(w[0]), len(w)-1)
+		b.WriteString(w[1 : 1+n])
+		w = w[1+n:]
+	}
+	return b.String()
+}
+
+// answerValue writes rr's data for a message, as a record set's value is written in the
+// configuration: addresses as netip writes them, names lower-case with the final dot, a TXT
+// record as its quoted strings (miekg/dns keeps them with the escapes a quoted value takes).
 func answerValue(rr dns.RR) string {
 	switch v := rr.(type) {
 	case *dns.A:
@@ -187,7 +312,7 @@ func answerValue(rr dns.RR) string {
 	case *dns.MX:
 		return strconv.Itoa(int(v.Preference)) + " " + strings.ToLower(v.Mx)
 	case *dns.TXT:
-		return strings.Join(v.Txt, "")
+		return `"` + strings.Join(v.Txt, `" "`) + `"`
 	}
 	return strings.TrimPrefix(rr.String(), rr.Header().String())
 }

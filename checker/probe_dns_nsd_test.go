@@ -22,6 +22,9 @@ www   IN A   192.0.2.1
 www   IN A   192.0.2.2
 www   IN AAAA 2001:db8::1
 alias IN CNAME www
+cafe  IN TXT "caf\195\169"
+spf   IN TXT "v=spf1 " "-all"
+quote IN TXT "say \"hi\" \\o/"
 `
 
 // startNSD runs Debian's NSD (an authoritative server written apart from miekg/dns) on a
@@ -61,6 +64,15 @@ func TestDNSProbeAgainstNSD(t *testing.T) {
 		{config.DNSProbe{Name: "www.elsewhere.test"}, ReasonStatus, "rcode REFUSED", "udp"},
 		{config.DNSProbe{Name: "big.example.test", Type: "TXT", Answer: "needle"}, ReasonOK, "41 TXT records", "tcp"},
 		{config.DNSProbe{Name: "www.example.test", Transport: "tcp"}, ReasonOK, "2 A records", "tcp"},
+		// TXT data compared as data, the answer read as the configuration reads a value.
+		{config.DNSProbe{Name: "cafe.example.test", Type: "TXT", Answer: "café"}, ReasonOK, "1 TXT record", "udp"},
+		{config.DNSProbe{Name: "cafe.example.test", Type: "TXT", Answer: `"caf\195\169"`}, ReasonOK, "1 TXT record", "udp"},
+		{config.DNSProbe{Name: "cafe.example.test", Type: "TXT", Answer: "cafe"}, ReasonAnswerMismatch, `(got "caf\195\169")`, "udp"},
+		{config.DNSProbe{Name: "spf.example.test", Type: "TXT", Answer: `"v=spf1 " "-all"`}, ReasonOK, "", "udp"},
+		{config.DNSProbe{Name: "spf.example.test", Type: "TXT", Answer: "v=spf1 -all"}, ReasonOK, "", "udp"},
+		{config.DNSProbe{Name: "spf.example.test", Type: "TXT", Answer: `"v=spf1 -all"`}, ReasonAnswerMismatch, "", "udp"},
+		{config.DNSProbe{Name: "quote.example.test", Type: "TXT", Answer: `say "hi" \o/`}, ReasonOK, "", "udp"},
+		{config.DNSProbe{Name: "quote.example.test", Type: "TXT", Answer: `"say \"hi\" \\o/"`}, ReasonOK, "", "udp"},
 	}
 	for _, tt := range tests {
 		c := dnsCheck(ap, tt.d)

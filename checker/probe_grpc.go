@@ -12,6 +12,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/vigil-dns/vigil/config"
@@ -23,12 +25,48 @@ import (
 const (
 	grpcHealthPath = "/grpc.health.v1.Health/Check"
 	grpcServing    = 1
+	// grpcDeadlineExceeded is the gRPC status code DEADLINE_EXCEEDED.
+	grpcDeadlineExceeded = 4
 	// maxGRPCMessage bounds the response message read: a HealthCheckResponse is 2 bytes.
 	maxGRPCMessage = 4 << 10
 )
 
 // errGRPCFraming: the response body is not one length-prefixed, uncompressed message.
 var errGRPCFraming = errors.New("the response is not one length-prefixed gRPC message")
+
+// errClosedUnheard: the connection ended before the server sent a byte.
+var errClosedUnheard = errors.New("the server closed the connection without sending a byte")
+
+// heardConn notes whether a byte was ever read from its connection, and leaves the end of
+// the exchange to the reader: a write to a connection the server closed or reset (EPIPE,
+// ECONNRESET) reports success. A server that answers something other than HTTP/2 (an
+// HTTP/1.1 server's "400 Bad Request" to the h2 preface) and closes would otherwise end the
+// call with the write error of the client's next frame, or not, by timing: with the error
+// hidden, the reader finds what the server sent, and then the connection's end.
+type heardConn struct {
+	net.Conn
+	heard atomic.Bool // a byte was read
+	ended atomic.Bool // a read found the connection closed or reset
+}
+
+func (h *heardConn) Write(b []byte) (int, error) {
+	n, err := h.Conn.Write(b)
+	if errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET) {
+		return len(b), nil
+	}
+	return n, err
+}
+
+func (h *heardConn) Read(b []byte) (int, error) {
+	n, err := h.Conn.Read(b)
+	if n > 0 {
+		h.heard.Store(true)
+	}
+	if err != nil && closedEarly(err) {
+		h.ended.Store(true)
+	}
+	return n, err
+}
 
 // probeGRPC calls grpc.health.v1.Health/Check on the target over HTTP/2: TLS with ALPN h2
 // when the check says tls, h2c (prior knowledge) otherwise. Healthy when the call succeeds
@@ -44,13 +82,33 @@ func (p *Prober) probeGRPC(ctx context.Context, c *config.Check, res *Result) {
 
 // callHealth runs the call and judges its answer into res, or returns an error to classify.
 func (p *Prober) callHealth(ctx context.Context, c *config.Check, res *Result) error {
-	conn, err := p.dial(ctx, "tcp", c.Target.Host, c.Target.Port, c.IPVersion, res)
+	raw, err := p.dial(ctx, "tcp", c.Target.Host, c.Target.Port, c.IPVersion, res)
+	if errors.Is(err, syscall.ECONNRESET) {
+		// A server that resets what it accepts may do so while the connect completes.
+		return &phaseError{phaseConnect, fmt.Errorf("%w (%w)", errClosedUnheard, err)}
+	}
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
-	stop := bindDeadline(ctx, conn)
+	defer raw.Close()
+	stop := bindDeadline(ctx, raw)
 	defer stop()
+	conn := &heardConn{Conn: raw}
+	if err := p.runHealth(ctx, c, conn, res); err != nil {
+		if !conn.heard.Load() && (closedEarly(err) || conn.ended.Load()) && ctx.Err() == nil {
+			// Closed with a FIN or a reset, the connection ends before the server said a
+			// word; which error the client sees ("unexpected EOF", "connection reset", "client
+			// conn could not be established") depends only on timing.
+			return &phaseError{phaseRead, fmt.Errorf("%w (%w)", errClosedUnheard, err)}
+		}
+		return err
+	}
+	return nil
+}
+
+// runHealth runs the call on conn and judges its answer into res, or returns an error to
+// classify.
+func (p *Prober) runHealth(ctx context.Context, c *config.Check, conn net.Conn, res *Result) error {
 	g := c.GRPC
 	if g == nil {
 		g = &config.GRPCProbe{}
@@ -105,9 +163,19 @@ func (p *Prober) healthCall(ctx context.Context, scheme, authority, service stri
 		ContentLength: int64(len(msg)),
 	}
 	if dl, ok := ctx.Deadline(); ok {
-		req.Header.Set("Grpc-Timeout", strconv.FormatInt(max(time.Until(dl).Milliseconds(), 1), 10)+"m")
+		left := time.Until(dl)
+		req.Header.Set("Grpc-Timeout", strconv.FormatInt(max((left+grpcTimeoutMargin(left)).Milliseconds(), 1), 10)+"m")
 	}
 	return req
+}
+
+// grpcTimeoutMargin is how much longer than the time left the grpc-timeout of a call says: a
+// tenth, from 20 ms to 1 s. A server that gives up on the call at its grpc-timeout (grpc-go
+// answers DEADLINE_EXCEEDED or resets the stream, whichever its timer reaches first) then
+// does so after the probe's own deadline, so a call that hangs ends as a timeout every time,
+// not as whichever of the three messages arrived first.
+func grpcTimeoutMargin(left time.Duration) time.Duration {
+	return min(max(left/10, 20*time.Millisecond), time.Second)
 }
 
 // judgeHealth judges the answer of a health call into res: healthy when it is HTTP 200 with
@@ -146,7 +214,13 @@ func judgeHealth(resp *http.Response, res *Result) error {
 			}
 			m += ": " + stMsg
 		}
-		res.fail(ReasonStatus, m)
+		reason := ReasonStatus
+		if code == grpcDeadlineExceeded {
+			// The server gave up on the call's deadline (its own, or a proxy's shorter
+			// one): the call timed out, as it does when the probe's deadline fires first.
+			reason = ReasonTimeout
+		}
+		res.fail(reason, m)
 		return nil
 	}
 	status, err := healthStatus(body)

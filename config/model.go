@@ -203,7 +203,10 @@ type Check struct {
 }
 
 // GRPCProbe is what a grpc check asks: grpc.health.v1.Health/Check for Service. Healthy when
-// the call succeeds (grpc-status 0) and the answer is SERVING.
+// the call succeeds (grpc-status 0) and the answer is SERVING. The answer's message may hold
+// at most 4 KiB (a HealthCheckResponse is 2 bytes); a longer one fails with reason protocol.
+// grpc-status 4 (DEADLINE_EXCEEDED) counts as reason timeout, like a call that outlives the
+// check's timeout.
 type GRPCProbe struct {
 	// Service is the service name asked about; "" (default) asks about the whole server.
 	Service string `yaml:"service" json:"service,omitempty"`
@@ -222,7 +225,9 @@ type DNSProbe struct {
 	// REFUSED, FORMERR, NOTIMP, YXDOMAIN, YXRRSET, NXRRSET, NOTAUTH or NOTZONE.
 	Rcode string `yaml:"rcode" json:"rcode,omitempty"`
 	// Answer, when set, must be the value of one of the answer's records of Type, written as
-	// a record set's value is ("192.0.2.1", "10 mail.example.com."). Not for SOA.
+	// a record set's value is ("192.0.2.1", "10 mail.example.com."), and is compared as data:
+	// a TXT answer in quoted strings ("v=spf1 " "-all", escapes \" \\ \DDD) must equal the
+	// record's strings; one written plain (café) must equal their bytes joined. Not for SOA.
 	Answer string `yaml:"answer" json:"answer,omitempty"`
 	// Recursion sets the query's RD bit, for a check of a resolver. Default false: a
 	// question for an authoritative server.
@@ -245,6 +250,9 @@ type Zone struct {
 	// DNSSEC, when enabled, makes DNS locations sign the zone's answers online (see package
 	// dnssec). Off by default.
 	DNSSEC *DNSSEC `yaml:"dnssec" json:"dnssec,omitempty"`
+	// Transfers hands the zone to secondary name servers by AXFR/IXFR and NOTIFY; nil when
+	// it has none (transfers.go).
+	Transfers *Transfers `yaml:"transfers" json:"transfers,omitempty"`
 	// RecordSets are the zone's record sets, at most one per (name, type).
 	RecordSets []RecordSet `yaml:"record_sets" json:"record_sets"`
 }
@@ -260,8 +268,10 @@ type DNSSEC struct {
 	Keys string `yaml:"keys" json:"keys,omitempty"`
 	// DNSKEYTTL is the TTL of the DNSKEY record set, in seconds. Default 3600.
 	DNSKEYTTL uint32 `yaml:"dnskey_ttl" json:"dnskey_ttl,omitempty"`
-	// Denial is how the zone proves that a name or type does not exist: DenialCompact
-	// (default) or DenialNSEC.
+	// Denial is how the zone proves that a name or type does not exist: "compact"
+	// (default: an NSEC record made for each name denied, which reveals no other name) or
+	// "nsec" (the NSEC chain of the zone's names: its signatures are cached, and anyone can
+	// list the names); see docs/dnssec-signing.md.
 	Denial string `yaml:"denial" json:"denial,omitempty"`
 }
 

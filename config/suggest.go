@@ -14,6 +14,14 @@ func closest(key string, fields map[string]reflect.Type) string {
 	for name := range fields {
 		names = append(names, name)
 	}
+	return Suggest(key, names)
+}
+
+// Suggest returns the name of names nearest to key by the rule of the configuration's
+// unknown fields (see closest), so that other files Vigil reads suggest alike; "" when none
+// is near enough.
+func Suggest(key string, names []string) string {
+	names = append([]string(nil), names...)
 	sort.Strings(names)
 	best, bestDist := "", max(1, (len([]rune(key))+2)/3)+1
 	for _, name := range names {

@@ -55,6 +55,7 @@ func (v *validator) zoneItem(z *Zone, p string) string {
 			seen[absName(ns)] = j
 		}
 	}
+	v.validateTransfers(z, p)
 	if d := z.DNSSEC; d != nil {
 		if d.Keys != "" && d.Keys != "combined" && d.Keys != "split" {
 			v.add(join(p, "dnssec.keys"), "must be combined or split, got %q", d.Keys)

@@ -54,8 +54,8 @@ func composeCommand() []string {
 }
 
 // TestComposeWalkthrough builds the image once, starts the compose demo without the
-// observability profile on networks and host ports of its own, and runs the README's
-// walkthrough of the demo as the README writes it (read from README.md), observing only
+// observability profile on networks and host ports of its own, and runs the walkthrough of
+// the demo as docs/demo.md writes it, observing only
 // through the host's published ports: failover, sa-east cut off (its location answers only
 // its own address, the others drop it), heal, a non-transitive cut, last resort, a voter
 // killed. Whatever happens, it removes its containers, networks, volumes and image.
@@ -76,7 +76,7 @@ func TestComposeWalkthrough(t *testing.T) {
 	if _, err := exec.LookPath("dig"); err != nil {
 		t.Skip("no dig (Debian: dnsutils): the walkthrough cannot be run")
 	}
-	steps := readmeSteps(t, "The compose demo")
+	steps := walkthroughSteps(t, "docs/demo.md", "The compose demo")
 	suffix := make([]byte, 4)
 	_, _ = rand.Read(suffix)
 	id := hex.EncodeToString(suffix)
@@ -112,7 +112,7 @@ func TestComposeWalkthrough(t *testing.T) {
 	}
 	t.Logf("compose up: %v", time.Since(start).Round(100*time.Millisecond))
 
-	// The README's commands, on this test's project, ports and binary.
+	// The walkthrough's commands, on this test's project, ports and binary.
 	var pairs []string
 	for v, def := range map[string]string{"VIGIL_DNS_US_EAST": "5301", "VIGIL_DNS_EU_WEST": "5302", "VIGIL_DNS_SA_EAST": "5303"} {
 		pairs = append(pairs, "-p "+def+" ", "-p "+strconv.Itoa(c.ports[v])+" ")
@@ -123,7 +123,7 @@ func TestComposeWalkthrough(t *testing.T) {
 	pairs = append(pairs, "deploy/compose/fault.sh ", "sh deploy/compose/fault.sh -p "+c.project+" ", "bin/vigil ", bin+" ")
 	// The first two steps wait for the network to settle: images start, voters elect,
 	// checkers probe and gossip, and every location hears every checker (a cut made before
-	// sa-east's location heard a far checker would leave it out of the list the README shows).
+	// sa-east's location heard a far checker would leave it out of the list the walkthrough shows).
 	runSteps(t, "..", c.env, steps[:2], strings.NewReplacer(pairs...), 150*time.Second)
 	runSteps(t, "..", c.env, steps[2:], strings.NewReplacer(pairs...), 45*time.Second)
 	t.Logf("walkthrough done %v after compose up", time.Since(start).Round(time.Second))

@@ -143,7 +143,7 @@ func labelString(l map[string]string) string {
 // withDevNotifications returns doc with notifications to the dev receivers at base (the
 // control API) when it has none of its own: a check unhealthy at two locations or more fires
 // as soon as the leader sees it. The checks' failure and success thresholds already keep a
-// flap from firing; a "for" on top would let a short outage, such as the README's
+// flap from firing; a "for" on top would let a short outage, such as the five-minute tour's
 // walkthrough (a target down, then up as soon as the failover shows), pass unseen.
 func withDevNotifications(doc *config.Document, base string) *config.Document {
 	if doc.Notifications != nil {

@@ -73,7 +73,7 @@ func TestDevNotifications(t *testing.T) {
 	}
 }
 
-// TestDevNotificationsAfterWalkthrough: the README's walkthrough of `vigil dev` takes
+// TestDevNotificationsAfterWalkthrough: the README's five-minute tour of `vigil dev` takes
 // us-east's target down and up again as soon as eu-west's location answers the failover;
 // `vigil dev notifications` then shows that outage, fired and resolved. The outage lasts
 // about as long as the checks' thresholds take, so the dev rule must fire on it at once.

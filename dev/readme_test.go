@@ -1,7 +1,6 @@
 package dev
 
 import (
-	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -9,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -17,48 +15,6 @@ import (
 
 	"github.com/vigil-dns/vigil/internal/syncbuf"
 )
-
-// readmeStep is one command of a README walkthrough and what it prints.
-type readmeStep struct {
-	cmd  string
-	want []string
-}
-
-// readmeSteps returns the commands of the ```console blocks of the README section whose
-// heading starts with heading: each "$ " line is a command, the lines after it (up to the
-// next command or the end of the block) what it prints.
-func readmeSteps(t *testing.T, heading string) []readmeStep {
-	t.Helper()
-	b, err := os.ReadFile("../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var (
-		steps            []readmeStep
-		inSection, block bool
-	)
-	sc := bufio.NewScanner(strings.NewReader(string(b)))
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case strings.HasPrefix(line, "## "):
-			inSection = strings.HasPrefix(line, "## "+heading)
-		case !inSection:
-		case line == "```console":
-			block = true
-		case block && line == "```":
-			block = false
-		case block && strings.HasPrefix(line, "$ "):
-			steps = append(steps, readmeStep{cmd: strings.TrimPrefix(line, "$ ")})
-		case block && len(steps) > 0:
-			steps[len(steps)-1].want = append(steps[len(steps)-1].want, line)
-		}
-	}
-	if len(steps) == 0 {
-		t.Fatalf("README.md: no console block under a heading %q", heading)
-	}
-	return steps
-}
 
 // matchOutput reports whether got (a command's output) is what want says: line by line,
 // a wanted line ending in "..." matches any line that starts with what precedes it, and a
@@ -88,7 +44,7 @@ func matchOutput(got string, want []string) bool {
 }
 
 // runSteps runs each step in dir with sh (after the words of prefix, when any), its command
-// rewritten by subst, until it prints what the README says, asking again for up to within:
+// rewritten by subst, until it prints what the walkthrough says, asking again for up to within:
 // answers change a few seconds after a fault.
 func runSteps(t *testing.T, dir string, env []string, steps []readmeStep, subst *strings.Replacer, within time.Duration, prefix ...string) {
 	t.Helper()
@@ -109,7 +65,7 @@ func runSteps(t *testing.T, dir string, env []string, steps []readmeStep, subst 
 				break
 			}
 			if time.Since(start) > within || t.Context().Err() != nil {
-				t.Fatalf("$ %s\n(run as %s) printed, after %v:\n%s\nREADME.md says:\n%s", s.cmd, cmdline,
+				t.Fatalf("$ %s\n(run as %s) printed, after %v:\n%s\nthe walkthrough says:\n%s", s.cmd, cmdline,
 					time.Since(start).Round(time.Second), out, strings.Join(s.want, "\n"))
 			}
 			time.Sleep(time.Second)
@@ -117,7 +73,7 @@ func runSteps(t *testing.T, dir string, env []string, steps []readmeStep, subst 
 	}
 }
 
-// TestMatchOutput pins the README's convention for expected output.
+// TestMatchOutput pins the walkthroughs' convention for expected output.
 func TestMatchOutput(t *testing.T) {
 	for _, c := range []struct {
 		got  string
@@ -139,25 +95,28 @@ func TestMatchOutput(t *testing.T) {
 	}
 }
 
-// TestReadme runs the README's console blocks of the quick start, the dev network and the
-// agent section as written, each command in a shell, in a network namespace of its own (so
-// that the fixed ports they use clash with nothing on this machine), with bin/vigil built
-// from this tree; `make run` is played by bin/vigil dev, started in the namespace. It also
-// checks that every file the README names exists.
+// TestReadme runs the configuration reference's `vigil validate` (docs/config.md), the
+// README's five-minute tour against `vigil dev`, the operations and DNSSEC walkthroughs
+// against it with the client configuration it prints, and then the operator's guide's first
+// network of `vigil agent` processes (docs/operator-guide.md), as written,
+// each command in a shell, in a network namespace of its own (so that the fixed ports they
+// use clash with nothing on this machine), with bin/vigil built from this tree; `make run`
+// is played by bin/vigil dev, started in the namespace.
 func TestReadme(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs the README's walkthroughs (about a minute); skipped with -short")
+		t.Skip("runs the README's tour and the operator's guide's first network (about a minute); skipped with -short")
 	}
-	checkReadmeFiles(t)
 	if os.Geteuid() != 0 {
-		t.Skip("needs root to give the README's commands a network namespace of their own (their ports are fixed)")
+		t.Skip("needs root to give the walkthroughs' commands a network namespace of their own (their ports are fixed)")
 	}
 	for _, tool := range []string{"ip", "dig"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("needs %s (Debian: iproute2, dnsutils) to run the README's commands", tool)
+			t.Skipf("needs %s (Debian: iproute2, dnsutils) to run the walkthroughs' commands", tool)
 		}
 	}
-	quick, devSteps, agent := readmeSteps(t, "Quick start"), readmeSteps(t, "The dev network"), readmeSteps(t, "Running the roles")
+	validate := walkthroughSteps(t, "docs/config.md", "Checking a file")
+	tour, agent := walkthroughSteps(t, "README.md", "Five-minute tour"), walkthroughSteps(t, "docs/operator-guide.md", "A first network on one machine")
+	ops, dnssec := walkthroughSteps(t, "docs/operations.md", "Try it on the dev network"), walkthroughSteps(t, "docs/dnssec.md", "Try it on the dev network")
 
 	work := t.TempDir()
 	binDir := filepath.Join(work, "bin")
@@ -187,7 +146,7 @@ func TestReadme(t *testing.T) {
 	inNS := []string{"ip", "netns", "exec", ns}
 	same := strings.NewReplacer()
 
-	runSteps(t, work, nil, quick, same, 10*time.Second, inNS...)
+	runSteps(t, work, nil, validate, same, 10*time.Second, inNS...)
 
 	// make run: vigil dev in the namespace, until it says where it listens.
 	var devOut syncbuf.Buffer
@@ -213,13 +172,37 @@ func TestReadme(t *testing.T) {
 			t.Fatalf("vigil dev did not start within 60s:\n%s", devOut.String())
 		}
 	}
-	runSteps(t, work, nil, devSteps, same, 45*time.Second, inNS...)
+	runSteps(t, work, nil, tour, same, 45*time.Second, inNS...)
+	// The operations and DNSSEC walkthroughs run with the client configuration vigil dev
+	// printed, as a reader who exported it would.
+	clientEnv := exportedEnv(t, devOut.String())
+	runSteps(t, work, clientEnv, ops, same, 45*time.Second, inNS...)
+	runSteps(t, work, clientEnv, dnssec, same, 45*time.Second, inNS...)
 	stopDev()
 
 	runSteps(t, work, nil, agent, same, 45*time.Second, inNS...)
 }
 
-// removeNamespace ends every process left in the namespace (the README's background
+// exportedEnv returns the environment of the shell line vigil dev prints for the client
+// commands ("export K=V ...; unset K ..."): each exported variable, and each unset one empty.
+func exportedEnv(t *testing.T, devOutput string) []string {
+	t.Helper()
+	for _, line := range strings.Split(devOutput, "\n") {
+		exports, unsets, ok := strings.Cut(strings.TrimSpace(line), ";")
+		if !ok || !strings.HasPrefix(exports, "export ") {
+			continue
+		}
+		env := strings.Fields(strings.TrimPrefix(exports, "export "))
+		for _, v := range strings.Fields(strings.TrimPrefix(strings.TrimSpace(unsets), "unset")) {
+			env = append(env, v+"=")
+		}
+		return env
+	}
+	t.Fatalf("vigil dev printed no line to export for the client commands:\n%s", devOutput)
+	return nil
+}
+
+// removeNamespace ends every process left in the namespace (the walkthroughs' background
 // commands), by its id, and deletes the namespace.
 func removeNamespace(t *testing.T, ns string) {
 	for range 20 {
@@ -235,24 +218,5 @@ func removeNamespace(t *testing.T, ns string) {
 	}
 	if out, err := exec.Command("ip", "netns", "del", ns).CombinedOutput(); err != nil {
 		t.Errorf("ip netns del %s: %v %s", ns, err, out)
-	}
-}
-
-// checkReadmeFiles fails for a file the README names, as a link or in backquotes, that the
-// repository does not hold.
-func checkReadmeFiles(t *testing.T) {
-	b, err := os.ReadFile("../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	re := regexp.MustCompile("\\]\\(([^)#:]+)\\)|`([a-z][a-z0-9_./-]*/[a-z0-9_.-]+\\.(?:go|yaml|yml|md|sh|txt|json))`")
-	for _, m := range re.FindAllStringSubmatch(string(b), -1) {
-		f := m[1] + m[2]
-		if strings.HasPrefix(f, "build/") || strings.HasPrefix(f, "bin/") {
-			continue // made by make
-		}
-		if _, err := os.Stat(filepath.Join("..", f)); err != nil {
-			t.Errorf("README.md names %s, which is not in the repository", f)
-		}
 	}
 }

@@ -45,7 +45,7 @@ func (d *delegate) NotifyMsg(b []byte) {
 			n.m.drop(msg.kind, reasonTableFull)
 		}
 		if n.table.behind(msg.delta.checker) {
-			n.want(msg.delta.checker, []string{msg.delta.checker})
+			n.askOwner(msg.delta.checker)
 		}
 		n.gauges()
 		n.mu.Unlock()
@@ -58,7 +58,7 @@ func (d *delegate) NotifyMsg(b []byte) {
 			n.m.drop(msg.kind, reasonTableFull)
 		}
 		if n.table.behind(msg.header.checker) {
-			n.want(msg.header.checker, []string{msg.header.checker})
+			n.askOwner(msg.header.checker)
 		}
 		n.mu.Unlock()
 	case kindRequest:

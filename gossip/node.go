@@ -24,6 +24,7 @@ const (
 	catchUpRounds  = 3                 // push/pulls with random members after joining
 	catchUpFirst   = time.Second       // the first of them, after the join; then twice as long
 	catchUpSpacing = 5 * time.Second   // at least this between push/pulls after others' joins
+	seedRetryFirst = time.Second       // a node alone after its first join asks again this soon, then twice as long
 	repairFanout   = 8                 // checkers asked directly for their rows per round
 	maxDeltaQueue  = 8192              // deltas waiting to be relayed
 	leaveTimeout   = 2 * time.Second   // graceful leave at shutdown
@@ -244,10 +245,20 @@ func (n *Pool) joinLoop(ctx context.Context) {
 	var catchUp <-chan time.Time
 	var last time.Time // of the latest catch-up
 	rounds, wait := 0, catchUpFirst
+	// Nodes started together (a region's processes at boot, a walkthrough's commands pasted at
+	// once) dial seeds that do not listen yet. A node left alone by its first join asks again
+	// after 1 s, then 2 s, 4 s, ... while it stays alone and the wait is shorter than
+	// RejoinInterval, which takes over from there: a boot race costs seconds, not a whole
+	// rejoin interval.
+	var retry <-chan time.Time
+	retryWait := seedRetryFirst
 	if len(n.cfg.Seeds) > 0 {
 		n.joinSeeds(ctx)
 		rounds = catchUpRounds
 		catchUp = time.After(wait)
+		if n.alone() && retryWait < n.cfg.RejoinInterval {
+			retry = time.After(retryWait)
+		}
 	}
 	t := time.NewTicker(n.cfg.RejoinInterval)
 	defer t.Stop()
@@ -257,6 +268,12 @@ func (n *Pool) joinLoop(ctx context.Context) {
 			return
 		case <-t.C:
 			n.rejoin()
+		case <-retry:
+			n.rejoin()
+			retry = nil
+			if retryWait *= 2; n.alone() && retryWait < n.cfg.RejoinInterval {
+				retry = time.After(retryWait)
+			}
 		case <-n.joined:
 			// A member joined. Its alive broadcast may have run out before it reached
 			// this node's peers' peers (members joining at the same moment miss each
@@ -279,6 +296,13 @@ func (n *Pool) joinLoop(ctx context.Context) {
 			}
 		}
 	}
+}
+
+// alone reports whether the node knows no live member but itself.
+func (n *Pool) alone() bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return len(n.members) <= 1
 }
 
 // periodic heartbeats (as a checker), repairs rows and forgets old ones until ctx ends; then

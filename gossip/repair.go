@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/hashicorp/memberlist"
 )
@@ -47,8 +48,7 @@ func (n *Pool) repair() {
 	now := n.cfg.Now()
 	for _, id := range ids {
 		_, ok := n.members[id]
-		again := now.Sub(n.requested[id]) < 2*askAgainAfter
-		if ok && asked < repairFanout && !again && !n.unreachedLocked(id, now) {
+		if ok && asked < repairFanout && !n.askedInVain(id, now) {
 			n.want(id, []string{id})
 			asked++
 		} else {
@@ -58,6 +58,28 @@ func (n *Pool) repair() {
 	if len(rest) > 0 {
 		n.want("", rest)
 	}
+}
+
+// askedInVain reports whether checker's own row is better asked of other peers than of
+// checker: an ask for it within 2*askAgainAfter did not bring it (checker could not answer,
+// or refused the ask: a node of wire version 1 drops a version 2 ask, and this node learns a
+// peer's version only from its bulk messages), or a recent send to checker failed. Called
+// with n.mu held.
+func (n *Pool) askedInVain(checker string, now time.Time) bool {
+	return now.Sub(n.requested[checker]) < 2*askAgainAfter || n.unreachedLocked(checker, now)
+}
+
+// askOwner asks for the row of checker, which a delta or heartbeat just showed this node to
+// be behind on: of checker itself, or of other peers when asking it did not help lately. A
+// heartbeat every askAgainAfter or faster would otherwise send every ask to checker and none
+// elsewhere, for as long as checker cannot answer: repair's ask of other peers would find
+// the row always just asked for. Called with n.mu held.
+func (n *Pool) askOwner(checker string) {
+	if n.askedInVain(checker, n.cfg.Now()) {
+		n.want("", []string{checker})
+		return
+	}
+	n.want(checker, []string{checker})
 }
 
 // want asks peer for the rows of checkers that this node is behind on, at most once per

@@ -2,12 +2,14 @@ package gossip
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/vigil-dns/vigil/regions"
 )
 
 // rowGaps lists, for every location, the checkers whose rows it does not hold complete and
@@ -203,6 +205,9 @@ func TestRegionRepairNotHeldByCutDials(t *testing.T) {
 		}
 		before := requests()
 		sa1.mu.Lock()
+		// A heartbeat or delta of sa-2 during the sleep may have had sa-1 ask for its row,
+		// received before the count above; the row is asked for at most once a second.
+		delete(sa1.requested, "sa-2")
 		sa1.want("sa-2", []string{"sa-2"})
 		sa1.mu.Unlock()
 		took := waitFor(t, 30*time.Second, 50*time.Millisecond, "sa-2 receives sa-1's ask", func() bool {
@@ -210,6 +215,48 @@ func TestRegionRepairNotHeldByCutDials(t *testing.T) {
 		})
 		if took > time.Second {
 			t.Errorf("sa-2 received sa-1's ask %v after it was made, behind the dials into the cut (want within 1s)", took)
+		}
+	})
+}
+
+// TestHeartbeatsDoNotPinAsksToTheirChecker: a location behind on a row hears the row's
+// checker's heartbeat every second, as fast as a row may be asked for, and the checker never
+// answers (a node of wire version 1 drops a version 2 ask unanswered). The asks must not all
+// go to that checker: after one that did not help, the row is asked of other peers. Before,
+// every heartbeat sent the ask to the checker again and left repair's ask of other peers
+// none to send; in 1 of about 120 runs of TestMixedVersionPool, a late location's row of a
+// version 1 checker stayed empty past 20 s that way.
+func TestHeartbeatsDoNotPinAsksToTheirChecker(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		nw, err := regions.NewNetwork(1, "r1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr, err := nw.NewTransport("r1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := New(Config{ID: "r1-l0", Region: "r1", Roles: RoleLocation, Version: "test", Transport: tr,
+			Keys: [][]byte{testKey}, Logger: testLogger(), HeartbeatInterval: time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer n.Shutdown()
+		var peers []string
+		for beat := range uint64(6) {
+			// The checker is at sequence 5; the location holds nothing of its row.
+			(*delegate)(n).NotifyMsg(encodeHeartbeat(header{checker: "r1-c0", gen: 1, seq: 5, beat: beat + 1}))
+			for len(n.work) > 0 {
+				j := <-n.work
+				if !j.answer {
+					peers = append(peers, j.peer)
+				}
+			}
+			time.Sleep(askAgainAfter)
+		}
+		t.Logf("asks went to %q (\"\": peers other than the checker)", peers)
+		if len(peers) < 3 || !slices.Contains(peers, "") || peers[0] != "r1-c0" {
+			t.Errorf("asks to %q over six heartbeats a second apart: want the first to the checker, then others to other peers", peers)
 		}
 	})
 }

@@ -82,6 +82,10 @@ func (s *Server) respond(scr *scratch, query []byte, req Request) ([]byte, outco
 		headerOnly(resp, query)
 		return s.finish(scr, req, dns.RcodeFormatError, 0, &oc)
 	}
+	if len(q.Extra) > 0 && q.IsTsig() != nil {
+		// Signed with TSIG (a secondary asking for the SOA): verified, answered, signed (xfr_tsig.go).
+		return s.respondTSIG(scr, query, req, &oc)
+	}
 	resp.Id, resp.Opcode = q.Id, q.Opcode
 	// RD is copied into every response (RFC 1035 §4.1.1), CD too (RFC 4035 §3.1.6).
 	resp.RecursionDesired, resp.CheckingDisabled = q.RecursionDesired, q.CheckingDisabled
@@ -162,8 +166,8 @@ func (s *Server) answerQuestion(scr *scratch, req Request, qn dns.Question, limi
 	}
 	switch qn.Qtype {
 	case dns.TypeAXFR, dns.TypeIXFR:
-		// Zone transfers are not offered: every location builds its zones from the control
-		// plane.
+		// Zone transfers are served over TCP only, where serveConn hands them to
+		// serveTransfer (xfr_serve.go): one here came over UDP, or through Respond.
 		return s.finish(scr, req, dns.RcodeRefused, limit, oc)
 	}
 	if !req.TCP && s.rrl != nil {

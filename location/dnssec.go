@@ -22,7 +22,7 @@ type denial struct {
 // deny puts zone z's negative SOA in the authority section, and records that the answer
 // denies name (n nil) or type rtype at name (n its node), for its NSEC proof.
 func (scr *scratch) deny(z *zone, name string, n *node, rtype uint16) {
-	scr.resp.Ns = append(scr.resp.Ns, z.neg)
+	scr.resp.Ns = append(scr.resp.Ns, z.negSOA())
 	scr.denial = denial{z: z, name: name, node: n, rtype: rtype}
 }
 
@@ -82,6 +82,7 @@ func (s *Server) SetSigners(signers map[string]*dnssec.Signer) {
 	}
 	s.budget.SetZones(slices.Collect(maps.Keys(m)))
 	s.signers.Store(&m)
+	s.xfr.poke()
 }
 
 // SetUnsigned installs the zones that the control plane signs and this location cannot sign

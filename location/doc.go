@@ -14,6 +14,9 @@
 //     that name server is in the zone's shard. Every listener has its own bounded worker pool
 //     and query budget, so a flood aimed at one zone's name servers cannot starve the others;
 //   - optional response rate limiting per client network, in a fixed-size table;
+//   - transfers out (xfr.go): AXFR and IXFR over TCP with TSIG of the zones SetTransfers names,
+//     as this location answers them, a serial per zone that follows the answers (serial.go),
+//     and NOTIFY to the secondaries on every change (notify.go);
 //   - its metrics, registered on the registerer it is given.
 //
 // Wildcards are not in Vigil's configuration model, so the server synthesises no answer from

@@ -83,7 +83,7 @@ func (s *Snapshot) fail(apex string, err error) {
 func (s *Snapshot) ZoneStates() []ZoneState {
 	out := make([]ZoneState, 0, len(s.zones)+len(s.failed))
 	for name, z := range s.zones {
-		out = append(out, ZoneState{Zone: name, Served: true, Serial: z.soa.Serial, Error: s.failed[name]})
+		out = append(out, ZoneState{Zone: name, Served: true, Serial: z.servedSOA().Serial, Error: s.failed[name]})
 	}
 	for name, err := range s.failed {
 		if s.zones[name] == nil {

@@ -9,6 +9,8 @@ import "github.com/prometheus/client_golang/prometheus"
 func (s *Server) PatchZones(snap *Snapshot, changed []string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.xfr.adopt(snap)
+	defer s.xfr.poke()
 	old := s.snap.Swap(snap)
 	s.noteFailures(old, snap)
 	v := s.verdicts.Load()

@@ -162,6 +162,7 @@ func (s *Server) Serve(ctx context.Context) error {
 		}
 		wg.Go(func() { s.serveTCP(ctx, l, &wg) })
 	}
+	wg.Go(func() { s.xfr.run(ctx) })
 	s.log.Info("location: serving", "addr", s.Addr().String(), "name_servers", len(ls)-1)
 	<-ctx.Done()
 	for _, l := range ls {
@@ -244,6 +245,13 @@ func (s *Server) serveConn(l *listener, c *net.TCPConn) {
 			return
 		}
 		if !s.admit(l) {
+			continue
+		}
+		if isTransferQuery(query) {
+			// AXFR and IXFR answer with many messages (xfr.go).
+			if !s.serveTransfer(c, query, from, l) {
+				return
+			}
 			continue
 		}
 		start := time.Now()

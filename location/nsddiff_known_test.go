@@ -8,7 +8,7 @@ import (
 )
 
 // difference is a way in which the location answers otherwise than NSD, on purpose: the field
-// it shows in, the responses it explains, and why. The README lists each one.
+// it shows in, the responses it explains, and why. docs/dns.md lists each one.
 type difference struct {
 	name    string
 	field   string

@@ -20,7 +20,7 @@ import (
 // Debian's NSD, sends both the same queries (every name of the zones and more, by every type,
 // in case variants, with EDNS variants, over UDP and TCP, and malformed ones) and compares the
 // responses field by field. Every difference must be one that knownDifferences documents with
-// its reason (the README lists them); every documented difference must still show.
+// its reason (docs/dns.md lists them); every documented difference must still show.
 func TestDifferentialNSD(t *testing.T) {
 	if nsdtest.Binary() == "" {
 		t.Skip("NSD is not installed (Debian: apt-get install nsd; .ci/run installs it): no differential test")
@@ -77,7 +77,7 @@ func TestDifferentialNSD(t *testing.T) {
 	for k, d := range known {
 		t.Logf("documented difference %q (%s): %d responses", d.name, d.field, used[k])
 		if used[k] == 0 {
-			t.Errorf("documented difference %q no longer shows: take it out of knownDifferences and the README", d.name)
+			t.Errorf("documented difference %q no longer shows: take it out of knownDifferences and docs/dns.md", d.name)
 		}
 	}
 	t.Logf("%d queries compared: %d responses identical in every field, the others differ only as documented", len(queries), identical)

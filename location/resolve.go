@@ -203,7 +203,9 @@ func seen(names []string, name string) bool {
 // the record set cannot be answered (a policy the selection does not know).
 func (s *Server) appendSelected(dst []dns.RR, scr *scratch, rs *rrset, v *verdicts, owner string) ([]dns.RR, bool) {
 	from := len(dst)
-	if rs.cfg.Policy == "" || rs.cfg.Policy == config.PolicySimple {
+	if rs.rtype == dns.TypeSOA {
+		dst = append(dst, rs.in.servedSOA())
+	} else if rs.cfg.Policy == "" || rs.cfg.Policy == config.PolicySimple {
 		dst = append(dst, rs.rrs...)
 	} else if rs.cfg.Policy == config.PolicyNearest {
 		dst = s.appendNearest(dst, scr, rs, v)

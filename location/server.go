@@ -88,6 +88,9 @@ type Config struct {
 	TCPQueriesPerConn int
 	// RRL configures response rate limiting; off by default.
 	RRL RRLConfig
+	// Transfer bounds the zone transfers (AXFR, IXFR) and NOTIFY of the zones this location
+	// hands to secondaries (SetTransfers), and says where their serials persist.
+	Transfer TransferConfig
 	// Registerer receives the server's metrics; nil registers none.
 	Registerer prometheus.Registerer
 	// Logger receives the server's logs; nil discards them.
@@ -111,6 +114,7 @@ type Server struct {
 	signers  atomic.Pointer[map[string]*dnssec.Signer] // by apex (dnssec.go)
 	budget   *dnssec.Budget                            // of new signatures (dnssec.go)
 	unsigned atomic.Pointer[map[string]string]         // why, by apex (dnssec.go)
+	xfr      *xfr                                      // transfers out, serials, NOTIFY (xfr.go)
 	locality atomic.Pointer[routing.Locality]          // for nearest record sets (nearest.go)
 	scratch  sync.Pool
 	// signDrops counts the queries dropped for a spent signing budget since the last log
@@ -196,6 +200,9 @@ func New(cfg Config) (*Server, error) {
 		}
 	}
 	s.log.Info("location: dnssec signing budget", "new_signatures_per_second", int(cfg.SignBudget.Rate()), "from", budgetFrom)
+	if s.xfr, err = newXfr(s, cfg.Transfer, cfg.Registerer); err != nil {
+		return nil, fmt.Errorf("location: transfers: %w", err)
+	}
 	s.scratch.New = func() any { return newScratch() }
 	empty, _ := NewSnapshot(nil, nil)
 	s.snap.Store(empty)
@@ -211,6 +218,8 @@ func (s *Server) SetSnapshot(snap *Snapshot) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.xfr.adopt(snap)
+	defer s.xfr.poke()
 	old := s.snap.Swap(snap)
 	s.noteFailures(old, snap)
 	for name := range old.zones {
@@ -245,6 +254,7 @@ func (s *Server) SetVerdicts(healthy map[string]bool) {
 	old := s.verdicts.Load()
 	v := old.fromMap(healthy)
 	s.verdicts.Store(v)
+	defer s.xfr.poke()
 	snap := s.snap.Load()
 	var ids []string
 	for id := range snap.byCheck.All("") {
@@ -267,6 +277,7 @@ func (s *Server) PatchVerdicts(changes []VerdictChange) {
 	defer s.mu.Unlock()
 	v, ids := s.verdicts.Load().patch(changes, s.changedIDs[:0])
 	s.verdicts.Store(v)
+	defer s.xfr.poke()
 	s.recount(s.snap.Load(), v, ids)
 	clear(ids)
 	s.changedIDs = ids[:0]

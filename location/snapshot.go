@@ -98,6 +98,9 @@ type zone struct {
 	counters atomic.Pointer[counterCache]
 	// healthSets lists the zone's record sets that consult health checks, by label.
 	healthSets []*rrset
+	// served is the SOA this location answers when its serial follows the answers (a zone it
+	// transfers out, serial.go); nil answers soa and neg.
+	served atomic.Pointer[servedSOA]
 }
 
 // node is one owner name of a zone; a node without record sets is an empty non-terminal.

@@ -115,6 +115,11 @@ type Config struct {
 	// at the signing cost the location measures when it starts.
 	DNSSECSignBudget float64
 
+	// TSIGKeys are the TSIG keys of the secondaries this location transfers zones to
+	// (config.Transfers); a location holds them as it holds DNSSECSecret, out of the
+	// configuration, so that no read of it shows them.
+	TSIGKeys []location.TSIGKey
+
 	// DNSAddr is the location's main DNS listener, UDP and TCP on the same port. Default
 	// "127.0.0.1:5353"; port 0 picks a free port.
 	DNSAddr string

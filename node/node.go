@@ -67,6 +67,9 @@ type Node struct {
 	// signers are the DNSSEC signers of the signed zones (dnssec.go); guarded by zonesMu.
 	signers signers
 	zonesAt *control.State
+	// transfers is what the DNS server was last given of the zones it transfers out, by apex
+	// (transfers.go); guarded by zonesMu.
+	transfers map[string]location.ZoneTransfer
 }
 
 // New validates cfg, binds the node's sockets (gossip, DNS, HTTP, raft and API) and prepares

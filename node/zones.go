@@ -25,6 +25,7 @@ func (n *Node) installZones(s *control.State, ch control.Changes) {
 	n.zonesMu.Lock()
 	defer n.zonesMu.Unlock()
 	defer n.installSigners(s, ch)
+	defer n.installTransfers(s, ch)
 	servers, err := n.nameServers(s)
 	if err != nil {
 		n.log.Error("node: name-server shards; zones keep their own name servers", "err", err)

@@ -27,7 +27,7 @@
 // fewer checker processes run there; which ones the assignment picks does not matter to the
 // count. Their reports say healthy when they reach the target, unhealthy when they do not.
 //
-// Verdict (Route 53's rule as Vigil documents it in its README, "How a verdict is reached"):
+// Verdict (Route 53's rule as Vigil documents it in README.md and docs/architecture.md):
 // among the fresh reports a location holds (those of the checkers it hears), healthy when
 // more than healthy_threshold of them say healthy and at least min_reporters reported;
 // inverted checks swap healthy and unhealthy, disabled ones are healthy. With too few fresh

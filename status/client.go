@@ -141,6 +141,25 @@ func (c *Client) Network(ctx context.Context, filter, q, cursor string, limit in
 	return v, c.get(ctx, path, &v)
 }
 
+// Answers returns the DNS view: what the location answers now for each record set that
+// consults a health check, with its rule and whether last resort is in force; q keeps the sets
+// whose name contains it, limit 0 is the server's default.
+func (c *Client) Answers(ctx context.Context, q string, limit int) (AnswerList, error) {
+	var v AnswerList
+	p := url.Values{}
+	if q != "" {
+		p.Set("q", q)
+	}
+	if limit > 0 {
+		p.Set("limit", strconv.Itoa(limit))
+	}
+	path := "/v1/answers"
+	if len(p) > 0 {
+		path += "?" + p.Encode()
+	}
+	return v, c.get(ctx, path, &v)
+}
+
 // History returns one check's verdict changes and availability at the location.
 func (c *Client) History(ctx context.Context, id string) (CheckHistory, error) {
 	var v CheckHistory

@@ -21,6 +21,7 @@ import (
 	"github.com/vigil-dns/vigil/control"
 	"github.com/vigil-dns/vigil/gossip"
 	"github.com/vigil-dns/vigil/httpguard"
+	"github.com/vigil-dns/vigil/internal/sdnotify"
 	"github.com/vigil-dns/vigil/location"
 	"github.com/vigil-dns/vigil/node"
 	"github.com/vigil-dns/vigil/tlsconf"
@@ -36,7 +37,7 @@ type agentFlags struct {
 	gossipBind, gossipAdvertise, gossipKeyFile string
 	insecureGossip                             bool
 	dnssecSecretFile                           string
-	dnssecSignBudget                           float64
+	dnssecSignBudget                           int
 	insecureDNSSECFromGossip                   bool
 	voters                                     string
 	tokenFile, readTokenFile                   string
@@ -59,6 +60,8 @@ type agentFlags struct {
 	gossipLimits                               gossip.InboundLimits
 	dnsTCP                                     node.DNSTCPLimits
 	verify                                     verifyFlags
+	configFile                                 string
+	tsigKeysFile                               string
 }
 
 // agentFlagGroups sorts the agent's flags into groups for its help.
@@ -67,13 +70,13 @@ func agentFlagGroups() flagGroups {
 		name  string
 		flags []string
 	}{
-		{"roles & identity", []string{"roles", "id", "region", "data-dir", "log-level", "memory-limit"}},
+		{"roles & identity", []string{"config", "roles", "id", "region", "data-dir", "log-level", "memory-limit"}},
 		{"control plane", []string{"raft-addr", "raft-log-store", "api-addr", "api-url", "raft-secret-file", "insecure-raft-plaintext",
 			"bootstrap", "control", "token-file", "read-token-file", "open-reads", "notify-interval", "notify-locations"}},
 		{"gossip", []string{"join", "gossip-bind", "gossip-advertise", "gossip-key-file", "insecure-gossip", "gossip-max-streams",
 			"gossip-max-streams-per-source", "gossip-max-stream-bytes", "gossip-max-buffered-bytes", "gossip-stream-timeout"}},
 		{"DNS (location)", []string{"dns", "ns", "ns-budget", "rrl", "rrl-slip", "dns-tcp-max-conns", "dns-tcp-max-conns-per-client",
-			"dns-tcp-idle-timeout", "dns-tcp-lifetime", "dnssec-secret-file", "insecure-dnssec-secret-from-gossip-key",
+			"dns-tcp-idle-timeout", "dns-tcp-lifetime", "dnssec-secret-file", "insecure-dnssec-secret-from-gossip-key", "tsig-keys-file",
 			"dnssec-sign-budget"}},
 		{"HTTP and its limits", []string{"http", "http-advertise", "http-header-timeout", "http-body-timeout", "http-idle-timeout",
 			"http-max-conns", "http-max-conns-per-source"}},
@@ -106,14 +109,24 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "vigil agent: unexpected arguments %q\n", fs.Args())
 		return 2
 	}
+	var origin agentFileOrigin
+	if f.configFile != "" {
+		set := map[string]bool{}
+		fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+		var err error
+		if origin, err = loadAgentFile(fs, f.configFile, set); err != nil {
+			fmt.Fprintf(stderr, "vigil agent: %v\n", err)
+			return 2
+		}
+	}
 	cfg, log, err := agentConfig(f, stderr)
 	if err != nil {
-		fmt.Fprintf(stderr, "vigil agent: %v\n", err)
+		fmt.Fprintf(stderr, "vigil agent: %s\n", origin.explain(err.Error()))
 		return 2
 	}
 	limit, from, err := memoryLimit(f.memoryLimit, os.Getenv("GOMEMLIMIT"), cgroupMemoryMax)
 	if err != nil {
-		fmt.Fprintf(stderr, "vigil agent: -memory-limit: %v\n", err)
+		fmt.Fprintf(stderr, "vigil agent: %s\n", origin.explain("-memory-limit: "+err.Error()))
 		return 2
 	}
 	if limit > 0 {
@@ -122,7 +135,7 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	n, err := node.New(cfg)
 	if err != nil {
-		fmt.Fprintf(stderr, "vigil agent: %v\n", err)
+		fmt.Fprintf(stderr, "vigil agent: %s\n", origin.explain(err.Error()))
 		return 1
 	}
 	if n.HTTPAddr() != "" {
@@ -138,7 +151,7 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	if err != nil {
 		n.Close()
-		fmt.Fprintf(stderr, "vigil agent: %v\n", err)
+		fmt.Fprintf(stderr, "vigil agent: %s\n", origin.explain(err.Error()))
 		return 2
 	}
 	if v != nil {
@@ -154,6 +167,22 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}()
 	}
 	printAgentBanner(stdout, n, cfg.DataDir)
+	// Under systemd (Type=notify), READY=1 when /readyz would say ready, STOPPING=1 at the end.
+	if notifier := sdnotify.New(os.Getenv("NOTIFY_SOCKET")); notifier != nil {
+		nctx, stop := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			notifier.Watch(nctx, func() (bool, string) {
+				rd := n.Ready()
+				return rd.Ready, "not ready: " + strings.Join(rd.Reasons, "; ")
+			}, 250*time.Millisecond, func(err error) { log.Warn("vigil agent: telling systemd", "err", err) })
+		}()
+		defer func() {
+			stop()
+			<-done
+		}()
+	}
 	if err := n.Run(ctx); err != nil {
 		log.Error("vigil agent: stopped", "err", err)
 		fmt.Fprintf(stderr, "vigil agent: %v\n", err)
@@ -187,6 +216,7 @@ func printAgentBanner(stdout io.Writer, n *node.Node, dataDir string) {
 
 // register defines the flags of `vigil agent` on fs, bound to f.
 func (f *agentFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.configFile, "config", "", "YAML file of these settings, one field a flag (docs/agent-config.md), e.g. /etc/vigil/agent.yaml; flags given here override it, and its relative paths are taken from its directory")
 	fs.StringVar(&f.roles, "roles", "control", "comma-separated roles to run: control, checker, location")
 	fs.StringVar(&f.id, "id", "", "this node's id: gossip name and raft ID (default: the host name)")
 	fs.StringVar(&f.region, "region", "", "this node's region (required for checker and location)")
@@ -204,6 +234,7 @@ func (f *agentFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.gossipKeyFile, "gossip-key-file", "", "gossip: file of base64 encryption keys, one per line, the primary first")
 	fs.BoolVar(&f.insecureGossip, "insecure-gossip", false, "gossip: run unencrypted (development only)")
 	f.registerDNSSEC(fs)
+	f.registerTransfers(fs)
 	fs.StringVar(&f.voters, "control", "", "comma-separated API URLs of control voters the data plane follows (default: this node's own voter)")
 	fs.StringVar(&f.tokenFile, "token-file", "", "file of bearer tokens, one per line: a plain token may write (control role; the first one joins voters and reads the configuration for the data plane); a line \"name scope sha256:<hex>\" (vigil token create) is a named token with a scope, stored hashed; a voter reloads the file within seconds of a change (a file that does not parse is refused and the tokens in use stay)")
 	fs.StringVar(&f.readTokenFile, "read-token-file", "", "file of bearer tokens allowed to read, one per line; the data plane reads with the first; a voter reloads the file when it changes")
@@ -300,6 +331,9 @@ func agentConfig(f agentFlags, stderr io.Writer) (node.Config, *slog.Logger, err
 	cfg.Gossip.KeyringFile, cfg.Gossip.Insecure = f.gossipKeyFile, f.insecureGossip
 	cfg.Gossip.Inbound = f.gossipLimits
 	if err := agentDNSSEC(&cfg, f); err != nil {
+		return cfg, nil, err
+	}
+	if err := agentTransfers(&cfg, f); err != nil {
 		return cfg, nil, err
 	}
 	cfg.Voters = splitList(f.voters)

@@ -15,7 +15,7 @@ import (
 )
 
 // TestKeyringCommand rotates the key of a running pool of three nodes (real sockets) with
-// vigil keyring install, use and remove, as the README says, and lists it.
+// vigil keyring install, use and remove, as docs/security.md says, and lists it.
 func TestKeyringCommand(t *testing.T) {
 	oldKey, newKey := bytes.Repeat([]byte{1}, 32), bytes.Repeat([]byte{2}, 32)
 	dir := t.TempDir()

@@ -31,7 +31,7 @@ func commands() []command {
 		{name: "agent", summary: "run a node's roles: control (raft voter and API), checker, location (DNS)", run: runAgent,
 			usage:   "vigil agent [flags]",
 			detail:  "Roles combine: -roles control,checker,location runs all three in one process. Flags that\nstart \"control:\", \"checker:\" or \"location:\" apply to that role only.",
-			example: "vigil agent -roles control -id c1 -bootstrap -token-file tokens.txt -insecure-raft-plaintext -insecure-gossip\nvigil agent -roles checker,location -id n1 -region us-east -join 127.0.0.1:7946 -control http://127.0.0.1:7100 -token-file tokens.txt -insecure-gossip -http 127.0.0.1:7701",
+			example: "vigil agent -roles control -id c1 -bootstrap -token-file tokens.txt -insecure-raft-plaintext -insecure-gossip\nvigil agent -roles checker,location -id n1 -region us-east -join 127.0.0.1:7946 -control http://127.0.0.1:7100 -token-file tokens.txt -insecure-gossip -http 127.0.0.1:7701\nvigil agent -config /etc/vigil/agent.yaml -log-level debug",
 			groups:  agentFlagGroups()},
 		{name: "apply", summary: "apply a whole configuration file through the control plane", run: runApply,
 			usage:   "vigil apply -f FILE [flags]",
@@ -49,6 +49,20 @@ func commands() []command {
 				{name: "heal", summary: "restore every link", usage: "vigil dev heal [flags]", example: "vigil dev heal"},
 				{name: "faults", summary: "list the faults in force", usage: "vigil dev faults [flags]", example: "vigil dev faults"},
 				{name: "notifications", summary: "show what the dev webhook and Alertmanager receivers got", usage: "vigil dev notifications [flags]", example: "vigil dev notifications"},
+			}},
+		{name: "import", summary: "read a zone file (BIND, NSD, Knot, a provider's export) into a configuration document", run: runImport,
+			usage:   "vigil import zonefile -zone ZONE [-o FILE] FILE",
+			example: "vigil import zonefile -zone example.com -o example.com.yaml example.com.zone",
+			subs: []command{
+				{name: "zonefile", summary: "print the configuration document of an RFC 1035 zone file, listing what it leaves out",
+					usage: "vigil import zonefile -zone ZONE [-o FILE] [-regions LIST] FILE",
+					detail: "Follows $ORIGIN, $TTL and $INCLUDE (relative to the file that names it); refuses $GENERATE.\n" +
+						"Every malformed entry is listed with its line, and nothing is written. Each record the\n" +
+						"document leaves out or changes (a type Vigil does not serve, DNSSEC records, data below\n" +
+						"a delegation that is not glue, differing TTLs in one set) is listed with its line.\n" +
+						"Exit status 0: the document holds the whole zone; 1: errors (nothing written), or\n" +
+						"something left out or changed (the document written); 2: usage. FILE - reads stdin.",
+					example: "vigil import zonefile -zone example.com -o example.com.yaml example.com.zone\nnsd-checkzone -p example.com example.com.zone | vigil import zonefile -zone example.com -"},
 			}},
 		{name: "keyring", summary: "rotate the gossip key on every node of a running pool: list, install, use, remove", run: runKeyring,
 			usage: "vigil keyring [flags] list | install KEY | use KEY | remove KEY | generate",
@@ -100,6 +114,14 @@ func commands() []command {
 				{name: "-real", summary: "a scenario on real processes in network namespaces (needs root, ip, nft, /dev/net/tun)", usage: "vigil sim -real [flags] SCENARIO\nvigil sim -real [flags] -script FILE",
 					detail: "Scenarios: " + realScenarioList() + ".", example: "sudo vigil sim -real isolated -keep /tmp/run"},
 			}},
+		{name: "recover", summary: "make a stopped voter the only voter of its cluster, when a majority of voters is lost for good", run: runRecover,
+			usage: "vigil recover -majority-lost -data-dir DIR -id ID -raft-addr ADDR",
+			detail: "Run it with every voter stopped, on the one voter whose state to keep (the one with the\n" +
+				"highest raft index, if several survive). It keeps the voter's whole log and snapshots and\n" +
+				"makes it the only member of the raft configuration; entries it held that the lost majority\n" +
+				"had not committed become committed. Then start its agent as before, without -bootstrap,\n" +
+				"start new voters with -join, and remove the lost ones with vigil voters remove.",
+			example: "vigil recover -majority-lost -data-dir /var/lib/vigil -id c1 -raft-addr 10.0.1.1:7000"},
 		{name: "router", summary: "run a region's router of the compose demo (latency, loss, cuts between regions)", run: runRouter,
 			usage: "vigil router -region R -src ADDR -listen ADDR:PORT -peer REGION,SUBNET,ENDPOINT,LATENCY ... [flags]\nvigil router ctl [flags] COMMAND",
 			detail: "It routes the peers' subnets through a TUN device (CAP_NET_ADMIN, /dev/net/tun) and carries\n" +
@@ -140,13 +162,20 @@ func commands() []command {
 			usage:   "vigil token create -name NAME -scope SCOPE",
 			example: "vigil token create -name alice -scope write:check=web-,zone=example.com.",
 			subs: []command{
-				{name: "create", summary: "print a new token's secret and the line for the voters' -token-file", usage: "vigil token create -name NAME [-scope read|write|write:check=PREFIX,zone=NAME]",
-					example: "vigil token create -name ci -scope write"},
+				{name: "create", summary: "print a new token's secret and the line for the voters' -token-file", usage: "vigil token create -name NAME [-scope read|write|write:check=PREFIX,zone=NAME] [-secret-file FILE]",
+					example: "vigil token create -name ci -scope write -secret-file ci.token >> tokens"},
 			}},
 		{name: "target", summary: "serve a demo target whose health endpoint can be switched down and up", run: runTarget,
 			usage:   "vigil target [flags]",
 			detail:  "GET /healthz answers 200 while up and 503 while down; POST /down and POST /up flip it.",
 			example: "vigil target -listen 127.0.0.1:7811 -name us-east"},
+		{name: "voters", summary: "list the control plane's voters, or remove one that is gone", run: runVoters,
+			usage:   "vigil voters list|remove [flags] [ID]",
+			example: "vigil voters list\nvigil voters remove c3",
+			subs: []command{
+				{name: "list", summary: "each voter: id, raft address, API URL, leader or follower", usage: "vigil voters list [flags]", example: "vigil voters list -server https://c1:7100"},
+				{name: "remove", summary: "remove a voter from the raft configuration and the state (audited)", usage: "vigil voters remove [flags] ID", example: "vigil voters remove c3"},
+			}},
 		{name: "validate", summary: "check a configuration file and list every problem", run: runValidate,
 			usage:   "vigil validate [-f FILE]",
 			detail:  "Without -f it checks the demo built into vigil. Exit status 1 when the file has problems.",

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -251,6 +252,7 @@ func runToken(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.SetOutput(stderr)
 	name := fs.String("name", "", "the token's name, as the audit log and overrides show it (required)")
 	scope := fs.String("scope", "read", "read, write, or write limited to the checks whose id starts with a prefix and to a zone and the zones below it, by whole labels: write:check=web-,zone=example.com.")
+	secretFile := fs.String("secret-file", "", "write the secret to this new file (mode 0600; an existing file is refused, not overwritten) and print only the line for the voters' -token-file, so that >> appends it to theirs")
 	if code, stop := parseFlags(ctx, fs, args[1:], stdout, stderr); stop {
 		return code
 	}
@@ -264,6 +266,33 @@ func runToken(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "vigil token: %v\n", err)
 		return exitUsage
 	}
+	if *secretFile != "" {
+		if err := writeNewSecret(*secretFile, secret); err != nil {
+			fmt.Fprintf(stderr, "vigil token: %v\n", err)
+			return exitFailure
+		}
+		fmt.Fprintln(stdout, line)
+		return 0
+	}
 	fmt.Fprintf(stdout, "token (give it to %s; it is shown once):\n  %s\nline for every voter's -token-file (the secret's SHA-256 only):\n  %s\n", *name, secret, line)
 	return 0
+}
+
+// writeNewSecret writes secret and a newline to path, a file it creates with mode 0600: an
+// existing file (another token's secret, perhaps) is refused rather than overwritten.
+func writeNewSecret(path, secret string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return fmt.Errorf("-secret-file: %w (remove it first to replace it, or name a new file)", err)
+	}
+	if _, err := fmt.Fprintln(f, secret); err != nil {
+		f.Close()
+		os.Remove(path)
+		return fmt.Errorf("-secret-file: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(path)
+		return fmt.Errorf("-secret-file: %w", err)
+	}
+	return nil
 }

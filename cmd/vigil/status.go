@@ -32,6 +32,8 @@ Prints a node's status API as tables (or as its JSON with --json). Views:
   history CHECK      one check's verdict changes at the location and its availability
                      over 1 h, 24 h and 7 days
   answers [NAME]     the latest changes of what record sets answer from at the location
+  dns [SEARCH]       what a location answers now for each record set with a health check:
+                     the answer, its rule and whether last resort is in force (with --limit)
   verification       a checker's answer verification: each location's answers against its
                      own verdicts, and the measured failover times (in vigil dev: --addr
                      127.0.0.1:7711)
@@ -51,7 +53,7 @@ func statusArgs(view string) (least, most int, ok bool) {
 		return 2, 2, true
 	case "checkers", "probes", "members", "verification":
 		return 0, 0, true
-	case "network", "answers":
+	case "network", "answers", "dns":
 		return 0, 1, true
 	case "history":
 		return 1, 1, true
@@ -75,6 +77,7 @@ func statusViews() []command {
 		v("network", "network [all|disagree|unhealthy]", "every location's verdict of every check side by side, where they disagree and why", "network disagree -search web -limit 50"),
 		v("history", "history CHECK", "one check's verdict changes at the location and its availability over 1 h, 24 h and 7 days", "history web-us"),
 		v("answers", "answers [NAME]", "the latest changes of what record sets answer from at the location", "answers www.demo.vigil.test"),
+		v("dns", "dns [SEARCH]", "what a location answers now for each record set with a health check: the answer, its rule and whether last resort is in force", "dns www"),
 		v("verification", "verification", "a checker's answer verification: each location's answers against its own verdicts, and the measured failover times", "-addr 127.0.0.1:7711 verification"),
 	}
 }
@@ -90,9 +93,9 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	asJSON := fs.Bool("json", false, "print the API's JSON instead of tables")
 	timeout := fs.Duration("timeout", 10*time.Second, "give up after this long")
 	var page pageFlags
-	fs.StringVar(&page.search, "search", "", "network: only checks whose id contains this")
+	fs.StringVar(&page.search, "search", "", "network: only checks whose id contains this; dns: only record sets whose name contains this")
 	fs.StringVar(&page.cursor, "cursor", "", "network: start after this check (the last page's cursor)")
-	fs.IntVar(&page.limit, "limit", 100, "network: checks a page, 1 to 1000")
+	fs.IntVar(&page.limit, "limit", 100, "network: checks a page; dns: record sets listed; 1 to 1000")
 	// Flags may come before, between or after the view's arguments.
 	var pos []string
 	for rest := args; ; {
@@ -203,6 +206,14 @@ func printStatus(ctx context.Context, c *status.Client, view string, args []stri
 		var a status.AnswerHistory
 		a, err = c.AnswerHistory(ctx, name)
 		v, text, table = a, &a, func() error { return status.WriteAnswerHistory(w, a, now) }
+	case "dns":
+		q := page.search
+		if len(args) > 0 {
+			q = args[0]
+		}
+		var l status.AnswerList
+		l, err = c.Answers(ctx, q, page.limit)
+		v, text, table = l, &l, func() error { return status.WriteAnswers(w, l) }
 	case "verification":
 		var r verify.Report
 		if err = c.Get(ctx, "/v1/verification", &r); err != nil {

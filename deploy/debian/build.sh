@@ -1,0 +1,64 @@
+#!/bin/sh
+# build.sh VERSION ARCH [OUTDIR]: builds vigil_<version>_<arch>.deb in OUTDIR (default
+# build/packages) with dpkg-deb, from this source tree: the static binary (CGO_ENABLED=0,
+# -trimpath), vigil.service, the tmpfiles entry, /etc/vigil/agent.yaml as a conffile, the
+# maintainer scripts, copyright, changelog and the two deployment documents. ARCH is a
+# Debian and Go architecture alike: amd64 or arm64. No network beyond Go modules.
+# Timestamps come from SOURCE_DATE_EPOCH (default: the last commit's), so two builds of one
+# commit give the same bytes. DEB_COMPRESS chooses dpkg-deb's compressor (default xz; the tests use gzip).
+set -eu
+
+version=${1:?usage: build.sh VERSION ARCH [OUTDIR]}
+arch=${2:?usage: build.sh VERSION ARCH [OUTDIR]}
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+out=${3:-$root/build/packages}
+case "$arch" in
+amd64 | arm64) ;;
+*) echo "build.sh: architecture $arch: want amd64 or arm64" >&2; exit 2 ;;
+esac
+
+# A Debian version starts with a digit and has no "-" (there is no Debian revision): v1.2.3
+# is 1.2.3, git describe's 1.2.3-4-gabc is 1.2.3+4+gabc, a bare commit abc is 0~gitabc.
+debversion=$(printf '%s' "$version" | sed -e 's/^v//' -e 's/-/+/g' -e 's/[^A-Za-z0-9.+~]/./g')
+case "$debversion" in
+[0-9]*) ;;
+*) debversion="0~git$debversion" ;;
+esac
+
+: "${SOURCE_DATE_EPOCH:=$(git -C "$root" log -1 --format=%ct 2>/dev/null || echo 0)}"
+export SOURCE_DATE_EPOCH
+
+stage=$(mktemp -d "${TMPDIR:-/tmp}/vigil-deb.XXXXXX")
+trap 'rm -rf "$stage"' EXIT
+chmod 0755 "$stage"
+umask 022
+
+mkdir -p "$stage/DEBIAN" "$stage/usr/bin" "$stage/usr/lib/systemd/system" "$stage/usr/lib/tmpfiles.d" \
+	"$stage/etc/vigil" "$stage/usr/share/doc/vigil"
+(cd "$root" && CGO_ENABLED=0 GOOS=linux GOARCH="$arch" ${GO:-go} build -trimpath -buildvcs=false \
+	-ldflags "-s -w -X main.version=$version" -o "$stage/usr/bin/vigil" ./cmd/vigil)
+install -m 0644 "$here/vigil.service" "$stage/usr/lib/systemd/system/vigil.service"
+install -m 0644 "$here/vigil.tmpfiles" "$stage/usr/lib/tmpfiles.d/vigil.conf"
+install -m 0644 "$here/agent.yaml" "$stage/etc/vigil/agent.yaml"
+install -m 0644 "$here/copyright" "$stage/usr/share/doc/vigil/copyright"
+install -m 0644 "$root/docs/agent-config.md" "$stage/usr/share/doc/vigil/agent-config.md"
+install -m 0644 "$root/docs/deploy/packages.md" "$stage/usr/share/doc/vigil/packages.md"
+date=$(date -u -R -d "@$SOURCE_DATE_EPOCH")
+sed -e "s/@VERSION@/$debversion/g" -e "s/@DATE@/$date/" "$here/changelog" | gzip -9n >"$stage/usr/share/doc/vigil/changelog.gz"
+chmod 0644 "$stage/usr/share/doc/vigil/changelog.gz"
+
+for s in postinst prerm postrm; do
+	install -m 0755 "$here/$s" "$stage/DEBIAN/$s"
+done
+echo /etc/vigil/agent.yaml >"$stage/DEBIAN/conffiles"
+size=$(du -sk --exclude=DEBIAN "$stage" | cut -f1)
+sed -e "s/@VERSION@/$debversion/" -e "s/@ARCH@/$arch/" -e "s/@SIZE@/$size/" "$here/control" >"$stage/DEBIAN/control"
+(cd "$stage" && find . -path ./DEBIAN -prune -o -type f -printf '%P\0' | LC_ALL=C sort -z | xargs -0 md5sum) >"$stage/DEBIAN/md5sums"
+chmod 0644 "$stage/DEBIAN/control" "$stage/DEBIAN/conffiles" "$stage/DEBIAN/md5sums"
+find "$stage" -exec touch -h -d "@$SOURCE_DATE_EPOCH" {} +
+
+mkdir -p "$out"
+deb="$out/vigil_${debversion}_${arch}.deb"
+dpkg-deb --root-owner-group -Z"${DEB_COMPRESS:-xz}" --build "$stage" "$deb" >/dev/null
+echo "$deb"
