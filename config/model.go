@@ -268,6 +268,32 @@ type DNSSEC struct {
 	Keys string `yaml:"keys" json:"keys,omitempty"`
 	// DNSKEYTTL is the TTL of the DNSKEY record set, in seconds. Default 3600.
 	DNSKEYTTL uint32 `yaml:"dnskey_ttl" json:"dnskey_ttl,omitempty"`
+	// Denial is how the zone proves that a name or type does not exist: "compact"
+	// (default: an NSEC record made for each name denied, which reveals no other name) or
+	// "nsec" (the NSEC chain of the zone's names: its signatures are cached, and anyone can
+	// list the names); see docs/dnssec-signing.md.
+	Denial string `yaml:"denial" json:"denial,omitempty"`
+}
+
+// The denial modes of a signed zone (DNSSEC.Denial).
+const (
+	// DenialCompact proves each denial with an NSEC record made for the name asked ("black
+	// lies", RFC 9824): the zone's names cannot be listed from its answers, and every
+	// name that does not exist costs a new signature.
+	DenialCompact = "compact"
+	// DenialNSEC proves denials with the NSEC chain of the zone's names (RFC 4035): the
+	// signatures are reused from the cache whatever the name asked, so a flood of names
+	// that do not exist costs no new signature; anyone may list the zone's names by
+	// walking the chain.
+	DenialNSEC = "nsec"
+)
+
+// DenialMode returns the zone's denial mode: DenialCompact unless it says DenialNSEC.
+func (d *DNSSEC) DenialMode() string {
+	if d != nil && d.Denial == DenialNSEC {
+		return DenialNSEC
+	}
+	return DenialCompact
 }
 
 // Signed reports whether the zone's answers are signed.

@@ -60,6 +60,9 @@ func (v *validator) zoneItem(z *Zone, p string) string {
 		if d.Keys != "" && d.Keys != "combined" && d.Keys != "split" {
 			v.add(join(p, "dnssec.keys"), "must be combined or split, got %q", d.Keys)
 		}
+		if d.Denial != "" && d.Denial != DenialCompact && d.Denial != DenialNSEC {
+			v.add(join(p, "dnssec.denial"), "must be %s or %s, got %q", DenialCompact, DenialNSEC, d.Denial)
+		}
 		if d.DNSKEYTTL > maxTTL {
 			v.add(join(p, "dnssec.dnskey_ttl"), "must be 0..%d, got %d", maxTTL, d.DNSKEYTTL)
 		}

@@ -17,10 +17,38 @@ type sigKey [32]byte
 // hits the old generation moves the entry to the new one; when the new one is full it
 // becomes the old one and the old one is dropped. Memory is bounded by size entries; what is
 // asked often stays.
+//
+// Beside it, the same signatures by identity (refKey): the records a zone's compiled record
+// sets hold are never changed, so the same records (the same pointers, in the same order)
+// are the same record set, found without putting it in canonical form and hashing it. The
+// identity entries hold their records, so that a pointer is never reused while it names a
+// signature; they are bounded and rotated as the others.
 type sigCache struct {
-	mu       sync.Mutex
-	half     int
-	cur, old map[sigKey]*dns.RRSIG
+	mu         sync.Mutex
+	half       int
+	cur, old   map[sigKey]*dns.RRSIG
+	curR, oldR map[refKey]*dns.RRSIG
+}
+
+// maxRefRecords is the largest record set found by identity; a larger one is found by content.
+const maxRefRecords = 4
+
+// refKey names a signature by the identity of the records signed: the signing key's tag, the
+// number of records and the records themselves (pointers compare by identity).
+type refKey struct {
+	tag uint16
+	n   int
+	rrs [maxRefRecords]dns.RR
+}
+
+// makeRefKey returns the identity key of rrset signed by tag; ok is false for a set too large.
+func makeRefKey(rrset []dns.RR, tag uint16) (k refKey, ok bool) {
+	if len(rrset) > maxRefRecords {
+		return k, false
+	}
+	k.tag, k.n = tag, len(rrset)
+	copy(k.rrs[:], rrset)
+	return k, true
 }
 
 func newSigCache(size int) *sigCache {
@@ -28,7 +56,37 @@ func newSigCache(size int) *sigCache {
 		size = DefaultCacheSize
 	}
 	half := max(1, size/2)
-	return &sigCache{half: half, cur: make(map[sigKey]*dns.RRSIG), old: map[sigKey]*dns.RRSIG{}}
+	return &sigCache{half: half, cur: make(map[sigKey]*dns.RRSIG), old: map[sigKey]*dns.RRSIG{},
+		curR: make(map[refKey]*dns.RRSIG), oldR: map[refKey]*dns.RRSIG{}}
+}
+
+// getRef returns the cached signature of the records of k, or nil.
+func (c *sigCache) getRef(k refKey) *dns.RRSIG {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if sig := c.curR[k]; sig != nil {
+		return sig
+	}
+	sig := c.oldR[k]
+	if sig != nil {
+		delete(c.oldR, k)
+		c.putRefLocked(k, sig)
+	}
+	return sig
+}
+
+// putRef stores the signature of the records of k.
+func (c *sigCache) putRef(k refKey, sig *dns.RRSIG) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.putRefLocked(k, sig)
+}
+
+func (c *sigCache) putRefLocked(k refKey, sig *dns.RRSIG) {
+	if len(c.curR) >= c.half {
+		c.oldR, c.curR = c.curR, make(map[refKey]*dns.RRSIG, c.half)
+	}
+	c.curR[k] = sig
 }
 
 // get returns the cached signature of k, or nil.

@@ -26,3 +26,12 @@ func NoName(name string, ttl uint32) *dns.NSEC {
 	return &dns.NSEC{Hdr: dns.RR_Header{Name: name, Rrtype: dns.TypeNSEC, Class: dns.ClassINET, Ttl: ttl},
 		NextDomain: NextName(name), TypeBitMap: []uint16{dns.TypeRRSIG, dns.TypeNSEC, dns.TypeNXNAME}}
 }
+
+// Link returns the NSEC record at name of a zone's NSEC chain (RFC 4035 §2.3): next is the
+// following name of the zone in canonical order (the apex after the last), types the name's
+// own, with NSEC and RRSIG.
+func Link(name, next string, types []uint16, ttl uint32) *dns.NSEC {
+	nsec := NoData(name, types, ttl)
+	nsec.NextDomain = next
+	return nsec
+}

@@ -249,3 +249,44 @@ func TestSealerOpensWithOlderSecrets(t *testing.T) {
 		t.Error("a short older secret was taken")
 	}
 }
+
+// A record set signed once is found again by the identity of its records (no canonical form,
+// no hash) and, as a copy of the same content, by content; a changed record is signed anew.
+func TestSignatureCacheByIdentity(t *testing.T) {
+	sealer, err := NewSealer([]byte("dnssec-test-seal-secret-00000000"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	zk, err := InitialKeys("example.test.", SchemeCombined, sealer, now.Unix())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sg, err := NewSigner(zk, sealer, SignerConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := dns.NewRR("www.example.test. 60 IN A 192.0.2.1")
+	set := []dns.RR{a}
+	first, err := sg.AppendSignatures(nil, set, now, nil)
+	if err != nil || len(first) != 1 {
+		t.Fatalf("sign: %v %v", first, err)
+	}
+	if k, _ := makeRefKey(set, zk.Keys[0].Tag); sg.cache.getRef(k) != first[0] {
+		t.Fatal("the signature is not kept by the identity of its records")
+	}
+	again, _ := sg.AppendSignatures(nil, set, now, nil)
+	same, _ := sg.AppendSignatures(nil, []dns.RR{dns.Copy(a)}, now, nil)
+	if again[0] != first[0] || same[0] != first[0] {
+		t.Fatal("the same records, or a copy of them, were signed anew")
+	}
+	changed := dns.Copy(a).(*dns.A)
+	changed.A = []byte{192, 0, 2, 2}
+	other, _ := sg.AppendSignatures(nil, []dns.RR{changed}, now, nil)
+	if other[0] == first[0] {
+		t.Fatal("a changed record got the old signature")
+	}
+	if signed, cached, _, _ := sg.Stats(); signed != 2 || cached != 2 {
+		t.Fatalf("signed %d, cached %d: want 2 and 2", signed, cached)
+	}
+}

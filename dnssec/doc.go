@@ -14,5 +14,7 @@
 // name itself whose next name is its immediate successor ("\000.<name>") and whose type
 // bitmap holds only NSEC, RRSIG and NXNAME; a name without the asked type gets an NSEC at
 // the name listing the types it has. Both are signed at answer time, do not enumerate the
-// zone, and need no knowledge of neighbouring names.
+// zone, and need no knowledge of neighbouring names. A zone may instead prove denials with
+// the NSEC chain of its names (Link; config.DenialNSEC): its signatures repeat and come from
+// the cache, so names that do not exist cost no new signature, and the zone can be walked.
 package dnssec

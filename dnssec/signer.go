@@ -153,6 +153,20 @@ func (s *Signer) appendSignatures(dst []dns.RR, rrset []dns.RR, now time.Time, b
 		if !k.Signing(t) || (isKeys && !k.Role.signsKeys()) || (!isKeys && !k.Role.signsData()) {
 			continue
 		}
+		fresh := func(sig *dns.RRSIG) bool {
+			return sig != nil && int64(sig.Expiration)-t > int64(refreshAfter/time.Second) && int64(sig.Inception) <= t
+		}
+		var rk refKey
+		byRef := false
+		if cached {
+			if rk, byRef = makeRefKey(rrset, k.Tag); byRef {
+				if sig := s.cache.getRef(rk); fresh(sig) {
+					s.cached.Add(1)
+					dst = append(dst, sig)
+					continue
+				}
+			}
+		}
 		if w == nil {
 			w = wirePool.Get().(*wireBuf)
 			if err := w.canonical(rrset); err != nil {
@@ -162,8 +176,11 @@ func (s *Signer) appendSignatures(dst []dns.RR, rrset []dns.RR, now time.Time, b
 		var sk sigKey
 		if cached {
 			sk = w.key(k.Tag)
-			if sig := s.cache.get(sk); sig != nil && int64(sig.Expiration)-t > int64(refreshAfter/time.Second) && int64(sig.Inception) <= t {
+			if sig := s.cache.get(sk); fresh(sig) {
 				s.cached.Add(1)
+				if byRef {
+					s.cache.putRef(rk, sig)
+				}
 				dst = append(dst, sig)
 				continue
 			}
@@ -179,6 +196,9 @@ func (s *Signer) appendSignatures(dst []dns.RR, rrset []dns.RR, now time.Time, b
 		s.signed.Add(1)
 		if cached {
 			s.cache.put(sk, sig)
+			if byRef {
+				s.cache.putRef(rk, sig)
+			}
 		}
 		dst = append(dst, sig)
 	}

@@ -30,6 +30,17 @@ type dnsperfResult struct {
 // the server would otherwise have: the throughput of a run without it is the fair one.
 func runDNSPerf(b *testing.B, addr string, queries []string, seconds int, verbose bool, rate int, do bool) dnsperfResult {
 	b.Helper()
+	var extra []string
+	if do {
+		extra = append(extra, "-D")
+	}
+	return runDNSPerfArgs(b, addr, queries, seconds, verbose, rate, extra...)
+}
+
+// runDNSPerfArgs is runDNSPerf with dnsperf's further arguments extra (e.g. -e for EDNS
+// without the DO bit, -D for EDNS with it).
+func runDNSPerfArgs(b *testing.B, addr string, queries []string, seconds int, verbose bool, rate int, extra ...string) dnsperfResult {
+	b.Helper()
 	path, err := exec.LookPath("dnsperf")
 	if err != nil {
 		b.Skip("dnsperf is not installed (Debian package dnsperf)")
@@ -48,9 +59,7 @@ func runDNSPerf(b *testing.B, addr string, queries []string, seconds int, verbos
 	if rate > 0 {
 		args = append(args, "-Q", strconv.Itoa(rate))
 	}
-	if do {
-		args = append(args, "-D")
-	}
+	args = append(args, extra...)
 	// The output goes to a file, read after the run, so that reading it takes no CPU time
 	// from the server while dnsperf runs.
 	outPath := filepath.Join(b.TempDir(), "dnsperf.out")

@@ -208,7 +208,10 @@ func (s *Server) sign(scr *scratch, snap *Snapshot, rcode int) (_ int, ok bool) 
 		i = j
 	}
 	if d := scr.denial; d.z != nil {
-		if sg := (*m)[d.z.name]; sg != nil {
+		if sg := (*m)[d.z.name]; sg != nil && d.z.chain != nil {
+			ns = s.appendChainDenial(ns, sg, d, now, &ok)
+			signed = true
+		} else if sg != nil {
 			var nsec *dns.NSEC
 			if d.node == nil {
 				nsec = dnssec.NoName(d.name, d.z.negTTL)
@@ -231,6 +234,45 @@ func (s *Server) sign(scr *scratch, snap *Snapshot, rcode int) (_ int, ok bool) 
 	return rcode, ok
 }
 
+// appendChainDenial appends the proof of denial d from its zone's NSEC chain (RFC 4035
+// §3.1.3): for a name that does not exist (NXDOMAIN), the NSEC that covers it and the one
+// that covers the wildcard at its closest encloser; for an empty non-terminal, the NSEC that
+// covers it; for a name of the chain without the type, its NSEC without the type. Their
+// signatures come from the cache after the first. A name synthesized from a wildcard has no
+// NSEC of its own: it gets an NSEC made for it, as compact denial does (a new signature).
+func (s *Server) appendChainDenial(dst []dns.RR, sg *dnssec.Signer, d denial, now time.Time, ok *bool) []dns.RR {
+	z, c := d.z, d.z.chain
+	link := func(i int) []dns.RR {
+		nsec := c.link(i)
+		dst = append(dst, nsec)
+		return s.appendSigs(dst, sg, dst[len(dst)-1:], now, ok)
+	}
+	switch {
+	case d.node == nil:
+		i := c.cover(d.name)
+		dst = link(i)
+		if w := c.cover("*." + z.closestEncloser(d.name)); w != i {
+			dst = link(w)
+		}
+		return dst
+	case len(d.node.sets) == 0:
+		return link(c.cover(d.name))
+	}
+	if i, in := c.has(d.name); in {
+		if !slices.Contains(c.link(i).TypeBitMap, d.rtype) {
+			return link(i)
+		}
+		// The type's set answers nothing now (nothing healthy, an alias without target):
+		// the name's NSEC without it, signed once for each such state and then cached.
+		nsec := dnssec.Link(d.name, c.link(i).NextDomain, typesBut(typesAt(z, d.name, d.node), d.rtype), z.negTTL)
+		dst = append(dst, nsec)
+		return s.appendSigs(dst, sg, []dns.RR{nsec}, now, ok)
+	}
+	nsec := dnssec.NoData(d.name, typesBut(typesAt(z, d.name, d.node), d.rtype), z.negTTL)
+	dst = append(dst, nsec)
+	return s.appendSigsOnce(dst, sg, []dns.RR{nsec}, now, true, ok)
+}
+
 // appendCutProof appends the DS record set of the delegation at cut with its signatures, or
 // the NSEC record that proves the cut has none (an insecure delegation).
 func (s *Server) appendCutProof(dst []dns.RR, sg *dnssec.Signer, z *zone, cut string, now time.Time, ok *bool) []dns.RR {
@@ -242,7 +284,12 @@ func (s *Server) appendCutProof(dst []dns.RR, sg *dnssec.Signer, z *zone, cut st
 		dst = append(dst, ds.rrs...)
 		return s.appendSigs(dst, sg, ds.rrs, now, ok)
 	}
-	nsec := dnssec.NoData(cut, typesAt(z, cut, n), z.negTTL)
+	var nsec dns.RR
+	if i, in := z.chain.has(cut); in {
+		nsec = z.chain.link(i)
+	} else {
+		nsec = dnssec.NoData(cut, typesAt(z, cut, n), z.negTTL)
+	}
 	dst = append(dst, nsec)
 	return s.appendSigs(dst, sg, []dns.RR{nsec}, now, ok)
 }

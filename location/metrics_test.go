@@ -66,8 +66,11 @@ func TestMetrics(t *testing.T) {
 	for range 2 {
 		s.Respond(packed(t, doQuery("www.example.test.", dns.TypeA, 1232)), Request{NameServer: -1})
 	}
-	if n := testutil.CollectAndCount(newSignerCollector(s)); n != 4 {
-		t.Errorf("signer series: %d, want 4", n)
+	if n := testutil.CollectAndCount(newSignerCollector(s)); n != 5 {
+		t.Errorf("signer series: %d, want 5", n)
+	}
+	if n := testutil.CollectAndCount(newSignerCollector(s), "vigil_location_dnssec_sign_budget_per_second"); n != 1 {
+		t.Errorf("sign budget series: %d, want 1", n)
 	}
 	if err := testutil.CollectAndCompare(newSignerCollector(s), strings.NewReader(`
 # HELP vigil_location_dnssec_signatures_total Signatures of answers of signed zones, by zone and source (signed: made for the answer; cache: reused; refused: not made, the signing budget being spent).

@@ -182,8 +182,11 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	budgetFrom := "configured"
 	if cfg.SignBudget == nil {
-		cfg.SignBudget = dnssec.NewBudget(dnssec.BudgetRate(dnssec.MeasureSignCost(), runtime.GOMAXPROCS(0), dnssec.DefaultCPUFraction))
+		cost := dnssec.MeasureSignCost()
+		cfg.SignBudget = dnssec.NewBudget(dnssec.BudgetRate(cost, runtime.GOMAXPROCS(0), dnssec.DefaultCPUFraction))
+		budgetFrom = fmt.Sprintf("measured: %v a signature, %d cores, %g of them", cost, runtime.GOMAXPROCS(0), dnssec.DefaultCPUFraction)
 	}
 	m, err := newMetrics(cfg.Registerer)
 	if err != nil {
@@ -196,6 +199,7 @@ func New(cfg Config) (*Server, error) {
 			return nil, fmt.Errorf("location: metrics: %w", err)
 		}
 	}
+	s.log.Info("location: dnssec signing budget", "new_signatures_per_second", int(cfg.SignBudget.Rate()), "from", budgetFrom)
 	if s.xfr, err = newXfr(s, cfg.Transfer, cfg.Registerer); err != nil {
 		return nil, fmt.Errorf("location: transfers: %w", err)
 	}

@@ -90,7 +90,10 @@ type zone struct {
 	cuts bool
 	// wild says the zone holds wildcard names ("*.<name>"), for the lookup of RFC 4592.
 	wild bool
-	ttl  uint32
+	// chain, when the zone proves denials with its NSEC chain (config.DenialNSEC), is
+	// that chain; nil for compact denial (an NSEC made for each name denied).
+	chain *nsecChain
+	ttl   uint32
 	// counters caches this zone's query counters, filled as queries come.
 	counters atomic.Pointer[counterCache]
 	// healthSets lists the zone's record sets that consult health checks, by label.
@@ -326,6 +329,9 @@ func compileZone(cz *config.Zone, sets []*config.RecordSet, shard []NameServer) 
 		return nil, z.fail("%w", es)
 	}
 	slices.SortFunc(z.healthSets, compareLabels)
+	if cz.Signed() && cz.DNSSEC.DenialMode() == config.DenialNSEC {
+		z.chain = buildChain(z)
+	}
 	return z, nil
 }
 

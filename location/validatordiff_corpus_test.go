@@ -69,6 +69,9 @@ type vdCorpus struct {
 	policies []vdPolicySet
 	// childDS is the DS value(s) of the child written in the parent (the rollover changes them).
 	childDS []string
+	// parentDenial and childDenial are the signed zones' denial modes (config.DenialCompact
+	// or config.DenialNSEC): one of each, which by the seed.
+	parentDenial, childDenial string
 }
 
 // zones returns the corpus' zones with the child's DS set to ds (values as a DS record set's).
@@ -136,10 +139,18 @@ func vdLabel(r *rand.Rand, prefix string) string {
 	return string(b)
 }
 
-// newVDCorpus generates the corpus of seed: the same seed, the same zones and questions.
-func newVDCorpus(seed uint64, childDS string) *vdCorpus {
+// newVDCorpus generates the corpus of seed: the same seed, the same zones and questions. The
+// parent proves denials with parentDenial (config.DenialCompact or config.DenialNSEC), the
+// signed child with the other mode.
+func newVDCorpus(seed uint64, childDS, parentDenial string) *vdCorpus {
 	r := rand.New(rand.NewPCG(seed, seed^0x5eed))
-	c := &vdCorpus{seed: seed, parent: vdZone(vdParent), child: vdZone(vdChild), plain: vdZone(vdPlain), childDS: []string{childDS}}
+	c := &vdCorpus{seed: seed, parent: vdZone(vdParent), child: vdZone(vdChild), plain: vdZone(vdPlain), childDS: []string{childDS},
+		parentDenial: parentDenial, childDenial: config.DenialNSEC}
+	if parentDenial == config.DenialNSEC {
+		c.childDenial = config.DenialCompact
+	}
+	c.parent.DNSSEC = &config.DNSSEC{Enabled: true, Keys: "split", Denial: c.parentDenial}
+	c.child.DNSSEC = &config.DNSSEC{Enabled: true, Denial: c.childDenial}
 	// Addresses are drawn without repeats, so that no record set gets one value twice (which
 	// the configuration refuses); a corpus uses far fewer than the 250 IPv4 values.
 	used := map[string]bool{}

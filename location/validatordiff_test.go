@@ -37,6 +37,9 @@ import (
 // Between the phases of verdicts the resolvers' caches expire; through the rollovers they
 // do not.
 //
+// The parent proves denials one way (compact denial, NSEC black lies, or its NSEC chain,
+// config.DenialNSEC), by the seed, and the signed child the other way.
+//
 // Every answer must validate (unbound's AD bit, delv's "fully validated") or, in the
 // unsigned child, be provably insecure (no AD; delv's "unsigned answer"), and unbound and
 // delv must agree on it (an answer, a denial, insecure). A SERVFAIL or a bogus answer fails
@@ -79,7 +82,21 @@ func TestValidatorDifferential(t *testing.T) {
 	dsValue := func(k dnssec.Key) string {
 		return strings.Join(strings.Fields(k.DS(vdChild, 1).String())[4:], " ")
 	}
-	c := newVDCorpus(seed, dsValue(childKeys.Keys[0]))
+	// The parent proves denials by compact denial (black lies) or its NSEC chain, by the
+	// seed, and the signed child the other way: both modes in every run, each with the
+	// larger zone every other run. VIGIL_VALDIFF_DENIAL=compact|nsec sets the parent's.
+	parentDenial := config.DenialCompact
+	if seed%2 == 1 {
+		parentDenial = config.DenialNSEC
+	}
+	if d := os.Getenv("VIGIL_VALDIFF_DENIAL"); d != "" {
+		if d != config.DenialCompact && d != config.DenialNSEC {
+			t.Fatalf("VIGIL_VALDIFF_DENIAL=%q: want %s or %s", d, config.DenialCompact, config.DenialNSEC)
+		}
+		parentDenial = d
+	}
+	c := newVDCorpus(seed, dsValue(childKeys.Keys[0]), parentDenial)
+	t.Logf("denial: parent %s, signed child %s", c.parentDenial, c.childDenial)
 	doc := &config.Document{Regions: []string{"r1", "r2"}}
 	for _, z := range c.zones(c.childDS...) {
 		if err := doc.ValidateZone(&z, func(string) bool { return true }); err != nil {

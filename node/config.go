@@ -109,6 +109,11 @@ type Config struct {
 	// key and reads the sealed keys, so it can sign for every zone. Migration only; warned
 	// at start.
 	InsecureDNSSECSecretFromGossipKey bool
+	// DNSSECSignBudget is the new DNSSEC signatures a second a location makes across its
+	// signed zones, shared fairly between them (dnssec.Budget); a query whose answer needs
+	// one more is dropped and counted. 0 means dnssec.DefaultCPUFraction of GOMAXPROCS cores
+	// at the signing cost the location measures when it starts.
+	DNSSECSignBudget float64
 
 	// TSIGKeys are the TSIG keys of the secondaries this location transfers zones to
 	// (config.Transfers); a location holds them as it holds DNSSECSecret, out of the

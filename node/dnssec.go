@@ -56,6 +56,9 @@ func dnssecSecret(cfg Config, log *slog.Logger) []byte {
 // that neither seals nor signs (a checker-only node must not hold what opens every zone's
 // signing keys).
 func (c Config) validateDNSSEC(bad func(string, ...any)) {
+	if c.DNSSECSignBudget < 0 {
+		bad("dnssec sign budget %g: want new signatures a second, or 0 for the default measured from the CPU", c.DNSSECSignBudget)
+	}
 	if len(c.DNSSECSecret) == 0 && len(c.DNSSECOlderSecrets) == 0 && !c.InsecureDNSSECSecretFromGossipKey {
 		return
 	}

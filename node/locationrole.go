@@ -9,6 +9,7 @@ import (
 
 	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/dnssec"
 	"github.com/vigil-dns/vigil/gossip"
 	"github.com/vigil-dns/vigil/history"
 	"github.com/vigil-dns/vigil/location"
@@ -67,8 +68,12 @@ func (p *engineChanges) add(ch control.Changes, old, now *config.Document, numCh
 
 // newLocation creates the location role's DNS server and binds its sockets.
 func (n *Node) newLocation() error {
+	var signBudget *dnssec.Budget
+	if n.cfg.DNSSECSignBudget > 0 {
+		signBudget = dnssec.NewBudget(n.cfg.DNSSECSignBudget)
+	}
 	s, err := location.New(location.Config{
-		Addr: n.cfg.DNSAddr, NameServers: n.cfg.NameServers, NameServerBudget: n.cfg.NameServerBudget,
+		SignBudget: signBudget, Addr: n.cfg.DNSAddr, NameServers: n.cfg.NameServers, NameServerBudget: n.cfg.NameServerBudget,
 		RRL: n.cfg.RRL, MaxTCPConns: n.cfg.DNSTCP.MaxConns, MaxTCPConnsPerClient: n.cfg.DNSTCP.MaxConnsPerClient,
 		TCPIdleTimeout: n.cfg.DNSTCP.IdleTimeout, TCPConnLifetime: n.cfg.DNSTCP.Lifetime,
 		Transfer:   location.TransferConfig{DataDir: n.cfg.DataDir},

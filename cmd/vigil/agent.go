@@ -37,6 +37,7 @@ type agentFlags struct {
 	gossipBind, gossipAdvertise, gossipKeyFile string
 	insecureGossip                             bool
 	dnssecSecretFile                           string
+	dnssecSignBudget                           int
 	insecureDNSSECFromGossip                   bool
 	voters                                     string
 	tokenFile, readTokenFile                   string
@@ -75,7 +76,8 @@ func agentFlagGroups() flagGroups {
 		{"gossip", []string{"join", "gossip-bind", "gossip-advertise", "gossip-key-file", "insecure-gossip", "gossip-max-streams",
 			"gossip-max-streams-per-source", "gossip-max-stream-bytes", "gossip-max-buffered-bytes", "gossip-stream-timeout"}},
 		{"DNS (location)", []string{"dns", "ns", "ns-budget", "rrl", "rrl-slip", "dns-tcp-max-conns", "dns-tcp-max-conns-per-client",
-			"dns-tcp-idle-timeout", "dns-tcp-lifetime", "dnssec-secret-file", "insecure-dnssec-secret-from-gossip-key", "tsig-keys-file"}},
+			"dns-tcp-idle-timeout", "dns-tcp-lifetime", "dnssec-secret-file", "insecure-dnssec-secret-from-gossip-key", "tsig-keys-file",
+			"dnssec-sign-budget"}},
 		{"HTTP and its limits", []string{"http", "http-advertise", "http-header-timeout", "http-body-timeout", "http-idle-timeout",
 			"http-max-conns", "http-max-conns-per-source"}},
 		{"TLS", []string{"tls-cert", "tls-key", "tls-ca", "tls-require-client-cert", "tls-recheck"}},

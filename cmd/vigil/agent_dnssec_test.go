@@ -68,3 +68,30 @@ func TestAgentDNSSECSecretFile(t *testing.T) {
 		t.Errorf("roles %v", cfg.Roles)
 	}
 }
+
+// -dnssec-sign-budget sets the location's signing budget in new signatures a second; 0 leaves
+// it to the location (measured from the CPU); a negative rate is refused with the flag's name.
+func TestAgentDNSSECSignBudget(t *testing.T) {
+	dir := t.TempDir()
+	f := agentFlags{roles: "location", id: "n1", region: "us-east", dataDir: dir, gossipBind: "127.0.0.1:7946",
+		insecureGossip: true, dnsAddr: "127.0.0.1:53", logLevel: "warn", voters: "http://10.0.0.3:7100"}
+	cfg, _, err := agentConfig(f, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.DNSSECSignBudget != 0 {
+		t.Errorf("default budget %g, want 0 (measured by the location)", cfg.DNSSECSignBudget)
+	}
+	f.dnssecSignBudget = 12000
+	if cfg, _, err = agentConfig(f, &bytes.Buffer{}); err != nil || cfg.DNSSECSignBudget != 12000 {
+		t.Errorf("-dnssec-sign-budget 12000: %v, budget %g", err, cfg.DNSSECSignBudget)
+	}
+	f.dnssecSignBudget = -1
+	if _, _, err := agentConfig(f, &bytes.Buffer{}); err == nil || !strings.HasPrefix(err.Error(), "-dnssec-sign-budget") {
+		t.Errorf("-dnssec-sign-budget -1: %v, want a refusal naming the flag", err)
+	}
+	cfg.DNSSECSignBudget = -1
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "dnssec sign budget") {
+		t.Errorf("a negative budget in node.Config: %v, want a refusal", err)
+	}
+}

@@ -100,6 +100,7 @@ func agentFileFields() []agentField {
 		{name: "dnssec_secret_file", flag: "dnssec-secret-file", kind: kindPath},
 		{name: "tsig_keys_file", flag: "tsig-keys-file", kind: kindPath},
 		{name: "insecure_dnssec_secret_from_gossip_key", flag: "insecure-dnssec-secret-from-gossip-key"},
+		{name: "dnssec_sign_budget", flag: "dnssec-sign-budget"},
 
 		{name: "http", flag: "http"},
 		{name: "http_advertise", flag: "http-advertise"},
