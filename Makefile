@@ -3,7 +3,7 @@ GO      ?= go
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 
-.PHONY: run build test lint unit bench fuzz clean image demo demo-down demo-certs chaos real real-table
+.PHONY: run build test lint unit bench fuzz clean image demo demo-down demo-certs chaos real real-table release
 
 ## run: start the embedded multi-region network (vigil dev).
 run:
@@ -21,9 +21,12 @@ lint:
 	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	@$(GO) mod tidy -diff || { echo "go.mod/go.sum are not tidy: run go mod tidy"; exit 1; }
+	@# The Helm chart's test is a module of its own (helm and the Kubernetes API stay out of vigil's).
+	cd deploy/helm/chartcheck && $(GO) vet ./... && { $(GO) mod tidy -diff || { echo "deploy/helm/chartcheck: go.mod/go.sum are not tidy: run go mod tidy there"; exit 1; }; }
 
 unit:
 	$(GO) test -count=1 -timeout 20m ./...
+	cd deploy/helm/chartcheck && $(GO) test -count=1 -timeout 10m ./...
 
 ## bench: the benchmarks behind BENCHMARKS.md.
 bench:
@@ -112,8 +115,15 @@ demo-certs: build
 demo-down:
 	VIGIL_IMAGE=$(IMAGE) $(COMPOSE) --profile observability down -v --remove-orphans -t 2
 
+## release: VERSION=x.y.z: static binaries for linux and darwin on amd64 and arm64 (two builds of
+## one commit are byte-identical), the .deb packages (make package), the image tarball (with a
+## Docker engine), a CycloneDX SBOM, the CHANGELOG.md section and SHA256SUMS, in dist/.
+## See docs/deploy/releases.md.
+release:
+	bash deploy/release/release.sh all $(VERSION) dist
+
 clean:
-	rm -rf bin/ build/
+	rm -rf bin/ build/ dist/
 
 ## package: Debian packages of vigil for PACKAGE_ARCHS in build/packages (deploy/debian/build.sh
 ## VERSION ARCH: the static binary, vigil.service, /etc/vigil/agent.yaml; docs/deploy/packages.md).

@@ -48,6 +48,11 @@ type ServerConfig struct {
 	// RaftAddr is the TCP address the raft transport listens on and advertises,
 	// e.g. "127.0.0.1:7000". Ignored when Transport is set.
 	RaftAddr string
+	// RaftAdvertise, when set, is the address other voters dial instead of RaftAddr
+	// (host:port). A DNS name stays a name, resolved at every dial, so that a voter whose IP
+	// changes across restarts (a Kubernetes pod) stays reachable at the address the cluster's
+	// configuration holds. Needs RaftTLS or RaftSecret.
+	RaftAdvertise string
 	// Transport replaces the TCP transport (tests partition with raft's InmemTransport).
 	Transport raft.Transport
 	// RaftTLS, when set, runs the transport over mutual TLS (transport.go): every voter

@@ -28,6 +28,9 @@ func newRaftTransport(cfg ServerConfig, hlog hclog.Logger, log *slog.Logger) (ra
 	if err != nil {
 		return nil, err
 	}
+	if store == nil && cfg.RaftAdvertise != "" {
+		return nil, fmt.Errorf("control: raft advertise address %q: plain raft advertises its listen address only; give the voters -raft-secret-file or -tls-* (which a cluster that names its voters needs anyway)", cfg.RaftAdvertise)
+	}
 	if store == nil {
 		log.Warn("control: INSECURE: raft runs over plain TCP without authentication: anyone who reaches "+
 			"the raft port can rewrite the cluster's state. Development only: give the voters -raft-secret-file "+
@@ -46,6 +49,14 @@ func newRaftTransport(cfg ServerConfig, hlog hclog.Logger, log *slog.Logger) (ra
 	if err != nil {
 		return nil, fmt.Errorf("control: raft transport: %w", err)
 	}
+	if cfg.RaftAdvertise != "" {
+		named, err := advertised(cfg.RaftAdvertise)
+		if err != nil {
+			ln.Close()
+			return nil, err
+		}
+		return tlsTransport(ln, named, store, cfg, hlog), nil
+	}
 	adv := addr
 	if adv.Port == 0 || adv.IP == nil || adv.IP.IsUnspecified() {
 		la := ln.Addr().(*net.TCPAddr)
@@ -57,13 +68,41 @@ func newRaftTransport(cfg ServerConfig, hlog hclog.Logger, log *slog.Logger) (ra
 			return nil, fmt.Errorf("control: raft address %q: a TLS transport advertises it, so it must name a host", cfg.RaftAddr)
 		}
 	}
+	return tlsTransport(ln, adv, store, cfg, hlog), nil
+}
+
+// tlsTransport is raft's network transport over mutual TLS on ln, advertising adv.
+func tlsTransport(ln net.Listener, adv net.Addr, store *tlsconf.Store, cfg ServerConfig, hlog hclog.Logger) raft.Transport {
 	peer := tlsconf.Peer{Roles: []string{tlsconf.RoleControl}, SkipHostname: true}
 	s := &tlsStream{
 		Listener: tlsconf.NewListener(ln, store.ServerConfig(peer), cfg.RaftListenerLimits, "raft", cfg.TLSMetrics),
 		adv:      adv,
 		client:   store.ClientConfig(peer),
 	}
-	return raft.NewNetworkTransportWithLogger(s, 3, 10*time.Second, hlog), nil
+	return raft.NewNetworkTransportWithLogger(s, 3, 10*time.Second, hlog)
+}
+
+// namedAddr is an advertised raft address kept as written: a DNS name is resolved when a
+// voter dials it, not once at start.
+type namedAddr string
+
+func (a namedAddr) Network() string { return "tcp" }
+func (a namedAddr) String() string  { return string(a) }
+
+// advertised checks an advertised raft address: a host (name or IP, not unspecified) and a
+// port other than 0.
+func advertised(s string) (net.Addr, error) {
+	host, port, err := net.SplitHostPort(s)
+	if err == nil && (host == "" || port == "0") {
+		err = errors.New("it needs a host and a port other than 0")
+	}
+	if ip := net.ParseIP(host); err == nil && ip != nil && ip.IsUnspecified() {
+		err = errors.New("other voters cannot dial an unspecified address")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("control: raft advertise address %q: %w; give the host:port other voters dial, e.g. voter-0.voters.ns.svc:7000", s, err)
+	}
+	return namedAddr(s), nil
 }
 
 // ErrNoRaftCredentials: a voter was configured with neither certificates nor a cluster

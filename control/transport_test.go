@@ -3,7 +3,9 @@ package control
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"log/slog"
+	"net"
 	"strings"
 	"sync"
 	"testing"
@@ -151,5 +153,52 @@ func TestInsecureRaftPlaintextWarns(t *testing.T) {
 	testTransport(t, ServerConfig{ID: "b", RaftSecret: testRaftSecret(t)}, log)
 	if strings.Contains(buf.String(), "INSECURE") {
 		t.Fatalf("a voter with a secret warns of plain raft:\n%s", buf.String())
+	}
+}
+
+// TestRaftAdvertiseName: a voter that advertises a DNS name keeps it as its address (the
+// cluster's configuration holds the name, not the IP it resolved to at start), and a peer
+// reaches it by that name. Addresses other voters cannot dial are refused at start.
+func TestRaftAdvertiseName(t *testing.T) {
+	secret := testRaftSecret(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	named := fmt.Sprintf("localhost:%d", port)
+	b, err := newRaftTransport(ServerConfig{ID: "b", RaftSecret: secret, RaftAddr: fmt.Sprintf("127.0.0.1:%d", port), RaftAdvertise: named},
+		hclog.NewNullLogger(), testLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { closeTrans(b) })
+	answerVotes(t, b)
+	if got := string(b.LocalAddr()); got != named {
+		t.Fatalf("advertised %q, want the name %q", got, named)
+	}
+	a := testTransport(t, ServerConfig{ID: "a", RaftSecret: secret}, nil)
+	if term, err := askVote(a, b); err != nil || term != 7 {
+		t.Fatalf("vote through the name %s: term %d, err %v; want the answer 7", named, term, err)
+	}
+
+	for _, c := range []struct{ adv, want string }{
+		{"0.0.0.0:7000", "unspecified"},
+		{":7000", "a host"},
+		{"voter-0.voters:0", "port other than 0"},
+		{"voter-0.voters", "missing port"},
+	} {
+		trans, err := newRaftTransport(ServerConfig{ID: "v", RaftSecret: secret, RaftAddr: "127.0.0.1:0", RaftAdvertise: c.adv}, hclog.NewNullLogger(), testLogger(t))
+		if err == nil {
+			closeTrans(trans)
+			t.Errorf("advertise %q: the transport started", c.adv)
+		} else if !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "give") {
+			t.Errorf("advertise %q: error %q does not say %q and what to give", c.adv, err, c.want)
+		}
+	}
+	_, err = newRaftTransport(ServerConfig{ID: "v", InsecureRaftPlaintext: true, RaftAddr: "127.0.0.1:0", RaftAdvertise: "voter-0:7000"}, hclog.NewNullLogger(), testLogger(t))
+	if err == nil || !strings.Contains(err.Error(), "-raft-secret-file") {
+		t.Errorf("plain raft with an advertised name: %v, want a refusal naming -raft-secret-file", err)
 	}
 }

@@ -27,6 +27,7 @@ var walkthroughs = []walkthrough{
 	{"docs/demo.md", "The compose demo", "TestComposeWalkthrough"},
 	{"docs/import.md", "", "cmd/vigil.TestImportDoc"},
 	{"docs/transfers.md", "", "cmd/vigil.TestTransfersDoc"},
+	{"docs/deploy/kubernetes.md", "", "deploy/helm/chartcheck.TestDocsWalkthrough"},
 	{"docs/walkthroughs/three-regions.md", "", "netlab.TestWalkthroughThreeRegions"},
 }
 

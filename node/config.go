@@ -216,6 +216,9 @@ type ControlConfig struct {
 	// RaftAddr is the raft transport's address (listen and advertise). Default
 	// "127.0.0.1:7000".
 	RaftAddr string
+	// RaftAdvertise is the raft address other voters dial when it differs from RaftAddr: a
+	// DNS name stays a name (control.ServerConfig.RaftAdvertise). Empty: RaftAddr.
+	RaftAdvertise string
 	// APIAddr is the API's listen address. Default "127.0.0.1:7100".
 	APIAddr string
 	// APIURL is the URL other voters reach the API at. Default from the address the API

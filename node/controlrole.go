@@ -80,7 +80,7 @@ func newControlRole(cfg Config, reg prometheus.Registerer, tm *tlsconf.Metrics, 
 		cc.APIURL = scheme + "://" + ln.Addr().String()
 	}
 	node, err := control.NewServer(control.ServerConfig{
-		ID: cfg.ID, DataDir: dir, RaftAddr: cc.RaftAddr, APIURL: cc.APIURL, Timing: cc.Timing,
+		ID: cfg.ID, DataDir: dir, RaftAddr: cc.RaftAddr, RaftAdvertise: cc.RaftAdvertise, APIURL: cc.APIURL, Timing: cc.Timing,
 		RaftTLS: cfg.TLS, RaftSecret: raftSecret, InsecureRaftPlaintext: cc.InsecureRaftPlaintext, TLSMetrics: tm,
 		Logger: log, RaftLogLevel: max(cc.RaftLogLevel, slog.LevelInfo), Registerer: reg,
 		LogStore:     cc.LogStore,

@@ -33,6 +33,7 @@ type agentFlags struct {
 	raftAddr, apiAddr, apiURL                  string
 	raftLogStore                               string
 	bootstrap                                  bool
+	bootstrapID, raftAdvertise                 string
 	join                                       string
 	gossipBind, gossipAdvertise, gossipKeyFile string
 	insecureGossip                             bool
@@ -71,8 +72,8 @@ func agentFlagGroups() flagGroups {
 		flags []string
 	}{
 		{"roles & identity", []string{"config", "roles", "id", "region", "data-dir", "log-level", "memory-limit"}},
-		{"control plane", []string{"raft-addr", "raft-log-store", "api-addr", "api-url", "raft-secret-file", "insecure-raft-plaintext",
-			"bootstrap", "control", "token-file", "read-token-file", "open-reads", "notify-interval", "notify-locations"}},
+		{"control plane", []string{"raft-addr", "raft-advertise", "raft-log-store", "api-addr", "api-url", "raft-secret-file", "insecure-raft-plaintext",
+			"bootstrap", "bootstrap-id", "control", "token-file", "read-token-file", "open-reads", "notify-interval", "notify-locations"}},
 		{"gossip", []string{"join", "gossip-bind", "gossip-advertise", "gossip-key-file", "insecure-gossip", "gossip-max-streams",
 			"gossip-max-streams-per-source", "gossip-max-stream-bytes", "gossip-max-buffered-bytes", "gossip-stream-timeout"}},
 		{"DNS (location)", []string{"dns", "ns", "ns-budget", "rrl", "rrl-slip", "dns-tcp-max-conns", "dns-tcp-max-conns-per-client",
@@ -228,6 +229,8 @@ func (f *agentFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.raftSecretFile, "raft-secret-file", "", "control, without -tls-*: file of the cluster secret (base64 of 32 random bytes) that raft authenticates voters with, the same on every voter; default <data-dir>/control/raft-secret, which -bootstrap generates when it is missing (copy it to the other voters)")
 	fs.BoolVar(&f.insecureRaftPlaintext, "insecure-raft-plaintext", false, "control: run raft over plain TCP without authentication, so that anyone who reaches -raft-addr can rewrite the cluster's state (development only)")
 	fs.BoolVar(&f.bootstrap, "bootstrap", false, "control: start a new cluster with this voter as its first member")
+	fs.StringVar(&f.bootstrapID, "bootstrap-id", "", "control: -bootstrap on the voter whose -id is this, -join (its http(s) URLs) on the others: one command line for every voter, as a Kubernetes StatefulSet gives its pods")
+	fs.StringVar(&f.raftAdvertise, "raft-advertise", "", "control: host:port other voters dial for raft (default -raft-addr); a DNS name is kept and resolved at each dial, so a voter whose address changes across restarts (a Kubernetes pod) stays reachable; needs -raft-secret-file or -tls-*")
 	fs.StringVar(&f.join, "join", "", "comma-separated peers to join: gossip members (host:port) and, for the control role, voters' API URLs (http:// or https://)")
 	fs.StringVar(&f.gossipBind, "gossip-bind", "127.0.0.1:7946", "gossip: address to listen on (UDP and TCP)")
 	fs.StringVar(&f.gossipAdvertise, "gossip-advertise", "", "gossip: address other nodes dial (default the bind address)")
@@ -292,6 +295,10 @@ func agentConfig(f agentFlags, stderr io.Writer) (node.Config, *slog.Logger, err
 		}
 		f.id = h
 	}
+	if f.bootstrap && f.bootstrapID != "" {
+		return cfg, nil, errors.New("-bootstrap and -bootstrap-id: give one (-bootstrap-id decides by -id)")
+	}
+	bootstrap := f.bootstrap || (f.bootstrapID != "" && f.bootstrapID == f.id)
 	lines, err := readTokens(f.tokenFile)
 	if err != nil {
 		return cfg, nil, err
@@ -311,7 +318,7 @@ func agentConfig(f agentFlags, stderr io.Writer) (node.Config, *slog.Logger, err
 	cfg.ID, cfg.Region, cfg.Roles, cfg.DataDir, cfg.Version = f.id, f.region, roles, f.dataDir, version
 	cfg.Logger, cfg.WatcherClient, cfg.TLS = log, client, store
 	cfg.Control = node.ControlConfig{
-		RaftAddr: f.raftAddr, APIAddr: f.apiAddr, APIURL: f.apiURL, Bootstrap: f.bootstrap,
+		RaftAddr: f.raftAddr, APIAddr: f.apiAddr, APIURL: f.apiURL, Bootstrap: bootstrap, RaftAdvertise: f.raftAdvertise,
 		WriteTokens: writeTokens, ReadTokens: readTokenList, OpenReads: f.openReads,
 		ServerTLS: serverTLS, Client: client, RaftLogLevel: max(level, slog.LevelInfo), RequireClientCert: f.tlsRequireClientCert,
 		LogStore:       f.raftLogStore,
@@ -322,7 +329,9 @@ func agentConfig(f agentFlags, stderr io.Writer) (node.Config, *slog.Logger, err
 	}
 	for _, j := range splitList(f.join) {
 		if strings.HasPrefix(j, "http://") || strings.HasPrefix(j, "https://") {
-			cfg.Control.Join = append(cfg.Control.Join, j)
+			if !bootstrap || f.bootstrapID == "" { // with -bootstrap-id, the voter that starts the cluster joins none
+				cfg.Control.Join = append(cfg.Control.Join, j)
+			}
 		} else {
 			cfg.Gossip.Join = append(cfg.Gossip.Join, j)
 		}

@@ -123,3 +123,13 @@ func runSimNetwork(ctx context.Context, file string, regions []string, opts sim.
 	fmt.Fprintln(stdout, "\nPASS")
 	return 0
 }
+
+// isRealSim reports whether `vigil sim` was asked for a real-process run.
+func isRealSim(args []string) bool {
+	for _, a := range args {
+		if a == "-real" || a == "--real" {
+			return true
+		}
+	}
+	return false
+}

@@ -1,3 +1,5 @@
+//go:build linux
+
 package main
 
 import (
@@ -11,16 +13,6 @@ import (
 	"github.com/vigil-dns/vigil/netlab"
 	"github.com/vigil-dns/vigil/sim"
 )
-
-// isRealSim reports whether `vigil sim` was asked for a real-process run.
-func isRealSim(args []string) bool {
-	for _, a := range args {
-		if a == "-real" || a == "--real" {
-			return true
-		}
-	}
-	return false
-}
 
 // realScenarioList names the scenarios of vigil sim -real, for its help.
 func realScenarioList() string {

@@ -6,10 +6,16 @@ import (
 	"io"
 	"runtime"
 	"runtime/debug"
+	"strings"
 )
 
 // version is set at link time by the Makefile (-X main.version=...).
 var version = "dev"
+
+// commit and commitTime are set at link time by the release (-X main.commit=...,
+// -X main.commitTime=...), for builds whose VCS stamp Go leaves out (a git worktree, whose
+// .git is a file); the stamp of -buildvcs wins where there is one.
+var commit, commitTime string
 
 // buildVersion returns the link-time version, or the module version when built by go install.
 func buildVersion() string {
@@ -23,32 +29,39 @@ func buildVersion() string {
 }
 
 // buildCommit returns the VCS revision the binary was built from, with "+dirty" when the
-// work tree had changes, or "unknown" (go test, or a build outside a repository).
-func buildCommit() string {
+// work tree had changes, and the commit's time (RFC 3339, UTC) when the build recorded it:
+// the time of the source, not of the build, so that two builds of one commit stay
+// byte-identical. "unknown" for go test, a build outside a repository or with -buildvcs=false.
+func buildCommit() (rev, at string) {
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
-		return "unknown"
+		bi = &debug.BuildInfo{}
 	}
-	rev, dirty := "", false
+	dirty := false
 	for _, s := range bi.Settings {
 		switch s.Key {
 		case "vcs.revision":
 			rev = s.Value
 		case "vcs.modified":
 			dirty = s.Value == "true"
+		case "vcs.time":
+			at = s.Value
 		}
 	}
 	if rev == "" {
-		return "unknown"
+		rev, at = commit, commitTime
 	}
-	if dirty {
+	if rev == "" {
+		return "unknown", ""
+	}
+	if dirty && !strings.HasSuffix(rev, "+dirty") {
 		rev += "+dirty"
 	}
-	return rev
+	return rev, at
 }
 
-// runVersion prints the version, the commit and the Go version (vigil version, vigil
-// --version).
+// runVersion prints the version, the commit (with its time where the build recorded it)
+// and the Go version (vigil version, vigil --version).
 func runVersion(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 {
 		if isHelpArg(args[0]) {
@@ -59,6 +72,10 @@ func runVersion(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		shortUsage(stderr, "version")
 		return exitUsage
 	}
-	fmt.Fprintf(stdout, "vigil %s\ncommit %s\n%s %s/%s\n", buildVersion(), buildCommit(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	rev, at := buildCommit()
+	if at != "" {
+		rev += " (" + at + ")"
+	}
+	fmt.Fprintf(stdout, "vigil %s\ncommit %s\n%s %s/%s\n", buildVersion(), rev, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 	return exitOK
 }

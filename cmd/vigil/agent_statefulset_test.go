@@ -1,0 +1,159 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Voters of a StatefulSet share one command line: -bootstrap-id makes the voter of that id
+// bootstrap (and join nobody), the others join the voters' URLs; -raft-advertise reaches the
+// control configuration as given.
+func TestAgentBootstrapID(t *testing.T) {
+	dir := t.TempDir()
+	tokens, secret := filepath.Join(dir, "token"), filepath.Join(dir, "raft-secret")
+	if err := os.WriteFile(tokens, []byte("w1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(secret, []byte("MDEyMzQ1Njc4OTAxMjM0NTY3ODkwMTIzNDU2Nzg5MDE=\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	urls := []string{"http://v-0.voters:7100", "http://v-1.voters:7100", "http://v-2.voters:7100"}
+	base := agentFlags{roles: "control", dataDir: dir, raftAddr: "0.0.0.0:7000", apiAddr: "0.0.0.0:7100",
+		tokenFile: tokens, raftSecretFile: secret, logLevel: "warn", bootstrapID: "v-0",
+		join: strings.Join(urls, ",")}
+	for _, c := range []struct {
+		id        string
+		bootstrap bool
+		join      []string
+	}{
+		{"v-0", true, nil},
+		{"v-1", false, urls},
+		{"v-2", false, urls},
+	} {
+		f := base
+		f.id, f.raftAdvertise = c.id, c.id+".voters:7000"
+		cfg, _, err := agentConfig(f, &bytes.Buffer{})
+		if err != nil {
+			t.Fatalf("%s: %v", c.id, err)
+		}
+		if cfg.Control.Bootstrap != c.bootstrap || !slices.Equal(cfg.Control.Join, c.join) {
+			t.Errorf("%s: bootstrap %v, join %v; want %v, %v", c.id, cfg.Control.Bootstrap, cfg.Control.Join, c.bootstrap, c.join)
+		}
+		if cfg.Control.RaftAdvertise != f.raftAdvertise {
+			t.Errorf("%s: raft advertise %q, want %q", c.id, cfg.Control.RaftAdvertise, f.raftAdvertise)
+		}
+		if err := cfg.Validate(); err != nil {
+			t.Errorf("%s: validate: %v", c.id, err)
+		}
+	}
+	f := base
+	f.id, f.bootstrap = "v-1", true
+	if _, _, err := agentConfig(f, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "-bootstrap and -bootstrap-id") {
+		t.Errorf("-bootstrap with -bootstrap-id: %v, want a refusal", err)
+	}
+}
+
+// TestAgentStatefulSetVoters runs three voters as the Helm chart starts them: started
+// together, one command line that differs only by the pod's name (here also its ports, all
+// on one machine), -bootstrap-id naming the first, -join listing every voter, itself
+// included, and -raft-advertise a DNS name. One cluster of three forms, its configuration
+// holds the names, and a voter restarted on its data directory rejoins with every write.
+func TestAgentStatefulSetVoters(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs processes")
+	}
+	bin := buildVigil(t)
+	dir := t.TempDir()
+	tokens, secret := filepath.Join(dir, "token"), filepath.Join(dir, "raft-secret")
+	if err := os.WriteFile(tokens, []byte(agentToken+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(secret, []byte("MDEyMzQ1Njc4OTAxMjM0NTY3ODkwMTIzNDU2Nzg5MDE=\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	type ports struct{ raft, api string }
+	var ps []ports
+	var urls []string
+	for range 3 {
+		raft, api := freePort(t), freePort(t)
+		_, rp, _ := net.SplitHostPort(raft)
+		_, ap, _ := net.SplitHostPort(api)
+		ps = append(ps, ports{rp, ap})
+		urls = append(urls, "http://localhost:"+ap)
+	}
+	voters := make([]*agentProc, 3)
+	for i, p := range ps {
+		name := fmt.Sprintf("vigil-voter-%d", i)
+		voters[i] = &agentProc{api: urls[i], args: []string{"agent", "-roles=control", "-id=" + name,
+			"-data-dir=" + filepath.Join(dir, name), "-log-level=warn",
+			"-raft-addr=127.0.0.1:" + p.raft, "-raft-advertise=localhost:" + p.raft,
+			"-api-addr=127.0.0.1:" + p.api, "-api-url=" + urls[i],
+			"-bootstrap-id=vigil-voter-0", "-join=" + strings.Join(urls, ","),
+			"-token-file=" + tokens, "-read-token-file=" + tokens, "-raft-secret-file=" + secret}}
+		var err error
+		if voters[i].log, err = os.Create(filepath.Join(dir, name+".log")); err != nil {
+			t.Fatal(err)
+		}
+		defer voters[i].stop()
+	}
+	defer func() {
+		if t.Failed() {
+			for _, v := range voters {
+				b, _ := os.ReadFile(v.log.Name())
+				t.Logf("--- %s:\n%s", v.args[2], tail(b, 2000))
+			}
+		}
+	}()
+	for _, v := range voters { // podManagementPolicy: Parallel
+		v.start(t, bin)
+	}
+	var servers map[string]string
+	waitUntil(t, 60*time.Second, "one cluster of three voters", func() bool {
+		servers = clusterServers(urls[2])
+		return len(servers) == 3
+	})
+	for i, p := range ps {
+		if got, want := servers[fmt.Sprintf("vigil-voter-%d", i)], "localhost:"+p.raft; got != want {
+			t.Errorf("voter %d's raft address in the cluster: %q, want the name %q", i, got, want)
+		}
+	}
+	write := func(id string) {
+		t.Helper()
+		body := fmt.Sprintf(`{"id": %q, "protocol": "tcp", "target": {"host": "127.0.0.1", "port": 1}}`, id)
+		waitUntil(t, 30*time.Second, "the write of "+id, func() bool {
+			code, _, err := request("POST", urls[1]+"/v1/checks", body)
+			return err == nil && (code == http.StatusCreated || code == http.StatusConflict)
+		})
+	}
+	write("before")
+	voters[0].stop() // the bootstrap voter restarts with the same command line: it neither bootstraps nor joins
+	write("while-down")
+	voters[0].start(t, bin)
+	write("after")
+	for i, u := range urls {
+		waitUntil(t, 30*time.Second, fmt.Sprintf("the three writes on voter %d", i), func() bool {
+			s, err := readAgentState(u)
+			if err != nil {
+				return false
+			}
+			n := 0
+			for _, c := range s.Data.Document.Checks {
+				if c.ID == "before" || c.ID == "while-down" || c.ID == "after" {
+					n++
+				}
+			}
+			return n == 3
+		})
+	}
+	if n := len(clusterServers(urls[0])); n != 3 {
+		t.Errorf("%d voters after the restart, want 3 (a second cluster?)", n)
+	}
+}
