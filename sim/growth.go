@@ -21,7 +21,8 @@ const (
 	maxCheckersPerRegion = 30
 	// maxGrow bounds the checkers one grow step adds.
 	maxGrow = 60
-	// rebalanceBound bounds the wait of a grow step for the assignment to rebalance.
+	// rebalanceBound bounds the wait of a grow step for the assignment to rebalance, on top
+	// of the time the harness stalled meanwhile (its process not scheduled: stallMonitor).
 	rebalanceBound = 60 * time.Second
 	// rebalanceStable is how long the rebalanced state must hold to count as stable.
 	rebalanceStable = 2 * time.Second
@@ -144,7 +145,7 @@ func (n *nodesNetwork) look(t targetPlan) balance {
 
 // grow runs a grow step: it adds the checkers, then waits until the assignment has
 // rebalanced and stayed so, watching what the locations count meanwhile.
-func (n *nodesNetwork) grow(ctx context.Context, doc *config.Document, count int, event func(string)) (Rebalance, error) {
+func (n *nodesNetwork) grow(ctx context.Context, doc *config.Document, count int, stalls *stallMonitor, event func(string)) (Rebalance, error) {
 	var rb Rebalance
 	for _, c := range doc.Checks {
 		if c.Protocol != config.ProtocolCalculated && !c.Disabled {
@@ -184,7 +185,7 @@ func (n *nodesNetwork) grow(ctx context.Context, doc *config.Document, count int
 		b := n.look(target)
 		rb.FreshDuring = [2]int{min(rb.FreshDuring[0], b.fresh[0]), max(rb.FreshDuring[1], b.fresh[1])}
 		if b.covered && rb.Covered == 0 {
-			rb.Covered = now.Sub(start)
+			rb.Covered, rb.StalledCovering = now.Sub(start), stalls.since(start)
 			event(fmt.Sprintf("grow: every location counts every planned checker, %v after the growth", rb.Covered.Round(10*time.Millisecond)))
 		}
 		switch {
@@ -193,13 +194,14 @@ func (n *nodesNetwork) grow(ctx context.Context, doc *config.Document, count int
 		case exactSince.IsZero():
 			exactSince = now
 		case now.Sub(exactSince) >= rebalanceStable:
-			rb.Took = exactSince.Sub(start)
-			event(fmt.Sprintf("grow: rebalanced %v after the growth (%d of the shards moved; stable for %v); fresh reports per check %d to %d during it, %d to %d before, shards promise %d",
-				rb.Took.Round(10*time.Millisecond), rb.Moved, rebalanceStable, rb.FreshDuring[0], rb.FreshDuring[1], rb.FreshBefore[0], rb.FreshBefore[1], rb.Want))
+			rb.Took, rb.Stalled = exactSince.Sub(start), stalls.since(start)
+			event(fmt.Sprintf("grow: rebalanced %v after the growth (%d of the shards moved; stable for %v; the harness stalled %v meanwhile); fresh reports per check %d to %d during it, %d to %d before, shards promise %d",
+				rb.Took.Round(10*time.Millisecond), rb.Moved, rebalanceStable, rb.Stalled.Round(10*time.Millisecond), rb.FreshDuring[0], rb.FreshDuring[1], rb.FreshBefore[0], rb.FreshBefore[1], rb.Want))
 			return rb, nil
 		}
-		if now.Sub(start) > rebalanceBound {
-			return rb, fmt.Errorf("not rebalanced within %v: %s", rebalanceBound, b.why)
+		if stalled := stalls.since(start); now.Sub(start) > rebalanceBound+stalled {
+			return rb, fmt.Errorf("not rebalanced within %v, %v of it with the harness stalled (%v allowed): %s",
+				now.Sub(start).Round(10*time.Millisecond), stalled.Round(10*time.Millisecond), rebalanceBound, b.why)
 		}
 		select {
 		case <-ctx.Done():
@@ -222,7 +224,7 @@ func (r *runner) growth(ctx context.Context, st Step) error {
 	switch st.Kind {
 	case StepGrow:
 		r.event(st.String())
-		rb, err := n.grow(ctx, r.doc, st.Count, r.event)
+		rb, err := n.grow(ctx, r.doc, st.Count, r.stalls, r.event)
 		if err != nil {
 			return err
 		}
@@ -238,9 +240,10 @@ func (r *runner) growth(ctx context.Context, st Step) error {
 		}
 		g.Measures = append(g.Measures, res)
 		loc, chk := res.Role("location"), res.Role("checker")
-		r.event(fmt.Sprintf("%s: %d nodes; goroutines per location %.1f (max %d), per checker %.1f (max %d); sockets per location %.1f, per checker %.1f; heap per node %s",
+		hs := res.HeapSample
+		r.event(fmt.Sprintf("%s: %d nodes; goroutines per location %.1f (max %d), per checker %.1f (max %d); sockets per location %.1f, per checker %.1f; heap per node %s (a collection of %v left %s, %s of it allocated while it ran)",
 			label, len(res.Nodes), loc.MeanGoroutines, loc.MaxGoroutines, chk.MeanGoroutines, chk.MaxGoroutines,
-			loc.MeanSockets, chk.MeanSockets, kib(res.HeapPerNode())))
+			loc.MeanSockets, chk.MeanSockets, kib(res.HeapPerNode()), hs.Took.Round(time.Millisecond), mib(hs.After), mib(hs.During)))
 	}
 	return nil
 }

@@ -25,6 +25,9 @@ type Rebalance struct {
 	FreshBefore, FreshDuring [2]int
 	// Moved counts the (check, region) shards whose checkers changed.
 	Moved int
+	// StalledCovering and Stalled are how long the harness stalled (stallMonitor) from the
+	// start of the growth until Covered and until Took: time in which no node ran.
+	StalledCovering, Stalled time.Duration
 }
 
 // Growth is what a run's grow and measure steps found.

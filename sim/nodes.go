@@ -36,7 +36,7 @@ const nodesToken = "vigil-sim"
 // without, the nodes run the document statically.
 type nodesNetwork struct {
 	*cluster.Cluster
-	heapBase uint64 // the heap after GC before the first node started
+	heapBase uint64 // the heap kept (HeapSample.Kept) before the first node started
 }
 
 // startNodes starts the targets of cfg, voterCount voters (none: the nodes run doc), and the
@@ -56,7 +56,7 @@ func startNodes(ctx context.Context, cfg dev.Config, doc *config.Document, dir s
 		Document: doc, Voters: voterCount, Token: nodesToken, Key: key, Targets: targets,
 		Checkers: cmp.Or(opts.checkers, checkersPerRegion), CheckerLinks: true, SourceAddrs: true,
 		Canary: cluster.CanaryTarget, Node: opts.tune,
-		BeforeNodes: func() { n.heapBase = heapAfterGC() },
+		BeforeNodes: func() { n.heapBase = quietHeap().Kept() },
 	})
 	if err != nil {
 		return nil, fmt.Errorf("sim: %w", err)

@@ -23,16 +23,66 @@ import (
 )
 
 const (
-	// heapSamples and heapSampleGap: a measure takes the least heap of a few samples.
-	heapSamples, heapSampleGap = 3, 200 * time.Millisecond
+	// heapSamples and heapSampleGap: a measure takes up to heapSamples samples, heapSampleGap
+	// apart, until one is quiet: a collection during which less than heapQuiet of the heap
+	// it left was allocated.
+	heapSamples, heapSampleGap, heapQuiet = 8, 200 * time.Millisecond, 1.0 / 16
 )
 
-// heapAfterGC returns the live heap after a garbage collection.
-func heapAfterGC() uint64 {
+// HeapSample is one look at the live heap: a garbage collection and what it left. A
+// collection counts as live everything allocated while it runs (it marks new objects at
+// once), and the nodes never stop allocating: every gossip message memberlist compresses takes
+// a 72 KiB LZW writer for a moment, tens of MiB a second while the fleet changes. On a busy
+// machine the collection's wall time stretches, and that garbage with it: one collection of
+// 303ms after a growth left 31.1 MiB, 24.3 MiB of it allocated while it ran; the next, 200ms
+// later, left 10.9 MiB with 0.1 MiB allocated. What was live before the collection began lies
+// between what it left less what was allocated meanwhile (Kept) and what it left (After); a
+// quiet sample pins it.
+type HeapSample struct {
+	// After is the live heap after the collection, as the runtime counts it (HeapAlloc).
+	After uint64
+	// During is what was allocated from the collection's start until After was read.
+	During uint64
+	// Took is the collection's wall time.
+	Took time.Duration
+}
+
+// Kept is the heap that was live before the collection began and still was at its end, at
+// least: After less During. It errs low by the garbage allocated between the collection's
+// start and its first marks.
+func (s HeapSample) Kept() uint64 {
+	if s.During >= s.After {
+		return 0
+	}
+	return s.After - s.During
+}
+
+// quiet reports whether little was allocated during the collection.
+func (s HeapSample) quiet() bool { return float64(s.During) <= heapQuiet*float64(s.After) }
+
+// sampleHeap collects garbage twice: once to end any collection in progress, so that the
+// second starts at once, and the second measured.
+func sampleHeap() HeapSample {
 	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return m.HeapAlloc
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	start := time.Now()
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	return HeapSample{After: after.HeapAlloc, During: after.TotalAlloc - before.TotalAlloc, Took: time.Since(start)}
+}
+
+// quietHeap samples the heap until a sample is quiet, heapSamples at most, and returns the
+// sample during which least was allocated: the narrowest bounds of what was live.
+func quietHeap() HeapSample {
+	best := sampleHeap()
+	for i := 1; i < heapSamples && !best.quiet(); i++ {
+		time.Sleep(heapSampleGap)
+		if s := sampleHeap(); s.During < best.During {
+			best = s
+		}
+	}
+	return best
 }
 
 // Usage is what one node held at one instant.
@@ -58,9 +108,15 @@ type Resources struct {
 	Unlabeled int
 	// OtherSockets counts the process's sockets of no node: targets, queries, the voter.
 	OtherSockets int
-	// Heap is the live heap after GC, less the heap before the first node started. It holds
-	// the history recorded so far too (bounded: maxAnswersPerLocation answers a location).
+	// Heap is the heap kept (HeapSample.Kept), less the heap before the first node started.
+	// It holds the history recorded so far too (bounded: maxAnswersPerLocation answers a
+	// location).
 	Heap uint64
+	// HeapHigh is the heap the collection left (HeapSample.After), less the same: Heap plus
+	// what was allocated during the collection, the most the nodes held.
+	HeapHigh uint64
+	// HeapSample is the sample Heap and HeapHigh come from (quietHeap).
+	HeapSample HeapSample
 }
 
 // RoleUsage sums up one role's usage.
@@ -102,16 +158,29 @@ func (r Resources) Role(role string) RoleUsage {
 }
 
 // HeapPerNode is the heap divided by the data-plane nodes.
-func (r Resources) HeapPerNode() float64 {
+func (r Resources) HeapPerNode() float64 { return r.perNode(r.Heap) }
+
+// HeapHighPerNode is the high bound of the heap divided by the data-plane nodes.
+func (r Resources) HeapHighPerNode() float64 { return r.perNode(r.HeapHigh) }
+
+func (r Resources) perNode(b uint64) float64 {
 	if len(r.Nodes) == 0 {
 		return 0
 	}
-	return float64(r.Heap) / float64(len(r.Nodes))
+	return float64(b) / float64(len(r.Nodes))
+}
+
+// sub is a - b, or 0 when b is more.
+func sub(a, b uint64) uint64 {
+	if b >= a {
+		return 0
+	}
+	return a - b
 }
 
 // Measure counts every data-plane node's goroutines (from the goroutine profile's labels) and
 // sockets (from /proc/self/fd, each socket attributed by its local address), and the heap
-// after GC.
+// kept (HeapSample).
 func (n *nodesNetwork) Measure(label string) (Resources, error) {
 	res := Resources{Label: label}
 	owner := map[string]int{}    // local address (ip:port) -> node
@@ -155,16 +224,9 @@ func (n *nodesNetwork) Measure(label string) (Resources, error) {
 			res.OtherSockets++
 		}
 	}
-	// The least of a few samples: packets queued in the simulated transports (a socket's
-	// receive buffer, on a real network) come and go with the machine's load.
-	h := heapAfterGC()
-	for range heapSamples - 1 {
-		time.Sleep(heapSampleGap)
-		h = min(h, heapAfterGC())
-	}
-	if h > n.heapBase {
-		res.Heap = h - n.heapBase
-	}
+	res.HeapSample = quietHeap()
+	res.Heap = sub(res.HeapSample.Kept(), n.heapBase)
+	res.HeapHigh = sub(res.HeapSample.After, n.heapBase)
 	slices.SortFunc(res.Nodes, func(a, b Usage) int { return strings.Compare(a.Node, b.Node) })
 	return res, nil
 }

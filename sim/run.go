@@ -153,6 +153,7 @@ func (r *runner) record(ctx, netCtx context.Context, names []string, wr *Writer)
 	var wg sync.WaitGroup
 	wg.Go(func() { r.sampler.run(recCtx, o.SampleInterval) })
 	stalls := &stallMonitor{}
+	r.stalls = stalls
 	wg.Go(func() { stalls.run(recCtx) })
 	runErr := func() error {
 		faults := NewFaults()

@@ -24,6 +24,7 @@ type runner struct {
 	targets map[string]string
 	net     network
 	sampler *sampler
+	stalls  *stallMonitor
 	rec     *oracleRecorder // the faults, for the independent oracle
 
 	readyAt          time.Time

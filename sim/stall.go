@@ -62,3 +62,25 @@ func (m *stallMonitor) recorded() ([]oracle.Stall, int) {
 	defer m.mu.Unlock()
 	return append([]oracle.Stall(nil), m.stalls...), m.more
 }
+
+// since returns how long the harness stalled after t, in the stalls recorded so far (a stall
+// still going on is not yet recorded).
+func (m *stallMonitor) since(t time.Time) time.Duration {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var d time.Duration
+	for _, s := range m.stalls {
+		if s.To.After(t) {
+			d += s.To.Sub(later(s.From, t))
+		}
+	}
+	return d
+}
+
+// later returns the later of a and b.
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}

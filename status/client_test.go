@@ -39,7 +39,7 @@ func TestClientTables(t *testing.T) {
 		"1  198.51.100.1  web-eu-west  unhealthy  secondary    yes       no",
 		"www.demo.vigil.test. A: failover policy, rule primary",
 		"answer: 192.0.2.1",
-		"configuration index 42 from disk (control plane unreachable: using the disk copy)",
+		"configuration: running from the copy on disk (index 42): no voter has answered yet\n",
 		"version test-1.2.3",
 		"loc-us  us-east  location  127.0.0.1:7960  alive",
 	} {

@@ -205,7 +205,7 @@ func (n *testNode) Members() []Member {
 }
 
 func (n *testNode) Config() wire.WatcherStatus {
-	return wire.WatcherStatus{Source: wire.SourceDisk, Index: 42, Message: "control plane unreachable: using the disk copy"}
+	return wire.WatcherStatus{Source: wire.SourceDisk, Index: 42, Message: "running from the copy on disk (index 42): no voter has answered yet"}
 }
 
 func (n *testNode) Readiness() Readiness {

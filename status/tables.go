@@ -262,11 +262,13 @@ func WriteMembers(w io.Writer, n NodeInfo, l MemberList) error {
 	}
 	fmt.Fprintf(w, "node %s (%s), roles %s, version %s, %s\n", clean(n.ID), clean(n.Region),
 		clean(strings.Join(n.Roles, ",")), clean(n.Version), clean(ready))
-	fmt.Fprintf(w, "configuration index %d from %s", n.Config.Index, clean(string(n.Config.Source)))
+	// The message says in words what the index and the source say (and why, on a disk copy):
+	// when there is one, it stands alone.
 	if n.Config.Message != "" {
-		fmt.Fprintf(w, " (%s)", clean(n.Config.Message))
+		fmt.Fprintf(w, "configuration: %s\n", clean(n.Config.Message))
+	} else {
+		fmt.Fprintf(w, "configuration index %d from %s\n", n.Config.Index, clean(string(n.Config.Source)))
 	}
-	fmt.Fprintln(w)
 	if c := n.Config; c.LastError != "" {
 		// While a voter fails, which one, since when and the error it gave.
 		at := ""

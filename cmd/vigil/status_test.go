@@ -98,7 +98,7 @@ func (demoNode) Members() []status.Member {
 	return []status.Member{{ID: "loc-1", Region: "us-east", Roles: []string{"location"}, Addr: "127.0.0.1:7946", State: "alive"}}
 }
 func (demoNode) Config() control.WatcherStatus {
-	return control.WatcherStatus{Source: control.SourceControlPlane, Index: 17}
+	return control.WatcherStatus{Source: control.SourceControlPlane, Index: 17, Message: "running from the control plane (index 17)"}
 }
 func (demoNode) Readiness() status.Readiness {
 	return status.Readiness{Ready: true}
@@ -132,7 +132,7 @@ func TestStatusCommand(t *testing.T) {
 		{[]string{"status", "--addr", addr, "answer", "www.demo.vigil.test", "A"}, 0, []string{
 			"failover policy, rule secondary", "answer: 198.51.100.1"}},
 		{[]string{"status", "--addr", addr, "checkers"}, 0, []string{"us-1     us-east  fresh"}},
-		{[]string{"status", "--addr", addr, "members"}, 0, []string{"configuration index 17 from control-plane", "version v9.9.9"}},
+		{[]string{"status", "--addr", addr, "members"}, 0, []string{"configuration: running from the control plane (index 17)\n", "version v9.9.9"}},
 		{[]string{"status", "--addr", addr, "check", "nope"}, 1, []string{`no check "nope" at this location (HTTP 404)`}},
 		{[]string{"status", "--addr", addr, "verdicts", "sick"}, 1, []string{"invalid state", "HTTP 400"}},
 		{[]string{"status", "--addr", addr, "probes"}, 1, []string{"not a checker"}},
