@@ -30,7 +30,7 @@ func runTSIG(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var cf clientFlags
 	cf.register(fs)
 	alg := fs.String("algorithm", "", "put: hmac-sha256 (the default), hmac-sha384 or hmac-sha512; by default the key line's own when -secret-file holds one")
-	secretFile := fs.String("secret-file", "", "put: file holding the key's base64 secret (tsig-keygen's or `head -c 32 /dev/urandom | base64`), or a line as -tsig-keys-file takes: [algorithm:]name:secret")
+	secretFile := fs.String("secret-file", "", "put: file holding the key's base64 secret (tsig-keygen's, or head -c 32 /dev/urandom | base64), or a line as -tsig-keys-file takes: [algorithm:]name:secret")
 	timeout := fs.Duration("timeout", 10*time.Second, "give up after this long")
 	if code, stop := parseFlags(ctx, fs, reorderFlags(args[1:]), stdout, stderr); stop {
 		return code
