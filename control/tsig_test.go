@@ -5,11 +5,16 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"net"
+	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/vigil-dns/vigil/dnssec"
+	"github.com/vigil-dns/vigil/tlsconf"
 )
 
 // A TSIG key put through the API is stored sealed: no read (the list, the state, the changes,
@@ -146,5 +151,66 @@ func TestTSIGKeysAPI(t *testing.T) {
 	}
 	if _, out := serve(api, "GET", "/v1/tsig-keys", sec["viewer"], ""); strings.Contains(out, "xfr.test.") || !strings.Contains(out, "second.test.") {
 		t.Errorf("list after the delete: %s", out)
+	}
+}
+
+// Over mutual TLS, with real certificates: an operator's certificate puts a TSIG key; a
+// location's certificate reads the sealed form (in the whole state and in a delta), a
+// checker's never does, and neither ever reads the secret.
+func TestTSIGKeysCertificates(t *testing.T) {
+	dir := testPKI(t, "v0=control", "op=operator", "loc=location", "checker=checker")
+	st := testStore(t, dir, "v0")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "https://" + ln.Addr().String()
+	n, err := NewServer(ServerConfig{ID: "v0", DataDir: filepath.Join(t.TempDir(), "d"), RaftAddr: "127.0.0.1:0", RaftTLS: st, APIURL: url,
+		Timing: testTiming, Allocators: newSeqAllocator, Logger: testLogger(t), DNSSECSecret: []byte(testDNSSECSecret)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	api, err := NewAPI(APIConfig{Node: n, ClientCerts: st.PeerRoles})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: api, TLSConfig: st.ServerConfig(tlsconf.Peer{Optional: true}), ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.ServeTLS(ln, "", "") }()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+		_ = n.Close()
+	})
+	if err := n.Bootstrap(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "v0 leads", n.IsLeader)
+	op, loc, checker := certClient(t, dir, "op"), certClient(t, dir, "loc"), certClient(t, dir, "checker")
+	if code, out := doWith(t, op, "PUT", url+"/v1/document", "", "application/yaml", testDoc); code != http.StatusOK {
+		t.Fatalf("document: %d %s", code, out)
+	}
+	at := n.State().Index
+	secret := base64.StdEncoding.EncodeToString([]byte("tsig certificate test secret 0123"))
+	if code, out := doWith(t, op, "PUT", url+"/v1/tsig-keys/cert-xfr.", "", "application/json", fmt.Sprintf(`{"secret": %q}`, secret)); code != http.StatusOK {
+		t.Fatalf("operator's put: %d %s", code, out)
+	}
+	if code, out := doWith(t, checker, "PUT", url+"/v1/tsig-keys/cert-xfr.", "", "application/json", fmt.Sprintf(`{"secret": %q}`, secret)); code != http.StatusUnauthorized {
+		t.Errorf("checker's put: %d %s, want 401", code, out)
+	}
+	k, ok := n.State().TSIGKey("cert-xfr.")
+	if !ok {
+		t.Fatal("the key is not stored")
+	}
+	sealed := base64.StdEncoding.EncodeToString(k.Sealed)
+	for _, path := range []string{"/v1/state", "/v1/changes?index=0", fmt.Sprintf("/v1/changes?index=%d", at)} {
+		code, out := doWith(t, loc, "GET", url+path, "", "", "")
+		if code != http.StatusOK || !strings.Contains(string(out), sealed) || strings.Contains(string(out), secret) {
+			t.Errorf("location's %s: %d, sealed form %v, secret %v", path, code, strings.Contains(string(out), sealed), strings.Contains(string(out), secret))
+		}
+		code, out = doWith(t, checker, "GET", url+path, "", "", "")
+		if code != http.StatusOK || strings.Contains(string(out), sealed) || strings.Contains(string(out), secret) || !strings.Contains(string(out), "cert-xfr.") {
+			t.Errorf("checker's %s: %d %s", path, code, out)
+		}
 	}
 }
