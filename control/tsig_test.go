@@ -21,8 +21,8 @@ import (
 // the audit log) shows its secret, the sealed form opens with the voters' seal secret to the
 // secret put, a checker's certificate gets neither; a scoped token may not write keys; weak
 // algorithms, short secrets and bad names are refused and change nothing; a voter without a
-// seal secret refuses with 422 and why; the keys survive the state's JSON form; a delete
-// removes the key.
+// seal secret refuses with 422 and why; the keys survive a document applied, the state's
+// JSON form, a snapshot and a restart; a delete removes the key.
 func TestTSIGKeysAPI(t *testing.T) {
 	c := newClusterWith(t, 1, &cluster{maxBody: 1 << 20, timing: testTiming})
 	v := c.voters[0]
@@ -117,6 +117,14 @@ func TestTSIGKeysAPI(t *testing.T) {
 		t.Errorf("a location's delta lacks the sealed key: %s", out)
 	}
 
+	// A whole document applied keeps the keys: they are not part of it.
+	if code, out := serve(api, "PUT", "/v1/document", sec["admin"], `{"regions": ["a", "b", "c"]}`); code != 200 {
+		t.Fatalf("document: %d %s", code, out)
+	}
+	if _, ok := v.node.State().TSIGKey("xfr.test"); !ok {
+		t.Fatal("applying a document dropped the TSIG keys")
+	}
+
 	// The state's JSON form (snapshots, a data-plane node's copy) keeps the sealed keys.
 	var js bytes.Buffer
 	if err := v.node.State().WriteJSON(&js); err != nil {
@@ -151,6 +159,21 @@ func TestTSIGKeysAPI(t *testing.T) {
 	}
 	if _, out := serve(api, "GET", "/v1/tsig-keys", sec["viewer"], ""); strings.Contains(out, "xfr.test.") || !strings.Contains(out, "second.test.") {
 		t.Errorf("list after the delete: %s", out)
+	}
+
+	// A raft snapshot and a restart keep the sealed key.
+	if err := v.node.Snapshot(); err != nil {
+		t.Fatal(err)
+	}
+	c.stop(0)
+	c.start(0)
+	c.leader(5 * time.Second)
+	waitFor(t, 5*time.Second, "the restarted voter to be ready", func() bool { return c.voters[0].node.Ready() })
+	if k, ok := c.voters[0].node.State().TSIGKey("second.test"); !ok || !bytes.Equal(k.Sealed, second.Sealed) {
+		t.Errorf("after a snapshot and a restart: %+v %v", k, ok)
+	}
+	if _, ok := c.voters[0].node.State().TSIGKey("xfr.test"); ok {
+		t.Error("the deleted key came back after a restart")
 	}
 }
 
