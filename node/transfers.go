@@ -67,7 +67,10 @@ func (n *Node) installTransfers(s *control.State, ch control.Changes) {
 			if !ok {
 				why = "no key of that name in -tsig-keys-file or the control plane (vigil tsig put)"
 			}
-			degraded[apex] = fmt.Sprintf("secondary %s: TSIG key %s: %s", sec.Addr, sec.Key, why)
+			if degraded[apex] != "" {
+				degraded[apex] += "; "
+			}
+			degraded[apex] += fmt.Sprintf("secondary %s: TSIG key %s: %s", sec.Addr, sec.Key, why)
 		}
 		given[apex] = location.ZoneTransfer{Allow: zt.Allow, Secondaries: secs}
 	}
