@@ -1,6 +1,7 @@
 package config
 
 import (
+	"encoding/base64"
 	"fmt"
 	"net/netip"
 	"strings"
@@ -9,9 +10,9 @@ import (
 // Transfers says how one zone is handed to secondary name servers: which Vigil location
 // feeds them (by node id or by region), which networks may transfer the zone (AXFR and IXFR,
 // over TCP, each with a TSIG key), and which secondaries are told of every change by NOTIFY.
-// The keys' secrets are not in the configuration: each location holds them (vigil agent
-// -tsig-keys), as it holds the DNSSEC seal secret, so that no read of the configuration can
-// show them.
+// The keys' secrets are not in the configuration, so that no read of it can show them: the
+// control plane holds them sealed (PUT /v1/tsig-keys/{name}, vigil tsig put), or a location
+// holds them in a file (vigil agent -tsig-keys-file).
 type Transfers struct {
 	// Location is the id of the location node that serves the transfers and sends NOTIFY;
 	// empty when Region says.
@@ -86,6 +87,34 @@ func (t *Transfers) Feeds(id, region string) bool {
 
 // TSIGKeyName returns name as TSIG key names are compared: lower case, absolute.
 func TSIGKeyName(name string) string { return absName(strings.ToLower(strings.TrimSpace(name))) }
+
+// TSIGAlgorithm returns the canonical form of a TSIG algorithm's name: lower case, without
+// the final dot, hmac-sha256 when empty.
+func TSIGAlgorithm(alg string) string {
+	alg = strings.TrimSuffix(strings.ToLower(strings.TrimSpace(alg)), ".")
+	if alg == "" {
+		return "hmac-sha256"
+	}
+	return alg
+}
+
+// TSIGKeyProblem says why a TSIG key cannot be used, or returns "": a name that is not a
+// domain name, an algorithm weaker than HMAC-SHA256 (hmac-sha1, hmac-md5) or unknown, a
+// secret that is not base64 of at least 16 bytes. The same rules hold for a location's key
+// file and for the keys the control plane stores; the message never holds the secret.
+func TSIGKeyProblem(name, algorithm, secret string) string {
+	canon := TSIGKeyName(name)
+	switch alg := TSIGAlgorithm(algorithm); {
+	case strings.TrimSpace(name) == "" || nameProblem(canon) != "":
+		return fmt.Sprintf("key %q: not a domain name: %s", name, nameProblem(canon))
+	case alg != "hmac-sha256" && alg != "hmac-sha384" && alg != "hmac-sha512":
+		return fmt.Sprintf("key %s: algorithm %q: want hmac-sha256, hmac-sha384 or hmac-sha512", canon, algorithm)
+	}
+	if b, err := base64.StdEncoding.DecodeString(secret); err != nil || len(b) < 16 {
+		return fmt.Sprintf("key %s: the secret must be base64 of at least 16 bytes (e.g. tsig-keygen's or keymgr -t's output)", canon)
+	}
+	return ""
+}
 
 // parsePrefix reads a CIDR prefix or a single address.
 func parsePrefix(s string) (netip.Prefix, error) {

@@ -362,6 +362,10 @@ func summarize(c *Command) string {
 			return "remove notifications"
 		}
 		return fmt.Sprintf("put notifications: %d receivers, %d rules", len(c.Notifications.Receivers), len(c.Notifications.Rules))
+	case OpPutTSIGKey:
+		return fmt.Sprintf("put TSIG key %s (%s; secret sealed)", c.TSIGKey.Name, c.TSIGKey.Algorithm)
+	case OpDeleteTSIGKey:
+		return "delete TSIG key " + c.ID
 	case OpPutVoter:
 		return "put voter " + c.Voter.ID
 	case OpDeleteVoter:

@@ -20,6 +20,8 @@ type Changes struct {
 	Voters bool
 	// Overrides: the maintenance overrides changed.
 	Overrides bool
+	// TSIGKeys: the TSIG keys of transfers changed.
+	TSIGKeys bool
 	// Checks are the ids of the checks put or deleted.
 	Checks []string
 	// Zones are the apexes of the zones whose head, record sets or name-server shard changed
@@ -29,7 +31,7 @@ type Changes struct {
 
 // Empty reports whether nothing changed.
 func (c Changes) Empty() bool {
-	return !c.Full && !c.Settings && !c.Voters && !c.Overrides && len(c.Checks) == 0 && len(c.Zones) == 0
+	return !c.Full && !c.Settings && !c.Voters && !c.Overrides && !c.TSIGKeys && len(c.Checks) == 0 && len(c.Zones) == 0
 }
 
 // The keys of a change log: one byte of kind, then the item's key.
@@ -37,6 +39,7 @@ const (
 	keySettings = "g"
 	keyVoters   = "v"
 	keyOverride = "o"
+	keyTSIG     = "t"
 	kindCheck   = 'c'
 	kindZone    = 'z'
 	kindSet     = 's'
@@ -54,6 +57,9 @@ func (e *edit) keys() []string {
 	}
 	if e.overrides {
 		out = append(out, keyOverride)
+	}
+	if e.tsig {
+		out = append(out, keyTSIG)
 	}
 	add := func(kind byte, m map[string]bool) {
 		for k := range m {
@@ -80,6 +86,8 @@ func changesOf(keys map[string]bool) Changes {
 			c.Voters = true
 		case k == keyOverride:
 			c.Overrides = true
+		case k == keyTSIG:
+			c.TSIGKeys = true
 		case k[0] == kindCheck:
 			c.Checks = append(c.Checks, k[1:])
 		case k[0] == kindZone, k[0] == kindShard:

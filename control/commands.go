@@ -27,6 +27,10 @@ const (
 	OpDeleteVoter     Op = "delete_voter"
 	// OpPutZoneKeys stores a zone's DNSSEC keys (dnssec.go).
 	OpPutZoneKeys Op = "put_zone_keys"
+	// OpPutTSIGKey stores a TSIG key of transfers, its secret sealed; OpDeleteTSIGKey
+	// removes the one ID names (tsig.go).
+	OpPutTSIGKey    Op = "put_tsig_key"
+	OpDeleteTSIGKey Op = "delete_tsig_key"
 	// OpBatch carries independent commands committed as one raft entry: each is applied on
 	// the state the one before it made, and succeeds or fails on its own.
 	OpBatch Op = "batch"
@@ -57,6 +61,8 @@ type Command struct {
 	Type config.RecordType `json:"type,omitempty"`
 	// ZoneKeys are the keys a put_zone_keys stores, private halves sealed.
 	ZoneKeys *dnssec.ZoneKeys `json:"zone_keys,omitempty"`
+	// TSIGKey is the key a put_tsig_key stores, its secret sealed.
+	TSIGKey *StoredTSIGKey `json:"tsig_key,omitempty"`
 	// Batch holds the commands of a batch, as each was encoded alone.
 	Batch []json.RawMessage `json:"batch,omitempty"`
 	// Notify is what the notification sender decided (OpNotify, ops_notify.go).

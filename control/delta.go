@@ -40,6 +40,8 @@ type Delta struct {
 	// ZoneKeys are the DNSSEC keys, private halves sealed, of the zones in Zones that have
 	// keys; a zone of Zones absent here has none.
 	ZoneKeys map[string]*dnssec.ZoneKeys `json:"zone_keys,omitempty"`
+	// TSIGKeys, when the TSIG keys of transfers changed, are all of them, secrets sealed.
+	TSIGKeys *TSIGKeyList `json:"tsig_keys,omitempty"`
 }
 
 // ZoneRecordSet is a record set with the apex of its zone.
@@ -64,6 +66,9 @@ func (s *State) delta(from uint64, keys map[string]bool) *Delta {
 	for _, k := range slices.Sorted(maps.Keys(keys)) {
 		if k == keyOverride {
 			d.Overrides = &OverrideList{Items: s.Overrides()}
+		}
+		if k == keyTSIG {
+			d.TSIGKeys = &TSIGKeyList{Items: s.tsigList(false)}
 		}
 		if len(k) < 2 {
 			continue // settings and voters are always sent
@@ -155,6 +160,9 @@ func (s *State) applyDelta(d *Delta) (*edit, error) {
 	}
 	if d.Overrides != nil {
 		e.setOverrides(d.Overrides)
+	}
+	if d.TSIGKeys != nil {
+		e.setTSIG(tsigMap(d.TSIGKeys.Items))
 	}
 	for apex, servers := range d.Shards {
 		if len(servers) == 0 {

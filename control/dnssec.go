@@ -56,7 +56,8 @@ func (e *edit) putZoneKeys(c *Command) error {
 }
 
 // withoutSealed returns s as it is written for a reader that neither seals nor signs (a
-// checker's certificate): the zones' keys without their sealed private halves.
+// checker's certificate): the zones' keys without their sealed private halves, the TSIG keys
+// without their sealed secrets.
 func (s *State) withoutSealed() *State {
 	c := *s
 	c.hideSealed = true
@@ -73,12 +74,22 @@ func publicOnly(zk *dnssec.ZoneKeys) *dnssec.ZoneKeys {
 }
 
 // withoutSealed returns d for a reader that neither seals nor signs: its zones' keys without
-// their sealed private halves (d itself is not changed).
+// their sealed private halves, its TSIG keys without their sealed secrets (d itself is not
+// changed).
 func (d *Delta) withoutSealed() *Delta {
-	if len(d.ZoneKeys) == 0 {
+	if len(d.ZoneKeys) == 0 && d.TSIGKeys == nil {
 		return d
 	}
 	c := *d
+	if d.TSIGKeys != nil {
+		c.TSIGKeys = &TSIGKeyList{Items: make([]*StoredTSIGKey, 0, len(d.TSIGKeys.Items))}
+		for _, k := range d.TSIGKeys.Items {
+			c.TSIGKeys.Items = append(c.TSIGKeys.Items, &StoredTSIGKey{Name: k.Name, Algorithm: k.Algorithm})
+		}
+	}
+	if len(d.ZoneKeys) == 0 {
+		return &c
+	}
 	c.ZoneKeys = make(map[string]*dnssec.ZoneKeys, len(d.ZoneKeys))
 	for apex, zk := range d.ZoneKeys {
 		c.ZoneKeys[apex] = publicOnly(zk)

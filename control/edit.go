@@ -37,6 +37,8 @@ type edit struct {
 
 	// overrides: the maintenance overrides changed (ops_override.go).
 	overrides bool
+	// tsig: the TSIG keys changed (tsig.go).
+	tsig bool
 }
 
 // edit starts the state that follows s at index.
@@ -57,6 +59,9 @@ func (e *edit) size() int {
 		n++
 	}
 	if e.overrides {
+		n++
+	}
+	if e.tsig {
 		n++
 	}
 	return n

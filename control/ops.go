@@ -85,6 +85,9 @@ func applyOps(s *State, c *Command, index uint64) (e *edit, ok bool, err error) 
 	case OpClearOverride:
 		e, err = applyClearOverride(s, c, index)
 		return e, true, err
+	case OpPutTSIGKey, OpDeleteTSIGKey:
+		e, err = applyTSIG(s, c, index)
+		return e, true, err
 	case OpAuditNote:
 		return s.edit(index), true, nil // what it records, audited records
 	case OpPutNotifications:

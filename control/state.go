@@ -34,6 +34,7 @@ type State struct {
 	shards   ptree.Map[[]int]             // by apex: name-server numbers from the stateful allocator
 	ops      *opsState                    // alerts, overrides, audit log (ops.go); nil: none
 	keys     ptree.Map[*dnssec.ZoneKeys]  // by apex: DNSSEC keys, sealed (dnssec.go)
+	tsig     map[string]*StoredTSIGKey    // by name: TSIG keys of transfers, sealed (tsig.go); never changed once published
 	// hideSealed writes the zones' keys without their sealed private halves (withoutSealed).
 	hideSealed bool
 }

@@ -20,7 +20,8 @@ import (
 //	 "voters": {"v0": "http://..."}}
 //
 // zone_keys holds the DNSSEC keys of signed zones, each private key sealed (package dnssec):
-// never in the document, never in clear.
+// never in the document, never in clear. tsig_keys, present when there are any, holds the TSIG
+// keys of transfers, each secret sealed the same way (tsig.go).
 //
 // It is the document as GET /v1/document shows it, inside the index, shards and voters: the
 // body of GET /v1/state, of a full answer of GET /v1/changes, of a raft snapshot and of a
@@ -56,6 +57,9 @@ func (s *State) writeJSON(w *bufio.Writer) error {
 	}
 	w.WriteString(`}`)
 	if err := s.writeZoneKeys(w); err != nil {
+		return err
+	}
+	if err := s.writeTSIG(w); err != nil {
 		return err
 	}
 	w.WriteString(`,"voters":`)
@@ -250,6 +254,8 @@ func (r *stateReader) read() (*State, error) {
 			return nil
 		case "zone_keys":
 			return r.readZoneKeys()
+		case "tsig_keys":
+			return r.readTSIG()
 		case "voters":
 			return r.dec.Decode(&r.e.s.Voters)
 		case "ops":

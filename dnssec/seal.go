@@ -112,3 +112,32 @@ func (s *Sealer) Opens(zk *ZoneKeys) bool {
 	}
 	return true
 }
+
+// tsigAAD binds a sealed TSIG secret to its key's name. A zone key's binding ends in its tag's
+// digits, a TSIG key's in the final dot of its name: one never opens as the other.
+func tsigAAD(name string) []byte { return []byte("tsig-key/" + name) }
+
+// SealTSIG seals the secret of the TSIG key name (its canonical form: lower case, absolute),
+// for the control plane to store: only holders of the seal secret open it.
+func (s *Sealer) SealTSIG(name string, secret []byte) ([]byte, error) {
+	nonce := make([]byte, s.aead.NonceSize(), s.aead.NonceSize()+len(secret)+s.aead.Overhead())
+	if _, err := rand.Read(nonce); err != nil {
+		return nil, fmt.Errorf("dnssec: seal: %w", err)
+	}
+	return s.aead.Seal(nonce, nonce, secret, tsigAAD(name)), nil
+}
+
+// OpenTSIG returns the secret of the TSIG key name that SealTSIG sealed, opened with the
+// secret or else one of the older ones.
+func (s *Sealer) OpenTSIG(name string, sealed []byte) ([]byte, error) {
+	for _, a := range append([]cipher.AEAD{s.aead}, s.older...) {
+		n := a.NonceSize()
+		if len(sealed) < n+a.Overhead() {
+			return nil, errors.New("dnssec: the sealed TSIG secret is too short: it was not sealed by a voter")
+		}
+		if plain, err := a.Open(nil, sealed[:n], sealed[n:], tsigAAD(name)); err == nil {
+			return plain, nil
+		}
+	}
+	return nil, errors.New("dnssec: the sealed TSIG secret does not open with this seal secret (give this node the voters' -dnssec-secret-file)")
+}

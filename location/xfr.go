@@ -2,7 +2,6 @@ package location
 
 import (
 	"context"
-	"encoding/base64"
 	"fmt"
 	"maps"
 	"net/netip"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/miekg/dns"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/internal/netkey"
 )
 
@@ -234,9 +234,9 @@ func (s *Server) SetTransfers(zones map[string]ZoneTransfer, keys []TSIGKey) err
 	return nil
 }
 
-// CheckTSIGKeys returns an error that lists every key of keys SetTransfers would refuse: an
-// algorithm weaker than HMAC-SHA256, a secret that is not base64 of 16 bytes or more, a name
-// given twice.
+// CheckTSIGKeys returns an error that lists every key of keys SetTransfers would refuse: a
+// name that is not a domain name, an algorithm weaker than HMAC-SHA256, a secret that is not
+// base64 of 16 bytes or more (config.TSIGKeyProblem), a name given twice.
 func CheckTSIGKeys(keys []TSIGKey) error {
 	if _, errs := checkKeys(keys); len(errs) > 0 {
 		return fmt.Errorf("location: tsig keys: %s", strings.Join(errs, "; "))
@@ -251,23 +251,15 @@ func checkKeys(keys []TSIGKey) (map[string]TSIGKey, []string) {
 	var errs []string
 	for _, k := range keys {
 		name := canonical(k.Name)
-		alg := strings.TrimSuffix(strings.ToLower(k.Algorithm), ".")
-		if alg == "" {
-			alg = "hmac-sha256"
-		}
-		canon, ok := tsigAlgorithms[alg]
-		switch {
-		case !ok:
-			errs = append(errs, fmt.Sprintf("key %s: algorithm %q: want hmac-sha256, hmac-sha384 or hmac-sha512", name, k.Algorithm))
+		if why := config.TSIGKeyProblem(k.Name, k.Algorithm, k.Secret); why != "" {
+			errs = append(errs, why)
 			continue
-		case out[name].Name != "":
+		}
+		if out[name].Name != "" {
 			errs = append(errs, fmt.Sprintf("key %s: given twice", name))
 			continue
 		}
-		if b, err := base64.StdEncoding.DecodeString(k.Secret); err != nil || len(b) < 16 {
-			errs = append(errs, fmt.Sprintf("key %s: the secret must be base64 of at least 16 bytes (e.g. tsig-keygen's or keymgr -t's output)", name))
-			continue
-		}
+		canon := tsigAlgorithms[config.TSIGAlgorithm(k.Algorithm)]
 		out[name] = TSIGKey{Name: name, Algorithm: canon, Secret: k.Secret}
 	}
 	return out, errs

@@ -429,7 +429,8 @@ func TestTransferIXFRPastHistory(t *testing.T) {
 	}
 }
 
-// TSIG keys weaker than HMAC-SHA256, or with a short secret, are refused, as is a secondary
+// TSIG keys weaker than HMAC-SHA256, with a short secret or a name that is not a domain name
+// are refused, as is a secondary
 // whose key the location does not hold; a key file names each line it cannot read.
 func TestTransferKeysRefused(t *testing.T) {
 	s, err := New(Config{Addr: "127.0.0.1:0"})
@@ -444,6 +445,7 @@ func TestTransferKeysRefused(t *testing.T) {
 		{[]TSIGKey{{Name: xfrKeyName, Algorithm: "hmac-sha1", Secret: xfrKeySecret}}, `algorithm "hmac-sha1"`},
 		{[]TSIGKey{{Name: xfrKeyName, Algorithm: "hmac-md5.sig-alg.reg.int.", Secret: xfrKeySecret}}, "want hmac-sha256"},
 		{[]TSIGKey{{Name: xfrKeyName, Secret: "c2hvcnQ="}}, "at least 16 bytes"},
+		{[]TSIGKey{{Name: "bad..name", Secret: xfrKeySecret}}, "not a domain name"},
 		{[]TSIGKey{{Name: xfrKeyName, Secret: xfrKeySecret}, {Name: "VIGIL-XFR", Secret: xfrKeySecret}}, "given twice"},
 		{[]TSIGKey{{Name: xfrKeyName, Secret: xfrKeySecret}}, "no TSIG key other."},
 	} {

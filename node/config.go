@@ -116,8 +116,9 @@ type Config struct {
 	DNSSECSignBudget float64
 
 	// TSIGKeys are the TSIG keys of the secondaries this location transfers zones to
-	// (config.Transfers); a location holds them as it holds DNSSECSecret, out of the
-	// configuration, so that no read of it shows them.
+	// (config.Transfers), from a file: out of the configuration, so that no read of it shows
+	// them. The location adds the keys the control plane holds sealed, which it opens with
+	// DNSSECSecret; a name in both is this list's.
 	TSIGKeys []location.TSIGKey
 
 	// DNSAddr is the location's main DNS listener, UDP and TCP on the same port. Default

@@ -109,16 +109,7 @@ func warnDNSSEC(cfg Config, log *slog.Logger) {
 // keys, none otherwise. The caller holds zonesMu.
 func (n *Node) installSigners(s *control.State, ch control.Changes) {
 	ss := &n.signers
-	if !ss.tried {
-		ss.tried = true
-		if secret := dnssecSecret(n.cfg, n.log); secret != nil {
-			sealer, err := dnssec.NewSealer(secret, n.cfg.DNSSECOlderSecrets...)
-			if err != nil {
-				n.log.Error("node: DNSSEC secret", "err", err)
-			}
-			ss.sealer = sealer
-		}
-	}
+	n.sealer()
 	zones := ch.Zones
 	if ch.Full || ch.Settings || ss.byZone == nil {
 		zones = nil

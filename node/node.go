@@ -70,6 +70,12 @@ type Node struct {
 	// transfers is what the DNS server was last given of the zones it transfers out, by apex
 	// (transfers.go); guarded by zonesMu.
 	transfers map[string]location.ZoneTransfer
+	// xfrKeys are the TSIG keys the DNS server was last given: those of Config.TSIGKeys and
+	// those of the control plane this location opens (transfers.go); guarded by zonesMu.
+	xfrKeys xfrKeys
+	// xfrDegraded says, by apex, why a zone this location feeds to secondaries lacks a key
+	// of one of them (readiness: degraded).
+	xfrDegraded atomic.Pointer[map[string]string]
 }
 
 // New validates cfg, binds the node's sockets (gossip, DNS, HTTP, raft and API) and prepares

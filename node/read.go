@@ -286,6 +286,10 @@ func (n *Node) Ready() status.Readiness {
 		for _, apex := range slices.Sorted(maps.Keys(unsigned)) {
 			rd.Degraded = append(rd.Degraded, "zone "+apex+" is signed but answered unsigned here (validating resolvers get SERVFAIL): "+unsigned[apex])
 		}
+		xfr := n.transferProblems()
+		for _, apex := range slices.Sorted(maps.Keys(xfr)) {
+			rd.Degraded = append(rd.Degraded, "zone "+apex+" is not transferred to one of its secondaries from here: "+xfr[apex])
+		}
 	}
 	rd.Ready = len(rd.Reasons) == 0
 	return rd

@@ -11,7 +11,7 @@ import (
 
 // registerTransfers defines the flag of the TSIG keys of zone transfers on fs, bound to f.
 func (f *agentFlags) registerTransfers(fs *flag.FlagSet) {
-	fs.StringVar(&f.tsigKeysFile, "tsig-keys-file", "", "location: file of the TSIG keys of the secondaries it transfers zones to (a zone's transfers section), one a line as dig -y takes them: [algorithm:]name:secret (hmac-sha256, hmac-sha384 or hmac-sha512; base64 secret). Give it to the locations that feed secondaries only")
+	fs.StringVar(&f.tsigKeysFile, "tsig-keys-file", "", "location: file of the TSIG keys of the secondaries it transfers zones to (a zone's transfers section), one a line as dig -y takes them: [algorithm:]name:secret (hmac-sha256, hmac-sha384 or hmac-sha512; base64 secret). Give it to the locations that feed secondaries only. The keys the control plane holds (vigil tsig put), which a location opens with -dnssec-secret-file, are added; a name in both is the file's")
 }
 
 // agentTransfers sets cfg's TSIG keys from the flags.

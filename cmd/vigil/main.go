@@ -95,6 +95,20 @@ func commands() []command {
 				{name: "rollover", summary: "start a key rollover, or finish a KSK or CSK one", usage: "vigil dnssec rollover [-role zsk|ksk|csk] [-finish [-force]] [flags] ZONE",
 					example: "vigil dnssec rollover -role ksk example.com.\nvigil dnssec rollover -role ksk -finish example.com."},
 			}},
+		{name: "tsig", summary: "store, list and delete the TSIG keys of zone transfers in the control plane (sealed; never shown)", run: runTSIG,
+			usage:   "vigil tsig put|list|delete [flags] [NAME]",
+			example: "vigil tsig put vigil-xfr. -secret-file tsig.secret",
+			subs: []command{
+				{name: "put", summary: "create or replace a key: the voter seals its secret with the DNSSEC seal secret",
+					usage: "vigil tsig put NAME -secret-file FILE [-algorithm hmac-sha256|hmac-sha384|hmac-sha512] [flags]",
+					detail: "FILE holds the base64 secret, or a key line as vigil agent -tsig-keys-file takes\n" +
+						"([algorithm:]name:secret). The voter refuses (422) a weaker algorithm, a secret of fewer\n" +
+						"than 16 bytes, a name that is not a domain name, and any key when it has no\n" +
+						"-dnssec-secret-file. Locations open the key with the same -dnssec-secret-file.",
+					example: "head -c 32 /dev/urandom | base64 > tsig.secret\nvigil tsig put vigil-xfr. -secret-file tsig.secret"},
+				{name: "list", summary: "list the keys: name, algorithm, and (set) for the secret", usage: "vigil tsig list [flags]", example: "vigil tsig list"},
+				{name: "delete", summary: "delete a key", usage: "vigil tsig delete NAME [flags]", example: "vigil tsig delete vigil-xfr."},
+			}},
 		{name: "externaldns", summary: "serve the ExternalDNS webhook provider: ExternalDNS's records become Vigil record sets", run: runExternalDNS,
 			usage:   "vigil externaldns -zone ZONE[,ZONE...] [flags]",
 			example: "vigil externaldns -zone example.com. -listen 127.0.0.1:8888 -server https://c1:7100 -token-file token.txt -tls-ca ca.pem"},

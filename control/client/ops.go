@@ -79,3 +79,22 @@ func auditQuery(limit int, before uint64) url.Values {
 	}
 	return q
 }
+
+// TSIGKeys returns the TSIG keys of transfers the control plane holds (GET /v1/tsig-keys):
+// names and algorithms, never a secret.
+func (c *Client) TSIGKeys(ctx context.Context) ([]control.TSIGKeyView, error) {
+	var out []control.TSIGKeyView
+	_, err := c.read(ctx, "/v1/tsig-keys", nil, &out)
+	return out, err
+}
+
+// PutTSIGKey creates or replaces the TSIG key name (PUT /v1/tsig-keys/{name}); the voter
+// seals its secret before it is stored.
+func (c *Client) PutTSIGKey(ctx context.Context, name string, req control.TSIGKeyRequest) (control.WriteResult, error) {
+	return c.write(ctx, http.MethodPut, "/v1/tsig-keys/"+seg(name), req)
+}
+
+// DeleteTSIGKey removes the TSIG key name (DELETE /v1/tsig-keys/{name}).
+func (c *Client) DeleteTSIGKey(ctx context.Context, name string) (control.WriteResult, error) {
+	return c.write(ctx, http.MethodDelete, "/v1/tsig-keys/"+seg(name), nil)
+}

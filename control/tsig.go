@@ -1,0 +1,210 @@
+package control
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"slices"
+
+	"github.com/vigil-dns/vigil/config"
+)
+
+// TSIG keys of zone transfers: a location that feeds secondaries signs its transfers and
+// NOTIFY with them. The control plane holds them like the zones' private keys: the voter that
+// takes the write seals the secret with its DNSSEC seal secret (dnssec.Sealer.SealTSIG), the
+// raft log, the snapshots and the data plane's copies hold the sealed form only, a checker's
+// certificate never gets it (State.withoutSealed), and no read shows it. A location opens the
+// keys with the same seal secret (package node).
+
+// MaxTSIGKeys bounds the TSIG keys the control plane holds.
+const MaxTSIGKeys = 1024
+
+// StoredTSIGKey is a TSIG key as the control plane stores it: its secret sealed.
+type StoredTSIGKey struct {
+	// Name is the key's name, lower case and absolute ("vigil-xfr.").
+	Name string `json:"name"`
+	// Algorithm is hmac-sha256, hmac-sha384 or hmac-sha512.
+	Algorithm string `json:"algorithm"`
+	// Sealed is the base64 secret, sealed by dnssec.Sealer.SealTSIG under Name; absent for a
+	// reader that may not have it.
+	Sealed []byte `json:"sealed,omitempty"`
+}
+
+// TSIGKeyList is the TSIG keys a Delta carries when they changed: all of them.
+type TSIGKeyList struct {
+	Items []*StoredTSIGKey `json:"items"`
+}
+
+// TSIGKeyRequest is the body of PUT /v1/tsig-keys/{name}.
+type TSIGKeyRequest struct {
+	// Algorithm is hmac-sha256 (the default), hmac-sha384 or hmac-sha512.
+	Algorithm string `json:"algorithm,omitempty"`
+	// Secret is the key, base64 of at least 16 bytes (tsig-keygen's or keymgr -t's output).
+	Secret string `json:"secret"`
+}
+
+// TSIGKeyView is a TSIG key as GET /v1/tsig-keys shows it: never its secret.
+type TSIGKeyView struct {
+	Name      string `json:"name"`
+	Algorithm string `json:"algorithm"`
+	// Secret is "(set)": the secret is write-only.
+	Secret string `json:"secret"`
+}
+
+// secretSet is what a read shows of a write-only secret.
+const secretSet = "(set)"
+
+// TSIGKeys yields the control plane's TSIG keys in the order of their names; the caller must
+// not change them.
+func (s *State) TSIGKeys() func(yield func(*StoredTSIGKey) bool) {
+	return func(yield func(*StoredTSIGKey) bool) {
+		for _, name := range slices.Sorted(maps.Keys(s.tsig)) {
+			if !yield(s.tsig[name]) {
+				return
+			}
+		}
+	}
+}
+
+// TSIGKey returns the TSIG key name (any case, with or without the final dot).
+func (s *State) TSIGKey(name string) (*StoredTSIGKey, bool) {
+	k, ok := s.tsig[config.TSIGKeyName(name)]
+	return k, ok
+}
+
+// tsigList returns the keys as a list, without their sealed secrets when hide.
+func (s *State) tsigList(hide bool) []*StoredTSIGKey {
+	out := make([]*StoredTSIGKey, 0, len(s.tsig))
+	for k := range s.TSIGKeys() {
+		if hide {
+			k = &StoredTSIGKey{Name: k.Name, Algorithm: k.Algorithm}
+		}
+		out = append(out, k)
+	}
+	return out
+}
+
+// setTSIG replaces the keys with m (the edit keeps it).
+func (e *edit) setTSIG(m map[string]*StoredTSIGKey) {
+	if len(m) == 0 {
+		m = nil
+	}
+	e.s.tsig = m
+	e.tsig = true
+}
+
+// applyTSIG applies a put_tsig_key or delete_tsig_key command.
+func applyTSIG(s *State, c *Command, index uint64) (*edit, error) {
+	m := maps.Clone(s.tsig)
+	if m == nil {
+		m = map[string]*StoredTSIGKey{}
+	}
+	switch c.Op {
+	case OpPutTSIGKey:
+		k := c.TSIGKey
+		if k == nil || len(k.Sealed) == 0 {
+			return nil, errors.New("control: put_tsig_key needs a key with its sealed secret")
+		}
+		stored := StoredTSIGKey{Name: config.TSIGKeyName(k.Name), Algorithm: config.TSIGAlgorithm(k.Algorithm), Sealed: k.Sealed}
+		if _, ok := m[stored.Name]; !ok && len(m) >= MaxTSIGKeys {
+			return nil, validationError(config.Errors{{Path: "name", Message: fmt.Sprintf("%d TSIG keys are stored, the most: delete one first", MaxTSIGKeys)}})
+		}
+		m[stored.Name] = &stored
+	case OpDeleteTSIGKey:
+		name := config.TSIGKeyName(c.ID)
+		if _, ok := m[name]; !ok {
+			return nil, fmt.Errorf("control: TSIG key %q: %w", name, ErrNotFound)
+		}
+		delete(m, name)
+	}
+	e := s.edit(index)
+	e.setTSIG(m)
+	return e, nil
+}
+
+// writeTSIG writes the "tsig_keys" member of the state's JSON when there are keys: sealed,
+// or without their secrets when s.hideSealed.
+func (s *State) writeTSIG(w *bufio.Writer) error {
+	if len(s.tsig) == 0 {
+		return nil
+	}
+	w.WriteString(`,"tsig_keys":`)
+	return writeValue(w, s.tsigList(s.hideSealed))
+}
+
+// readTSIG reads the "tsig_keys" member into the edit.
+func (r *stateReader) readTSIG() error {
+	var keys []*StoredTSIGKey
+	if err := r.dec.Decode(&keys); err != nil {
+		return err
+	}
+	r.e.setTSIG(tsigMap(keys))
+	return nil
+}
+
+// tsigMap returns keys by name.
+func tsigMap(keys []*StoredTSIGKey) map[string]*StoredTSIGKey {
+	m := make(map[string]*StoredTSIGKey, len(keys))
+	for _, k := range keys {
+		if k != nil {
+			m[config.TSIGKeyName(k.Name)] = k
+		}
+	}
+	return m
+}
+
+func (a *API) listTSIGKeys(w http.ResponseWriter, r *http.Request) {
+	a.read(w, r, func(s *State) (any, error) {
+		out := []TSIGKeyView{}
+		for k := range s.TSIGKeys() {
+			out = append(out, TSIGKeyView{Name: k.Name, Algorithm: k.Algorithm, Secret: secretSet})
+		}
+		return out, nil
+	})
+}
+
+// putTSIGKey checks a key as a location's key file is checked (config.TSIGKeyProblem),
+// seals its secret with this voter's DNSSEC seal secret, and commits the sealed form. A voter
+// without the seal secret refuses (422): the key would reach no location.
+func (a *API) putTSIGKey(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	body, release, ok := a.bodyOf(w, r)
+	if !ok {
+		return
+	}
+	defer release()
+	var req TSIGKeyRequest
+	if err := decodeStrict(body, &req); err != nil {
+		// The decoder's message quotes no value of the body.
+		writeError(w, http.StatusBadRequest, config.Errors{{Message: "not a TSIG key (want {\"algorithm\": \"hmac-sha256\", \"secret\": \"base64\"}): " + err.Error()}})
+		return
+	}
+	alg := config.TSIGAlgorithm(req.Algorithm)
+	if why := config.TSIGKeyProblem(name, alg, req.Secret); why != "" {
+		writeError(w, http.StatusUnprocessableEntity, &ValidationError{Errors: config.Errors{{Path: "", Message: why}}})
+		return
+	}
+	sealer, err := a.cfg.Node.sealer()
+	if err != nil {
+		writeError(w, http.StatusUnprocessableEntity, &ValidationError{Errors: config.Errors{{Path: "secret", Message: errNoTSIGSecret}}})
+		return
+	}
+	canon := config.TSIGKeyName(name)
+	sealed, err := sealer.SealTSIG(canon, []byte(req.Secret))
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, err)
+		return
+	}
+	a.commit(w, r, body, &Command{Op: OpPutTSIGKey, TSIGKey: &StoredTSIGKey{Name: canon, Algorithm: alg, Sealed: sealed}}, false)
+}
+
+// errNoTSIGSecret is why a voter without a DNSSEC secret refuses a TSIG key.
+const errNoTSIGSecret = "this voter has no DNSSEC secret to seal the key's secret with, so no location could open it: " +
+	"start every voter and the locations that feed secondaries with -dnssec-secret-file (the same file; vigil keyring generate makes one), " +
+	"or give those locations the key in -tsig-keys-file instead"
+
+func (a *API) deleteTSIGKey(w http.ResponseWriter, r *http.Request) {
+	a.commit(w, r, nil, &Command{Op: OpDeleteTSIGKey, ID: r.PathValue("name")}, false)
+}
