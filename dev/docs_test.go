@@ -49,8 +49,7 @@ func anchors(text string) map[string]bool {
 // writtenElsewhere are documentation files that other branches add: a link to one of them
 // may lead nowhere until they are merged. A listed file that exists fails the test, so that
 // the list empties itself at the merge.
-var writtenElsewhere = []string{
-}
+var writtenElsewhere = []string{}
 
 var (
 	mdLink   = regexp.MustCompile(`\]\(([^)\s]+)\)`)
