@@ -10,7 +10,8 @@ import (
 
 // BenchmarkPutRecordSetInZone: the leader's validation and apply of one new A record set in a
 // zone of n simple A record sets: without delegations or aliases (n alone), and with them
-// ("delegating-n": a delegation whose server has glue in the zone, and an alias). The check
+// ("delegating-n": a delegation whose server has glue in the zone, and an alias), and of the
+// glue's AAAA record set in the latter ("glue-n"). The check
 // that the zone stays servable as written (served.go) reads the zone only when the name
 // written is one that a delegation or an alias names (or near one): a write of an address
 // elsewhere costs what a write of anything else does.
@@ -44,6 +45,19 @@ func BenchmarkPutRecordSetInZone(b *testing.B) {
 			b.Run(name, func(b *testing.B) {
 				for b.Loop() {
 					if _, err := applyCommand(base, cmd, base.Index+1); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+			if !delegating {
+				continue
+			}
+			// An address of the delegation's server (glue) is near a name the delegation
+			// names: the zone is read whole, before and after.
+			glue := &Command{Op: OpPutRecordSet, ZoneName: "big.test.", RecordSet: &config.RecordSet{Name: "ns.sub", Type: config.TypeAAAA, Records: []config.Record{{Value: "2001:db8::53"}}}}
+			b.Run(fmt.Sprint("glue-", n), func(b *testing.B) {
+				for b.Loop() {
+					if _, err := applyCommand(base, glue, base.Index+1); err != nil {
 						b.Fatal(err)
 					}
 				}
