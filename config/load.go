@@ -14,7 +14,8 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 )
 
-// Load reads a document from a YAML or JSON file, applies defaults and validates it.
+// Load reads a document from a YAML or JSON file, applies defaults and validates it. A YAML
+// stream of parts is read as the API reads it (DecodeStream).
 func Load(path string) (*Document, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -29,7 +30,22 @@ func Load(path string) (*Document, error) {
 // come first, followed by every problem of content that Validate finds in the document read
 // without them. Values of the wrong type and fields set twice stop there: all of them are
 // listed, and the content is not checked.
+//
+// A YAML stream of several documents (parts separated by "---" lines) is merged into one
+// configuration by DecodeStream, with its rules and errors, exactly as the API and vigil apply
+// read it, then validated: in a stream, an unknown field is an error that stops there, as
+// the API has it.
 func Parse(data []byte) (*Document, error) {
+	if parts := splitStream(data); len(parts) > 1 {
+		doc, err := decodeStream(parts)
+		if err != nil {
+			return nil, err
+		}
+		if err := doc.Validate(); err != nil {
+			return nil, err
+		}
+		return doc, nil
+	}
 	doc, unknown, err := decodeLenient(data)
 	if err != nil {
 		return nil, err

@@ -292,6 +292,31 @@ func HostedChildProblem(owner, child, childRef string) string {
 	return fmt.Sprintf("%s is in zone %s (%s), which is hosted too: its name servers answer it from there; move the record set to %s, or delegate %s with an NS record set at it", owner, child, childRef, childRef, child)
 }
 
+// ServedReferences returns the names of zone apex that the record set rs at owner (absolute,
+// lower case) makes the served rules follow: the name servers it names when it is an NS
+// record set below the apex (a delegation, whose servers inside the zone need addresses), and
+// its alias's target. Only names inside the zone are returned, absolute and lower case. A
+// write of a set that neither delegates nor aliases can change what ServedProblems finds only
+// at or near such a name, or below a delegation: the control plane indexes them to know when
+// to read the zone.
+func ServedReferences(apex, owner string, rs *RecordSet) []string {
+	apex = absName(apex)
+	var out []string
+	if RecordType(strings.ToUpper(string(rs.Type))) == TypeNS && owner != apex {
+		for _, t := range nsTargets(owner, rs) {
+			if t = rdata.Lower(t); inZone(t, apex) {
+				out = append(out, t)
+			}
+		}
+	}
+	if rs.Alias != "" {
+		if t := ownerName(rs.Alias, apex); t != "" && inZone(t, apex) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
 // needsServedRules reports whether the served rules can find anything in the zone: only
 // delegations (NS record sets below the apex) and aliases can break them, and most zones have
 // neither, so their compilation skips the index.

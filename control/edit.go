@@ -197,8 +197,10 @@ func (e *edit) putSet(apex string, rs *config.RecordSet) {
 	}
 	if old, ok := e.s.sets.Get(k); ok {
 		e.addRefs(healthChecks(old), -1)
+		e.indexServed(apex, owner, old, -1)
 	}
 	e.addRefs(healthChecks(rs), 1)
+	e.indexServed(apex, owner, rs, 1)
 	e.s.sets = e.s.sets.Set(e.tok, k, rs)
 	e.sets[k] = true
 }
@@ -210,6 +212,8 @@ func (e *edit) deleteSet(k string) bool {
 		return false
 	}
 	e.addRefs(healthChecks(old), -1)
+	apex, owner, _ := splitSetKey(k)
+	e.indexServed(apex, owner, old, -1)
 	e.s.sets, _ = e.s.sets.Delete(e.tok, k)
 	e.sets[k] = true
 	return true

@@ -22,15 +22,14 @@ type servedProblem struct {
 // and never serve as written (config.ServedProblems: data below a delegation, a delegation
 // without its glue, an alias that answers nothing; and a zone's data at or below a hosted
 // child it does not delegate), as a whole document's Validate refuses them. Each zone where a
-// change can matter is read whole, before and after the edit, and only the problems the edit
-// brings are reported (a zone stored before these rules keeps taking writes). Zones put whole
+// change can matter (servedMatters, which asks the served index, not the zone) is read whole,
+// before and after the edit, and only the problems the edit brings are reported (a zone stored before these rules keeps taking writes). Zones put whole
 // had their own problems found by ValidateZone: only the hosted-child rule is read there.
 func (e *edit) validateServed(es config.Errors, whole map[string]bool) config.Errors {
-	scan := map[string]bool{}   // apex → the zone's own rules too
-	refers := map[string]bool{} // apex → whether the zone delegates or aliases, before or after
+	scan := map[string]bool{} // apex → the zone's own rules too
 	for k := range e.sets {
 		apex, owner, typ := splitSetKey(k)
-		if !whole[apex] && e.servedMatters(apex, owner, typ, refers) {
+		if !whole[apex] && e.servedMatters(apex, owner, typ) {
 			scan[apex] = true
 		}
 	}
@@ -49,14 +48,7 @@ func (e *edit) validateServed(es config.Errors, whole map[string]bool) config.Er
 		}
 	}
 	for _, apex := range slices.Sorted(maps.Keys(scan)) {
-		before := map[string]bool{}
-		for _, p := range servedProblems(e.base, apex, scan[apex]) {
-			before[p.key+"\x00"+p.fe.Error()] = true
-		}
-		for _, p := range servedProblems(e.s, apex, scan[apex]) {
-			if before[p.key+"\x00"+p.fe.Error()] {
-				continue
-			}
+		for _, p := range e.servedNew(apex, scan[apex]) {
 			rs, _ := e.s.sets.Get(p.key)
 			prefix := e.prefix("record_sets", rs.Name+" "+string(rs.Type))
 			if prefix == "" && !e.sets[p.key] {
@@ -69,22 +61,36 @@ func (e *edit) validateServed(es config.Errors, whole map[string]bool) config.Er
 	return es
 }
 
-// servedMatters reports whether a change of the record set owner/typ in zone apex can change
-// what config.ServedProblems finds: a set that delegates (NS); one that gives an address or
-// names (A, AAAA, CNAME) in a zone that delegates or aliases, where it may be glue or an
-// alias's target; or one below a delegation or a hosted child zone. refers memoises per zone
-// whether it delegates or aliases, so that an edit of many sets reads each zone once.
-func (e *edit) servedMatters(apex, owner string, typ config.RecordType, refers map[string]bool) bool {
-	switch typ {
-	case config.TypeNS:
-		return true
-	case config.TypeA, config.TypeAAAA, config.TypeCNAME:
-		r, ok := refers[apex]
-		if !ok {
-			r = delegatesOrAliases(e.base, apex) || delegatesOrAliases(e.s, apex)
-			refers[apex] = r
+// servedNew returns the problems of zone apex (servedProblems, with the zone's own rules when
+// own is set) that the edit brings: those of its state that its base does not have.
+func (e *edit) servedNew(apex string, own bool) []servedProblem {
+	before := map[string]bool{}
+	for _, p := range servedProblems(e.base, apex, own) {
+		before[p.key+"\x00"+p.fe.Error()] = true
+	}
+	var out []servedProblem
+	for _, p := range servedProblems(e.s, apex, own) {
+		if !before[p.key+"\x00"+p.fe.Error()] {
+			out = append(out, p)
 		}
-		if r {
+	}
+	return out
+}
+
+// servedMatters reports whether a change of the record set owner/typ in zone apex can change
+// what config.ServedProblems finds, without reading the zone: a set that delegates (NS) or
+// aliases, before or after the edit; one at or near a name that a delegation or an alias of
+// the zone names (servedNear); or one below a delegation or a hosted child zone.
+func (e *edit) servedMatters(apex, owner string, typ config.RecordType) bool {
+	if typ == config.TypeNS {
+		return true
+	}
+	k := setKey(apex, owner, typ)
+	for _, s := range []*State{e.base, e.s} {
+		if rs, ok := s.sets.Get(k); ok && rs.Alias != "" {
+			return true
+		}
+		if s.servedNear(apex, owner) {
 			return true
 		}
 	}
@@ -105,24 +111,97 @@ func (e *edit) servedMatters(apex, owner string, typ config.RecordType, refers m
 	return false
 }
 
-// delegatesOrAliases reports whether zone apex in s holds an NS record set below its apex or
-// an alias: without either, no address or CNAME record set of the zone can be glue, an
-// alias's target or part of an alias's chain, so config.ServedProblems has nothing to find in
-// it (data below a cut needs a cut). It stops at the first it finds; a zone without either is
-// read whole, which costs a fraction of the full check.
-func delegatesOrAliases(s *State, apex string) bool {
-	for k, rs := range s.sets.Prefix(zonePrefix(apex)) {
-		if rs.Alias != "" {
-			return true
-		}
-		if rs.Type != config.TypeNS {
-			continue
-		}
-		if _, owner, _ := splitSetKey(k); owner != apex {
-			return true
+// Kinds of the served index (State.served), whose keys are a zone's prefix, a kind and a
+// name's labels from the root down (servedKey).
+const (
+	servedRef  = "r" // a name that a delegation (its name servers) or an alias names
+	servedWild = "w" // the owner of a wildcard record set
+)
+
+// servedKey is the key of name (absolute, lower case) of zone apex in the served index: its
+// labels from the root down, each ended by a byte no name holds, so that the keys of the
+// names at and below a name are those that begin with its key.
+func servedKey(apex, kind, name string) string {
+	labels := dns.SplitDomainName(name)
+	var b strings.Builder
+	b.Grow(len(apex) + len(kind) + len(name) + 2)
+	b.WriteString(zonePrefix(apex))
+	b.WriteString(kind)
+	for i := len(labels) - 1; i >= 0; i-- {
+		b.WriteString(labels[i])
+		b.WriteByte(1)
+	}
+	return b.String()
+}
+
+// indexServed counts (delta 1) or uncounts (delta -1) in the served index the names that the
+// record set rs at owner of zone apex names (config.ServedReferences), and its owner when it
+// is a wildcard. putSet and deleteSet call it, so every state (restored from a snapshot
+// too) holds the index of its record sets.
+func (e *edit) indexServed(apex, owner string, rs *config.RecordSet, delta int) {
+	refs := config.ServedReferences(apex, owner, rs)
+	wild := strings.HasPrefix(owner, "*.")
+	if len(refs) == 0 && !wild {
+		return
+	}
+	keys := make([]string, 0, len(refs)+1)
+	for _, t := range refs {
+		keys = append(keys, servedKey(apex, servedRef, t))
+	}
+	if wild {
+		keys = append(keys, servedKey(apex, servedWild, owner))
+	}
+	for _, k := range keys {
+		n, _ := e.s.served.Get(k)
+		if n += delta; n <= 0 {
+			e.s.served, _ = e.s.served.Delete(e.tok, k)
+		} else {
+			e.s.served = e.s.served.Set(e.tok, k, n)
 		}
 	}
-	return false
+}
+
+// servedNear reports whether a write of a record set at owner in zone apex, one that neither
+// delegates nor aliases, can change how the served rules resolve a name t that a delegation
+// or an alias of the zone names, read from the served index. They read t's own record sets
+// (owner == t); whether t exists, which a set at or below it decides (owner at or below t);
+// and when it does not, the wildcard at t's closest encloser, which the write changes when
+// it is a wildcard above t, or when it makes a name above t exist or not: then owner and t
+// are below one name h just under the apex, and there is a wildcard to find (below h, or at
+// the apex's). Nothing else of the zone reads t's or the owner's sets: a write of an address
+// elsewhere cannot change what config.ServedProblems finds (below a delegation aside, which
+// servedMatters checks).
+func (s *State) servedNear(apex, owner string) bool {
+	if s.served.Len() == 0 {
+		return false
+	}
+	has := func(kind, name string) bool {
+		_, ok := s.served.Get(servedKey(apex, kind, name))
+		return ok
+	}
+	under := func(kind, name string) bool {
+		for range s.served.Prefix(servedKey(apex, kind, name)) {
+			return true
+		}
+		return false
+	}
+	if owner == apex {
+		return has(servedRef, apex)
+	}
+	if !strings.HasSuffix(owner, "."+apex) {
+		return false
+	}
+	h := owner
+	for n := owner; n != apex; n = parentOf(n) {
+		if has(servedRef, n) {
+			return true
+		}
+		h = n
+	}
+	if p, ok := strings.CutPrefix(owner, "*."); ok && under(servedRef, p) {
+		return true
+	}
+	return under(servedRef, h) && (has(servedWild, "*."+apex) || under(servedWild, h))
 }
 
 // servedProblems returns the problems of zone apex in s that no location would serve as

@@ -31,6 +31,7 @@ type State struct {
 	zones    ptree.Map[*config.Zone]      // by apex (CanonicalZone); RecordSets nil: see sets
 	sets     ptree.Map[*config.RecordSet] // by setKey
 	refs     ptree.Map[int]               // check id → records and calculated checks naming it
+	served   ptree.Map[int]               // names the served rules follow, counted (served.go)
 	shards   ptree.Map[[]int]             // by apex: name-server numbers from the stateful allocator
 	ops      *opsState                    // alerts, overrides, audit log (ops.go); nil: none
 	keys     ptree.Map[*dnssec.ZoneKeys]  // by apex: DNSSEC keys, sealed (dnssec.go)

@@ -132,3 +132,39 @@ checks:
 		t.Errorf("exit %d, stderr:\n%s\nwant:\n%s", code, got, strings.Join(want, "\n"))
 	}
 }
+
+// vigil validate reads the YAML stream vigil load document -part writes, as one configuration
+// (the same counts as the document written whole), and names the part of a problem in one.
+func TestValidateLoadDocumentStream(t *testing.T) {
+	dir := t.TempDir()
+	counts := map[string]string{}
+	for _, part := range []string{"0", "7"} {
+		code, doc, stderr := runValidateCmd(t, "load", "document", "-checks", "40", "-zone-size", "6", "-part", part)
+		if code != 0 || stderr != "" {
+			t.Fatalf("load document -part %s: exit %d, stderr %q", part, code, stderr)
+		}
+		if parts := strings.Count(doc, "\n---\n"); (part == "0") != (parts == 0) {
+			t.Fatalf("load document -part %s wrote %d parts", part, parts+1)
+		}
+		file := filepath.Join(dir, "part"+part+".yaml")
+		if err := os.WriteFile(file, []byte(doc), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		code, stdout, stderr := runValidateCmd(t, "validate", "-f", file)
+		if code != 0 || stderr != "" {
+			t.Fatalf("validate the stream of -part %s: exit %d, stderr %q", part, code, stderr)
+		}
+		counts[part] = strings.TrimPrefix(stdout, file)
+	}
+	if counts["0"] != counts["7"] {
+		t.Errorf("whole: %q, as a stream: %q", counts["0"], counts["7"])
+	}
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(bad, []byte("regions: [a, b, c]\n---\nchecks: []\n---\nregions: [d]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runValidateCmd(t, "validate", "-f", bad)
+	if want := bad + ": document 3 of the stream (line 4) sets regions"; code != 1 || !strings.Contains(stderr, want) {
+		t.Errorf("exit %d, stderr %q; want %q", code, stderr, want)
+	}
+}
