@@ -238,6 +238,11 @@ func TestAbuseUnauthenticatedWrites(t *testing.T) {
 		// does not exist (404).
 		"POST /v1/cluster/voters":        {"POST", "/v1/cluster/voters", "application/json", `{"id": "intruder", "raft_address": "127.0.0.1:9"}`},
 		"DELETE /v1/cluster/voters/{id}": {"DELETE", "/v1/cluster/voters/v0", "", ""},
+		// TSIG keys: this voter holds no DNSSEC seal secret, so the write token gets past
+		// authentication to a handler that refuses to store a key it cannot seal (422), and
+		// the removal of a key that does not exist is 404.
+		"PUT /v1/tsig-keys/{name}":    {"PUT", "/v1/tsig-keys/intruder.", "application/json", `{"algorithm": "hmac-sha256", "secret": "c2VjcmV0LXNlY3JldC1zZWNyZXQtc2VjcmV0IQ=="}`},
+		"DELETE /v1/tsig-keys/{name}": {"DELETE", "/v1/tsig-keys/intruder.", "", ""},
 	}
 	order := []string{
 		"POST /v1/checks", "PUT /v1/checks/{id}", "POST /v1/zones", "PUT /v1/zones/{zone}",
@@ -303,6 +308,11 @@ func TestAbuseUnauthenticatedWrites(t *testing.T) {
 	}
 	if code, out := send(t, client, v.base, writes["POST /v1/zones/{zone}/dnssec/rollover"], auth); code == http.StatusUnauthorized || code == http.StatusForbidden || code/100 != 4 {
 		t.Errorf("control: a rollover of a zone that does not sign, with the write token: %d %s, want it refused past authentication", code, out)
+	}
+	for _, key := range []string{"PUT /v1/tsig-keys/{name}", "DELETE /v1/tsig-keys/{name}"} {
+		if code, out := send(t, client, v.base, writes[key], auth); code == http.StatusUnauthorized || code == http.StatusForbidden || code/100 != 4 {
+			t.Errorf("control: %s with the write token on a voter without the seal secret: %d %s, want it refused past authentication", key, code, out)
+		}
 	}
 	final := v.logIndex(t)
 
