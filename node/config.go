@@ -229,6 +229,15 @@ type ControlConfig struct {
 	Bootstrap bool
 	// Join are API URLs of voters of the cluster to join.
 	Join []string
+	// BootstrapCheck are API URLs of the other voters that a voter about to bootstrap with
+	// an empty data directory asks first (GET /v1/cluster) whether a cluster exists: when
+	// one answers with a leader or a configuration, the voter joins that cluster instead of
+	// starting a second one. Its own APIURL is skipped. Only with Bootstrap.
+	BootstrapCheck []string
+	// BootstrapCheckWait bounds how long the voter asks: it bootstraps when every voter of
+	// BootstrapCheck answered that it has no cluster, or when the time has passed without
+	// an answer that one exists. 0 skips the check.
+	BootstrapCheckWait time.Duration
 	// WriteTokens may write and read; at least one is required unless Config.TLS is set
 	// (then certificates with the operator role write; voters join with the first token
 	// when there is one). ReadTokens may only read.
@@ -474,6 +483,12 @@ func (c Config) validateRoles(bad func(string, ...any)) {
 		}
 		if len(cc.WriteTokens) == 0 && c.TLS == nil {
 			bad("control: at least one write token is required: no token, no write")
+		}
+		if len(cc.BootstrapCheck) > 0 && !cc.Bootstrap {
+			bad("control: a bootstrap check without bootstrap: only a voter that bootstraps asks first")
+		}
+		if cc.BootstrapCheckWait < 0 {
+			bad("control: the bootstrap check's wait is negative")
 		}
 		if cc.Bootstrap && len(cc.Join) > 0 {
 			bad("control: bootstrap and join are exclusive")

@@ -144,6 +144,8 @@ func (c *controlRole) run(ctx context.Context, log *slog.Logger) error {
 	case c.node.HasExistingState():
 		log.Info("node: control: restarting from the data directory", "dir", c.dir)
 		joinDone <- nil
+	case c.cfg.Bootstrap && c.cfg.BootstrapCheckWait > 0 && len(c.others()) > 0:
+		go func() { joinDone <- c.bootstrapOrJoin(ctx, log) }()
 	case c.cfg.Bootstrap:
 		joinDone <- c.node.Bootstrap()
 	case len(c.cfg.Join) > 0:
@@ -251,6 +253,103 @@ func joinCluster(ctx context.Context, hc *http.Client, voters []string, token st
 		}
 		backoff = min(2*backoff, 5*time.Second)
 	}
+}
+
+// others returns the voters' API URLs of the bootstrap check, without this voter's own.
+func (c *controlRole) others() []string {
+	self := strings.TrimRight(c.cfg.APIURL, "/")
+	var out []string
+	for _, u := range c.cfg.BootstrapCheck {
+		if u = strings.TrimRight(strings.TrimSpace(u), "/"); u != "" && u != self {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// bootstrapOrJoin starts a new cluster unless another voter knows one already: a voter that
+// bootstraps whenever its data directory is empty would, after losing its volume, start a
+// second cluster beside the running one, two leaders each with its own configuration.
+func (c *controlRole) bootstrapOrJoin(ctx context.Context, log *slog.Logger) error {
+	others, token := c.others(), firstOf(append(slices.Clone(c.cfg.WriteTokens), c.cfg.ReadTokens...))
+	at, errs := findCluster(ctx, c.client, others, token, c.cfg.BootstrapCheckWait)
+	if at != "" {
+		log.Warn("node: control: a cluster exists at "+at+": joining it instead of bootstrapping", "voters", others)
+		return joinCluster(ctx, c.client, others, firstOf(c.cfg.WriteTokens),
+			control.JoinRequest{ID: c.node.ID(), RaftAddress: c.node.RaftAddr(), API: c.cfg.APIURL}, log)
+	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("bootstrap check: %w", ctx.Err())
+	}
+	if len(errs) > 0 {
+		// Nobody said a cluster exists, but some did not answer: at a first start they are
+		// still starting; a voter that lost its volume while the others are down or
+		// unreachable cannot tell, and bootstraps.
+		log.Warn("node: control: bootstrapping: no voter answered that a cluster exists; unanswered ones are listed",
+			"wait", c.cfg.BootstrapCheckWait, "unanswered", errors.Join(errs...))
+	} else {
+		log.Info("node: control: bootstrapping: every other voter answered that it has no cluster", "voters", others)
+	}
+	return c.node.Bootstrap()
+}
+
+// findCluster asks each voter (GET /v1/cluster) whether it belongs to a cluster, again and
+// again, until one answers with a leader or a configuration (its URL is returned), every one
+// has answered that it has none, or wait has passed. The errors are those of the voters
+// that never answered.
+func findCluster(ctx context.Context, hc *http.Client, voters []string, token string, wait time.Duration) (string, []error) {
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	pending := map[string]error{}
+	for _, v := range voters {
+		pending[v] = errors.New("not asked")
+	}
+	for {
+		for _, v := range voters {
+			if _, ok := pending[v]; !ok {
+				continue
+			}
+			exists, err := askCluster(ctx, hc, v, token)
+			switch {
+			case err != nil:
+				pending[v] = fmt.Errorf("%s: %w", v, err)
+			case exists:
+				return v, nil
+			default:
+				delete(pending, v)
+			}
+		}
+		if len(pending) == 0 {
+			return "", nil
+		}
+		select {
+		case <-ctx.Done():
+			var errs []error
+			for _, v := range voters {
+				if err, ok := pending[v]; ok {
+					errs = append(errs, err)
+				}
+			}
+			return "", errs
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+// askCluster reports whether the voter at url knows a cluster: a leader or a configuration
+// of at least one voter. An empty voter that waits to join knows neither.
+func askCluster(ctx context.Context, hc *http.Client, url, token string) (bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	cl, err := client.New(client.Config{Voters: []string{url}, Token: token, HTTP: hc})
+	if err != nil {
+		return false, err
+	}
+	cv, err := cl.Cluster(ctx)
+	if err != nil {
+		return false, err
+	}
+	return cv.Leader != "" || len(cv.Servers) > 0, nil
 }
 
 // joinOnce asks one voter to add this one. With TLS, the voter's certificate may join

@@ -34,6 +34,7 @@ type agentFlags struct {
 	raftLogStore                               string
 	bootstrap                                  bool
 	bootstrapID, raftAdvertise                 string
+	bootstrapCheckWait                         time.Duration
 	join                                       string
 	gossipBind, gossipAdvertise, gossipKeyFile string
 	insecureGossip                             bool
@@ -73,7 +74,7 @@ func agentFlagGroups() flagGroups {
 	}{
 		{"roles & identity", []string{"config", "roles", "id", "region", "data-dir", "log-level", "memory-limit"}},
 		{"control plane", []string{"raft-addr", "raft-advertise", "raft-log-store", "api-addr", "api-url", "raft-secret-file", "insecure-raft-plaintext",
-			"bootstrap", "bootstrap-id", "control", "token-file", "read-token-file", "open-reads", "notify-interval", "notify-locations"}},
+			"bootstrap", "bootstrap-id", "bootstrap-check-wait", "control", "token-file", "read-token-file", "open-reads", "notify-interval", "notify-locations"}},
 		{"gossip", []string{"join", "gossip-bind", "gossip-advertise", "gossip-key-file", "insecure-gossip", "gossip-max-streams",
 			"gossip-max-streams-per-source", "gossip-max-stream-bytes", "gossip-max-buffered-bytes", "gossip-stream-timeout"}},
 		{"DNS (location)", []string{"dns", "ns", "ns-budget", "rrl", "rrl-slip", "dns-tcp-max-conns", "dns-tcp-max-conns-per-client",
@@ -230,6 +231,7 @@ func (f *agentFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.insecureRaftPlaintext, "insecure-raft-plaintext", false, "control: run raft over plain TCP without authentication, so that anyone who reaches -raft-addr can rewrite the cluster's state (development only)")
 	fs.BoolVar(&f.bootstrap, "bootstrap", false, "control: start a new cluster with this voter as its first member")
 	fs.StringVar(&f.bootstrapID, "bootstrap-id", "", "control: -bootstrap on the voter whose -id is this, -join (its http(s) URLs) on the others: one command line for every voter, as a Kubernetes StatefulSet gives its pods")
+	fs.DurationVar(&f.bootstrapCheckWait, "bootstrap-check-wait", 5*time.Second, "control, with -bootstrap-id: how long the voter that would bootstrap with an empty data directory first asks the voters of -join whether a cluster exists (it joins one that does, instead of starting a second); 0 skips the check")
 	fs.StringVar(&f.raftAdvertise, "raft-advertise", "", "control: host:port other voters dial for raft (default -raft-addr); a DNS name is kept and resolved at each dial, so a voter whose address changes across restarts (a Kubernetes pod) stays reachable; needs -raft-secret-file or -tls-*")
 	fs.StringVar(&f.join, "join", "", "comma-separated peers to join: gossip members (host:port) and, for the control role, voters' API URLs (http:// or https://)")
 	fs.StringVar(&f.gossipBind, "gossip-bind", "127.0.0.1:7946", "gossip: address to listen on (UDP and TCP)")
@@ -331,11 +333,14 @@ func agentConfig(f agentFlags, stderr io.Writer) (node.Config, *slog.Logger, err
 		if strings.HasPrefix(j, "http://") || strings.HasPrefix(j, "https://") {
 			if !bootstrap || f.bootstrapID == "" { // with -bootstrap-id, the voter that starts the cluster joins none
 				cfg.Control.Join = append(cfg.Control.Join, j)
+			} else if f.bootstrapCheckWait > 0 { // ... unless one of them already knows a cluster
+				cfg.Control.BootstrapCheck = append(cfg.Control.BootstrapCheck, j)
 			}
 		} else {
 			cfg.Gossip.Join = append(cfg.Gossip.Join, j)
 		}
 	}
+	cfg.Control.BootstrapCheckWait = f.bootstrapCheckWait
 	cfg.Gossip.Bind, cfg.Gossip.Advertise = f.gossipBind, f.gossipAdvertise
 	cfg.Gossip.KeyringFile, cfg.Gossip.Insecure = f.gossipKeyFile, f.insecureGossip
 	cfg.Gossip.Inbound = f.gossipLimits

@@ -72,6 +72,7 @@ func agentFileFields() []agentField {
 		{name: "insecure_raft_plaintext", flag: "insecure-raft-plaintext"},
 		{name: "bootstrap", flag: "bootstrap"},
 		{name: "bootstrap_id", flag: "bootstrap-id"},
+		{name: "bootstrap_check_wait", flag: "bootstrap-check-wait"},
 		{name: "control", flag: "control", kind: kindList},
 		{name: "token_file", flag: "token-file", kind: kindPath},
 		{name: "read_token_file", flag: "read-token-file", kind: kindPath},
