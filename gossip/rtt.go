@@ -11,17 +11,35 @@ import (
 // rttStale is how long a member's round-trip time counts after its last ping.
 const rttStale = 2 * time.Minute
 
-// rttTable holds the round-trip time memberlist measured to each member by its pings, as a
-// moving average: what a location orders regions by (nearest first). It holds one entry per
-// member, and drops those of nodes that are no longer members when it is read.
+// rttWindow is how many of a member's latest pings its round-trip time is the least of.
+const rttWindow = 5
+
+// rttTable holds the round-trip time memberlist measured to each member by its pings, as the
+// least of its latest rttWindow pings: what a location orders regions by (nearest first).
+// Waiting in queues (a busy CPU on either side, a full socket buffer) only ever adds to a
+// ping's time, so the least of a few is the path's own and a burst of slow pings does not make
+// a far region look nearer; a path that does get slower shows after rttWindow pings. It holds
+// one entry per member, and drops those of nodes that are no longer members when it is read.
 type rttTable struct {
 	mu   sync.Mutex
 	byID map[string]rttSample
 }
 
 type rttSample struct {
-	avg time.Duration
-	at  time.Time
+	recent [rttWindow]time.Duration // the latest pings, a ring; zero: not yet filled
+	next   int                      // where the next ping goes in recent
+	at     time.Time                // the latest ping's time
+}
+
+// least returns the least of the member's latest pings.
+func (s *rttSample) least() time.Duration {
+	var m time.Duration
+	for _, d := range s.recent {
+		if d > 0 && (m == 0 || d < m) {
+			m = d
+		}
+	}
+	return m
 }
 
 // pinger is the Node as memberlist's PingDelegate.
@@ -43,12 +61,9 @@ func (p *pinger) NotifyPingComplete(other *memberlist.Node, rtt time.Duration, _
 	if t.byID == nil {
 		t.byID = map[string]rttSample{}
 	}
-	s, ok := t.byID[other.Name]
-	if !ok {
-		s.avg = rtt
-	} else {
-		s.avg += (rtt - s.avg) / 4
-	}
+	s := t.byID[other.Name]
+	s.recent[s.next] = rtt
+	s.next = (s.next + 1) % rttWindow
 	s.at = time.Now()
 	t.byID[other.Name] = s
 }
@@ -71,7 +86,7 @@ func (n *Pool) RegionRTTs(now time.Time) map[string]time.Duration {
 			continue
 		}
 		if now.Sub(s.at) <= rttStale {
-			byRegion[r] = append(byRegion[r], s.avg)
+			byRegion[r] = append(byRegion[r], s.least())
 		}
 	}
 	t.mu.Unlock()
