@@ -125,7 +125,7 @@ func (s *Signer) AppendDNSKEYs(dst []dns.RR, now time.Time) []dns.RR {
 // cache when one of the same key over the same records has at least half its validity left;
 // a new one costs a token of budget b (nil: unbounded), and ErrSignBudget says it is spent.
 func (s *Signer) AppendSignatures(dst []dns.RR, rrset []dns.RR, now time.Time, b *Budget) ([]dns.RR, error) {
-	return s.appendSignatures(dst, rrset, now, b, true)
+	return s.AppendSignaturesWith(dst, rrset, now, b, SignOptions{})
 }
 
 // AppendSignaturesOnce is AppendSignatures for a record set that is not expected again (the
@@ -133,13 +133,32 @@ func (s *Signer) AppendSignatures(dst []dns.RR, rrset []dns.RR, now time.Time, b
 // kept in the cache, so that a flood of random names neither pays for the cache nor pushes
 // the signatures of the names that are asked for out of it.
 func (s *Signer) AppendSignaturesOnce(dst []dns.RR, rrset []dns.RR, now time.Time, b *Budget) ([]dns.RR, error) {
-	return s.appendSignatures(dst, rrset, now, b, false)
+	return s.AppendSignaturesWith(dst, rrset, now, b, SignOptions{Once: true})
 }
 
-func (s *Signer) appendSignatures(dst []dns.RR, rrset []dns.RR, now time.Time, b *Budget, cached bool) ([]dns.RR, error) {
+// SignOptions say how AppendSignaturesWith appends a record set's signatures.
+type SignOptions struct {
+	// Once says the set is not expected again (AppendSignaturesOnce).
+	Once bool
+	// Packed appends each signature as a dns.PrivateRR of type RRSIG whose data were packed
+	// when it was made: it packs into a message as the RRSIG does, without decoding the
+	// base64 signature again, and is meant for a response about to be packed. It cannot be
+	// copied with dns.Copy (it panics), parsed or unpacked.
+	Packed bool
+	// Owner, when not empty, is the name a wildcard (the owner of rrset, "*.<closest
+	// encloser>") was expanded to: the signatures are appended under it. They are the
+	// wildcard's, whose Labels field counts the wildcard's labels without the "*" (RFC 4035
+	// §5.3.2), so one signature serves every name the wildcard answers; the answer needs the
+	// proof that the name itself does not exist beside it.
+	Owner string
+}
+
+// AppendSignaturesWith is AppendSignatures with the options opt.
+func (s *Signer) AppendSignaturesWith(dst []dns.RR, rrset []dns.RR, now time.Time, b *Budget, opt SignOptions) ([]dns.RR, error) {
 	if len(rrset) == 0 {
 		return dst, nil
 	}
+	cached := !opt.Once
 	t := now.Unix()
 	isKeys := rrset[0].Header().Rrtype == dns.TypeDNSKEY
 	var w *wireBuf
@@ -148,13 +167,13 @@ func (s *Signer) appendSignatures(dst []dns.RR, rrset []dns.RR, now time.Time, b
 			wirePool.Put(w)
 		}
 	}()
+	fresh := func(sig *signature) bool {
+		return sig != nil && int64(sig.rrsig.Expiration)-t > int64(refreshAfter/time.Second) && int64(sig.rrsig.Inception) <= t
+	}
 	for i := range s.keys {
 		k := &s.keys[i]
 		if !k.Signing(t) || (isKeys && !k.Role.signsKeys()) || (!isKeys && !k.Role.signsData()) {
 			continue
-		}
-		fresh := func(sig *dns.RRSIG) bool {
-			return sig != nil && int64(sig.Expiration)-t > int64(refreshAfter/time.Second) && int64(sig.Inception) <= t
 		}
 		var rk refKey
 		byRef := false
@@ -162,7 +181,7 @@ func (s *Signer) appendSignatures(dst []dns.RR, rrset []dns.RR, now time.Time, b
 			if rk, byRef = makeRefKey(rrset, k.Tag); byRef {
 				if sig := s.cache.getRef(rk); fresh(sig) {
 					s.cached.Add(1)
-					dst = append(dst, sig)
+					dst = append(dst, sig.as(opt.Packed, opt.Owner))
 					continue
 				}
 			}
@@ -181,7 +200,7 @@ func (s *Signer) appendSignatures(dst []dns.RR, rrset []dns.RR, now time.Time, b
 				if byRef {
 					s.cache.putRef(rk, sig)
 				}
-				dst = append(dst, sig)
+				dst = append(dst, sig.as(opt.Packed, opt.Owner))
 				continue
 			}
 		}
@@ -189,18 +208,25 @@ func (s *Signer) appendSignatures(dst []dns.RR, rrset []dns.RR, now time.Time, b
 			s.refused.Add(1)
 			return dst, ErrSignBudget
 		}
-		sig, err := s.signWire(k, rrset[0].Header(), w, now)
+		rrsig, err := s.signWire(k, rrset[0].Header(), w, now)
 		if err != nil {
 			return dst, fmt.Errorf("dnssec: sign %s %s: %w", rrset[0].Header().Name, dns.TypeToString[rrset[0].Header().Rrtype], err)
 		}
 		s.signed.Add(1)
+		sig := &signature{rrsig: rrsig}
+		if cached {
+			// Packed once, for every response the cache will answer.
+			if sig, err = newSignature(rrsig); err != nil {
+				return dst, err
+			}
+		}
 		if cached {
 			s.cache.put(sk, sig)
 			if byRef {
 				s.cache.putRef(rk, sig)
 			}
 		}
-		dst = append(dst, sig)
+		dst = append(dst, sig.as(opt.Packed, opt.Owner))
 	}
 	return dst, nil
 }

@@ -302,13 +302,15 @@ func (s *Server) appendSigs(dst []dns.RR, sg *dnssec.Signer, rrset []dns.RR, now
 }
 
 // appendSigsOnce is appendSigs, with the signature neither looked up in nor kept in the
-// signature cache when once is set (dnssec.Signer.AppendSignaturesOnce).
+// signature cache when once is set (dnssec.Signer.AppendSignaturesOnce). The signatures are
+// appended in packed form (dnssec.SignOptions.Packed): the response is packed next.
 func (s *Server) appendSigsOnce(dst []dns.RR, sg *dnssec.Signer, rrset []dns.RR, now time.Time, once bool, ok *bool) []dns.RR {
-	add := sg.AppendSignatures
-	if once {
-		add = sg.AppendSignaturesOnce
-	}
-	out, err := add(dst, rrset, now, s.budget)
+	return s.appendSigsWith(dst, sg, rrset, now, dnssec.SignOptions{Once: once, Packed: true}, ok)
+}
+
+// appendSigsWith is appendSigs with the options opt.
+func (s *Server) appendSigsWith(dst []dns.RR, sg *dnssec.Signer, rrset []dns.RR, now time.Time, opt dnssec.SignOptions, ok *bool) []dns.RR {
+	out, err := sg.AppendSignaturesWith(dst, rrset, now, s.budget, opt)
 	switch {
 	case errors.Is(err, dnssec.ErrSignBudget):
 		*ok = false
