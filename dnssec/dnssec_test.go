@@ -313,15 +313,15 @@ func TestPackedAndWildcardSignatures(t *testing.T) {
 		t.Fatalf("sign: %v %v", plain, err)
 	}
 	for _, owner := range []string{"a.w.example.test.", "b.c.w.example.test."} {
-		packed, err := sg.AppendSignaturesWith(nil, set, now, nil, SignOptions{Packed: true, Owner: owner})
+		expanded := dns.Copy(wild)
+		expanded.Header().Name = owner
+		packed, err := sg.AppendSignaturesWith(nil, []dns.RR{expanded}, now, nil, SignOptions{Packed: true, Wildcard: "*.w.example.test."})
 		if err != nil || len(packed) != 1 {
 			t.Fatalf("sign %s: %v %v", owner, packed, err)
 		}
 		if _, ok := packed[0].(*dns.PrivateRR); !ok {
 			t.Fatalf("%s: got %T, want the packed form", owner, packed[0])
 		}
-		expanded := dns.Copy(wild)
-		expanded.Header().Name = owner
 		want := *plain[0].(*dns.RRSIG)
 		want.Hdr.Name = owner
 		m := new(dns.Msg)

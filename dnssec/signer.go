@@ -145,12 +145,12 @@ type SignOptions struct {
 	// base64 signature again, and is meant for a response about to be packed. It cannot be
 	// copied with dns.Copy (it panics), parsed or unpacked.
 	Packed bool
-	// Owner, when not empty, is the name a wildcard (the owner of rrset, "*.<closest
-	// encloser>") was expanded to: the signatures are appended under it. They are the
-	// wildcard's, whose Labels field counts the wildcard's labels without the "*" (RFC 4035
-	// §5.3.2), so one signature serves every name the wildcard answers; the answer needs the
-	// proof that the name itself does not exist beside it.
-	Owner string
+	// Wildcard, when not empty, says rrset is owned by a name the wildcard Wildcard ("*.<closest
+	// encloser>") was expanded to: the set is signed as the wildcard's, whose Labels field
+	// counts the wildcard's labels without the "*" (RFC 4035 §5.3.2), and the signatures are
+	// appended under rrset's owner. One signature serves every name the wildcard answers;
+	// the answer needs beside it the proof that the name itself does not exist.
+	Wildcard string
 }
 
 // AppendSignaturesWith is AppendSignatures with the options opt.
@@ -160,6 +160,13 @@ func (s *Signer) AppendSignaturesWith(dst []dns.RR, rrset []dns.RR, now time.Tim
 	}
 	cached := !opt.Once
 	t := now.Unix()
+	h, owner := rrset[0].Header(), ""
+	if opt.Wildcard != "" {
+		// Signed as owned by the wildcard, found by content: the records are copies renamed
+		// for this answer, whose identity names nothing.
+		wh := *h
+		wh.Name, h, owner = opt.Wildcard, &wh, h.Name
+	}
 	isKeys := rrset[0].Header().Rrtype == dns.TypeDNSKEY
 	var w *wireBuf
 	defer func() {
@@ -177,18 +184,18 @@ func (s *Signer) AppendSignaturesWith(dst []dns.RR, rrset []dns.RR, now time.Tim
 		}
 		var rk refKey
 		byRef := false
-		if cached {
+		if cached && opt.Wildcard == "" {
 			if rk, byRef = makeRefKey(rrset, k.Tag); byRef {
 				if sig := s.cache.getRef(rk); fresh(sig) {
 					s.cached.Add(1)
-					dst = append(dst, sig.as(opt.Packed, opt.Owner))
+					dst = append(dst, sig.as(opt.Packed, owner))
 					continue
 				}
 			}
 		}
 		if w == nil {
 			w = wirePool.Get().(*wireBuf)
-			if err := w.canonical(rrset); err != nil {
+			if err := w.canonical(rrset, opt.Wildcard); err != nil {
 				return dst, err
 			}
 		}
@@ -200,7 +207,7 @@ func (s *Signer) AppendSignaturesWith(dst []dns.RR, rrset []dns.RR, now time.Tim
 				if byRef {
 					s.cache.putRef(rk, sig)
 				}
-				dst = append(dst, sig.as(opt.Packed, opt.Owner))
+				dst = append(dst, sig.as(opt.Packed, owner))
 				continue
 			}
 		}
@@ -208,9 +215,9 @@ func (s *Signer) AppendSignaturesWith(dst []dns.RR, rrset []dns.RR, now time.Tim
 			s.refused.Add(1)
 			return dst, ErrSignBudget
 		}
-		rrsig, err := s.signWire(k, rrset[0].Header(), w, now)
+		rrsig, err := s.signWire(k, h, w, now)
 		if err != nil {
-			return dst, fmt.Errorf("dnssec: sign %s %s: %w", rrset[0].Header().Name, dns.TypeToString[rrset[0].Header().Rrtype], err)
+			return dst, fmt.Errorf("dnssec: sign %s %s: %w", h.Name, dns.TypeToString[h.Rrtype], err)
 		}
 		s.signed.Add(1)
 		sig := &signature{rrsig: rrsig}
@@ -226,7 +233,7 @@ func (s *Signer) AppendSignaturesWith(dst []dns.RR, rrset []dns.RR, now time.Tim
 				s.cache.putRef(rk, sig)
 			}
 		}
-		dst = append(dst, sig.as(opt.Packed, opt.Owner))
+		dst = append(dst, sig.as(opt.Packed, owner))
 	}
 	return dst, nil
 }
@@ -289,12 +296,19 @@ func rdataStart(wire []byte, off int) int {
 // wirePool holds wireBufs between signatures.
 var wirePool = sync.Pool{New: func() any { return &wireBuf{data: make([]byte, 0, 512), tmp: make([]byte, 0, 512)} }}
 
-// canonical puts rrset in canonical form in w.data.
-func (w *wireBuf) canonical(rrset []dns.RR) error {
+// canonical puts rrset in canonical form in w.data, owned by owner when it is not empty (the
+// wildcard a set was expanded from).
+func (w *wireBuf) canonical(rrset []dns.RR, owner string) error {
 	w.ttl = rrset[0].Header().Ttl
 	w.tmp, w.spans = w.tmp[:0], w.spans[:0]
 	for _, rr := range rrset {
 		c := canonicalRR(rr, w.ttl)
+		if owner != "" && c.Header().Name != owner {
+			if c == rr {
+				c = dns.Copy(rr)
+			}
+			c.Header().Name = owner
+		}
 		if c == rr {
 			// dns.PackRR writes the data length into the record's header: never into a
 			// record the answers share, which other goroutines read as they pack responses.

@@ -172,11 +172,22 @@ func (s *Server) sign(scr *scratch, snap *Snapshot, rcode int) (_ int, ok bool) 
 	resp := &scr.resp
 	signed := false
 	out := scr.sig[:0]
+	// The links of NSEC chains in the authority section, each once.
+	var proved []chainLink
+	var wild []chainLink
 	for i := 0; i < len(resp.Answer); {
 		j := rrsetEnd(resp.Answer, i)
 		out = append(out, resp.Answer[i:j]...)
-		if sg := signerFor(snap, *m, resp.Answer[i].Header().Name, resp.Answer[i].Header().Rrtype); sg != nil {
-			out = s.appendSigs(out, sg, resp.Answer[i:j], now, &ok)
+		h := resp.Answer[i].Header()
+		if sg := signerFor(snap, *m, h.Name, h.Rrtype); sg != nil {
+			opt := dnssec.SignOptions{Packed: true}
+			if z, w := snap.chainWildcard(h.Name, h.Rrtype); w != "" {
+				// Signed once as the wildcard's, with the chain's proof that the name itself
+				// does not exist (RFC 4035 §3.1.3.3).
+				opt.Wildcard = w
+				wild = append(wild, chainLink{z: z, i: z.chain.cover(h.Name)})
+			}
+			out = s.appendSigsWith(out, sg, resp.Answer[i:j], now, opt, &ok)
 			signed = true
 		}
 		i = j
@@ -207,9 +218,12 @@ func (s *Server) sign(scr *scratch, snap *Snapshot, rcode int) (_ int, ok bool) 
 		}
 		i = j
 	}
+	for _, l := range wild {
+		ns = s.appendLink(ns, (*m)[l.z.name], l, &proved, now, &ok)
+	}
 	if d := scr.denial; d.z != nil {
 		if sg := (*m)[d.z.name]; sg != nil && d.z.chain != nil {
-			ns = s.appendChainDenial(ns, sg, d, now, &ok)
+			ns = s.appendChainDenial(ns, sg, d, &proved, now, &ok)
 			signed = true
 		} else if sg != nil {
 			var nsec *dns.NSEC
@@ -240,12 +254,10 @@ func (s *Server) sign(scr *scratch, snap *Snapshot, rcode int) (_ int, ok bool) 
 // covers it; for a name of the chain without the type, its NSEC without the type. Their
 // signatures come from the cache after the first. A name synthesized from a wildcard has no
 // NSEC of its own: it gets an NSEC made for it, as compact denial does (a new signature).
-func (s *Server) appendChainDenial(dst []dns.RR, sg *dnssec.Signer, d denial, now time.Time, ok *bool) []dns.RR {
+func (s *Server) appendChainDenial(dst []dns.RR, sg *dnssec.Signer, d denial, proved *[]chainLink, now time.Time, ok *bool) []dns.RR {
 	z, c := d.z, d.z.chain
 	link := func(i int) []dns.RR {
-		nsec := c.link(i)
-		dst = append(dst, nsec)
-		return s.appendSigs(dst, sg, dst[len(dst)-1:], now, ok)
+		return s.appendLink(dst, sg, chainLink{z: z, i: i}, proved, now, ok)
 	}
 	switch {
 	case d.node == nil:
@@ -271,6 +283,41 @@ func (s *Server) appendChainDenial(dst []dns.RR, sg *dnssec.Signer, d denial, no
 	nsec := dnssec.NoData(d.name, typesBut(typesAt(z, d.name, d.node), d.rtype), z.negTTL)
 	dst = append(dst, nsec)
 	return s.appendSigsOnce(dst, sg, []dns.RR{nsec}, now, true, ok)
+}
+
+// chainLink names link i of zone z's NSEC chain.
+type chainLink struct {
+	z *zone
+	i int
+}
+
+// appendLink appends link l of its zone's NSEC chain with its signatures, unless proved
+// holds it already (a response proves with each link once); it adds l to proved.
+func (s *Server) appendLink(dst []dns.RR, sg *dnssec.Signer, l chainLink, proved *[]chainLink, now time.Time, ok *bool) []dns.RR {
+	if sg == nil || slices.Contains(*proved, l) {
+		return dst
+	}
+	*proved = append(*proved, l)
+	dst = append(dst, l.z.chain.link(l.i))
+	return s.appendSigs(dst, sg, dst[len(dst)-1:], now, ok)
+}
+
+// chainWildcard returns, for the record set of type rtype at name in the answer, the zone
+// that holds it and the wildcard ("*.<closest encloser>") it was expanded from, when that
+// zone proves denials from its NSEC chain; else "". With compact denial an expanded name is
+// signed as its own: the proof that it does not exist would cost a new signature anyway.
+func (snap *Snapshot) chainWildcard(name string, rtype uint16) (*zone, string) {
+	if rtype == dns.TypeDS {
+		return nil, ""
+	}
+	z := snap.zoneOf(name)
+	if z == nil || z.chain == nil || !z.wild || z.names[name] != nil {
+		return nil, ""
+	}
+	if n, wild := z.lookup(name); n != nil && wild {
+		return z, "*." + z.closestEncloser(name)
+	}
+	return nil, ""
 }
 
 // appendCutProof appends the DS record set of the delegation at cut with its signatures, or
