@@ -252,8 +252,8 @@ func (s *Server) sign(scr *scratch, snap *Snapshot, rcode int) (_ int, ok bool) 
 // §3.1.3): for a name that does not exist (NXDOMAIN), the NSEC that covers it and the one
 // that covers the wildcard at its closest encloser; for an empty non-terminal, the NSEC that
 // covers it; for a name of the chain without the type, its NSEC without the type. Their
-// signatures come from the cache after the first. A name synthesized from a wildcard has no
-// NSEC of its own: it gets an NSEC made for it, as compact denial does (a new signature).
+// signatures come from the cache after the first. A name synthesized from a wildcard that
+// lacks the type gets the NSEC that covers it and the wildcard's NSEC without the type.
 func (s *Server) appendChainDenial(dst []dns.RR, sg *dnssec.Signer, d denial, proved *[]chainLink, now time.Time, ok *bool) []dns.RR {
 	z, c := d.z, d.z.chain
 	link := func(i int) []dns.RR {
@@ -279,6 +279,15 @@ func (s *Server) appendChainDenial(dst []dns.RR, sg *dnssec.Signer, d denial, pr
 		nsec := dnssec.Link(d.name, c.link(i).NextDomain, typesBut(typesAt(z, d.name, d.node), d.rtype), z.negTTL)
 		dst = append(dst, nsec)
 		return s.appendSigs(dst, sg, []dns.RR{nsec}, now, ok)
+	}
+	if w := "*." + z.closestEncloser(d.name); z.names[w] == d.node {
+		if i, in := c.has(w); in && !slices.Contains(c.link(i).TypeBitMap, d.rtype) {
+			// A wildcard without the type (RFC 4035 §3.1.3.4): the NSEC that covers the
+			// name and the wildcard's own, both from the cache. (A wildcard whose set of the
+			// type answers nothing now gets the NSEC made for the name below.)
+			dst = link(c.cover(d.name))
+			return link(i)
+		}
 	}
 	nsec := dnssec.NoData(d.name, typesBut(typesAt(z, d.name, d.node), d.rtype), z.negTTL)
 	dst = append(dst, nsec)

@@ -230,3 +230,40 @@ func TestNSECChainWildcardSignedOnce(t *testing.T) {
 		t.Fatalf("x.w: %v", r)
 	}
 }
+
+// With denial nsec, a type a wildcard lacks is denied at every expanded name by the chain's
+// NSEC that covers the name and the wildcard's own NSEC, without it: no signature per name.
+func TestNSECChainWildcardNoData(t *testing.T) {
+	s, err := New(Config{Addr: "127.0.0.1:0", SignBudget: dnssec.NewBudget(1 << 30)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	zones := testZones()
+	zones[0].DNSSEC = &config.DNSSEC{Enabled: true, Denial: config.DenialNSEC}
+	zones[0].RecordSets = append(zones[0].RecordSets,
+		config.RecordSet{Name: "*.w", Type: config.TypeTXT, Records: []config.Record{{Value: `"wild"`}}})
+	s.SetSnapshot(mustSnapshot(t, zones, testShards()))
+	sg := testSigner(t, dnssec.SchemeCombined)
+	s.SetSigners(map[string]*dnssec.Signer{"example.test.": sg})
+	keys := sg.AppendDNSKEYs(nil, time.Now())
+	const apex = "example.test."
+	for i := range 100 {
+		name := fmt.Sprintf("n%d.w.example.test.", i)
+		r := respond(t, s, doQuery(name, dns.TypeA, 1232))
+		if r.Rcode != dns.RcodeSuccess || len(r.Answer) != 0 {
+			t.Fatalf("%s: %v", name, r)
+		}
+		verifySection(t, keys, r.Ns)
+		var coversName, wildNoA bool
+		for _, n := range nsecs(r.Ns) {
+			coversName = coversName || covers(n, name, apex)
+			wildNoA = wildNoA || n.Hdr.Name == "*.w.example.test." && slices.Contains(n.TypeBitMap, dns.TypeTXT) && !slices.Contains(n.TypeBitMap, dns.TypeA)
+		}
+		if !coversName || !wildNoA {
+			t.Fatalf("%s: NSECs %v: cover the name %v, the wildcard's without A %v", name, nsecs(r.Ns), coversName, wildNoA)
+		}
+	}
+	if signed, _, _, _ := sg.Stats(); signed > 8 {
+		t.Errorf("100 names of one wildcard without the type made %d signatures", signed)
+	}
+}
