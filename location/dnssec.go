@@ -179,9 +179,9 @@ func (s *Server) sign(scr *scratch, snap *Snapshot, rcode int) (_ int, ok bool) 
 		j := rrsetEnd(resp.Answer, i)
 		out = append(out, resp.Answer[i:j]...)
 		h := resp.Answer[i].Header()
-		if sg := signerFor(snap, *m, h.Name, h.Rrtype); sg != nil {
+		if sg, z := signerFor(snap, *m, h.Name, h.Rrtype); sg != nil {
 			opt := dnssec.SignOptions{Packed: true}
-			if z, w := snap.chainWildcard(h.Name, h.Rrtype); w != "" {
+			if w := z.chainWildcard(h.Name); w != "" {
 				// Signed once as the wildcard's, with the chain's proof that the name itself
 				// does not exist (RFC 4035 §3.1.3.3).
 				opt.Wildcard = w
@@ -311,22 +311,18 @@ func (s *Server) appendLink(dst []dns.RR, sg *dnssec.Signer, l chainLink, proved
 	return s.appendSigs(dst, sg, dst[len(dst)-1:], now, ok)
 }
 
-// chainWildcard returns, for the record set of type rtype at name in the answer, the zone
-// that holds it and the wildcard ("*.<closest encloser>") it was expanded from, when that
-// zone proves denials from its NSEC chain; else "". With compact denial an expanded name is
-// signed as its own: the proof that it does not exist would cost a new signature anyway.
-func (snap *Snapshot) chainWildcard(name string, rtype uint16) (*zone, string) {
-	if rtype == dns.TypeDS {
-		return nil, ""
-	}
-	z := snap.zoneOf(name)
+// chainWildcard returns the wildcard ("*.<closest encloser>") that name, in the answer, was
+// expanded from, when zone z (the zone that holds name's record sets, or nil) proves denials
+// from its NSEC chain; else "". With compact denial an expanded name is signed as its own:
+// the proof that it does not exist would cost a new signature anyway.
+func (z *zone) chainWildcard(name string) string {
 	if z == nil || z.chain == nil || !z.wild || z.names[name] != nil {
-		return nil, ""
+		return ""
 	}
 	if n, wild := z.lookup(name); n != nil && wild {
-		return z, "*." + z.closestEncloser(name)
+		return "*." + z.closestEncloser(name)
 	}
-	return nil, ""
+	return ""
 }
 
 // appendCutProof appends the DS record set of the delegation at cut with its signatures, or
@@ -397,12 +393,13 @@ func typesBut(types []uint16, t uint16) []uint16 {
 
 // signerFor returns the signer of the zone that owns the record set of type rtype at name,
 // or nil: the nearest zone, except that a DS set at the apex of a hosted zone is its
-// parent's data (RFC 4035 §2.4), signed by the parent.
-func signerFor(snap *Snapshot, m map[string]*dnssec.Signer, name string, rtype uint16) *dnssec.Signer {
+// parent's data (RFC 4035 §2.4), signed by the parent. It returns that zone too, but for DS.
+func signerFor(snap *Snapshot, m map[string]*dnssec.Signer, name string, rtype uint16) (*dnssec.Signer, *zone) {
 	if rtype == dns.TypeDS {
-		return m[zoneName(snap.parentSide(name))]
+		return m[zoneName(snap.parentSide(name))], nil
 	}
-	return m[zoneName(snap.zoneOf(name))]
+	z := snap.zoneOf(name)
+	return m[zoneName(z)], z
 }
 
 // parentSide returns the zone that holds the delegation at name: the zone above name when
