@@ -20,6 +20,9 @@ type DNSSECView struct {
 	Enabled bool `json:"enabled"`
 	// DNSKEYTTL is the TTL of the DNSKEY record set.
 	DNSKEYTTL uint32 `json:"dnskey_ttl"`
+	// Denial is how the zone proves that a name or type does not exist: config.DenialCompact
+	// (an NSEC made for each name denied) or config.DenialNSEC (the zone's NSEC chain).
+	Denial string `json:"denial"`
 	// DS are the DS records (SHA-256) of the published key-signing keys (KSK or CSK), as the
 	// parent zone should serve them.
 	DS []string `json:"ds"`
@@ -51,7 +54,7 @@ type DNSSECKeyView struct {
 func dnssecView(z *config.Zone, zk *dnssec.ZoneKeys, now time.Time, tm dnssec.Timing) DNSSECView {
 	apex := CanonicalZone(z.Name)
 	ttl := dnskeyTTL(z)
-	v := DNSSECView{Zone: apex, Enabled: z.Signed(), DNSKEYTTL: ttl, DS: []string{}, Keys: []DNSSECKeyView{}}
+	v := DNSSECView{Zone: apex, Enabled: z.Signed(), DNSKEYTTL: ttl, Denial: z.DNSSEC.DenialMode(), DS: []string{}, Keys: []DNSSECKeyView{}}
 	if zk == nil {
 		return v
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/dnssec"
 )
 
@@ -22,7 +23,7 @@ const testDNSSECSecret = "control-test-dnssec-secret-00000"
 func TestZoneKeysGeneratedReplicatedAndRolled(t *testing.T) {
 	c := newCluster(t, 3)
 	base := c.leader(5 * time.Second).url()
-	doc := strings.Replace(testDoc, "  - name: example.test.\n", "  - name: example.test.\n    dnssec: {enabled: true, keys: split, dnskey_ttl: 300}\n", 1)
+	doc := strings.Replace(testDoc, "  - name: example.test.\n", "  - name: example.test.\n    dnssec: {enabled: true, keys: split, dnskey_ttl: 300, denial: nsec}\n", 1)
 	if doc == testDoc {
 		t.Fatal("testDoc changed shape")
 	}
@@ -53,7 +54,7 @@ func TestZoneKeysGeneratedReplicatedAndRolled(t *testing.T) {
 	if err := json.Unmarshal(out, &view); err != nil {
 		t.Fatal(err)
 	}
-	if !view.Data.Enabled || len(view.Data.Keys) != 2 || len(view.Data.DS) != 1 || !strings.Contains(view.Data.DS[0], " DS ") {
+	if !view.Data.Enabled || view.Data.Denial != config.DenialNSEC || len(view.Data.Keys) != 2 || len(view.Data.DS) != 1 || !strings.Contains(view.Data.DS[0], " DS ") {
 		t.Fatalf("view: %s", out)
 	}
 	for _, k := range zk.Keys {

@@ -26,8 +26,8 @@ type sigKey [32]byte
 type sigCache struct {
 	mu         sync.Mutex
 	half       int
-	cur, old   map[sigKey]*dns.RRSIG
-	curR, oldR map[refKey]*dns.RRSIG
+	cur, old   map[sigKey]*signature
+	curR, oldR map[refKey]*signature
 }
 
 // maxRefRecords is the largest record set found by identity; a larger one is found by content.
@@ -56,12 +56,12 @@ func newSigCache(size int) *sigCache {
 		size = DefaultCacheSize
 	}
 	half := max(1, size/2)
-	return &sigCache{half: half, cur: make(map[sigKey]*dns.RRSIG), old: map[sigKey]*dns.RRSIG{},
-		curR: make(map[refKey]*dns.RRSIG), oldR: map[refKey]*dns.RRSIG{}}
+	return &sigCache{half: half, cur: make(map[sigKey]*signature), old: map[sigKey]*signature{},
+		curR: make(map[refKey]*signature), oldR: map[refKey]*signature{}}
 }
 
 // getRef returns the cached signature of the records of k, or nil.
-func (c *sigCache) getRef(k refKey) *dns.RRSIG {
+func (c *sigCache) getRef(k refKey) *signature {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if sig := c.curR[k]; sig != nil {
@@ -76,21 +76,21 @@ func (c *sigCache) getRef(k refKey) *dns.RRSIG {
 }
 
 // putRef stores the signature of the records of k.
-func (c *sigCache) putRef(k refKey, sig *dns.RRSIG) {
+func (c *sigCache) putRef(k refKey, sig *signature) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.putRefLocked(k, sig)
 }
 
-func (c *sigCache) putRefLocked(k refKey, sig *dns.RRSIG) {
+func (c *sigCache) putRefLocked(k refKey, sig *signature) {
 	if len(c.curR) >= c.half {
-		c.oldR, c.curR = c.curR, make(map[refKey]*dns.RRSIG, c.half)
+		c.oldR, c.curR = c.curR, make(map[refKey]*signature, c.half)
 	}
 	c.curR[k] = sig
 }
 
 // get returns the cached signature of k, or nil.
-func (c *sigCache) get(k sigKey) *dns.RRSIG {
+func (c *sigCache) get(k sigKey) *signature {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if sig := c.cur[k]; sig != nil {
@@ -105,15 +105,15 @@ func (c *sigCache) get(k sigKey) *dns.RRSIG {
 }
 
 // put stores the signature of k.
-func (c *sigCache) put(k sigKey, sig *dns.RRSIG) {
+func (c *sigCache) put(k sigKey, sig *signature) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.putLocked(k, sig)
 }
 
-func (c *sigCache) putLocked(k sigKey, sig *dns.RRSIG) {
+func (c *sigCache) putLocked(k sigKey, sig *signature) {
 	if len(c.cur) >= c.half {
-		c.old, c.cur = c.cur, make(map[sigKey]*dns.RRSIG, c.half)
+		c.old, c.cur = c.cur, make(map[sigKey]*signature, c.half)
 	}
 	c.cur[k] = sig
 }

@@ -272,7 +272,7 @@ func TestSignatureCacheByIdentity(t *testing.T) {
 	if err != nil || len(first) != 1 {
 		t.Fatalf("sign: %v %v", first, err)
 	}
-	if k, _ := makeRefKey(set, zk.Keys[0].Tag); sg.cache.getRef(k) != first[0] {
+	if k, _ := makeRefKey(set, zk.Keys[0].Tag); sg.cache.getRef(k).rrsig != first[0] {
 		t.Fatal("the signature is not kept by the identity of its records")
 	}
 	again, _ := sg.AppendSignatures(nil, set, now, nil)
@@ -288,5 +288,69 @@ func TestSignatureCacheByIdentity(t *testing.T) {
 	}
 	if signed, cached, _, _ := sg.Stats(); signed != 2 || cached != 2 {
 		t.Fatalf("signed %d, cached %d: want 2 and 2", signed, cached)
+	}
+}
+
+// A packed signature packs into a message as its RRSIG does, byte for byte; a wildcard's
+// signature appended under the name it was expanded to counts the wildcard's labels and
+// verifies over the expanded records (RFC 4035 §5.3.2), from the cache after the first.
+func TestPackedAndWildcardSignatures(t *testing.T) {
+	sealer := testSealer(t, "dnssec-test-seal-secret-00000000")
+	now := time.Now()
+	zk, err := InitialKeys("example.test.", SchemeCombined, sealer, now.Unix())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sg, err := NewSigner(zk, sealer, SignerConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := sg.AppendDNSKEYs(nil, now)
+	wild, _ := dns.NewRR("*.w.example.test. 60 IN A 192.0.2.1")
+	set := []dns.RR{wild}
+	plain, err := sg.AppendSignatures(nil, set, now, nil)
+	if err != nil || len(plain) != 1 {
+		t.Fatalf("sign: %v %v", plain, err)
+	}
+	for _, owner := range []string{"a.w.example.test.", "b.c.w.example.test."} {
+		expanded := dns.Copy(wild)
+		expanded.Header().Name = owner
+		packed, err := sg.AppendSignaturesWith(nil, []dns.RR{expanded}, now, nil, SignOptions{Packed: true, Wildcard: "*.w.example.test."})
+		if err != nil || len(packed) != 1 {
+			t.Fatalf("sign %s: %v %v", owner, packed, err)
+		}
+		if _, ok := packed[0].(*dns.PrivateRR); !ok {
+			t.Fatalf("%s: got %T, want the packed form", owner, packed[0])
+		}
+		want := *plain[0].(*dns.RRSIG)
+		want.Hdr.Name = owner
+		m := new(dns.Msg)
+		m.SetQuestion(owner, dns.TypeA)
+		m.Compress = true
+		m.Answer = []dns.RR{expanded, packed[0]}
+		got, err := m.Pack()
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.Answer = []dns.RR{expanded, &want}
+		ref, err := m.Pack()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, ref) {
+			t.Fatalf("%s: the packed signature packs as\n%x\nwant\n%x", owner, got, ref)
+		}
+		var back dns.Msg
+		if err := back.Unpack(got); err != nil {
+			t.Fatal(err)
+		}
+		sig, ok := back.Answer[1].(*dns.RRSIG)
+		if !ok || sig.Hdr.Name != owner || sig.Labels != 3 {
+			t.Fatalf("%s: unpacked %v, want an RRSIG owned by it with 3 labels", owner, back.Answer[1])
+		}
+		verify(t, keys, sig, back.Answer[:1], now)
+	}
+	if signed, cached, _, _ := sg.Stats(); signed != 1 || cached != 2 {
+		t.Fatalf("signed %d, cached %d: want 1 and 2", signed, cached)
 	}
 }

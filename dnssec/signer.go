@@ -125,7 +125,7 @@ func (s *Signer) AppendDNSKEYs(dst []dns.RR, now time.Time) []dns.RR {
 // cache when one of the same key over the same records has at least half its validity left;
 // a new one costs a token of budget b (nil: unbounded), and ErrSignBudget says it is spent.
 func (s *Signer) AppendSignatures(dst []dns.RR, rrset []dns.RR, now time.Time, b *Budget) ([]dns.RR, error) {
-	return s.appendSignatures(dst, rrset, now, b, true)
+	return s.AppendSignaturesWith(dst, rrset, now, b, SignOptions{})
 }
 
 // AppendSignaturesOnce is AppendSignatures for a record set that is not expected again (the
@@ -133,14 +133,40 @@ func (s *Signer) AppendSignatures(dst []dns.RR, rrset []dns.RR, now time.Time, b
 // kept in the cache, so that a flood of random names neither pays for the cache nor pushes
 // the signatures of the names that are asked for out of it.
 func (s *Signer) AppendSignaturesOnce(dst []dns.RR, rrset []dns.RR, now time.Time, b *Budget) ([]dns.RR, error) {
-	return s.appendSignatures(dst, rrset, now, b, false)
+	return s.AppendSignaturesWith(dst, rrset, now, b, SignOptions{Once: true})
 }
 
-func (s *Signer) appendSignatures(dst []dns.RR, rrset []dns.RR, now time.Time, b *Budget, cached bool) ([]dns.RR, error) {
+// SignOptions say how AppendSignaturesWith appends a record set's signatures.
+type SignOptions struct {
+	// Once says the set is not expected again (AppendSignaturesOnce).
+	Once bool
+	// Packed appends each signature as a dns.PrivateRR of type RRSIG whose data were packed
+	// when it was made: it packs into a message as the RRSIG does, without decoding the
+	// base64 signature again, and is meant for a response about to be packed. It cannot be
+	// copied with dns.Copy (it panics), parsed or unpacked.
+	Packed bool
+	// Wildcard, when not empty, says rrset is owned by a name the wildcard Wildcard ("*.<closest
+	// encloser>") was expanded to: the set is signed as the wildcard's, whose Labels field
+	// counts the wildcard's labels without the "*" (RFC 4035 §5.3.2), and the signatures are
+	// appended under rrset's owner. One signature serves every name the wildcard answers;
+	// the answer needs beside it the proof that the name itself does not exist.
+	Wildcard string
+}
+
+// AppendSignaturesWith is AppendSignatures with the options opt.
+func (s *Signer) AppendSignaturesWith(dst []dns.RR, rrset []dns.RR, now time.Time, b *Budget, opt SignOptions) ([]dns.RR, error) {
 	if len(rrset) == 0 {
 		return dst, nil
 	}
+	cached := !opt.Once
 	t := now.Unix()
+	h, owner := rrset[0].Header(), ""
+	if opt.Wildcard != "" {
+		// Signed as owned by the wildcard, found by content: the records are copies renamed
+		// for this answer, whose identity names nothing.
+		wh := *h
+		wh.Name, h, owner = opt.Wildcard, &wh, h.Name
+	}
 	isKeys := rrset[0].Header().Rrtype == dns.TypeDNSKEY
 	var w *wireBuf
 	defer func() {
@@ -148,28 +174,28 @@ func (s *Signer) appendSignatures(dst []dns.RR, rrset []dns.RR, now time.Time, b
 			wirePool.Put(w)
 		}
 	}()
+	fresh := func(sig *signature) bool {
+		return sig != nil && int64(sig.rrsig.Expiration)-t > int64(refreshAfter/time.Second) && int64(sig.rrsig.Inception) <= t
+	}
 	for i := range s.keys {
 		k := &s.keys[i]
 		if !k.Signing(t) || (isKeys && !k.Role.signsKeys()) || (!isKeys && !k.Role.signsData()) {
 			continue
 		}
-		fresh := func(sig *dns.RRSIG) bool {
-			return sig != nil && int64(sig.Expiration)-t > int64(refreshAfter/time.Second) && int64(sig.Inception) <= t
-		}
 		var rk refKey
 		byRef := false
-		if cached {
+		if cached && opt.Wildcard == "" {
 			if rk, byRef = makeRefKey(rrset, k.Tag); byRef {
 				if sig := s.cache.getRef(rk); fresh(sig) {
 					s.cached.Add(1)
-					dst = append(dst, sig)
+					dst = append(dst, sig.as(opt.Packed, owner))
 					continue
 				}
 			}
 		}
 		if w == nil {
 			w = wirePool.Get().(*wireBuf)
-			if err := w.canonical(rrset); err != nil {
+			if err := w.canonical(rrset, opt.Wildcard); err != nil {
 				return dst, err
 			}
 		}
@@ -181,7 +207,7 @@ func (s *Signer) appendSignatures(dst []dns.RR, rrset []dns.RR, now time.Time, b
 				if byRef {
 					s.cache.putRef(rk, sig)
 				}
-				dst = append(dst, sig)
+				dst = append(dst, sig.as(opt.Packed, owner))
 				continue
 			}
 		}
@@ -189,18 +215,25 @@ func (s *Signer) appendSignatures(dst []dns.RR, rrset []dns.RR, now time.Time, b
 			s.refused.Add(1)
 			return dst, ErrSignBudget
 		}
-		sig, err := s.signWire(k, rrset[0].Header(), w, now)
+		rrsig, err := s.signWire(k, h, w, now)
 		if err != nil {
-			return dst, fmt.Errorf("dnssec: sign %s %s: %w", rrset[0].Header().Name, dns.TypeToString[rrset[0].Header().Rrtype], err)
+			return dst, fmt.Errorf("dnssec: sign %s %s: %w", h.Name, dns.TypeToString[h.Rrtype], err)
 		}
 		s.signed.Add(1)
+		sig := &signature{rrsig: rrsig}
+		if cached {
+			// Packed once, for every response the cache will answer.
+			if sig, err = newSignature(rrsig); err != nil {
+				return dst, err
+			}
+		}
 		if cached {
 			s.cache.put(sk, sig)
 			if byRef {
 				s.cache.putRef(rk, sig)
 			}
 		}
-		dst = append(dst, sig)
+		dst = append(dst, sig.as(opt.Packed, owner))
 	}
 	return dst, nil
 }
@@ -263,12 +296,19 @@ func rdataStart(wire []byte, off int) int {
 // wirePool holds wireBufs between signatures.
 var wirePool = sync.Pool{New: func() any { return &wireBuf{data: make([]byte, 0, 512), tmp: make([]byte, 0, 512)} }}
 
-// canonical puts rrset in canonical form in w.data.
-func (w *wireBuf) canonical(rrset []dns.RR) error {
+// canonical puts rrset in canonical form in w.data, owned by owner when it is not empty (the
+// wildcard a set was expanded from).
+func (w *wireBuf) canonical(rrset []dns.RR, owner string) error {
 	w.ttl = rrset[0].Header().Ttl
 	w.tmp, w.spans = w.tmp[:0], w.spans[:0]
 	for _, rr := range rrset {
 		c := canonicalRR(rr, w.ttl)
+		if owner != "" && c.Header().Name != owner {
+			if c == rr {
+				c = dns.Copy(rr)
+			}
+			c.Header().Name = owner
+		}
 		if c == rr {
 			// dns.PackRR writes the data length into the record's header: never into a
 			// record the answers share, which other goroutines read as they pack responses.

@@ -172,11 +172,22 @@ func (s *Server) sign(scr *scratch, snap *Snapshot, rcode int) (_ int, ok bool) 
 	resp := &scr.resp
 	signed := false
 	out := scr.sig[:0]
+	// The links of NSEC chains in the authority section, each once.
+	var proved []chainLink
+	var wild []chainLink
 	for i := 0; i < len(resp.Answer); {
 		j := rrsetEnd(resp.Answer, i)
 		out = append(out, resp.Answer[i:j]...)
-		if sg := signerFor(snap, *m, resp.Answer[i].Header().Name, resp.Answer[i].Header().Rrtype); sg != nil {
-			out = s.appendSigs(out, sg, resp.Answer[i:j], now, &ok)
+		h := resp.Answer[i].Header()
+		if sg, z := signerFor(snap, *m, h.Name, h.Rrtype); sg != nil {
+			opt := dnssec.SignOptions{Packed: true}
+			if w := z.chainWildcard(h.Name); w != "" {
+				// Signed once as the wildcard's, with the chain's proof that the name itself
+				// does not exist (RFC 4035 §3.1.3.3).
+				opt.Wildcard = w
+				wild = append(wild, chainLink{z: z, i: z.chain.cover(h.Name)})
+			}
+			out = s.appendSigsWith(out, sg, resp.Answer[i:j], now, opt, &ok)
 			signed = true
 		}
 		i = j
@@ -207,9 +218,12 @@ func (s *Server) sign(scr *scratch, snap *Snapshot, rcode int) (_ int, ok bool) 
 		}
 		i = j
 	}
+	for _, l := range wild {
+		ns = s.appendLink(ns, (*m)[l.z.name], l, &proved, now, &ok)
+	}
 	if d := scr.denial; d.z != nil {
 		if sg := (*m)[d.z.name]; sg != nil && d.z.chain != nil {
-			ns = s.appendChainDenial(ns, sg, d, now, &ok)
+			ns = s.appendChainDenial(ns, sg, d, &proved, now, &ok)
 			signed = true
 		} else if sg != nil {
 			var nsec *dns.NSEC
@@ -238,14 +252,12 @@ func (s *Server) sign(scr *scratch, snap *Snapshot, rcode int) (_ int, ok bool) 
 // §3.1.3): for a name that does not exist (NXDOMAIN), the NSEC that covers it and the one
 // that covers the wildcard at its closest encloser; for an empty non-terminal, the NSEC that
 // covers it; for a name of the chain without the type, its NSEC without the type. Their
-// signatures come from the cache after the first. A name synthesized from a wildcard has no
-// NSEC of its own: it gets an NSEC made for it, as compact denial does (a new signature).
-func (s *Server) appendChainDenial(dst []dns.RR, sg *dnssec.Signer, d denial, now time.Time, ok *bool) []dns.RR {
+// signatures come from the cache after the first. A name synthesized from a wildcard that
+// lacks the type gets the NSEC that covers it and the wildcard's NSEC without the type.
+func (s *Server) appendChainDenial(dst []dns.RR, sg *dnssec.Signer, d denial, proved *[]chainLink, now time.Time, ok *bool) []dns.RR {
 	z, c := d.z, d.z.chain
 	link := func(i int) []dns.RR {
-		nsec := c.link(i)
-		dst = append(dst, nsec)
-		return s.appendSigs(dst, sg, dst[len(dst)-1:], now, ok)
+		return s.appendLink(dst, sg, chainLink{z: z, i: i}, proved, now, ok)
 	}
 	switch {
 	case d.node == nil:
@@ -268,9 +280,49 @@ func (s *Server) appendChainDenial(dst []dns.RR, sg *dnssec.Signer, d denial, no
 		dst = append(dst, nsec)
 		return s.appendSigs(dst, sg, []dns.RR{nsec}, now, ok)
 	}
+	if w := "*." + z.closestEncloser(d.name); z.names[w] == d.node {
+		if i, in := c.has(w); in && !slices.Contains(c.link(i).TypeBitMap, d.rtype) {
+			// A wildcard without the type (RFC 4035 §3.1.3.4): the NSEC that covers the
+			// name and the wildcard's own, both from the cache. (A wildcard whose set of the
+			// type answers nothing now gets the NSEC made for the name below.)
+			dst = link(c.cover(d.name))
+			return link(i)
+		}
+	}
 	nsec := dnssec.NoData(d.name, typesBut(typesAt(z, d.name, d.node), d.rtype), z.negTTL)
 	dst = append(dst, nsec)
 	return s.appendSigsOnce(dst, sg, []dns.RR{nsec}, now, true, ok)
+}
+
+// chainLink names link i of zone z's NSEC chain.
+type chainLink struct {
+	z *zone
+	i int
+}
+
+// appendLink appends link l of its zone's NSEC chain with its signatures, unless proved
+// holds it already (a response proves with each link once); it adds l to proved.
+func (s *Server) appendLink(dst []dns.RR, sg *dnssec.Signer, l chainLink, proved *[]chainLink, now time.Time, ok *bool) []dns.RR {
+	if sg == nil || slices.Contains(*proved, l) {
+		return dst
+	}
+	*proved = append(*proved, l)
+	dst = append(dst, l.z.chain.link(l.i))
+	return s.appendSigs(dst, sg, dst[len(dst)-1:], now, ok)
+}
+
+// chainWildcard returns the wildcard ("*.<closest encloser>") that name, in the answer, was
+// expanded from, when zone z (the zone that holds name's record sets, or nil) proves denials
+// from its NSEC chain; else "". With compact denial an expanded name is signed as its own:
+// the proof that it does not exist would cost a new signature anyway.
+func (z *zone) chainWildcard(name string) string {
+	if z == nil || z.chain == nil || !z.wild || z.names[name] != nil {
+		return ""
+	}
+	if n, wild := z.lookup(name); n != nil && wild {
+		return "*." + z.closestEncloser(name)
+	}
+	return ""
 }
 
 // appendCutProof appends the DS record set of the delegation at cut with its signatures, or
@@ -302,13 +354,15 @@ func (s *Server) appendSigs(dst []dns.RR, sg *dnssec.Signer, rrset []dns.RR, now
 }
 
 // appendSigsOnce is appendSigs, with the signature neither looked up in nor kept in the
-// signature cache when once is set (dnssec.Signer.AppendSignaturesOnce).
+// signature cache when once is set (dnssec.Signer.AppendSignaturesOnce). The signatures are
+// appended in packed form (dnssec.SignOptions.Packed): the response is packed next.
 func (s *Server) appendSigsOnce(dst []dns.RR, sg *dnssec.Signer, rrset []dns.RR, now time.Time, once bool, ok *bool) []dns.RR {
-	add := sg.AppendSignatures
-	if once {
-		add = sg.AppendSignaturesOnce
-	}
-	out, err := add(dst, rrset, now, s.budget)
+	return s.appendSigsWith(dst, sg, rrset, now, dnssec.SignOptions{Once: once, Packed: true}, ok)
+}
+
+// appendSigsWith is appendSigs with the options opt.
+func (s *Server) appendSigsWith(dst []dns.RR, sg *dnssec.Signer, rrset []dns.RR, now time.Time, opt dnssec.SignOptions, ok *bool) []dns.RR {
+	out, err := sg.AppendSignaturesWith(dst, rrset, now, s.budget, opt)
 	switch {
 	case errors.Is(err, dnssec.ErrSignBudget):
 		*ok = false
@@ -339,12 +393,13 @@ func typesBut(types []uint16, t uint16) []uint16 {
 
 // signerFor returns the signer of the zone that owns the record set of type rtype at name,
 // or nil: the nearest zone, except that a DS set at the apex of a hosted zone is its
-// parent's data (RFC 4035 §2.4), signed by the parent.
-func signerFor(snap *Snapshot, m map[string]*dnssec.Signer, name string, rtype uint16) *dnssec.Signer {
+// parent's data (RFC 4035 §2.4), signed by the parent. It returns that zone too, but for DS.
+func signerFor(snap *Snapshot, m map[string]*dnssec.Signer, name string, rtype uint16) (*dnssec.Signer, *zone) {
 	if rtype == dns.TypeDS {
-		return m[zoneName(snap.parentSide(name))]
+		return m[zoneName(snap.parentSide(name))], nil
 	}
-	return m[zoneName(snap.zoneOf(name))]
+	z := snap.zoneOf(name)
+	return m[zoneName(z)], z
 }
 
 // parentSide returns the zone that holds the delegation at name: the zone above name when

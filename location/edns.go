@@ -60,13 +60,15 @@ func (s *Server) finish(scr *scratch, req Request, rcode, limit int, oc *outcome
 		resp.Question = nil
 	}
 	defer scr.keep()
-	out, err := resp.PackBuffer(scr.out)
+	// PackBuffer packs into its buffer's length, not its capacity: given scr.out at length
+	// 0 it would allocate a new buffer for every response.
+	out, err := resp.PackBuffer(scr.out[:cap(scr.out)])
 	if err == nil && len(out) <= limit {
 		return out, *oc
 	}
 	if err == nil && keepOPT(resp.Extra) < len(resp.Extra) {
 		trimAdditional(resp, limit)
-		if out, err = resp.PackBuffer(scr.out); err == nil && len(out) <= limit {
+		if out, err = resp.PackBuffer(scr.out[:cap(scr.out)]); err == nil && len(out) <= limit {
 			return out, *oc
 		}
 	}
@@ -78,7 +80,7 @@ func (s *Server) finish(scr *scratch, req Request, rcode, limit int, oc *outcome
 	}
 	resp.Answer, resp.Ns = resp.Answer[:0], resp.Ns[:0]
 	resp.Extra = resp.Extra[:keepOPT(resp.Extra)]
-	out, err = resp.PackBuffer(scr.out)
+	out, err = resp.PackBuffer(scr.out[:cap(scr.out)])
 	if err != nil || len(out) > limit {
 		// Nothing left to cut: a question that cannot be echoed gets no response.
 		oc.drop, oc.answer = dropMalformed, false

@@ -169,3 +169,101 @@ func TestNSECChainDenial(t *testing.T) {
 		t.Errorf("a flood of 2,000 missing names made %d signatures; the chain has %d names", signed-signed0, len(chain.names))
 	}
 }
+
+// With denial nsec, names answered from a wildcard share one signature, the wildcard's: its
+// Labels field counts the wildcard's labels (RFC 4035 §5.3.2), it verifies over the answer,
+// and the chain's NSEC that covers the name proves that the name itself does not exist. A
+// flood of expanded names makes no signature after the first few.
+func TestNSECChainWildcardSignedOnce(t *testing.T) {
+	s, err := New(Config{Addr: "127.0.0.1:0", SignBudget: dnssec.NewBudget(1 << 30)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	zones := testZones()
+	zones[0].DNSSEC = &config.DNSSEC{Enabled: true, Denial: config.DenialNSEC}
+	zones[0].RecordSets = append(zones[0].RecordSets,
+		config.RecordSet{Name: "*.w", Type: config.TypeTXT, Records: []config.Record{{Value: `"wild"`}}},
+		config.RecordSet{Name: "x.w", Type: config.TypeA, Records: []config.Record{{Value: "192.0.2.99"}}})
+	s.SetSnapshot(mustSnapshot(t, zones, testShards()))
+	sg := testSigner(t, dnssec.SchemeCombined)
+	s.SetSigners(map[string]*dnssec.Signer{"example.test.": sg})
+	keys := sg.AppendDNSKEYs(nil, time.Now())
+	const apex = "example.test."
+
+	var first string
+	for i := range 200 {
+		name := fmt.Sprintf("n%d.w.example.test.", i)
+		if i%2 == 1 {
+			name = fmt.Sprintf("a.n%d.w.example.test.", i)
+		}
+		r := respond(t, s, doQuery(name, dns.TypeTXT, 1232))
+		if r.Rcode != dns.RcodeSuccess || len(r.Answer) != 2 {
+			t.Fatalf("%s: %v", name, r)
+		}
+		verifySection(t, keys, r.Answer)
+		verifySection(t, keys, r.Ns)
+		sig, ok := r.Answer[1].(*dns.RRSIG)
+		if !ok || sig.Hdr.Name != name || r.Answer[0].Header().Name != name || sig.Labels != 3 {
+			t.Fatalf("%s: answer %v: want the TXT and its signature owned by the name, 3 labels", name, r.Answer)
+		}
+		if first == "" {
+			first = sig.Signature
+		} else if sig.Signature != first {
+			t.Fatalf("%s: signed anew", name)
+		}
+		coversName := false
+		for _, n := range nsecs(r.Ns) {
+			coversName = coversName || covers(n, name, apex)
+		}
+		if !coversName {
+			t.Fatalf("%s: no NSEC covers the name: %v", name, r.Ns)
+		}
+	}
+	if signed, _, _, _ := sg.Stats(); signed > 8 {
+		t.Errorf("200 names of one wildcard made %d signatures", signed)
+	}
+
+	// A name of the zone below the wildcard's parent is answered as itself.
+	r := respond(t, s, doQuery("x.w.example.test.", dns.TypeA, 1232))
+	verifySection(t, keys, r.Answer)
+	if sig, ok := r.Answer[len(r.Answer)-1].(*dns.RRSIG); !ok || sig.Labels != 4 || len(nsecs(r.Ns)) != 0 {
+		t.Fatalf("x.w: %v", r)
+	}
+}
+
+// With denial nsec, a type a wildcard lacks is denied at every expanded name by the chain's
+// NSEC that covers the name and the wildcard's own NSEC, without it: no signature per name.
+func TestNSECChainWildcardNoData(t *testing.T) {
+	s, err := New(Config{Addr: "127.0.0.1:0", SignBudget: dnssec.NewBudget(1 << 30)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	zones := testZones()
+	zones[0].DNSSEC = &config.DNSSEC{Enabled: true, Denial: config.DenialNSEC}
+	zones[0].RecordSets = append(zones[0].RecordSets,
+		config.RecordSet{Name: "*.w", Type: config.TypeTXT, Records: []config.Record{{Value: `"wild"`}}})
+	s.SetSnapshot(mustSnapshot(t, zones, testShards()))
+	sg := testSigner(t, dnssec.SchemeCombined)
+	s.SetSigners(map[string]*dnssec.Signer{"example.test.": sg})
+	keys := sg.AppendDNSKEYs(nil, time.Now())
+	const apex = "example.test."
+	for i := range 100 {
+		name := fmt.Sprintf("n%d.w.example.test.", i)
+		r := respond(t, s, doQuery(name, dns.TypeA, 1232))
+		if r.Rcode != dns.RcodeSuccess || len(r.Answer) != 0 {
+			t.Fatalf("%s: %v", name, r)
+		}
+		verifySection(t, keys, r.Ns)
+		var coversName, wildNoA bool
+		for _, n := range nsecs(r.Ns) {
+			coversName = coversName || covers(n, name, apex)
+			wildNoA = wildNoA || n.Hdr.Name == "*.w.example.test." && slices.Contains(n.TypeBitMap, dns.TypeTXT) && !slices.Contains(n.TypeBitMap, dns.TypeA)
+		}
+		if !coversName || !wildNoA {
+			t.Fatalf("%s: NSECs %v: cover the name %v, the wildcard's without A %v", name, nsecs(r.Ns), coversName, wildNoA)
+		}
+	}
+	if signed, _, _, _ := sg.Stats(); signed > 8 {
+		t.Errorf("100 names of one wildcard without the type made %d signatures", signed)
+	}
+}

@@ -75,7 +75,7 @@ func runDNSSEC(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		}
 		return 0
 	}
-	fmt.Fprintf(stdout, "%s signed: %v, DNSKEY TTL %ds\n", v.Zone, v.Enabled, v.DNSKEYTTL)
+	fmt.Fprintf(stdout, "%s signed: %v, DNSKEY TTL %ds, denial %s\n", v.Zone, v.Enabled, v.DNSKEYTTL, v.Denial)
 	for _, k := range v.Keys {
 		fmt.Fprintf(stdout, "  %5d %s %-9s published %s, signs from %s", k.Tag, k.Role, k.State,
 			k.Publish.Format(time.RFC3339), k.Activate.Format(time.RFC3339))
