@@ -176,14 +176,26 @@ func (n *nodesNetwork) grow(ctx context.Context, doc *config.Document, count int
 			}
 		}
 	}
-	rb.FreshDuring = rb.FreshBefore
+	window := doc.Quorum.FreshnessWindow.Std()
+	if window <= 0 {
+		window = config.DefaultDocument().Quorum.FreshnessWindow.Std()
+	}
 	tick := time.NewTicker(rebalancePoll)
 	defer tick.Stop()
 	var exactSince time.Time
-	for {
+	for looks := 0; ; looks++ {
 		now := time.Now()
 		b := n.look(target)
+		if looks == 0 {
+			rb.FreshDuring = b.fresh
+		}
 		rb.FreshDuring = [2]int{min(rb.FreshDuring[0], b.fresh[0]), max(rb.FreshDuring[1], b.fresh[1])}
+		if b.fresh[0] < rb.Want {
+			rb.ShortLooks++
+			if stalls.since(now.Add(-window)) > 0 {
+				rb.ShortStalled++
+			}
+		}
 		if b.covered && rb.Covered == 0 {
 			rb.Covered, rb.StalledCovering = now.Sub(start), stalls.since(start)
 			event(fmt.Sprintf("grow: every location counts every planned checker, %v after the growth", rb.Covered.Round(10*time.Millisecond)))

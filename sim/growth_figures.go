@@ -23,6 +23,11 @@ type Rebalance struct {
 	// FreshBefore and FreshDuring are the fewest and the most fresh reports any location
 	// counted for a probed check, at the start of the growth and during the rebalance.
 	FreshBefore, FreshDuring [2]int
+	// ShortLooks counts the looks during the rebalance that found a location counting fewer
+	// fresh reports than Want; ShortStalled those of them that came within a freshness window
+	// after the harness stalled (stallMonitor): a location that ran nothing for a while hears
+	// nothing for a while, and a report goes stale whether or not its shard moved.
+	ShortLooks, ShortStalled int
 	// Moved counts the (check, region) shards whose checkers changed.
 	Moved int
 	// StalledCovering and Stalled are how long the harness stalled (stallMonitor) from the

@@ -26,15 +26,17 @@ const (
 
 // Problems lists what the growth did not keep flat or whole: per-node goroutines, sockets and
 // heap beyond the tolerances, and a location that counted fewer fresh reports of a check than
-// its shards promise while the assignment rebalanced.
+// its shards promise while the assignment rebalanced, other than within a freshness window
+// after a measured stall of the harness.
 func (g *Growth) Problems() []string {
 	if g == nil {
 		return nil
 	}
 	var out []string
 	for i, rb := range g.Rebalances {
-		if rb.FreshDuring[0] < rb.Want {
-			out = append(out, fmt.Sprintf("grow %d: a location counted %d fresh reports of a check while the shards moved; they promise %d", i+1, rb.FreshDuring[0], rb.Want))
+		if short := rb.ShortLooks - rb.ShortStalled; rb.FreshDuring[0] < rb.Want && short > 0 {
+			out = append(out, fmt.Sprintf("grow %d: a location counted as few as %d fresh reports of a check while the shards moved, in %d looks with no stall of the harness in the freshness window before them (%d more after one); the shards promise %d",
+				i+1, rb.FreshDuring[0], short, rb.ShortStalled, rb.Want))
 		}
 	}
 	if len(g.Measures) < 2 {
@@ -69,6 +71,7 @@ func (g *Growth) write(b *strings.Builder) {
 		fmt.Fprintf(b, "    harness stalled meanwhile       %v until counted, %v until rebalanced\n", rb.StalledCovering.Round(10*time.Millisecond), rb.Stalled.Round(10*time.Millisecond))
 		fmt.Fprintf(b, "    fresh reports per check         %d to %d before, %d to %d while rebalancing; shards promise %d\n",
 			rb.FreshBefore[0], rb.FreshBefore[1], rb.FreshDuring[0], rb.FreshDuring[1], rb.Want)
+		fmt.Fprintf(b, "    looks short of the promise      %d, %d of them within a freshness window after a stall\n", rb.ShortLooks, rb.ShortStalled)
 	}
 	if len(g.Measures) > 0 {
 		tw := tabwriter.NewWriter(b, 2, 8, 2, ' ', 0)

@@ -175,6 +175,24 @@ func TestFleetGrowth(t *testing.T) {
 	}
 }
 
+// TestHandoffGapBound: a location short of the promised fresh reports while shards move is a
+// problem (a checker left a shard without handing it off), unless every such look came within
+// a freshness window after the harness stalled.
+func TestHandoffGapBound(t *testing.T) {
+	gap := Growth{Rebalances: []Rebalance{{Want: 6, FreshDuring: [2]int{5, 9}, ShortLooks: 4, ShortStalled: 1}}}
+	if p := gap.Problems(); len(p) != 1 || !strings.Contains(p[0], "as few as 5 fresh reports") || !strings.Contains(p[0], "in 3 looks") {
+		t.Errorf("5 of 6 promised in 4 looks, 1 after a stall: %v", p)
+	}
+	stalled := Growth{Rebalances: []Rebalance{{Want: 6, FreshDuring: [2]int{5, 9}, ShortLooks: 4, ShortStalled: 4}}}
+	if p := stalled.Problems(); len(p) != 0 {
+		t.Errorf("5 of 6 promised, every short look after a stall: %v", p)
+	}
+	whole := Growth{Rebalances: []Rebalance{{Want: 6, FreshDuring: [2]int{6, 9}}}}
+	if p := whole.Problems(); len(p) != 0 {
+		t.Errorf("never short: %v", p)
+	}
+}
+
 // TestHeapFlatBound: the later measure's least heap is held to the earlier one's most, so
 // that garbage allocated during a stretched collection fails nothing, and a heap that grew per
 // node fails.

@@ -27,6 +27,10 @@ type verdictView struct {
 	Sentence  string
 	Fresh     int
 	Unhealthy int
+	// UnhealthyFrom are the checkers whose unhealthy reports the location counted, when the
+	// network can tell (the nodes network, read only while Unhealthy is not 0): a checker
+	// whose probes time out on a starved machine is told apart from one that lost its network.
+	UnhealthyFrom []string
 	// Undecided says the location has decided nothing of the check since it (re)started: too
 	// few fresh reports and no earlier verdict to hold.
 	Undecided bool

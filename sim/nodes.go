@@ -5,12 +5,14 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 
 	"github.com/vigil-dns/vigil/cluster"
 	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/dev"
 	"github.com/vigil-dns/vigil/gossip"
 	"github.com/vigil-dns/vigil/node"
+	"github.com/vigil-dns/vigil/quorum"
 )
 
 // checkersPerRegion is the number of checkers per region of the nodes network.
@@ -80,6 +82,23 @@ func (n *nodesNetwork) Verdicts(location string) map[string]verdictView {
 	out := make(map[string]verdictView, len(vs))
 	for id, v := range vs {
 		out[id] = view(v)
+		if v.Counts.Unhealthy == 0 {
+			continue
+		}
+		// The summary names no checker; the evidence does. It is read a moment later, so it
+		// may differ from the summary by a report: the sampler reads again soon.
+		e, err := l.ExplainCheck(id)
+		if err != nil {
+			continue
+		}
+		vv := out[id]
+		for _, x := range e.Votes {
+			if x.Status == quorum.VoteUnhealthy && !slices.Contains(vv.UnhealthyFrom, x.Checker) {
+				vv.UnhealthyFrom = append(vv.UnhealthyFrom, x.Checker)
+			}
+		}
+		slices.Sort(vv.UnhealthyFrom)
+		out[id] = vv
 	}
 	return out
 }

@@ -37,6 +37,18 @@ type sampler struct {
 // ran: the fewest and the most fresh reports, and the most unhealthy ones.
 type Counted struct {
 	MinFresh, MaxFresh, MaxUnhealthy int
+	// UnhealthyFrom are the checkers whose unhealthy reports were counted at some sample,
+	// sorted (nodes network only; see verdictView).
+	UnhealthyFrom []string
+}
+
+// widen adds the checkers of from to c.UnhealthyFrom.
+func (c *Counted) widen(from []string) {
+	for _, id := range from {
+		if i, found := slices.BinarySearch(c.UnhealthyFrom, id); !found {
+			c.UnhealthyFrom = slices.Insert(c.UnhealthyFrom, i, id)
+		}
+	}
 }
 
 // arm starts keeping the extremes of the counts.
@@ -92,6 +104,7 @@ func (s *sampler) sample() {
 				}
 				c.MaxFresh = max(c.MaxFresh, v.Fresh)
 				c.MaxUnhealthy = max(c.MaxUnhealthy, v.Unhealthy)
+				c.widen(v.UnhealthyFrom)
 				m[id] = c
 			}
 			if old, seen := last[id]; seen && old == v.State {

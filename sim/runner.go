@@ -288,7 +288,10 @@ func mergeCounted(into, from map[string]map[string]Counted) {
 				into[l][id] = c
 				continue
 			}
-			into[l][id] = Counted{MinFresh: min(o.MinFresh, c.MinFresh), MaxFresh: max(o.MaxFresh, c.MaxFresh), MaxUnhealthy: max(o.MaxUnhealthy, c.MaxUnhealthy)}
+			w := Counted{MinFresh: min(o.MinFresh, c.MinFresh), MaxFresh: max(o.MaxFresh, c.MaxFresh), MaxUnhealthy: max(o.MaxUnhealthy, c.MaxUnhealthy)}
+			w.widen(o.UnhealthyFrom)
+			w.widen(c.UnhealthyFrom)
+			into[l][id] = w
 		}
 	}
 }
