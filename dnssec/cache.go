@@ -24,10 +24,40 @@ type sigKey [32]byte
 // identity entries hold their records, so that a pointer is never reused while it names a
 // signature; they are bounded and rotated as the others.
 type sigCache struct {
-	mu         sync.Mutex
-	half       int
-	cur, old   map[sigKey]*signature
-	curR, oldR map[refKey]*signature
+	mu     sync.Mutex
+	byData generations[sigKey]
+	byRef  generations[refKey]
+}
+
+// generations holds at most 2×half signatures by key K in two maps: a lookup that finds one in
+// the older map moves it to the newer, and a full newer map becomes the older one, dropping
+// what was not looked up since. The caller holds sigCache.mu.
+type generations[K comparable] struct {
+	half     int
+	cur, old map[K]*signature
+}
+
+func newGenerations[K comparable](half int) generations[K] {
+	return generations[K]{half: half, cur: make(map[K]*signature, half), old: map[K]*signature{}}
+}
+
+func (g *generations[K]) get(k K) *signature {
+	if sig := g.cur[k]; sig != nil {
+		return sig
+	}
+	sig := g.old[k]
+	if sig != nil {
+		delete(g.old, k)
+		g.put(k, sig)
+	}
+	return sig
+}
+
+func (g *generations[K]) put(k K, sig *signature) {
+	if len(g.cur) >= g.half {
+		g.old, g.cur = g.cur, make(map[K]*signature, g.half)
+	}
+	g.cur[k] = sig
 }
 
 // maxRefRecords is the largest record set found by identity; a larger one is found by content.
@@ -56,71 +86,40 @@ func newSigCache(size int) *sigCache {
 		size = DefaultCacheSize
 	}
 	half := max(1, size/2)
-	return &sigCache{half: half, cur: make(map[sigKey]*signature), old: map[sigKey]*signature{},
-		curR: make(map[refKey]*signature), oldR: map[refKey]*signature{}}
+	return &sigCache{byData: newGenerations[sigKey](half), byRef: newGenerations[refKey](half)}
 }
 
 // getRef returns the cached signature of the records of k, or nil.
 func (c *sigCache) getRef(k refKey) *signature {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if sig := c.curR[k]; sig != nil {
-		return sig
-	}
-	sig := c.oldR[k]
-	if sig != nil {
-		delete(c.oldR, k)
-		c.putRefLocked(k, sig)
-	}
-	return sig
+	return c.byRef.get(k)
 }
 
 // putRef stores the signature of the records of k.
 func (c *sigCache) putRef(k refKey, sig *signature) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.putRefLocked(k, sig)
-}
-
-func (c *sigCache) putRefLocked(k refKey, sig *signature) {
-	if len(c.curR) >= c.half {
-		c.oldR, c.curR = c.curR, make(map[refKey]*signature, c.half)
-	}
-	c.curR[k] = sig
+	c.byRef.put(k, sig)
 }
 
 // get returns the cached signature of k, or nil.
 func (c *sigCache) get(k sigKey) *signature {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if sig := c.cur[k]; sig != nil {
-		return sig
-	}
-	sig := c.old[k]
-	if sig != nil {
-		delete(c.old, k)
-		c.putLocked(k, sig)
-	}
-	return sig
+	return c.byData.get(k)
 }
 
 // put stores the signature of k.
 func (c *sigCache) put(k sigKey, sig *signature) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.putLocked(k, sig)
-}
-
-func (c *sigCache) putLocked(k sigKey, sig *signature) {
-	if len(c.cur) >= c.half {
-		c.old, c.cur = c.cur, make(map[sigKey]*signature, c.half)
-	}
-	c.cur[k] = sig
+	c.byData.put(k, sig)
 }
 
 // len returns the number of signatures held.
 func (c *sigCache) len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return len(c.cur) + len(c.old)
+	return len(c.byData.cur) + len(c.byData.old)
 }
