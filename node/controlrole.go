@@ -281,6 +281,9 @@ func (c *controlRole) bootstrapOrJoin(ctx context.Context, log *slog.Logger) err
 	if ctx.Err() != nil {
 		return fmt.Errorf("bootstrap check: %w", ctx.Err())
 	}
+	if err := refusedUs(errs); err != nil {
+		return err
+	}
 	if len(errs) > 0 {
 		// Nobody said a cluster exists, but some did not answer: at a first start they are
 		// still starting; a voter that lost its volume while the others are down or
@@ -334,6 +337,26 @@ func findCluster(ctx context.Context, hc *http.Client, voters []string, token st
 		case <-time.After(250 * time.Millisecond):
 		}
 	}
+}
+
+// refusedUs returns an error naming the voters that refused this voter's credentials (401 or
+// 403) while it asked whether a cluster exists, or nil. Such a voter runs, and may belong to
+// a cluster this voter cannot see: bootstrapping then could start a second one. At a first
+// start every voter holds the same tokens and answers; a voter that refuses them wants its
+// token or certificate fixed, not a cluster of its own.
+func refusedUs(errs []error) error {
+	var refused []string
+	for _, err := range errs {
+		var ce *client.Error
+		if errors.As(err, &ce) && (ce.StatusCode == http.StatusUnauthorized || ce.StatusCode == http.StatusForbidden) {
+			refused = append(refused, err.Error())
+		}
+	}
+	if len(refused) == 0 {
+		return nil
+	}
+	return fmt.Errorf("not bootstrapping: %d voter(s) refused this voter's credentials, so a cluster may run there unseen (%s): give this voter the voters' token or a certificate of their CA, or start it without -bootstrap-id once the cluster runs",
+		len(refused), strings.Join(refused, "; "))
 }
 
 // askCluster reports whether the voter at url knows a cluster: a leader or a configuration
