@@ -14,34 +14,9 @@ import (
 	"time"
 
 	"github.com/vigil-dns/vigil/internal/syncbuf"
-)
 
-// matchOutput reports whether got (a command's output) is what want says: line by line,
-// a wanted line ending in "..." matches any line that starts with what precedes it, and a
-// last wanted line "..." matches any further lines.
-func matchOutput(got string, want []string) bool {
-	lines := strings.Split(strings.TrimRight(got, "\n"), "\n")
-	if got == "" {
-		lines = nil
-	}
-	for i, w := range want {
-		if w == "..." && i == len(want)-1 {
-			return true
-		}
-		if i >= len(lines) {
-			return false
-		}
-		l := strings.TrimRight(lines[i], " ")
-		if p, ok := strings.CutSuffix(w, "..."); ok {
-			if !strings.HasPrefix(lines[i], p) {
-				return false
-			}
-		} else if l != w {
-			return false
-		}
-	}
-	return len(lines) == len(want)
-}
+	"github.com/vigil-dns/vigil/internal/doctest"
+)
 
 // runSteps runs each step in dir with sh (after the words of prefix, when any), its command
 // rewritten by subst, until it prints what the walkthrough says, asking again for up to within:
@@ -60,7 +35,7 @@ func runSteps(t *testing.T, dir string, env []string, steps []readmeStep, subst 
 			b, _ := cmd.CombinedOutput()
 			cancel()
 			out = string(b)
-			if matchOutput(out, s.want) {
+			if doctest.Match(out, s.want) {
 				t.Logf("$ %s  (%v, %d tries)", s.cmd, time.Since(start).Round(100*time.Millisecond), try+1)
 				break
 			}
@@ -69,28 +44,6 @@ func runSteps(t *testing.T, dir string, env []string, steps []readmeStep, subst 
 					time.Since(start).Round(time.Second), out, strings.Join(s.want, "\n"))
 			}
 			time.Sleep(time.Second)
-		}
-	}
-}
-
-// TestMatchOutput pins the walkthroughs' convention for expected output.
-func TestMatchOutput(t *testing.T) {
-	for _, c := range []struct {
-		got  string
-		want []string
-		ok   bool
-	}{
-		{"a\nb\n", []string{"a", "b"}, true},
-		{"a\nb\n", []string{"a"}, false},
-		{"a\n", []string{"a", "b"}, false},
-		{"a\nb\nc\n", []string{"a", "..."}, true},
-		{"web  healthy  3s ago\n", []string{"web  healthy  ..."}, true},
-		{"web  unhealthy  3s ago\n", []string{"web  healthy  ..."}, false},
-		{"", nil, true},
-		{"x\n", nil, false},
-	} {
-		if got := matchOutput(c.got, c.want); got != c.ok {
-			t.Errorf("matchOutput(%q, %q) = %v, want %v", c.got, c.want, got, c.ok)
 		}
 	}
 }

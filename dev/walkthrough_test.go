@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/vigil-dns/vigil/internal/doctest"
 )
 
 // walkthrough names a part of the documentation whose ```console blocks a test runs as
@@ -135,13 +137,12 @@ func walkthroughSteps(t *testing.T, file, heading string) []readmeStep {
 		if !blk.isWalkthrough() || !blk.under(heading) {
 			continue
 		}
-		for _, line := range blk.lines {
-			switch {
-			case strings.HasPrefix(line, "$ "):
-				steps = append(steps, readmeStep{cmd: strings.TrimPrefix(line, "$ ")})
-			case len(steps) > 0:
-				steps[len(steps)-1].want = append(steps[len(steps)-1].want, line)
-			}
+		got, err := doctest.Steps("```console\n" + strings.Join(blk.lines, "\n") + "\n```\n")
+		if err != nil {
+			t.Fatalf("%s, section %q: %v", file, heading, err)
+		}
+		for _, s := range got {
+			steps = append(steps, readmeStep{cmd: s.Cmd, want: s.Want})
 		}
 	}
 	if len(steps) == 0 {

@@ -14,139 +14,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vigil-dns/vigil/internal/doctest"
 )
-
-// walkStep is one command of a walkthrough and what it prints.
-type walkStep struct {
-	line int      // the line of the document the command starts on
-	cmd  string   // the command, continuation lines joined
-	want []string // the lines it prints
-}
-
-// walkSteps returns the commands of a document's ```console blocks: a line "$ CMD" is a
-// command (a line ending in a backslash continues on the next one), the lines after it up to
-// the next command or the end of the block are what it prints.
-func walkSteps(doc string) ([]walkStep, error) {
-	var (
-		steps        []walkStep
-		block, contd bool
-	)
-	for i, line := range strings.Split(doc, "\n") {
-		switch {
-		case !block && line == "```console":
-			block = true
-		case !block:
-		case line == "```":
-			if contd {
-				return nil, fmt.Errorf("line %d: the block ends inside a command", i+1)
-			}
-			block = false
-		case contd:
-			s := &steps[len(steps)-1]
-			l, more := strings.CutSuffix(line, "\\")
-			s.cmd += " " + strings.TrimSpace(l)
-			contd = more
-		case strings.HasPrefix(line, "$ "):
-			l, more := strings.CutSuffix(strings.TrimPrefix(line, "$ "), "\\")
-			steps = append(steps, walkStep{line: i + 1, cmd: strings.TrimSpace(l)})
-			contd = more
-		case len(steps) == 0:
-			return nil, fmt.Errorf("line %d: output before the first command of a block", i+1)
-		default:
-			s := &steps[len(steps)-1]
-			s.want = append(s.want, line)
-		}
-	}
-	if block {
-		return nil, fmt.Errorf("a ```console block is not closed")
-	}
-	return steps, nil
-}
-
-// walkMatch reports whether got (a command's output) is what want says, line by line: "..."
-// in a wanted line matches any text in the line, and a wanted line that is only "..." matches
-// any number of lines, none included. Trailing spaces of got's lines do not count.
-func walkMatch(got string, want []string) bool {
-	got = strings.TrimRight(got, "\n")
-	var lines []string
-	if got != "" {
-		lines = strings.Split(got, "\n")
-	}
-	for i := range lines {
-		lines[i] = strings.TrimRight(lines[i], " ")
-	}
-	return matchLines(lines, want)
-}
-
-func matchLines(lines, want []string) bool {
-	if len(want) == 0 {
-		return len(lines) == 0
-	}
-	if want[0] == "..." {
-		for skip := 0; skip <= len(lines); skip++ {
-			if matchLines(lines[skip:], want[1:]) {
-				return true
-			}
-		}
-		return false
-	}
-	return len(lines) > 0 && matchLine(lines[0], want[0]) && matchLines(lines[1:], want[1:])
-}
-
-// matchLine matches one line against a wanted line whose "..." match any text.
-func matchLine(line, want string) bool {
-	parts := strings.Split(want, "...")
-	if len(parts) == 1 {
-		return line == want
-	}
-	rest, ok := strings.CutPrefix(line, parts[0])
-	if !ok {
-		return false
-	}
-	last := parts[len(parts)-1]
-	for _, p := range parts[1 : len(parts)-1] {
-		i := strings.Index(rest, p)
-		if i < 0 {
-			return false
-		}
-		rest = rest[i+len(p):]
-	}
-	return len(rest) >= len(last) && strings.HasSuffix(rest, last)
-}
-
-// TestWalkMatch pins the walkthroughs' convention for expected output.
-func TestWalkMatch(t *testing.T) {
-	for _, c := range []struct {
-		got  string
-		want []string
-		ok   bool
-	}{
-		{"a\nb\n", []string{"a", "b"}, true},
-		{"a\nb\n", []string{"a"}, false},
-		{"a\n", []string{"a", "b"}, false},
-		{"a\nb\nc\n", []string{"a", "..."}, true},
-		{"a\nb\nc\n", []string{"...", "c"}, true},
-		{"a\nb\nc\n", []string{"a", "...", "b", "c"}, true},
-		{"a\nb\nc\n", []string{"...", "b"}, false},
-		{"web  healthy  3s ago  \n", []string{"web  healthy  ..."}, true},
-		{"web  unhealthy  3s ago\n", []string{"web  healthy  ..."}, false},
-		{"id 7f3a set until 12:00\n", []string{"id ... set until ..."}, true},
-		{"id 7f3a cleared\n", []string{"id ... set until ..."}, false},
-		{"1 alice x set_override\n", []string{"1 ...alice ...set_override"}, true},
-		{"abc\n", []string{"ab...bc"}, false},
-		{"abbc\n", []string{"ab...bc"}, true},
-		{"", nil, true},
-		{"x\n", nil, false},
-	} {
-		if got := walkMatch(c.got, c.want); got != c.ok {
-			t.Errorf("walkMatch(%q, %q) = %v, want %v", c.got, c.want, got, c.ok)
-		}
-	}
-	steps, err := walkSteps("text\n```console\n$ a \\\n    b\nout\n$ c\n```\n$ not a command\n")
-	if err != nil || len(steps) != 2 || steps[0].cmd != "a b" || len(steps[0].want) != 1 || steps[1].cmd != "c" {
-		t.Errorf("walkSteps = %+v, %v", steps, err)
-	}
-}
 
 // TestWalkthroughThreeRegions runs docs/walkthroughs/three-regions.md as written: every
 // command of its console blocks, in order, in one bash (so that exported variables and
@@ -170,7 +40,7 @@ func TestWalkthroughThreeRegions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	steps, err := walkSteps(string(doc))
+	steps, err := doctest.Steps(string(doc))
 	if err != nil {
 		t.Fatalf("three-regions.md: %v", err)
 	}
@@ -199,16 +69,16 @@ func TestWalkthroughThreeRegions(t *testing.T) {
 	start := time.Now()
 	for i, s := range steps {
 		t0 := time.Now()
-		out, status, err := sh.run(i, s.cmd, 60*time.Second)
+		out, status, err := sh.run(i, s.Cmd, 60*time.Second)
 		if err != nil {
-			t.Fatalf("three-regions.md:%d: $ %s\n%v; printed so far:\n%s\n%s", s.line, s.cmd, err, out, logTails(work))
+			t.Fatalf("three-regions.md:%d: $ %s\n%v; printed so far:\n%s\n%s", s.Line, s.Cmd, err, out, logTails(work))
 		}
-		failing := len(s.want) > 0 && strings.HasPrefix(s.want[0], "vigil ") && strings.Contains(s.want[0], ": ")
-		if !walkMatch(out, s.want) || (status != 0 && !failing) {
+		failing := len(s.Want) > 0 && strings.HasPrefix(s.Want[0], "vigil ") && strings.Contains(s.Want[0], ": ")
+		if !doctest.Match(out, s.Want) || (status != 0 && !failing) {
 			t.Fatalf("three-regions.md:%d: $ %s\nexit status %d, printed:\n%s\nthe document says:\n%s\n%s",
-				s.line, s.cmd, status, out, strings.Join(s.want, "\n"), logTails(work))
+				s.Line, s.Cmd, status, out, strings.Join(s.Want, "\n"), logTails(work))
 		}
-		t.Logf("$ %s  (%v)", s.cmd, time.Since(t0).Round(100*time.Millisecond))
+		t.Logf("$ %s  (%v)", s.Cmd, time.Since(t0).Round(100*time.Millisecond))
 	}
 	t.Logf("%d commands in %v", len(steps), time.Since(start).Round(time.Second))
 }

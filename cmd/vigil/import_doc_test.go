@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"os"
@@ -11,69 +10,26 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vigil-dns/vigil/internal/doctest"
 )
 
-// docStep is one command of a walkthrough in docs/ and what it prints.
-type docStep struct {
-	line int // of the command in the document
-	cmd  string
-	want []string
-}
-
-// docSteps returns the commands of every ```console block of the document at path: each
-// "$ " line a command, the lines after it (up to the next command or the end of the block)
-// what it prints, standard output and standard error together.
-func docSteps(t *testing.T, path string) []docStep {
+// docSteps returns the commands of every ```console block of the document at path, read by
+// the convention every walkthrough follows (internal/doctest).
+func docSteps(t *testing.T, path string) []doctest.Step {
 	t.Helper()
-	f, err := os.Open(path)
+	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	var steps []docStep
-	block := false
-	sc := bufio.NewScanner(f)
-	for n := 1; sc.Scan(); n++ {
-		line := sc.Text()
-		switch {
-		case line == "```console":
-			block = true
-		case block && line == "```":
-			block = false
-		case block && strings.HasPrefix(line, "$ "):
-			steps = append(steps, docStep{line: n, cmd: strings.TrimPrefix(line, "$ ")})
-		case block && len(steps) > 0:
-			steps[len(steps)-1].want = append(steps[len(steps)-1].want, line)
-		case block:
-			t.Fatalf("%s:%d: a console block starts with output, not a $ command", path, n)
-		}
+	steps, err := doctest.Steps(string(b))
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
 	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
+	if len(steps) == 0 {
+		t.Fatalf("%s: no console block", path)
 	}
 	return steps
-}
-
-// docOutputMatches reports whether got is what want says, line by line; a wanted line
-// ending in "..." matches any line that starts with what precedes it.
-func docOutputMatches(got string, want []string) bool {
-	lines := strings.Split(strings.TrimSuffix(got, "\n"), "\n")
-	if got == "" {
-		lines = nil
-	}
-	if len(lines) != len(want) {
-		return false
-	}
-	for i, w := range want {
-		if p, ok := strings.CutSuffix(w, "..."); ok {
-			if !strings.HasPrefix(lines[i], p) {
-				return false
-			}
-		} else if strings.TrimRight(lines[i], " ") != w {
-			return false
-		}
-	}
-	return true
 }
 
 // catFile matches a step that shows a file: "cat NAME".
@@ -91,7 +47,7 @@ func TestImportDoc(t *testing.T) {
 		t.Fatalf("%s: %d commands in its console blocks; the walkthrough is missing", doc, len(steps))
 	}
 	for _, s := range steps {
-		for _, bin := range strings.Fields(s.cmd) {
+		for _, bin := range strings.Fields(s.Cmd) {
 			if bin == "nsd-checkzone" && tool(bin) == "" {
 				t.Skip("nsd-checkzone is not installed (Debian: nsd; .ci/run installs it)")
 			}
@@ -101,42 +57,21 @@ func TestImportDoc(t *testing.T) {
 	work := t.TempDir()
 	path := filepath.Dir(bin) + string(os.PathListSeparator) + "/usr/sbin" + string(os.PathListSeparator) + os.Getenv("PATH")
 	for _, s := range steps {
-		if m := catFile.FindStringSubmatch(s.cmd); m != nil {
+		if m := catFile.FindStringSubmatch(s.Cmd); m != nil {
 			file := filepath.Join(work, m[1])
 			if _, err := os.Stat(file); errors.Is(err, os.ErrNotExist) {
-				if err := os.WriteFile(file, []byte(strings.Join(s.want, "\n")+"\n"), 0o644); err != nil {
+				if err := os.WriteFile(file, []byte(strings.Join(s.Want, "\n")+"\n"), 0o644); err != nil {
 					t.Fatal(err)
 				}
 			}
 		}
 		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-		cmd := exec.CommandContext(ctx, "sh", "-c", s.cmd)
+		cmd := exec.CommandContext(ctx, "sh", "-c", s.Cmd)
 		cmd.Dir, cmd.Env = work, append(os.Environ(), "PATH="+path)
 		out, _ := cmd.CombinedOutput()
 		cancel()
-		if !docOutputMatches(string(out), s.want) {
-			t.Errorf("%s:%d: $ %s\nprinted:\n%s\nthe document shows:\n%s", doc, s.line, s.cmd, out, strings.Join(s.want, "\n"))
-		}
-	}
-}
-
-// TestDocOutputMatches pins how a walkthrough's output is compared.
-func TestDocOutputMatches(t *testing.T) {
-	for _, c := range []struct {
-		got  string
-		want []string
-		ok   bool
-	}{
-		{"a\nb\n", []string{"a", "b"}, true},
-		{"a\nb\n", []string{"a"}, false},
-		{"a\n", []string{"a", "b"}, false},
-		{"a 12ms\n", []string{"a ..."}, true},
-		{"b 12ms\n", []string{"a ..."}, false},
-		{"", nil, true},
-		{"x\n", nil, false},
-	} {
-		if got := docOutputMatches(c.got, c.want); got != c.ok {
-			t.Errorf("docOutputMatches(%q, %q) = %v, want %v", c.got, c.want, got, c.ok)
+		if !doctest.Match(string(out), s.Want) {
+			t.Errorf("%s:%d: $ %s\nprinted:\n%s\nthe document shows:\n%s", doc, s.Line, s.Cmd, out, strings.Join(s.Want, "\n"))
 		}
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vigil-dns/vigil/internal/doctest"
 )
 
 // TestTransfersDoc runs the walkthrough of docs/transfers.md as written, each command in a
@@ -67,18 +69,18 @@ func TestTransfersDoc(t *testing.T) {
 		start := time.Now()
 		for try := 1; ; try++ {
 			ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
-			cmd := exec.CommandContext(ctx, "ip", "netns", "exec", ns, "sh", "-c", s.cmd)
+			cmd := exec.CommandContext(ctx, "ip", "netns", "exec", ns, "sh", "-c", s.Cmd)
 			cmd.Dir = work
 			b, _ := cmd.CombinedOutput()
 			cancel()
-			if docOutputMatches(string(b), s.want) {
-				t.Logf("$ %s  (%v, %d tries)", s.cmd, time.Since(start).Round(100*time.Millisecond), try)
+			if doctest.Match(string(b), s.Want) {
+				t.Logf("$ %s  (%v, %d tries)", s.Cmd, time.Since(start).Round(100*time.Millisecond), try)
 				break
 			}
 			if time.Since(start) > 45*time.Second {
 				logs, _ := exec.Command("sh", "-c", "tail -n 20 "+filepath.Join(work, "build/xfr/*.log")).CombinedOutput()
-				t.Fatalf("$ %s\nprinted, after %v:\n%s\ndocs/transfers.md says:\n%s\nlogs:\n%s", s.cmd, time.Since(start).Round(time.Second),
-					b, strings.Join(s.want, "\n"), logs)
+				t.Fatalf("$ %s\nprinted, after %v:\n%s\ndocs/transfers.md says:\n%s\nlogs:\n%s", s.Cmd, time.Since(start).Round(time.Second),
+					b, strings.Join(s.Want, "\n"), logs)
 			}
 			time.Sleep(time.Second)
 		}
