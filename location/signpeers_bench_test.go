@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -18,6 +17,8 @@ import (
 	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/dnssec"
 	"github.com/vigil-dns/vigil/location/nsdtest"
+
+	"github.com/vigil-dns/vigil/internal/testproc"
 )
 
 // benchNames is the number of address names of the zone the signing benchmarks serve.
@@ -194,23 +195,7 @@ func startPDNS(b *testing.B, zones map[string]string, narrow map[string]bool) st
 			run("set-nsec3", apex, "1 0 0 -", "narrow")
 		}
 	}
-	cmd := exec.Command(bin, "--config-dir="+dir)
-	var out strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
-	b.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(5 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-	})
+	out, _ := testproc.Start(b, exec.Command(bin, "--config-dir="+dir))
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	c := &dns.Client{Timeout: 200 * time.Millisecond}
 	for apex := range zones {

@@ -7,12 +7,15 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/miekg/dns"
 	"github.com/vigil-dns/vigil/location/nsdtest"
+
+	"github.com/vigil-dns/vigil/internal/testproc"
+
+	"github.com/vigil-dns/vigil/internal/syncbuf"
 )
 
 // A secondary name server (NSD or Knot) that transfers zones from a location, on a free
@@ -22,7 +25,7 @@ type secondary struct {
 	name string
 	addr netip.AddrPort
 	dir  string
-	out  *strings.Builder
+	out  *syncbuf.Buffer
 }
 
 // startNSDSecondary starts NSD on port as a secondary of the zones apexes, transferring from primary
@@ -133,23 +136,7 @@ zone:
 // start runs bin with args until the test ends.
 func (sec *secondary) start(t testing.TB, bin string, args ...string) {
 	t.Helper()
-	cmd := exec.Command(bin, args...)
-	sec.out = new(strings.Builder)
-	cmd.Stdout, cmd.Stderr = sec.out, sec.out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(5 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-	})
+	sec.out, _ = testproc.Start(t, exec.Command(bin, args...))
 }
 
 // waitZones waits until the secondary answers the SOA of every apex (it has transferred them),

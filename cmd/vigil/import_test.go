@@ -13,12 +13,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/miekg/dns"
 	"github.com/vigil-dns/vigil/location/nsdtest"
+
+	"github.com/vigil-dns/vigil/internal/testproc"
 )
 
 // richZone is the zone file of the import tests: every type Vigil serves, TXT with several
@@ -217,23 +218,7 @@ zone:
 `, dir, port, who, dir, dir, apex), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var log bytes.Buffer
-	cmd := exec.Command(tool("knotd"), "-c", conf)
-	cmd.Stdout, cmd.Stderr = &log, &log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-	})
+	log, exited := testproc.Start(t, exec.Command(tool("knotd"), "-c", conf))
 	addr = netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(port))
 	waitUntil(t, 20*time.Second, "knotd to answer the zone's SOA", func() bool {
 		select {

@@ -13,11 +13,12 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/miekg/dns"
+
+	"github.com/vigil-dns/vigil/internal/testproc"
 )
 
 // Binary returns the path of the nsd binary, or "" when it is not installed.
@@ -49,7 +50,7 @@ func Start(t testing.TB, zones map[string]string) netip.AddrPort {
 	sort.Strings(apexes)
 	port := FreePort(t)
 	confPath := writeConf(t, dir, port, apexes, zones)
-	out, exited := startNSD(t, bin, confPath)
+	out, exited := testproc.Start(t, exec.Command(bin, "-d", "-c", confPath))
 	ap := netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(port))
 	fail := func(why string) {
 		log, _ := os.ReadFile(filepath.Join(dir, "nsd.log"))
@@ -97,30 +98,6 @@ remote-control:
 		t.Fatal(err)
 	}
 	return confPath
-}
-
-// startNSD starts NSD with the configuration confPath, to be stopped when the test ends, and
-// returns its output so far and a channel closed when it exits.
-func startNSD(t testing.TB, bin, confPath string) (*strings.Builder, <-chan struct{}) {
-	t.Helper()
-	cmd := exec.Command(bin, "-d", "-c", confPath)
-	var out strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(5 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-	})
-	return &out, exited
 }
 
 // waitSOA waits until ap answers the SOA of every apex, calling fail (which must not return)

@@ -1,0 +1,39 @@
+// Package testproc runs a peer's process (NSD, Knot, PowerDNS) for the length of a test: it
+// starts it with its output kept, and at the test's end stops it as a service manager would,
+// SIGTERM and then, after a grace period, SIGKILL, so that no process outlives its test.
+package testproc
+
+import (
+	"os/exec"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/vigil-dns/vigil/internal/syncbuf"
+)
+
+// Grace is how long a process has to exit after SIGTERM before it is killed.
+const Grace = 10 * time.Second
+
+// Start starts cmd, its standard output and error going to the returned buffer, and stops it
+// when the test ends. exited is closed when the process has exited, on its own or stopped.
+func Start(t testing.TB, cmd *exec.Cmd) (out *syncbuf.Buffer, exited <-chan struct{}) {
+	t.Helper()
+	out = new(syncbuf.Buffer)
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start %s: %v", cmd.Path, err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-done:
+		case <-time.After(Grace):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+	})
+	return out, done
+}
