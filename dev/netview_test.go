@@ -83,6 +83,17 @@ func TestDevNetworkViewAndHistory(t *testing.T) {
 			return false, fmt.Sprintf("web-us-east not among %d disagreements", len(v.Rows))
 		})
 	}
+	// Availability counts whole seconds: hold the cut until sa-east has counted at least
+	// one unhealthy second of web-us-east, or the heal may come within the same second.
+	sa := status.Client{Base: "http://" + n.HTTPAddr("sa-east")}
+	eventually(t, 30*time.Second, "sa-east counts an unhealthy second of web-us-east", func() (bool, string) {
+		h, err := sa.History(t.Context(), "web-us-east")
+		if err != nil {
+			return false, err.Error()
+		}
+		a := h.Availability[0]
+		return a.Observed > a.Healthy, fmt.Sprintf("%+v", a)
+	})
 	healAt := time.Now()
 	if _, err := c.Heal(t.Context()); err != nil {
 		t.Fatal(err)
@@ -98,7 +109,6 @@ func TestDevNetworkViewAndHistory(t *testing.T) {
 		return true, ""
 	})
 	done := time.Now()
-	sa := status.Client{Base: "http://" + n.HTTPAddr("sa-east")}
 	h, err := sa.History(t.Context(), "web-us-east")
 	if err != nil {
 		t.Fatal(err)
