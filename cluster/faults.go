@@ -51,7 +51,9 @@ func (c *Cluster) Apply(f regions.Fault) error {
 		}
 		for _, x := range c.links(f.A) {
 			for _, y := range c.links(b) {
-				if err := c.sim.Apply(regions.Fault{Kind: f.Kind, A: x, B: y, Loss: f.Loss, Delay: f.Delay, Jitter: f.Jitter}); err != nil {
+				between := f
+				between.A, between.B = x, y
+				if err := c.sim.Apply(between); err != nil {
 					return fmt.Errorf("cluster: %w", err)
 				}
 			}
