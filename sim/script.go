@@ -199,7 +199,7 @@ func parseStep(f []string, known []string) (Step, error) {
 	case StepCut, StepHeal, StepCutOneWay, StepLoss, StepLatency:
 		st.Fault, err = regions.ParseFault(f, known)
 		if err == nil && st.Kind == StepLatency && st.Fault.Delay == 0 {
-			err = fmt.Errorf("latency: %q is not a duration from 1ns to %v", args[2], regions.MaxLatency)
+			err = fmt.Errorf("latency: %q: a latency step slows a link (heal restores it)", args[2])
 		}
 	case StepOffline, StepOnline:
 		if len(args) != 1 {
