@@ -4,8 +4,8 @@
 // sim and the tests of package node run their clusters with it.
 //
 // A cluster stops when the context given to Start ends; Wait returns once everything has
-// stopped. Its faults use the words of the scenario scripts (package sim) and of the
-// real-process harness (package netlab): SetTargetDown, Cut, CutOneWay, SetLoss, SetLatency,
-// Heal, SetOffline, Kill, Start, KillLeader, Restart. A region is its locations' link and its
+// stopped. Its link faults are those of package regions (Apply, with Cut and Heal as
+// shorthands), as in the scenario scripts and netlab; its other faults: SetTargetDown,
+// SetOffline, Kill, Start, KillLeader, Restart. A region is its locations' link and its
 // checkers' links: cutting a region cuts them all, for gossip and probes alike.
 package cluster

@@ -4,7 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
+
+	"github.com/vigil-dns/vigil/regions"
 )
 
 // SetTargetDown makes region's demo target fail its health check (down), or pass it.
@@ -31,54 +32,46 @@ func (c *Cluster) links(r string) []string {
 	return out
 }
 
-// betweenRegions calls f for every pair of simulated links, one of region a, one of b.
-func (c *Cluster) betweenRegions(a, b string, f func(x, y string) error) error {
-	if !slices.Contains(c.o.Regions, a) || !slices.Contains(c.o.Regions, b) || a == b {
-		return fmt.Errorf("regions %q and %q: want two regions of %s", a, b, strings.Join(c.o.Regions, ", "))
+// Apply makes a fault between regions happen on every pair of simulated links, one of
+// each region: those of the regions' locations and of their checkers, gossip and probes.
+func (c *Cluster) Apply(f regions.Fault) error {
+	if err := f.Validate(c.o.Regions); err != nil {
+		return fmt.Errorf("cluster: %w", err)
 	}
-	for _, x := range c.links(a) {
-		for _, y := range c.links(b) {
-			if err := f(x, y); err != nil {
-				return fmt.Errorf("cluster: %w", err)
+	if f.Kind == regions.Heal && f.A == "" {
+		c.sim.HealAll()
+		return nil
+	}
+	if f.A == f.B {
+		return fmt.Errorf("cluster: %s: want two regions of %s", f, strings.Join(c.o.Regions, ", "))
+	}
+	for _, b := range c.o.Regions {
+		if b == f.A || f.B != "" && b != f.B {
+			continue
+		}
+		for _, x := range c.links(f.A) {
+			for _, y := range c.links(b) {
+				between := f
+				between.A, between.B = x, y
+				if err := c.sim.Apply(between); err != nil {
+					return fmt.Errorf("cluster: %w", err)
+				}
 			}
 		}
 	}
 	return nil
 }
 
-// Cut cuts one region from every other, or two regions apart: every link between the nodes
-// of one and those of the other, gossip and probes.
+// Cut cuts one region from every other, or two regions apart.
 func (c *Cluster) Cut(rs ...string) error {
+	if len(rs) != 1 && len(rs) != 2 {
+		return fmt.Errorf("cluster: a cut names one region or two, not %q", rs)
+	}
+	f := regions.Fault{Kind: regions.Cut, A: rs[0]}
 	if len(rs) == 2 {
-		return c.betweenRegions(rs[0], rs[1], c.sim.Cut)
+		f.B = rs[1]
 	}
-	if len(rs) != 1 {
-		return fmt.Errorf("a cut names one region or two, not %q", rs)
-	}
-	for _, o := range c.o.Regions {
-		if o != rs[0] {
-			if err := c.betweenRegions(rs[0], o, c.sim.Cut); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// CutOneWay loses every packet from region from to region to; connections between them fail
-// either way.
-func (c *Cluster) CutOneWay(from, to string) error {
-	return c.betweenRegions(from, to, c.sim.CutOneWay)
-}
-
-// SetLoss loses that fraction (0 to 1) of the packets between regions a and b, each way.
-func (c *Cluster) SetLoss(a, b string, p float64) error {
-	return c.betweenRegions(a, b, func(x, y string) error { return c.sim.SetLoss(x, y, p) })
-}
-
-// SetLatency delays every packet between regions a and b by d, each way.
-func (c *Cluster) SetLatency(a, b string, d time.Duration) error {
-	return c.betweenRegions(a, b, func(x, y string) error { return c.sim.SetLatency(x, y, d) })
+	return c.Apply(f)
 }
 
 // Heal restores every link: no cut, loss or delay is left.

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vigil-dns/vigil/regions"
 )
 
 // With checker links, a region is its location's link and its checkers' links: cutting,
@@ -41,17 +43,17 @@ func TestRegionLinks(t *testing.T) {
 	}
 	check("cut us-east eu-west", func(a, b string) bool { return a != b && a != "sa-east" && b != "sa-east" }, cut)
 	n.Heal()
-	if err := n.CutOneWay("eu-west", "sa-east"); err != nil {
+	if err := n.Apply(regions.Fault{Kind: regions.CutOneWay, A: "eu-west", B: "sa-east"}); err != nil {
 		t.Fatal(err)
 	}
 	check("cut-oneway eu-west sa-east", func(a, b string) bool { return a == "eu-west" && b == "sa-east" }, cut)
 	n.Heal()
-	if err := n.SetLoss("us-east", "sa-east", 0.25); err != nil {
+	if err := n.Apply(regions.Fault{Kind: regions.Loss, A: "us-east", B: "sa-east", Loss: 25}); err != nil {
 		t.Fatal(err)
 	}
 	check("loss us-east sa-east", func(a, b string) bool { return a != b && a != "eu-west" && b != "eu-west" },
-		func(a, b string) bool { return n.sim.LinkState(a, b).Loss == 0.25 })
-	if err := n.SetLatency("us-east", "us-east", time.Second); err == nil {
+		func(a, b string) bool { return n.sim.LinkState(a, b).Loss == 25 })
+	if err := n.Apply(regions.Fault{Kind: regions.Latency, A: "us-east", B: "us-east", Delay: time.Second}); err == nil {
 		t.Error("latency within one region: no error")
 	}
 }

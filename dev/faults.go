@@ -2,11 +2,12 @@ package dev
 
 import (
 	"encoding/json"
-
 	"fmt"
 	"net/http"
 	"slices"
 	"strings"
+
+	"github.com/vigil-dns/vigil/regions"
 )
 
 // Fault kinds.
@@ -14,7 +15,7 @@ const (
 	// FaultTargetDown: a demo target's /healthz fails.
 	FaultTargetDown = "target-down"
 	// FaultCut: the link between two regions is cut, both ways.
-	FaultCut = "cut"
+	FaultCut = string(regions.Cut)
 )
 
 // Fault is one fault in force.
@@ -67,17 +68,24 @@ func (n *Network) Cut(rs ...string) error {
 	if len(rs) == 0 || len(rs) > 2 || len(rs) == 2 && rs[0] == rs[1] {
 		return fmt.Errorf("dev: a cut names one region or two different regions, not %q", rs)
 	}
-	if err := n.cluster.Cut(rs...); err != nil {
-		return fmt.Errorf("dev: %w", err)
+	f := regions.Fault{Kind: regions.Cut, A: rs[0]}
+	if len(rs) == 2 {
+		f.B = rs[1]
 	}
-	n.log.Info("dev: fault", "cut", rs)
-	return nil
+	return n.Apply(f)
 }
 
 // Heal restores every link between regions. Targets stay as they are.
-func (n *Network) Heal() {
-	n.cluster.Heal()
-	n.log.Info("dev: links healed")
+func (n *Network) Heal() { _ = n.Apply(regions.Fault{Kind: regions.Heal}) }
+
+// Apply changes the links between regions by f: Cut and Heal are its shorthands, the
+// scenario scripts apply the other kinds too.
+func (n *Network) Apply(f regions.Fault) error {
+	if err := n.cluster.Apply(f); err != nil {
+		return fmt.Errorf("dev: %w", err)
+	}
+	n.log.Info("dev: fault", "link", f.String())
+	return nil
 }
 
 // Faults lists the faults in force: targets down, then cut links, in region order.

@@ -79,7 +79,7 @@ func TestAsymmetricCutAndLoss(t *testing.T) {
 		if err := c.net.CutOneWay("r2", "r1"); err != nil {
 			t.Fatal(err)
 		}
-		if err := c.net.SetLossAll(0.2); err != nil {
+		if err := c.net.SetLossAll(20); err != nil {
 			t.Fatal(err)
 		}
 		minFresh := map[string]int{}

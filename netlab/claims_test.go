@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/vigil-dns/vigil/oracle"
+	"github.com/vigil-dns/vigil/regions"
 )
 
 func TestSlowDetections(t *testing.T) {
@@ -17,7 +18,7 @@ func TestSlowDetections(t *testing.T) {
 	down := oracle.Event{Kind: oracle.EventTargetDown, Target: "us-east"}
 	rep := &oracle.Report{Timings: []oracle.Timing{
 		{Event: down, ByLocation: map[string]time.Duration{"a": 4 * time.Second, "b": 5100 * time.Millisecond}, Missing: []string{"c"}},
-		{Event: oracle.Event{Kind: oracle.EventCut, A: "us-east"}, ByLocation: map[string]time.Duration{"a": 9 * time.Second}},
+		{Event: oracle.Event{Kind: oracle.EventLink, Link: regions.Fault{Kind: regions.Cut, A: "us-east"}}, ByLocation: map[string]time.Duration{"a": 9 * time.Second}},
 		{Event: oracle.Event{Kind: oracle.EventTargetUp, Target: "us-east"}, Repair: true, ByLocation: map[string]time.Duration{"a": 9 * time.Second}},
 	}}
 	got := SlowDetections(run, rep)
@@ -29,8 +30,8 @@ func TestSlowDetections(t *testing.T) {
 func TestWriteRow(t *testing.T) {
 	res := &Result{
 		Report: &oracle.Report{Judged: 900, Unanswered: map[string]oracle.Unanswered{}, Timings: []oracle.Timing{
-			{Event: oracle.Event{Kind: oracle.EventHealAll}, Group: []oracle.Event{{Kind: oracle.EventHealAll}, {Kind: oracle.EventCut, A: "sa-east"}}, Bound: 7500 * time.Millisecond, ByLocation: map[string]time.Duration{"a": 5340 * time.Millisecond, "b": 4 * time.Second}},
-			{Event: oracle.Event{Kind: oracle.EventHealAll}, Repair: true, Bound: 22500 * time.Millisecond, ByLocation: map[string]time.Duration{"a": 1170 * time.Millisecond}},
+			{Event: oracle.Event{Kind: oracle.EventLink, Link: regions.Fault{Kind: regions.Heal}}, Group: []oracle.Event{{Kind: oracle.EventLink, Link: regions.Fault{Kind: regions.Heal}}, {Kind: oracle.EventLink, Link: regions.Fault{Kind: regions.Cut, A: "sa-east"}}}, Bound: 7500 * time.Millisecond, ByLocation: map[string]time.Duration{"a": 5340 * time.Millisecond, "b": 4 * time.Second}},
+			{Event: oracle.Event{Kind: oracle.EventLink, Link: regions.Fault{Kind: regions.Heal}}, Repair: true, Bound: 22500 * time.Millisecond, ByLocation: map[string]time.Duration{"a": 1170 * time.Millisecond}},
 		}},
 		Writes: &oracle.WriteStats{Acknowledged: 305, Checked: 305},
 	}
@@ -38,7 +39,7 @@ func TestWriteRow(t *testing.T) {
 	if err := WriteRow(&b, "isolated", "vigil sim -real isolated", res); err != nil {
 		t.Fatal(err)
 	}
-	want := "| isolated | 0 | 0 | 0 of 900 (+0 while a location was down) | 5.34 s (heal-all, cut sa-east; bound 7.5 s) | 1.17 s (heal-all; bound 22.5 s) | 305/0 of 305 acknowledged | `vigil sim -real isolated` |\n"
+	want := "| isolated | 0 | 0 | 0 of 900 (+0 while a location was down) | 5.34 s (heal, cut sa-east; bound 7.5 s) | 1.17 s (heal; bound 22.5 s) | 305/0 of 305 acknowledged | `vigil sim -real isolated` |\n"
 	if b.String() != want {
 		t.Errorf("row:\n%s\nwant\n%s", b.String(), want)
 	}

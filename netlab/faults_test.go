@@ -4,18 +4,22 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vigil-dns/vigil/regions"
 )
 
 func TestFaultRules(t *testing.T) {
-	regions := []*Region{{Name: "us-east", Index: 1}, {Name: "eu-west", Index: 2}, {Name: "sa-east", Index: 3}}
-	f := newLinkFaults()
-	f.Cut[dir{"us-east", "sa-east"}] = true
-	f.Loss[dir{"eu-west", "sa-east"}] = 5
-	f.Loss[dir{"sa-east", "eu-west"}] = 2.5
-	got := f.rules(regions, regions[2])
+	rs := []*Region{{Name: "us-east", Index: 1}, {Name: "eu-west", Index: 2}, {Name: "sa-east", Index: 3}}
+	f := regions.NewFaults("us-east", "eu-west", "sa-east")
+	for _, x := range []regions.Fault{{Kind: regions.CutOneWay, A: "us-east", B: "sa-east"}, {Kind: regions.Loss, A: "eu-west", B: "sa-east", Loss: 2.5}} {
+		if err := f.Apply(x); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := faultRules(f, rs, rs[2])
 	for _, want := range []string{
 		"ip saddr 10.200.1.0/24 drop\n",
-		"ip saddr 10.200.2.0/24 numgen random mod 10000 < 500 drop\n",
+		"ip saddr 10.200.2.0/24 numgen random mod 10000 < 250 drop\n",
 		"delete table inet vglfault\n",
 	} {
 		if !strings.Contains(got, want) {
@@ -23,10 +27,10 @@ func TestFaultRules(t *testing.T) {
 		}
 	}
 	// The one-way cut us-east -> sa-east drops nothing that arrives at us-east.
-	if got := f.rules(regions, regions[0]); strings.Contains(got, "saddr") {
+	if got := faultRules(f, rs, rs[0]); strings.Contains(got, "saddr") {
 		t.Errorf("rules of us-east drop something:\n%s", got)
 	}
-	if got := f.rules(regions, regions[1]); !strings.Contains(got, "ip saddr 10.200.3.0/24 numgen random mod 10000 < 250 drop") {
+	if got := faultRules(f, rs, rs[1]); !strings.Contains(got, "ip saddr 10.200.3.0/24 numgen random mod 10000 < 250 drop") {
 		t.Errorf("rules of eu-west:\n%s", got)
 	}
 }
@@ -40,12 +44,17 @@ func TestFaultsOnLinks(t *testing.T) {
 		_, err := rtt(a, b, 9000, 200*time.Millisecond)
 		return err == nil
 	}
-	f := newLinkFaults()
-	f.Cut[dir{"us-east", "sa-east"}] = true
-	f.Cut[dir{"sa-east", "us-east"}] = true
-	if err := f.apply(t.Context(), topo); err != nil {
-		t.Fatal(err)
+	apply := func(x regions.Fault) {
+		t.Helper()
+		f := regions.NewFaults("us-east", "eu-west", "sa-east")
+		if err := f.Apply(x); err != nil {
+			t.Fatal(err)
+		}
+		if err := applyFaults(t.Context(), f, topo); err != nil {
+			t.Fatal(err)
+		}
 	}
+	apply(regions.Fault{Kind: regions.Cut, A: "us-east", B: "sa-east"})
 	if reach(us, sa) || reach(sa, us) {
 		t.Error("us-east and sa-east still reach each other across the cut")
 	}
@@ -54,11 +63,7 @@ func TestFaultsOnLinks(t *testing.T) {
 	}
 	// One way: us-east's packets reach sa-east, sa-east's answers do not come back; a round
 	// trip fails both ways, but sa-east's echo server sees us-east's datagrams.
-	f = newLinkFaults()
-	f.Cut[dir{"sa-east", "us-east"}] = true
-	if err := f.apply(t.Context(), topo); err != nil {
-		t.Fatal(err)
-	}
+	apply(regions.Fault{Kind: regions.CutOneWay, A: "sa-east", B: "us-east"})
 	if reach(us, sa) {
 		t.Error("a round trip crossed a one-way cut")
 	}
@@ -69,12 +74,7 @@ func TestFaultsOnLinks(t *testing.T) {
 		t.Error("us-east's datagram did not cross towards sa-east")
 	}
 	// Loss of 10% each way: a round trip survives with probability 0.81.
-	f = newLinkFaults()
-	f.Loss[dir{"us-east", "eu-west"}] = 10
-	f.Loss[dir{"eu-west", "us-east"}] = 10
-	if err := f.apply(t.Context(), topo); err != nil {
-		t.Fatal(err)
-	}
+	apply(regions.Fault{Kind: regions.Loss, A: "us-east", B: "eu-west", Loss: 10})
 	ok := 0
 	const tries = 200
 	for range tries {
@@ -85,9 +85,7 @@ func TestFaultsOnLinks(t *testing.T) {
 	if ok < tries*65/100 || ok > tries*95/100 {
 		t.Errorf("10%% loss each way: %d of %d round trips, want about 81%%", ok, tries)
 	}
-	if err := newLinkFaults().apply(t.Context(), topo); err != nil {
-		t.Fatal(err)
-	}
+	apply(regions.Fault{Kind: regions.Heal})
 	if !reach(us, eu) || !reach(us, sa) || !reach(sa, us) {
 		t.Error("not every link healed")
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/oracle"
+	"github.com/vigil-dns/vigil/regions"
 	"github.com/vigil-dns/vigil/sim"
 )
 
@@ -97,7 +98,7 @@ type run struct {
 	o      Options
 	topo   *Topology
 	fleet  *fleet
-	faults linkFaults
+	faults *regions.Faults
 	client *http.Client
 	start  time.Time // ready
 
@@ -145,14 +146,14 @@ func Run(ctx context.Context, o Options) (res Result, err error) {
 	if removed, err := Sweep(ctx); err != nil {
 		return res, err
 	} else if len(removed) > 0 {
-		r := &run{o: o}
+		r := &run{o: o, faults: regions.NewFaults(o.Regions...)}
 		r.note("removed what dead runs left: " + strings.Join(removed, ", "))
 	}
 	dir, prefix, err := runDir()
 	if err != nil {
 		return res, err
 	}
-	r := &run{o: o, faults: newLinkFaults()}
+	r := &run{o: o, faults: regions.NewFaults(o.Regions...)}
 	defer func() {
 		err = errors.Join(err, r.teardown(&res, dir))
 		ru1 := rusage()

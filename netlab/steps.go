@@ -3,11 +3,11 @@ package netlab
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/vigil-dns/vigil/oracle"
+	"github.com/vigil-dns/vigil/regions"
 	"github.com/vigil-dns/vigil/sim"
 )
 
@@ -41,16 +41,8 @@ func (r *run) step(ctx context.Context, st sim.Step) error {
 	switch st.Kind {
 	case sim.StepDown, sim.StepUp:
 		evs, err = r.stepTarget(ctx, st)
-	case sim.StepCut:
-		evs, err = r.stepCut(ctx, st)
-	case sim.StepCutOneWay:
-		evs, err = r.stepCutOneWay(ctx, st)
-	case sim.StepLoss:
-		evs, err = r.stepLoss(ctx, st)
-	case sim.StepLatency:
-		evs, err = r.stepLatency(st)
-	case sim.StepHeal:
-		evs, err = r.stepHeal(ctx)
+	case sim.StepCut, sim.StepCutOneWay, sim.StepLoss, sim.StepLatency, sim.StepHeal:
+		evs, err = r.stepLink(ctx, st.Fault)
 	case sim.StepKill:
 		evs, err = r.stepKill(st)
 	case sim.StepKillLeader:
@@ -87,57 +79,32 @@ func (r *run) stepTarget(ctx context.Context, st sim.Step) ([]oracle.Event, erro
 	return []oracle.Event{{Kind: kind, Target: st.Regions[0]}}, err
 }
 
-// stepCut cuts a region from every other region, or from the one named second.
-func (r *run) stepCut(ctx context.Context, st sim.Step) ([]oracle.Event, error) {
-	a := st.Regions[0]
-	for _, o := range r.topo.Regions {
-		if o.Name != a && (len(st.Regions) == 1 || o.Name == st.Regions[1]) {
-			r.faults.Cut[dir{a, o.Name}], r.faults.Cut[dir{o.Name, a}] = true, true
-		}
-	}
-	e := oracle.Event{Kind: oracle.EventCut, A: a}
-	if len(st.Regions) == 2 {
-		e.B = st.Regions[1]
-	}
-	return []oracle.Event{e}, r.faults.apply(ctx, r.topo)
-}
-
-// stepCutOneWay cuts the traffic from one region to another.
-func (r *run) stepCutOneWay(ctx context.Context, st sim.Step) ([]oracle.Event, error) {
-	r.faults.Cut[dir{st.Regions[0], st.Regions[1]}] = true
-	e := oracle.Event{Kind: oracle.EventCutOneWay, A: st.Regions[0], B: st.Regions[1]}
-	return []oracle.Event{e}, r.faults.apply(ctx, r.topo, st.Regions[1])
-}
-
-// stepLoss drops a percentage of the packets both ways between two regions.
-func (r *run) stepLoss(ctx context.Context, st sim.Step) ([]oracle.Event, error) {
-	p, err := strconv.ParseFloat(st.Regions[2], 64)
-	if err != nil {
+// stepLink applies a link fault: a cut or a loss as the fault rules of the namespaces
+// whose arriving packets change, a latency as the wire's shape, a heal as both.
+func (r *run) stepLink(ctx context.Context, f regions.Fault) ([]oracle.Event, error) {
+	if err := r.faults.Apply(f); err != nil {
 		return nil, err
 	}
-	r.faults.Loss[dir{st.Regions[0], st.Regions[1]}], r.faults.Loss[dir{st.Regions[1], st.Regions[0]}] = p, p
-	e := oracle.Event{Kind: oracle.EventLoss, A: st.Regions[0], B: st.Regions[1], Percent: p}
-	return []oracle.Event{e}, r.faults.apply(ctx, r.topo, st.Regions[0], st.Regions[1])
-}
-
-// stepLatency delays the link between two regions.
-func (r *run) stepLatency(st sim.Step) ([]oracle.Event, error) {
-	l := r.topo.link(st.Regions[0], st.Regions[1])
-	if l == nil {
-		return nil, fmt.Errorf("no link between %s and %s", st.Regions[0], st.Regions[1])
+	evs := []oracle.Event{{Kind: oracle.EventLink, Link: f}}
+	var changed []string // the namespaces whose rules change; none: every one
+	switch f.Kind {
+	case regions.Latency:
+		l := r.topo.link(f.A, f.B)
+		if l == nil {
+			return nil, fmt.Errorf("no link between %s and %s", f.A, f.B)
+		}
+		l.SetShape(Shape{Latency: f.Delay, Jitter: f.Jitter})
+		return evs, nil
+	case regions.Heal:
+		for _, l := range r.topo.Links {
+			l.SetShape(Shape{})
+		}
+	case regions.CutOneWay:
+		changed = []string{f.B}
+	case regions.Loss:
+		changed = []string{f.A, f.B}
 	}
-	l.SetShape(Shape{Latency: st.For, Jitter: st.Jitter})
-	return []oracle.Event{{Kind: oracle.EventLatency, A: st.Regions[0], B: st.Regions[1], Delay: st.For, Jitter: st.Jitter}}, nil
-}
-
-// stepHeal removes every cut, loss and delay.
-func (r *run) stepHeal(ctx context.Context) ([]oracle.Event, error) {
-	r.faults = newLinkFaults()
-	err := r.faults.apply(ctx, r.topo)
-	for _, l := range r.topo.Links {
-		l.SetShape(Shape{})
-	}
-	return []oracle.Event{{Kind: oracle.EventHealAll}}, err
+	return evs, applyFaults(ctx, r.faults, r.topo, changed...)
 }
 
 // stepKill kills the named process.
@@ -190,20 +157,22 @@ func (r *run) stepStart(st sim.Step) ([]oracle.Event, error) {
 
 // describe says what an event did, for the timeline.
 func describe(e oracle.Event) string {
-	switch e.Kind {
-	case oracle.EventCut:
-		if e.B == "" {
-			return "cut " + e.A + " from every region"
-		}
-		return "cut " + e.A + " <-> " + e.B
-	case oracle.EventCutOneWay:
-		return "cut " + e.A + " -> " + e.B + " (one way)"
-	case oracle.EventHealAll:
+	switch f := e.Link; {
+	case e.Kind != oracle.EventLink:
+	case f.Kind == regions.Cut && f.B == "":
+		return "cut " + f.A + " from every region"
+	case f.Kind == regions.Cut:
+		return "cut " + f.A + " <-> " + f.B
+	case f.Kind == regions.CutOneWay:
+		return "cut " + f.A + " -> " + f.B + " (one way)"
+	case f.Kind == regions.Heal:
 		return "heal: every link restored"
-	case oracle.EventLoss:
-		return fmt.Sprintf("loss %s <-> %s: %g%% each way", e.A, e.B, e.Percent)
-	case oracle.EventLatency:
-		return fmt.Sprintf("latency %s <-> %s: %v ± %v each way", e.A, e.B, e.Delay, e.Jitter)
+	case f.Kind == regions.Loss:
+		return fmt.Sprintf("loss %s <-> %s: %g%% each way", f.A, f.B, f.Loss)
+	case f.Kind == regions.Latency:
+		return fmt.Sprintf("latency %s <-> %s: %v ± %v each way", f.A, f.B, f.Delay, f.Jitter)
+	}
+	switch e.Kind {
 	case oracle.EventTargetDown, oracle.EventTargetUp:
 		return string(e.Kind) + " " + e.Target
 	default:

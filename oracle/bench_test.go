@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"testing"
 	"time"
+
+	"github.com/vigil-dns/vigil/regions"
 )
 
 // chaosStory returns a story of d seconds with a random fault or repair every 2 to 5
@@ -27,13 +29,13 @@ func chaosStory(t testing.TB, seed uint64, d float64) *story {
 		var e Event
 		switch rng.IntN(9) {
 		case 0:
-			e = Event{Kind: EventCut, A: a, B: b}
+			e = Event{Kind: EventLink, Link: regions.Fault{Kind: regions.Cut, A: a, B: b}}
 		case 1:
-			e = Event{Kind: EventCutOneWay, A: a, B: b}
+			e = Event{Kind: EventLink, Link: regions.Fault{Kind: regions.CutOneWay, A: a, B: b}}
 		case 2:
-			e = Event{Kind: EventLoss, A: a, B: b, Percent: float64(1 + rng.IntN(20))}
+			e = Event{Kind: EventLink, Link: regions.Fault{Kind: regions.Loss, A: a, B: b, Loss: float64(1 + rng.IntN(20))}}
 		case 3:
-			e = Event{Kind: EventLatency, A: a, B: b, Delay: time.Duration(30+rng.IntN(220)) * time.Millisecond, Jitter: 50 * time.Millisecond}
+			e = Event{Kind: EventLink, Link: regions.Fault{Kind: regions.Latency, A: a, B: b, Delay: time.Duration(30+rng.IntN(220)) * time.Millisecond, Jitter: 50 * time.Millisecond}}
 		case 4:
 			e = Event{Kind: EventTargetDown, Target: a}
 		case 5:
@@ -43,7 +45,7 @@ func chaosStory(t testing.TB, seed uint64, d float64) *story {
 		case 7:
 			e = Event{Kind: EventStart, Node: fmt.Sprintf("%s-checker-%d", a, 1+rng.IntN(3))}
 		default:
-			e = Event{Kind: EventHealAll}
+			e = Event{Kind: EventLink, Link: regions.Fault{Kind: regions.Heal}}
 		}
 		s.event(at, e)
 	}

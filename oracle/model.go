@@ -166,8 +166,8 @@ func (m *model) heardFrom(w *world) (map[[2]string]tri, map[[2]string][]string) 
 			return either, fmt.Sprintf("gossip %s->%s over a link cut the other way", a, b)
 		case w.lossy(a, b) > m.b.MaxLoss:
 			return either, fmt.Sprintf("gossip %s->%s over a link losing %g%%", a, b, w.lossy(a, b))
-		case 4*(d.d+d.jitter) >= m.fresh:
-			return either, fmt.Sprintf("gossip %s->%s over a link delaying %v±%v", a, b, d.d, d.jitter)
+		case 4*(d.Delay+d.Jitter) >= m.fresh:
+			return either, fmt.Sprintf("gossip %s->%s over a link delaying %v±%v", a, b, d.Delay, d.Jitter)
 		}
 		return yes, ""
 	}
@@ -228,7 +228,7 @@ func (m *model) probe(w *world, q string, t Target, p checkParams) (tri, string)
 		return either, fmt.Sprintf("probes %s->%s over a link losing %g%%", q, t.Region, w.lossy(q, t.Region))
 	}
 	d := w.delayOf(q, t.Region)
-	if d.d == 0 && d.jitter == 0 {
+	if d.Delay == 0 && d.Jitter == 0 {
 		return yes, ""
 	}
 	// A probe takes at least one round trip (the connection) and at most two (an HTTP
@@ -238,12 +238,12 @@ func (m *model) probe(w *world, q string, t Target, p checkParams) (tri, string)
 		rounds = 2
 	}
 	switch {
-	case 2*(d.d-d.jitter) >= p.timeout:
+	case 2*(d.Delay-d.Jitter) >= p.timeout:
 		return no, ""
-	case 2*2*rounds*(d.d+d.jitter) < p.timeout:
+	case 2*2*rounds*(d.Delay+d.Jitter) < p.timeout:
 		return yes, ""
 	}
-	return either, fmt.Sprintf("probes %s->%s through %v±%v each way with a %v timeout", q, t.Region, d.d, d.jitter, p.timeout)
+	return either, fmt.Sprintf("probes %s->%s through %v±%v each way with a %v timeout", q, t.Region, d.Delay, d.Jitter, p.timeout)
 }
 
 // viewOf returns what a location in region loc may hold of the probed check c under w;

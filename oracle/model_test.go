@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/regions"
 )
 
 // demoModel returns the model of the demo story's network.
@@ -18,7 +19,7 @@ func demoModel(t *testing.T) *model {
 func worldOf(m *model, events ...Event) *world {
 	w := initialWorld(m.topo)
 	for _, e := range events {
-		w.apply(e, m.topo.Regions)
+		w.apply(e)
 	}
 	return w
 }
@@ -36,16 +37,16 @@ func TestHeard(t *testing.T) {
 		want     tri
 	}{
 		{"whole", nil, "us-east", "sa-east", yes},
-		{"own region, isolated", []Event{{Kind: EventCut, A: "sa-east"}}, "sa-east", "sa-east", yes},
-		{"isolated", []Event{{Kind: EventCut, A: "sa-east"}}, "sa-east", "us-east", no},
-		{"non-transitive: relayed", []Event{{Kind: EventCut, A: "us-east", B: "sa-east"}}, "us-east", "sa-east", yes},
-		{"non-transitive, nothing runs in the relay", append([]Event{{Kind: EventCut, A: "us-east", B: "sa-east"}}, stopEU...), "us-east", "sa-east", no},
-		{"one-way, relayed", []Event{{Kind: EventCutOneWay, A: "us-east", B: "sa-east"}}, "sa-east", "us-east", yes},
-		{"one-way against, no relay", []Event{{Kind: EventCut, A: "eu-west"}, {Kind: EventCutOneWay, A: "us-east", B: "sa-east"}}, "sa-east", "us-east", either},
-		{"one-way along, no relay", []Event{{Kind: EventCut, A: "eu-west"}, {Kind: EventCutOneWay, A: "us-east", B: "sa-east"}}, "us-east", "sa-east", no},
-		{"light loss", []Event{{Kind: EventCut, A: "eu-west"}, {Kind: EventLoss, A: "us-east", B: "sa-east", Percent: 5}}, "us-east", "sa-east", yes},
-		{"heavy loss", []Event{{Kind: EventCut, A: "eu-west"}, {Kind: EventLoss, A: "us-east", B: "sa-east", Percent: 30}}, "us-east", "sa-east", either},
-		{"healed", []Event{{Kind: EventCut, A: "sa-east"}, {Kind: EventHeal, A: "sa-east", B: "us-east"}}, "sa-east", "us-east", yes},
+		{"own region, isolated", []Event{{Kind: EventLink, Link: regions.Fault{Kind: regions.Cut, A: "sa-east"}}}, "sa-east", "sa-east", yes},
+		{"isolated", []Event{{Kind: EventLink, Link: regions.Fault{Kind: regions.Cut, A: "sa-east"}}}, "sa-east", "us-east", no},
+		{"non-transitive: relayed", []Event{{Kind: EventLink, Link: regions.Fault{Kind: regions.Cut, A: "us-east", B: "sa-east"}}}, "us-east", "sa-east", yes},
+		{"non-transitive, nothing runs in the relay", append([]Event{{Kind: EventLink, Link: regions.Fault{Kind: regions.Cut, A: "us-east", B: "sa-east"}}}, stopEU...), "us-east", "sa-east", no},
+		{"one-way, relayed", []Event{{Kind: EventLink, Link: regions.Fault{Kind: regions.CutOneWay, A: "us-east", B: "sa-east"}}}, "sa-east", "us-east", yes},
+		{"one-way against, no relay", []Event{{Kind: EventLink, Link: regions.Fault{Kind: regions.Cut, A: "eu-west"}}, {Kind: EventLink, Link: regions.Fault{Kind: regions.CutOneWay, A: "us-east", B: "sa-east"}}}, "sa-east", "us-east", either},
+		{"one-way along, no relay", []Event{{Kind: EventLink, Link: regions.Fault{Kind: regions.Cut, A: "eu-west"}}, {Kind: EventLink, Link: regions.Fault{Kind: regions.CutOneWay, A: "us-east", B: "sa-east"}}}, "us-east", "sa-east", no},
+		{"light loss", []Event{{Kind: EventLink, Link: regions.Fault{Kind: regions.Cut, A: "eu-west"}}, {Kind: EventLink, Link: regions.Fault{Kind: regions.Loss, A: "us-east", B: "sa-east", Loss: 5}}}, "us-east", "sa-east", yes},
+		{"heavy loss", []Event{{Kind: EventLink, Link: regions.Fault{Kind: regions.Cut, A: "eu-west"}}, {Kind: EventLink, Link: regions.Fault{Kind: regions.Loss, A: "us-east", B: "sa-east", Loss: 30}}}, "us-east", "sa-east", either},
+		{"healed", []Event{{Kind: EventLink, Link: regions.Fault{Kind: regions.Cut, A: "sa-east"}}, {Kind: EventLink, Link: regions.Fault{Kind: regions.Heal, A: "sa-east", B: "us-east"}}}, "sa-east", "us-east", yes},
 	}
 	for _, tt := range tests {
 		heard, _ := m.heardFrom(worldOf(m, tt.events...))
@@ -60,7 +61,7 @@ func TestProbe(t *testing.T) {
 	c := params(m.checks["web-sa-east"]) // http, 500ms timeout
 	target := Target{Name: "sa-east", Region: "sa-east"}
 	lat := func(d, j time.Duration) Event {
-		return Event{Kind: EventLatency, A: "us-east", B: "sa-east", Delay: d, Jitter: j}
+		return Event{Kind: EventLink, Link: regions.Fault{Kind: regions.Latency, A: "us-east", B: "sa-east", Delay: d, Jitter: j}}
 	}
 	tests := []struct {
 		name   string
@@ -69,10 +70,10 @@ func TestProbe(t *testing.T) {
 	}{
 		{"whole", nil, yes},
 		{"target down", []Event{{Kind: EventTargetDown, Target: "sa-east"}}, no},
-		{"cut", []Event{{Kind: EventCut, A: "us-east", B: "sa-east"}}, no},
-		{"one-way out", []Event{{Kind: EventCutOneWay, A: "us-east", B: "sa-east"}}, no},
-		{"one-way back", []Event{{Kind: EventCutOneWay, A: "sa-east", B: "us-east"}}, no},
-		{"loss", []Event{{Kind: EventLoss, A: "us-east", B: "sa-east", Percent: 1}}, either},
+		{"cut", []Event{{Kind: EventLink, Link: regions.Fault{Kind: regions.Cut, A: "us-east", B: "sa-east"}}}, no},
+		{"one-way out", []Event{{Kind: EventLink, Link: regions.Fault{Kind: regions.CutOneWay, A: "us-east", B: "sa-east"}}}, no},
+		{"one-way back", []Event{{Kind: EventLink, Link: regions.Fault{Kind: regions.CutOneWay, A: "sa-east", B: "us-east"}}}, no},
+		{"loss", []Event{{Kind: EventLink, Link: regions.Fault{Kind: regions.Loss, A: "us-east", B: "sa-east", Loss: 1}}}, either},
 		{"a short delay", []Event{lat(20*time.Millisecond, 5*time.Millisecond)}, yes},
 		{"150±50ms against 500ms", []Event{lat(150*time.Millisecond, 50*time.Millisecond)}, either},
 		{"longer than the timeout", []Event{lat(300*time.Millisecond, 10*time.Millisecond)}, no},

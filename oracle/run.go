@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/regions"
 )
 
 // Run is one recorded run: everything the oracle judges.
@@ -94,21 +95,10 @@ func (n Node) Has(r Role) bool { return slices.Contains(n.Roles, r) }
 // EventKind names a fault or a repair.
 type EventKind string
 
-// The events. A and B are regions; for CutOneWay, packets from A to B are lost.
+// The events.
 const (
-	// EventCut cuts the link between A and B both ways; with B empty, every link of A.
-	EventCut EventKind = "cut"
-	// EventCutOneWay loses the packets from A to B.
-	EventCutOneWay EventKind = "cut-oneway"
-	// EventHeal restores the link between A and B (cuts, loss and latency); with B empty,
-	// every link of A.
-	EventHeal EventKind = "heal"
-	// EventHealAll restores every link.
-	EventHealAll EventKind = "heal-all"
-	// EventLoss loses Percent of the packets between A and B, each way; 0 ends it.
-	EventLoss EventKind = "loss"
-	// EventLatency delays every packet between A and B by Delay ± Jitter, each way; 0 ends it.
-	EventLatency EventKind = "latency"
+	// EventLink changes the links between regions by the event's Link fault.
+	EventLink EventKind = "link"
 	// EventTargetDown makes Target fail its health check; EventTargetUp makes it pass.
 	EventTargetDown EventKind = "target-down"
 	EventTargetUp   EventKind = "target-up"
@@ -125,33 +115,20 @@ type Event struct {
 	At time.Time
 	// Kind says what it was.
 	Kind EventKind
-	// A and B are the regions of a link event.
-	A, B string
+	// Link is the change of a link event.
+	Link regions.Fault
 	// Target names the target of TargetDown and TargetUp.
 	Target string
 	// Node names the process of Kill, Start and KillLeader.
 	Node string
-	// Percent is the loss of a Loss event, 0 to 100.
-	Percent float64
-	// Delay and Jitter are the one-way delay of a Latency event and its variation.
-	Delay, Jitter time.Duration
 }
 
 // String says the event in the words of a scenario script.
 func (e Event) String() string {
 	at := e.At.Format("15:04:05.000")
 	switch e.Kind {
-	case EventCut, EventHeal:
-		if e.B == "" {
-			return fmt.Sprintf("%s %s %s", at, e.Kind, e.A)
-		}
-		return fmt.Sprintf("%s %s %s %s", at, e.Kind, e.A, e.B)
-	case EventCutOneWay:
-		return fmt.Sprintf("%s %s %s->%s", at, e.Kind, e.A, e.B)
-	case EventLoss:
-		return fmt.Sprintf("%s %s %s %s %g%%", at, e.Kind, e.A, e.B, e.Percent)
-	case EventLatency:
-		return fmt.Sprintf("%s %s %s %s %v±%v", at, e.Kind, e.A, e.B, e.Delay, e.Jitter)
+	case EventLink:
+		return at + " " + e.Link.String()
 	case EventTargetDown, EventTargetUp:
 		return fmt.Sprintf("%s %s %s", at, e.Kind, e.Target)
 	case EventKill, EventStart, EventKillLeader:

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/regions"
 )
 
 // The demo's addresses: each region's endpoint, and the record without a check.
@@ -113,8 +114,8 @@ func (s *story) judge() Report {
 // heal every endpoint comes back everywhere.
 func saoPaulo(t *testing.T) *story {
 	s := newStory(t, 50)
-	s.event(10, Event{Kind: EventCut, A: "sa-east"})
-	s.event(30, Event{Kind: EventHeal, A: "sa-east"})
+	s.event(10, Event{Kind: EventLink, Link: regions.Fault{Kind: regions.Cut, A: "sa-east"}})
+	s.event(30, Event{Kind: EventLink, Link: regions.Fault{Kind: regions.Heal, A: "sa-east"}})
 	for _, l := range []string{"us-east", "eu-west"} {
 		s.serve(l, "all", 0, 15.2, us, eu, sa)
 		s.serve(l, "all", 15.2, 32, us, eu)
@@ -180,8 +181,8 @@ func TestSaoPauloPlantedWrongAnswer(t *testing.T) {
 // location may drop anything.
 func nonTransitive(t *testing.T) *story {
 	s := newStory(t, 40)
-	s.event(10, Event{Kind: EventCut, A: "us-east", B: "sa-east"})
-	s.event(30, Event{Kind: EventHeal, A: "us-east", B: "sa-east"})
+	s.event(10, Event{Kind: EventLink, Link: regions.Fault{Kind: regions.Cut, A: "us-east", B: "sa-east"}})
+	s.event(30, Event{Kind: EventLink, Link: regions.Fault{Kind: regions.Heal, A: "us-east", B: "sa-east"}})
 	for _, l := range demoRegions {
 		s.serve(l, "all", 0, 40, us, eu, sa)
 		s.steady(l, 0, 40)
@@ -215,8 +216,8 @@ func TestNonTransitivePlantedDrop(t *testing.T) {
 // still flow through eu-west: no answer changes.
 func TestOneWayCut(t *testing.T) {
 	s := newStory(t, 40)
-	s.event(10, Event{Kind: EventCutOneWay, A: "us-east", B: "sa-east"})
-	s.event(30, Event{Kind: EventHealAll})
+	s.event(10, Event{Kind: EventLink, Link: regions.Fault{Kind: regions.CutOneWay, A: "us-east", B: "sa-east"}})
+	s.event(30, Event{Kind: EventLink, Link: regions.Fault{Kind: regions.Heal}})
 	for _, l := range demoRegions {
 		s.serve(l, "all", 0, 40, us, eu, sa)
 		s.steady(l, 0, 40)
@@ -231,8 +232,8 @@ func TestOneWayCut(t *testing.T) {
 // gossip over a link cut the other way, which the model does not decide: it says so.
 func TestOneWayCutUnsure(t *testing.T) {
 	s := newStory(t, 20)
-	s.event(10, Event{Kind: EventCut, A: "eu-west"})
-	s.event(10, Event{Kind: EventCutOneWay, A: "us-east", B: "sa-east"})
+	s.event(10, Event{Kind: EventLink, Link: regions.Fault{Kind: regions.Cut, A: "eu-west"}})
+	s.event(10, Event{Kind: EventLink, Link: regions.Fault{Kind: regions.CutOneWay, A: "us-east", B: "sa-east"}})
 	s.serve("us-east", "all", 0, 20, us, eu, sa)
 	rep := s.judge()
 	want := "gossip sa-east->us-east over a link cut the other way"
@@ -279,7 +280,7 @@ func TestAllTargetsDownLastResort(t *testing.T) {
 // window either is), but the second and third changes are more than one cut can make.
 func TestIsolationPlantedFlap(t *testing.T) {
 	s := newStory(t, 30)
-	s.event(10, Event{Kind: EventCut, A: "sa-east"})
+	s.event(10, Event{Kind: EventLink, Link: regions.Fault{Kind: regions.Cut, A: "sa-east"}})
 	for _, l := range demoRegions {
 		s.steady(l, 0, 30)
 	}

@@ -63,7 +63,7 @@ func buildTimelines(m *model, r *Run) *timelines {
 	tl.worlds = append(tl.worlds, w)
 	for _, e := range r.Events {
 		w = w.clone()
-		w.apply(e, r.Topology.Regions)
+		w.apply(e)
 		tl.worlds = append(tl.worlds, w)
 	}
 	hearing := make([]map[[2]string]tri, len(tl.worlds))

@@ -18,12 +18,10 @@ const groupGap = 100 * time.Millisecond
 // repair reports whether e restores something rather than breaks it.
 func repair(e Event) bool {
 	switch e.Kind {
-	case EventHeal, EventHealAll, EventTargetUp, EventStart:
+	case EventTargetUp, EventStart:
 		return true
-	case EventLoss:
-		return e.Percent == 0
-	case EventLatency:
-		return e.Delay == 0 && e.Jitter == 0
+	case EventLink:
+		return e.Link.Repair()
 	}
 	return false
 }

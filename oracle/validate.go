@@ -106,22 +106,11 @@ func (p *problems) topology(t *Topology) (targets, nodes map[string]bool) {
 // figures for its kind.
 func (p *problems) event(t *Topology, what string, e Event, targets, nodes map[string]bool) {
 	switch e.Kind {
-	case EventCut, EventHeal:
-		p.region(t, what, e.A)
-		if e.B != "" {
-			p.region(t, what, e.B)
-		}
-	case EventCutOneWay, EventLoss, EventLatency:
-		p.region(t, what, e.A)
-		p.region(t, what, e.B)
-		if e.A == e.B {
+	case EventLink:
+		if err := e.Link.Validate(t.Regions); err != nil {
+			p.add("%s: %v", what, err)
+		} else if e.Link.A == e.Link.B && e.Link.A != "" {
 			p.add("%s: a link joins two regions", what)
-		}
-		if e.Kind == EventLoss && (e.Percent < 0 || e.Percent > 100) {
-			p.add("%s: loss is a percentage", what)
-		}
-		if e.Kind == EventLatency && (e.Delay < 0 || e.Jitter < 0) {
-			p.add("%s: negative latency", what)
 		}
 	case EventTargetDown, EventTargetUp:
 		if !targets[e.Target] {
@@ -135,7 +124,6 @@ func (p *problems) event(t *Topology, what string, e Event, targets, nodes map[s
 		if e.Node != "" && !nodes[e.Node] {
 			p.add("%s: unknown node %q", what, e.Node)
 		}
-	case EventHealAll:
 	default:
 		p.add("%s: unknown kind %q", what, e.Kind)
 	}

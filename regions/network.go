@@ -3,6 +3,9 @@
 // (both ways or one way), slowed, made lossy (from a seeded source) and healed. The simulation,
 // `vigil dev` and the tests put it where the real network would be; it runs inside a
 // testing/synctest bubble, so minutes of gossip take seconds.
+//
+// Its Link, Fault (with a text form) and Faults are the one vocabulary of link faults: the
+// demo's routers, netlab, the simulation, `vigil dev` and the oracle speak it too.
 package regions
 
 import (
@@ -17,25 +20,13 @@ import (
 // ErrUnknownRegion is returned when a region has not been added to the network.
 var ErrUnknownRegion = errors.New("regions: unknown region")
 
-// Link is the state of the one-way link from one region to another (or within one region).
-type Link struct {
-	// Cut drops every packet and fails every connection on the link.
-	Cut bool
-	// Latency delays every packet and every new connection.
-	Latency time.Duration
-	// Loss is the probability, 0 to 1, that one packet is dropped.
-	Loss float64
-}
-
-type pair struct{ from, to string }
-
 // Network is a set of named regions and the links between them. Its methods are safe for
 // concurrent use. The zero value is not usable: call NewNetwork.
 type Network struct {
 	mu      sync.Mutex
 	rng     *rand.Rand
 	regions map[string]int
-	links   map[pair]Link
+	faults  *Faults
 	byAddr  map[string]*Transport
 	targets map[string]string
 	hosts   int
@@ -47,7 +38,7 @@ func NewNetwork(seed uint64, names ...string) (*Network, error) {
 	n := &Network{
 		rng:     rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
 		regions: map[string]int{},
-		links:   map[pair]Link{},
+		faults:  NewFaults(),
 		byAddr:  map[string]*Transport{},
 		targets: map[string]string{},
 	}
@@ -73,6 +64,7 @@ func (n *Network) AddRegion(name string) error {
 		return errors.New("regions: at most 250 regions")
 	}
 	n.regions[name] = len(n.regions) + 1
+	n.faults.addRegion(name)
 	return nil
 }
 
@@ -88,6 +80,63 @@ func (n *Network) Regions() []string {
 	return out
 }
 
+// Apply changes the links by one fault (see Faults.Apply).
+func (n *Network) Apply(f Fault) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.faults.Apply(f)
+}
+
+// Cut cuts the link between regions a and b in both directions.
+func (n *Network) Cut(a, b string) error { return n.Apply(Fault{Kind: Cut, A: a, B: b}) }
+
+// CutOneWay cuts the link from region from to region to only: packets from `from` are lost
+// on the way to `to`, so `from` still hears `to` but `to` does not hear `from`.
+// Connections between them fail either way, as TCP needs both directions.
+func (n *Network) CutOneWay(from, to string) error {
+	return n.Apply(Fault{Kind: CutOneWay, A: from, B: to})
+}
+
+// Isolate cuts every link between region r and every other region.
+func (n *Network) Isolate(r string) error { return n.Apply(Fault{Kind: Cut, A: r}) }
+
+// Heal restores the link between a and b in both directions: no cut, no latency, no loss.
+func (n *Network) Heal(a, b string) error { return n.Apply(Fault{Kind: Heal, A: a, B: b}) }
+
+// HealAll restores every link of the network.
+func (n *Network) HealAll() { _ = n.Apply(Fault{Kind: Heal}) }
+
+// SetLatency sets the one-way latency of the link between a and b, both directions.
+func (n *Network) SetLatency(a, b string, d time.Duration) error {
+	return n.Apply(Fault{Kind: Latency, A: a, B: b, Delay: d})
+}
+
+// SetLoss sets the share of packets lost, in percent, on the link between a and b, both
+// directions.
+func (n *Network) SetLoss(a, b string, percent float64) error {
+	return n.Apply(Fault{Kind: Loss, A: a, B: b, Loss: percent})
+}
+
+// SetLossAll sets the share of packets lost, in percent, on every link, within and between
+// regions.
+func (n *Network) SetLossAll(percent float64) error {
+	for _, a := range n.Regions() {
+		for _, b := range n.Regions() {
+			if err := n.SetLoss(a, b, percent); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// LinkState returns the state of the one-way link from region from to region to.
+func (n *Network) LinkState(from, to string) State {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.faults.Of(Link{from, to})
+}
+
 func (n *Network) known(names ...string) error {
 	for _, name := range names {
 		if _, ok := n.regions[name]; !ok {
@@ -97,113 +146,23 @@ func (n *Network) known(names ...string) error {
 	return nil
 }
 
-// update changes the link from a to b, and from b to a unless oneWay.
-func (n *Network) update(a, b string, oneWay bool, f func(*Link)) error {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if err := n.known(a, b); err != nil {
-		return err
-	}
-	ps := []pair{{a, b}}
-	if !oneWay && a != b {
-		ps = append(ps, pair{b, a})
-	}
-	for _, p := range ps {
-		l := n.links[p]
-		f(&l)
-		if l == (Link{}) {
-			delete(n.links, p)
-		} else {
-			n.links[p] = l
-		}
-	}
-	return nil
-}
-
-// Cut cuts the link between regions a and b in both directions.
-func (n *Network) Cut(a, b string) error {
-	return n.update(a, b, false, func(l *Link) { l.Cut = true })
-}
-
-// CutOneWay cuts the link from region from to region to only: packets from `from` are lost
-// on the way to `to`, so `from` still hears `to` but `to` does not hear `from`.
-// Connections between them fail either way, as TCP needs both directions.
-func (n *Network) CutOneWay(from, to string) error {
-	return n.update(from, to, true, func(l *Link) { l.Cut = true })
-}
-
-// Isolate cuts every link between region r and every other region.
-func (n *Network) Isolate(r string) error {
-	for _, other := range n.Regions() {
-		if other != r {
-			if err := n.Cut(r, other); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// Heal restores the link between a and b in both directions: no cut, no latency, no loss.
-func (n *Network) Heal(a, b string) error {
-	return n.update(a, b, false, func(l *Link) { *l = Link{} })
-}
-
-// HealAll restores every link of the network.
-func (n *Network) HealAll() {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	clear(n.links)
-}
-
-// SetLatency sets the one-way latency of the link between a and b, both directions.
-func (n *Network) SetLatency(a, b string, d time.Duration) error {
-	if d < 0 {
-		return fmt.Errorf("regions: negative latency %v", d)
-	}
-	return n.update(a, b, false, func(l *Link) { l.Latency = d })
-}
-
-// SetLoss sets the packet loss probability of the link between a and b, both directions.
-func (n *Network) SetLoss(a, b string, p float64) error {
-	if !(p >= 0 && p <= 1) {
-		return fmt.Errorf("regions: loss %v is not between 0 and 1", p)
-	}
-	return n.update(a, b, false, func(l *Link) { l.Loss = p })
-}
-
-// SetLossAll sets the packet loss probability of every link, within and between regions.
-func (n *Network) SetLossAll(p float64) error {
-	for _, a := range n.Regions() {
-		for _, b := range n.Regions() {
-			if err := n.update(a, b, true, func(l *Link) { l.Loss = p }); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// LinkState returns the state of the one-way link from region from to region to.
-func (n *Network) LinkState(from, to string) Link {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return n.links[pair{from, to}]
-}
-
 // packet decides the fate of one packet from one region to another: whether it is delivered,
 // and after how long.
 func (n *Network) packet(from, to string) (bool, time.Duration) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	l := n.links[pair{from, to}]
+	l := n.faults.Of(Link{from, to})
 	if l.Cut {
 		return false, 0
 	}
-	if l.Loss > 0 && n.rng.Float64() < l.Loss {
+	if l.Loss > 0 && n.rng.Float64()*100 < l.Loss {
 		return false, 0
 	}
-	return true, l.Latency
+	d := l.Delay
+	if l.Jitter > 0 {
+		d += time.Duration(n.rng.Int64N(int64(2*l.Jitter)+1)) - l.Jitter
+	}
+	return true, max(d, 0)
 }
 
 // connect decides whether a connection from one region to another can be set up, and how
@@ -211,9 +170,9 @@ func (n *Network) packet(from, to string) (bool, time.Duration) {
 func (n *Network) connect(from, to string) (bool, time.Duration) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	there, back := n.links[pair{from, to}], n.links[pair{to, from}]
+	there, back := n.faults.Of(Link{from, to}), n.faults.Of(Link{to, from})
 	if there.Cut || back.Cut {
 		return false, 0
 	}
-	return true, there.Latency + back.Latency
+	return true, there.Delay + back.Delay
 }

@@ -106,7 +106,7 @@ func TestLossIsSeededAndProportional(t *testing.T) {
 	run := func() []bool {
 		n := newNet(t)
 		tr := transports(t, n, "eu", "us")
-		if err := n.SetLossAll(0.2); err != nil {
+		if err := n.SetLossAll(20); err != nil {
 			t.Fatal(err)
 		}
 		var got []bool
@@ -130,8 +130,8 @@ func TestLossIsSeededAndProportional(t *testing.T) {
 		t.Errorf("lost %d of 2000 at 20%% loss", lost)
 	}
 	n := newNet(t)
-	if err := n.SetLoss("eu", "us", 1.5); err == nil {
-		t.Error("loss 1.5 accepted")
+	if err := n.SetLoss("eu", "us", 101); err == nil {
+		t.Error("loss 101% accepted")
 	}
 }
 

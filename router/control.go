@@ -9,6 +9,8 @@ import (
 	"io"
 	"net/http"
 	"strings"
+
+	"github.com/vigil-dns/vigil/regions"
 )
 
 // Handler serves the router's control API, on the loopback of its namespace:
@@ -39,7 +41,7 @@ func (r *Router) Handler() http.Handler {
 	mux.HandleFunc("GET /v1/stats", func(w http.ResponseWriter, _ *http.Request) {
 		var lines []string
 		for _, p := range r.cfg.Peers {
-			s := r.Stats()[Dir{r.cfg.Region, p.Region}]
+			s := r.Stats()[regions.Link{From: r.cfg.Region, To: p.Region}]
 			lines = append(lines, fmt.Sprintf("%s -> %s sent %d, cut %d, lost %d, overflow %d",
 				r.cfg.Region, p.Region, s.Sent, s.Cut, s.Lost, s.Overflow))
 		}

@@ -12,6 +12,8 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"github.com/vigil-dns/vigil/regions"
 )
 
 // Bounds of the router's work: packets held per peer at once, and the largest packet.
@@ -53,7 +55,7 @@ type Router struct {
 
 	mu     sync.Mutex
 	faults *Faults
-	stats  map[Dir]*Stats
+	stats  map[regions.Link]*Stats
 }
 
 // Stats count what happened to the packets one router sent in one direction.
@@ -75,19 +77,19 @@ func New(cfg Config, dev io.ReadWriteCloser) (*Router, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	regions := []string{cfg.Region}
-	defaults := map[Dir]time.Duration{}
+	names := []string{cfg.Region}
+	defaults := map[regions.Link]time.Duration{}
 	queues := map[string]chan held{}
-	stats := map[Dir]*Stats{}
+	stats := map[regions.Link]*Stats{}
 	for _, p := range cfg.Peers {
 		if p.Region == cfg.Region || queues[p.Region] != nil {
 			return nil, fmt.Errorf("router: peer %q named twice or as this region", p.Region)
 		}
-		regions = append(regions, p.Region)
+		names = append(names, p.Region)
 		queues[p.Region] = make(chan held, queueLen)
-		defaults[Dir{cfg.Region, p.Region}] = p.Latency
-		defaults[Dir{p.Region, cfg.Region}] = p.Latency
-		stats[Dir{cfg.Region, p.Region}] = &Stats{}
+		defaults[regions.Link{From: cfg.Region, To: p.Region}] = p.Latency
+		defaults[regions.Link{From: p.Region, To: cfg.Region}] = p.Latency
+		stats[regions.Link{From: cfg.Region, To: p.Region}] = &Stats{}
 	}
 	// Links between two peers are not this router's to carry: it keeps their faults (every
 	// router gets every command) but shows only the directions it sends.
@@ -96,7 +98,7 @@ func New(cfg Config, dev io.ReadWriteCloser) (*Router, error) {
 		return nil, fmt.Errorf("router: listen %s: %w", cfg.Listen, err)
 	}
 	return &Router{cfg: cfg, dev: dev, conn: conn, queues: queues,
-		faults: NewFaults(regions, defaults), stats: stats}, nil
+		faults: NewFaults(names, defaults), stats: stats}, nil
 }
 
 // Addr returns the UDP address the router listens on.
@@ -121,10 +123,10 @@ func (r *Router) Lines() []string {
 }
 
 // Stats returns the counters of the directions this router sends.
-func (r *Router) Stats() map[Dir]Stats {
+func (r *Router) Stats() map[regions.Link]Stats {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	out := make(map[Dir]Stats, len(r.stats))
+	out := make(map[regions.Link]Stats, len(r.stats))
 	for d, s := range r.stats {
 		out[d] = *s
 	}
@@ -180,7 +182,7 @@ func (r *Router) fromDevice() error {
 		if peer == nil {
 			continue
 		}
-		d := Dir{r.cfg.Region, peer.Region}
+		d := regions.Link{From: r.cfg.Region, To: peer.Region}
 		r.mu.Lock()
 		l, st := r.faults.Of(d), r.stats[d]
 		switch {
@@ -190,7 +192,7 @@ func (r *Router) fromDevice() error {
 			st.Lost++
 		default:
 			select {
-			case r.queues[peer.Region] <- held{due: time.Now().Add(l.Latency), data: append([]byte(nil), buf[:n]...)}:
+			case r.queues[peer.Region] <- held{due: time.Now().Add(l.Delay), data: append([]byte(nil), buf[:n]...)}:
 			default:
 				st.Overflow++
 			}
@@ -221,7 +223,7 @@ func (r *Router) send(p Peer, stop <-chan struct{}) {
 		}
 		if _, err := r.conn.WriteToUDPAddrPort(h.data, p.Endpoint); err == nil {
 			r.mu.Lock()
-			r.stats[Dir{r.cfg.Region, p.Region}].Sent++
+			r.stats[regions.Link{From: r.cfg.Region, To: p.Region}].Sent++
 			r.mu.Unlock()
 		}
 	}

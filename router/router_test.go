@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/vigil-dns/vigil/regions"
 )
 
 // chanDevice is a device of packets passed through channels.
@@ -126,7 +128,7 @@ func TestRouterCarriesWithLatencyAndFaults(t *testing.T) {
 	// The counter of a sent packet moves just after the send.
 	var s Stats
 	for start := time.Now(); time.Since(start) < 2*time.Second; time.Sleep(10 * time.Millisecond) {
-		if s = r.Stats()[Dir{"us-east", "eu-west"}]; s.Sent == 2 {
+		if s = r.Stats()[regions.Link{From: "us-east", To: "eu-west"}]; s.Sent == 2 {
 			break
 		}
 	}
@@ -150,23 +152,25 @@ func TestRouterCarriesWithLatencyAndFaults(t *testing.T) {
 
 // TestFaults checks the commands' effect on the table and their errors.
 func TestFaults(t *testing.T) {
-	regions := []string{"us-east", "eu-west", "sa-east"}
-	f := NewFaults(regions, map[Dir]time.Duration{{"us-east", "sa-east"}: 60 * time.Millisecond, {"sa-east", "us-east"}: 60 * time.Millisecond})
+	names := []string{"us-east", "eu-west", "sa-east"}
+	f := NewFaults(names, map[regions.Link]time.Duration{{From: "us-east", To: "sa-east"}: 60 * time.Millisecond, {From: "sa-east", To: "us-east"}: 60 * time.Millisecond})
 	steps := []struct {
 		cmd     string
 		err     string
-		changed []Dir // directions cut afterwards
+		changed []regions.Link // directions cut afterwards
 	}{
-		{cmd: "cut sa-east", changed: []Dir{{"us-east", "sa-east"}, {"eu-west", "sa-east"}, {"sa-east", "us-east"}, {"sa-east", "eu-west"}}},
+		{cmd: "cut sa-east", changed: []regions.Link{{From: "us-east", To: "sa-east"}, {From: "eu-west", To: "sa-east"}, {From: "sa-east", To: "us-east"}, {From: "sa-east", To: "eu-west"}}},
 		{cmd: "heal"},
-		{cmd: "cut us-east sa-east", changed: []Dir{{"us-east", "sa-east"}, {"sa-east", "us-east"}}},
+		{cmd: "cut us-east sa-east", changed: []regions.Link{{From: "us-east", To: "sa-east"}, {From: "sa-east", To: "us-east"}}},
 		{cmd: "heal"},
-		{cmd: "cut-oneway sa-east us-east", changed: []Dir{{"sa-east", "us-east"}}},
+		{cmd: "cut-oneway sa-east us-east", changed: []regions.Link{{From: "sa-east", To: "us-east"}}},
 		{cmd: "heal"},
-		{cmd: "cut mars", err: `router: unknown region "mars" (regions: us-east, eu-west, sa-east)`},
-		{cmd: "cut us-east us-east", err: `router: "cut us-east us-east": want cut REGION, cut A B, cut-oneway FROM TO, latency A B DURATION, loss A B PERCENT or heal`},
-		{cmd: "loss us-east sa-east 120", err: `router: loss "120": want a percentage from 0 to 100`},
-		{cmd: "latency us-east sa-east fast", err: `router: latency "fast": want a duration from 0 to 10s`},
+		{cmd: "cut mars", err: `router: cut: unknown region "mars" (regions: us-east, eu-west, sa-east)`},
+		{cmd: "cut us-east us-east", err: `router: cut: a region cannot be cut from itself`},
+		{cmd: "loss us-east sa-east 120", err: `router: loss: "120" is not a percentage from 0 to 100`},
+		{cmd: "latency us-east sa-east fast", err: `router: latency: "fast" is not a duration from 0 to 10s`},
+		{cmd: "latency us-east sa-east 50ms 5ms", err: `router: latency: the routers hold every packet for the same time: no jitter`},
+		{cmd: "explode", err: `router: unknown fault "explode" (faults: cut, cut-oneway, loss, latency, heal)`},
 	}
 	for _, s := range steps {
 		err := f.Apply(strings.Fields(s.cmd))
@@ -174,9 +178,9 @@ func TestFaults(t *testing.T) {
 			t.Errorf("%s: error %v, want %q", s.cmd, err, s.err)
 			continue
 		}
-		for _, a := range regions {
-			for _, b := range regions {
-				d := Dir{a, b}
+		for _, a := range names {
+			for _, b := range names {
+				d := regions.Link{From: a, To: b}
 				if a != b && f.Of(d).Cut != slices.Contains(s.changed, d) {
 					t.Errorf("after %s: %v cut is %v", s.cmd, d, f.Of(d).Cut)
 				}
@@ -186,13 +190,13 @@ func TestFaults(t *testing.T) {
 	if err := f.Apply(strings.Fields("latency us-east sa-east 200ms")); err != nil {
 		t.Fatal(err)
 	}
-	if l := f.Of(Dir{"sa-east", "us-east"}); l.Latency != 200*time.Millisecond {
-		t.Errorf("latency sa-east -> us-east %v, want 200ms", l.Latency)
+	if l := f.Of(regions.Link{From: "sa-east", To: "us-east"}); l.Delay != 200*time.Millisecond {
+		t.Errorf("latency sa-east -> us-east %v, want 200ms", l.Delay)
 	}
 	if err := f.Apply(strings.Fields("latency us-east sa-east 0")); err != nil {
 		t.Fatal(err)
 	}
-	if l := f.Of(Dir{"sa-east", "us-east"}); l.Latency != 60*time.Millisecond || f.Active() {
-		t.Errorf("after latency 0: %v, active %v; want the default 60ms and no fault", l.Latency, f.Active())
+	if l := f.Of(regions.Link{From: "sa-east", To: "us-east"}); l.Delay != 60*time.Millisecond || f.Active() {
+		t.Errorf("after latency 0: %v, active %v; want the default 60ms and no fault", l.Delay, f.Active())
 	}
 }

@@ -10,9 +10,10 @@ import (
 	"io"
 	"math/rand/v2"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/vigil-dns/vigil/regions"
 )
 
 // Chaos limits: how long a generated run may last, and the holds between its steps.
@@ -79,7 +80,7 @@ func Chaos(seed uint64, d time.Duration, regions []string) (Script, error) {
 		elapsed += hold
 	}
 	// Repair everything, then every location must settle on every verdict healthy.
-	g.add(StepHeal)
+	g.heal()
 	g.add(StepStart, "all")
 	for _, r := range sortedKeys(g.s.targetDown) {
 		g.add(StepUp, r)
@@ -95,6 +96,12 @@ func Chaos(seed uint64, d time.Duration, regions []string) (Script, error) {
 func (g *chaosGen) add(kind string, args ...string) {
 	g.sc.Steps = append(g.sc.Steps, Step{Kind: kind, Regions: args})
 }
+
+// link adds the step of a link fault.
+func (g *chaosGen) link(f regions.Fault) { g.sc.Steps = append(g.sc.Steps, linkStep(f)) }
+
+// heal adds a step that restores every link.
+func (g *chaosGen) heal() { g.link(regions.Fault{Kind: regions.Heal}) }
 
 // pick returns one of xs at random.
 func (g *chaosGen) pick(xs []string) string { return xs[g.rng.IntN(len(xs))] }
@@ -141,26 +148,30 @@ func (g *chaosGen) actions() []chaosAction {
 		chaosAction{2, func() {
 			s.linksFaulted = true
 			if rng.IntN(2) == 0 {
-				g.add(StepCut, g.pick(g.regions))
+				g.link(regions.Fault{Kind: regions.Cut, A: g.pick(g.regions)})
 				return
 			}
 			a, b := g.twoRegions()
-			g.add(StepCut, a, b)
-		}},
-		chaosAction{2, func() { s.linksFaulted = true; a, b := g.twoRegions(); g.add(StepCutOneWay, a, b) }},
-		chaosAction{2, func() {
-			s.linksFaulted = true
-			a, b := g.twoRegions()
-			g.add(StepLoss, a, b, strconv.Itoa(5+5*rng.IntN(6))) // 5% to 30%
+			g.link(regions.Fault{Kind: regions.Cut, A: a, B: b})
 		}},
 		chaosAction{2, func() {
 			s.linksFaulted = true
 			a, b := g.twoRegions()
-			g.sc.Steps = append(g.sc.Steps, Step{Kind: StepLatency, Regions: []string{a, b}, For: time.Duration(20+20*rng.IntN(10)) * time.Millisecond})
+			g.link(regions.Fault{Kind: regions.CutOneWay, A: a, B: b})
+		}},
+		chaosAction{2, func() {
+			s.linksFaulted = true
+			a, b := g.twoRegions()
+			g.link(regions.Fault{Kind: regions.Loss, A: a, B: b, Loss: float64(5 + 5*rng.IntN(6))}) // 5% to 30%
+		}},
+		chaosAction{2, func() {
+			s.linksFaulted = true
+			a, b := g.twoRegions()
+			g.link(regions.Fault{Kind: regions.Latency, A: a, B: b, Delay: time.Duration(20+20*rng.IntN(10)) * time.Millisecond})
 		}},
 	)
 	if s.linksFaulted {
-		acts = append(acts, chaosAction{4, func() { s.linksFaulted = false; g.add(StepHeal) }})
+		acts = append(acts, chaosAction{4, func() { s.linksFaulted = false; g.heal() }})
 	}
 	return acts
 }

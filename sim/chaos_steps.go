@@ -17,9 +17,6 @@ type chaosNetwork interface {
 	Kill(id string) error
 	Start(id string) error
 	KillLeader() (string, error)
-	CutOneWay(from, to string) error
-	SetLoss(a, b string, p float64) error
-	SetLatency(a, b string, d time.Duration) error
 }
 
 // nodeRegion reads a node name of the nodes network: voter-1 to voter-3 (no region),
@@ -39,23 +36,9 @@ func nodeRegion(name string) (region string, ok bool) {
 
 // parseChaosStep parses the arguments of a chaos step.
 func parseChaosStep(st Step, args []string, regions []string) (Step, error) {
-	want := map[string]int{StepKill: 1, StepStart: 1, StepKillLeader: 0, StepCutOneWay: 2, StepLoss: 3, StepLatency: 3}[st.Kind]
-	if st.Kind == StepLatency && len(args) == 4 {
-		want = 4 // a jitter
-	}
+	want := map[string]int{StepKill: 1, StepStart: 1, StepKillLeader: 0}[st.Kind]
 	if len(args) != want {
 		return st, fmt.Errorf("%s takes %d arguments, got %d", st.Kind, want, len(args))
-	}
-	twoRegions := func() error {
-		for _, r := range args[:2] {
-			if !slices.Contains(regions, r) {
-				return fmt.Errorf("%s: unknown region %q (regions: %s)", st.Kind, r, strings.Join(regions, ", "))
-			}
-		}
-		if args[0] == args[1] {
-			return fmt.Errorf("%s: two different regions, got %s twice", st.Kind, args[0])
-		}
-		return nil
 	}
 	switch st.Kind {
 	case StepKill, StepStart:
@@ -70,36 +53,6 @@ func parseChaosStep(st Step, args []string, regions []string) (Step, error) {
 			return st, fmt.Errorf("%s: %q is in no region of %s", st.Kind, args[0], strings.Join(regions, ", "))
 		}
 		st.Regions = args
-	case StepCutOneWay:
-		if err := twoRegions(); err != nil {
-			return st, err
-		}
-		st.Regions = args
-	case StepLoss:
-		if err := twoRegions(); err != nil {
-			return st, err
-		}
-		p, err := strconv.ParseFloat(args[2], 64)
-		if err != nil || !(p >= 0 && p <= 100) {
-			return st, fmt.Errorf("loss: %q is not a percentage from 0 to 100", args[2])
-		}
-		st.Regions = args
-	case StepLatency:
-		if err := twoRegions(); err != nil {
-			return st, err
-		}
-		d, err := time.ParseDuration(args[2])
-		if err != nil || d <= 0 || d > 10*time.Second {
-			return st, fmt.Errorf("latency: %q is not a duration from 1ns to 10s", args[2])
-		}
-		st.Regions, st.For = args[:2], d
-		if len(args) == 4 {
-			j, err := time.ParseDuration(args[3])
-			if err != nil || j < 0 || j > d {
-				return st, fmt.Errorf("latency: jitter %q is not a duration from 0 to the latency (%v)", args[3], d)
-			}
-			st.Jitter = j
-		}
 	}
 	return st, nil
 }
@@ -146,19 +99,11 @@ func (r *runner) injectChaos(st Step) error {
 			r.event(fmt.Sprintf("the leader, %s, stopped in %v", id, time.Since(start).Round(time.Millisecond)))
 		}
 		return err
-	case StepCutOneWay:
-		return cn.CutOneWay(st.Regions[0], st.Regions[1])
-	case StepLoss:
-		p, err := strconv.ParseFloat(st.Regions[2], 64)
-		if err != nil {
-			return fmt.Errorf("loss: %w", err)
-		}
-		return cn.SetLoss(st.Regions[0], st.Regions[1], p/100)
-	case StepLatency:
-		if st.Jitter > 0 {
+	case StepCutOneWay, StepLoss, StepLatency:
+		if st.Fault.Jitter > 0 {
 			return errors.New("latency: a jitter needs a real network (vigil sim -real)")
 		}
-		return cn.SetLatency(st.Regions[0], st.Regions[1], st.For)
+		return r.net.Apply(st.Fault)
 	}
 	return fmt.Errorf("unknown step %q", st.Kind)
 }

@@ -154,10 +154,10 @@ func TestParseChaosSteps(t *testing.T) {
 	if err != nil || len(sc.Steps) != 11 || sc.voters() != chaosVoters {
 		t.Fatalf("good script: %d steps, %d voters, %v", len(sc.Steps), sc.voters(), err)
 	}
-	if st := sc.Steps[9]; st.For != 150*time.Millisecond || st.String() != "latency us-east eu-west 150ms" {
+	if st := sc.Steps[9]; st.Fault.Delay != 150*time.Millisecond || st.String() != "latency us-east eu-west 150ms" {
 		t.Errorf("latency step: %+v", st)
 	}
-	if st := sc.Steps[10]; st.For != 150*time.Millisecond || st.Jitter != 50*time.Millisecond || st.String() != "latency us-east sa-east 150ms 50ms" {
+	if st := sc.Steps[10]; st.Fault.Delay != 150*time.Millisecond || st.Fault.Jitter != 50*time.Millisecond || st.String() != "latency us-east sa-east 150ms 50ms" {
 		t.Errorf("latency step with jitter: %+v", st)
 	}
 	for _, bad := range []string{

@@ -5,48 +5,31 @@ import (
 
 	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/quorum"
+	"github.com/vigil-dns/vigil/regions"
 )
 
 // Faults are the faults in force during a scenario.
 type Faults struct {
 	// Down holds the regions whose target fails its health check.
 	Down map[string]bool
-	// Cut holds the cut links, each as its two regions in sorted order.
-	Cut map[[2]string]bool
+	// Links holds the cut links (the model knows no other link fault: see Step.unmodelled).
+	Links *regions.Faults
 }
 
-// NewFaults returns no faults.
-func NewFaults() Faults {
-	return Faults{Down: map[string]bool{}, Cut: map[[2]string]bool{}}
+// NewFaults returns no faults between regions.
+func NewFaults(rs []string) Faults {
+	return Faults{Down: map[string]bool{}, Links: regions.NewFaults(rs...)}
 }
 
-// link returns the key of the link between a and b.
-func link(a, b string) [2]string {
-	if b < a {
-		a, b = b, a
-	}
-	return [2]string{a, b}
-}
-
-// Apply changes f by a fault step; regions lists every region (for a one-region cut).
-func (f Faults) Apply(st Step, regions []string) {
+// Apply changes f by a fault step.
+func (f Faults) Apply(st Step) {
 	switch st.Kind {
 	case StepDown:
 		f.Down[st.Regions[0]] = true
 	case StepUp:
 		delete(f.Down, st.Regions[0])
-	case StepCut:
-		if len(st.Regions) == 2 {
-			f.Cut[link(st.Regions[0], st.Regions[1])] = true
-			return
-		}
-		for _, r := range regions {
-			if r != st.Regions[0] {
-				f.Cut[link(r, st.Regions[0])] = true
-			}
-		}
-	case StepHeal:
-		clear(f.Cut)
+	case StepCut, StepHeal:
+		_ = f.Links.Apply(st.Fault) // the script's parser checked it
 	case StepPoison:
 		f.Down[hostileTarget] = true
 	case StepCure:
@@ -55,7 +38,9 @@ func (f Faults) Apply(st Step, regions []string) {
 }
 
 // linked reports whether regions a and b talk directly.
-func (f Faults) linked(a, b string) bool { return a == b || !f.Cut[link(a, b)] }
+func (f Faults) linked(a, b string) bool {
+	return a == b || f.Links.Carries(a, b) && f.Links.Carries(b, a)
+}
 
 // heard returns the regions whose checkers' reports reach a location in region l: gossip
 // relays, so it is l's connected component of the links in force.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/quorum"
+	"github.com/vigil-dns/vigil/regions"
 )
 
 // demoDoc is the shape of the demo: one check per region and a majority of them.
@@ -50,20 +51,20 @@ func TestExpect(t *testing.T) {
 			"us-east:majority,web-sa-east,web-us-east eu-west:majority,web-sa-east,web-us-east sa-east:majority,web-sa-east,web-us-east"},
 		{"down then up", []Step{{Kind: StepDown, Regions: []string{"us-east"}}, {Kind: StepUp, Regions: []string{"us-east"}}},
 			"us-east: eu-west: sa-east:"},
-		{"São Paulo cut off", []Step{{Kind: StepCut, Regions: []string{"sa-east"}}},
+		{"São Paulo cut off", []Step{linkStep(regions.Fault{Kind: regions.Cut, A: "sa-east"})},
 			"us-east:web-sa-east eu-west:web-sa-east sa-east:majority,web-eu-west,web-us-east"},
-		{"one link cut: gossip relays, probes go direct", []Step{{Kind: StepCut, Regions: []string{"us-east", "eu-west"}}},
+		{"one link cut: gossip relays, probes go direct", []Step{linkStep(regions.Fault{Kind: regions.Cut, A: "us-east", B: "eu-west"})},
 			"us-east: eu-west: sa-east:"},
-		{"cut and heal", []Step{{Kind: StepCut, Regions: []string{"sa-east"}}, {Kind: StepHeal}},
+		{"cut and heal", []Step{linkStep(regions.Fault{Kind: regions.Cut, A: "sa-east"}), linkStep(regions.Fault{Kind: regions.Heal})},
 			"us-east: eu-west: sa-east:"},
-		{"cut off and its own target down", []Step{{Kind: StepCut, Regions: []string{"sa-east"}}, {Kind: StepDown, Regions: []string{"sa-east"}}},
+		{"cut off and its own target down", []Step{linkStep(regions.Fault{Kind: regions.Cut, A: "sa-east"}), {Kind: StepDown, Regions: []string{"sa-east"}}},
 			"us-east:web-sa-east eu-west:web-sa-east sa-east:majority,web-eu-west,web-sa-east,web-us-east"},
 	}
 	doc, targets := demoDoc()
 	for _, tt := range tests {
-		f := NewFaults()
+		f := NewFaults(testRegions)
 		for _, st := range tt.steps {
-			f.Apply(st, testRegions)
+			f.Apply(st)
 		}
 		if got := unhealthyAt(Expect(doc, testRegions, targets, f)); got != tt.want {
 			t.Errorf("%s:\n got %s\nwant %s", tt.name, got, tt.want)

@@ -9,6 +9,7 @@ import (
 	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/dev"
 	"github.com/vigil-dns/vigil/quorum"
+	"github.com/vigil-dns/vigil/regions"
 )
 
 // Networks a script runs on.
@@ -49,8 +50,7 @@ func view(v quorum.Explanation) verdictView {
 // network is what a run drives: faults in, verdicts and DNS addresses out.
 type network interface {
 	SetTargetDown(region string, down bool) error
-	Cut(regions ...string) error
-	Heal()
+	Apply(f regions.Fault) error
 	SetOffline(checker string, offline bool) error
 	StopControl() error
 	Restart() error

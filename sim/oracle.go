@@ -3,7 +3,6 @@ package sim
 import (
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -59,21 +58,8 @@ func (o *oracleRecorder) record(st Step, at time.Time) {
 			kind = oracle.EventTargetUp
 		}
 		add(oracle.Event{Kind: kind, Target: hostileTarget})
-	case StepCut:
-		e := oracle.Event{Kind: oracle.EventCut, A: st.Regions[0]}
-		if len(st.Regions) == 2 {
-			e.B = st.Regions[1]
-		}
-		add(e)
-	case StepHeal:
-		add(oracle.Event{Kind: oracle.EventHealAll})
-	case StepCutOneWay:
-		add(oracle.Event{Kind: oracle.EventCutOneWay, A: st.Regions[0], B: st.Regions[1]})
-	case StepLoss:
-		p, _ := strconv.ParseFloat(st.Regions[2], 64) // the script's parser checked it
-		add(oracle.Event{Kind: oracle.EventLoss, A: st.Regions[0], B: st.Regions[1], Percent: p})
-	case StepLatency:
-		add(oracle.Event{Kind: oracle.EventLatency, A: st.Regions[0], B: st.Regions[1], Delay: st.For})
+	case StepCut, StepHeal, StepCutOneWay, StepLoss, StepLatency:
+		add(oracle.Event{Kind: oracle.EventLink, Link: st.Fault})
 	case StepOffline:
 		// A checker that loses its own network stops reporting as a stopped one does.
 		stop(st.Regions[0])

@@ -156,7 +156,7 @@ func (r *runner) record(ctx, netCtx context.Context, names []string, wr *Writer)
 	r.stalls = stalls
 	wg.Go(func() { stalls.run(recCtx) })
 	runErr := func() error {
-		faults := NewFaults()
+		faults := NewFaults(r.regions)
 		if _, err := r.settle(ctx, faults, o.Ready); err != nil {
 			return fmt.Errorf("sim: ready: %w", err)
 		}

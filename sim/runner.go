@@ -105,7 +105,7 @@ func (r *runner) script(ctx context.Context, faults Faults) error {
 			default:
 				r.rec.record(st, now)
 			}
-			faults.Apply(st, r.regions)
+			faults.Apply(st)
 			r.keep(faults)
 			r.event(st.String() + r.expectation(faults))
 			if st.fault() && r.firstFault.IsZero() {
@@ -137,11 +137,8 @@ func (r *runner) inject(st Step) error {
 	switch st.Kind {
 	case StepDown, StepUp:
 		return r.net.SetTargetDown(st.Regions[0], st.Kind == StepDown)
-	case StepCut:
-		return r.net.Cut(st.Regions...)
-	case StepHeal:
-		r.net.Heal()
-		return nil
+	case StepCut, StepHeal:
+		return r.net.Apply(st.Fault)
 	case StepOffline, StepOnline:
 		return r.net.SetOffline(st.Regions[0], st.Kind == StepOffline)
 	case StepControlDown:

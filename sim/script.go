@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/vigil-dns/vigil/regions"
 )
 
 // Step kinds of a script.
@@ -51,29 +53,41 @@ const maxSteps = 5000
 type Step struct {
 	// Kind is one of the Step constants.
 	Kind string
-	// Regions are the regions a down, up or cut step names.
+	// Regions are what a down, up, offline, online, kill or start step names.
 	Regions []string
+	// Fault is the change of a link step: cut, heal, cut-oneway, loss or latency.
+	Fault regions.Fault
 	// For is how long a hold lasts, or the bound of a wait.
 	For time.Duration
 	// Line is the step's line in its script, for messages.
 	Line int
 	// Count is how many checkers a grow step adds.
 	Count int
-	// Jitter is the variation of a latency step's delay, plus or minus (real networks only).
-	Jitter time.Duration
+}
+
+// linkStep returns the step of a link fault.
+func linkStep(f regions.Fault) Step { return Step{Kind: string(f.Kind), Fault: f} }
+
+// link reports whether the step changes the links between regions.
+func (s Step) link() bool {
+	switch s.Kind {
+	case StepCut, StepHeal, StepCutOneWay, StepLoss, StepLatency:
+		return true
+	}
+	return false
 }
 
 // String gives the step back in the script's syntax.
 func (s Step) String() string {
+	if s.link() {
+		return s.Fault.String()
+	}
 	parts := append([]string{s.Kind}, s.Regions...)
 	if s.Count > 0 {
 		parts = append(parts, strconv.Itoa(s.Count))
 	}
 	if s.For > 0 {
 		parts = append(parts, s.For.String())
-	}
-	if s.Jitter > 0 {
-		parts = append(parts, s.Jitter.String())
 	}
 	return strings.Join(parts, " ")
 }
@@ -168,10 +182,10 @@ func ParseScript(name string, r io.Reader, regions []string) (Script, error) {
 }
 
 // parseStep parses the fields of one line.
-func parseStep(f []string, regions []string) (Step, error) {
+func parseStep(f []string, known []string) (Step, error) {
 	st := Step{Kind: f[0]}
 	args := f[1:]
-	region := func(r string) error { return stepRegion(st.Kind, r, regions) }
+	region := func(r string) error { return stepRegion(st.Kind, r, known) }
 	duration := func(s string) (time.Duration, error) { return stepDuration(st.Kind, s) }
 	count := func(s string, most int) (int, error) { return stepCount(st.Kind, s, most) }
 	var err error
@@ -182,19 +196,11 @@ func parseStep(f []string, regions []string) (Step, error) {
 		}
 		err = region(args[0])
 		st.Regions = args
-	case StepCut:
-		if len(args) != 1 && len(args) != 2 {
-			return st, fmt.Errorf("cut takes one region or two, got %d arguments", len(args))
+	case StepCut, StepHeal, StepCutOneWay, StepLoss, StepLatency:
+		st.Fault, err = regions.ParseFault(f, known)
+		if err == nil && st.Kind == StepLatency && st.Fault.Delay == 0 {
+			err = fmt.Errorf("latency: %q: a latency step slows a link (heal restores it)", args[2])
 		}
-		for _, r := range args {
-			if err = region(r); err != nil {
-				return st, err
-			}
-		}
-		if len(args) == 2 && args[0] == args[1] {
-			return st, fmt.Errorf("cut: a region cannot be cut from itself")
-		}
-		st.Regions = args
 	case StepOffline, StepOnline:
 		if len(args) != 1 {
 			return st, fmt.Errorf("%s takes one checker, got %d arguments", st.Kind, len(args))
@@ -216,7 +222,7 @@ func parseStep(f []string, regions []string) (Step, error) {
 			return st, fmt.Errorf("grow takes one number of checkers, got %d arguments", len(args))
 		}
 		st.Count, err = count(args[0], maxGrow)
-	case StepHeal, StepControlDown, StepRestart, StepPoison, StepCure, StepMeasure:
+	case StepControlDown, StepRestart, StepPoison, StepCure, StepMeasure:
 		if len(args) != 0 {
 			return st, fmt.Errorf("%s takes no arguments, got %d", st.Kind, len(args))
 		}
@@ -234,8 +240,8 @@ func parseStep(f []string, regions []string) (Step, error) {
 		default:
 			return st, fmt.Errorf("wait takes at most one duration, got %d arguments", len(args))
 		}
-	case StepKill, StepStart, StepKillLeader, StepCutOneWay, StepLoss, StepLatency:
-		return parseChaosStep(st, args, regions)
+	case StepKill, StepStart, StepKillLeader:
+		return parseChaosStep(st, args, known)
 	default:
 		return st, fmt.Errorf("unknown step %q (steps: down, up, cut, heal, hold, wait, offline, online, control-down, restart, poison, cure, grow, measure, network, kill, start, kill-leader, cut-oneway, loss, latency)", st.Kind)
 	}
