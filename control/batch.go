@@ -171,7 +171,18 @@ func (c *committer) take() []*pendingWrite {
 func (n *Server) commitBatch(batch []*pendingWrite) {
 	answer := func(i int, r writeResult) { batch[i].done <- r }
 	data := batch[0].data
-	if len(batch) > 1 {
+	binaryBatch := false
+	for _, w := range batch {
+		binaryBatch = binaryBatch || isBinaryCommand(w.data)
+	}
+	if len(batch) > 1 && binaryBatch {
+		// A binary command is written only when every voter reads the binary encoding.
+		subs := make([][]byte, len(batch))
+		for i, w := range batch {
+			subs[i] = w.data
+		}
+		data = encodeBatchBinary(subs)
+	} else if len(batch) > 1 {
 		c := Command{Op: OpBatch, Batch: make([]json.RawMessage, len(batch))}
 		for i, w := range batch {
 			c.Batch[i] = w.data

@@ -123,7 +123,7 @@ func (f *FSM) ApplyBatch(logs []*raft.Log) []any {
 			continue
 		}
 		var c Command
-		if err := json.Unmarshal(l.Data, &c); err != nil {
+		if err := decodeCommand(l.Data, &c); err != nil {
 			f.log.Error("control: undecodable command in the raft log", "index", l.Index, "err", err)
 			out[i] = ApplyResult{Index: l.Index, Err: fmt.Errorf("control: decode command: %w", err)}
 			continue
@@ -144,13 +144,13 @@ func (f *FSM) ApplyBatch(logs []*raft.Log) []any {
 	return out
 }
 
-// applyBatch applies the commands of a batch entry in order, each on its own, and returns
-// the entry's result and the state after it.
+// applyBatch applies the commands of a batch entry in order, each on its own (each in
+// either encoding), and returns the entry's result and the state after it.
 func (f *FSM) applyBatch(cur *State, subs iter.Seq[json.RawMessage], index uint64) (ApplyResult, *State) {
 	res := ApplyResult{Index: index}
 	for raw := range subs {
 		var sub Command
-		err := json.Unmarshal(raw, &sub)
+		err := decodeCommand(raw, &sub)
 		switch {
 		case err != nil:
 			err = fmt.Errorf("control: decode command: %w", err)
