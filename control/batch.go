@@ -48,8 +48,9 @@ type committer struct {
 
 // pendingWrite is one write waiting for its commit.
 type pendingWrite struct {
-	data []byte
-	done chan writeResult
+	data  []byte
+	done  chan writeResult
+	since time.Time // when it arrived
 }
 
 // writeResult is a write's outcome, or (turn) the signal that the write commits next, after
@@ -64,7 +65,7 @@ type writeResult struct {
 // commit commits an encoded command, alone or with those waiting beside it, and returns its
 // index.
 func (n *Server) commit(data []byte) (uint64, error) {
-	w := &pendingWrite{data: data, done: make(chan writeResult, 1)}
+	w := &pendingWrite{data: data, done: make(chan writeResult, 1), since: time.Now()}
 	c := &n.committer
 	c.mu.Lock()
 	if len(c.queue) >= writeQueue {
@@ -196,8 +197,15 @@ func (n *Server) commitBatch(batch []*pendingWrite) {
 		}
 	}
 	n.batchSize.Observe(float64(len(batch)))
+	t0 := time.Now()
+	queue := n.stages.WithLabelValues(stageQueue)
+	for _, w := range batch {
+		queue.Observe(t0.Sub(w.since).Seconds())
+	}
 	f := n.raft.Apply(data, n.cfg.ApplyTimeout)
-	if err := f.Error(); err != nil {
+	err := f.Error()
+	n.stages.WithLabelValues(stageRaft).Observe(time.Since(t0).Seconds())
+	if err != nil {
 		for i := range batch {
 			answer(i, writeResult{err: raftWriteError(err)})
 		}

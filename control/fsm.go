@@ -13,8 +13,10 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/hashicorp/raft"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // ApplyResult is what the state machine returns for one command: the index it produced, or
@@ -35,6 +37,8 @@ type FSM struct {
 	log     *slog.Logger
 	shards  shardKeeper
 	changes *changeLog
+
+	applied prometheus.Observer // the time of each ApplyBatch; nil: not timed
 
 	mu      sync.Mutex
 	state   *State
@@ -111,6 +115,9 @@ func (f *FSM) Apply(l *raft.Log) any {
 // ApplyBatch applies committed log entries in order, each on the state the one before it
 // made, and publishes the last state once: a reader or watch wakes once per batch.
 func (f *FSM) ApplyBatch(logs []*raft.Log) []any {
+	if f.applied != nil {
+		defer func(t0 time.Time) { f.applied.Observe(time.Since(t0).Seconds()) }(time.Now())
+	}
 	out := make([]any, len(logs))
 	cur := f.State()
 	start := cur

@@ -121,6 +121,7 @@ type Server struct {
 
 	committer committer // writes waiting for their turn to commit (batch.go)
 	batchSize prometheus.Histogram
+	stages    *prometheus.HistogramVec // vigil_control_write_stage_seconds
 
 	bootLast uint64 // last log index on disk at start: reads wait until it is applied
 	existing bool   // the data directory held raft state at start
@@ -155,7 +156,8 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	if cfg.Allocators == nil {
 		cfg.Allocators = ShardAllocators
 	}
-	n := &Server{cfg: cfg, log: log, fsm: NewFSM(cfg.Allocators, log), batchSize: newBatchSize()}
+	n := &Server{cfg: cfg, log: log, fsm: NewFSM(cfg.Allocators, log), batchSize: newBatchSize(), stages: newWriteStages()}
+	n.fsm.applied = n.stages.WithLabelValues(stageFSM)
 	hlog := newHCLogger(log, cfg.RaftLogLevel)
 	var err error
 	if n.store, err = openLogStore(cfg.DataDir, cfg.LogStore, cfg.walSegmentSize, hlog); err != nil {
@@ -198,7 +200,7 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	}
 	rc.SnapshotThreshold = cfg.SnapshotThreshold
 	rc.TrailingLogs = cfg.SnapshotThreshold
-	if n.raft, err = raft.NewRaft(rc, n.fsm, &recentLogs{logStore: n.store}, n.store, snaps, n.trans); err != nil {
+	if n.raft, err = raft.NewRaft(rc, n.fsm, &recentLogs{logStore: n.store, stored: n.stages.WithLabelValues(stageLogStore)}, n.store, snaps, n.trans); err != nil {
 		n.closeTransport()
 		n.store.Close()
 		return nil, fmt.Errorf("control: start raft: %w", err)
@@ -287,10 +289,13 @@ func (n *Server) Apply(cmd *Command) (uint64, error) {
 	if !n.IsLeader() {
 		return 0, ErrNotLeader
 	}
+	t0 := time.Now()
 	cur := n.fsm.State()
 	if _, err := applyCommand(cur, cmd, cur.Index+1); err != nil {
 		return 0, err
 	}
+	t1 := time.Now()
+	n.stages.WithLabelValues(stageValidate).Observe(t1.Sub(t0).Seconds())
 	var data []byte
 	var err error
 	if n.binaryLog() {
@@ -301,6 +306,7 @@ func (n *Server) Apply(cmd *Command) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
+	n.stages.WithLabelValues(stageEncode).Observe(time.Since(t1).Seconds())
 	return n.commit(data)
 }
 

@@ -63,6 +63,24 @@ batches() { # writes and raft entries the leader's group commit has made so far:
 		END { printf "%d %d\n", s, c }'
 }
 
+stages() { # PORT: "stage sum count" of each stage of a write on the voter whose API is at PORT
+	in_ns curl -fsS http://127.0.0.1:$1/metrics 2>/dev/null | awk '
+		/^vigil_control_write_stage_seconds_sum/ { split($1, a, "\""); s[a[2]] = $2 }
+		/^vigil_control_write_stage_seconds_count/ { split($1, a, "\""); c[a[2]] = $2 }
+		END { for (k in s) printf "%s %s %s\n", k, s[k], c[k] }'
+}
+
+stage_means() { # WHO BEFORE AFTER: the mean of each stage over the row, in us, and how many
+	printf '%s\n%s\n' "$2" "$3" | awk -v who="$1" '
+		NF == 3 { if (!(($1) in s0)) { s0[$1] = $2; c0[$1] = $3 } else { s1[$1] = $2; c1[$1] = $3 } }
+		END {
+			out = who ":"
+			n = split("validate encode queue raft log_store fsm_apply", order, " ")
+			for (i = 1; i <= n; i++) { k = order[i]
+				if ((k in c1) && c1[k] > c0[k]) out = out sprintf(" %s %.0f us (x%d)", k, (s1[k] - s0[k]) * 1e6 / (c1[k] - c0[k]), c1[k] - c0[k]) }
+			print out }'
+}
+
 wait_for() { # url pattern
 	i=0
 	until in_ns curl -fsS "$1" 2>/dev/null | grep -q "$2"; do
@@ -147,12 +165,16 @@ for SPEC in "$@"; do
 	in_ns "$BIN" apply -f "$DIR/doc.yaml" -server http://127.0.0.1:7100 -timeout 120s >/dev/null
 	for clients in 1 16; do
 		b0=$(batches)
+		l0=$(stages 7100) f0=$(stages 7101)
 		before=$(cpu_ticks)
 		out=$(in_ns "$LOADGEN" load writes -server http://127.0.0.1:7100 -clients $clients -duration "$DURATION" -prefix "c$clients" 2>&1 | head -1 || true)
 		ticks=$(($(cpu_ticks) - before))
 		writes=$(echo "$out" | sed -n 's/.*: \([0-9]*\) writes in.*/\1/p')
 		b1=$(batches)
-		echo "$NAME: $out; voters' CPU: $((ticks * 1000 / $(getconf CLK_TCK))) ms, $((ticks * 1000000 / $(getconf CLK_TCK) / (${writes:-0} + 1))) us per write; $(echo "$b0 $b1" | awk '$4 > $2 { printf "%.1f writes per raft entry", ($3 - $1) / ($4 - $2); next } { print "no batch metric" }')"
+		l1=$(stages 7100) f1=$(stages 7101)
+		enc=$(in_ns curl -fsS http://127.0.0.1:7100/metrics 2>/dev/null | awk '/^vigil_control_raft_log_binary / { print ($2 == 1 ? "binary" : "json") }')
+		echo "$NAME: $out; voters' CPU: $((ticks * 1000 / $(getconf CLK_TCK))) ms, $((ticks * 1000000 / $(getconf CLK_TCK) / (${writes:-0} + 1))) us per write; $(echo "$b0 $b1" | awk '$4 > $2 { printf "%.1f writes per raft entry", ($3 - $1) / ($4 - $2); next } { print "no batch metric" }'); log encoding: ${enc:-json (no metric)}"
+		[ -z "$l1" ] || echo "  stages, mean per observation: $(stage_means leader "$l0" "$l1"); $(stage_means follower "$f0" "$f1")"
 	done
 done
 disk_sync
