@@ -53,7 +53,7 @@ func registerNodeMetrics(reg prometheus.Registerer, n *Server) error {
 const (
 	stageValidate = "validate"  // the leader's check of the command against its state
 	stageEncode   = "encode"    // the command's encoding for the log
-	stageQueue    = "queue"     // waiting for the group commit's turn
+	stageQueue    = "queue"     // from the commit call to its batch's raft.Apply (group commit)
 	stageRaft     = "raft"      // raft.Apply to its answer: the leader's log write and sync, a majority's, the apply
 	stageLogStore = "log_store" // one StoreLogs of the log store (write and sync), on every voter
 	stageFSM      = "fsm_apply" // one ApplyBatch of the state machine (decode and apply), on every voter
