@@ -2,8 +2,11 @@ package control
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
+	"net/http"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -291,4 +294,87 @@ func TestBinaryLogGate(t *testing.T) {
 	if oldCodecs.reads(a.LocalAddr()) {
 		t.Error("the old voter recorded a binary log reader")
 	}
+}
+
+// TestMixedPoolWritesJSON: while one voter is of the release before (its raft handshake
+// offers no binary log), the leader writes JSON entries, which that voter reads; once it is
+// replaced by one of this release, the leader writes binary entries, and every voter applies
+// both.
+func TestMixedPoolWritesJSON(t *testing.T) {
+	c := &cluster{maxBody: 1 << 20, timing: testTiming}
+	c.t = t
+	c.raftSecret = testRaftSecret(t)
+	offerBinaryLog = false // voter v2, started last, is "old"
+	restore := func() { offerBinaryLog = true }
+	t.Cleanup(restore)
+	newClusterWithOld(t, c)
+	restore()
+	leader := c.leader(5 * time.Second)
+	if leader.id == "v2" {
+		t.Skip("the voter of the release before was elected: it writes what its own peers read")
+	}
+	entry := func(index uint64) []byte {
+		var l raft.Log
+		if err := leader.node.store.GetLog(index, &l); err != nil {
+			t.Fatal(err)
+		}
+		return l.Data
+	}
+	idx := mustWrite(t, "POST", leader.url()+"/v1/checks", "application/json", checkJSON("mixed-json", 1))
+	if d := entry(idx); len(d) == 0 || d[0] != '{' {
+		t.Fatalf("with a voter of the release before, the leader wrote %q, want JSON", d[:min(len(d), 8)])
+	}
+	if leader.node.binaryLog() {
+		t.Fatal("the leader takes every voter to read the binary log")
+	}
+	c.stop(2)
+	c.start(2) // now of this release
+	waitFor(t, 10*time.Second, "the leader to learn that every voter reads the binary log", leader.node.binaryLog)
+	idx = mustWrite(t, "POST", leader.url()+"/v1/checks", "application/json", checkJSON("mixed-binary", 2))
+	if d := entry(idx); !isBinaryCommand(d) {
+		t.Fatalf("with every voter of this release, the leader wrote %q, want the binary encoding", d[:min(len(d), 8)])
+	}
+	for _, v := range c.voters {
+		waitFor(t, 10*time.Second, v.id+" to apply both writes", func() bool {
+			s := v.node.State()
+			_, a := s.CheckRef("mixed-json")
+			_, b := s.CheckRef("mixed-binary")
+			return a && b
+		})
+	}
+}
+
+// newClusterWithOld starts three voters as newClusterWith does, offerBinaryLog as the
+// caller set it for the last one only.
+func newClusterWithOld(t *testing.T, c *cluster) {
+	old := offerBinaryLog
+	offerBinaryLog = true
+	for i := range 3 {
+		if i == 2 {
+			offerBinaryLog = old
+		}
+		v := &voter{id: fmt.Sprintf("v%d", i), dir: filepath.Join(t.TempDir(), "data"), raftAddr: freeAddr(t), apiAddr: freeAddr(t)}
+		c.voters = append(c.voters, v)
+		c.start(i)
+		if i == 0 {
+			if err := v.node.Bootstrap(); err != nil {
+				t.Fatal(err)
+			}
+			c.leader(5 * time.Second)
+			waitFor(t, 5*time.Second, "the first voter records its API URL", func() bool {
+				return v.node.State().Voters[v.id] == v.url()
+			})
+			continue
+		}
+		body := fmt.Sprintf(`{"id": %q, "raft_address": %q, "api": %q}`, v.id, v.raftAddr, v.url())
+		code, out := doWith(t, c.client, "POST", c.voters[0].url()+"/v1/cluster/voters", testToken, "application/json", body)
+		if code != http.StatusOK {
+			t.Fatalf("join %s: %d %s", v.id, code, out)
+		}
+	}
+	t.Cleanup(func() {
+		for i := range c.voters {
+			c.stop(i)
+		}
+	})
 }
