@@ -57,8 +57,13 @@ cpu_ticks() { # total user+system clock ticks of the voters
 	echo $t
 }
 
+leader_port() { # the API port of the voter v0 says leads
+	l=$(in_ns curl -fsS http://127.0.0.1:7100/v1/cluster 2>/dev/null | sed -n 's/.*"leader": *"v\([0-9]\)".*/\1/p')
+	echo 710${l:-0}
+}
+
 batches() { # writes and raft entries the leader's group commit has made so far: "sum count"
-	in_ns curl -fsS http://127.0.0.1:7100/metrics 2>/dev/null | awk '
+	in_ns curl -fsS http://127.0.0.1:$LP/metrics 2>/dev/null | awk '
 		/^vigil_control_commit_batch_writes_sum/ { s = $2 } /^vigil_control_commit_batch_writes_count/ { c = $2 }
 		END { printf "%d %d\n", s, c }'
 }
@@ -180,16 +185,20 @@ for SPEC in "$@"; do
 	"$LOADGEN" load document -checks "$HELD" >"$DIR/doc.yaml"
 	in_ns "$BIN" apply -f "$DIR/doc.yaml" -server http://127.0.0.1:7100 -timeout 120s >/dev/null
 	for clients in 1 16; do
+		LP=$(leader_port) # the load goes to the leader (an election under load may have moved it)
+		FP=710$(((${LP#710} + 1) % 3))
 		b0=$(batches)
-		l0=$(stages 7100) f0=$(stages 7101)
+		l0=$(stages $LP) f0=$(stages $FP)
 		before=$(cpu_ticks)
-		out=$(in_ns "$LOADGEN" load writes -server http://127.0.0.1:7100 -clients $clients -duration "$DURATION" -prefix "c$clients" 2>&1 | head -1 || true)
+		out=$(in_ns "$LOADGEN" load writes -server http://127.0.0.1:$LP -clients $clients -duration "$DURATION" -prefix "c$clients" 2>&1 | head -1 || true)
 		ticks=$(($(cpu_ticks) - before))
 		writes=$(echo "$out" | sed -n 's/.*: \([0-9]*\) writes in.*/\1/p')
 		b1=$(batches)
-		l1=$(stages 7100) f1=$(stages 7101)
-		enc=$(in_ns curl -fsS http://127.0.0.1:7100/metrics 2>/dev/null | awk '/^vigil_control_raft_log_binary / { print ($2 == 1 ? "binary" : "json") }')
-		echo "$NAME: $out; voters' CPU: $((ticks * 1000 / $(getconf CLK_TCK))) ms, $((ticks * 1000000 / $(getconf CLK_TCK) / (${writes:-0} + 1))) us per write; $(echo "$b0 $b1" | awk '$4 > $2 { printf "%.1f writes per raft entry", ($3 - $1) / ($4 - $2); next } { print "no batch metric" }'); log encoding: ${enc:-json (no metric)}"
+		l1=$(stages $LP) f1=$(stages $FP)
+		moved=""
+		[ "$(leader_port)" = "$LP" ] || moved=" (the leader changed during the row: v${LP#710}, then $(leader_port))"
+		enc=$(in_ns curl -fsS http://127.0.0.1:$LP/metrics 2>/dev/null | awk '/^vigil_control_raft_log_binary / { print ($2 == 1 ? "binary" : "json") }')
+		echo "$NAME: $out; voters' CPU: $((ticks * 1000 / $(getconf CLK_TCK))) ms, $((ticks * 1000000 / $(getconf CLK_TCK) / (${writes:-0} + 1))) us per write; $(echo "$b0 $b1" | awk '$4 > $2 { printf "%.1f writes per raft entry", ($3 - $1) / ($4 - $2); next } { print "no batch metric" }'); log encoding: ${enc:-json (no metric)}; leader v${LP#710}$moved"
 		[ -z "$l1" ] || echo "  stages, mean per observation: $(stage_means leader "$l0" "$l1"); $(stage_means follower "$f0" "$f1")"
 	done
 	echo "  $(disk_sync)"
