@@ -309,19 +309,39 @@ func TestMixedPoolWritesJSON(t *testing.T) {
 	t.Cleanup(restore)
 	newClusterWithOld(t, c)
 	restore()
-	leader := c.leader(5 * time.Second)
-	if leader.id == "v2" {
-		t.Skip("the voter of the release before was elected: it writes what its own peers read")
-	}
-	entry := func(index uint64) []byte {
+	// write posts a check to the leader, again after a lost leadership (a loaded machine),
+	// and returns the leader that took it and the entry it wrote.
+	write := func(id string, port int) (*voter, []byte) {
+		t.Helper()
+		var leader *voter
+		var idx uint64
+		waitFor(t, 20*time.Second, "the leader to take "+id, func() bool {
+			leader = c.leader(10 * time.Second)
+			code, out := doWith(t, c.client, "POST", leader.url()+"/v1/checks", testToken, "application/json", checkJSON(id, port))
+			if code == http.StatusConflict {
+				t.Fatalf("%s was applied by an attempt whose answer was lost: %s", id, out)
+			}
+			if code != http.StatusCreated {
+				return false
+			}
+			var r WriteResult
+			if err := json.Unmarshal(out, &r); err != nil {
+				t.Fatal(err)
+			}
+			idx = r.Index
+			return true
+		})
+		if leader.id == "v2" {
+			t.Skip("the voter standing for the release before was elected: it writes what its own peers read")
+		}
 		var l raft.Log
-		if err := leader.node.store.GetLog(index, &l); err != nil {
+		if err := leader.node.store.GetLog(idx, &l); err != nil {
 			t.Fatal(err)
 		}
-		return l.Data
+		return leader, l.Data
 	}
-	idx := mustWrite(t, "POST", leader.url()+"/v1/checks", "application/json", checkJSON("mixed-json", 1))
-	if d := entry(idx); len(d) == 0 || d[0] != '{' {
+	leader, d := write("mixed-json", 1)
+	if len(d) == 0 || d[0] != '{' {
 		t.Fatalf("with a voter of the release before, the leader wrote %q, want JSON", d[:min(len(d), 8)])
 	}
 	if leader.node.binaryLog() {
@@ -329,9 +349,11 @@ func TestMixedPoolWritesJSON(t *testing.T) {
 	}
 	c.stop(2)
 	c.start(2) // now of this release
-	waitFor(t, 10*time.Second, "the leader to learn that every voter reads the binary log", leader.node.binaryLog)
-	idx = mustWrite(t, "POST", leader.url()+"/v1/checks", "application/json", checkJSON("mixed-binary", 2))
-	if d := entry(idx); !isBinaryCommand(d) {
+	waitFor(t, 20*time.Second, "the leader to learn that every voter reads the binary log", func() bool {
+		l := c.leader(10 * time.Second)
+		return l.id != "v2" && l.node.binaryLog()
+	})
+	if _, d = write("mixed-binary", 2); !isBinaryCommand(d) {
 		t.Fatalf("with every voter of this release, the leader wrote %q, want the binary encoding", d[:min(len(d), 8)])
 	}
 	for _, v := range c.voters {
@@ -367,10 +389,10 @@ func newClusterWithOld(t *testing.T, c *cluster) {
 			continue
 		}
 		body := fmt.Sprintf(`{"id": %q, "raft_address": %q, "api": %q}`, v.id, v.raftAddr, v.url())
-		code, out := doWith(t, c.client, "POST", c.voters[0].url()+"/v1/cluster/voters", testToken, "application/json", body)
-		if code != http.StatusOK {
-			t.Fatalf("join %s: %d %s", v.id, code, out)
-		}
+		waitFor(t, 20*time.Second, "the join of "+v.id, func() bool { // again after a lost leadership
+			code, _ := doWith(t, c.client, "POST", c.leader(10*time.Second).url()+"/v1/cluster/voters", testToken, "application/json", body)
+			return code == http.StatusOK
+		})
 	}
 	t.Cleanup(func() {
 		for i := range c.voters {
