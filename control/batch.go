@@ -48,8 +48,9 @@ type committer struct {
 
 // pendingWrite is one write waiting for its commit.
 type pendingWrite struct {
-	data []byte
-	done chan writeResult
+	data  []byte
+	done  chan writeResult
+	since time.Time // when it arrived
 }
 
 // writeResult is a write's outcome, or (turn) the signal that the write commits next, after
@@ -64,7 +65,7 @@ type writeResult struct {
 // commit commits an encoded command, alone or with those waiting beside it, and returns its
 // index.
 func (n *Server) commit(data []byte) (uint64, error) {
-	w := &pendingWrite{data: data, done: make(chan writeResult, 1)}
+	w := &pendingWrite{data: data, done: make(chan writeResult, 1), since: time.Now()}
 	c := &n.committer
 	c.mu.Lock()
 	if len(c.queue) >= writeQueue {
@@ -171,7 +172,18 @@ func (c *committer) take() []*pendingWrite {
 func (n *Server) commitBatch(batch []*pendingWrite) {
 	answer := func(i int, r writeResult) { batch[i].done <- r }
 	data := batch[0].data
-	if len(batch) > 1 {
+	binaryBatch := false
+	for _, w := range batch {
+		binaryBatch = binaryBatch || isBinaryCommand(w.data)
+	}
+	if len(batch) > 1 && binaryBatch {
+		// A binary command is written only when every voter reads the binary encoding.
+		subs := make([][]byte, len(batch))
+		for i, w := range batch {
+			subs[i] = w.data
+		}
+		data = encodeBatchBinary(subs)
+	} else if len(batch) > 1 {
 		c := Command{Op: OpBatch, Batch: make([]json.RawMessage, len(batch))}
 		for i, w := range batch {
 			c.Batch[i] = w.data
@@ -185,8 +197,15 @@ func (n *Server) commitBatch(batch []*pendingWrite) {
 		}
 	}
 	n.batchSize.Observe(float64(len(batch)))
+	t0 := time.Now()
+	queue := n.stages.WithLabelValues(stageQueue)
+	for _, w := range batch {
+		queue.Observe(t0.Sub(w.since).Seconds())
+	}
 	f := n.raft.Apply(data, n.cfg.ApplyTimeout)
-	if err := f.Error(); err != nil {
+	err := f.Error()
+	n.stages.WithLabelValues(stageRaft).Observe(time.Since(t0).Seconds())
+	if err != nil {
 		for i := range batch {
 			answer(i, writeResult{err: raftWriteError(err)})
 		}

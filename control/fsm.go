@@ -13,8 +13,10 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/hashicorp/raft"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // ApplyResult is what the state machine returns for one command: the index it produced, or
@@ -35,6 +37,8 @@ type FSM struct {
 	log     *slog.Logger
 	shards  shardKeeper
 	changes *changeLog
+
+	applied prometheus.Observer // the time of each ApplyBatch; nil: not timed
 
 	mu      sync.Mutex
 	state   *State
@@ -111,6 +115,9 @@ func (f *FSM) Apply(l *raft.Log) any {
 // ApplyBatch applies committed log entries in order, each on the state the one before it
 // made, and publishes the last state once: a reader or watch wakes once per batch.
 func (f *FSM) ApplyBatch(logs []*raft.Log) []any {
+	if f.applied != nil {
+		defer func(t0 time.Time) { f.applied.Observe(time.Since(t0).Seconds()) }(time.Now())
+	}
 	out := make([]any, len(logs))
 	cur := f.State()
 	start := cur
@@ -123,7 +130,7 @@ func (f *FSM) ApplyBatch(logs []*raft.Log) []any {
 			continue
 		}
 		var c Command
-		if err := json.Unmarshal(l.Data, &c); err != nil {
+		if err := decodeCommand(l.Data, &c); err != nil {
 			f.log.Error("control: undecodable command in the raft log", "index", l.Index, "err", err)
 			out[i] = ApplyResult{Index: l.Index, Err: fmt.Errorf("control: decode command: %w", err)}
 			continue
@@ -144,13 +151,13 @@ func (f *FSM) ApplyBatch(logs []*raft.Log) []any {
 	return out
 }
 
-// applyBatch applies the commands of a batch entry in order, each on its own, and returns
-// the entry's result and the state after it.
+// applyBatch applies the commands of a batch entry in order, each on its own (each in
+// either encoding), and returns the entry's result and the state after it.
 func (f *FSM) applyBatch(cur *State, subs iter.Seq[json.RawMessage], index uint64) (ApplyResult, *State) {
 	res := ApplyResult{Index: index}
 	for raw := range subs {
 		var sub Command
-		err := json.Unmarshal(raw, &sub)
+		err := decodeCommand(raw, &sub)
 		switch {
 		case err != nil:
 			err = fmt.Errorf("control: decode command: %w", err)

@@ -35,14 +35,37 @@ func registerNodeMetrics(reg prometheus.Registerer, n *Server) error {
 			Name: "vigil_control_ready",
 			Help: "1 once this voter has replayed the raft log it had on disk at start.",
 		}, func() float64 { return b2f(n.Ready()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "vigil_control_raft_log_binary",
+			Help: "1 when this voter, as leader, writes commands in the binary encoding (every server of the configuration reads it).",
+		}, func() float64 { return b2f(n.IsLeader() && n.binaryLog()) }),
 	}
-	cs = append(cs, n.batchSize)
+	cs = append(cs, n.batchSize, n.stages)
 	for _, c := range cs {
 		if err := reg.Register(c); err != nil {
 			return fmt.Errorf("control: register metrics: %w", err)
 		}
 	}
 	return nil
+}
+
+// The stages of a write that vigil_control_write_stage_seconds times (writeStages).
+const (
+	stageValidate = "validate"  // the leader's check of the command against its state
+	stageEncode   = "encode"    // the command's encoding for the log
+	stageQueue    = "queue"     // from the commit call to its batch's raft.Apply (group commit)
+	stageRaft     = "raft"      // raft.Apply to its answer: the leader's log write and sync, a majority's, the apply
+	stageLogStore = "log_store" // one StoreLogs of the log store (write and sync), on every voter
+	stageFSM      = "fsm_apply" // one ApplyBatch of the state machine (decode and apply), on every voter
+)
+
+// newWriteStages is the histogram of the time of each stage of a write on this voter.
+func newWriteStages() *prometheus.HistogramVec {
+	return prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "vigil_control_write_stage_seconds",
+		Help:    "Time of each stage of a write on this voter: validate, encode, queue (group commit), raft (Apply to its answer), log_store (a StoreLogs, with its sync) and fsm_apply (a batch of entries).",
+		Buckets: prometheus.ExponentialBuckets(25e-6, 2, 14),
+	}, []string{"stage"})
 }
 
 // newBatchSize is the histogram of the writes committed in one raft entry.

@@ -67,6 +67,14 @@ type ServerConfig struct {
 	// one of RaftTLS, RaftSecret and InsecureRaftPlaintext is required unless Transport is
 	// set.
 	InsecureRaftPlaintext bool
+	// LogEncoding is how the leader encodes commands in the raft log: LogEncodingAuto
+	// (default: binary once every voter of the configuration has said over the raft
+	// transport's TLS handshake that it reads it, JSON until then and on the plain
+	// transport), LogEncodingJSON or LogEncodingBinary (every voter must read it: for tests
+	// and for a transport set in Transport).
+	LogEncoding string
+	// codecs records what each voter dialled reads (set by NewServer).
+	codecs *peerCodecs
 	// RaftListenerLimits bound the TLS handshakes in progress on the raft port.
 	RaftListenerLimits tlsconf.ListenerLimits
 	// TLSMetrics counts the raft listener's refused connections and failed handshakes; nil
@@ -113,6 +121,7 @@ type Server struct {
 
 	committer committer // writes waiting for their turn to commit (batch.go)
 	batchSize prometheus.Histogram
+	stages    *prometheus.HistogramVec // vigil_control_write_stage_seconds
 
 	bootLast uint64 // last log index on disk at start: reads wait until it is applied
 	existing bool   // the data directory held raft state at start
@@ -128,6 +137,11 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	if cfg.ID == "" || cfg.DataDir == "" {
 		return nil, errors.New("control: a voter needs an id and a data directory")
 	}
+	switch cfg.LogEncoding {
+	case LogEncodingAuto, LogEncodingJSON, LogEncodingBinary:
+	default:
+		return nil, fmt.Errorf("control: log encoding %q: want %q, %q or %q (automatic)", cfg.LogEncoding, LogEncodingJSON, LogEncodingBinary, LogEncodingAuto)
+	}
 	if cfg.ApplyTimeout == 0 {
 		cfg.ApplyTimeout = 10 * time.Second
 	}
@@ -142,7 +156,8 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	if cfg.Allocators == nil {
 		cfg.Allocators = ShardAllocators
 	}
-	n := &Server{cfg: cfg, log: log, fsm: NewFSM(cfg.Allocators, log), batchSize: newBatchSize()}
+	n := &Server{cfg: cfg, log: log, fsm: NewFSM(cfg.Allocators, log), batchSize: newBatchSize(), stages: newWriteStages()}
+	n.fsm.applied = n.stages.WithLabelValues(stageFSM)
 	hlog := newHCLogger(log, cfg.RaftLogLevel)
 	var err error
 	if n.store, err = openLogStore(cfg.DataDir, cfg.LogStore, cfg.walSegmentSize, hlog); err != nil {
@@ -162,6 +177,8 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 		return nil, fmt.Errorf("control: read raft state: %w", err)
 	}
 	n.trans = cfg.Transport
+	cfg.codecs = &peerCodecs{}
+	n.cfg.codecs = cfg.codecs
 	if n.trans == nil {
 		if n.trans, err = newRaftTransport(cfg, hlog, log); err != nil {
 			n.store.Close()
@@ -183,7 +200,7 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	}
 	rc.SnapshotThreshold = cfg.SnapshotThreshold
 	rc.TrailingLogs = cfg.SnapshotThreshold
-	if n.raft, err = raft.NewRaft(rc, n.fsm, &recentLogs{logStore: n.store}, n.store, snaps, n.trans); err != nil {
+	if n.raft, err = raft.NewRaft(rc, n.fsm, &recentLogs{logStore: n.store, stored: n.stages.WithLabelValues(stageLogStore)}, n.store, snaps, n.trans); err != nil {
 		n.closeTransport()
 		n.store.Close()
 		return nil, fmt.Errorf("control: start raft: %w", err)
@@ -272,15 +289,54 @@ func (n *Server) Apply(cmd *Command) (uint64, error) {
 	if !n.IsLeader() {
 		return 0, ErrNotLeader
 	}
+	t0 := time.Now()
 	cur := n.fsm.State()
 	if _, err := applyCommand(cur, cmd, cur.Index+1); err != nil {
 		return 0, err
 	}
-	data, err := encodeCommand(cmd)
+	t1 := time.Now()
+	n.stages.WithLabelValues(stageValidate).Observe(t1.Sub(t0).Seconds())
+	var data []byte
+	var err error
+	if n.binaryLog() {
+		data, err = encodeCommandBinary(cmd)
+	} else {
+		data, err = encodeCommand(cmd)
+	}
 	if err != nil {
 		return 0, err
 	}
+	n.stages.WithLabelValues(stageEncode).Observe(time.Since(t1).Seconds())
 	return n.commit(data)
+}
+
+// The encodings of commands in the raft log (ServerConfig.LogEncoding).
+const (
+	LogEncodingAuto   = ""
+	LogEncodingJSON   = "json"
+	LogEncodingBinary = "binary"
+)
+
+// binaryLog reports whether this leader writes commands in the binary encoding: only when
+// every other server of raft's configuration reads it (a voter of the release before reads
+// JSON only), as the last TLS handshake with each said.
+func (n *Server) binaryLog() bool {
+	switch n.cfg.LogEncoding {
+	case LogEncodingJSON:
+		return false
+	case LogEncodingBinary:
+		return true
+	}
+	f := n.raft.GetConfiguration()
+	if f.Error() != nil {
+		return false
+	}
+	for _, s := range f.Configuration().Servers {
+		if s.ID != raft.ServerID(n.cfg.ID) && !n.cfg.codecs.reads(s.Address) {
+			return false
+		}
+	}
+	return true
 }
 
 // raftWriteError maps raft's errors to the control plane's.

@@ -16,6 +16,7 @@ import (
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 	raftwal "github.com/hashicorp/raft-wal"
 	"github.com/hashicorp/raft-wal/metadb"
+	"github.com/prometheus/client_golang/prometheus"
 	"go.etcd.io/bbolt"
 )
 
@@ -149,13 +150,19 @@ const (
 // recentMaxBytes are held; a larger entry (a whole document) is read from the store.
 type recentLogs struct {
 	logStore
-	mu   sync.Mutex
-	ring [recentEntries]*raft.Log
+	stored prometheus.Observer // the time of each StoreLogs; nil: not timed
+	mu     sync.Mutex
+	ring   [recentEntries]*raft.Log
 }
 
 // StoreLogs writes the entries to the store, then holds the small ones.
 func (c *recentLogs) StoreLogs(logs []*raft.Log) error {
-	if err := c.logStore.StoreLogs(logs); err != nil {
+	t0 := time.Now()
+	err := c.logStore.StoreLogs(logs)
+	if c.stored != nil {
+		c.stored.Observe(time.Since(t0).Seconds())
+	}
+	if err != nil {
 		c.mu.Lock()
 		clear(c.ring[:])
 		c.mu.Unlock()

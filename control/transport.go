@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -74,10 +75,16 @@ func newRaftTransport(cfg ServerConfig, hlog hclog.Logger, log *slog.Logger) (ra
 // tlsTransport is raft's network transport over mutual TLS on ln, advertising adv.
 func tlsTransport(ln net.Listener, adv net.Addr, store *tlsconf.Store, cfg ServerConfig, hlog hclog.Logger) raft.Transport {
 	peer := tlsconf.Peer{Roles: []string{tlsconf.RoleControl}, SkipHostname: true}
+	server, client := store.ServerConfig(peer), store.ClientConfig(peer)
+	if offerBinaryLog {
+		server.NextProtos = []string{alpnBinaryLog}
+		client.NextProtos = []string{alpnBinaryLog}
+	}
 	s := &tlsStream{
-		Listener: tlsconf.NewListener(ln, store.ServerConfig(peer), cfg.RaftListenerLimits, "raft", cfg.TLSMetrics),
+		Listener: tlsconf.NewListener(ln, server, cfg.RaftListenerLimits, "raft", cfg.TLSMetrics),
 		adv:      adv,
-		client:   store.ClientConfig(peer),
+		client:   client,
+		codecs:   cfg.codecs,
 	}
 	return raft.NewNetworkTransportWithLogger(s, 3, 10*time.Second, hlog)
 }
@@ -144,6 +151,45 @@ type tlsStream struct {
 	net.Listener
 	adv    net.Addr
 	client *tls.Config
+	codecs *peerCodecs // what each voter dialled reads; nil: not recorded
+}
+
+// alpnBinaryLog is the TLS application protocol a voter offers and accepts on the raft port
+// when it reads the binary encoding of the raft log (logbinary.go). A voter of an earlier
+// release neither offers nor accepts one: the handshake succeeds and negotiates none.
+const alpnBinaryLog = "vigil-raft-binlog-1"
+
+// offerBinaryLog is false only in tests, for a voter of the release before.
+var offerBinaryLog = true
+
+// peerCodecs records, per raft address, whether the voter there reads the binary encoding
+// of the log, as the last handshake with it said. A leader writes that encoding only when
+// every server of the configuration does (Server.binaryLog).
+type peerCodecs struct {
+	mu     sync.Mutex
+	binary map[raft.ServerAddress]bool
+}
+
+func (p *peerCodecs) record(addr raft.ServerAddress, binary bool) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.binary == nil {
+		p.binary = make(map[raft.ServerAddress]bool)
+	}
+	p.binary[addr] = binary
+}
+
+// reads reports whether the voter at addr was last seen to read the binary encoding.
+func (p *peerCodecs) reads(addr raft.ServerAddress) bool {
+	if p == nil {
+		return false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.binary[addr]
 }
 
 // Addr returns the address other voters dial.
@@ -157,6 +203,9 @@ func (s *tlsStream) Dial(address raft.ServerAddress, timeout time.Duration) (net
 	c, err := d.DialContext(ctx, "tcp", string(address))
 	if err != nil {
 		return nil, fmt.Errorf("control: raft dial %s: %w", address, err)
+	}
+	if tc, ok := c.(*tls.Conn); ok {
+		s.codecs.record(address, tc.ConnectionState().NegotiatedProtocol == alpnBinaryLog)
 	}
 	return c, nil
 }

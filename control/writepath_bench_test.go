@@ -30,11 +30,9 @@ func BenchmarkWritePath(b *testing.B) {
 		b.Fatal(err)
 	}
 	c.ID = "w-1"
-	cmd := &Command{Op: OpPutCheck, Check: c}
-	data, err := encodeCommand(cmd)
-	if err != nil {
-		b.Fatal(err)
-	}
+	// As the API stamps it (a.stamp).
+	cmd := &Command{Op: OpPutCheck, Check: c, Audit: &AuditInfo{Time: time.Now(), Token: "bench",
+		Method: "PUT", Path: "/v1/checks/w-1", Summary: "put check w-1"}}
 	b.Run("decode-body", func(b *testing.B) {
 		defer reportCPU(b)()
 		for b.Loop() {
@@ -59,36 +57,59 @@ func BenchmarkWritePath(b *testing.B) {
 			}
 		}
 	})
-	b.Run("encode-command", func(b *testing.B) {
-		defer reportCPU(b)()
-		for b.Loop() {
-			if _, err := encodeCommand(cmd); err != nil {
-				b.Fatal(err)
+	encodings := []struct {
+		name   string
+		encode func(*Command) ([]byte, error)
+		batch  func([][]byte) []byte
+	}{
+		{"json", encodeCommand, func(subs [][]byte) []byte {
+			bc := Command{Op: OpBatch}
+			for _, s := range subs {
+				bc.Batch = append(bc.Batch, s)
 			}
-		}
-	})
-	for _, n := range []int{1, 16} {
-		b.Run(fmt.Sprintf("apply/batch=%d", n), func(b *testing.B) {
-			entry := data
-			if n > 1 {
-				bc := Command{Op: OpBatch}
-				for range n {
-					bc.Batch = append(bc.Batch, data)
-				}
-				entry, _ = json.Marshal(bc)
-			}
-			f := NewFSM(nil, nil)
-			f.publish(base)
-			i := uint64(1)
-			stop := reportCPU(b)
+			entry, _ := json.Marshal(bc)
+			return entry
+		}},
+		{"binary", encodeCommandBinary, encodeBatchBinary},
+	}
+	for _, enc := range encodings {
+		b.Run("encode-command/"+enc.name, func(b *testing.B) {
+			defer reportCPU(b)()
 			for b.Loop() {
-				f.publish(base)
-				f.ApplyBatch([]*raft.Log{{Index: i, Type: raft.LogCommand, Data: entry}})
-				i++
+				if _, err := enc.encode(cmd); err != nil {
+					b.Fatal(err)
+				}
 			}
-			cpu := stop()
-			b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N*n), "cpu-ns/command")
 		})
+	}
+	for _, enc := range encodings {
+		data, err := enc.encode(cmd)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, n := range []int{1, 16} {
+			b.Run(fmt.Sprintf("apply/%s/batch=%d", enc.name, n), func(b *testing.B) {
+				entry := data
+				if n > 1 {
+					subs := make([][]byte, n)
+					for i := range subs {
+						subs[i] = data
+					}
+					entry = enc.batch(subs)
+				}
+				f := NewFSM(nil, nil)
+				f.publish(base)
+				i := uint64(1)
+				stop := reportCPU(b)
+				for b.Loop() {
+					f.publish(base)
+					f.ApplyBatch([]*raft.Log{{Index: i, Type: raft.LogCommand, Data: entry}})
+					i++
+				}
+				cpu := stop()
+				b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N*n), "cpu-ns/command")
+			})
+		}
 	}
 }
 

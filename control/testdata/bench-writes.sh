@@ -57,10 +57,33 @@ cpu_ticks() { # total user+system clock ticks of the voters
 	echo $t
 }
 
+leader_port() { # the API port of the voter v0 says leads
+	l=$(in_ns curl -fsS http://127.0.0.1:7100/v1/cluster 2>/dev/null | sed -n 's/.*"leader": *"v\([0-9]\)".*/\1/p')
+	echo 710${l:-0}
+}
+
 batches() { # writes and raft entries the leader's group commit has made so far: "sum count"
-	in_ns curl -fsS http://127.0.0.1:7100/metrics 2>/dev/null | awk '
+	in_ns curl -fsS http://127.0.0.1:$LP/metrics 2>/dev/null | awk '
 		/^vigil_control_commit_batch_writes_sum/ { s = $2 } /^vigil_control_commit_batch_writes_count/ { c = $2 }
 		END { printf "%d %d\n", s, c }'
+}
+
+stages() { # PORT: "stage sum count" of each stage of a write on the voter whose API is at PORT
+	in_ns curl -fsS http://127.0.0.1:$1/metrics 2>/dev/null | awk '
+		/^vigil_control_write_stage_seconds_sum/ { split($1, a, "\""); s[a[2]] = $2 }
+		/^vigil_control_write_stage_seconds_count/ { split($1, a, "\""); c[a[2]] = $2 }
+		END { for (k in s) printf "%s %s %s\n", k, s[k], c[k] }'
+}
+
+stage_means() { # WHO BEFORE AFTER: the mean of each stage over the row, in us, and how many
+	printf '%s\n%s\n' "$2" "$3" | awk -v who="$1" '
+		NF == 3 { if (!(($1) in s0)) { s0[$1] = $2; c0[$1] = $3 } else { s1[$1] = $2; c1[$1] = $3 } }
+		END {
+			out = who ":"
+			n = split("validate encode queue raft log_store fsm_apply", order, " ")
+			for (i = 1; i <= n; i++) { k = order[i]
+				if ((k in c1) && c1[k] > c0[k]) out = out sprintf(" %s %.0f us (x%d)", k, (s1[k] - s0[k]) * 1e6 / (c1[k] - c0[k]), c1[k] - c0[k]) }
+			print out }'
 }
 
 wait_for() { # url pattern
@@ -72,12 +95,27 @@ wait_for() { # url pattern
 	done
 }
 
-disk_sync() { # mean time of one synced 4 KiB write in place on the voters' disk: what each log append waits for
+disk_sync() { # synced 4 KiB writes in place on the voters' disk, what each log append waits for
 	dd if=/dev/zero of="$DIR/sync-probe" bs=4k count=200 2>/dev/null
 	sync "$DIR/sync-probe"
-	t0=$(date +%s%N)
-	dd if=/dev/zero of="$DIR/sync-probe" bs=4k count=200 conv=notrunc oflag=dsync 2>/dev/null
-	echo "synced 4 KiB write in place on the voters' disk: $((($(date +%s%N) - t0) / 200000)) us (mean of 200, dd oflag=dsync)"
+	if command -v python3 >/dev/null; then # each write and its fdatasync timed alone: median, p90, mean
+		python3 - "$DIR/sync-probe" <<'PY'
+import os, sys, time
+fd = os.open(sys.argv[1], os.O_WRONLY)
+block, t = b"\0" * 4096, []
+for i in range(200):
+    t0 = time.perf_counter_ns()
+    os.pwrite(fd, block, (i % 200) * 4096)
+    os.fdatasync(fd)
+    t.append((time.perf_counter_ns() - t0) // 1000)
+t.sort()
+print("synced 4 KiB write in place on the voters' disk (pwrite + fdatasync, 200): median %d us, p90 %d us, mean %d us" % (t[100], t[180], sum(t) // len(t)))
+PY
+	else
+		t0=$(date +%s%N)
+		dd if=/dev/zero of="$DIR/sync-probe" bs=4k count=200 conv=notrunc oflag=dsync 2>/dev/null
+		echo "synced 4 KiB write in place on the voters' disk: $((($(date +%s%N) - t0) / 200000)) us (mean of 200, dd oflag=dsync)"
+	fi
 	rm -f "$DIR/sync-probe"
 }
 
@@ -119,6 +157,7 @@ for SPEC in "$@"; do
 		for p in $PIDS; do while kill -0 "$p" 2>/dev/null; do sleep 0.1; done; done
 		PIDS=""
 		run_etcd "${SPEC#etcd:}"
+		echo "  $(disk_sync)"
 		continue
 		;;
 	esac
@@ -146,14 +185,23 @@ for SPEC in "$@"; do
 	"$LOADGEN" load document -checks "$HELD" >"$DIR/doc.yaml"
 	in_ns "$BIN" apply -f "$DIR/doc.yaml" -server http://127.0.0.1:7100 -timeout 120s >/dev/null
 	for clients in 1 16; do
+		LP=$(leader_port) # the load goes to the leader (an election under load may have moved it)
+		FP=710$(((${LP#710} + 1) % 3))
 		b0=$(batches)
+		l0=$(stages $LP) f0=$(stages $FP)
 		before=$(cpu_ticks)
-		out=$(in_ns "$LOADGEN" load writes -server http://127.0.0.1:7100 -clients $clients -duration "$DURATION" -prefix "c$clients" 2>&1 | head -1 || true)
+		out=$(in_ns "$LOADGEN" load writes -server http://127.0.0.1:$LP -clients $clients -duration "$DURATION" -prefix "c$clients" 2>&1 | head -1 || true)
 		ticks=$(($(cpu_ticks) - before))
 		writes=$(echo "$out" | sed -n 's/.*: \([0-9]*\) writes in.*/\1/p')
 		b1=$(batches)
-		echo "$NAME: $out; voters' CPU: $((ticks * 1000 / $(getconf CLK_TCK))) ms, $((ticks * 1000000 / $(getconf CLK_TCK) / (${writes:-0} + 1))) us per write; $(echo "$b0 $b1" | awk '$4 > $2 { printf "%.1f writes per raft entry", ($3 - $1) / ($4 - $2); next } { print "no batch metric" }')"
+		l1=$(stages $LP) f1=$(stages $FP)
+		moved=""
+		[ "$(leader_port)" = "$LP" ] || moved=" (the leader changed during the row: v${LP#710}, then $(leader_port))"
+		enc=$(in_ns curl -fsS http://127.0.0.1:$LP/metrics 2>/dev/null | awk '/^vigil_control_raft_log_binary / { print ($2 == 1 ? "binary" : "json") }')
+		echo "$NAME: $out; voters' CPU: $((ticks * 1000 / $(getconf CLK_TCK))) ms, $((ticks * 1000000 / $(getconf CLK_TCK) / (${writes:-0} + 1))) us per write; $(echo "$b0 $b1" | awk '$4 > $2 { printf "%.1f writes per raft entry", ($3 - $1) / ($4 - $2); next } { print "no batch metric" }'); log encoding: ${enc:-json (no metric)}; leader v${LP#710}$moved"
+		[ -z "$l1" ] || echo "  stages, mean per observation: $(stage_means leader "$l0" "$l1"); $(stage_means follower "$f0" "$f1")"
 	done
+	echo "  $(disk_sync)"
 done
 disk_sync
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
