@@ -49,7 +49,7 @@ export VIGIL_TOKEN=apply-token
 now() { date +%s.%N; }
 since() { echo "$(now) $1" | awk '{printf "%.1f", $1 - $2}'; }
 pid() { cat "$DIR/v$1.pid"; }
-rss() { awk -v k="$2" '$1 == k ":" {printf "%d", $2 / 1024}' "/proc/$1/status" 2>/dev/null || echo "-"; }
+rss() { v=$(awk -v k="$2" '$1 == k ":" {printf "%d", $2 / 1024}' "/proc/$1/status" 2>/dev/null || true); echo "${v:--}"; }
 # metric I NAME: a gauge of voter I's /metrics, empty when it does not answer.
 metric() { in_ns curl -fsS -m 5 "http://127.0.0.1:710$1/metrics" 2>/dev/null | awk -v n="$2" '$1 == n {printf "%d", $2}'; }
 applied() { metric "$1" vigil_control_raft_applied_index; }
@@ -74,7 +74,8 @@ start() {
 	i=$1
 	shift
 	ml=""
-	[ "$i" -eq 0 ] || ml="-raft-secret-file $DIR/raft-secret"
+	# Every voter but the first, which generates it, reads the cluster secret from a copy.
+	[ ! -f "$DIR/raft-secret" ] || ml="-raft-secret-file $DIR/raft-secret"
 	[ -z "$MEMLIMIT" ] || ml="$ml -memory-limit $MEMLIMIT"
 	ip netns exec "$NS" "$BIN" agent -roles control -id v$i -data-dir "$DIR/v$i" -raft-addr 127.0.0.1:700$i \
 		-api-addr 127.0.0.1:710$i -token-file "$DIR/token" -open-reads -http off -log-level info \
@@ -114,7 +115,7 @@ echo "voters before the apply: resident $(rss "$(pid 0)" VmRSS) / $(rss "$(pid 1
 	echo "seconds rss0 rss1 rss2 applied0 applied1 applied2"
 	t0=$(now)
 	while :; do
-		echo "$(since "$t0") $(rss "$(pid 0)" VmRSS) $(rss "$(pid 1)" VmRSS) $(rss "$(pid 2)" VmRSS) $(applied 0) $(applied 1) $(applied 2)"
+		echo "$(since "$t0") $(rss "$(pid 0)" VmRSS) $(rss "$(pid 1)" VmRSS) $(rss "$(pid 2)" VmRSS) $(applied 0 | sed 's/^$/-/') $(applied 1 | sed 's/^$/-/') $(applied 2 | sed 's/^$/-/')"
 		sleep 1
 	done
 ) >"$DIR/samples" &
@@ -122,11 +123,12 @@ SAMPLER=$!
 start=$(now)
 in_ns "$BIN" apply -f "$DIR/doc.yaml" -server http://127.0.0.1:7100 -timeout 1800s
 took=$(since "$start")
-target=$(commit 0)
+l=$(leader)
+target=$(commit "$l")
 doc_index=$target
-echo "vigil apply returned after $took s (load $(cut -d' ' -f1-3 /proc/loadavg)); leader's commit index $target; applied then: v0 $(applied 0), v1 $(applied 1), v2 $(applied 2)"
-for i in 1 2; do
-	echo "follower v$i applied it $(caught_up $i "$target") s after the apply returned"
+echo "vigil apply returned after $took s (load $(cut -d' ' -f1-3 /proc/loadavg)); leader v$l's commit index $target; applied then: v0 $(applied 0), v1 $(applied 1), v2 $(applied 2)"
+for i in 0 1 2; do
+	[ "$i" -eq "$l" ] || echo "follower v$i applied it $(caught_up $i "$target") s after the apply returned"
 done
 for i in 0 1 2; do
 	echo "v$i: peak resident $(rss "$(pid $i)" VmHWM) MiB (VmHWM), resident now $(rss "$(pid $i)" VmRSS) MiB; data directory $(du -sm "$DIR/v$i" | cut -f1) MiB"
@@ -141,7 +143,7 @@ done
 
 # Snapshots: pass the threshold, then wait for each voter's own schedule.
 in_ns "$BIN" load writes -server http://127.0.0.1:7100 -clients 1 -writes "$ITEMS" -duration 300s -spread 100000 -prefix item 2>&1 | head -1
-target=$(commit 0)
+target=$(commit "$(leader)")
 t0=$(now)
 for i in 0 1 2; do
 	while :; do
@@ -169,7 +171,9 @@ while kill -0 "$(pid $f)" 2>/dev/null; do sleep 0.1; done
 rm -rf "$DIR/v$f"
 start $f -join "http://127.0.0.1:710$l"
 target=$(commit "$l")
-echo "follower v$f emptied and joined again: applied the leader's index $target after $(caught_up $f "$target") s (leader's snapshot installed: $(grep -c -i 'installed remote snapshot\|Installed remote snapshot\|snapshot restored\|restored user snapshot\|install.*snapshot' "$DIR/v$f.log" || true) log lines); peak resident $(rss "$(pid $f)" VmHWM) MiB"
+echo "follower v$f emptied and joined again: applied the leader's index $target after $(caught_up $f "$target") s; peak resident $(rss "$(pid $f)" VmHWM) MiB"
+echo "  its log: $(grep -h 'copied to local snapshot\|Installed remote snapshot' "$DIR/v$f.log" | tail -2 | sed 's/.*msg="raft: \([^"]*\)".*/\1/' | tr '\n' ';')"
+echo "  the leader's snapshots: $(grep -h 'starting snapshot up to\|snapshot complete up to\|installing snapshot on' "$DIR/v$l.log" | sed 's/^time=[^T]*T\([^Z]*\)Z.*msg="raft: \([^"]*\)".*/\1 \2/' | tr '\n' ';')"
 in_ns curl -fsS "http://127.0.0.1:710$f/v1/checks/c$((CHECKS - 1))" | grep -q '"id"' &&
 	echo "v$f reads back the last check, c$((CHECKS - 1))"
 for i in 0 1 2; do
