@@ -52,8 +52,10 @@ pid() { cat "$DIR/v$1.pid"; }
 rss() { v=$(awk -v k="$2" '$1 == k ":" {printf "%d", $2 / 1024}' "/proc/$1/status" 2>/dev/null || true); echo "${v:--}"; }
 # metric I NAME: a gauge of voter I's /metrics, empty when it does not answer.
 metric() { in_ns curl -fsS -m 5 "http://127.0.0.1:710$1/metrics" 2>/dev/null | awk -v n="$2" '$1 == n {printf "%d", $2}'; }
-applied() { metric "$1" vigil_control_raft_applied_index; }
-commit() { metric "$1" vigil_control_raft_commit_index; }
+# The index of the state voter I serves: raft's applied index runs ahead of it while a voter
+# restores a snapshot or decodes an entry, and a read at that index could miss what it applied.
+applied() { metric "$1" vigil_control_config_index; }
+stateindex() { metric "$1" vigil_control_config_index; }
 leader() { # the index of the leading voter, from voter 0's view (or any voter's)
 	for i in 0 1 2; do
 		l=$(in_ns curl -fsS -m 5 "http://127.0.0.1:710$i/v1/cluster" 2>/dev/null | sed -n 's/.*"leader": "v\([0-9]\)".*/\1/p')
@@ -120,19 +122,29 @@ echo "voters before the apply: resident $(rss "$(pid 0)" VmRSS) / $(rss "$(pid 1
 	done
 ) >"$DIR/samples" &
 SAMPLER=$!
+elections() { cat "$DIR"/v?.log | grep -c 'entering leader state' || true; }
+peaks() {
+	for i in 0 1 2; do
+		echo "v$i: peak resident $(rss "$(pid $i)" VmHWM) MiB (VmHWM), resident now $(rss "$(pid $i)" VmRSS) MiB; data directory $(du -sm "$DIR/v$i" | cut -f1) MiB"
+	done
+}
+e0=$(elections)
 start=$(now)
-in_ns "$BIN" apply -f "$DIR/doc.yaml" -server http://127.0.0.1:7100 -timeout 1800s
+if ! in_ns "$BIN" apply -f "$DIR/doc.yaml" -server http://127.0.0.1:7100 -timeout 1800s; then
+	echo "vigil apply failed after $(since "$start") s (load $(cut -d' ' -f1-3 /proc/loadavg)); leaders elected meanwhile: $(($(elections) - e0))"
+	peaks
+	exit 1
+fi
 took=$(since "$start")
+echo "leaders elected during the apply: $(($(elections) - e0)) (a voter that loses the lead while it decodes forwards the document to the new leader, which decodes it again)"
 l=$(leader)
-target=$(commit "$l")
+target=$(stateindex "$l")
 doc_index=$target
-echo "vigil apply returned after $took s (load $(cut -d' ' -f1-3 /proc/loadavg)); leader v$l's commit index $target; applied then: v0 $(applied 0), v1 $(applied 1), v2 $(applied 2)"
+echo "vigil apply returned after $took s (load $(cut -d' ' -f1-3 /proc/loadavg)); leader v$l's state index $target; applied then: v0 $(applied 0), v1 $(applied 1), v2 $(applied 2)"
 for i in 0 1 2; do
 	[ "$i" -eq "$l" ] || echo "follower v$i applied it $(caught_up $i "$target") s after the apply returned"
 done
-for i in 0 1 2; do
-	echo "v$i: peak resident $(rss "$(pid $i)" VmHWM) MiB (VmHWM), resident now $(rss "$(pid $i)" VmRSS) MiB; data directory $(du -sm "$DIR/v$i" | cut -f1) MiB"
-done
+peaks
 for i in 0 1 2; do
 	if in_ns curl -fsS "http://127.0.0.1:710$i/v1/checks/c$((CHECKS - 1))" | grep -q '"id"'; then
 		echo "v$i reads back the last check, c$((CHECKS - 1))"
@@ -143,7 +155,7 @@ done
 
 # Snapshots: pass the threshold, then wait for each voter's own schedule.
 in_ns "$BIN" load writes -server http://127.0.0.1:7100 -clients 1 -writes "$ITEMS" -duration 300s -spread 100000 -prefix item 2>&1 | head -1
-target=$(commit "$(leader)")
+target=$(stateindex "$(leader)")
 t0=$(now)
 for i in 0 1 2; do
 	while :; do
@@ -160,7 +172,7 @@ f=$(( ($(leader) + 1) % 3 ))
 kill "$(pid $f)"
 while kill -0 "$(pid $f)" 2>/dev/null; do sleep 0.1; done
 start $f
-target=$(commit "$(leader)")
+target=$(stateindex "$(leader)")
 echo "follower v$f restarted on its data directory: applied the leader's index $target after $(caught_up $f "$target") s; peak resident $(rss "$(pid $f)" VmHWM) MiB"
 
 # 2. The same follower removed, emptied and joined again: the leader sends its snapshot.
@@ -170,7 +182,7 @@ kill "$(pid $f)"
 while kill -0 "$(pid $f)" 2>/dev/null; do sleep 0.1; done
 rm -rf "$DIR/v$f"
 start $f -join "http://127.0.0.1:710$l"
-target=$(commit "$l")
+target=$(stateindex "$l")
 echo "follower v$f emptied and joined again: applied the leader's index $target after $(caught_up $f "$target") s; peak resident $(rss "$(pid $f)" VmHWM) MiB"
 echo "  its log: $(grep -h 'copied to local snapshot\|Installed remote snapshot' "$DIR/v$f.log" | tail -2 | sed 's/.*msg="raft: \([^"]*\)".*/\1/' | tr '\n' ';')"
 echo "  the leader's snapshots: $(grep -h 'starting snapshot up to\|snapshot complete up to\|installing snapshot on' "$DIR/v$l.log" | sed 's/^time=[^T]*T\([^Z]*\)Z.*msg="raft: \([^"]*\)".*/\1 \2/' | tr '\n' ';')"
