@@ -94,8 +94,7 @@ func saturationTables(b *strings.Builder, res []result, o options, servers []str
 			if k := sums["knot"]; k != nil && srv != "knot" && median(k.qps) > 0 && median(k.per) > 0 {
 				vs = fmt.Sprintf("%.2f×, %.2f×", median(s.qps)/median(k.qps), median(s.per)/median(k.per))
 			}
-			fmt.Fprintf(b, "| %s | %s | %.0f (%.0f–%.0f) | %.0f (%.0f–%.0f) | %s | %s |\n", mix, srv,
-				median(s.qps), s.qps[0], s.qps[len(s.qps)-1], median(s.per), s.per[0], s.per[len(s.per)-1],
+			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s |\n", mix, srv, spread(s.qps), spread(s.per),
 				ms(s.p99[len(s.p99)/2]), vs)
 		}
 	}
@@ -135,9 +134,8 @@ func rateTables(b *strings.Builder, res []result, o options, servers []string, s
 					under++
 				}
 			}
-			fmt.Fprintf(b, "| %d | %s | %.0f (%.0f–%.0f) | %.0f (%.0f–%.0f) | %s (%s–%s) | %d/%d | %s | %s |\n", rate, srv,
-				median(s.qps), s.qps[0], s.qps[len(s.qps)-1], median(s.per), s.per[0], s.per[len(s.per)-1],
-				ms(s.p99[len(s.p99)/2]), ms(s.p99[0]), ms(s.p99[len(s.p99)-1]), under, len(s.p99),
+			fmt.Fprintf(b, "| %d | %s | %s | %s | %s (%s–%s) | %d/%d | %s | %s |\n", rate, srv,
+				spread(s.qps), spread(s.per), ms(s.p99[len(s.p99)/2]), ms(s.p99[0]), ms(s.p99[len(s.p99)-1]), under, len(s.p99),
 				lostWhere(res, srv, rate, saturation, true), lostWhere(res, srv, rate, saturation, false))
 		}
 	}
@@ -219,7 +217,12 @@ func summarize(res []result, keep func(result) bool) map[string]*summary {
 			s = &summary{}
 			sums[r.server] = s
 		}
-		s.qps, s.per, s.p99 = append(s.qps, r.qps), append(s.per, r.perCPU()), append(s.p99, r.p99)
+		s.qps, s.p99 = append(s.qps, r.qps), append(s.p99, r.p99)
+		// A run so starved that no clock tick of server CPU time was counted has no cost
+		// per query to give.
+		if r.cpu > 0 {
+			s.per = append(s.per, r.perCPU())
+		}
 	}
 	for _, s := range sums {
 		slices.Sort(s.qps)
@@ -229,8 +232,21 @@ func summarize(res []result, keep func(result) bool) map[string]*summary {
 	return sums
 }
 
-// median of sorted values (the upper one of an even count).
-func median(v []float64) float64 { return v[len(v)/2] }
+// median of sorted values (the upper one of an even count), 0 of none.
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	return v[len(v)/2]
+}
+
+// spread formats sorted values as "median (least–most)", "-" for none.
+func spread(v []float64) string {
+	if len(v) == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f (%.0f–%.0f)", median(v), v[0], v[len(v)-1])
+}
 
 func yesNo(ok bool) string {
 	if ok {
