@@ -1,9 +1,10 @@
 // Command dnsbench runs Vigil, NSD and Knot side by side on one zone and drives each with
-// dnsperf through the same query mixes, on loopback, and prints a Markdown table of queries a
-// second, queries per server CPU-second and p99 latency per round. Rounds are interleaved
-// (one run of each server per mix before the next mix) so that a change in the machine's
-// load hits every server alike. Start it with bench/dns/run.sh, which builds vigil from the
-// tree; bench/dns/README.md says what it measures and how.
+// dnsperf through the same query mixes, on loopback, and prints Markdown tables per round: at
+// saturation, queries a second, queries per server CPU-second and p99 latency; at fixed
+// offered rates (dnsperf -Q), p99 latency and the queries lost. Rounds are interleaved (one
+// run of each server per mix or rate before the next) so that a change in the machine's load
+// hits every server alike. Start it with bench/dns/run.sh, which builds vigil from the tree;
+// bench/dns/README.md says what it measures and how.
 package main
 
 import (
@@ -15,6 +16,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -41,38 +43,79 @@ const clockTicks = 100
 
 // options are the command's flags.
 type options struct {
-	rounds      int
-	duration    time.Duration
-	vigil       string
-	names       int
-	servers     []string
-	mixes       []string
-	latency     bool
-	clients     int
-	outstanding int
-	workers     int
-	keep        bool
+	rounds          int
+	duration        time.Duration
+	vigil           string // a binary, or name=binary pairs, comma-separated
+	names           int
+	servers         []string
+	mixes           []string
+	rates           []int  // offered rates of the fixed-rate runs, queries a second
+	rateMix         string // the mix the fixed-rate runs ask
+	latency         bool
+	clients         int
+	outstanding     int
+	rateOutstanding int
+	workers         int
+	keep            bool
+}
+
+// vigilBinary is one vigil binary to run, under its server name.
+type vigilBinary struct{ name, path string }
+
+// vigils parses -vigil: one binary, served as "vigil", or name=binary pairs, served as
+// "vigil-NAME", each its own agent.
+func (o options) vigils() ([]vigilBinary, error) {
+	if o.vigil == "" {
+		return nil, errors.New("no vigil binary: give -vigil (bench/dns/run.sh builds one)")
+	}
+	var out []vigilBinary
+	for _, v := range strings.Split(o.vigil, ",") {
+		name, path, named := strings.Cut(v, "=")
+		switch {
+		case !named:
+			if strings.Contains(o.vigil, ",") {
+				return nil, fmt.Errorf("-vigil %q: name each of several binaries (name=path)", o.vigil)
+			}
+			out = append(out, vigilBinary{"vigil", v})
+		case name == "" || path == "" || strings.ContainsAny(name, " |"):
+			return nil, fmt.Errorf("-vigil: %q is not name=path", v)
+		default:
+			out = append(out, vigilBinary{"vigil-" + name, path})
+		}
+	}
+	return out, nil
 }
 
 func main() {
 	var o options
-	var servers, mixes string
+	var servers, mixes, rates string
 	fs := flag.NewFlagSet("dnsbench", flag.ContinueOnError)
 	fs.IntVar(&o.rounds, "rounds", 3, "rounds: each runs every mix against every server once")
 	fs.DurationVar(&o.duration, "duration", 10*time.Second, "length of one dnsperf run")
-	fs.StringVar(&o.vigil, "vigil", "", "vigil binary to run (run.sh builds one from the tree)")
+	fs.StringVar(&o.vigil, "vigil", "", "vigil binary to run (run.sh builds one from the tree); several as name=path,name=path, each served as vigil-NAME")
 	fs.IntVar(&o.names, "names", 10000, "names of the many-names mix (and records of the zone)")
 	fs.StringVar(&servers, "servers", "vigil,nsd,knot", "servers to run, comma-separated")
-	fs.StringVar(&mixes, "mixes", "hot,names,flip,nxdomain", "query mixes, comma-separated")
+	fs.StringVar(&mixes, "mixes", "hot,names,flip,nxdomain", "query mixes run at saturation, comma-separated; empty for none")
+	fs.StringVar(&rates, "rates", "10000,25000,50000,75000", "offered rates (queries a second, dnsperf -Q) of the fixed-rate runs, comma-separated; empty for none")
+	fs.StringVar(&o.rateMix, "rate-mix", "names", "the mix the fixed-rate runs ask")
+	fs.IntVar(&o.rateOutstanding, "rate-outstanding", 1000, "dnsperf queries outstanding (-q) in the fixed-rate runs: high, so that the offered rate and not the cap on outstanding queries sets the pace")
 	fs.BoolVar(&o.latency, "latency", true, "have dnsperf print every query's latency (-v) for the p99; costs dnsperf CPU time, alike for every server")
 	fs.IntVar(&o.clients, "clients", 10, "dnsperf clients (-c)")
 	fs.IntVar(&o.outstanding, "outstanding", 100, "dnsperf queries outstanding (-q)")
-	fs.IntVar(&o.workers, "workers", runtime.NumCPU(), "NSD server-count and Knot udp-workers (Vigil runs its default: twice GOMAXPROCS readers)")
+	fs.IntVar(&o.workers, "workers", runtime.NumCPU(), "NSD server-count, Knot udp-workers and Vigil's GOMAXPROCS")
 	fs.BoolVar(&o.keep, "keep", false, "keep the work directory (configurations, zone, logs)")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		os.Exit(2)
 	}
-	o.servers, o.mixes = strings.Split(servers, ","), strings.Split(mixes, ",")
+	o.servers, o.mixes = list(servers), list(mixes)
+	for _, r := range list(rates) {
+		n, err := strconv.Atoi(r)
+		if err != nil || n <= 0 {
+			fmt.Fprintf(os.Stderr, "dnsbench: -rates: %q is not a positive number of queries a second\n", r)
+			os.Exit(2)
+		}
+		o.rates = append(o.rates, n)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	res, err := run(ctx, o, os.Stderr)
@@ -83,20 +126,40 @@ func main() {
 	fmt.Print(table(res, o))
 }
 
+// list splits a comma-separated flag, empty for none.
+func list(s string) []string {
+	if strings.TrimSpace(s) == "" {
+		return nil
+	}
+	return strings.Split(s, ",")
+}
+
 // result is one dnsperf run against one server.
 type result struct {
 	round   int
 	mix     string
 	server  string
+	offered int // queries a second offered (dnsperf -Q); 0 at saturation
 	qps     float64
 	sent    int
 	done    int
+	runtime float64 // dnsperf's run time, seconds
 	cpu     float64 // server CPU seconds over the run
+	p50     time.Duration
 	p99     time.Duration
+	p999    time.Duration
 	load    string // load average at the start of the run
 	flips   int    // verdict flips made during the run (flip mix, Vigil)
 	flipped int    // of which a query saw the new answer
 	seen    []time.Duration
+}
+
+// sentRate is the queries dnsperf sent a second.
+func (r result) sentRate() float64 {
+	if r.runtime == 0 {
+		return 0
+	}
+	return float64(r.sent) / r.runtime
 }
 
 // perCPU is the queries answered per server CPU-second.
@@ -119,6 +182,9 @@ type server struct {
 func run(ctx context.Context, o options, log io.Writer) ([]result, error) {
 	if o.rounds < 1 || o.duration <= 0 || o.names < 1 {
 		return nil, errors.New("-rounds, -duration and -names must be positive")
+	}
+	if len(o.mixes) == 0 && len(o.rates) == 0 {
+		return nil, errors.New("no mixes and no rates: nothing to run")
 	}
 	dnsperf, err := exec.LookPath("dnsperf")
 	if err != nil {
@@ -143,14 +209,34 @@ func run(ctx context.Context, o options, log io.Writer) ([]result, error) {
 	if err != nil {
 		return nil, err
 	}
+	asked := slices.Clone(o.mixes)
+	if len(o.rates) > 0 {
+		asked = append(asked, o.rateMix)
+	}
+	for _, mix := range asked {
+		if _, ok := files[mix]; !ok {
+			return nil, fmt.Errorf("unknown mix %q: hot, names, flip or nxdomain", mix)
+		}
+	}
 	var running []*server
 	var vigil *server
 	for _, name := range o.servers {
-		if name == "vigil" {
-			if vigil, err = startVigil(ctx, &wg, o, dir, log); err != nil {
+		if name != "vigil" {
+			continue
+		}
+		bins, err := o.vigils()
+		if err != nil {
+			return nil, err
+		}
+		for _, b := range bins {
+			s, err := startVigil(ctx, &wg, o, b, dir, log)
+			if err != nil {
 				return nil, err
 			}
-			running = append(running, vigil)
+			if vigil == nil {
+				vigil = s
+			}
+			running = append(running, s)
 		}
 	}
 	// NSD and Knot serve what Vigil serves: its apex records and the records in force.
@@ -183,22 +269,35 @@ func run(ctx context.Context, o options, log io.Writer) ([]result, error) {
 			return nil, err
 		}
 	}
+	// One round: every mix at saturation, then every offered rate; each against every
+	// server before the next.
+	type step struct {
+		mix  string
+		rate int
+	}
+	var steps []step
+	for _, mix := range o.mixes {
+		steps = append(steps, step{mix: mix})
+	}
+	for _, rate := range o.rates {
+		steps = append(steps, step{mix: o.rateMix, rate: rate})
+	}
 	var out []result
 	for round := 1; round <= o.rounds; round++ {
-		for _, mix := range o.mixes {
-			file, ok := files[mix]
-			if !ok {
-				return nil, fmt.Errorf("unknown mix %q: hot, names, flip or nxdomain", mix)
-			}
+		for _, st := range steps {
 			// The order turns each round, so that no server always runs first.
 			for i := range running {
 				s := running[(i+round-1)%len(running)]
-				r, err := runOne(ctx, o, dnsperf, dir, s, file, mix == "flip")
+				r, err := runOne(ctx, o, dnsperf, dir, s, files[st.mix], st.mix == "flip", st.rate)
 				if err != nil {
-					return nil, fmt.Errorf("round %d, %s, %s: %w", round, mix, s.name, err)
+					return nil, fmt.Errorf("round %d, %s, %s: %w", round, st.mix, s.name, err)
 				}
-				r.round, r.mix, r.server = round, mix, s.name
-				fmt.Fprintf(log, "round %d %-8s %-5s %8.0f qps %8.0f q/CPU-s p99 %v load %s\n", round, mix, s.name, r.qps, r.perCPU(), r.p99, r.load)
+				r.round, r.mix, r.server = round, st.mix, s.name
+				what := st.mix
+				if st.rate > 0 {
+					what = fmt.Sprintf("%s@%d", st.mix, st.rate)
+				}
+				fmt.Fprintf(log, "round %d %-14s %-14s %8.0f qps %8.0f q/CPU-s p99 %v lost %d load %s\n", round, what, s.name, r.qps, r.perCPU(), r.p99, r.sent-r.done, r.load)
 				out = append(out, r)
 			}
 		}
@@ -292,10 +391,7 @@ const token = "dnsbench-token"
 
 // startVigil runs one `vigil agent` with every role, applies the benchmark's document and
 // returns it once it answers the zone.
-func startVigil(ctx context.Context, wg *sync.WaitGroup, o options, dir string, log io.Writer) (*server, error) {
-	if o.vigil == "" {
-		return nil, errors.New("no vigil binary: give -vigil (bench/dns/run.sh builds one)")
-	}
+func startVigil(ctx context.Context, wg *sync.WaitGroup, o options, bin vigilBinary, dir string, log io.Writer) (*server, error) {
 	// The checks probe this listener: it stays up, so every check is healthy and the flip
 	// name changes only by the overrides the flip mix writes.
 	target, err := net.Listen("tcp", "127.0.0.1:0")
@@ -314,7 +410,8 @@ func startVigil(ctx context.Context, wg *sync.WaitGroup, o options, dir string, 
 			c.Close()
 		}
 	}()
-	vdir := filepath.Join(dir, "vigil")
+	vdir := filepath.Join(dir, bin.name)
+	logPath := filepath.Join(dir, bin.name+".log")
 	tokens := filepath.Join(dir, "tokens")
 	if err := os.WriteFile(tokens, []byte(token+"\n"), 0o600); err != nil {
 		return nil, fmt.Errorf("token file: %w", err)
@@ -327,12 +424,14 @@ func startVigil(ctx context.Context, wg *sync.WaitGroup, o options, dir string, 
 	}
 	dnsAddr := fmt.Sprintf("127.0.0.1:%d", ports[0])
 	api := fmt.Sprintf("127.0.0.1:%d", ports[1])
-	cmd := exec.CommandContext(context.WithoutCancel(ctx), o.vigil, "agent", "-roles", "control,checker,location",
-		"-id", "bench", "-region", "bench", "-data-dir", vdir, "-bootstrap", "-token-file", tokens,
+	cmd := exec.CommandContext(context.WithoutCancel(ctx), bin.path, "agent", "-roles", "control,checker,location",
+		"-id", bin.name, "-region", "bench", "-data-dir", vdir, "-bootstrap", "-token-file", tokens,
 		"-api-addr", api, "-raft-addr", fmt.Sprintf("127.0.0.1:%d", ports[2]),
 		"-gossip-bind", fmt.Sprintf("127.0.0.1:%d", ports[3]), "-insecure-gossip",
 		"-dns", dnsAddr, "-http", "off", "-log-level", "error", "-allow-loopback-probes")
-	pid, exited, err := start(ctx, wg, cmd, filepath.Join(dir, "vigil.log"))
+	// Workers = cores: the Go runtime runs the DNS server's goroutines on GOMAXPROCS threads.
+	cmd.Env = append(os.Environ(), fmt.Sprintf("GOMAXPROCS=%d", o.workers))
+	pid, exited, err := start(ctx, wg, cmd, logPath)
 	if err != nil {
 		return nil, err
 	}
@@ -365,22 +464,22 @@ func startVigil(ctx context.Context, wg *sync.WaitGroup, o options, dir string, 
 			break
 		}
 		if strings.Contains(err.Error(), "HTTP 4") {
-			return nil, fmt.Errorf("vigil refuses the benchmark's document: %w", err)
+			return nil, fmt.Errorf("%s refuses the benchmark's document: %w", bin.name, err)
 		}
 		select {
 		case <-exited:
-			b, _ := os.ReadFile(filepath.Join(dir, "vigil.log"))
-			return nil, fmt.Errorf("vigil agent exited: %s", b)
+			b, _ := os.ReadFile(logPath)
+			return nil, fmt.Errorf("%s: vigil agent exited: %s", bin.name, b)
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		case <-time.After(200 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("vigil took no document within 60 s: %w", err)
+			return nil, fmt.Errorf("%s took no document within 60 s: %w", bin.name, err)
 		}
 	}
-	fmt.Fprintf(log, "vigil agent (pid %d) on %s took the document\n", pid, dnsAddr)
-	s := &server{name: "vigil", addr: dnsAddr, pids: func() []int { return []int{pid} }}
+	fmt.Fprintf(log, "%s: vigil agent (pid %d, %s) on %s took the document\n", bin.name, pid, bin.path, dnsAddr)
+	s := &server{name: bin.name, addr: dnsAddr, pids: func() []int { return []int{pid} }}
 	s.flip = func(ctx context.Context, unhealthy bool) error {
 		kind := "healthy"
 		if unhealthy {
@@ -686,12 +785,21 @@ func loadAverage() string {
 }
 
 // runOne runs dnsperf once against s with the query file, flipping the flip name's verdict
-// every second when flip is set and s can.
-func runOne(ctx context.Context, o options, dnsperf, dir string, s *server, file string, flip bool) (result, error) {
+// every second when flip is set and s can; at saturation when rate is 0, else offering rate
+// queries a second.
+func runOne(ctx context.Context, o options, dnsperf, dir string, s *server, file string, flip bool, rate int) (result, error) {
 	host, port, _ := net.SplitHostPort(s.addr)
+	outstanding := o.outstanding
+	if rate > 0 {
+		outstanding = o.rateOutstanding
+	}
 	args := []string{"-s", host, "-p", port, "-d", file, "-c", strconv.Itoa(o.clients),
-		"-q", strconv.Itoa(o.outstanding), "-l", strconv.FormatFloat(o.duration.Seconds(), 'f', -1, 64), "-t", "2"}
-	if o.latency {
+		"-q", strconv.Itoa(outstanding), "-l", strconv.FormatFloat(o.duration.Seconds(), 'f', -1, 64), "-t", "2"}
+	if rate > 0 {
+		args = append(args, "-Q", strconv.Itoa(rate))
+	}
+	// The fixed-rate runs always print every latency: their p99 is what they are for.
+	if o.latency || rate > 0 {
 		args = append(args, "-v")
 	}
 	// The output goes to a file read after the run, so that reading it takes no CPU time
@@ -705,7 +813,7 @@ func runOne(ctx context.Context, o options, dnsperf, dir string, s *server, file
 	var stderr strings.Builder
 	cmd := exec.CommandContext(ctx, dnsperf, args...)
 	cmd.Stdout, cmd.Stderr = out, &stderr
-	r := result{load: loadAverage()}
+	r := result{load: loadAverage(), offered: rate}
 	pids := s.pids()
 	before := cpuSeconds(pids)
 	if err := cmd.Start(); err != nil {
@@ -746,6 +854,8 @@ func runOne(ctx context.Context, o options, dnsperf, dir string, s *server, file
 			r.sent, _ = strconv.Atoi(f[2])
 		case strings.HasPrefix(line, "Queries completed:"):
 			r.done, _ = strconv.Atoi(f[2])
+		case strings.HasPrefix(line, "Run time (s):"):
+			r.runtime, _ = strconv.ParseFloat(f[3], 64)
 		}
 	}
 	if err := sc.Err(); err != nil {
@@ -756,9 +866,16 @@ func runOne(ctx context.Context, o options, dnsperf, dir string, s *server, file
 	}
 	if len(lat) > 0 {
 		slices.Sort(lat)
-		r.p99 = lat[min(len(lat)-1, len(lat)*99/100)]
+		r.p50, r.p99, r.p999 = quantile(lat, 0.5), quantile(lat, 0.99), quantile(lat, 0.999)
 	}
 	return r, nil
+}
+
+// quantile returns the q-quantile of sorted latencies: the least latency that at least a
+// fraction q of them do not exceed.
+func quantile(sorted []time.Duration, q float64) time.Duration {
+	i := int(math.Ceil(q*float64(len(sorted)))) - 1
+	return sorted[max(0, min(len(sorted)-1, i))]
 }
 
 // flipEverySecond flips the flip name's verdict every second until ctx ends, and after each
@@ -806,78 +923,4 @@ func flipEverySecond(ctx context.Context, s *server) (flips, seen int, took []ti
 			time.Sleep(5 * time.Millisecond)
 		}
 	}
-}
-
-// table returns the Markdown tables: every run, then per mix and server the median and
-// range over the rounds, and Vigil's figures as a multiple of Knot's.
-func table(res []result, o options) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "dnsperf -c %d -q %d, %v a run, %d rounds; NSD server-count and Knot udp-workers %d; %d names; loopback\n\n",
-		o.clients, o.outstanding, o.duration, o.rounds, o.workers, o.names)
-	fmt.Fprintln(&b, "| round | mix | server | qps | queries per server CPU-second | server CPU s | p99 | lost | load | flips seen |")
-	fmt.Fprintln(&b, "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
-	for _, r := range res {
-		flips := ""
-		if r.mix == "flip" {
-			if r.flips > 0 {
-				flips = fmt.Sprintf("%d/%d", r.flipped, r.flips)
-				if len(r.seen) > 0 {
-					slices.Sort(r.seen)
-					flips += fmt.Sprintf(" (median %v)", r.seen[len(r.seen)/2].Round(100*time.Microsecond))
-				}
-			} else {
-				flips = "static"
-			}
-		}
-		fmt.Fprintf(&b, "| %d | %s | %s | %.0f | %.0f | %.2f | %s | %d | %s | %s |\n", r.round, r.mix, r.server, r.qps, r.perCPU(), r.cpu, p99(r), r.sent-r.done, r.load, flips)
-	}
-	fmt.Fprintln(&b)
-	fmt.Fprintln(&b, "| mix | server | qps, median (range) | queries per CPU-second, median (range) | p99, median | vs Knot: qps, per CPU-second |")
-	fmt.Fprintln(&b, "| --- | --- | --- | --- | --- | --- |")
-	type summary struct {
-		qps, per []float64
-		lat      []time.Duration
-	}
-	for _, mix := range o.mixes {
-		sums := map[string]*summary{}
-		for _, r := range res {
-			if r.mix != mix {
-				continue
-			}
-			s := sums[r.server]
-			if s == nil {
-				s = &summary{}
-				sums[r.server] = s
-			}
-			s.qps, s.per, s.lat = append(s.qps, r.qps), append(s.per, r.perCPU()), append(s.lat, r.p99)
-		}
-		for _, s := range sums {
-			slices.Sort(s.qps)
-			slices.Sort(s.per)
-			slices.Sort(s.lat)
-		}
-		mid := func(v []float64) float64 { return v[len(v)/2] }
-		for _, srv := range o.servers {
-			s := sums[srv]
-			if s == nil {
-				continue
-			}
-			vs := ""
-			if k := sums["knot"]; k != nil && srv != "knot" && mid(k.qps) > 0 && mid(k.per) > 0 {
-				vs = fmt.Sprintf("%.2f×, %.2f×", mid(s.qps)/mid(k.qps), mid(s.per)/mid(k.per))
-			}
-			fmt.Fprintf(&b, "| %s | %s | %.0f (%.0f–%.0f) | %.0f (%.0f–%.0f) | %s | %s |\n", mix, srv,
-				mid(s.qps), s.qps[0], s.qps[len(s.qps)-1], mid(s.per), s.per[0], s.per[len(s.per)-1],
-				p99(result{p99: s.lat[len(s.lat)/2]}), vs)
-		}
-	}
-	return b.String()
-}
-
-// p99 formats a run's p99 latency, "-" when dnsperf printed no latencies.
-func p99(r result) string {
-	if r.p99 == 0 {
-		return "-"
-	}
-	return fmt.Sprintf("%.2f ms", float64(r.p99)/float64(time.Millisecond))
 }
