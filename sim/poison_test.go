@@ -8,9 +8,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vigil-dns/vigil/answeraudit"
 	"github.com/vigil-dns/vigil/checker"
 	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/dev"
+	"github.com/vigil-dns/vigil/internal/calibrate"
+	"github.com/vigil-dns/vigil/oracle"
 )
 
 // TestPoison is the shuffle-sharding story: one endpoint hangs every connection, another
@@ -36,8 +39,11 @@ func TestPoison(t *testing.T) {
 	// check. When a control lags too, the machine itself stalled the network (other
 	// processes took the CPU) and the run says nothing about the schedule: once more, then
 	// the schedule's figures are not judged. Everything else is, whatever the load.
+	m := calibrate.Start()
+	defer m.Stop()
+	defer func() { t.Logf("the machine meanwhile: %v", m.Reading()) }()
 	var res Result
-	var lagBound time.Duration
+	var lagBound, controlLag time.Duration
 	loaded := ""
 	for attempt := 1; ; attempt++ {
 		res = runPoison(t, sc)
@@ -53,6 +59,10 @@ func TestPoison(t *testing.T) {
 		// checker's membership flapped on a busy machine), every checker of the default pool
 		// may have probed a hostile check at some point of it.
 		why := ""
+		controlLag = b.LagP99
+		if i >= 0 {
+			controlLag = max(controlLag, res.Poison.Groups[i].LagP99)
+		}
 		if i < 0 {
 			why = fmt.Sprintf("no checker of the default pool held no hostile check while poisoned (p99 %v before the poison; bound %v)", b.LagP99, lagBound)
 		} else if control := res.Poison.Groups[i]; b.LagP99 > lagBound || control.LagP99 > lagBound {
@@ -126,8 +136,15 @@ func TestPoison(t *testing.T) {
 		t.Skipf("%s; not judged: %d healthy flips, the oracle (%s), the schedule and the times; every other assertion was",
 			loaded, len(res.Flips), oracleSummary(res))
 	}
-	if len(res.Flips) > 0 {
-		t.Errorf("healthy endpoints flipped: %v", res.Flips)
+	// A healthy endpoint's verdict turns when its probes fail or its reports go stale for
+	// the failure threshold's intervals; a harness that ran nothing for a probe's timeout in
+	// that time (its stalls, measured in the same run) failed them itself. Such a flip, and
+	// the pair's return to healthy after it, says nothing of the checks; any other fails.
+	if flips, excused := starvedFlips(res); len(flips) > 0 {
+		t.Errorf("healthy endpoints flipped: %v", flips)
+	} else if len(excused) > 0 {
+		t.Logf("%d flips of healthy endpoints after the harness stalled a probe's timeout or more before them (%d stalls, %v in all): %v",
+			len(excused), len(res.Stalls), stalledBetween(res.Stalls, time.Time{}, time.Now()), excused)
 	}
 	checkOracle(t, res)
 	// By class: the pool of 64 absorbs the hangs; a single worker that holds one waits
@@ -142,6 +159,10 @@ func TestPoison(t *testing.T) {
 			floodLongest = max(floodLongest, h.Longest)
 		}
 	}
+	// Every judged group's bound adds the controls' lag p99 (at most lagBound, or the run
+	// was judged loaded above): the lag the machine itself caused in this run, which no
+	// hostile check did.
+	t.Logf("lag bound %v, plus the controls' lag p99 %v", lagBound, controlLag)
 	var stalled bool
 	for _, c := range f.Classes {
 		name := fmt.Sprintf("pool %d, holding a hang check: %v", c.Pool, c.Hangs > 0)
@@ -151,8 +172,8 @@ func TestPoison(t *testing.T) {
 		}
 		// The single workers without a hang check are judged by group below, since holding
 		// a flood changes their bound.
-		if c.Pool != smallPool && c.LagP99 > lagBound {
-			t.Errorf("%s: %d probes, lag p99 %v, want under %v", name, c.Probes, c.LagP99, lagBound)
+		if c.Pool != smallPool && c.LagP99 > lagBound+controlLag {
+			t.Errorf("%s: %d probes, lag p99 %v, want under %v", name, c.Probes, c.LagP99, lagBound+controlLag)
 		}
 		if c.Failed > 0 {
 			t.Errorf("%s: %d of %d ordinary probes failed", name, c.Failed, c.Probes)
@@ -165,7 +186,7 @@ func TestPoison(t *testing.T) {
 		if g.Pool != smallPool || g.Hangs > 0 {
 			continue
 		}
-		bound := lagBound
+		bound := lagBound + controlLag
 		if g.Floods > 0 {
 			bound += floodLongest
 		}
@@ -176,14 +197,20 @@ func TestPoison(t *testing.T) {
 	if !stalled {
 		t.Errorf("the single-worker checkers that held a hang check lagged less than %v: the lag is not measured", lagBound)
 	}
+	// The detection bound is the checks' (failure threshold + 1 intervals, a timeout, a
+	// second); a stall of the harness delays every probe by its length, so the bound adds the
+	// stalls measured in the run. No probe outlives its timeout by more than another timeout
+	// and the longest stall.
+	stalledAll, longestStall := stalledBetween(res.Stalls, time.Time{}, time.Now()), time.Duration(0)
+	for _, st := range res.Stalls {
+		longestStall = max(longestStall, st.To.Sub(st.From))
+	}
 	for _, h := range f.Hostile {
-		if h.Detection > h.Bound {
-			t.Errorf("%s: unhealthy everywhere after %v; want within %v", h.Check, h.Detection, h.Bound)
+		if bound := h.Bound + stalledAll; h.Detection > bound {
+			t.Errorf("%s: unhealthy everywhere after %v; want within %v (%v, and %v of stalls)", h.Check, h.Detection, bound, h.Bound, stalledAll)
 		}
-		// No probe outlives its timeout by more than scheduling slack (generous: the machine
-		// may be loaded).
-		if h.Longest > 2*h.Timeout {
-			t.Errorf("%s: longest probe %v, timeout %v", h.Check, h.Longest, h.Timeout)
+		if limit := 2*h.Timeout + longestStall; h.Longest > limit {
+			t.Errorf("%s: longest probe %v, timeout %v, longest stall %v", h.Check, h.Longest, h.Timeout, longestStall)
 		}
 	}
 }
@@ -219,4 +246,41 @@ func hostileTimeout(t *testing.T, f *PoisonFigures) (d time.Duration) {
 		t.Fatal("no hostile check measured")
 	}
 	return f.Hostile[0].Timeout
+}
+
+// starvedFlips splits the flips of healthy endpoints in res: those that no stall of the
+// harness explains, and those after the harness stalled a probe's timeout or more (500ms,
+// poisonCheck) in the time a verdict takes to turn (the failure threshold's intervals and a
+// timeout: 4.5s), with the pair's changes back to a serving verdict after one.
+func starvedFlips(res Result) (flips, excused []answeraudit.Change) {
+	const timeout, turn = 500 * time.Millisecond, 4*time.Second + 500*time.Millisecond
+	starved := map[[2]string]bool{}
+	for _, c := range res.Flips {
+		k := [2]string{c.Location, c.Check}
+		switch {
+		case !c.Serving && stalledBetween(res.Stalls, c.At.Add(-turn), c.At) >= timeout:
+			starved[k] = true
+			excused = append(excused, c)
+		case c.Serving && starved[k]:
+			excused = append(excused, c)
+		default:
+			flips = append(flips, c)
+		}
+	}
+	return flips, excused
+}
+
+// stalledBetween returns how long the stalls lasted between from and to.
+func stalledBetween(stalls []oracle.Stall, from, to time.Time) time.Duration {
+	var d time.Duration
+	for _, st := range stalls {
+		a, b := later(st.From, from), st.To
+		if to.Before(b) {
+			b = to
+		}
+		if b.After(a) {
+			d += b.Sub(a)
+		}
+	}
+	return d
 }

@@ -8,8 +8,10 @@
 //
 //   - the slowdown: the kernel counts, for every thread, the time it ran and the time it
 //     waited runnable for a CPU (/proc/self/task/*/schedstat); (ran+waited)/ran is 1 on an
-//     idle machine and about load/cores on a busy one, which is how much longer anything the
-//     process computes takes;
+//     idle machine, about load/cores for threads that compute on a busy one, and far more
+//     for threads that wake for a moment at a time (a raft round, a probe, a gossip message
+//     each wait behind the other threads' time slices): how much longer the process's work
+//     takes;
 //   - the lateness: a ticker that should fire every Tick, and how late each tick ran, which is
 //     how long a goroutine that should wake waited (timers, probes, heartbeats).
 //
@@ -98,8 +100,8 @@ type Reading struct {
 	// Wall is the stretch's length.
 	Wall time.Duration
 	// Slowdown is the time the process's threads ran and waited runnable over the time
-	// they ran: 1 on an idle machine, about load/cores on a busy one. 1 when nothing was
-	// measured (no scheduler statistics).
+	// they ran: 1 on an idle machine, more on a busy one (see the package's doc). 1 when
+	// nothing was measured (no scheduler statistics).
 	Slowdown float64
 	// Ran and Waited are the process's threads' time on a CPU and waiting for one.
 	Ran, Waited time.Duration
@@ -117,26 +119,34 @@ func (m *Meter) Since(t time.Time) Reading {
 	meter.mu.Lock()
 	defer meter.mu.Unlock()
 	r := Reading{Wall: time.Since(t), Slowdown: 1}
-	for _, s := range meter.sched {
-		if s.At.After(t) {
-			r.Ran, r.Waited = r.Ran+s.Ran, r.Waited+s.Waited
-		}
-	}
+	backFrom(meter.sched, meter.nextS, t, func(s sample) {
+		r.Ran, r.Waited = r.Ran+s.Ran, r.Waited+s.Waited
+	})
 	if r.Ran > 0 {
 		r.Slowdown = float64(r.Ran+r.Waited) / float64(r.Ran)
 	}
 	var lates []time.Duration
-	for _, s := range meter.ticks {
-		if s.At.After(t) {
-			lates = append(lates, s.Late)
-			r.Late += s.Late
-		}
-	}
+	backFrom(meter.ticks, meter.nextT, t, func(s sample) {
+		lates = append(lates, s.Late)
+		r.Late += s.Late
+	})
 	if r.Ticks = len(lates); r.Ticks > 0 {
 		slices.Sort(lates)
 		r.LateP99, r.LateMax = lates[(len(lates)-1)*99/100], lates[len(lates)-1]
 	}
 	return r
+}
+
+// backFrom calls f with the samples of ring (next its oldest once full) taken after t,
+// newest first.
+func backFrom(ring []sample, next int, t time.Time, f func(sample)) {
+	for i := range ring {
+		s := ring[(next-1-i+2*len(ring))%len(ring)]
+		if !s.At.After(t) {
+			return
+		}
+		f(s)
+	}
 }
 
 // Scale returns the idle bound d scaled by the slowdown, at most MaxSlowdown times d.
@@ -148,7 +158,14 @@ func (r Reading) Scale(d time.Duration) time.Duration {
 // quiet scaled by the slowdown measured meanwhile: the deadline of a wait that should take
 // quiet on an idle machine.
 func (m *Meter) Within(quiet time.Duration) bool {
-	r := m.Reading()
+	meter.mu.Lock()
+	var ran, waited time.Duration
+	backFrom(meter.sched, meter.nextS, m.from, func(s sample) { ran, waited = ran+s.Ran, waited+s.Waited })
+	meter.mu.Unlock()
+	r := Reading{Wall: time.Since(m.from), Slowdown: 1}
+	if ran > 0 {
+		r.Slowdown = float64(ran+waited) / float64(ran)
+	}
 	return r.Wall <= r.Scale(quiet)
 }
 
