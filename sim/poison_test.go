@@ -113,9 +113,14 @@ func TestPoison(t *testing.T) {
 	if !absorbed || !spared {
 		t.Errorf("no checker of the default pool held a hang check (%v), or none with one worker held none (%v)", absorbed, spared)
 	}
+	// Every checker that probed a hostile check failed it (the reasons below). That every
+	// location turned it unhealthy needs their reports fresh there, which a machine measured
+	// too loaded (the controls lagged twice) does not deliver: then it is logged, not judged.
 	for _, h := range f.Hostile {
-		if h.Probes == 0 || !h.Detected {
+		if h.Probes == 0 || !h.Detected && loaded == "" {
 			t.Errorf("%s: %d probes, unhealthy everywhere: %v", h.Check, h.Probes, h.Detected)
+		} else if !h.Detected {
+			t.Logf("%s: %d probes, not unhealthy everywhere; not judged: %s", h.Check, h.Probes, loaded)
 		}
 		// A hang ends by its timeout; a flood ends at the probe's cap (or, on a loaded
 		// machine, at its timeout); none passes.
