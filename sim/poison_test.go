@@ -37,9 +37,10 @@ func TestPoison(t *testing.T) {
 	// Two measurements are controls, which no hostile check touches: the checkers of the
 	// default pool before the poison, and while it lasts those that hold no hostile check.
 	// (Not the single workers before the poison: each probes its checks one after another,
-	// which a busy machine lengthens past the interval with no hostile check at all.) When a control lags too, the machine itself stalled the network (other
-	// processes took the CPU) and the run says nothing about the schedule: once more, then
-	// the schedule's figures are not judged. Everything else is, whatever the load.
+	// which a busy machine lengthens past the interval with no hostile check at all.) When
+	// a control lags too, the machine itself stalled the network (other processes took the
+	// CPU) and the run says nothing about the schedule: once more, then the schedule's
+	// figures are not judged. Everything else is, whatever the load.
 	m := calibrate.Start()
 	defer m.Stop()
 	defer func() { t.Logf("the machine meanwhile: %v", m.Reading()) }()
