@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/internal/calibrate"
 )
 
 // serveOn runs a real net/http server on the given loopback address.
@@ -189,9 +190,12 @@ func TestHostileMixKeepsSchedule(t *testing.T) {
 		t.Skip("runs for 4 s")
 	}
 	t.Parallel()
+	m := calibrate.Start()
+	defer m.Stop()
 	_, rec, healthy, stop := startMix(t, true)
 	time.Sleep(4 * time.Second)
 	stop()
+	load := m.Reading()
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
 	for _, c := range healthy {
@@ -207,8 +211,11 @@ func TestHostileMixKeepsSchedule(t *testing.T) {
 	}
 	p99 := quantile(rec.lags, 0.99)
 	t.Logf("%d healthy probes, lag p50 %v p99 %v", len(rec.lags), quantile(rec.lags, 0.5), p99)
-	if p99 > 750*time.Millisecond {
-		t.Errorf("lag p99 %v: healthy probes are not on schedule", p99)
+	// 750ms on an idle machine, plus the lateness p99 of a timer of the same process
+	// measured meanwhile (internal/calibrate): the machine's share of a probe's lag, which
+	// no hostile endpoint caused.
+	if bound := 750*time.Millisecond + load.LateP99; p99 > bound {
+		t.Errorf("lag p99 %v, want under %v (%v): healthy probes are not on schedule", p99, bound, load)
 	}
 }
 

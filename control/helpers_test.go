@@ -18,6 +18,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/internal/calibrate"
 	"github.com/vigil-dns/vigil/tlsconf"
 )
 
@@ -278,12 +279,15 @@ func (c *cluster) follower() *voter {
 	return nil
 }
 
+// waitFor waits until cond holds, for within on an idle machine scaled by the slowdown
+// measured meanwhile (internal/calibrate).
 func waitFor(t testing.TB, within time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(within)
+	m := calibrate.Start()
+	defer m.Stop()
 	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", within, what)
+		if !m.Within(within) {
+			t.Fatalf("timed out after %v of an idle machine (%v) waiting for %s", within, m.Reading(), what)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

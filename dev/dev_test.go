@@ -15,6 +15,7 @@ import (
 
 	"github.com/miekg/dns"
 	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/internal/calibrate"
 	"github.com/vigil-dns/vigil/status"
 )
 
@@ -110,12 +111,15 @@ func answers(addr, name string) ([]string, error) {
 }
 
 // eventually polls cond every 200ms until it holds or within passes, and fails the test
-// with the last reason otherwise.
+// with the last reason otherwise. within is the bound on an idle machine: the wait scales it
+// by the slowdown measured meanwhile (internal/calibrate), at most calibrate.MaxSlowdown.
 func eventually(t *testing.T, within time.Duration, what string, cond func() (bool, string)) {
 	t.Helper()
 	start := time.Now()
+	m := calibrate.Start()
+	defer m.Stop()
 	var why string
-	for time.Since(start) < within {
+	for m.Within(within) {
 		var ok bool
 		if ok, why = cond(); ok {
 			t.Logf("%s after %v", what, time.Since(start).Round(10*time.Millisecond))
@@ -123,7 +127,7 @@ func eventually(t *testing.T, within time.Duration, what string, cond func() (bo
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	t.Fatalf("%s: not within %v: %s", what, within, why)
+	t.Fatalf("%s: not within %v of an idle machine (%v): %s", what, within, m.Reading(), why)
 }
 
 // allAnswer reports whether every region's location answers name with want.

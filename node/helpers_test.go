@@ -15,6 +15,7 @@ import (
 	"github.com/miekg/dns"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/internal/calibrate"
 )
 
 // testKey is the pool key of the tests' clusters.
@@ -139,13 +140,15 @@ type rcodeError struct{ rcode int }
 func (e *rcodeError) Error() string { return "rcode " + dns.RcodeToString[e.rcode] }
 
 // eventually polls cond every 100ms until it holds or within passes, and fails the test with
-// what cond last said otherwise.
+// what cond last said otherwise. within is the bound on an idle machine: the wait scales it
+// by the slowdown measured meanwhile (internal/calibrate), at most calibrate.MaxSlowdown.
 func eventually(t *testing.T, within time.Duration, what string, cond func() (bool, string)) time.Duration {
 	t.Helper()
 	t0 := time.Now()
-	deadline := t0.Add(within)
+	m := calibrate.Start()
+	defer m.Stop()
 	var last string
-	for time.Now().Before(deadline) {
+	for m.Within(within) {
 		ok, msg := cond()
 		if ok {
 			return time.Since(t0)
@@ -153,7 +156,7 @@ func eventually(t *testing.T, within time.Duration, what string, cond func() (bo
 		last = msg
 		time.Sleep(100 * time.Millisecond)
 	}
-	t.Fatalf("%s: not within %s; last: %s", what, within, last)
+	t.Fatalf("%s: not within %s of an idle machine (%v); last: %s", what, within, m.Reading(), last)
 	return 0
 }
 

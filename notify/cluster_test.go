@@ -19,6 +19,7 @@ import (
 
 	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/internal/calibrate"
 )
 
 // receiver is a real HTTP receiver on loopback that records what it accepts.
@@ -131,12 +132,15 @@ func (v *voter) kill() {
 	v.node = nil
 }
 
+// waitFor waits until cond holds, for within on an idle machine scaled by the slowdown
+// measured meanwhile (internal/calibrate).
 func waitFor(t *testing.T, within time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(within)
+	m := calibrate.Start()
+	defer m.Stop()
 	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", within, what)
+		if !m.Within(within) {
+			t.Fatalf("timed out after %v of an idle machine (%v) waiting for %s", within, m.Reading(), what)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

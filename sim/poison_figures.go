@@ -27,6 +27,8 @@ type PoisonFigures struct {
 	// Baseline is every checker's ordinary probes from ready to the poison step (its Pool
 	// is -1: every pool).
 	Baseline ScheduleFigures
+	// BaselineByPool is the same probes by the checkers' worker pool (Hangs and Floods 0).
+	BaselineByPool []ScheduleFigures
 	// Groups are the ordinary probes while poisoned, by the checkers' worker pool and the
 	// hostile checks they held.
 	Groups []ScheduleFigures
@@ -158,6 +160,11 @@ func (p *poisonNetwork) scheduleFigures(f *PoisonFigures, recs []probeRecord, re
 	}
 	f.Baseline = schedule(base, f.Interval)
 	f.Baseline.Pool = -1
+	byPool := map[[3]int][]probeRecord{}
+	for _, r := range base {
+		byPool[[3]int{p.pools[r.checker], 0, 0}] = append(byPool[[3]int{p.pools[r.checker], 0, 0}], r)
+	}
+	f.BaselineByPool = scheduleBy(byPool, f.Interval)
 	f.Groups = scheduleBy(byGroup, f.Interval)
 	byClass := map[[3]int][]probeRecord{}
 	for k, recs := range byGroup {

@@ -8,9 +8,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vigil-dns/vigil/answeraudit"
 	"github.com/vigil-dns/vigil/checker"
 	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/dev"
+	"github.com/vigil-dns/vigil/internal/calibrate"
+	"github.com/vigil-dns/vigil/oracle"
 )
 
 // TestPoison is the shuffle-sharding story: one endpoint hangs every connection, another
@@ -31,18 +34,26 @@ func TestPoison(t *testing.T) {
 	}
 	// A probe should start well within its interval: a stalled worker delays the probes
 	// behind it by up to the hostile check's timeout (500ms), so half of it is the bound.
-	// Two measurements are controls, which no hostile check touches: every checker before
-	// the poison, and while it lasts the checkers of the default pool that hold no hostile
-	// check. When a control lags too, the machine itself stalled the network (other
-	// processes took the CPU) and the run says nothing about the schedule: once more, then
-	// the schedule's figures are not judged. Everything else is, whatever the load.
+	// Two measurements are controls, which no hostile check touches: the checkers of the
+	// default pool before the poison, and while it lasts those that hold no hostile check.
+	// (Not the single workers before the poison: each probes its checks one after another,
+	// which a busy machine lengthens past the interval with no hostile check at all.) When
+	// a control lags too, the machine itself stalled the network (other processes took the
+	// CPU) and the run says nothing about the schedule: once more, then the schedule's
+	// figures are not judged. Everything else is, whatever the load.
+	m := calibrate.Start()
+	defer m.Stop()
+	defer func() { t.Logf("the machine meanwhile: %v", m.Reading()) }()
 	var res Result
-	var lagBound time.Duration
+	var lagBound, controlLag time.Duration
 	loaded := ""
 	for attempt := 1; ; attempt++ {
 		res = runPoison(t, sc)
 		lagBound = hostileTimeout(t, res.Poison) / 2
 		b := res.Poison.Baseline
+		if j := slices.IndexFunc(res.Poison.BaselineByPool, func(g ScheduleFigures) bool { return g.Pool == checker.DefaultConcurrency }); j >= 0 {
+			b = res.Poison.BaselineByPool[j]
+		}
 		i := slices.IndexFunc(res.Poison.Groups, func(g ScheduleFigures) bool {
 			return g.Pool == checker.DefaultConcurrency && g.Hangs == 0 && g.Floods == 0
 		})
@@ -53,6 +64,10 @@ func TestPoison(t *testing.T) {
 		// checker's membership flapped on a busy machine), every checker of the default pool
 		// may have probed a hostile check at some point of it.
 		why := ""
+		controlLag = b.LagP99
+		if i >= 0 {
+			controlLag = max(controlLag, res.Poison.Groups[i].LagP99)
+		}
 		if i < 0 {
 			why = fmt.Sprintf("no checker of the default pool held no hostile check while poisoned (p99 %v before the poison; bound %v)", b.LagP99, lagBound)
 		} else if control := res.Poison.Groups[i]; b.LagP99 > lagBound || control.LagP99 > lagBound {
@@ -103,9 +118,14 @@ func TestPoison(t *testing.T) {
 	if !absorbed || !spared {
 		t.Errorf("no checker of the default pool held a hang check (%v), or none with one worker held none (%v)", absorbed, spared)
 	}
+	// Every checker that probed a hostile check failed it (the reasons below). That every
+	// location turned it unhealthy needs their reports fresh there, which a machine measured
+	// too loaded (the controls lagged twice) does not deliver: then it is logged, not judged.
 	for _, h := range f.Hostile {
-		if h.Probes == 0 || !h.Detected {
+		if h.Probes == 0 || !h.Detected && loaded == "" {
 			t.Errorf("%s: %d probes, unhealthy everywhere: %v", h.Check, h.Probes, h.Detected)
+		} else if !h.Detected {
+			t.Logf("%s: %d probes, not unhealthy everywhere; not judged: %s", h.Check, h.Probes, loaded)
 		}
 		// A hang ends by its timeout; a flood ends at the probe's cap (or, on a loaded
 		// machine, at its timeout); none passes.
@@ -126,8 +146,15 @@ func TestPoison(t *testing.T) {
 		t.Skipf("%s; not judged: %d healthy flips, the oracle (%s), the schedule and the times; every other assertion was",
 			loaded, len(res.Flips), oracleSummary(res))
 	}
-	if len(res.Flips) > 0 {
-		t.Errorf("healthy endpoints flipped: %v", res.Flips)
+	// A healthy endpoint's verdict turns when its probes fail or its reports go stale for
+	// the failure threshold's intervals; a harness that ran nothing for a probe's timeout in
+	// that time (its stalls, measured in the same run) failed them itself. Such a flip, and
+	// the pair's return to healthy after it, says nothing of the checks; any other fails.
+	if flips, excused := starvedFlips(res); len(flips) > 0 {
+		t.Errorf("healthy endpoints flipped: %v", flips)
+	} else if len(excused) > 0 {
+		t.Logf("%d flips of healthy endpoints after the harness stalled a probe's timeout or more before them (%d stalls, %v in all): %v",
+			len(excused), len(res.Stalls), stalledBetween(res.Stalls, time.Time{}, time.Now()), excused)
 	}
 	checkOracle(t, res)
 	// By class: the pool of 64 absorbs the hangs; a single worker that holds one waits
@@ -142,6 +169,26 @@ func TestPoison(t *testing.T) {
 			floodLongest = max(floodLongest, h.Longest)
 		}
 	}
+	// Every judged group's bound adds the controls' lag p99 (at most lagBound, or the run
+	// was judged loaded above): the lag the machine itself caused in this run, which no
+	// hostile check did.
+	t.Logf("lag bound %v, plus the controls' lag p99 %v", lagBound, controlLag)
+	// Each pool's own probes before the poison are its baseline: a single worker probes its
+	// checks one after another, which a busy machine lengthens past the interval with no
+	// hostile check (its lag and missed gaps), and a starved machine fails probes of healthy
+	// targets (timeouts). What the poison may not do is make either worse: a pool's lag adds
+	// its baseline's lag p99, its missed gaps and failed probes may reach twice its
+	// baseline's share. On an idle machine the baselines are about 0, the bounds as before.
+	base := map[int]ScheduleFigures{}
+	for _, b := range f.BaselineByPool {
+		base[b.Pool] = b
+	}
+	share := func(of, b, bOf int) int { // twice b/bOf of `of`, rounded up
+		if bOf == 0 {
+			return 0
+		}
+		return (2*b*of + bOf - 1) / bOf
+	}
 	var stalled bool
 	for _, c := range f.Classes {
 		name := fmt.Sprintf("pool %d, holding a hang check: %v", c.Pool, c.Hangs > 0)
@@ -151,21 +198,22 @@ func TestPoison(t *testing.T) {
 		}
 		// The single workers without a hang check are judged by group below, since holding
 		// a flood changes their bound.
-		if c.Pool != smallPool && c.LagP99 > lagBound {
-			t.Errorf("%s: %d probes, lag p99 %v, want under %v", name, c.Probes, c.LagP99, lagBound)
+		if c.Pool != smallPool && c.LagP99 > lagBound+controlLag {
+			t.Errorf("%s: %d probes, lag p99 %v, want under %v", name, c.Probes, c.LagP99, lagBound+controlLag)
 		}
-		if c.Failed > 0 {
-			t.Errorf("%s: %d of %d ordinary probes failed", name, c.Failed, c.Probes)
+		pb := base[c.Pool]
+		if allowed := share(c.Probes, pb.Failed, pb.Probes); c.Failed > allowed {
+			t.Errorf("%s: %d of %d ordinary probes failed, want at most %d (%d of %d before the poison)", name, c.Failed, c.Probes, allowed, pb.Failed, pb.Probes)
 		}
-		if c.Missed*100 > c.Gaps {
-			t.Errorf("%s: %d of %d gaps over 1.5 intervals, want at most 1%%", name, c.Missed, c.Gaps)
+		if allowed := c.Gaps/100 + share(c.Gaps, pb.Missed, pb.Gaps); c.Missed > allowed {
+			t.Errorf("%s: %d of %d gaps over 1.5 intervals, want at most 1%% and twice the share before the poison (%d of %d)", name, c.Missed, c.Gaps, pb.Missed, pb.Gaps)
 		}
 	}
 	for _, g := range f.Groups {
 		if g.Pool != smallPool || g.Hangs > 0 {
 			continue
 		}
-		bound := lagBound
+		bound := lagBound + max(controlLag, base[g.Pool].LagP99)
 		if g.Floods > 0 {
 			bound += floodLongest
 		}
@@ -176,14 +224,26 @@ func TestPoison(t *testing.T) {
 	if !stalled {
 		t.Errorf("the single-worker checkers that held a hang check lagged less than %v: the lag is not measured", lagBound)
 	}
+	// The detection bound is the checks' (failure threshold + 1 intervals, a timeout, a
+	// second); a stall of the harness delays every probe by its length, so the bound adds the
+	// stalls measured in the run (or the lateness, below). No probe outlives its timeout by more than another timeout
+	// and the longest stall.
+	stalledAll, longestStall := stalledBetween(res.Stalls, time.Time{}, time.Now()), time.Duration(0)
+	for _, st := range res.Stalls {
+		longestStall = max(longestStall, st.To.Sub(st.From))
+	}
+	// Short of stalls, a busy machine runs every timer of the process late by a share of the
+	// time (the meter's ticks: calibrate.Reading.Late over its Wall); the probes and
+	// reports of a detection too, so the bound adds that share of it, or the stalls if more.
+	load := m.Reading()
+	lateShare := float64(load.Late) / float64(max(load.Wall, time.Nanosecond))
 	for _, h := range f.Hostile {
-		if h.Detection > h.Bound {
-			t.Errorf("%s: unhealthy everywhere after %v; want within %v", h.Check, h.Detection, h.Bound)
+		extra := max(stalledAll, time.Duration(float64(h.Bound)*lateShare))
+		if bound := h.Bound + extra; h.Detection > bound {
+			t.Errorf("%s: unhealthy everywhere after %v; want within %v (%v, and %v of stalls or lateness: %v)", h.Check, h.Detection, bound, h.Bound, extra, load)
 		}
-		// No probe outlives its timeout by more than scheduling slack (generous: the machine
-		// may be loaded).
-		if h.Longest > 2*h.Timeout {
-			t.Errorf("%s: longest probe %v, timeout %v", h.Check, h.Longest, h.Timeout)
+		if limit := 2*h.Timeout + longestStall; h.Longest > limit {
+			t.Errorf("%s: longest probe %v, timeout %v, longest stall %v", h.Check, h.Longest, h.Timeout, longestStall)
 		}
 	}
 }
@@ -219,4 +279,41 @@ func hostileTimeout(t *testing.T, f *PoisonFigures) (d time.Duration) {
 		t.Fatal("no hostile check measured")
 	}
 	return f.Hostile[0].Timeout
+}
+
+// starvedFlips splits the flips of healthy endpoints in res: those that no stall of the
+// harness explains, and those after the harness stalled a probe's timeout or more (500ms,
+// poisonCheck) in the time a verdict takes to turn (the failure threshold's intervals and a
+// timeout: 4.5s), with the pair's changes back to a serving verdict after one.
+func starvedFlips(res Result) (flips, excused []answeraudit.Change) {
+	const timeout, turn = 500 * time.Millisecond, 4*time.Second + 500*time.Millisecond
+	starved := map[[2]string]bool{}
+	for _, c := range res.Flips {
+		k := [2]string{c.Location, c.Check}
+		switch {
+		case !c.Serving && stalledBetween(res.Stalls, c.At.Add(-turn), c.At) >= timeout:
+			starved[k] = true
+			excused = append(excused, c)
+		case c.Serving && starved[k]:
+			excused = append(excused, c)
+		default:
+			flips = append(flips, c)
+		}
+	}
+	return flips, excused
+}
+
+// stalledBetween returns how long the stalls lasted between from and to.
+func stalledBetween(stalls []oracle.Stall, from, to time.Time) time.Duration {
+	var d time.Duration
+	for _, st := range stalls {
+		a, b := later(st.From, from), st.To
+		if to.Before(b) {
+			b = to
+		}
+		if b.After(a) {
+			d += b.Sub(a)
+		}
+	}
+	return d
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/vigil-dns/vigil/answeraudit"
 	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/internal/calibrate"
 	"github.com/vigil-dns/vigil/quorum"
 )
 
@@ -226,10 +227,14 @@ func (r *runner) flips() []answeraudit.Change {
 }
 
 // settle waits until every location's verdicts match the model under f, and returns how
-// long it took; after within, it fails with what still differs.
+// long it took; after within on an idle machine, scaled by the slowdown measured meanwhile
+// (internal/calibrate: probes, gossip and verdicts all wait for a CPU on a busy machine), it
+// fails with what still differs.
 func (r *runner) settle(ctx context.Context, f Faults, within time.Duration) (time.Duration, error) {
 	exp := Expect(r.doc, r.regions, r.targets, f)
 	start := time.Now()
+	m := calibrate.Start()
+	defer m.Stop()
 	tick := time.NewTicker(r.o.SampleInterval)
 	defer tick.Stop()
 	for {
@@ -237,8 +242,8 @@ func (r *runner) settle(ctx context.Context, f Faults, within time.Duration) (ti
 		if len(diff) == 0 {
 			return time.Since(start), nil
 		}
-		if time.Since(start) > within {
-			return 0, fmt.Errorf("verdicts did not settle within %v: %s", within, strings.Join(diff, "; "))
+		if !m.Within(within) {
+			return 0, fmt.Errorf("verdicts did not settle within %v of an idle machine (%v): %s", within, m.Reading(), strings.Join(diff, "; "))
 		}
 		select {
 		case <-ctx.Done():

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
 	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/internal/calibrate"
 	"github.com/vigil-dns/vigil/status"
 )
 
@@ -75,14 +76,18 @@ func (f *fakeLocation) set(fn func(f *fakeLocation)) {
 	fn(f)
 }
 
+// waitFor waits until cond holds, for within on an idle machine scaled by the slowdown
+// measured meanwhile (internal/calibrate).
 func waitFor(t *testing.T, within time.Duration, what string, cond func() bool) {
 	t.Helper()
-	for end := time.Now().Add(within); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+	m := calibrate.Start()
+	defer m.Stop()
+	for ; m.Within(within); time.Sleep(10 * time.Millisecond) {
 		if cond() {
 			return
 		}
 	}
-	t.Fatalf("%s: not within %v", what, within)
+	t.Fatalf("%s: not within %v of an idle machine (%v)", what, within, m.Reading())
 }
 
 // TestVerifier asks two fake locations over real sockets: they agree; one's verdict changes

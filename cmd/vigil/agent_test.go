@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/vigil-dns/vigil/internal/calibrate"
 )
 
 const agentToken = "agent-test-token"
@@ -122,12 +124,15 @@ func readAgentState(api string) (*stateAnswer, error) {
 	return &s, nil
 }
 
+// waitUntil waits until cond holds, for within on an idle machine scaled by the slowdown
+// measured meanwhile (internal/calibrate).
 func waitUntil(t *testing.T, within time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(within)
+	m := calibrate.Start()
+	defer m.Stop()
 	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", within, what)
+		if !m.Within(within) {
+			t.Fatalf("timed out after %v of an idle machine (%v) waiting for %s", within, m.Reading(), what)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
