@@ -168,9 +168,9 @@ func (p *Prober) mayReuse(c *config.Check, h *hop, res *Result) bool {
 }
 
 // idleFor is how long a connection is kept after a probe of c: until a while after the
-// check's next probe is due.
+// check's next probe is due, late as a busy checker may start it.
 func idleFor(c *config.Check) time.Duration {
-	return 2*c.Interval.Std() + time.Second
+	return 2*c.Interval.Std() + 5*time.Second
 }
 
 // certsValid reports whether every certificate the server showed on conn is still within its

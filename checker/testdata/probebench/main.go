@@ -417,7 +417,8 @@ func scrape(url string) (map[string]float64, error) {
 }
 
 // driver scrapes blackbox_exporter for every target once per interval, each target at its
-// own phase, skipping a scrape whose previous one is still in flight (as Prometheus does).
+// own phase, one scrape at a time per target (a tick that comes while one is in flight is
+// skipped).
 type driver struct {
 	base     string
 	targets  []string
@@ -455,13 +456,20 @@ func (d *driver) run() {
 				case <-d.ctx.Done():
 					return
 				}
+				// A scrape that outlived its interval has used up the ticks it missed.
+				select {
+				case <-tick.C:
+				default:
+				}
 			}
 		})
 	}
 }
 
 func (d *driver) once(u string) {
-	ctx, cancel := context.WithTimeout(d.ctx, d.interval)
+	// Longer than the interval: on a loaded machine the exporter's answer may come late, and
+	// a probe it made still counts (its own timeout, the module's, bounds the probe).
+	ctx, cancel := context.WithTimeout(d.ctx, 10*d.interval)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	resp, err := d.client.Do(req)
