@@ -33,7 +33,8 @@ type wantsH2 struct{ why string }
 func (e *wantsH2) Error() string { return "checker: the server speaks only HTTP/2: " + e.why }
 
 // errStale ends an exchange on a kept connection that failed before the first byte of a
-// response: the server closed it while it was idle. The probe runs again on a fresh one.
+// response, or whose response was a 408: the server closed it while it was idle. The probe
+// runs again on a fresh one.
 var errStale = errors.New("checker: the kept connection was closed before a response")
 
 // appendRequest writes the request of h to b: HTTP/1.1, the body asked for as it is (no
@@ -139,6 +140,11 @@ func (p *Prober) exchangeH1(c *config.Check, h *hop, rw net.Conn, m h1Mode, res 
 		if !interim(resp.StatusCode) {
 			break
 		}
+	}
+	if m.reused && resp.StatusCode == http.StatusRequestTimeout {
+		// What a server sends on a connection it closes for idling, before our request
+		// came (as net/http's client also takes it); not an answer to this probe.
+		return "", false, fmt.Errorf("%w: status 408", errStale)
 	}
 	res.Protocol = http1Name(resp)
 	lr.n, lr.err = maxBodyFraming, errFramingTooLarge

@@ -11,6 +11,7 @@ import (
 	"net/netip"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -65,8 +66,10 @@ func TestConnectionReuse(t *testing.T) {
 			w.Write([]byte(strings.Repeat("-", 8192-6)))
 			return
 		case "/chunked":
+			// Chunked, but all in one write at the handler's end: the body has all
+			// arrived with the head.
+			w.Header().Set("Transfer-Encoding", "chunked")
 			w.Write([]byte("needle"))
-			w.(http.Flusher).Flush()
 			w.Write([]byte(" and more"))
 			return
 		}
@@ -293,5 +296,32 @@ func TestH2Memory(t *testing.T) {
 			t.Errorf("alert %v: the server is still remembered as h2-only", alert)
 		}
 		h1.Close()
+	}
+}
+
+// TestConnectionReuseIdle408 checks that a 408 a server sent on a kept connection while it
+// idled, before closing it, is not taken as the answer to the next probe.
+func TestConnectionReuseIdle408(t *testing.T) {
+	t.Parallel()
+	var conns atomic.Int32
+	ap := rawServer(t, func(ctx context.Context, c net.Conn) {
+		conns.Add(1)
+		readRequest(c)
+		c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nneedle"))
+		time.Sleep(20 * time.Millisecond)
+		c.Write([]byte("HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"))
+		c.Close()
+	})
+	c := checkFor("idle408", config.ProtocolHTTP, ap)
+	c.BodyMatch = "needle"
+	p := loopbackProber(ProberOptions{})
+	for i := range 3 {
+		if r := p.Probe(context.Background(), &c); !r.Healthy {
+			t.Fatalf("probe %d: %s (%s)", i, r.Reason, r.Message)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if n := conns.Load(); n != 3 {
+		t.Errorf("3 probes over %d connections, want 3 (each kept one was closed)", n)
 	}
 }
