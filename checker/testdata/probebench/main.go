@@ -231,8 +231,8 @@ func run(vigils, bbe string, checks, bbeChecks int, interval time.Duration, npor
 			rw := row{name: s.name, round: r, probes: res.probes, healthy: res.healthy, cpu: res.cpu,
 				bbeProbes: res.bbeProbes, bbeSuccess: res.bbeSuccess, bbeCPU: res.bbeCPU, targetCPU: res.targetCPU, load: loadavg()}
 			rows = append(rows, rw)
-			line := fmt.Sprintf("round %d %-12s vigil checker: %6.0f probes (%.0f healthy, %.0f skipped) in %s, CPU %6.2fs: %6.0f probes per CPU-second (%.0f µs a probe)",
-				r, s.name, rw.probes, rw.healthy, res.skipped, window, rw.cpu.Seconds(), rw.probes/rw.cpu.Seconds(), rw.cpu.Seconds()*1e6/rw.probes)
+			line := fmt.Sprintf("round %d %-12s vigil checker: %6.0f probes (%.0f healthy, %.0f skipped; mean lag %s, mean probe %s) in %s, CPU %6.2fs: %6.0f probes per CPU-second (%.0f µs a probe)",
+				r, s.name, rw.probes, rw.healthy, res.skipped, res.lag.Round(time.Microsecond), res.duration.Round(time.Microsecond), window, rw.cpu.Seconds(), rw.probes/rw.cpu.Seconds(), rw.cpu.Seconds()*1e6/rw.probes)
 			if drv != nil {
 				line += fmt.Sprintf("; blackbox_exporter: %d probes (%d success), CPU %.2fs: %.0f probes per CPU-second",
 					rw.bbeProbes, rw.bbeSuccess, rw.bbeCPU.Seconds(), float64(rw.bbeProbes)/rw.bbeCPU.Seconds())
@@ -266,6 +266,7 @@ func run(vigils, bbe string, checks, bbeChecks int, interval time.Duration, npor
 type result struct {
 	probes, healthy       float64
 	skipped               float64
+	lag, duration         time.Duration // means over the window
 	cpu                   time.Duration
 	bbeProbes, bbeSuccess int64
 	bbeCPU, targetCPU     time.Duration
@@ -349,9 +350,25 @@ func runVigil(ps *procs, dir string, s spec, addrs []string, checks int, interva
 		probes:    m1["vigil_checker_probes_total"] - m0["vigil_checker_probes_total"],
 		healthy:   m1["vigil_checker_probes_total/healthy"] - m0["vigil_checker_probes_total/healthy"],
 		skipped:   m1["vigil_checker_probes_skipped_total"] - m0["vigil_checker_probes_skipped_total"],
+		lag:       mean(m0, m1, "vigil_checker_scheduler_lag_seconds"),
+		duration:  mean(m0, m1, "vigil_checker_probe_duration_seconds_%s/total"),
 		cpu:       c1 - c0,
 		bbeProbes: bp, bbeSuccess: bs, bbeCPU: bc, targetCPU: tc,
 	}, nil
+}
+
+// mean is the mean of a histogram over the window between scrapes m0 and m1; name is the
+// histogram's name, or a format with %s for "sum" and "count".
+func mean(m0, m1 map[string]float64, name string) time.Duration {
+	sum, count := name+"_sum", name+"_count"
+	if strings.Contains(name, "%s") {
+		sum, count = fmt.Sprintf(name, "sum"), fmt.Sprintf(name, "count")
+	}
+	n := m1[count] - m0[count]
+	if n <= 0 {
+		return 0
+	}
+	return time.Duration((m1[sum] - m0[sum]) / n * float64(time.Second))
 }
 
 // document is the configuration: one region, checks i = 0..n-1 probing GET /c/i on the
@@ -411,6 +428,9 @@ func scrape(url string) (map[string]float64, error) {
 		out[name] += v
 		if name == "vigil_checker_probes_total" && strings.Contains(labels, `result="healthy"`) {
 			out[name+"/healthy"] += v
+		}
+		if strings.HasPrefix(name, "vigil_checker_probe_duration_seconds_") && strings.Contains(labels, `phase="total"`) {
+			out[name+"/total"] += v
 		}
 	}
 	return out, sc.Err()
