@@ -84,6 +84,7 @@ func NewProber(opts ProberOptions) *Prober {
 		maxRedirects: opts.MaxRedirects,
 		h2:           newH2Transport(),
 	}
+	p.idle.limit = idleLimit(openFileLimit())
 	if p.dialer == nil {
 		p.dialer = defaultDialer(p.guard)
 	}

@@ -29,9 +29,20 @@ import (
 const (
 	// maxConnAge is how long after its dial a connection may still be reused.
 	maxConnAge = 30 * time.Second
-	// maxIdleConns bounds the idle connections a Prober holds: at most one per check.
+	// maxIdleConns bounds the idle connections a Prober holds: at most one per check, and
+	// at most a quarter of the process's open-file limit (idleLimit), so that kept
+	// connections never leave a probe unable to open one.
 	maxIdleConns = 16384
 )
+
+// idleLimit is how many connections a Prober keeps at most, given the process's open-file
+// limit nofile (0: unknown, then 1,024 at most).
+func idleLimit(nofile uint64) int {
+	if nofile == 0 {
+		return 1024
+	}
+	return int(min(nofile/4, maxIdleConns))
+}
 
 // idleKey identifies what a kept connection may serve: the probes of one check (its
 // configuration, which a change replaces) to one address.
@@ -57,6 +68,7 @@ type idleEntry struct {
 // connections are closed as later puts and takes pass by (the queue is in put order), and
 // all of them by closeAll.
 type idleConns struct {
+	limit int // most connections kept; 0 means maxIdleConns
 	mu    sync.Mutex
 	conns map[idleKey]idleConn
 	queue []idleEntry
@@ -94,7 +106,7 @@ func (ic *idleConns) put(key idleKey, c idleConn, now time.Time) {
 	closing := ic.sweepLocked(now)
 	if old, ok := ic.conns[key]; ok {
 		closing = append(closing, old.conn)
-	} else if len(ic.conns) >= maxIdleConns {
+	} else if limit := ic.limit; len(ic.conns) >= limit || limit == 0 && len(ic.conns) >= maxIdleConns {
 		ic.mu.Unlock()
 		closeAll(closing)
 		_ = c.conn.Close()

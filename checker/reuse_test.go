@@ -325,3 +325,28 @@ func TestConnectionReuseIdle408(t *testing.T) {
 		t.Errorf("3 probes over %d connections, want 3 (each kept one was closed)", n)
 	}
 }
+
+// TestIdleLimit checks that kept connections take at most a quarter of the open-file limit,
+// and no more than one per check, whatever the limit.
+func TestIdleLimit(t *testing.T) {
+	for _, tt := range []struct {
+		nofile uint64
+		want   int
+	}{{0, 1024}, {1024, 256}, {20000, 5000}, {1 << 20, maxIdleConns}} {
+		if got := idleLimit(tt.nofile); got != tt.want {
+			t.Errorf("idleLimit(%d) = %d, want %d", tt.nofile, got, tt.want)
+		}
+	}
+	ic := idleConns{limit: 2}
+	now := time.Unix(1_000_000, 0)
+	var conns []*fakeConn
+	for i := range 3 {
+		fc := &fakeConn{}
+		conns = append(conns, fc)
+		key := idleKey{&config.Check{ID: "a"}, netip.AddrPortFrom(netip.MustParseAddr("192.0.2.1"), uint16(i+1))}
+		ic.put(key, idleConn{conn: fc, dialled: now, expires: now.Add(time.Second)}, now)
+	}
+	if ic.len() != 2 || conns[0].closed || conns[1].closed || !conns[2].closed {
+		t.Errorf("limit 2: %d kept, closed %v %v %v (want the third closed)", ic.len(), conns[0].closed, conns[1].closed, conns[2].closed)
+	}
+}
