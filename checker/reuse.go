@@ -106,7 +106,7 @@ func (ic *idleConns) put(key idleKey, c idleConn, now time.Time) {
 	closing := ic.sweepLocked(now)
 	if old, ok := ic.conns[key]; ok {
 		closing = append(closing, old.conn)
-	} else if limit := ic.limit; len(ic.conns) >= limit || limit == 0 && len(ic.conns) >= maxIdleConns {
+	} else if len(ic.conns) >= ic.max() {
 		ic.mu.Unlock()
 		closeAll(closing)
 		_ = c.conn.Close()
@@ -119,6 +119,14 @@ func (ic *idleConns) put(key idleKey, c idleConn, now time.Time) {
 	ic.queue = append(ic.queue, idleEntry{key, c.expires})
 	ic.mu.Unlock()
 	closeAll(closing)
+}
+
+// max is the most connections kept.
+func (ic *idleConns) max() int {
+	if ic.limit > 0 {
+		return ic.limit
+	}
+	return maxIdleConns
 }
 
 // sweepLocked drops the expired connections at the front of the queue and returns them to
