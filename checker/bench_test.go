@@ -3,6 +3,7 @@ package checker
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"net"
@@ -127,8 +128,9 @@ func reportCPU(b *testing.B, cpu time.Duration, probes int, failed int64) {
 }
 
 // BenchmarkHTTPProbes measures HTTP probes per CPU-second of this process against local
-// targets, each probe on a fresh connection: Vigil's prober alone, the whole checker
-// (scheduler, rise/fall, metrics), and a baseline of net/http with keep-alives disabled.
+// targets: Vigil's prober alone, each probe on the connection its check's previous probe kept
+// (prober) or on a fresh one (prober-fresh); the whole checker (scheduler, rise/fall,
+// metrics); and a baseline of net/http with keep-alives disabled.
 func BenchmarkHTTPProbes(b *testing.B) {
 	targets, stopTargets := benchTargets(b)
 	checks := make([]config.Check, len(targets))
@@ -141,6 +143,16 @@ func BenchmarkHTTPProbes(b *testing.B) {
 
 	b.Run("prober", func(b *testing.B) {
 		p := loopbackProber(ProberOptions{})
+		cpu0 := cpuTime()
+		failed := parallelProbes(b.N, conc, func(i int) bool {
+			return p.Probe(context.Background(), &checks[i%len(checks)]).Healthy
+		})
+		reportCPU(b, cpuTime()-cpu0, b.N, failed)
+	})
+
+	b.Run("prober-fresh", func(b *testing.B) {
+		p := loopbackProber(ProberOptions{})
+		p.fresh = true
 		cpu0 := cpuTime()
 		failed := parallelProbes(b.N, conc, func(i int) bool {
 			return p.Probe(context.Background(), &checks[i%len(checks)]).Healthy
@@ -282,4 +294,57 @@ func benchMix(b *testing.B, withHostile bool) {
 		b.ReportMetric(testutil.ToFloat64(c.metrics.skipped), "skipped")
 		rec.mu.Unlock()
 	}
+}
+
+// BenchmarkH2Probes measures what a probe of an https server that speaks only HTTP/2 costs:
+// Vigil's prober, which offers h2 alone to a server it has seen speak only h2 (prober), the
+// same without that memory, offering http/1.1 first and connecting again each time
+// (prober-first-contact), and net/http's own HTTP/2 client (nethttp-h2). Every probe is one
+// GET on a fresh TLS connection with a body match; the server runs in this process, so the
+// CPU per probe counts both ends of each exchange.
+func BenchmarkH2Probes(b *testing.B) {
+	ca := newTestCA(b)
+	now := time.Now()
+	cert := ca.leaf(b, []string{"h2.example.test"}, nil, now.Add(-time.Hour), now.Add(time.Hour))
+	ap := h2OnlyServer(b, cert, false, func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) })
+	c := checkFor("h2", config.ProtocolHTTPS, ap)
+	c.HostHeader, c.BodyMatch = "h2.example.test", "ok"
+	c.Timeout = config.Duration(10 * time.Second)
+	const conc = 4
+	for _, mode := range []string{"prober", "prober-first-contact"} {
+		b.Run(mode, func(b *testing.B) {
+			p := loopbackProber(ProberOptions{RootCAs: ca.pool})
+			p.h2only.off = mode == "prober-first-contact"
+			cpu0 := cpuTime()
+			failed := parallelProbes(b.N, conc, func(int) bool {
+				r := p.Probe(context.Background(), &c)
+				return r.Healthy && r.Protocol == "h2"
+			})
+			reportCPU(b, cpuTime()-cpu0, b.N, failed)
+		})
+	}
+	b.Run("nethttp-h2", func(b *testing.B) {
+		tr := &http.Transport{
+			TLSClientConfig:   &tls.Config{RootCAs: ca.pool, ServerName: "h2.example.test"},
+			ForceAttemptHTTP2: true,
+			DisableKeepAlives: true,
+			Proxy:             nil,
+		}
+		defer tr.CloseIdleConnections()
+		client := &http.Client{Transport: tr, Timeout: 10 * time.Second}
+		url := "https://" + ap.String() + "/"
+		cpu0 := cpuTime()
+		failed := parallelProbes(b.N, conc, func(int) bool {
+			req, _ := http.NewRequest(http.MethodGet, url, nil)
+			req.Host = "h2.example.test"
+			resp, err := client.Do(req)
+			if err != nil {
+				return false
+			}
+			body, err := io.ReadAll(io.LimitReader(resp.Body, config.BodyMatchLimit))
+			resp.Body.Close()
+			return err == nil && resp.ProtoMajor == 2 && resp.StatusCode < 400 && string(body) == "ok"
+		})
+		reportCPU(b, cpuTime()-cpu0, b.N, failed)
+	})
 }

@@ -191,7 +191,7 @@ func TestCheckerRiseAndFall(t *testing.T) {
 		t.Fatalf("Reports() = %+v", got)
 	}
 	// The snapshot carries the latest probe's phases, for the status API.
-	if tm := got[0].Timings; tm.Total <= 0 || tm.Total != got[0].Latency || tm.Connect <= 0 || tm.FirstByte < tm.Connect {
+	if tm := got[0].Timings; tm.Total <= 0 || tm.Total != got[0].Latency || tm.FirstByte <= 0 || tm.FirstByte < tm.Connect {
 		t.Errorf("Reports()[0] timings %+v, latency %v", tm, got[0].Latency)
 	}
 }

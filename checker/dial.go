@@ -54,6 +54,17 @@ const (
 // applies the address policy to it and connects over network ("tcp" or "udp"), adding the
 // time spent to res.
 func (p *Prober) dial(ctx context.Context, network, host string, port, ipVersion int, res *Result) (net.Conn, error) {
+	ap, err := p.resolve(ctx, host, port, ipVersion, res)
+	if err != nil {
+		return nil, err
+	}
+	return p.connect(ctx, network, ap, res)
+}
+
+// resolve resolves host (unless it is an IP address) to an address of the check's family
+// and applies the address policy to it, adding the time spent to res and setting
+// res.Address.
+func (p *Prober) resolve(ctx context.Context, host string, port, ipVersion int, res *Result) (netip.AddrPort, error) {
 	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
 	addr, err := netip.ParseAddr(host)
 	if err != nil {
@@ -65,10 +76,10 @@ func (p *Prober) dial(ctx context.Context, network, host string, port, ipVersion
 		addrs, err := p.resolver.LookupNetIP(ctx, family, host)
 		res.Timings.DNS += time.Since(t0)
 		if err != nil {
-			return nil, &phaseError{phaseDNS, fmt.Errorf("resolve %s: %w", host, err)}
+			return netip.AddrPort{}, &phaseError{phaseDNS, fmt.Errorf("resolve %s: %w", host, err)}
 		}
 		if len(addrs) == 0 {
-			return nil, &phaseError{phaseDNS, fmt.Errorf("resolve %s: no %s address", host, family)}
+			return netip.AddrPort{}, &phaseError{phaseDNS, fmt.Errorf("resolve %s: no %s address", host, family)}
 		}
 		addr = addrs[0]
 		if family == "ip4" {
@@ -78,8 +89,14 @@ func (p *Prober) dial(ctx context.Context, network, host string, port, ipVersion
 	ap := netip.AddrPortFrom(addr, uint16(port))
 	res.Address = ap
 	if err := p.guard.check(addr); err != nil {
-		return nil, &phaseError{phaseConnect, err}
+		return netip.AddrPort{}, &phaseError{phaseConnect, err}
 	}
+	return ap, nil
+}
+
+// connect opens a connection to ap, an address resolve returned, adding the time spent to
+// res.
+func (p *Prober) connect(ctx context.Context, network string, ap netip.AddrPort, res *Result) (net.Conn, error) {
 	t0 := time.Now()
 	conn, err := p.dialer.DialContext(ctx, network, ap.String())
 	res.Timings.Connect += time.Since(t0)

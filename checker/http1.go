@@ -32,9 +32,14 @@ type wantsH2 struct{ why string }
 
 func (e *wantsH2) Error() string { return "checker: the server speaks only HTTP/2: " + e.why }
 
-// appendRequest writes the request of h to b: HTTP/1.1, a fresh connection that the server
-// is asked to close, and the body asked for as it is (no content coding).
-func (h *hop) appendRequest(b []byte, c *config.Check, userAgent string) []byte {
+// errStale ends an exchange on a kept connection that failed before the first byte of a
+// response, or whose response was a 408: the server closed it while it was idle. The probe
+// runs again on a fresh one.
+var errStale = errors.New("checker: the kept connection was closed before a response")
+
+// appendRequest writes the request of h to b: HTTP/1.1, the body asked for as it is (no
+// content coding), and, unless keep is set, a connection that the server is asked to close.
+func (h *hop) appendRequest(b []byte, c *config.Check, userAgent string, keep bool) []byte {
 	b = append(b, h.method...)
 	b = append(b, ' ')
 	b = append(b, h.target...)
@@ -63,39 +68,61 @@ func (h *hop) appendRequest(b []byte, c *config.Check, userAgent string) []byte 
 	if accept {
 		b = append(b, "\r\nAccept: */*"...)
 	}
+	if keep {
+		return append(b, "\r\n\r\n"...)
+	}
 	return append(b, "\r\nConnection: close\r\n\r\n"...)
+}
+
+// h1Mode is how an HTTP/1.1 exchange runs.
+type h1Mode struct {
+	// mayBeH2: the server chose no protocol by ALPN, so that a server that shows it speaks
+	// only HTTP/2 ends the exchange with *wantsH2.
+	mayBeH2 bool
+	// keep: the request leaves the connection open, and the exchange says whether the
+	// connection may serve another request.
+	keep bool
+	// reused: the connection served an earlier probe; a close before the first byte of a
+	// response ends the exchange with errStale.
+	reused bool
 }
 
 // exchangeH1 sends h's request over HTTP/1.1 on rw and judges the response. It reads past
 // interim responses (interim) to the final one, all of their heads together within
-// MaxResponseHead. mayBeH2 says that the server chose no protocol by ALPN, so that a server
-// that shows it speaks only HTTP/2 ends the exchange with *wantsH2.
-func (p *Prober) exchangeH1(c *config.Check, h *hop, rw net.Conn, mayBeH2 bool, res *Result) (string, error) {
+// MaxResponseHead. kept says that the connection may serve another request (only with
+// m.keep): the final response keeps it open and was read to its end, with nothing after it.
+func (p *Prober) exchangeH1(c *config.Check, h *hop, rw net.Conn, m h1Mode, res *Result) (loc string, kept bool, err error) {
 	buf := p.buffer()
 	defer p.putBuffer(buf)
-	*buf = h.appendRequest(*buf, c, p.userAgent)
+	*buf = h.appendRequest(*buf, c, p.userAgent, m.keep)
 	if _, err := rw.Write(*buf); err != nil {
-		if mayBeH2 && closedEarly(err) {
-			return "", &wantsH2{"it chose no protocol by ALPN and closed the connection before an HTTP/1.1 request"}
+		if m.reused {
+			return "", false, fmt.Errorf("%w: %w", errStale, err)
 		}
-		return "", &phaseError{phaseWrite, err}
+		if m.mayBeH2 && closedEarly(err) {
+			return "", false, &wantsH2{"it chose no protocol by ALPN and closed the connection before an HTTP/1.1 request"}
+		}
+		return "", false, &phaseError{phaseWrite, err}
 	}
 	lr := &limitedReader{r: rw, n: MaxResponseHead, err: errHeadTooLarge}
 	br := p.reader(lr)
 	defer p.putReader(br)
 	first, err := br.Peek(1)
 	if err != nil {
-		if mayBeH2 && closedEarly(err) {
-			return "", &wantsH2{"it chose no protocol by ALPN and closed an HTTP/1.1 connection without a byte of response"}
+		if m.reused && closedEarly(err) {
+			return "", false, fmt.Errorf("%w: %w", errStale, err)
 		}
-		return "", &phaseError{phaseRead, err}
+		if m.mayBeH2 && closedEarly(err) {
+			return "", false, &wantsH2{"it chose no protocol by ALPN and closed an HTTP/1.1 connection without a byte of response"}
+		}
+		return "", false, &phaseError{phaseRead, err}
 	}
 	res.Timings.FirstByte = time.Since(res.Start)
 	if first[0] == 0 && isH2Frame(br) {
-		if mayBeH2 {
-			return "", &wantsH2{"it answered HTTP/1.1 with an HTTP/2 frame"}
+		if m.mayBeH2 {
+			return "", false, &wantsH2{"it answered HTTP/1.1 with an HTTP/2 frame"}
 		}
-		return "", &phaseError{phaseRead, errH2Frame}
+		return "", false, &phaseError{phaseRead, errH2Frame}
 	}
 	var req *http.Request
 	if h.method == http.MethodHead {
@@ -108,16 +135,45 @@ func (p *Prober) exchangeH1(c *config.Check, h *hop, rw net.Conn, mayBeH2 bool, 
 			if lr.n <= 0 {
 				err = errHeadTooLarge // whatever the parser made of the cut
 			}
-			return "", &phaseError{phaseRead, err}
+			return "", false, &phaseError{phaseRead, err}
 		}
 		if !interim(resp.StatusCode) {
 			break
 		}
 	}
+	if m.reused && resp.StatusCode == http.StatusRequestTimeout {
+		// What a server sends on a connection it closes for idling, before our request
+		// came (as net/http's client also takes it); not an answer to this probe.
+		return "", false, fmt.Errorf("%w: status 408", errStale)
+	}
 	res.Protocol = http1Name(resp)
 	lr.n, lr.err = maxBodyFraming, errFramingTooLarge
-	return p.judge(c, resp, (*buf)[:0], res)
+	loc, err = p.judge(c, resp, (*buf)[:0], res)
+	if err != nil || !m.keep || resp.StatusCode < 200 || resp.Close || !resp.ProtoAtLeast(1, 1) {
+		return loc, false, err
+	}
+	return loc, drained(resp, br, lr, (*buf)[:cap(*buf)]), nil
 }
+
+// drained reads what is left of resp's body, but only from what br holds already (a body
+// still arriving is not waited for), and reports whether it ended there with nothing after
+// it, so that the connection is at the start of the next response. scratch is space to read
+// into.
+func drained(resp *http.Response, br *bufio.Reader, lr *limitedReader, scratch []byte) bool {
+	lr.n, lr.err = 0, errNotBuffered
+	for {
+		_, err := resp.Body.Read(scratch)
+		if err == io.EOF {
+			return br.Buffered() == 0
+		}
+		if err != nil {
+			return false
+		}
+	}
+}
+
+// errNotBuffered stops a read past what a bufio.Reader holds (drained).
+var errNotBuffered = errors.New("checker: not buffered")
 
 // interim reports whether a response of status code is an interim one, which a final one
 // follows: 1xx, but 101, which ends HTTP/1.1 on the connection. A code below 100 (099 is

@@ -31,18 +31,30 @@ func h2OnlyServer(t testing.TB, cert tls.Certificate, alert bool, h http.Handler
 	srv.Config.Protocols = &protos
 	srv.Config.ErrorLog = log.New(io.Discard, "", 0)
 	srv.EnableHTTP2 = true
-	srv.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
+	srv.TLS = h2OnlyTLS(cert, alert)
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	return netip.MustParseAddrPort(srv.Listener.Addr().String())
+}
+
+// h2OnlyTLS is the TLS configuration of h2OnlyServer.
+func h2OnlyTLS(cert tls.Certificate, alert bool) *tls.Config {
+	cfg := &tls.Config{Certificates: []tls.Certificate{cert}}
 	if alert {
-		srv.TLS.GetConfigForClient = func(hello *tls.ClientHelloInfo) (*tls.Config, error) {
+		cfg.GetConfigForClient = func(hello *tls.ClientHelloInfo) (*tls.Config, error) {
 			if slices.Contains(hello.SupportedProtos, "h2") {
 				return nil, nil
 			}
 			return &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{"x-h2-only"}}, nil
 		}
 	}
-	srv.StartTLS()
-	t.Cleanup(srv.Close)
-	return netip.MustParseAddrPort(srv.Listener.Addr().String())
+	return cfg
+}
+
+// h1OnlyTLS is the TLS configuration of a server that speaks only HTTP/1.1 and refuses a
+// client that offers only h2 (no_application_protocol).
+func h1OnlyTLS(cert tls.Certificate) *tls.Config {
+	return &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{"http/1.1"}}
 }
 
 // h2ResetServer speaks only HTTP/2 and resets, after a pause that lets the request arrive,

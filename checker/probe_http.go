@@ -2,10 +2,12 @@ package checker
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"slices"
 	"strconv"
@@ -163,8 +165,8 @@ func expectedString(ranges []config.StatusRange) string {
 	return strings.Join(s, ",")
 }
 
-// probeHTTP runs an HTTP or HTTPS probe: one request on a fresh connection, and one more per
-// redirect followed when the check asks for it, each hop resolved and checked like the first.
+// probeHTTP runs an HTTP or HTTPS probe: one request, and one more per redirect followed
+// when the check asks for it, each hop resolved and checked like the first.
 func (p *Prober) probeHTTP(ctx context.Context, c *config.Check, res *Result) {
 	if err := validateHTTP(c); err != nil {
 		res.fail(ReasonError, err.Error())
@@ -210,50 +212,140 @@ func (p *Prober) probeHTTP(ctx context.Context, c *config.Check, res *Result) {
 	}
 }
 
-// exchange sends h's request on a fresh connection and reads the response. It returns the
-// redirect location to follow, or "" once it has judged the response into res, or an error
-// for the caller to classify. An HTTPS exchange offers HTTP/1.1 by ALPN; when the server shows
-// that it speaks only HTTP/2 (see wantsH2), it runs again on a new connection offering h2.
+// exchange sends h's request and reads the response. It returns the redirect location to
+// follow, or "" once it has judged the response into res, or an error for the caller to
+// classify. An HTTPS exchange offers HTTP/1.1 by ALPN; when the server shows that it speaks
+// only HTTP/2 (see wantsH2), it runs again on a new connection offering h2, and the Prober
+// remembers the server (h2Memory) so that the next probes offer it h2 alone.
 func (p *Prober) exchange(ctx context.Context, c *config.Check, h *hop, res *Result) (string, error) {
-	loc, err := p.exchangeOn(ctx, c, h, false, res)
+	ap, err := p.resolve(ctx, h.host, h.port, c.IPVersion, res)
+	if err != nil {
+		return "", err
+	}
+	t := tlsTarget{ap, h.sni}
+	if h.https && p.h2only.knows(t, time.Now()) {
+		loc, err := p.exchangeOn(ctx, c, h, ap, true, res)
+		if err == nil || !isNoALPN(err) {
+			if err != nil {
+				err = fmt.Errorf("%w (over h2, which the server spoke alone at an earlier probe)", err)
+			}
+			return loc, err
+		}
+		// It refuses h2 now: forget it, and start over as with any server.
+		p.h2only.forget(t)
+	}
+	loc, err := p.exchangeOn(ctx, c, h, ap, false, res)
 	var want *wantsH2
 	if !errors.As(err, &want) {
 		return loc, err
 	}
-	loc, err = p.exchangeOn(ctx, c, h, true, res)
+	loc, err = p.exchangeOn(ctx, c, h, ap, true, res)
 	if err != nil {
 		err = fmt.Errorf("%w (over h2, offered because %s)", err, want.why)
 	}
 	return loc, err
 }
 
-// exchangeOn is one exchange on one connection, HTTP/1.1 or, when h2 is set, HTTP/2 over TLS.
-func (p *Prober) exchangeOn(ctx context.Context, c *config.Check, h *hop, h2 bool, res *Result) (string, error) {
-	conn, err := p.dial(ctx, "tcp", h.host, h.port, c.IPVersion, res)
+// exchangeOn is one exchange on one connection to ap, HTTP/1.1 or, when h2 is set, HTTP/2
+// over TLS. An HTTP/1.1 exchange that may reuse a connection (mayReuse) runs on the one
+// the check's previous probe kept, if there is one, and keeps its own for the next probe
+// when the response allows it (reuse.go).
+func (p *Prober) exchangeOn(ctx context.Context, c *config.Check, h *hop, ap netip.AddrPort, h2 bool, res *Result) (string, error) {
+	keep := !h2 && p.mayReuse(c, h, res)
+	key := idleKey{c, ap}
+	if keep {
+		if ic, ok := p.idle.take(key, time.Now()); ok {
+			if loc, err, stale := p.exchangeReused(ctx, c, h, key, ic, res); !stale {
+				return loc, err
+			}
+		}
+	}
+	dialled := time.Now()
+	conn, err := p.connect(ctx, "tcp", ap, res)
 	if err != nil {
 		return "", err
 	}
-	defer conn.Close()
+	ic := idleConn{conn: conn, dialled: dialled}
 	stop := bindDeadline(ctx, conn)
-	defer stop()
+	loc, kept, err := p.exchangeFresh(ctx, c, h, h2, keep, &ic, res)
+	p.release(c, key, ic, stop, kept && err == nil)
+	return loc, err
+}
+
+// exchangeFresh runs the exchange of exchangeOn on a connection just opened, ic.conn (which
+// becomes the TLS connection over it for https). kept says that the connection may serve
+// the check's next probe.
+func (p *Prober) exchangeFresh(ctx context.Context, c *config.Check, h *hop, h2, keep bool, ic *idleConn, res *Result) (string, bool, error) {
 	if !h.https {
-		return p.exchangeH1(c, h, conn, false, res)
+		return p.exchangeH1(c, h, ic.conn, h1Mode{keep: keep}, res)
 	}
 	alpn := []string{"http/1.1"}
 	if h2 {
 		alpn = []string{"h2"}
 	}
-	tc, err := p.handshake(conn, c, h.sni, alpn, res)
+	tc, err := p.handshake(ic.conn, c, h.sni, alpn, res)
 	switch {
 	case err != nil && !h2 && isNoALPN(err):
-		return "", &wantsH2{"the server refused HTTP/1.1 in the TLS handshake"}
+		return "", false, &wantsH2{"the server refused HTTP/1.1 in the TLS handshake"}
 	case err != nil:
-		return "", err
-	case tc.ConnectionState().NegotiatedProtocol == "h2":
-		return p.exchangeH2(ctx, c, h, tc, res)
+		return "", false, err
 	}
-	return p.exchangeH1(c, h, tc, !h2 && tc.ConnectionState().NegotiatedProtocol == "", res)
+	ic.conn = tc
+	t := tlsTarget{res.Address, h.sni}
+	switch np := tc.ConnectionState().NegotiatedProtocol; {
+	case np == "h2":
+		if h2 {
+			p.h2only.remember(t, time.Now())
+		}
+		loc, err := p.exchangeH2(ctx, c, h, tc, res)
+		return loc, false, err
+	case h2:
+		p.h2only.forget(t) // it chose no protocol: HTTP/1.1 follows
+	}
+	return p.exchangeH1(c, h, tc, h1Mode{mayBeH2: !h2 && tc.ConnectionState().NegotiatedProtocol == "", keep: keep}, res)
 }
+
+// exchangeReused runs an HTTP/1.1 exchange on ic, a connection an earlier probe of the check
+// kept. stale says that it failed before the first byte of a response (or could not be used
+// at all): the caller then runs the exchange on a fresh connection, and res holds nothing
+// of this attempt.
+func (p *Prober) exchangeReused(ctx context.Context, c *config.Check, h *hop, key idleKey, ic idleConn, res *Result) (loc string, err error, stale bool) {
+	if !certsValid(ic.conn, time.Now()) {
+		_ = ic.conn.Close()
+		return "", nil, true
+	}
+	stop := bindDeadline(ctx, ic.conn)
+	if tc, ok := ic.conn.(*tls.Conn); ok {
+		if st := tc.ConnectionState(); len(st.PeerCertificates) > 0 {
+			res.CertNotAfter = st.PeerCertificates[0].NotAfter
+		}
+	}
+	loc, kept, err := p.exchangeH1(c, h, ic.conn, h1Mode{keep: true, reused: true}, res)
+	if errors.Is(err, errStale) {
+		stop()
+		_ = ic.conn.Close()
+		res.CertNotAfter = time.Time{}
+		return "", nil, true
+	}
+	p.release(c, key, ic, stop, kept && err == nil)
+	return loc, err, false
+}
+
+// release keeps ic for the check's next probe when keep says it may serve one and the
+// probe's deadline has not touched it (stop, of bindDeadline, stops the cancellation hook);
+// otherwise it closes it.
+func (p *Prober) release(c *config.Check, key idleKey, ic idleConn, stop func() bool, keep bool) {
+	if stop() && keep && ic.conn.SetDeadline(time.Time{}) == nil {
+		now := time.Now()
+		ic.expires = now.Add(idleFor(c))
+		p.idle.put(key, ic, now)
+		return
+	}
+	_ = ic.conn.Close()
+}
+
+// CloseIdle closes the connections kept for later probes.
+func (p *Prober) CloseIdle() { p.idle.closeAll() }
 
 // bindDeadline ends every read and write on conn at ctx's deadline, or at once when ctx is
 // cancelled; it returns the function that stops the cancellation hook.

@@ -51,7 +51,9 @@ type ProberOptions struct {
 	MaxRedirects int
 }
 
-// Prober runs single probes. It is safe for concurrent use and holds no per-check state.
+// Prober runs single probes. It is safe for concurrent use. Its only state is what makes
+// later probes cheaper: connections kept for a check's next probe (reuse.go) and the TLS
+// servers known to speak only HTTP/2; CloseIdle closes the kept connections.
 type Prober struct {
 	dialer       Dialer
 	resolver     Resolver
@@ -64,6 +66,11 @@ type Prober struct {
 	gzips        sync.Pool // *gzip.Reader, for bodies compressed unasked
 	bundles      bundleCache
 	h2           *http.Transport // HTTP/2 over the probes' own connections
+	idle         idleConns       // HTTP/1.1 connections kept for the checks' next probes
+	h2only       h2Memory        // TLS servers that speak only HTTP/2
+	// fresh turns connection reuse off, for benchmarks that measure what it saves (the h2
+	// memory has its own switch, h2only.off).
+	fresh bool
 }
 
 // NewProber returns a Prober with opts' defaults applied.
@@ -77,6 +84,7 @@ func NewProber(opts ProberOptions) *Prober {
 		maxRedirects: opts.MaxRedirects,
 		h2:           newH2Transport(),
 	}
+	p.idle.limit = idleLimit(openFileLimit())
 	if p.dialer == nil {
 		p.dialer = defaultDialer(p.guard)
 	}

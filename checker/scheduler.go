@@ -41,6 +41,7 @@ func (c *Checker) Run(ctx context.Context) error {
 	c.dispatch(ctx, work)
 	close(work)
 	wg.Wait()
+	c.prober.CloseIdle()
 
 	// Stopped: withdraw every report and forget every state, so that a later Run starts
 	// as a fresh checker does.

@@ -3,6 +3,8 @@ package checker
 import (
 	"context"
 	"net"
+	"os"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -12,11 +14,12 @@ import (
 )
 
 // cuttableDialer is the real net.Dialer behind a switch that takes the checker's own network
-// down: while down, every dial fails as an unplugged host's would.
+// down: while down, every dial fails as an unplugged host's would, and so does every read
+// and write on the connections it opened before (which probes may reuse).
 type cuttableDialer struct {
 	down atomic.Bool
-	// blackhole makes a dial made while down hang until its deadline, as behind a link
-	// that drops packets, instead of failing at once.
+	// blackhole makes a dial, read or write made while down hang until its deadline, as
+	// behind a link that drops packets, instead of failing at once.
 	blackhole bool
 	d         net.Dialer
 }
@@ -29,7 +32,67 @@ func (c *cuttableDialer) DialContext(ctx context.Context, network, address strin
 		}
 		return nil, &net.OpError{Op: "dial", Net: network, Err: syscall.ENETUNREACH}
 	}
-	return c.d.DialContext(ctx, network, address)
+	conn, err := c.d.DialContext(ctx, network, address)
+	if err != nil {
+		return nil, err
+	}
+	return &cutConn{Conn: conn, d: c, changed: make(chan struct{})}, nil
+}
+
+// cutConn is a connection of a cuttableDialer.
+type cutConn struct {
+	net.Conn
+	d        *cuttableDialer
+	mu       sync.Mutex
+	deadline time.Time
+	changed  chan struct{} // closed when the deadline changes
+}
+
+func (c *cutConn) SetDeadline(t time.Time) error {
+	c.mu.Lock()
+	c.deadline = t
+	close(c.changed)
+	c.changed = make(chan struct{})
+	c.mu.Unlock()
+	return c.Conn.SetDeadline(t)
+}
+
+// cut returns the error of an operation while the network is down, after the deadline
+// when it is a black hole.
+func (c *cutConn) cut(op string) error {
+	if !c.d.blackhole {
+		return &net.OpError{Op: op, Net: "tcp", Err: syscall.ENETUNREACH}
+	}
+	for {
+		c.mu.Lock()
+		dl, changed := c.deadline, c.changed
+		c.mu.Unlock()
+		if !dl.IsZero() && !time.Now().Before(dl) {
+			return &net.OpError{Op: op, Net: "tcp", Err: os.ErrDeadlineExceeded}
+		}
+		var wait <-chan time.Time
+		if !dl.IsZero() {
+			wait = time.After(time.Until(dl))
+		}
+		select {
+		case <-wait:
+		case <-changed:
+		}
+	}
+}
+
+func (c *cutConn) Read(b []byte) (int, error) {
+	if c.d.down.Load() {
+		return 0, c.cut("read")
+	}
+	return c.Conn.Read(b)
+}
+
+func (c *cutConn) Write(b []byte) (int, error) {
+	if c.d.down.Load() {
+		return 0, c.cut("write")
+	}
+	return c.Conn.Write(b)
 }
 
 // TestIsolatedCheckerWithdraws cuts the checker's own network: it must withdraw its reports
