@@ -1,8 +1,8 @@
-// Package regions models Vigil's named regions and a simulated network between them: an
-// in-memory memberlist Transport and a probe dialer whose links between two regions can be cut
-// (both ways or one way), slowed, made lossy (from a seeded source) and healed. The simulation,
-// `vigil dev` and the tests put it where the real network would be; it runs inside a
-// testing/synctest bubble, so minutes of gossip take seconds.
+// Package regions models Vigil's named regions and a simulated network between them. Its
+// in-memory memberlist Transport and probe dialer carry links between two regions that can be
+// cut (both ways or one way), slowed, made lossy (from a seeded source) and healed. The
+// simulation, `vigil dev` and the tests put it where the real network would be; it runs inside
+// a testing/synctest bubble, so minutes of gossip take seconds.
 package regions
 
 import (
