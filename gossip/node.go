@@ -159,7 +159,7 @@ func New(cfg Config) (*Pool, error) {
 	if inner == nil {
 		// With port 0 the transport takes a free TCP port and then the same UDP port, which
 		// another process may hold: as memberlist's own default transport does, try again
-		// with another port (CI: "bind: address already in use" once).
+		// with another port when the bind fails ("bind: address already in use").
 		tries := 1
 		if cfg.BindPort == 0 {
 			tries = 10
