@@ -183,6 +183,12 @@ func run(ctx context.Context, o options, log io.Writer) ([]result, error) {
 			return nil, err
 		}
 	}
+	return runRounds(ctx, o, dnsperf, dir, running, files, log)
+}
+
+// runRounds runs every mix on every running server, o.rounds times, with the query files of
+// files, and returns every run's result.
+func runRounds(ctx context.Context, o options, dnsperf, dir string, running []*server, files map[string]string, log io.Writer) ([]result, error) {
 	var out []result
 	for round := 1; round <= o.rounds; round++ {
 		for _, mix := range o.mixes {
@@ -296,24 +302,10 @@ func startVigil(ctx context.Context, wg *sync.WaitGroup, o options, dir string, 
 	if o.vigil == "" {
 		return nil, errors.New("no vigil binary: give -vigil (bench/dns/run.sh builds one)")
 	}
-	// The checks probe this listener: it stays up, so every check is healthy and the flip
-	// name changes only by the overrides the flip mix writes.
-	target, err := net.Listen("tcp", "127.0.0.1:0")
+	target, err := serveTarget(ctx, wg)
 	if err != nil {
-		return nil, fmt.Errorf("check target: %w", err)
+		return nil, err
 	}
-	wg.Add(2)
-	go func() { defer wg.Done(); <-ctx.Done(); target.Close() }()
-	go func() {
-		defer wg.Done()
-		for {
-			c, err := target.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
 	vdir := filepath.Join(dir, "vigil")
 	tokens := filepath.Join(dir, "tokens")
 	if err := os.WriteFile(tokens, []byte(token+"\n"), 0o600); err != nil {
@@ -340,24 +332,7 @@ func startVigil(ctx context.Context, wg *sync.WaitGroup, o options, dir string, 
 	if err != nil {
 		return nil, err
 	}
-	call := func(method, path string, body []byte) error {
-		req, err := http.NewRequestWithContext(ctx, method, "http://"+api+path, bytes.NewReader(body))
-		if err != nil {
-			return err
-		}
-		req.Header.Set("Authorization", "Bearer "+token)
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return err
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-		if resp.StatusCode/100 != 2 {
-			return fmt.Errorf("%s %s: HTTP %d: %s", method, path, resp.StatusCode, b)
-		}
-		return nil
-	}
+	call := func(method, path string, body []byte) error { return callAPI(ctx, api, method, path, body) }
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		err := call("PUT", "/v1/document", doc)
@@ -394,6 +369,50 @@ func startVigil(ctx context.Context, wg *sync.WaitGroup, o options, dir string, 
 		return nil, err
 	}
 	return s, nil
+}
+
+// serveTarget listens on a loopback port that the checks probe, until ctx ends: it stays up,
+// so every check is healthy and the flip name changes only by the overrides the flip mix
+// writes.
+func serveTarget(ctx context.Context, wg *sync.WaitGroup) (net.Listener, error) {
+	target, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("check target: %w", err)
+	}
+	wg.Add(2)
+	go func() { defer wg.Done(); <-ctx.Done(); target.Close() }()
+	go func() {
+		defer wg.Done()
+		for {
+			c, err := target.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	return target, nil
+}
+
+// callAPI sends a request with the benchmark's token and a JSON body to the control API at
+// api, and fails unless it is answered with a 2xx status.
+func callAPI(ctx context.Context, api, method, path string, body []byte) error {
+	req, err := http.NewRequestWithContext(ctx, method, "http://"+api+path, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("%s %s: HTTP %d: %s", method, path, resp.StatusCode, b)
+	}
+	return nil
 }
 
 // primary and secondary are the addresses of the record in force and its failover, by index:
