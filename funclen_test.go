@@ -4,7 +4,6 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io/fs"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -27,19 +26,10 @@ var longFuncsAllowed = map[string]int{
 func TestFunctionLength(t *testing.T) {
 	fset := token.NewFileSet()
 	seen := map[string]bool{}
-	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") && path != "." || d.Name() == "testdata") {
-			return filepath.SkipDir
-		}
-		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
+	for _, path := range sourceFiles(t) {
 		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
 		if err != nil {
-			return err
+			t.Fatal(err)
 		}
 		for _, fn := range longFuncs(fset, f) {
 			key := filepath.ToSlash(path) + " " + fn.name
@@ -49,10 +39,6 @@ func TestFunctionLength(t *testing.T) {
 					fset.Position(fn.pos), fn.name, fn.lines, maxFuncLines)
 			}
 		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 	for key := range longFuncsAllowed {
 		if !seen[key] {

@@ -21,24 +21,12 @@ const maxSynopsisWords = 25
 // package doc comment whose first sentence is over maxSynopsisWords words.
 func TestPackageDocs(t *testing.T) {
 	dirs := map[string]bool{}
-	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
+	for _, path := range sourceFiles(t) {
+		text := docText(t, path)
+		dirs[filepath.Dir(path)] = dirs[filepath.Dir(path)] || text != ""
+		if n := len(strings.Fields(synopsis(text))); n > maxSynopsisWords {
+			t.Errorf("%s: the package doc's first sentence has %d words, over %d: %q", path, n, maxSynopsisWords, synopsis(text))
 		}
-		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") && path != "." || d.Name() == "testdata") {
-			return filepath.SkipDir
-		}
-		if !d.IsDir() && strings.HasSuffix(path, ".go") && !strings.HasSuffix(path, "_test.go") {
-			text := docText(t, path)
-			dirs[filepath.Dir(path)] = dirs[filepath.Dir(path)] || text != ""
-			if n := len(strings.Fields(synopsis(text))); n > maxSynopsisWords {
-				t.Errorf("%s: the package doc's first sentence has %d words, over %d: %q", path, n, maxSynopsisWords, synopsis(text))
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 	if len(dirs) == 0 {
 		t.Fatal("found no packages")
@@ -48,6 +36,27 @@ func TestPackageDocs(t *testing.T) {
 			t.Errorf("package in %s has no package doc comment", dir)
 		}
 	}
+}
+
+// sourceFiles returns the repository's non-test Go files, outside hidden folders and testdata.
+func sourceFiles(t *testing.T) []string {
+	var files []string
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") && path != "." || d.Name() == "testdata") {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && strings.HasSuffix(path, ".go") && !strings.HasSuffix(path, "_test.go") {
+			files = append(files, path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
 }
 
 // synopsis returns the first sentence of a package doc comment, as go/doc finds it.
