@@ -106,8 +106,8 @@ func TestCellSetSparseStaysMap(t *testing.T) {
 // TestTableCellBytes bounds the memory of a location's table per cell: six rows of the same
 // checks, as a location holds six checkers' reports on each check. Held in maps, the cells
 // cost 41 to 79 bytes each (SCALE.md); in arrays 24, plus each check's interned id shared by
-// the six rows (35.5 bytes a cell at main ab8ae17, with a map from id to number; 30.9 on
-// branch h/live, with internal/keyindex).
+// the six rows (35.5 bytes a cell with a map from id to number; 30.9 with
+// internal/keyindex).
 func TestTableCellBytes(t *testing.T) {
 	const checks, rows = 100_000, 6
 	ids := make([]string, checks)

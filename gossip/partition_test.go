@@ -12,7 +12,7 @@ import (
 	"github.com/vigil-dns/vigil/regions"
 )
 
-// The network of issue 14's real-process runs: three regions, each with one node that is a
+// The network of the partition stories' real-process runs: three regions, each with one node that is a
 // checker and a location and one more checker, at the agent's defaults (LAN profile,
 // heartbeat 2s), every checker reporting on one check per region, freshness window 5s
 // (examples/demo.yaml), which the node passes to gossip as the agent does.

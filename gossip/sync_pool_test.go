@@ -80,7 +80,7 @@ func TestPushPullShipsNoCells(t *testing.T) {
 	})
 }
 
-// TestMixedVersionPool: a rolling upgrade. Nodes of wire version 1 (before issue 15, set by
+// TestMixedVersionPool: a rolling upgrade. Nodes of wire version 1 (whole rows, set by
 // legacySync) and of version 2 in one pool: every location holds every checker's complete
 // row, through new publishes and withdrawals and a location that joins late. Version 1 nodes
 // refuse version 2 as an unknown version (counted); version 2 nodes read version 1 and answer

@@ -127,12 +127,12 @@ type syncMode struct {
 
 // syncModes are the modes TestMeasureSync compares in one run: the current sync (wire
 // version 2: push/pull carries row headers, a row is repaired by its changes since what the
-// asker holds) and the sync before issue 15 (version 1: push/pull carries the checker's whole
-// row, a repair the whole row), which every node can still speak.
+// asker holds) and the whole-row sync (version 1: push/pull carries the checker's whole row,
+// a repair the whole row), which every node can still speak.
 func syncModes() []syncMode {
 	return []syncMode{
 		{name: "current", tune: nil},
-		{name: "v1 (before issue 15)", tune: func(c *Config) { c.legacySync = true }},
+		{name: "v1 (whole rows)", tune: func(c *Config) { c.legacySync = true }},
 	}
 }
 

@@ -1,6 +1,6 @@
-// Package location is the authoritative DNS server of a Vigil location: it answers the hosted
-// zones over UDP and TCP from an immutable snapshot of the configuration and this location's own
-// verdicts, choosing records with the routing package's pure answer selection.
+// Package location is the authoritative DNS server of a Vigil location. It answers the hosted
+// zones over UDP and TCP from an immutable snapshot of the configuration and this location's
+// own verdicts, choosing records with the routing package's pure answer selection.
 //
 // What it owns:
 //   - the snapshot: zones compiled once per configuration into owner-name maps and pre-built

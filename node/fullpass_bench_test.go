@@ -15,9 +15,8 @@ import (
 	"github.com/vigil-dns/vigil/verdict"
 )
 
-// The location's evaluation before the verdict engine (node/locationrole.go and
-// node/locationmetrics.go at a0578ce^), re-created here as the baseline of
-// BenchmarkFullPassVsEngine. Every 500 ms it copied every report out of the gossip table
+// A location's evaluation by a full pass, without the verdict engine, re-created here as the
+// baseline of BenchmarkFullPassVsEngine. Every 500 ms it copied every report out of the gossip table
 // under the gossip lock and sorted them (gossip.Table.Reports), grouped them by check in a
 // map, decided every check with quorum.Evaluate in evaluation order, built three maps of
 // the results, replaced the DNS server's verdicts whole (location.Server.SetVerdicts) and set
@@ -79,13 +78,13 @@ func (t *passTable) reportsSorted() []passReport {
 	})
 	for i := range out {
 		if out[i].Region == "" {
-			out[i].Region = "unknown" // the old metrics' label for a region not known
+			out[i].Region = "unknown" // the full pass's label for a region not known
 		}
 	}
 	return out
 }
 
-// passMetrics are the old location gauges that the pass set from everything it decided.
+// passMetrics are the location gauges the full pass sets from everything it decided.
 type passMetrics struct {
 	verdicts  *prometheus.GaugeVec
 	changes   *prometheus.CounterVec
@@ -117,7 +116,7 @@ func newPassMetrics() *passMetrics {
 	}
 }
 
-// observe is the old locationMetrics.observe and metrics.observe.
+// observe sets the full pass's gauges from everything it decided.
 func (m *passMetrics) observe(verdicts map[string]quorum.Verdict, reports []passReport, plan *shard.Plan, doc *config.Document, now time.Time, seconds float64) {
 	var counts [3]int
 	for _, v := range verdicts {
@@ -183,7 +182,7 @@ func (m *passMetrics) observe(verdicts map[string]quorum.Verdict, reports []pass
 	m.expected.Set(float64(len(expected)))
 }
 
-// passInput is the old evalInput of a probed check, kept for explanations.
+// passInput is the full pass's input of a probed check, kept for explanations.
 type passInput struct {
 	policy   quorum.Policy
 	reports  []quorum.Report
@@ -191,7 +190,7 @@ type passInput struct {
 	prev     quorum.Verdict
 }
 
-// fullPass is the old location: its table, its verdicts and the DNS server it installs into.
+// fullPass is the full-pass location: its table, its verdicts and the DNS server it installs into.
 type fullPass struct {
 	doc      *config.Document
 	plan     *shard.Plan
@@ -203,7 +202,7 @@ type fullPass struct {
 	metrics  bool
 }
 
-// evaluate is the old Node.evaluate for probed checks.
+// evaluate decides the probed checks, as the full pass does.
 func (p *fullPass) evaluate(now time.Time) {
 	t0 := time.Now()
 	held := p.table.reportsSorted()
@@ -293,7 +292,7 @@ func (f passFixture) flip(i int) (lo, hi int, status gossip.Status) {
 	return lo, hi, status
 }
 
-// fullPass returns the old location holding the fixture's reports, not yet evaluated.
+// fullPass returns the full-pass location holding the fixture's reports, not yet evaluated.
 func (f passFixture) fullPass(tb testing.TB, metrics bool, now time.Time) *fullPass {
 	m := shard.Membership{}
 	for i, c := range f.checkers {
@@ -356,12 +355,12 @@ func (p *enginePass) step(now time.Time) {
 // without its per-check gauges) and the engine. One op is two ticks: one with no change
 // (the checkers' heartbeats only) and one in which all six reports of 1% of the checks
 // change status (so 1% of the verdicts, and of the DNS record sets, change). The engine's
-// side starts after the gossip drain, which is gossip's work and not mirrored here; the old
-// side includes the copy out of the table, which was its own. Metrics: ns per tick of each
+// side starts after the gossip drain, which is gossip's work and not mirrored here; the full
+// pass includes the copy out of the table, which is its own. Metrics: ns per tick of each
 // kind (wall), the process's CPU time per tick (the collector included) and the share of one
-// core that CPU time takes at a 500 ms tick. The old pass looks every check up in the
-// document with CheckByID, a scan of its checks, so it grows with the square of the checks,
-// as it did: at 100k checks one op takes minutes; run that size with -benchtime 1x.
+// core that CPU time takes at a 500 ms tick. The full pass looks every check up in the
+// document with CheckByID, a scan of its checks, so it grows with the square of the checks:
+// at 100k checks one op takes minutes; run that size with -benchtime 1x.
 //
 //	go test -run '^$' -bench 'FullPassVsEngine/checks=[13]0000/' -benchmem -benchtime 3x ./node/
 //	go test -run '^$' -bench 'FullPassVsEngine/checks=100000/' -benchmem -benchtime 1x ./node/

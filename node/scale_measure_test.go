@@ -27,7 +27,7 @@ import (
 	"github.com/vigil-dns/vigil/verdict"
 )
 
-// Issue 15's location target, measured on a real location: a node with the location role
+// The location's scale target, measured on a real location: a node with the location role
 // only (gossip over loopback, the verdict engine, the DNS server and its verdict store, a
 // static configuration of CHECKS http checks each deciding a multivalue record set), fed by
 // six checkers (two in each of three regions) that run as real gossip nodes in a child

@@ -1,10 +1,12 @@
-// Package status owns what a Vigil node tells the people who run it: the JSON status API under
-// /v1/ (a location's verdicts with their evidence, the checkers it hears and what it would answer;
-// a checker's probes and self-health; every node's members, configuration and version), the
-// /healthz and /readyz probes, /metrics, the status page (embedded in the binary: on a location
-// a matrix of checks by region, the network side by side and the DNS view of GET /v1/answers; on
-// a checker its probes; on every node its answer verification when it runs one and its members,
-// each section fetched on its own) and the client and tables behind `vigil status`.
+// Package status owns what a Vigil node tells the people who run it: the status API, health
+// probes, metrics, the status page and `vigil status`. The JSON status API under /v1/ serves a
+// location's verdicts with their evidence, the checkers it hears and what it would answer; a
+// checker's probes and self-health; every node's members, configuration and version. Beside it
+// are the /healthz and /readyz probes, /metrics, the status page (embedded in the binary: on a
+// location a matrix of checks by region, the network side by side and the DNS view of GET
+// /v1/answers; on a checker its probes; on every node its answer verification when it runs one
+// and its members, each section fetched on its own) and the client and tables behind
+// `vigil status`.
 //
 // The package reads a node through three small interfaces, LocationView, CheckerView and
 // NodeView, written in terms of the types that compute the data (quorum.Explanation,

@@ -99,9 +99,9 @@ func TestEngineBytesPerCheck(t *testing.T) {
 	after := heapInUse()
 	per := float64(after-before) / n
 	t.Logf("engine: %.1f bytes per check with 6 reports (%d checks)", per, n)
-	// Main at ab8ae17 held 262 bytes a check here (a Go map from id to index, a check of 104
-	// bytes, votes of 16); branch h/live 156 (the index of internal/keyindex, a check of 88
-	// bytes, votes of 8 without their place in the checker's list).
+	// A Go map from id to index, a check of 104 bytes and votes of 16 hold 262 bytes a check
+	// here; the index of internal/keyindex, a check of 88 bytes and votes of 8 without their
+	// place in the checker's list hold 156.
 	if per > 175 {
 		t.Errorf("engine holds %.1f bytes per check, want at most 175", per)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/gossip"
 	"github.com/vigil-dns/vigil/internal/keyindex"
+	"github.com/vigil-dns/vigil/internal/slots"
 	"github.com/vigil-dns/vigil/quorum"
 )
 
@@ -134,10 +135,10 @@ type Engine struct {
 	window   time.Duration
 	checks   []check
 	ids      *keyindex.Index // check id -> index in checks, by checks[i].id
-	freeIDs  []int32
+	freeIDs  slots.Free[int32]
 	checkers []checker
 	names    map[string]int32 // checker ids
-	freeCKs  []int32
+	freeCKs  slots.Free[int32]
 	policies policies
 	parents  map[int32][]int32 // child -> calculated checks that combine it
 	calcs    map[int32]*calc   // the calculated checks configured, with their configuration
@@ -182,15 +183,8 @@ func (e *Engine) checkIndex(id string, create bool) (int32, bool) {
 	if !create {
 		return -1, false
 	}
-	var i int32
-	if n := len(e.freeIDs); n > 0 {
-		i = e.freeIDs[n-1]
-		e.freeIDs = e.freeIDs[:n-1]
-	} else {
-		i = int32(len(e.checks))
-		e.checks = append(e.checks, check{})
-	}
-	e.checks[i] = check{id: id, holdPos: -1, state: quorum.StateUnknown}
+	i := e.freeIDs.Take()
+	*slots.Place(&e.checks, i) = check{id: id, holdPos: -1, state: quorum.StateUnknown}
 	e.ids.Put(id, i)
 	return i, true
 }
@@ -205,7 +199,7 @@ func (e *Engine) release(i int32) {
 	e.holds.remove(i)
 	e.ids.Delete(c.id)
 	*c = check{holdPos: -1}
-	e.freeIDs = append(e.freeIDs, i)
+	e.freeIDs.Release(i)
 }
 
 // checkerIndex returns the index of checker id, creating it when create is set.
@@ -216,16 +210,9 @@ func (e *Engine) checkerIndex(id string, create bool) (int32, bool) {
 	if !create {
 		return -1, false
 	}
-	var k int32
-	if n := len(e.freeCKs); n > 0 {
-		k = e.freeCKs[n-1]
-		e.freeCKs = e.freeCKs[:n-1]
-	} else {
-		k = int32(len(e.checkers))
-		e.checkers = append(e.checkers, checker{})
-	}
-	gen := e.checkers[k].gen + 1
-	e.checkers[k] = checker{id: id, progress: never, gen: gen}
+	k := e.freeCKs.Take()
+	ck := slots.Place(&e.checkers, k) // a place taken again keeps its generation
+	*ck = checker{id: id, progress: never, gen: ck.gen + 1}
 	e.names[id] = k
 	return k, true
 }
@@ -399,7 +386,7 @@ func (e *Engine) RemoveChecker(checkerID string) {
 	ck := &e.checkers[k]
 	delete(e.names, ck.id)
 	*ck = checker{gen: ck.gen}
-	e.freeCKs = append(e.freeCKs, k)
+	e.freeCKs.Release(k)
 }
 
 // isFresh applies quorum's freshness rule to a progress stamp at now.
