@@ -21,6 +21,7 @@ func (s *Server) SetLocality(loc routing.Locality) {
 		}
 	}
 	s.locality.Store(&c)
+	s.cache.invalidate()
 }
 
 // Locality returns the locality in use; the zero value until SetLocality.
@@ -39,7 +40,7 @@ func (s *Server) appendNearest(dst []dns.RR, scr *scratch, rs *rrset, v *verdict
 		dst = append(dst, rs.rrs[i])
 	}
 	if rule.LastResort() {
-		s.metrics.lastResort(rs.label())
+		scr.lastResort(s.metrics, rs)
 	}
 	return dst
 }
