@@ -39,7 +39,7 @@ import (
 // key rollover is answered at most that late.
 //
 // Admission: a question is cached the second time it misses within its bucket's memory of
-// recent misses, so that a flood of random names (each asked once) costs no allocation and
+// recent misses, or the first time when its answer in the cache went stale, so that a flood of random names (each asked once) costs no allocation and
 // does not push the names asked again out of the cache.
 
 // DefaultAnswerCache is the number of answers the cache holds by default.
@@ -110,8 +110,9 @@ func (c *answerCache) invalidate() {
 }
 
 // lookup returns the answer held for key (of hash h), or nil when there is none or it is
-// stale at now (Unix nanoseconds; read only for answers that expire).
-func (c *answerCache) lookup(key []byte, h uint64, now func() int64) *cachedAnswer {
+// stale at now (Unix nanoseconds; read only for answers that expire); known says the cache
+// holds an answer for key, current or stale.
+func (c *answerCache) lookup(key []byte, h uint64, now func() int64) (e *cachedAnswer, known bool) {
 	b := &c.buckets[h&c.mask]
 	epoch := c.epoch.Load()
 	for i := range b.slots {
@@ -120,11 +121,11 @@ func (c *answerCache) lookup(key []byte, h uint64, now func() int64) *cachedAnsw
 			continue
 		}
 		if e.epoch != epoch || e.zone.gen.Load() != e.zgen || e.expires != 0 && now() >= e.expires {
-			return nil
+			return nil, true
 		}
-		return e
+		return e, true
 	}
-	return nil
+	return nil, false
 }
 
 // admit reports whether a question of hash h that missed should be cached: it missed before

@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/miekg/dns"
 	"github.com/prometheus/client_golang/prometheus"
@@ -57,7 +58,7 @@ func cached(s *Server, q *dns.Msg, ns int) bool {
 	}
 	for _, class := range []int{0, fq.limit} {
 		key, h := scr.setClass(s.cache, fq, class)
-		if s.cache.lookup(key, h, s.nowNano) != nil {
+		if e, _ := s.cache.lookup(key, h, s.nowNano); e != nil {
 			return true
 		}
 	}
@@ -426,6 +427,10 @@ func TestAnswerCacheNearestFollowsLocality(t *testing.T) {
 		t.Fatal("the nearest answer is not cached")
 	}
 	before := firstAnswer(t, s, q)
+	s.SetLocality(routing.Locality{Region: "eu", Order: []string{"eu", "us"}, RTT: map[string]time.Duration{"us": 80 * time.Millisecond}})
+	if !cached(s, q, -1) {
+		t.Fatal("new round-trip times, the same order of regions: the answer is no longer cached")
+	}
 	s.SetLocality(routing.Locality{Region: "us", Order: []string{"us", "eu"}})
 	if after := firstAnswer(t, s, q); after == before {
 		t.Fatalf("after the location moved to us, near answers %s as in eu", after)
@@ -437,4 +442,26 @@ func nearestSet() config.RecordSet {
 	return config.RecordSet{Name: "near", Type: config.TypeA, Policy: config.PolicyNearest, Records: []config.Record{
 		{Value: "192.0.2.60", HealthCheck: "n-eu", Region: "eu"},
 		{Value: "192.0.2.61", HealthCheck: "n-us", Region: "us"}}}
+}
+
+// TestAnswerCacheRefillsAfterChange checks that an answer cached before a change is cached
+// again by the first query after it, not the second: after each change of verdicts the
+// names asked again are answered from the cache at once.
+func TestAnswerCacheRefillsAfterChange(t *testing.T) {
+	s, _ := cachePair(t, Config{})
+	q := query("www.example.test.", dns.TypeA, 1232)
+	for range 2 {
+		askFast(s, q, 1, -1)
+	}
+	if !cached(s, q, -1) {
+		t.Fatal("not cached after two queries")
+	}
+	s.PatchVerdicts([]VerdictChange{{Check: "p", Healthy: false}})
+	if cached(s, q, -1) {
+		t.Fatal("still cached after a verdict change of its zone")
+	}
+	askFast(s, q, 2, -1)
+	if !cached(s, q, -1) {
+		t.Fatal("not cached again by the first query after the change")
+	}
 }

@@ -38,6 +38,7 @@ type fillState struct {
 	noCache   bool   // the answer must not be cached (why: see cache.go)
 	trimmed   bool   // the answer was trimmed or truncated to the payload limit
 	signed    bool   // the answer holds signatures: it expires (signedCacheFor)
+	known     bool   // the cache held an answer to the question, gone stale: cache it again
 	rrlPreset bool   // rrl holds the rate limiter's decision, made by the fast path
 	rrl       rrlDecision
 	// lastResorts holds the labels of the record sets answered in last resort.
@@ -174,13 +175,16 @@ func (s *Server) answer(scr *scratch, query []byte, req Request) ([]byte, outcom
 		return s.fill(scr, nil, query, req, fq)
 	}
 	key, h := scr.setClass(c, fq, 0)
-	e := c.lookup(key, h, s.nowNano)
+	e, known := c.lookup(key, h, s.nowNano)
 	if e == nil || len(e.wire) > fq.limit {
 		// Not cached whole, or too long for this query: the answer made to its limit.
 		key, h = scr.setClass(c, fq, fq.limit)
-		e = c.lookup(key, h, s.nowNano)
+		var knownHere bool
+		e, knownHere = c.lookup(key, h, s.nowNano)
+		known = known || knownHere
 	}
 	if e == nil {
+		scr.fill.known = known
 		return s.fill(scr, c, query, req, fq)
 	}
 	if s.rrl != nil {
@@ -198,6 +202,7 @@ func (s *Server) answer(scr *scratch, query []byte, req Request) ([]byte, outcom
 // fill answers query by the full path, its question name read in lower case, and writes the
 // name back as the query spelled it; with a cache c, it caches the answer when it may.
 func (s *Server) fill(scr *scratch, c *answerCache, query []byte, req Request, fq fastQuery) ([]byte, outcome) {
+	known := scr.fill.known
 	q := query
 	if fq.upper {
 		scr.lower = append(scr.lower[:0], query...)
@@ -216,7 +221,7 @@ func (s *Server) fill(scr *scratch, c *answerCache, query []byte, req Request, f
 			class = fq.limit
 		}
 		key, h := scr.setClass(c, fq, class)
-		if c.admit(h) {
+		if known || c.admit(h) {
 			e := &cachedAnswer{hash: h, key: append([]byte(nil), key...), epoch: f.epoch, zone: f.zone,
 				zgen: f.zgen, wire: append([]byte(nil), out...), qtype: oc.qtype, rcode: oc.rcode}
 			if f.signed {

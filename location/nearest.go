@@ -20,8 +20,11 @@ func (s *Server) SetLocality(loc routing.Locality) {
 			c.RTT[r] = d
 		}
 	}
-	s.locality.Store(&c)
-	s.cache.invalidate()
+	old := s.locality.Swap(&c)
+	if old == nil || old.Region != c.Region || !slices.Equal(old.Order, c.Order) {
+		// The answers follow the region and the order; the round-trip times only explain.
+		s.cache.invalidate()
+	}
 }
 
 // Locality returns the locality in use; the zero value until SetLocality.
