@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"net"
 	"net/netip"
 	"strings"
 	"testing"
@@ -463,5 +464,36 @@ func TestAnswerCacheRefillsAfterChange(t *testing.T) {
 	askFast(s, q, 2, -1)
 	if !cached(s, q, -1) {
 		t.Fatal("not cached again by the first query after the change")
+	}
+}
+
+// TestUDPSocketsPerCore serves on several SO_REUSEPORT sockets, over IPv4 and IPv6 (when the
+// machine has it), and asks from many client sockets, so that the kernel spreads them over
+// the server's sockets: every query gets its answer, twice (the second from the cache).
+func TestUDPSocketsPerCore(t *testing.T) {
+	for _, addr := range []string{"127.0.0.1:0", "[::1]:0"} {
+		if strings.HasPrefix(addr, "[") {
+			if c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv6loopback}); err != nil {
+				t.Logf("no IPv6 loopback: %v", err)
+				continue
+			} else {
+				c.Close()
+			}
+		}
+		s := startServer(t, Config{Addr: addr, UDPSockets: 3, Workers: 3})
+		s.mu.Lock()
+		n := len(s.listeners[0].udps)
+		s.mu.Unlock()
+		if n != 3 {
+			t.Fatalf("%s: %d UDP sockets, want 3", addr, n)
+		}
+		for range 20 {
+			for range 2 {
+				r := exchange(t, "udp", s.Addr(), query("fo.example.test.", dns.TypeA, 1232))
+				if got := values(r); len(got) != 1 || got[0] != "192.0.2.10" {
+					t.Fatalf("%s: answer %v", addr, got)
+				}
+			}
+		}
 	}
 }

@@ -32,9 +32,14 @@ func newBatchConn(c *net.UDPConn) batchConn {
 	return ipv6.NewPacketConn(c)
 }
 
-// serveUDP is one UDP worker of listener l on its socket c: it reads a batch of queries, answers each and writes the
-// responses in a batch, until the socket closes. Its buffers are fixed at start.
+// serveUDP is one UDP worker of listener l on its socket c: it reads a batch of queries,
+// answers each and writes the responses in a batch, until the socket closes. Its buffers are
+// fixed at start. On Linux serveMmsg does so without an allocation per datagram; elsewhere
+// (or when it cannot) golang.org/x/net reads and writes the batches.
 func (s *Server) serveUDP(l *listener, c *net.UDPConn) {
+	if s.serveMmsg(l, c) {
+		return
+	}
 	conn := newBatchConn(c)
 	scr := newScratch()
 	in := make([]ipv4.Message, udpBatch)
