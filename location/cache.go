@@ -66,8 +66,10 @@ type answerCache struct {
 
 type cacheBucket struct {
 	slots [cacheWays]atomic.Pointer[cachedAnswer]
-	// seen holds the hashes of the last questions that missed in this bucket (admission).
+	// seen holds the hashes of the last questions that missed in this bucket (admission),
+	// the oldest replaced first: next is where the next one goes.
 	seen [cacheWays]atomic.Uint64
+	next atomic.Uint32
 }
 
 // cachedAnswer is one response in wire form and what the metrics count for it.
@@ -137,7 +139,7 @@ func (c *answerCache) admit(h uint64) bool {
 			return true
 		}
 	}
-	b.seen[(h>>56)%cacheWays].Store(h)
+	b.seen[b.next.Add(1)%cacheWays].Store(h)
 	return false
 }
 

@@ -497,3 +497,49 @@ func TestUDPSocketsPerCore(t *testing.T) {
 		}
 	}
 }
+
+// TestAnswerCacheManyNames asks 10,000 names of a zone in turn, as the benchmark's many-names
+// mix does: from the third round on, (nearly) every one is answered from the cache, however
+// the names share the buckets of the table.
+func TestAnswerCacheManyNames(t *testing.T) {
+	s, err := New(Config{Addr: "127.0.0.1:0", Registerer: prometheus.NewRegistry()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	z := config.DefaultZone()
+	z.Name = "many.test."
+	z.NameServers = []string{"ns1.many.test."}
+	const names = 10000
+	for i := range names {
+		z.RecordSets = append(z.RecordSets, config.RecordSet{Name: fmt.Sprintf("n%d", i), Type: config.TypeA, Policy: config.PolicyFailover,
+			Records: []config.Record{{Value: "10.1.0.1", HealthCheck: "up", Role: config.RolePrimary},
+				{Value: "10.128.0.1", HealthCheck: "up", Role: config.RoleSecondary}}})
+	}
+	s.SetSnapshot(mustSnapshot(t, []config.Zone{z}, nil))
+	queries := make([][]byte, names)
+	for i := range queries {
+		queries[i], _ = query(fmt.Sprintf("n%d.many.test.", i), dns.TypeA, 0).Pack()
+	}
+	scr := newScratch()
+	req := Request{NameServer: -1}
+	for range 2 {
+		for _, q := range queries {
+			s.answer(scr, q, req)
+		}
+	}
+	hits := 0
+	for _, q := range queries {
+		fq, ok := scr.readQuery(q, -1, s.udpSize)
+		if !ok {
+			t.Fatal("the fast path does not read the query")
+		}
+		key, h := scr.setClass(s.cache, fq, 0)
+		if e, _ := s.cache.lookup(key, h, s.nowNano); e != nil {
+			hits++
+		}
+	}
+	if hits < names*99/100 {
+		t.Fatalf("%d of %d names cached after two rounds, want 99%% at least", hits, names)
+	}
+	t.Logf("%d of %d names cached after two rounds", hits, names)
+}
