@@ -52,6 +52,9 @@ func newMmsgConn(c *net.UDPConn) (*mmsgConn, error) {
 	}
 	m.readFn = func(fd uintptr) bool {
 		n, _, e := unix.Syscall6(unix.SYS_RECVMMSG, fd, uintptr(unsafe.Pointer(&m.in[0])), udpBatch, 0, 0, 0)
+		for e == unix.EINTR {
+			n, _, e = unix.Syscall6(unix.SYS_RECVMMSG, fd, uintptr(unsafe.Pointer(&m.in[0])), udpBatch, 0, 0, 0)
+		}
 		switch e {
 		case 0:
 			m.n, m.err = int(n), nil
@@ -64,6 +67,9 @@ func newMmsgConn(c *net.UDPConn) (*mmsgConn, error) {
 	}
 	m.writeFn = func(fd uintptr) bool {
 		n, _, e := unix.Syscall6(unix.SYS_SENDMMSG, fd, uintptr(unsafe.Pointer(&m.out[m.from])), uintptr(m.k-m.from), 0, 0, 0)
+		for e == unix.EINTR {
+			n, _, e = unix.Syscall6(unix.SYS_SENDMMSG, fd, uintptr(unsafe.Pointer(&m.out[m.from])), uintptr(m.k-m.from), 0, 0, 0)
+		}
 		switch e {
 		case 0:
 			m.n, m.err = int(n), nil
