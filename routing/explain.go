@@ -41,6 +41,17 @@ func (h HealthState) String() string {
 // MarshalText encodes the state as its name, for the status API.
 func (h HealthState) MarshalText() ([]byte, error) { return []byte(h.String()), nil }
 
+// UnmarshalText decodes a state's name, as the status API's clients read it.
+func (h *HealthState) UnmarshalText(b []byte) error {
+	for s := HealthNoCheck; s <= HealthIgnored; s++ {
+		if string(b) == s.String() {
+			*h = s
+			return nil
+		}
+	}
+	return fmt.Errorf("routing: unknown health %q", b)
+}
+
 // Healthy reports whether the state counts as healthy before last resort.
 func (h HealthState) Healthy() bool { return h == HealthNoCheck || h == HealthHealthy }
 
@@ -61,10 +72,10 @@ type Candidate struct {
 	Weight int `json:"weight,omitempty"`
 	// Role is the record's part in a failover set: primary or secondary, empty when none.
 	Role config.Role `json:"role,omitempty"`
-	// Region is the record's region, in a nearest set.
-	Region string `json:"region,omitempty"`
 	// Chosen says the record is in the answer.
 	Chosen bool `json:"chosen"`
+	// Region is the record's region, in a nearest set.
+	Region string `json:"region,omitempty"`
 }
 
 // Result is a selection that explains itself: what a location answers for one record set now,

@@ -124,23 +124,13 @@ func answerOf(name, rtype string, r routing.Result) Answer {
 		Rule:       r.Rule.String(),
 		LastResort: r.LastResort,
 		Values:     r.Values(),
-		Candidates: make([]Candidate, 0, len(r.Candidates)),
+		Candidates: r.Candidates,
 		Region:     r.Region,
 
 		RegionReason: r.RegionReason,
 	}
-	for _, c := range r.Candidates {
-		a.Candidates = append(a.Candidates, Candidate{
-			Index:       c.Index,
-			Value:       c.Value,
-			HealthCheck: c.HealthCheck,
-			Health:      c.Health.String(),
-			Eligible:    c.Eligible,
-			Weight:      c.Weight,
-			Role:        string(c.Role),
-			Chosen:      c.Chosen,
-			Region:      c.Region,
-		})
+	if a.Candidates == nil {
+		a.Candidates = []routing.Candidate{} // the API writes "candidates": [] for a set without records
 	}
 	return a
 }

@@ -16,8 +16,8 @@
 // Every response is JSON in the shapes of wire.go, which the client decodes with the same types;
 // every error is {"error": "..."} with a 4xx or 5xx status. Where the API shows a domain type as
 // it is, it writes that type itself, with its JSON tags (quorum.Vote, quorum.ChildVote,
-// quorum.Counts, quorum.State and Rule, checker.SelfHealth, wire.WatcherStatus,
-// location.ZoneState, history's types); wire.go holds only the views the API derives (a check's
+// quorum.Counts, quorum.State and Rule, routing.Candidate, checker.SelfHealth,
+// wire.WatcherStatus, location.ZoneState, history's types); wire.go holds only the views the API derives (a check's
 // summary and evidence with its region cells, probes, answers, digests and the network view),
 // each saying why. testdata/golden records every endpoint's JSON byte for byte.
 //

@@ -12,6 +12,7 @@ import (
 	"github.com/vigil-dns/vigil/history"
 	"github.com/vigil-dns/vigil/location"
 	"github.com/vigil-dns/vigil/quorum"
+	"github.com/vigil-dns/vigil/routing"
 	yaml "go.yaml.in/yaml/v3"
 )
 
@@ -86,7 +87,7 @@ func TestOpenAPISchemas(t *testing.T) {
 		"StatusCheckEvidence":   reflect.TypeFor[CheckEvidence](),
 		"StatusHeardChecker":    reflect.TypeFor[HeardChecker](),
 		"StatusCheckerList":     reflect.TypeFor[CheckerList](),
-		"StatusCandidate":       reflect.TypeFor[Candidate](),
+		"StatusCandidate":       reflect.TypeFor[routing.Candidate](),
 		"StatusAnswer":          reflect.TypeFor[Answer](),
 		"StatusSelfHealth":      reflect.TypeFor[checker.SelfHealth](),
 		"StatusTimings":         reflect.TypeFor[Timings](),
