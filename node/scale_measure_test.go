@@ -24,7 +24,6 @@ import (
 	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/gossip"
 	"github.com/vigil-dns/vigil/quorum"
-	"github.com/vigil-dns/vigil/verdict"
 )
 
 // Issue 15's location target, measured on a real location: a node with the location role
@@ -149,7 +148,7 @@ func TestMeasureLocationScale(t *testing.T) {
 		}
 		fresh := 0
 		n.loc.mu.Lock()
-		n.loc.engine.Checkers(func(c verdict.CheckerInfo) {
+		n.loc.engine.Checkers(func(c quorum.HeardChecker) {
 			if c.Fresh && c.Reports == checks {
 				fresh++
 			}
@@ -205,7 +204,7 @@ func TestMeasureLocationScale(t *testing.T) {
 		stale := map[string]int{}
 		for end := w0.Add(window); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
 			n.loc.mu.Lock()
-			n.loc.engine.Checkers(func(c verdict.CheckerInfo) {
+			n.loc.engine.Checkers(func(c quorum.HeardChecker) {
 				if !c.Fresh {
 					stale[c.ID]++
 				}

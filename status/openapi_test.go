@@ -85,7 +85,7 @@ func TestOpenAPISchemas(t *testing.T) {
 		"StatusAbsent":          reflect.TypeFor[Absent](),
 		"StatusChild":           reflect.TypeFor[quorum.ChildVote](),
 		"StatusCheckEvidence":   reflect.TypeFor[CheckEvidence](),
-		"StatusHeardChecker":    reflect.TypeFor[HeardChecker](),
+		"StatusHeardChecker":    reflect.TypeFor[quorum.HeardChecker](),
 		"StatusCheckerList":     reflect.TypeFor[CheckerList](),
 		"StatusCandidate":       reflect.TypeFor[routing.Candidate](),
 		"StatusAnswer":          reflect.TypeFor[Answer](),

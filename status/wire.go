@@ -175,7 +175,7 @@ type CheckerList struct {
 	// GeneratedAt is when the list was made.
 	GeneratedAt time.Time `json:"generated_at"`
 	// Checkers are sorted by region, then id.
-	Checkers []HeardChecker `json:"checkers"`
+	Checkers []quorum.HeardChecker `json:"checkers"`
 }
 
 // ZoneList is GET /v1/served-zones: the zones of the configuration as a location serves them.
