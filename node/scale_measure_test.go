@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vigil-dns/vigil/checker"
 	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/gossip"
 	"github.com/vigil-dns/vigil/quorum"
@@ -300,7 +301,7 @@ func TestMeasureLocationScaleCheckers(t *testing.T) {
 				t.Fatal(err)
 			}
 			for i := range checks {
-				if err := g.Publish(fmt.Sprintf("c%d", i), gossip.Entry{Status: gossip.StatusHealthy, Consecutive: 3, Latency: time.Millisecond}); err != nil {
+				if err := g.Publish(fmt.Sprintf("c%d", i), gossip.Entry{Status: checker.StatusHealthy, Consecutive: 3, Latency: time.Millisecond}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -310,9 +311,9 @@ func TestMeasureLocationScaleCheckers(t *testing.T) {
 	}
 	fmt.Println("published")
 	set := func(id string, healthy bool) {
-		st := gossip.StatusUnhealthy
+		st := checker.StatusUnhealthy
 		if healthy {
-			st = gossip.StatusHealthy
+			st = checker.StatusHealthy
 		}
 		for _, g := range nodes {
 			_ = g.Publish(id, gossip.Entry{Status: st, Consecutive: 3, Latency: time.Millisecond})

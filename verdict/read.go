@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/vigil-dns/vigil/gossip"
+	"github.com/vigil-dns/vigil/checker"
 	"github.com/vigil-dns/vigil/quorum"
 )
 
@@ -125,7 +125,7 @@ type ReportStats struct {
 	// Fresh says the checker was fresh at the last Advance.
 	Fresh bool
 	// Status is the report's status, as gossip carried it (unknown: not decided yet).
-	Status  gossip.Status
+	Status  checker.Status
 	Latency time.Duration
 }
 
