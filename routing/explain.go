@@ -2,6 +2,7 @@ package routing
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/vigil-dns/vigil/config"
@@ -111,6 +112,38 @@ func (r Result) Values() []string {
 		}
 	}
 	return vs
+}
+
+// AnsweringFrom returns the records the set answers from now, whatever the random draw: the
+// failover answer, or the eligible records of any other policy that are not unhealthy (every
+// eligible one under last resort, and every one of a simple set), sorted. A weighted or
+// multivalue set's draws change the answer, not what it answers from.
+func (r Result) AnsweringFrom() []string {
+	if r.Policy == config.PolicyFailover {
+		return r.Values()
+	}
+	var values []string
+	for _, c := range r.Candidates {
+		if c.Eligible && (r.LastResort || c.Health != HealthUnhealthy) {
+			values = append(values, c.Value)
+		}
+	}
+	slices.Sort(values)
+	return values
+}
+
+// FailOpen returns what AnsweringFrom gives for the set when every record is healthy, as a
+// location answers before its first verdict: the primary of a failover set, every eligible
+// record of any other, sorted.
+func (r Result) FailOpen() []string {
+	var values []string
+	for _, c := range r.Candidates {
+		if c.Eligible && (r.Policy != config.PolicyFailover || c.Role == config.RolePrimary) {
+			values = append(values, c.Value)
+		}
+	}
+	slices.Sort(values)
+	return values
 }
 
 // String summarises the result on one line, e.g.
