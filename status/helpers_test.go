@@ -136,7 +136,7 @@ func (l *testLocation) HealthSetsOf(id string) []location.SetName {
 	return l.server.Snapshot().HealthSetsOf(id)
 }
 
-// Checkers implements LocationView with HeardFrom.
+// Checkers implements LocationView with quorum.HeardFrom.
 func (l *testLocation) Checkers() []quorum.HeardChecker {
 	var all []quorum.Report
 	for _, c := range l.doc.Checks {
