@@ -14,6 +14,7 @@ import (
 
 	"github.com/hashicorp/memberlist"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/vigil-dns/vigil/checker"
 	"github.com/vigil-dns/vigil/gossip"
 )
 
@@ -131,7 +132,7 @@ func TestAbuseGossipBulk(t *testing.T) {
 	// A node with the key joins during the attack and publishes a row.
 	time.Sleep(lasts / 4)
 	chk, _ := pool.start("legit", gossip.RoleChecker, keys, false, target.Addr())
-	if err := chk.Publish("api", gossip.Entry{Status: gossip.StatusHealthy}); err != nil {
+	if err := chk.Publish("api", gossip.Entry{Status: checker.StatusHealthy}); err != nil {
 		t.Fatal(err)
 	}
 	legit := waitFor(lasts*5/8, func() bool { return len(target.ReportsFor("api")) == 1 })

@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/vigil-dns/vigil/checker"
 )
 
 // typicalEntry is a report as checkers publish them.
-var typicalEntry = Entry{Status: StatusHealthy, Consecutive: 3, Latency: 12345 * time.Microsecond, Reason: "http 200"}
+var typicalEntry = Entry{Status: checker.StatusHealthy, Consecutive: 3, Latency: 12345 * time.Microsecond, Reason: "http 200"}
 
 // BenchmarkDeltaSize reports the encoded size of one report delta with typical ids.
 func BenchmarkDeltaSize(b *testing.B) {

@@ -4,6 +4,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/vigil-dns/vigil/checker"
 	"github.com/vigil-dns/vigil/internal/keyindex"
 	"github.com/vigil-dns/vigil/internal/slots"
 )
@@ -18,7 +19,7 @@ type heldCell struct {
 	latency     uint32 // microseconds, saturating at about 71 minutes
 	consecutive uint32
 	reason      uint32 // index into the table's reasons
-	status      Status
+	status      checker.Status
 	held        bool // in a dense cellSet, whether the cell is there
 }
 

@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/vigil-dns/vigil/checker"
 )
 
 // TestCellSetMatchesMap: a cellSet, through its changes of form (a map, dense once it holds
@@ -21,7 +23,7 @@ func TestCellSetMatchesMap(t *testing.T) {
 			i := rng.Uint32N(span)
 			switch op := rng.IntN(10); {
 			case op < 6:
-				c := heldCell{seq: uint64(step + 1), latency: uint32(step), status: StatusHealthy}
+				c := heldCell{seq: uint64(step + 1), latency: uint32(step), status: checker.StatusHealthy}
 				_, had := want[i]
 				if added := s.put(i, c); added == had {
 					t.Fatalf("seed %d step %d: put %d said added %v, held %v", seed, step, i, added, had)
@@ -121,7 +123,7 @@ func TestTableCellBytes(t *testing.T) {
 		h := header{checker: fmt.Sprintf("chk-%d", k), gen: 1}
 		for i, id := range ids {
 			h.seq, h.beat = uint64(i+1), uint64(i+1)
-			tb.applyDelta(delta{header: h, op: opSet, check: id, entry: Entry{Status: StatusHealthy, Consecutive: 3}}, now)
+			tb.applyDelta(delta{header: h, op: opSet, check: id, entry: Entry{Status: checker.StatusHealthy, Consecutive: 3}}, now)
 		}
 	}
 	after := heapAfterGC()

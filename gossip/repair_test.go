@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/vigil-dns/vigil/checker"
 	"github.com/vigil-dns/vigil/regions"
 )
 
@@ -64,7 +65,7 @@ func TestLateRowsRepairedQuickly(t *testing.T) {
 					}
 					publish := func(n *Pool, round int) {
 						for k := range 3 {
-							e := Entry{Status: StatusHealthy, Consecutive: uint32(round + 1), Reason: "http 200"}
+							e := Entry{Status: checker.StatusHealthy, Consecutive: uint32(round + 1), Reason: "http 200"}
 							if err := n.Publish(fmt.Sprintf("check-%d", k), e); err != nil {
 								t.Error(err)
 							}

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/vigil-dns/vigil/checker"
 )
 
 // TestPushPullShipsNoCells: a checker's push/pull state holds its row's header, not its
@@ -101,7 +103,7 @@ func TestMixedVersionPool(t *testing.T) {
 					if k%7 == round%7 {
 						err = ch.Withdraw(check)
 					} else {
-						err = ch.Publish(check, Entry{Status: StatusHealthy, Consecutive: uint32(round + 1)})
+						err = ch.Publish(check, Entry{Status: checker.StatusHealthy, Consecutive: uint32(round + 1)})
 					}
 					if err != nil {
 						t.Fatal(err)

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/vigil-dns/vigil/checker"
 )
 
 // loopPool is a pool of real memberlist nodes on 127.0.0.1 (UDP and TCP, encrypted, LAN
@@ -51,7 +53,7 @@ func newLoopPool(t *testing.T, checks, locations int, tune func(*Config)) *loopP
 func measuredEntry(i int) Entry {
 	h := uint64(i) * 0x9e3779b97f4a7c15
 	h ^= h >> 29
-	return Entry{Status: StatusHealthy, Consecutive: uint32(1 + h%10),
+	return Entry{Status: checker.StatusHealthy, Consecutive: uint32(1 + h%10),
 		Latency: time.Duration(1000+h%200000) * time.Microsecond, Reason: "http 200"}
 }
 

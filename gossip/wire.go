@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 	"unicode/utf8"
+
+	"github.com/vigil-dns/vigil/checker"
 )
 
 // The wire format: a version byte, a kind byte, then the kind's fields as unsigned varints
@@ -377,10 +379,10 @@ func (r *reader) entry() Entry { return r.entryIn(nil) }
 func (r *reader) entryIn(reasons *interned) Entry {
 	var e Entry
 	s := r.byte()
-	if Status(s) >= statusEnd {
+	if checker.Status(s) >= statusEnd {
 		r.fail()
 	}
-	e.Status = Status(s)
+	e.Status = checker.Status(s)
 	c := r.uvarint()
 	if c > 1<<32-1 {
 		r.fail()

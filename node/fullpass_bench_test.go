@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/vigil-dns/vigil/checker"
 	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/gossip"
 	"github.com/vigil-dns/vigil/location"
@@ -30,7 +31,7 @@ type passCell struct {
 	latency     uint32
 	consecutive uint32
 	reason      uint32
-	status      gossip.Status
+	status      checker.Status
 }
 
 // passReport is the gossip.Report that the table's reads handed out then (a location's view
@@ -208,11 +209,11 @@ func (p *fullPass) evaluate(now time.Time) {
 	held := p.table.reportsSorted()
 	byCheck := map[string][]quorum.Report{}
 	for _, r := range held {
-		if r.Entry.Status == gossip.StatusUnknown {
+		if r.Entry.Status == checker.StatusUnknown {
 			continue
 		}
 		byCheck[r.Check] = append(byCheck[r.Check], quorum.Report{
-			Checker: r.Checker, Region: r.Region, Healthy: r.Entry.Status == gossip.StatusHealthy,
+			Checker: r.Checker, Region: r.Region, Healthy: r.Entry.Status == checker.StatusHealthy,
 			Reason: r.Entry.Reason, Latency: r.Entry.Latency, Sequence: r.Seq, LastProgress: r.LastProgress,
 		})
 	}
@@ -280,14 +281,14 @@ func (f passFixture) server(tb testing.TB) *location.Server {
 
 // flip returns the checks whose reports the i-th changing tick turns (1% of them, a
 // different 1% each time) and the status they turn to.
-func (f passFixture) flip(i int) (lo, hi int, status gossip.Status) {
+func (f passFixture) flip(i int) (lo, hi int, status checker.Status) {
 	n := len(f.doc.Checks)
 	step := max(n/100, 1)
 	lo = (i * step) % n
 	hi = min(lo+step, n)
-	status = gossip.StatusUnhealthy
+	status = checker.StatusUnhealthy
 	if (i*step/n)%2 == 1 {
-		status = gossip.StatusHealthy
+		status = checker.StatusHealthy
 	}
 	return lo, hi, status
 }
@@ -309,7 +310,7 @@ func (f passFixture) fullPass(tb testing.TB, metrics bool, now time.Time) *fullP
 	for i, name := range f.checkers {
 		r := &passRow{checker: name, region: f.regions[i], progress: now, cells: map[uint32]passCell{}}
 		for j := range f.doc.Checks {
-			r.cells[uint32(j)] = passCell{seq: uint64(j + 1), latency: 1000, consecutive: 3, status: gossip.StatusHealthy}
+			r.cells[uint32(j)] = passCell{seq: uint64(j + 1), latency: 1000, consecutive: 3, status: checker.StatusHealthy}
 		}
 		t.rows[name] = r
 		t.reports += len(f.doc.Checks)
@@ -332,7 +333,7 @@ func (f passFixture) engine(tb testing.TB, now time.Time) *enginePass {
 	for i, name := range f.checkers {
 		p.e.Progress(name, f.regions[i], now)
 		for _, c := range f.doc.Checks {
-			p.e.SetReport(c.ID, name, gossip.Entry{Status: gossip.StatusHealthy, Latency: time.Millisecond})
+			p.e.SetReport(c.ID, name, gossip.Entry{Status: checker.StatusHealthy, Latency: time.Millisecond})
 		}
 	}
 	p.step(now)

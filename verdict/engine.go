@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/vigil-dns/vigil/checker"
 	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/gossip"
 	"github.com/vigil-dns/vigil/internal/keyindex"
@@ -39,15 +40,15 @@ const (
 )
 
 // vote is one checker's report on a check, from its gossip entry: 8 bytes (a check's six
-// votes fit 48 bytes). A vote with gossip.StatusUnknown (a checker that has not decided yet)
+// votes fit 48 bytes). A vote with checker.StatusUnknown (a checker that has not decided yet)
 // is held but counts for nothing, as if absent.
 type vote struct {
 	ck      uint32 // the checker's index << 2 | the status
 	latency uint32 // microseconds, saturating
 }
 
-func newVote(checker int32, status gossip.Status, latency uint32) vote {
-	return vote{ck: uint32(checker)<<2 | uint32(status&3), latency: latency}
+func newVote(k int32, status checker.Status, latency uint32) vote {
+	return vote{ck: uint32(k)<<2 | uint32(status&3), latency: latency}
 }
 
 // votedBy reports whether checker k holds a vote on c.
@@ -64,7 +65,7 @@ func (c *check) votedBy(k int32) bool {
 func (v vote) checker() int32 { return int32(v.ck >> 2) }
 
 // status returns the vote's status.
-func (v vote) status() gossip.Status { return gossip.Status(v.ck & 3) }
+func (v vote) status() checker.Status { return checker.Status(v.ck & 3) }
 
 // check is one check's state: its configuration, the reports on it and its verdict. 88 bytes:
 // a million of them are most of the engine.
@@ -110,8 +111,8 @@ func (c *calc) equal(o *calc) bool {
 	return true
 }
 
-// checker is one checker's row as the engine knows it.
-type checker struct {
+// checkerRow is one checker's row as the engine knows it.
+type checkerRow struct {
 	id, region string
 	progress   int64
 	// checks lists the checks it reports, in no order, and maybe checks it no longer reports
@@ -136,7 +137,7 @@ type Engine struct {
 	checks   []check
 	ids      *keyindex.Index // check id -> index in checks, by checks[i].id
 	freeIDs  slots.Free[int32]
-	checkers []checker
+	checkers []checkerRow
 	names    map[string]int32 // checker ids
 	freeCKs  slots.Free[int32]
 	policies policies
@@ -212,7 +213,7 @@ func (e *Engine) checkerIndex(id string, create bool) (int32, bool) {
 	}
 	k := e.freeCKs.Take()
 	ck := slots.Place(&e.checkers, k) // a place taken again keeps its generation
-	*ck = checker{id: id, progress: never, gen: ck.gen + 1}
+	*ck = checkerRow{id: id, progress: never, gen: ck.gen + 1}
 	e.names[id] = k
 	return k, true
 }
@@ -263,8 +264,8 @@ func (e *Engine) SetReport(checkID, checkerID string, r gossip.Entry) {
 	i, _ := e.checkIndex(checkID, true)
 	k, _ := e.checkerIndex(checkerID, true)
 	status := r.Status
-	if status != gossip.StatusHealthy && status != gossip.StatusUnhealthy {
-		status = gossip.StatusUnknown
+	if status != checker.StatusHealthy && status != checker.StatusUnhealthy {
+		status = checker.StatusUnknown
 	}
 	v := newVote(k, status, micros(r.Latency))
 	c := &e.checks[i]
@@ -285,7 +286,7 @@ func (e *Engine) SetReport(checkID, checkerID string, r gossip.Entry) {
 		c.votes = append(make([]vote, 0, len(c.votes)+2), c.votes...)
 	}
 	c.votes = append(c.votes, v)
-	if status != gossip.StatusUnknown {
+	if status != checker.StatusUnknown {
 		e.markCheck(i)
 	}
 }
@@ -314,7 +315,7 @@ func (e *Engine) DeleteReport(checkID, checkerID string) {
 func (e *Engine) dropVote(i int32, j int) {
 	c := &e.checks[i]
 	v := c.votes[j]
-	if v.status() != gossip.StatusUnknown {
+	if v.status() != checker.StatusUnknown {
 		e.markCheck(i)
 	}
 	last := len(c.votes) - 1
@@ -385,7 +386,7 @@ func (e *Engine) RemoveChecker(checkerID string) {
 	}
 	ck := &e.checkers[k]
 	delete(e.names, ck.id)
-	*ck = checker{gen: ck.gen}
+	*ck = checkerRow{gen: ck.gen}
 	e.freeCKs.Release(k)
 }
 
