@@ -68,12 +68,12 @@ func checkBody(id string, port int) string {
 }
 
 // TestAbuseAuditFlush: the administrator writes, then a token scoped to checks web- makes
-// 11,000 writes inside its scope, more than the old bound of the whole log (10,000), from 32
+// 11,000 writes inside its scope, more than a bound of 10,000 on the whole log, from 32
 // clients at once (group commit batches them: that is what keeps the test a few seconds).
 // Every administrator entry must survive, the token keep its newest 1,000, and the log
 // verify (`vigil audit -verify`'s check). The control computes, over the same sequence of
-// writes, what the old retention (the newest 10,000 entries overall) would have kept of the
-// administrator's: none.
+// writes, what a whole-log retention (the newest 10,000 entries overall) would have kept of
+// the administrator's: none.
 func TestAbuseAuditFlush(t *testing.T) {
 	v := startAuditVoter(t)
 	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
@@ -130,7 +130,7 @@ func TestAbuseAuditFlush(t *testing.T) {
 		held[e.Token]++
 	}
 	report, verr := control.VerifyAudit(view)
-	// The control: the old retention, the newest MaxAuditEntries entries of the same
+	// The control: a whole-log retention, the newest MaxAuditEntries entries of the same
 	// sequence (the administrator's first, then the token's), keeps none of the
 	// administrator's.
 	var seqOf []string // principal of each Seq, in order

@@ -76,10 +76,9 @@ func junkUDP(t *testing.T, addr string, n int) int {
 }
 
 // TestAbuseGossipJunkUDP: junk UDP packets (random bytes, no key) at an encrypted node's
-// gossip port. Each used to write an ERROR line; now the node may log at most one warning
-// per 10 s for them and must count them in vigil_gossip_inbound_refused_total. The control
-// sends the same junk at memberlist v0.7.0 with the key and no guard, which logs an error
-// per packet.
+// gossip port. The node may log at most one warning per 10 s for them, not a line each, and
+// must count them in vigil_gossip_inbound_refused_total. The control sends the same junk at
+// memberlist v0.7.0 with the key and no guard, which logs an error per packet.
 func TestAbuseGossipJunkUDP(t *testing.T) {
 	const packets = 2000
 	logs := &levelCounter{level: slog.LevelWarn, prefix: "gossip: refused"}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/memberlist"
+	"github.com/vigil-dns/vigil/checker"
 	"github.com/vigil-dns/vigil/gossip"
 )
 
@@ -140,7 +141,7 @@ func TestAbuseGossipWrongKey(t *testing.T) {
 	keys := [][]byte{poolKey}
 	loc, _ := pool.start("loc", gossip.RoleLocation, keys, false)
 	chk, _ := pool.start("chk", gossip.RoleChecker, keys, false, loc.Addr())
-	if err := chk.Publish("api", gossip.Entry{Status: gossip.StatusHealthy}); err != nil {
+	if err := chk.Publish("api", gossip.Entry{Status: checker.StatusHealthy}); err != nil {
 		t.Fatal(err)
 	}
 	if !waitFor(20*time.Second, func() bool { return len(loc.ReportsFor("api")) == 1 && len(loc.Members()) == 2 }) {
@@ -159,11 +160,11 @@ func TestAbuseGossipWrongKey(t *testing.T) {
 		ids = append(ids, a.ID(), b.ID())
 		nodes = append(nodes, a, b)
 		for i := range 3 {
-			if err := a.Publish(fmt.Sprintf("forged-%d", i), gossip.Entry{Status: gossip.StatusUnhealthy, Reason: "forged"}); err != nil {
+			if err := a.Publish(fmt.Sprintf("forged-%d", i), gossip.Entry{Status: checker.StatusUnhealthy, Reason: "forged"}); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if err := a.Publish("api", gossip.Entry{Status: gossip.StatusUnhealthy, Reason: "forged"}); err != nil {
+		if err := a.Publish("api", gossip.Entry{Status: checker.StatusUnhealthy, Reason: "forged"}); err != nil {
 			t.Fatal(err)
 		}
 		if !waitFor(10*time.Second, func() bool { return len(b.ReportsFor("api")) == 1 }) {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/vigil-dns/vigil/checker"
 	"github.com/vigil-dns/vigil/gossip"
 )
 
@@ -109,7 +110,7 @@ func TestAbuseRetiredGossipKey(t *testing.T) {
 				return
 			case <-time.After(20 * time.Millisecond):
 			}
-			if err := chk1.Publish("api", gossip.Entry{Status: gossip.StatusHealthy, Consecutive: uint32(i), Reason: strconv.Itoa(i)}); err == nil {
+			if err := chk1.Publish("api", gossip.Entry{Status: checker.StatusHealthy, Consecutive: uint32(i), Reason: strconv.Itoa(i)}); err == nil {
 				published.Store(int64(i))
 			}
 		}
@@ -176,7 +177,7 @@ func TestAbuseRetiredGossipKey(t *testing.T) {
 	// pool to install its own key.
 	const joins = 10
 	retired, _, _ := keyNode(t, &wg, "retired", gossip.RoleChecker, old)
-	if err := retired.Publish("api", gossip.Entry{Status: gossip.StatusUnhealthy, Reason: "forged"}); err != nil {
+	if err := retired.Publish("api", gossip.Entry{Status: checker.StatusUnhealthy, Reason: "forged"}); err != nil {
 		t.Fatal(err)
 	}
 	joined := 0
@@ -223,7 +224,7 @@ func TestAbuseRetiredGossipKey(t *testing.T) {
 	}
 	base := unauthenticated(t, r1, r2, r3, r4)
 	for i := range 20 {
-		_ = chk1.Publish("api", gossip.Entry{Status: gossip.StatusHealthy, Consecutive: uint32(100000 + i)})
+		_ = chk1.Publish("api", gossip.Entry{Status: checker.StatusHealthy, Consecutive: uint32(100000 + i)})
 		time.Sleep(20 * time.Millisecond)
 	}
 	time.Sleep(time.Second)

@@ -38,7 +38,7 @@ var reservedTargets = []string{
 	"::ffff:127.0.0.1", "::ffff:10.0.0.1", "::ffff:169.254.169.254", "::ffff:192.168.1.1",
 	"64:ff9b::7f00:1", "64:ff9b::a9fe:a9fe", "64:ff9b::a00:1", "2002:7f00:1::1",
 	"2002:a9fe:a9fe::1", "2002:c0a8:101::1",
-	// IPv4-compatible and IPv4-translated forms, and IPv6 outside global unicast (issue 19).
+	// IPv4-compatible and IPv4-translated forms, and IPv6 outside global unicast.
 	"::a9fe:a9fe", "::7f00:1", "::a00:1", "::ffff:0:a9fe:a9fe", "::ffff:0:7f00:1",
 	"::ffff:0:c0a8:101", "::2", "::808:808", "4000::1", "8000::1", "e000::1", "2620:4f:8000::1",
 }

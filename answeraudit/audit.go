@@ -1,9 +1,10 @@
-// Package answeraudit checks a recorded history of a Vigil network against itself: every DNS answer
-// a location gave, as a client saw it, against the verdict changes that location made, as a
-// sampler of its verdicts saw them. An answer is allowed when some combination of the verdicts
-// that may have been in force at that location while the query was in flight selects it by
-// the record set's routing policy (package oracle's rules), with last resort only when no
-// record was healthy; every other answer is a violation, reported with its evidence.
+// Package answeraudit checks a recorded history of a Vigil network against itself. It checks
+// every DNS answer a location gave, as a client saw it, against the verdict changes that
+// location made, as a sampler of its verdicts saw them. An answer is allowed when some
+// combination of the verdicts that may have been in force at that location while the query was
+// in flight selects it by the record set's routing policy (package oracle's rules), with last
+// resort only when no record was healthy; every other answer is a violation, reported with its
+// evidence.
 //
 // It is pure: it takes a History and returns Findings, with no clock, socket or goroutine.
 // The name says what it does, apart from its neighbours: package verify asks live locations

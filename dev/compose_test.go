@@ -190,7 +190,7 @@ func buildImage(t *testing.T, tag string) string {
 // freeUDPAndTCPPort returns a loopback port free for both TCP and UDP, as a location's
 // published DNS port must be. It is drawn below Linux's ephemeral range (32768 and up by
 // default), where no test of another package running meanwhile gets a port by binding port
-// 0: CI once saw one take a port chosen here before compose bound it.
+// 0: such a test could take a port chosen here before compose binds it.
 func freeUDPAndTCPPort(t *testing.T) int {
 	t.Helper()
 	for range 200 {

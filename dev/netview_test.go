@@ -10,7 +10,7 @@ import (
 	"github.com/vigil-dns/vigil/status"
 )
 
-// TestDevNetworkViewAndHistory is issue 17's story: with sa-east cut off, the network view of
+// TestDevNetworkViewAndHistory: with sa-east cut off, the network view of
 // any location shows sa-east's location disagreeing with the others, and why (it hears only
 // sa-east's checkers); after the heal they agree again, and the history of each location
 // shows both changes, the cut's and the heal's, within the time of each.
@@ -22,7 +22,7 @@ func TestDevNetworkViewAndHistory(t *testing.T) {
 	regions := n.cfg.Regions
 	// Every location must have heard every expected checker before the cut: a location that
 	// has heard only its own region's reports when the cut comes has nothing to hold stale
-	// (CI once cut 0.4 s after start, when sa-east had one report of web-us-east).
+	// (a cut 0.4 s after start can find sa-east with one report of web-us-east).
 	eventually(t, 30*time.Second, "every check healthy at every location, every checker heard", func() (bool, string) {
 		for _, r := range regions {
 			vs := n.Verdicts(r)

@@ -11,7 +11,7 @@ import (
 	"github.com/vigil-dns/vigil/verify"
 )
 
-// TestDevAnswerVerification is issue 17's done-when for answer verification: after us-east's
+// TestDevAnswerVerification: after us-east's
 // target goes down, the checkers' verifiers measure the failover of www (from the first
 // location's verdict change to every location answering eu-west) and export it; the measured
 // time, and the verdict change itself, are within the detection bound (interval × failure

@@ -1,6 +1,9 @@
 package history
 
-import "github.com/vigil-dns/vigil/internal/keyindex"
+import (
+	"github.com/vigil-dns/vigil/internal/keyindex"
+	"github.com/vigil-dns/vigil/internal/slots"
+)
 
 // checkTable holds a Store's checks: a slab of checks by place, with the places of checks
 // forgotten reused, and an index of their ids (internal/keyindex). A map from id to a check
@@ -11,7 +14,7 @@ import "github.com/vigil-dns/vigil/internal/keyindex"
 // it.
 type checkTable struct {
 	list  []check
-	free  []int32
+	free  slots.Free[int32]
 	index *keyindex.Index
 }
 
@@ -31,24 +34,18 @@ func (t *checkTable) get(id string) *check {
 
 // add adds check id, which t does not hold, and returns it. It is valid until the next add.
 func (t *checkTable) add(id string) *check {
-	var i int32
-	if n := len(t.free); n > 0 {
-		i = t.free[n-1]
-		t.free = t.free[:n-1]
-	} else {
-		i = int32(len(t.list))
-		t.list = append(t.list, check{})
-	}
-	t.list[i] = check{id: id}
+	i := t.free.Take()
+	c := slots.Place(&t.list, i)
+	*c = check{id: id}
 	t.index.Put(id, i)
-	return &t.list[i]
+	return c
 }
 
 // remove forgets check id, if t holds it.
 func (t *checkTable) remove(id string) {
 	if i, ok := t.index.Delete(id); ok {
 		t.list[i] = check{}
-		t.free = append(t.free, i)
+		t.free.Release(i)
 	}
 }
 

@@ -1,6 +1,7 @@
-// Package history owns what a location remembers of its own past: each verdict change (when,
-// from which state to which, and the counts that decided it), each change of what a record set
-// may answer, and how long each check was healthy over the last hour, day and week.
+// Package history owns what a location remembers of its past: verdict changes, answer changes,
+// and each check's availability over the last hour, day and week. It keeps each verdict change
+// (when, from which state to which, and the counts that decided it), each change of what a
+// record set may answer, and how long each check was healthy.
 //
 // A Store keeps a bounded amount per check in memory (a ring of its latest changes and
 // availability buckets: 60 one-minute and 168 one-hour slots) and appends every change to a

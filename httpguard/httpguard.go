@@ -1,9 +1,9 @@
 // Package httpguard holds what every HTTP listener of Vigil shares in front of its handlers:
-// one path normalisation (a path with a "." or ".." segment, or an empty one, is refused
-// with a JSON 400 before any router can redirect it to another resource), and the time
-// limits on reading a request's header and body, so that a client dripping bytes cannot hold
-// a connection open, and the bounds on the connections held open at once, in all and per
-// source network (Listen).
+// path normalisation, time limits on requests, and bounds on connections. One path
+// normalisation refuses a path with a "." or ".." segment, or an empty one, with a JSON 400
+// before any router can redirect it to another resource; the time limits on reading a
+// request's header and body keep a client dripping bytes from holding a connection open; and
+// Listen bounds the connections held open at once, in all and per source network.
 package httpguard
 
 import (

@@ -9,11 +9,11 @@ import (
 	"github.com/vigil-dns/vigil/oracle"
 )
 
-// detectionMargin is what issue 14 allows beyond interval × failure_threshold for a target's
+// detectionMargin is what a detection may take beyond interval × failure_threshold for a target's
 // failure to show in every location's answers.
 const detectionMargin = 2 * time.Second
 
-// SlowDetections checks issue 14's claim on a judged run: every target failure shows in
+// SlowDetections checks the detection bound on a judged run: every target failure shows in
 // every location's answers within interval × failure_threshold + 2s of the check that probes
 // it (measured by the oracle from the answers). It returns each location that took longer,
 // or never showed it. A cut is detected through freshness instead (the oracle's own bound

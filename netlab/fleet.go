@@ -42,23 +42,14 @@ type fleetOptions struct {
 // checkers. It writes the write token, a fresh gossip key and a raft cluster secret into
 // o.dir.
 func newFleet(t *Topology, o fleetOptions) (*fleet, error) {
-	secret := make([]byte, 48+32)
-	if _, err := rand.Read(secret); err != nil {
-		return nil, fmt.Errorf("netlab: secrets: %w", err)
+	f := &fleet{}
+	var err error
+	f.token, err = writeSecrets(o.dir)
+	if err != nil {
+		return nil, err
 	}
-	f := &fleet{token: hex.EncodeToString(secret[:16])}
 	tokenFile, keyFile := filepath.Join(o.dir, "token"), filepath.Join(o.dir, "gossip.key")
-	if err := os.WriteFile(tokenFile, []byte(f.token+"\n"), 0o600); err != nil {
-		return nil, fmt.Errorf("netlab: %w", err)
-	}
-	if err := os.WriteFile(keyFile, []byte(base64.StdEncoding.EncodeToString(secret[16:48])+"\n"), 0o600); err != nil {
-		return nil, fmt.Errorf("netlab: %w", err)
-	}
-	// Every voter authenticates raft with the same cluster secret.
 	raftSecretFile := filepath.Join(o.dir, "raft-secret")
-	if err := os.WriteFile(raftSecretFile, []byte(base64.StdEncoding.EncodeToString(secret[48:])+"\n"), 0o600); err != nil {
-		return nil, fmt.Errorf("netlab: %w", err)
-	}
 	logs := filepath.Join(o.dir, "logs")
 	if err := os.MkdirAll(logs, 0o755); err != nil {
 		return nil, fmt.Errorf("netlab: %w", err)
@@ -122,6 +113,27 @@ func newFleet(t *Topology, o fleetOptions) (*fleet, error) {
 		}
 	}
 	return f, nil
+}
+
+// writeSecrets writes a fresh write token, gossip key and raft cluster secret into dir (files
+// token, gossip.key and raft-secret) and returns the token. Every voter authenticates raft
+// with the same cluster secret.
+func writeSecrets(dir string) (token string, err error) {
+	secret := make([]byte, 48+32)
+	if _, err := rand.Read(secret); err != nil {
+		return "", fmt.Errorf("netlab: secrets: %w", err)
+	}
+	token = hex.EncodeToString(secret[:16])
+	for name, content := range map[string]string{
+		"token":       token,
+		"gossip.key":  base64.StdEncoding.EncodeToString(secret[16:48]),
+		"raft-secret": base64.StdEncoding.EncodeToString(secret[48:]),
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content+"\n"), 0o600); err != nil {
+			return "", fmt.Errorf("netlab: %w", err)
+		}
+	}
+	return token, nil
 }
 
 // find returns the process named id, or nil.

@@ -54,13 +54,7 @@ func (n *Node) publish(r checker.Report) {
 
 // entryOf is a report as gossip carries it.
 func entryOf(r checker.Report) gossip.Entry {
-	e := gossip.Entry{Consecutive: uint32(max(r.Consecutive, 0)), Latency: r.Latency}
-	switch r.Status {
-	case checker.StatusHealthy:
-		e.Status = gossip.StatusHealthy
-	case checker.StatusUnhealthy:
-		e.Status = gossip.StatusUnhealthy
-	}
+	e := gossip.Entry{Status: r.Status, Consecutive: uint32(max(r.Consecutive, 0)), Latency: r.Latency}
 	e.Reason = string(r.Reason)
 	if r.Message != "" && r.Message != e.Reason {
 		e.Reason += ": " + r.Message

@@ -63,21 +63,9 @@ func newControlRole(cfg Config, reg prometheus.Registerer, tm *tlsconf.Metrics, 
 			return nil, err
 		}
 	}
-	raw, err := net.Listen("tcp", cc.APIAddr)
+	ln, err := listenControlAPI(cfg, &cc, reg)
 	if err != nil {
-		return nil, fmt.Errorf("node: control: API listener: %w", err)
-	}
-	ln, err := httpguard.Listen(raw, cfg.HTTPLimits, reg, "control_api")
-	if err != nil {
-		raw.Close()
-		return nil, fmt.Errorf("node: control: API listener: %w", err)
-	}
-	if cc.APIURL == "" {
-		scheme := "http"
-		if cc.ServerTLS != nil {
-			scheme = "https"
-		}
-		cc.APIURL = scheme + "://" + ln.Addr().String()
+		return nil, err
 	}
 	node, err := control.NewServer(control.ServerConfig{
 		ID: cfg.ID, DataDir: dir, RaftAddr: cc.RaftAddr, RaftAdvertise: cc.RaftAdvertise, APIURL: cc.APIURL, Timing: cc.Timing,
@@ -122,6 +110,28 @@ func newControlRole(cfg Config, reg prometheus.Registerer, tm *tlsconf.Metrics, 
 	srv.BaseContext = func(net.Listener) context.Context { return reqCtx }
 	srv.RegisterOnShutdown(endRequests)
 	return &controlRole{cfg: cc, dir: dir, node: node, api: api, ln: ln, srv: srv, client: client, reg: reg, endRequests: endRequests, handshaken: handshaken}, nil
+}
+
+// listenControlAPI binds the control API's listener, its connections bounded by
+// cfg.HTTPLimits, and sets cc.APIURL to its address when cc does not set one.
+func listenControlAPI(cfg Config, cc *ControlConfig, reg prometheus.Registerer) (net.Listener, error) {
+	raw, err := net.Listen("tcp", cc.APIAddr)
+	if err != nil {
+		return nil, fmt.Errorf("node: control: API listener: %w", err)
+	}
+	ln, err := httpguard.Listen(raw, cfg.HTTPLimits, reg, "control_api")
+	if err != nil {
+		raw.Close()
+		return nil, fmt.Errorf("node: control: API listener: %w", err)
+	}
+	if cc.APIURL == "" {
+		scheme := "http"
+		if cc.ServerTLS != nil {
+			scheme = "https"
+		}
+		cc.APIURL = scheme + "://" + ln.Addr().String()
+	}
+	return ln, nil
 }
 
 // run serves the API, bootstraps or joins the cluster, and stops the voter when ctx ends.

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vigil-dns/vigil/checker"
 	"github.com/vigil-dns/vigil/control"
 	"github.com/vigil-dns/vigil/gossip"
 )
@@ -64,7 +65,7 @@ func TestVerdictsInstalledDespiteConfigChanges(t *testing.T) {
 	// location's row of it has a gap from the start, which only a repair fills.
 	chk := newFakeChecker(t, "chk", "us-east", n.GossipAddr())
 	for i := range 3 {
-		if err := chk.Publish(doc.Checks[0].ID, gossip.Entry{Status: gossip.Status(1 + i%2)}); err != nil {
+		if err := chk.Publish(doc.Checks[0].ID, gossip.Entry{Status: checker.Status(1 + i%2)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -94,7 +95,7 @@ func TestVerdictsInstalledDespiteConfigChanges(t *testing.T) {
 			case <-time.After(time.Millisecond):
 			}
 			c := doc.Checks[i%len(doc.Checks)]
-			_ = chk.Publish(c.ID, gossip.Entry{Status: gossip.Status(1 + i/len(doc.Checks)%2)})
+			_ = chk.Publish(c.ID, gossip.Entry{Status: checker.Status(1 + i/len(doc.Checks)%2)})
 		}
 	})
 	defer func() { close(stop); wg.Wait() }()

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/vigil-dns/vigil/checker"
 	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/gossip"
 	"github.com/vigil-dns/vigil/location"
@@ -15,9 +16,8 @@ import (
 	"github.com/vigil-dns/vigil/verdict"
 )
 
-// The location's evaluation before the verdict engine (node/locationrole.go and
-// node/locationmetrics.go at a0578ce^), re-created here as the baseline of
-// BenchmarkFullPassVsEngine. Every 500 ms it copied every report out of the gossip table
+// A location's evaluation by a full pass, without the verdict engine, re-created here as the
+// baseline of BenchmarkFullPassVsEngine. Every 500 ms it copied every report out of the gossip table
 // under the gossip lock and sorted them (gossip.Table.Reports), grouped them by check in a
 // map, decided every check with quorum.Evaluate in evaluation order, built three maps of
 // the results, replaced the DNS server's verdicts whole (location.Server.SetVerdicts) and set
@@ -31,7 +31,7 @@ type passCell struct {
 	latency     uint32
 	consecutive uint32
 	reason      uint32
-	status      gossip.Status
+	status      checker.Status
 }
 
 // passReport is the gossip.Report that the table's reads handed out then (a location's view
@@ -79,13 +79,13 @@ func (t *passTable) reportsSorted() []passReport {
 	})
 	for i := range out {
 		if out[i].Region == "" {
-			out[i].Region = "unknown" // the old metrics' label for a region not known
+			out[i].Region = "unknown" // the full pass's label for a region not known
 		}
 	}
 	return out
 }
 
-// passMetrics are the old location gauges that the pass set from everything it decided.
+// passMetrics are the location gauges the full pass sets from everything it decided.
 type passMetrics struct {
 	verdicts  *prometheus.GaugeVec
 	changes   *prometheus.CounterVec
@@ -117,7 +117,7 @@ func newPassMetrics() *passMetrics {
 	}
 }
 
-// observe is the old locationMetrics.observe and metrics.observe.
+// observe sets the full pass's gauges from everything it decided.
 func (m *passMetrics) observe(verdicts map[string]quorum.Verdict, reports []passReport, plan *shard.Plan, doc *config.Document, now time.Time, seconds float64) {
 	var counts [3]int
 	for _, v := range verdicts {
@@ -183,7 +183,7 @@ func (m *passMetrics) observe(verdicts map[string]quorum.Verdict, reports []pass
 	m.expected.Set(float64(len(expected)))
 }
 
-// passInput is the old evalInput of a probed check, kept for explanations.
+// passInput is the full pass's input of a probed check, kept for explanations.
 type passInput struct {
 	policy   quorum.Policy
 	reports  []quorum.Report
@@ -191,7 +191,7 @@ type passInput struct {
 	prev     quorum.Verdict
 }
 
-// fullPass is the old location: its table, its verdicts and the DNS server it installs into.
+// fullPass is the full-pass location: its table, its verdicts and the DNS server it installs into.
 type fullPass struct {
 	doc      *config.Document
 	plan     *shard.Plan
@@ -203,17 +203,17 @@ type fullPass struct {
 	metrics  bool
 }
 
-// evaluate is the old Node.evaluate for probed checks.
+// evaluate decides the probed checks, as the full pass does.
 func (p *fullPass) evaluate(now time.Time) {
 	t0 := time.Now()
 	held := p.table.reportsSorted()
 	byCheck := map[string][]quorum.Report{}
 	for _, r := range held {
-		if r.Entry.Status == gossip.StatusUnknown {
+		if r.Entry.Status == checker.StatusUnknown {
 			continue
 		}
 		byCheck[r.Check] = append(byCheck[r.Check], quorum.Report{
-			Checker: r.Checker, Region: r.Region, Healthy: r.Entry.Status == gossip.StatusHealthy,
+			Checker: r.Checker, Region: r.Region, Healthy: r.Entry.Status == checker.StatusHealthy,
 			Reason: r.Entry.Reason, Latency: r.Entry.Latency, Sequence: r.Seq, LastProgress: r.LastProgress,
 		})
 	}
@@ -281,19 +281,19 @@ func (f passFixture) server(tb testing.TB) *location.Server {
 
 // flip returns the checks whose reports the i-th changing tick turns (1% of them, a
 // different 1% each time) and the status they turn to.
-func (f passFixture) flip(i int) (lo, hi int, status gossip.Status) {
+func (f passFixture) flip(i int) (lo, hi int, status checker.Status) {
 	n := len(f.doc.Checks)
 	step := max(n/100, 1)
 	lo = (i * step) % n
 	hi = min(lo+step, n)
-	status = gossip.StatusUnhealthy
+	status = checker.StatusUnhealthy
 	if (i*step/n)%2 == 1 {
-		status = gossip.StatusHealthy
+		status = checker.StatusHealthy
 	}
 	return lo, hi, status
 }
 
-// fullPass returns the old location holding the fixture's reports, not yet evaluated.
+// fullPass returns the full-pass location holding the fixture's reports, not yet evaluated.
 func (f passFixture) fullPass(tb testing.TB, metrics bool, now time.Time) *fullPass {
 	m := shard.Membership{}
 	for i, c := range f.checkers {
@@ -310,7 +310,7 @@ func (f passFixture) fullPass(tb testing.TB, metrics bool, now time.Time) *fullP
 	for i, name := range f.checkers {
 		r := &passRow{checker: name, region: f.regions[i], progress: now, cells: map[uint32]passCell{}}
 		for j := range f.doc.Checks {
-			r.cells[uint32(j)] = passCell{seq: uint64(j + 1), latency: 1000, consecutive: 3, status: gossip.StatusHealthy}
+			r.cells[uint32(j)] = passCell{seq: uint64(j + 1), latency: 1000, consecutive: 3, status: checker.StatusHealthy}
 		}
 		t.rows[name] = r
 		t.reports += len(f.doc.Checks)
@@ -333,7 +333,7 @@ func (f passFixture) engine(tb testing.TB, now time.Time) *enginePass {
 	for i, name := range f.checkers {
 		p.e.Progress(name, f.regions[i], now)
 		for _, c := range f.doc.Checks {
-			p.e.SetReport(c.ID, name, gossip.Entry{Status: gossip.StatusHealthy, Latency: time.Millisecond})
+			p.e.SetReport(c.ID, name, gossip.Entry{Status: checker.StatusHealthy, Latency: time.Millisecond})
 		}
 	}
 	p.step(now)
@@ -356,12 +356,12 @@ func (p *enginePass) step(now time.Time) {
 // without its per-check gauges) and the engine. One op is two ticks: one with no change
 // (the checkers' heartbeats only) and one in which all six reports of 1% of the checks
 // change status (so 1% of the verdicts, and of the DNS record sets, change). The engine's
-// side starts after the gossip drain, which is gossip's work and not mirrored here; the old
-// side includes the copy out of the table, which was its own. Metrics: ns per tick of each
+// side starts after the gossip drain, which is gossip's work and not mirrored here; the full
+// pass includes the copy out of the table, which is its own. Metrics: ns per tick of each
 // kind (wall), the process's CPU time per tick (the collector included) and the share of one
-// core that CPU time takes at a 500 ms tick. The old pass looks every check up in the
-// document with CheckByID, a scan of its checks, so it grows with the square of the checks,
-// as it did: at 100k checks one op takes minutes; run that size with -benchtime 1x.
+// core that CPU time takes at a 500 ms tick. The full pass looks every check up in the
+// document with CheckByID, a scan of its checks, so it grows with the square of the checks:
+// at 100k checks one op takes minutes; run that size with -benchtime 1x.
 //
 //	go test -run '^$' -bench 'FullPassVsEngine/checks=[13]0000/' -benchmem -benchtime 3x ./node/
 //	go test -run '^$' -bench 'FullPassVsEngine/checks=100000/' -benchmem -benchtime 1x ./node/

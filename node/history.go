@@ -5,10 +5,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/history"
 	"github.com/vigil-dns/vigil/location"
-	"github.com/vigil-dns/vigil/routing"
 	"github.com/vigil-dns/vigil/verdict"
 )
 
@@ -81,14 +79,14 @@ func (n *Node) recordChanges(changes []history.Change, served []bool) {
 			if err != nil {
 				continue // not installed (a zone that failed): nothing answers from it
 			}
-			values, lastResort := answeringFrom(res)
+			values, lastResort := res.AnsweringFrom(), res.LastResort
 			was, wasLR, ok := l.hist.Answering(set.Name, set.Type)
 			if !ok {
 				// Nothing recorded yet: the set answered as if every record were healthy
 				// (what a location serves before its first verdict). An answer that stays so
 				// is no change, and is not held: most sets of a large configuration never
 				// leave it.
-				was, wasLR = failOpen(res), false
+				was, wasLR = res.FailOpen(), false
 			}
 			if wasLR == lastResort && slices.Equal(was, values) {
 				continue
@@ -100,35 +98,6 @@ func (n *Node) recordChanges(changes []history.Change, served []bool) {
 	if err := l.hist.Record(changes, answers); err != nil {
 		n.log.Warn("node: history: recording verdict changes", "err", err)
 	}
-}
-
-// answeringFrom returns the records a record set chooses among: the failover answer, or the
-// healthy eligible records of any other policy (every eligible one under last resort),
-// sorted. Unlike the answer itself it does not depend on a random draw.
-func answeringFrom(r routing.Result) (values []string, lastResort bool) {
-	if r.Policy == config.PolicyFailover {
-		return r.Values(), r.LastResort
-	}
-	for _, c := range r.Candidates {
-		if c.Eligible && (r.LastResort || c.Health.Healthy()) {
-			values = append(values, c.Value)
-		}
-	}
-	slices.Sort(values)
-	return values, r.LastResort
-}
-
-// failOpen returns what answeringFrom gives for a record set whose every record is healthy:
-// the primary of a failover set, every eligible record of any other, sorted.
-func failOpen(r routing.Result) []string {
-	var values []string
-	for _, c := range r.Candidates {
-		if c.Eligible && (r.Policy != config.PolicyFailover || c.Role == config.RolePrimary) {
-			values = append(values, c.Value)
-		}
-	}
-	slices.Sort(values)
-	return values
 }
 
 // runHistoryMarks writes the history's mark about once a minute until ctx ends, so that

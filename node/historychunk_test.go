@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vigil-dns/vigil/checker"
 	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/gossip"
 	"github.com/vigil-dns/vigil/quorum"
@@ -24,7 +25,7 @@ func TestHistoryRecordsEveryChangeOfALargeStep(t *testing.T) {
 	start(t, n)
 	chk := fakeChecker(t, "chk", "us-east", n.GossipAddr())
 	for i := range checks {
-		if err := chk.Publish(fmt.Sprintf("c%d", i), gossip.Entry{Status: gossip.StatusHealthy, Consecutive: 3}); err != nil {
+		if err := chk.Publish(fmt.Sprintf("c%d", i), gossip.Entry{Status: checker.StatusHealthy, Consecutive: 3}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -86,7 +86,7 @@ func (m *locationMetrics) Collect(ch chan<- prometheus.Metric) {
 	l.mu.Lock()
 	_, decided := l.engine.Len()
 	fresh, known := 0, 0
-	l.engine.Checkers(func(c verdict.CheckerInfo) {
+	l.engine.Checkers(func(c quorum.HeardChecker) {
 		if c.Reports == 0 {
 			return
 		}
@@ -94,8 +94,8 @@ func (m *locationMetrics) Collect(ch chan<- prometheus.Metric) {
 		if c.Fresh {
 			fresh++
 		}
-		if !c.Progress.IsZero() {
-			ch <- prometheus.MustNewConstMetric(m.lastHeard, prometheus.GaugeValue, now.Sub(c.Progress).Seconds(), c.ID, regionLabel(c.Region))
+		if !c.LastProgress.IsZero() {
+			ch <- prometheus.MustNewConstMetric(m.lastHeard, prometheus.GaugeValue, now.Sub(c.LastProgress).Seconds(), c.ID, regionLabel(c.Region))
 		}
 	})
 	l.mu.Unlock()

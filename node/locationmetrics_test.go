@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
 	dto "github.com/prometheus/client_model/go"
+	"github.com/vigil-dns/vigil/checker"
 	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/gossip"
 	"github.com/vigil-dns/vigil/verdict"
@@ -63,12 +64,12 @@ func TestLocationMetrics(t *testing.T) {
 	e.Configure(doc)
 	e.Progress("c1", "r1", now.Add(-time.Second))
 	e.Progress("c2", "r2", now.Add(-time.Minute))
-	e.SetReport("web", "c1", gossip.Entry{Status: gossip.StatusHealthy, Latency: 20 * time.Millisecond})
-	e.SetReport("web", "c2", gossip.Entry{Status: gossip.StatusHealthy})
+	e.SetReport("web", "c1", gossip.Entry{Status: checker.StatusHealthy, Latency: 20 * time.Millisecond})
+	e.SetReport("web", "c2", gossip.Entry{Status: checker.StatusHealthy})
 	e.Progress("c3", "r1", now.Add(-time.Second))
 	e.SetReport("web", "c3", gossip.Entry{})
 	e.Progress("c4", "r2", now.Add(-time.Second))
-	e.SetReport("web", "c4", gossip.Entry{Status: gossip.StatusUnhealthy, Latency: 30 * time.Millisecond})
+	e.SetReport("web", "c4", gossip.Entry{Status: checker.StatusUnhealthy, Latency: 30 * time.Millisecond})
 	e.Advance(now)
 
 	mfs, err := reg.Gather()
@@ -154,9 +155,9 @@ func TestLocationMetricsBounded(t *testing.T) {
 }
 
 // healthyIf is the status of a report that says healthy when ok.
-func healthyIf(ok bool) gossip.Status {
+func healthyIf(ok bool) checker.Status {
 	if ok {
-		return gossip.StatusHealthy
+		return checker.StatusHealthy
 	}
-	return gossip.StatusUnhealthy
+	return checker.StatusUnhealthy
 }

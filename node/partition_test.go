@@ -11,8 +11,8 @@ import (
 	"github.com/vigil-dns/vigil/node"
 )
 
-// newIssueCluster is the network of issue 14's real-process runs on the simulated regions:
-// per region one node that is a checker and a location and one more checker, at the
+// newIssueCluster is the network of the partition stories' real-process runs, on the
+// simulated regions: per region one node that is a checker and a location and one more checker, at the
 // agent's gossip defaults (LAN profile, heartbeat 2s), examples/demo.yaml (checks every 1s,
 // failure threshold 3, freshness 5s, hold 10s).
 func newIssueCluster(t *testing.T) *simCluster {
@@ -41,13 +41,13 @@ func (c *simCluster) watchHealthy(d time.Duration) []string {
 	return bad
 }
 
-// TestNonTransitiveCut: issue 14's first story. The us-east <-> sa-east link is cut while
+// TestNonTransitiveCut: the non-transitive partition. The us-east <-> sa-east link is cut while
 // eu-west reaches both. Every endpoint stays up, and eu-west's checkers see all of them: the
 // us-east checkers fail to reach sa-east's target and the sa-east checkers us-east's, but
 // every location still hears, directly or relayed, more than 18% of checkers reporting each
-// endpoint healthy. So for the whole cut every location answers all three addresses. Before
-// the fixes in gossip (heartbeat relays, progress, repairs across a cut link), us-east's
-// location dropped sa-east's address for seconds.
+// endpoint healthy. So for the whole cut every location answers all three addresses. Without
+// gossip's heartbeat relays, progress and repairs across a cut link, us-east's location
+// would drop sa-east's address for seconds.
 func TestNonTransitiveCut(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a 6-node network in real time for a minute")

@@ -16,7 +16,6 @@ import (
 	"github.com/vigil-dns/vigil/quorum"
 	"github.com/vigil-dns/vigil/routing"
 	"github.com/vigil-dns/vigil/status"
-	"github.com/vigil-dns/vigil/verdict"
 )
 
 // The read-only view of a node, for the status API. Every method returns plain values that
@@ -184,7 +183,7 @@ func (n *Node) ExplainCheck(id string) (quorum.Explanation, error) {
 // Checkers returns the checkers this location holds reports of or has heard, with their
 // freshness as the verdict engine counts it, sorted by region then id; nil without the
 // location role. A checker's region is the one it gossips as a member, else its reports'.
-func (n *Node) Checkers() []status.HeardChecker {
+func (n *Node) Checkers() []quorum.HeardChecker {
 	if n.dns == nil || n.pool == nil {
 		return nil
 	}
@@ -194,20 +193,18 @@ func (n *Node) Checkers() []status.HeardChecker {
 			regions[m.ID] = m.Region
 		}
 	}
-	var out []status.HeardChecker
+	var out []quorum.HeardChecker
 	l := &n.loc
 	l.mu.Lock()
-	l.engine.Checkers(func(c verdict.CheckerInfo) {
-		if c.Reports == 0 && c.Progress.IsZero() {
+	l.engine.Checkers(func(c quorum.HeardChecker) {
+		if c.Reports == 0 && c.LastProgress.IsZero() {
 			return // known, never heard: not a checker this location hears
 		}
-		out = append(out, status.HeardChecker{ID: c.ID, Region: cmp.Or(regions[c.ID], c.Region), Fresh: c.Fresh,
-			LastProgress: c.Progress, StaleSince: c.StaleSince, Reports: c.Reports})
+		c.Region = cmp.Or(regions[c.ID], c.Region)
+		out = append(out, c)
 	})
 	l.mu.Unlock()
-	slices.SortFunc(out, func(a, b status.HeardChecker) int {
-		return cmp.Or(cmp.Compare(a.Region, b.Region), cmp.Compare(a.ID, b.ID))
-	})
+	quorum.SortHeard(out)
 	return out
 }
 

@@ -21,13 +21,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vigil-dns/vigil/checker"
 	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/gossip"
 	"github.com/vigil-dns/vigil/quorum"
-	"github.com/vigil-dns/vigil/verdict"
 )
 
-// Issue 15's location target, measured on a real location: a node with the location role
+// The location's scale target, measured on a real location: a node with the location role
 // only (gossip over loopback, the verdict engine, the DNS server and its verdict store, a
 // static configuration of CHECKS http checks each deciding a multivalue record set), fed by
 // six checkers (two in each of three regions) that run as real gossip nodes in a child
@@ -149,7 +149,7 @@ func TestMeasureLocationScale(t *testing.T) {
 		}
 		fresh := 0
 		n.loc.mu.Lock()
-		n.loc.engine.Checkers(func(c verdict.CheckerInfo) {
+		n.loc.engine.Checkers(func(c quorum.HeardChecker) {
 			if c.Fresh && c.Reports == checks {
 				fresh++
 			}
@@ -205,7 +205,7 @@ func TestMeasureLocationScale(t *testing.T) {
 		stale := map[string]int{}
 		for end := w0.Add(window); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
 			n.loc.mu.Lock()
-			n.loc.engine.Checkers(func(c verdict.CheckerInfo) {
+			n.loc.engine.Checkers(func(c quorum.HeardChecker) {
 				if !c.Fresh {
 					stale[c.ID]++
 				}
@@ -301,7 +301,7 @@ func TestMeasureLocationScaleCheckers(t *testing.T) {
 				t.Fatal(err)
 			}
 			for i := range checks {
-				if err := g.Publish(fmt.Sprintf("c%d", i), gossip.Entry{Status: gossip.StatusHealthy, Consecutive: 3, Latency: time.Millisecond}); err != nil {
+				if err := g.Publish(fmt.Sprintf("c%d", i), gossip.Entry{Status: checker.StatusHealthy, Consecutive: 3, Latency: time.Millisecond}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -311,9 +311,9 @@ func TestMeasureLocationScaleCheckers(t *testing.T) {
 	}
 	fmt.Println("published")
 	set := func(id string, healthy bool) {
-		st := gossip.StatusUnhealthy
+		st := checker.StatusUnhealthy
 		if healthy {
-			st = gossip.StatusHealthy
+			st = checker.StatusHealthy
 		}
 		for _, g := range nodes {
 			_ = g.Publish(id, gossip.Entry{Status: st, Consecutive: 3, Latency: time.Millisecond})

@@ -105,7 +105,7 @@ func (v statusLocation) Explain(id string) (quorum.Explanation, bool) {
 	return e, err == nil
 }
 
-func (v statusLocation) Checkers() []status.HeardChecker { return v.n.Checkers() }
+func (v statusLocation) Checkers() []quorum.HeardChecker { return v.n.Checkers() }
 
 func (v statusLocation) Zones() []location.ZoneState { return v.n.Zones() }
 

@@ -1,7 +1,7 @@
-// Package notify tells people when verdicts change: it decides, from the verdicts the DNS
-// locations hold, when a rule's alert fires, repeats and resolves, and delivers each of those
-// events to the rule's receivers (generic JSON webhooks signed with HMAC-SHA256,
-// Slack-compatible incoming webhooks, and the Alertmanager v2 alerts API).
+// Package notify tells people when verdicts change: it decides when a rule's alert fires,
+// repeats and resolves, and delivers each event to the rule's receivers. It decides from the
+// verdicts the DNS locations hold; the receivers are generic JSON webhooks signed with
+// HMAC-SHA256, Slack-compatible incoming webhooks, and the Alertmanager v2 alerts API.
 //
 // # One notification per event, network-wide
 //

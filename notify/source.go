@@ -2,13 +2,12 @@ package notify
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
+
+	"github.com/vigil-dns/vigil/status"
 )
 
 // Source returns the locations' verdicts: one Observation per location it knows, with nil
@@ -33,21 +32,6 @@ type Digests struct {
 
 	once   sync.Once
 	client *http.Client // Client, or the default made once
-}
-
-// digest is the part of a location's digest that rules read.
-type digest struct {
-	Location string `json:"location"`
-	Region   string `json:"region"`
-	Checks   []struct {
-		ID    string `json:"id"`
-		State string `json:"state"`
-	} `json:"checks"`
-	// Overrides are the maintenance overrides in force at the location.
-	Overrides []struct {
-		Kind  string `json:"kind"`
-		Check string `json:"check"`
-	} `json:"overrides"`
 }
 
 // Overridden is the state a check forced healthy or unhealthy by a maintenance override has
@@ -99,23 +83,12 @@ func (d *Digests) Observe(ctx context.Context) []Observation {
 	return out
 }
 
-// fetchDigest reads one location's digest.
+// fetchDigest reads one location's digest: its verdicts by check, those an override forces
+// Overridden.
 func fetchDigest(ctx context.Context, client *http.Client, base string, limit int64) (Observation, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(base, "/")+"/v1/network/digest", nil)
+	c := status.Client{Base: base, HTTP: client, MaxBytes: limit}
+	dg, err := c.Digest(ctx)
 	if err != nil {
-		return Observation{}, fmt.Errorf("notify: digest of %s: %w", base, err)
-	}
-	res, err := client.Do(req)
-	if err != nil {
-		return Observation{}, fmt.Errorf("notify: digest of %s: %w", base, err)
-	}
-	defer res.Body.Close()
-	if res.StatusCode != http.StatusOK {
-		_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, 4096))
-		return Observation{}, fmt.Errorf("notify: digest of %s: HTTP %d", base, res.StatusCode)
-	}
-	var dg digest
-	if err := json.NewDecoder(io.LimitReader(res.Body, limit)).Decode(&dg); err != nil {
 		return Observation{}, fmt.Errorf("notify: digest of %s: %w", base, err)
 	}
 	o := Observation{Location: dg.Location, Region: dg.Region, States: make(map[string]string, len(dg.Checks))}

@@ -1,10 +1,11 @@
-// Package oracle judges a recorded run of a Vigil network without asking Vigil anything: from
-// the configuration, the topology (regions, the region of each check's target, the region and
-// roles of each process), the faults as they were applied, each with its wall-clock instant,
-// and the targets' states alone, it computes for every location and instant which DNS answers
-// are allowed, and judges every DNS query the run made. It never reads a verdict from a
-// location, and it imports no package of the code under test (only config, for the document
-// types); its routing rules are written from Route 53's documentation (policy.go).
+// Package oracle judges a recorded run of a Vigil network without asking Vigil anything: which
+// DNS answers each location may give at each instant. From the configuration, the topology
+// (regions, the region of each check's target, the region and roles of each process), the
+// faults as they were applied, each with its wall-clock instant, and the targets' states
+// alone, it computes for every location and instant which DNS answers are allowed, and judges
+// every DNS query the run made. It never reads a verdict from a location, and it imports no
+// package of the code under test (only config, for the document types); its routing rules are
+// written from Route 53's documentation (policy.go).
 //
 // # What the model says
 //

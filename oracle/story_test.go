@@ -176,7 +176,7 @@ func TestSaoPauloPlantedWrongAnswer(t *testing.T) {
 	}
 }
 
-// The non-transitive partition of issue 14: us-east–sa-east cut while eu-west reaches both.
+// The non-transitive partition: us-east–sa-east cut while eu-west reaches both.
 // Their reports still reach each other through eu-west, and every endpoint stays up: no
 // location may drop anything.
 func nonTransitive(t *testing.T) *story {
@@ -197,8 +197,9 @@ func TestNonTransitiveCut(t *testing.T) {
 	}
 }
 
-// What issue 14 saw on real processes: us-east dropped sa-east's healthy address for about
-// 3s, and sa-east dropped us-east's for about 1s.
+// A planted drop in the non-transitive partition, as real processes without gossip's relays
+// and repairs make it: us-east drops sa-east's healthy address for about 3s, and sa-east
+// drops us-east's for about 1s.
 func TestNonTransitivePlantedDrop(t *testing.T) {
 	s := nonTransitive(t)
 	s.replace("us-east", "all", 13, 16, func(q *Query) { q.Values = []string{eu, us} })
@@ -275,8 +276,8 @@ func TestAllTargetsDownLastResort(t *testing.T) {
 	}
 }
 
-// The flap of issue 14: sa-east cut off from both, eu-west dropped sa-east, put it back for
-// a while, then dropped it again. Each answer on its own is allowed (within the transition
+// A planted flap: sa-east cut off from both, eu-west drops sa-east, puts it back for a
+// while, then drops it again. Each answer on its own is allowed (within the transition
 // window either is), but the second and third changes are more than one cut can make.
 func TestIsolationPlantedFlap(t *testing.T) {
 	s := newStory(t, 30)

@@ -1,7 +1,7 @@
-// Package ptree is a persistent sorted map: a B+tree whose versions share every node they
-// have in common, so that a write costs O(log n) and leaves every earlier version intact.
-// The control plane stores its configuration in such maps, and a DNS location indexes its
-// record sets by check in one, so that a change costs what it changes.
+// Package ptree is a persistent sorted map: a B+tree whose versions share every node they have
+// in common. A write costs O(log n) and leaves every earlier version intact. The control plane
+// stores its configuration in such maps, and a DNS location indexes its record sets by check
+// in one, so that a change costs what it changes.
 package ptree
 
 import (

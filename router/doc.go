@@ -1,6 +1,6 @@
-// Package router is a region's router in the compose demo: every packet between two
-// regions' networks passes through the routers of both, which can delay it, lose it or cut
-// it, the way an internet path between regions would.
+// Package router is a region's router in the compose demo: it can delay, lose or cut each
+// packet between regions, as an internet path would. Every packet between two regions'
+// networks passes through the routers of both.
 //
 // Each region's containers share one network namespace with their router. The router
 // creates a TUN device there and routes every other region's subnet through it; what the

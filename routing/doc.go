@@ -1,7 +1,8 @@
 // Package routing owns answer selection: given a record set, the health of each check and a
-// random draw, it returns the records a DNS location answers, by the record set's routing
+// random draw, it returns the records a location answers. It follows the record set's routing
 // policy (simple, weighted, multivalue, failover) with Route 53's semantics, including last
-// resort: when no record is healthy, every record is treated as healthy and the policy applied.
+// resort: when no record is healthy, every record is treated as healthy and the policy
+// applied.
 //
 // The package is pure: no I/O, no clock and no random source of its own. Health is a function
 // the caller supplies (unknown verdicts are the caller's to map, and are served as healthy);

@@ -2,6 +2,7 @@ package routing
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/vigil-dns/vigil/config"
@@ -41,6 +42,17 @@ func (h HealthState) String() string {
 // MarshalText encodes the state as its name, for the status API.
 func (h HealthState) MarshalText() ([]byte, error) { return []byte(h.String()), nil }
 
+// UnmarshalText decodes a state's name, as the status API's clients read it.
+func (h *HealthState) UnmarshalText(b []byte) error {
+	for s := HealthNoCheck; s <= HealthIgnored; s++ {
+		if string(b) == s.String() {
+			*h = s
+			return nil
+		}
+	}
+	return fmt.Errorf("routing: unknown health %q", b)
+}
+
 // Healthy reports whether the state counts as healthy before last resort.
 func (h HealthState) Healthy() bool { return h == HealthNoCheck || h == HealthHealthy }
 
@@ -61,10 +73,10 @@ type Candidate struct {
 	Weight int `json:"weight,omitempty"`
 	// Role is the record's part in a failover set: primary or secondary, empty when none.
 	Role config.Role `json:"role,omitempty"`
-	// Region is the record's region, in a nearest set.
-	Region string `json:"region,omitempty"`
 	// Chosen says the record is in the answer.
 	Chosen bool `json:"chosen"`
+	// Region is the record's region, in a nearest set.
+	Region string `json:"region,omitempty"`
 }
 
 // Result is a selection that explains itself: what a location answers for one record set now,
@@ -100,6 +112,38 @@ func (r Result) Values() []string {
 		}
 	}
 	return vs
+}
+
+// AnsweringFrom returns the records the set answers from now, whatever the random draw: the
+// failover answer, or the eligible records of any other policy that are not unhealthy (every
+// eligible one under last resort, and every one of a simple set), sorted. A weighted or
+// multivalue set's draws change the answer, not what it answers from.
+func (r Result) AnsweringFrom() []string {
+	if r.Policy == config.PolicyFailover {
+		return r.Values()
+	}
+	var values []string
+	for _, c := range r.Candidates {
+		if c.Eligible && (r.LastResort || c.Health != HealthUnhealthy) {
+			values = append(values, c.Value)
+		}
+	}
+	slices.Sort(values)
+	return values
+}
+
+// FailOpen returns what AnsweringFrom gives for the set when every record is healthy, as a
+// location answers before its first verdict: the primary of a failover set, every eligible
+// record of any other, sorted.
+func (r Result) FailOpen() []string {
+	var values []string
+	for _, c := range r.Candidates {
+		if c.Eligible && (r.Policy != config.PolicyFailover || c.Role == config.RolePrimary) {
+			values = append(values, c.Value)
+		}
+	}
+	slices.Sort(values)
+	return values
 }
 
 // String summarises the result on one line, e.g.

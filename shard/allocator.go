@@ -6,6 +6,9 @@ import (
 	"iter"
 	"slices"
 	"strings"
+
+	"github.com/vigil-dns/vigil/internal/keyindex"
+	"github.com/vigil-dns/vigil/internal/slots"
 )
 
 // ErrFleetFull is returned by Allocate when no shard of the fleet fits the overlap limit
@@ -33,19 +36,20 @@ const (
 // concurrent use; the control plane applies its log in order.
 type Allocator struct {
 	ns      *NameServers
-	subset  int       // m+1 servers per packed subset; 0 when every shard fits
-	width   uint      // bits per server in a packed subset
-	used    wordSet   // packed subsets held by some zone
-	zones   zoneIndex // canonical zone name -> slot
-	names   []string  // slot -> zone name, "" when free
-	servers []uint16  // slot -> its shard, ShardSize entries per slot
-	free    []int32   // released slots
-	keys    []uint64  // scratch: the subsets of one candidate
+	subset  int               // m+1 servers per packed subset; 0 when every shard fits
+	width   uint              // bits per server in a packed subset
+	used    wordSet           // packed subsets held by some zone
+	zones   *keyindex.Index   // canonical zone name -> slot, by names[slot]
+	names   []string          // slot -> zone name, "" when free
+	servers []uint16          // slot -> its shard, ShardSize entries per slot
+	free    slots.Free[int32] // the slots of names and servers
+	keys    []uint64          // scratch: the subsets of one candidate
 }
 
 // NewAllocator returns an empty stateful allocator for the fleet, whatever the fleet's mode.
 func (n *NameServers) NewAllocator() (*Allocator, error) {
 	a := &Allocator{ns: n, width: uint(n.subsetBits())}
+	a.zones = keyindex.New(func(slot int32) string { return a.names[slot] })
 	if n.maxOverlap < n.shardSize {
 		a.subset = n.maxOverlap + 1
 		if a.subset*int(a.width) > 64 {
@@ -57,7 +61,7 @@ func (n *NameServers) NewAllocator() (*Allocator, error) {
 }
 
 // Len returns the number of zones allocated.
-func (a *Allocator) Len() int { return a.zones.n }
+func (a *Allocator) Len() int { return a.zones.Len() }
 
 // Subsets returns the number of packed server subsets held: the allocator's main memory, 11
 // to 21 bytes each.
@@ -66,7 +70,7 @@ func (a *Allocator) Subsets() int { return a.used.n }
 // Servers returns the zone's name servers, sorted, and whether it has any.
 func (a *Allocator) Servers(zone string) ([]int, bool) {
 	name := CanonicalName(zone)
-	slot, ok := a.zones.get(name, HashKey(name), a.names)
+	slot, ok := a.zones.Get(name)
 	if !ok {
 		return nil, false
 	}
@@ -93,19 +97,19 @@ func (a *Allocator) Allocate(zone string) ([]int, error) {
 	if err := checkZoneName(name); err != nil {
 		return nil, fmt.Errorf("shard: allocate: %w", err)
 	}
-	h := HashKey(name)
-	if slot, ok := a.zones.get(name, h, a.names); ok {
+	if slot, ok := a.zones.Get(name); ok {
 		return a.shardOf(slot), nil
 	}
+	h := HashKey(name)
 	for attempt := range maxAttempts {
 		c := a.ns.candidate(h, attempt)
 		if a.fits(c) {
-			a.commit(name, h, c)
+			a.commit(name, c)
 			return c, nil
 		}
 	}
 	if c := a.search(); c != nil {
-		a.commit(name, h, c)
+		a.commit(name, c)
 		return c, nil
 	}
 	return nil, fmt.Errorf("shard: allocate %s: %w", name, ErrFleetFull)
@@ -132,8 +136,7 @@ func (a *Allocator) Restore(zone string, servers []int) error {
 			return fmt.Errorf("shard: restore %s: name server %d repeated", name, s)
 		}
 	}
-	h := HashKey(name)
-	if slot, ok := a.zones.get(name, h, a.names); ok {
+	if slot, ok := a.zones.Get(name); ok {
 		if slices.Equal(a.shardOf(slot), c) {
 			return nil
 		}
@@ -143,7 +146,7 @@ func (a *Allocator) Restore(zone string, servers []int) error {
 		return fmt.Errorf("shard: restore %s: %v shares more than %d name servers with zone %s",
 			name, c, a.ns.maxOverlap, a.conflict(c))
 	}
-	a.commit(name, h, c)
+	a.commit(name, c)
 	return nil
 }
 
@@ -151,17 +154,15 @@ func (a *Allocator) Restore(zone string, servers []int) error {
 // had one.
 func (a *Allocator) Release(zone string) bool {
 	name := CanonicalName(zone)
-	h := HashKey(name)
-	slot, ok := a.zones.get(name, h, a.names)
+	slot, ok := a.zones.Delete(name)
 	if !ok {
 		return false
 	}
 	for _, k := range a.subsets(a.shardOf(slot)) {
 		a.used.remove(k)
 	}
-	a.zones.del(name, h, a.names)
 	a.names[slot] = ""
-	a.free = append(a.free, slot)
+	a.free.Release(slot)
 	return true
 }
 
@@ -187,27 +188,18 @@ func (a *Allocator) fits(c []int) bool {
 	return true
 }
 
-// commit records shard c (sorted) for a zone (hash h) that has none.
-func (a *Allocator) commit(name string, h uint64, c []int) {
+// commit records shard c (sorted) for a zone that has none.
+func (a *Allocator) commit(name string, c []int) {
 	for _, k := range a.subsets(c) {
 		a.used.add(k)
 	}
-	var slot int32
-	if n := len(a.free); n > 0 {
-		slot, a.free = a.free[n-1], a.free[:n-1]
-		a.names[slot] = name
-		base := int(slot) * a.ns.shardSize
-		for i, s := range c {
-			a.servers[base+i] = uint16(s)
-		}
-	} else {
-		slot = int32(len(a.names))
-		a.names = append(a.names, name)
-		for _, s := range c {
-			a.servers = append(a.servers, uint16(s))
-		}
+	slot := a.free.Take()
+	*slots.Place(&a.names, slot) = name
+	base := int(slot) * a.ns.shardSize
+	for i, s := range c {
+		*slots.Place(&a.servers, base+i) = uint16(s)
 	}
-	a.zones.put(name, h, slot, a.names)
+	a.zones.Put(name, slot)
 }
 
 // shardOf returns a copy of the servers of a slot.

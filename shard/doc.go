@@ -1,6 +1,7 @@
-// Package shard owns Vigil's shuffle sharding: which checkers of a region probe each check,
-// which virtual name servers serve each zone, where those name servers run, and how far one
-// poisoned shard reaches (the blast radius).
+// Package shard owns Vigil's shuffle sharding: which checkers probe each check, which name
+// servers serve each zone and where, and a poisoned shard's reach. The checkers of a check are
+// chosen in each region, its name servers are virtual, and the reach of one poisoned shard is
+// its blast radius.
 //
 // Checker assignment is rendezvous hashing (highest random weight) taken to the top k: every
 // node computes it from the check id and its own view of the region's live checkers, with no

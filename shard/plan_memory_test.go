@@ -8,9 +8,9 @@ import (
 
 // TestPlanBytesPerCheck pins what a Plan holds per check: 100,000 http checks in three regions
 // of two checkers, two checkers per region (six shards a check), live after a collection. The
-// check ids are the configuration's (the plan shares them) and are not counted. Main at
-// ab8ae17 held 117 bytes a check (a Go map from id to position, arrays with
-// the spare room of append); branch h/live 78 (internal/keyindex, arrays at their size).
+// check ids are the configuration's (the plan shares them) and are not counted. A Go map
+// from id to position and arrays with the spare room of append hold 117 bytes a check;
+// internal/keyindex and arrays at their size hold 78.
 func TestPlanBytesPerCheck(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a plan of 100,000 checks")

@@ -1,12 +1,11 @@
 package shard
 
 import (
-	"fmt"
 	"math/rand/v2"
 	"testing"
 )
 
-// The open-addressing tables agree with Go's map through random adds and removes, including
+// The open-addressing set agrees with Go's map through random adds and removes, including
 // the clusters and wrap-arounds that backward-shift deletion must handle. Small key ranges
 // force collisions.
 func TestWordSetAgainstMap(t *testing.T) {
@@ -49,47 +48,5 @@ func TestWordSetAgainstMap(t *testing.T) {
 	}
 	if empty.add(0); !empty.has(0) {
 		t.Error("0 is a word like any other")
-	}
-}
-
-func TestZoneIndexAgainstMap(t *testing.T) {
-	rng := rand.New(rand.NewPCG(8, 8))
-	var x zoneIndex
-	var names []string
-	model := map[string]int32{}
-	var free []int32
-	for op := range 30000 {
-		name := fmt.Sprintf("z%d.", rng.IntN(3000))
-		h := HashKey(name)
-		if slot, ok := model[name]; ok {
-			if got, gok := x.get(name, h, names); !gok || got != slot {
-				t.Fatalf("op %d: get(%s) = %d %v, model %d", op, name, got, gok, slot)
-			}
-			if rng.IntN(2) == 0 {
-				if !x.del(name, h, names) {
-					t.Fatalf("op %d: del(%s) found nothing", op, name)
-				}
-				names[slot] = ""
-				free = append(free, slot)
-				delete(model, name)
-			}
-			continue
-		}
-		if _, ok := x.get(name, h, names); ok {
-			t.Fatalf("op %d: get(%s) found a zone the model does not hold", op, name)
-		}
-		var slot int32
-		if n := len(free); n > 0 {
-			slot, free = free[n-1], free[:n-1]
-			names[slot] = name
-		} else {
-			slot = int32(len(names))
-			names = append(names, name)
-		}
-		x.put(name, h, slot, names)
-		model[name] = slot
-		if x.n != len(model) {
-			t.Fatalf("op %d: %d entries, model %d", op, x.n, len(model))
-		}
 	}
 }

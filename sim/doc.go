@@ -1,13 +1,14 @@
-// Package sim proves Vigil's behaviour under faults: it runs scenarios (a named story such as
-// the São Paulo partition, or a script from a file) on an in-process network (the dev network
-// of package dev, or a network of agent runtimes of package node whose checkers can be taken
-// offline one by one), records every DNS answer each location gave over its real socket and
-// every verdict change it made, and audits the history afterwards with package answeraudit (pure:
-// an answer is allowed when some combination of the verdicts that may have been in force at
-// that location while the query was in flight selects it by the record set's routing policy,
-// with last resort only when no record was healthy). A fault model says which verdicts every
-// location should settle on, so that a script can wait for them and a run can count the
-// verdicts of healthy endpoints that flipped.
+// Package sim proves Vigil's behaviour under faults: it runs scenarios on an in-process
+// network, records every answer and verdict change, and audits the history afterwards. A
+// scenario is a named story such as the São Paulo partition, or a script from a file; the
+// network is the dev network of package dev, or a network of agent runtimes of package node
+// whose checkers can be taken offline one by one. It records every DNS answer each location
+// gave over its real socket and every verdict change it made, and audits them with package
+// answeraudit (pure: an answer is allowed when some combination of the verdicts that may have
+// been in force at that location while the query was in flight selects it by the record set's
+// routing policy, with last resort only when no record was healthy). A fault model says which
+// verdicts every location should settle on, so that a script can wait for them and a run can
+// count the verdicts of healthy endpoints that flipped.
 //
 // # Layout
 //

@@ -160,8 +160,8 @@ func TestPoison(t *testing.T) {
 	// By class: the pool of 64 absorbs the hangs; a single worker that holds one waits
 	// behind it, which shows that the lag is measured. A single worker that holds a flood
 	// check waits behind the flood's probe, which ends at the head or body cap: at once on an
-	// idle machine, but on a loaded one after as long as reading 64 KiB takes (252 ms in one
-	// CI run), so its bound adds the longest flood probe measured in the same run. A single
+	// idle machine, but on a loaded one after as long as reading 64 KiB takes (a quarter of a
+	// second on two busy cores), so its bound adds the longest flood probe measured in the same run. A single
 	// worker that holds no hostile check has nothing to wait on.
 	var floodLongest time.Duration
 	for _, h := range f.Hostile {

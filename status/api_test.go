@@ -295,7 +295,7 @@ func answerRouteCases(loc *testLocation) []routeCase {
 				t.Errorf("answer %+v, routing says %s", an, res)
 			}
 			for _, c := range an.Candidates {
-				if c.HealthCheck == "web-eu-west" && (c.Health != "unhealthy" || c.Chosen) {
+				if c.HealthCheck == "web-eu-west" && (c.Health != routing.HealthUnhealthy || c.Chosen) {
 					t.Errorf("candidate %+v", c)
 				}
 			}

@@ -12,6 +12,7 @@ import (
 	"github.com/vigil-dns/vigil/history"
 	"github.com/vigil-dns/vigil/location"
 	"github.com/vigil-dns/vigil/quorum"
+	"github.com/vigil-dns/vigil/routing"
 	yaml "go.yaml.in/yaml/v3"
 )
 
@@ -84,9 +85,9 @@ func TestOpenAPISchemas(t *testing.T) {
 		"StatusAbsent":          reflect.TypeFor[Absent](),
 		"StatusChild":           reflect.TypeFor[quorum.ChildVote](),
 		"StatusCheckEvidence":   reflect.TypeFor[CheckEvidence](),
-		"StatusHeardChecker":    reflect.TypeFor[HeardChecker](),
+		"StatusHeardChecker":    reflect.TypeFor[quorum.HeardChecker](),
 		"StatusCheckerList":     reflect.TypeFor[CheckerList](),
-		"StatusCandidate":       reflect.TypeFor[Candidate](),
+		"StatusCandidate":       reflect.TypeFor[routing.Candidate](),
 		"StatusAnswer":          reflect.TypeFor[Answer](),
 		"StatusSelfHealth":      reflect.TypeFor[checker.SelfHealth](),
 		"StatusTimings":         reflect.TypeFor[Timings](),

@@ -1,9 +1,11 @@
-// Package tlsconf holds Vigil's mutual TLS: a node's certificate, key and CA read from files
-// and re-read when the files change (no restart), the server and client configurations built
-// on them for every internal link (raft, the control API, the data plane following the
-// control plane), the roles a certificate carries, a listener that bounds what a client that
-// has not finished its handshake can cost, the expiry of the files as metrics, and the
-// creation of a CA and node certificates for a development or demo network.
+// Package tlsconf holds Vigil's mutual TLS: certificates re-read without restarts,
+// configurations for every internal link, roles, bounded handshakes, expiry metrics, a
+// development CA. A node's certificate, key and CA are read from files and re-read when the
+// files change; the server and client configurations built on them serve every internal link
+// (raft, the control API, the data plane following the control plane); a certificate carries
+// roles; a listener bounds what a client that has not finished its handshake can cost; the
+// files' expiry shows as metrics; and the package creates a CA and node certificates for a
+// development or demo network.
 //
 // A certificate's roles are the OrganizationalUnit values of its subject: "control" (a raft
 // voter), "checker", "location" and "operator" (a person or tool that writes to the control

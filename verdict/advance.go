@@ -3,7 +3,7 @@ package verdict
 import (
 	"time"
 
-	"github.com/vigil-dns/vigil/gossip"
+	"github.com/vigil-dns/vigil/checker"
 	"github.com/vigil-dns/vigil/quorum"
 )
 
@@ -189,11 +189,11 @@ func (e *Engine) prev(c *check) quorum.Verdict {
 func (e *Engine) reports(c *check) []quorum.Report {
 	rs := e.scratch[:0]
 	for _, v := range c.votes {
-		if v.status() == gossip.StatusUnknown {
+		if v.status() == checker.StatusUnknown {
 			continue
 		}
 		ck := &e.checkers[v.checker()]
-		rs = append(rs, quorum.Report{Checker: ck.id, Region: ck.region, Healthy: v.status() == gossip.StatusHealthy,
+		rs = append(rs, quorum.Report{Checker: ck.id, Region: ck.region, Healthy: v.status() == checker.StatusHealthy,
 			Latency: time.Duration(v.latency) * time.Microsecond, LastProgress: e.clock.time(ck.progress)})
 	}
 	e.scratch = rs

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vigil-dns/vigil/checker"
 	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/gossip"
 )
@@ -27,7 +28,7 @@ func loaded(tb testing.TB, checks int) (*Engine, []string) {
 		name := fmt.Sprintf("checker-%d", k)
 		e.Progress(name, fmt.Sprintf("r%d", k%3+1), t0)
 		for _, id := range ids {
-			e.SetReport(id, name, gossip.Entry{Status: gossip.StatusHealthy, Latency: time.Millisecond})
+			e.SetReport(id, name, gossip.Entry{Status: checker.StatusHealthy, Latency: time.Millisecond})
 		}
 	}
 	e.Advance(t0)
@@ -46,9 +47,9 @@ func BenchmarkEngineReportChange(b *testing.B) {
 			b.ResetTimer()
 			for i := 0; b.Loop(); i++ {
 				now = now.Add(time.Microsecond)
-				st := gossip.StatusUnhealthy
+				st := checker.StatusUnhealthy
 				if i%2 == 0 {
-					st = gossip.StatusHealthy
+					st = checker.StatusHealthy
 				}
 				e.SetReport(ids[i%n], "checker-0", gossip.Entry{Status: st})
 				e.Advance(now)
@@ -91,7 +92,7 @@ func TestEngineBytesPerCheck(t *testing.T) {
 		name := fmt.Sprintf("checker-%d", k)
 		e.Progress(name, "r1", t0)
 		for _, id := range ids {
-			e.SetReport(id, name, gossip.Entry{Status: gossip.StatusHealthy})
+			e.SetReport(id, name, gossip.Entry{Status: checker.StatusHealthy})
 		}
 	}
 	e.Advance(t0)
@@ -99,9 +100,9 @@ func TestEngineBytesPerCheck(t *testing.T) {
 	after := heapInUse()
 	per := float64(after-before) / n
 	t.Logf("engine: %.1f bytes per check with 6 reports (%d checks)", per, n)
-	// Main at ab8ae17 held 262 bytes a check here (a Go map from id to index, a check of 104
-	// bytes, votes of 16); branch h/live 156 (the index of internal/keyindex, a check of 88
-	// bytes, votes of 8 without their place in the checker's list).
+	// A Go map from id to index, a check of 104 bytes and votes of 16 hold 262 bytes a check
+	// here; the index of internal/keyindex, a check of 88 bytes and votes of 8 without their
+	// place in the checker's list hold 156.
 	if per > 175 {
 		t.Errorf("engine holds %.1f bytes per check, want at most 175", per)
 	}

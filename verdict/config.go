@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/internal/slots"
 	"github.com/vigil-dns/vigil/quorum"
 )
 
@@ -15,7 +16,7 @@ type policies struct {
 	index map[quorum.Policy]uint32
 	list  []quorum.Policy
 	refs  []uint32
-	free  []uint32
+	free  slots.Free[uint32]
 }
 
 func newPolicies() policies { return policies{index: map[quorum.Policy]uint32{}} }
@@ -25,16 +26,8 @@ func (p *policies) ref(pol quorum.Policy) uint32 {
 		p.refs[i]++
 		return i
 	}
-	var i uint32
-	if n := len(p.free); n > 0 {
-		i = p.free[n-1]
-		p.free = p.free[:n-1]
-		p.list[i], p.refs[i] = pol, 1
-	} else {
-		i = uint32(len(p.list))
-		p.list = append(p.list, pol)
-		p.refs = append(p.refs, 1)
-	}
+	i := p.free.Take()
+	*slots.Place(&p.list, i), *slots.Place(&p.refs, i) = pol, 1
 	p.index[pol] = i
 	return i
 }
@@ -43,7 +36,7 @@ func (p *policies) unref(i uint32) {
 	p.refs[i]--
 	if p.refs[i] == 0 {
 		delete(p.index, p.list[i])
-		p.free = append(p.free, i)
+		p.free.Release(i)
 	}
 }
 

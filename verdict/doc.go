@@ -1,6 +1,6 @@
-// Package verdict keeps a location's verdicts up to date incrementally: it holds, for every
-// check, the reports that decide it and its current verdict, and re-decides a check only when
-// something it depends on changed. The rule itself stays in package quorum: the Engine calls
+// Package verdict keeps a location's verdicts up to date incrementally, re-deciding a check
+// only when something it depends on changed. It holds, for every check, the reports that
+// decide it and its current verdict. The rule itself stays in package quorum: the Engine calls
 // quorum.Evaluate and quorum.Combine for each check it re-decides, and nothing else decides.
 //
 // Its input is the gossip table's change feed, as gossip hands it out (Apply takes one

@@ -5,9 +5,11 @@ import (
 	"slices"
 	"time"
 
+	"github.com/vigil-dns/vigil/checker"
 	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/gossip"
 	"github.com/vigil-dns/vigil/internal/keyindex"
+	"github.com/vigil-dns/vigil/internal/slots"
 	"github.com/vigil-dns/vigil/quorum"
 )
 
@@ -38,15 +40,15 @@ const (
 )
 
 // vote is one checker's report on a check, from its gossip entry: 8 bytes (a check's six
-// votes fit 48 bytes). A vote with gossip.StatusUnknown (a checker that has not decided yet)
+// votes fit 48 bytes). A vote with checker.StatusUnknown (a checker that has not decided yet)
 // is held but counts for nothing, as if absent.
 type vote struct {
 	ck      uint32 // the checker's index << 2 | the status
 	latency uint32 // microseconds, saturating
 }
 
-func newVote(checker int32, status gossip.Status, latency uint32) vote {
-	return vote{ck: uint32(checker)<<2 | uint32(status&3), latency: latency}
+func newVote(k int32, status checker.Status, latency uint32) vote {
+	return vote{ck: uint32(k)<<2 | uint32(status&3), latency: latency}
 }
 
 // votedBy reports whether checker k holds a vote on c.
@@ -63,7 +65,7 @@ func (c *check) votedBy(k int32) bool {
 func (v vote) checker() int32 { return int32(v.ck >> 2) }
 
 // status returns the vote's status.
-func (v vote) status() gossip.Status { return gossip.Status(v.ck & 3) }
+func (v vote) status() checker.Status { return checker.Status(v.ck & 3) }
 
 // check is one check's state: its configuration, the reports on it and its verdict. 88 bytes:
 // a million of them are most of the engine.
@@ -109,8 +111,8 @@ func (c *calc) equal(o *calc) bool {
 	return true
 }
 
-// checker is one checker's row as the engine knows it.
-type checker struct {
+// checkerRow is one checker's row as the engine knows it.
+type checkerRow struct {
 	id, region string
 	progress   int64
 	// checks lists the checks it reports, in no order, and maybe checks it no longer reports
@@ -134,10 +136,10 @@ type Engine struct {
 	window   time.Duration
 	checks   []check
 	ids      *keyindex.Index // check id -> index in checks, by checks[i].id
-	freeIDs  []int32
-	checkers []checker
+	freeIDs  slots.Free[int32]
+	checkers []checkerRow
 	names    map[string]int32 // checker ids
-	freeCKs  []int32
+	freeCKs  slots.Free[int32]
 	policies policies
 	parents  map[int32][]int32 // child -> calculated checks that combine it
 	calcs    map[int32]*calc   // the calculated checks configured, with their configuration
@@ -182,15 +184,8 @@ func (e *Engine) checkIndex(id string, create bool) (int32, bool) {
 	if !create {
 		return -1, false
 	}
-	var i int32
-	if n := len(e.freeIDs); n > 0 {
-		i = e.freeIDs[n-1]
-		e.freeIDs = e.freeIDs[:n-1]
-	} else {
-		i = int32(len(e.checks))
-		e.checks = append(e.checks, check{})
-	}
-	e.checks[i] = check{id: id, holdPos: -1, state: quorum.StateUnknown}
+	i := e.freeIDs.Take()
+	*slots.Place(&e.checks, i) = check{id: id, holdPos: -1, state: quorum.StateUnknown}
 	e.ids.Put(id, i)
 	return i, true
 }
@@ -205,7 +200,7 @@ func (e *Engine) release(i int32) {
 	e.holds.remove(i)
 	e.ids.Delete(c.id)
 	*c = check{holdPos: -1}
-	e.freeIDs = append(e.freeIDs, i)
+	e.freeIDs.Release(i)
 }
 
 // checkerIndex returns the index of checker id, creating it when create is set.
@@ -216,16 +211,9 @@ func (e *Engine) checkerIndex(id string, create bool) (int32, bool) {
 	if !create {
 		return -1, false
 	}
-	var k int32
-	if n := len(e.freeCKs); n > 0 {
-		k = e.freeCKs[n-1]
-		e.freeCKs = e.freeCKs[:n-1]
-	} else {
-		k = int32(len(e.checkers))
-		e.checkers = append(e.checkers, checker{})
-	}
-	gen := e.checkers[k].gen + 1
-	e.checkers[k] = checker{id: id, progress: never, gen: gen}
+	k := e.freeCKs.Take()
+	ck := slots.Place(&e.checkers, k) // a place taken again keeps its generation
+	*ck = checkerRow{id: id, progress: never, gen: ck.gen + 1}
 	e.names[id] = k
 	return k, true
 }
@@ -276,8 +264,8 @@ func (e *Engine) SetReport(checkID, checkerID string, r gossip.Entry) {
 	i, _ := e.checkIndex(checkID, true)
 	k, _ := e.checkerIndex(checkerID, true)
 	status := r.Status
-	if status != gossip.StatusHealthy && status != gossip.StatusUnhealthy {
-		status = gossip.StatusUnknown
+	if status != checker.StatusHealthy && status != checker.StatusUnhealthy {
+		status = checker.StatusUnknown
 	}
 	v := newVote(k, status, micros(r.Latency))
 	c := &e.checks[i]
@@ -298,7 +286,7 @@ func (e *Engine) SetReport(checkID, checkerID string, r gossip.Entry) {
 		c.votes = append(make([]vote, 0, len(c.votes)+2), c.votes...)
 	}
 	c.votes = append(c.votes, v)
-	if status != gossip.StatusUnknown {
+	if status != checker.StatusUnknown {
 		e.markCheck(i)
 	}
 }
@@ -327,7 +315,7 @@ func (e *Engine) DeleteReport(checkID, checkerID string) {
 func (e *Engine) dropVote(i int32, j int) {
 	c := &e.checks[i]
 	v := c.votes[j]
-	if v.status() != gossip.StatusUnknown {
+	if v.status() != checker.StatusUnknown {
 		e.markCheck(i)
 	}
 	last := len(c.votes) - 1
@@ -398,8 +386,8 @@ func (e *Engine) RemoveChecker(checkerID string) {
 	}
 	ck := &e.checkers[k]
 	delete(e.names, ck.id)
-	*ck = checker{gen: ck.gen}
-	e.freeCKs = append(e.freeCKs, k)
+	*ck = checkerRow{gen: ck.gen}
+	e.freeCKs.Release(k)
 }
 
 // isFresh applies quorum's freshness rule to a progress stamp at now.

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vigil-dns/vigil/checker"
 	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/gossip"
 	"github.com/vigil-dns/vigil/quorum"
@@ -31,9 +32,9 @@ func gossipEntry(known, healthy bool) gossip.Entry {
 	e := gossip.Entry{Latency: time.Millisecond}
 	switch {
 	case known && healthy:
-		e.Status = gossip.StatusHealthy
+		e.Status = checker.StatusHealthy
 	case known:
-		e.Status = gossip.StatusUnhealthy
+		e.Status = checker.StatusUnhealthy
 	}
 	return e
 }
@@ -53,10 +54,10 @@ func (w *world) quorumReports(check string) []quorum.Report {
 		}
 	}) {
 		r := w.reports[check][k]
-		if r.Status == gossip.StatusUnknown {
+		if r.Status == checker.StatusUnknown {
 			continue
 		}
-		out = append(out, quorum.Report{Checker: k, Region: w.region[k], Healthy: r.Status == gossip.StatusHealthy, LastProgress: w.progress[k]})
+		out = append(out, quorum.Report{Checker: k, Region: w.region[k], Healthy: r.Status == checker.StatusHealthy, LastProgress: w.progress[k]})
 	}
 	return out
 }
@@ -391,8 +392,8 @@ func TestEngineApplyAndExplain(t *testing.T) {
 	e.Configure(doc)
 	e.Apply(&gossip.Changes{
 		Cells: []gossip.CellChange{
-			{Checker: "a", Check: "web", Present: true, Entry: gossip.Entry{Status: gossip.StatusHealthy, Latency: time.Millisecond}},
-			{Checker: "b", Check: "web", Present: true, Entry: gossip.Entry{Status: gossip.StatusUnhealthy}},
+			{Checker: "a", Check: "web", Present: true, Entry: gossip.Entry{Status: checker.StatusHealthy, Latency: time.Millisecond}},
+			{Checker: "b", Check: "web", Present: true, Entry: gossip.Entry{Status: checker.StatusUnhealthy}},
 			{Checker: "c", Check: "web", Present: true, Entry: gossip.Entry{}},
 		},
 		Rows: []gossip.RowChange{{Checker: "a", Region: "r1", Progress: t0}, {Checker: "b", Region: "r2", Progress: t0},
@@ -415,7 +416,7 @@ func TestEngineApplyAndExplain(t *testing.T) {
 	}
 	// The row of b goes, and c decides healthy: the check is healthy, 2 of 2.
 	e.Apply(&gossip.Changes{
-		Cells: []gossip.CellChange{{Checker: "c", Check: "web", Present: true, Entry: gossip.Entry{Status: gossip.StatusHealthy}}},
+		Cells: []gossip.CellChange{{Checker: "c", Check: "web", Present: true, Entry: gossip.Entry{Status: checker.StatusHealthy}}},
 		Rows:  []gossip.RowChange{{Checker: "b", Gone: true}, {Checker: "c", Region: "r3", Progress: t0.Add(time.Second)}},
 	})
 	e.Advance(t0.Add(time.Second))

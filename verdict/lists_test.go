@@ -80,7 +80,7 @@ func TestCheckerListsUnderChurn(t *testing.T) {
 	churned.Advance(t0.Add(7 * time.Second))
 	fresh.Advance(t0.Add(7 * time.Second))
 	compareEngines(t, churned, fresh)
-	churned.Checkers(func(c CheckerInfo) {
+	churned.Checkers(func(c quorum.HeardChecker) {
 		if c.ID == "a" || c.Reports != len(held["b"]) {
 			t.Fatalf("after a's removal: checker %+v, want b with %d reports", c, len(held["b"]))
 		}

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/vigil-dns/vigil/gossip"
+	"github.com/vigil-dns/vigil/checker"
 	"github.com/vigil-dns/vigil/quorum"
 )
 
@@ -93,31 +93,18 @@ func (e *Engine) decided(id string) (int32, *check, bool) {
 	return i, c, true
 }
 
-// CheckerInfo is one checker as the engine knows it.
-type CheckerInfo struct {
-	ID, Region string
-	// Progress is when this location last saw the checker's row make progress (zero: never).
-	Progress time.Time
-	// Fresh says the checker was fresh at the last Advance.
-	Fresh bool
-	// StaleSince is when a stale checker went stale, its progress plus the freshness window
-	// (quorum.StaleSince); zero while fresh or never heard.
-	StaleSince time.Time
-	// Reports is how many reports of the checker the engine holds.
-	Reports int
-}
-
-// Checkers calls fn with every checker the engine knows, in no order.
-func (e *Engine) Checkers(fn func(CheckerInfo)) {
+// Checkers calls fn with every checker the engine knows, in no order: fresh as of the last
+// Advance, and with the reports the engine holds of it.
+func (e *Engine) Checkers(fn func(quorum.HeardChecker)) {
 	for k := range e.checkers {
 		ck := &e.checkers[k]
 		if ck.id == "" {
 			continue
 		}
-		c := CheckerInfo{ID: ck.id, Region: ck.region, Progress: e.clock.time(ck.progress), Fresh: ck.fresh,
+		c := quorum.HeardChecker{ID: ck.id, Region: ck.region, LastProgress: e.clock.time(ck.progress), Fresh: ck.fresh,
 			Reports: int(ck.reports)}
 		if !c.Fresh {
-			c.StaleSince = quorum.StaleSince(c.Progress, e.window)
+			c.StaleSince = quorum.StaleSince(c.LastProgress, e.window)
 		}
 		fn(c)
 	}
@@ -138,7 +125,7 @@ type ReportStats struct {
 	// Fresh says the checker was fresh at the last Advance.
 	Fresh bool
 	// Status is the report's status, as gossip carried it (unknown: not decided yet).
-	Status  gossip.Status
+	Status  checker.Status
 	Latency time.Duration
 }
 

@@ -17,8 +17,8 @@ func TestCheckersStaleSince(t *testing.T) {
 	e.Progress("stale", "r2", t0.Add(-time.Hour))
 	e.Progress("never", "r3", time.Time{})
 	e.Advance(t0.Add(time.Second))
-	got := map[string]CheckerInfo{}
-	e.Checkers(func(c CheckerInfo) { got[c.ID] = c })
+	got := map[string]quorum.HeardChecker{}
+	e.Checkers(func(c quorum.HeardChecker) { got[c.ID] = c })
 	if c := got["fresh"]; !c.Fresh || !c.StaleSince.IsZero() {
 		t.Errorf("fresh checker: %+v", c)
 	}

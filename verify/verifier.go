@@ -3,10 +3,8 @@ package verify
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"slices"
@@ -423,21 +421,9 @@ func (v *Verifier) readDigest(ctx context.Context, l Location) (*status.Digest, 
 	}
 	ctx, cancel := context.WithTimeout(ctx, v.opts.Timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(l.Status, "/")+"/v1/network/digest", nil)
+	c := status.Client{Base: l.Status, HTTP: v.opts.Client, MaxBytes: maxDigest}
+	d, err := c.Digest(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("verify: digest: %w", err)
-	}
-	res, err := v.opts.Client.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("verify: digest: %w", err)
-	}
-	defer res.Body.Close()
-	if res.StatusCode != http.StatusOK {
-		_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, 4096))
-		return nil, fmt.Errorf("verify: digest: HTTP %d", res.StatusCode)
-	}
-	var d status.Digest
-	if err := json.NewDecoder(io.LimitReader(res.Body, maxDigest)).Decode(&d); err != nil {
 		return nil, fmt.Errorf("verify: digest: %w", err)
 	}
 	return &d, nil

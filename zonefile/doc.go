@@ -1,6 +1,6 @@
-// Package zonefile reads an RFC 1035 master file (a zone file as BIND, NSD, Knot and DNS
-// providers write and export them) into a Vigil configuration document: one zone, one record
-// set per name and type, that `vigil validate` accepts.
+// Package zonefile reads an RFC 1035 master file into a Vigil configuration document: one
+// zone, one record set per name and type. The file is a zone file as BIND, NSD, Knot and DNS
+// providers write and export them, and the document one that `vigil validate` accepts.
 //
 // It owns the reading of the file's text and the mapping of its records to record sets:
 //

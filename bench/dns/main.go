@@ -1,9 +1,9 @@
-// Command dnsbench runs Vigil, NSD and Knot side by side on one zone and drives each with
-// dnsperf through the same query mixes, on loopback, and prints Markdown tables per round: at
-// saturation, queries a second, queries per server CPU-second and p99 latency; at fixed
-// offered rates (dnsperf -Q), p99 latency and the queries lost. Rounds are interleaved (one
-// run of each server per mix or rate before the next) so that a change in the machine's load
-// hits every server alike. Start it with bench/dns/run.sh, which builds vigil from the tree;
+// Command dnsbench runs Vigil, NSD and Knot side by side on one zone, driving each with dnsperf
+// through the same query mixes on loopback. It prints Markdown tables per round: at saturation,
+// queries a second, queries per server CPU-second and p99 latency; at fixed offered rates
+// (dnsperf -Q), p99 latency and the queries lost. Rounds are interleaved (one run of each
+// server per mix or rate before the next) so that a change in the machine's load hits every
+// server alike. Start it with bench/dns/run.sh, which builds vigil from the tree;
 // bench/dns/README.md says what it measures and how.
 package main
 

@@ -126,14 +126,9 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "vigil agent: %s\n", origin.explain(err.Error()))
 		return 2
 	}
-	limit, from, err := memoryLimit(f.memoryLimit, os.Getenv("GOMEMLIMIT"), cgroupMemoryMax)
-	if err != nil {
-		fmt.Fprintf(stderr, "vigil agent: %s\n", origin.explain("-memory-limit: "+err.Error()))
+	if err := setMemoryLimit(f.memoryLimit, log); err != nil {
+		fmt.Fprintf(stderr, "vigil agent: %s\n", origin.explain(err.Error()))
 		return 2
-	}
-	if limit > 0 {
-		debug.SetMemoryLimit(limit)
-		log.Info("memory limit", "bytes", limit, "from", from)
 	}
 	n, err := node.New(cfg)
 	if err != nil {
@@ -157,33 +152,17 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return 2
 	}
 	if v != nil {
-		vctx, stop := context.WithCancel(ctx)
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			_ = v.Run(vctx)
-		}()
-		defer func() {
-			stop()
-			<-done
-		}()
+		defer background(ctx, func(ctx context.Context) { _ = v.Run(ctx) })()
 	}
 	printAgentBanner(stdout, n, cfg.DataDir)
 	// Under systemd (Type=notify), READY=1 when /readyz would say ready, STOPPING=1 at the end.
 	if notifier := sdnotify.New(os.Getenv("NOTIFY_SOCKET")); notifier != nil {
-		nctx, stop := context.WithCancel(ctx)
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			notifier.Watch(nctx, func() (bool, string) {
+		defer background(ctx, func(ctx context.Context) {
+			notifier.Watch(ctx, func() (bool, string) {
 				rd := n.Ready()
 				return rd.Ready, "not ready: " + strings.Join(rd.Reasons, "; ")
 			}, 250*time.Millisecond, func(err error) { log.Warn("vigil agent: telling systemd", "err", err) })
-		}()
-		defer func() {
-			stop()
-			<-done
-		}()
+		})()
 	}
 	if err := n.Run(ctx); err != nil {
 		log.Error("vigil agent: stopped", "err", err)
@@ -191,6 +170,35 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return 1
 	}
 	return 0
+}
+
+// setMemoryLimit sets the runtime's soft memory limit that -memory-limit, GOMEMLIMIT or the
+// cgroup's memory.max gives (memoryLimit), and logs it and where it came from.
+func setMemoryLimit(flagValue string, log *slog.Logger) error {
+	limit, from, err := memoryLimit(flagValue, os.Getenv("GOMEMLIMIT"), cgroupMemoryMax)
+	if err != nil {
+		return fmt.Errorf("-memory-limit: %w", err)
+	}
+	if limit > 0 {
+		debug.SetMemoryLimit(limit)
+		log.Info("memory limit", "bytes", limit, "from", from)
+	}
+	return nil
+}
+
+// background runs fn in a goroutine with a context that ends with ctx or at stop, and returns
+// stop, which ends that context and waits for fn to return.
+func background(ctx context.Context, fn func(context.Context)) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		fn(ctx)
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
 }
 
 // printAgentBanner writes the line that says what the agent runs and where it listens.
@@ -278,6 +286,24 @@ func (f *agentFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.verify.dnsPort, "verify-dns-port", "5353", "checker: port of the locations' DNS, at the host of their gossip address")
 }
 
+// agentJoin sorts -join's addresses: a voter's API URL joins the control plane (or, on the
+// voter that -bootstrap-id names, is asked whether a cluster runs already), any other
+// address is a gossip seed.
+func agentJoin(cfg *node.Config, f agentFlags, bootstrap bool) {
+	for _, j := range splitList(f.join) {
+		if strings.HasPrefix(j, "http://") || strings.HasPrefix(j, "https://") {
+			if !bootstrap || f.bootstrapID == "" { // with -bootstrap-id, the voter that starts the cluster joins none
+				cfg.Control.Join = append(cfg.Control.Join, j)
+			} else if f.bootstrapCheckWait > 0 { // ... unless one of them already knows a cluster
+				cfg.Control.BootstrapCheck = append(cfg.Control.BootstrapCheck, j)
+			}
+		} else {
+			cfg.Gossip.Join = append(cfg.Gossip.Join, j)
+		}
+	}
+	cfg.Control.BootstrapCheckWait = f.bootstrapCheckWait
+}
+
 // agentConfig turns the flags into a node configuration and the process's logger.
 func agentConfig(f agentFlags, stderr io.Writer) (node.Config, *slog.Logger, error) {
 	cfg := node.DefaultConfig()
@@ -329,18 +355,7 @@ func agentConfig(f agentFlags, stderr io.Writer) (node.Config, *slog.Logger, err
 		// The voter reloads the token files when they change, without a restart.
 		TokenFile: f.tokenFile, ReadTokenFile: f.readTokenFile,
 	}
-	for _, j := range splitList(f.join) {
-		if strings.HasPrefix(j, "http://") || strings.HasPrefix(j, "https://") {
-			if !bootstrap || f.bootstrapID == "" { // with -bootstrap-id, the voter that starts the cluster joins none
-				cfg.Control.Join = append(cfg.Control.Join, j)
-			} else if f.bootstrapCheckWait > 0 { // ... unless one of them already knows a cluster
-				cfg.Control.BootstrapCheck = append(cfg.Control.BootstrapCheck, j)
-			}
-		} else {
-			cfg.Gossip.Join = append(cfg.Gossip.Join, j)
-		}
-	}
-	cfg.Control.BootstrapCheckWait = f.bootstrapCheckWait
+	agentJoin(&cfg, f, bootstrap)
 	cfg.Gossip.Bind, cfg.Gossip.Advertise = f.gossipBind, f.gossipAdvertise
 	cfg.Gossip.KeyringFile, cfg.Gossip.Insecure = f.gossipKeyFile, f.insecureGossip
 	cfg.Gossip.Inbound = f.gossipLimits

@@ -229,8 +229,7 @@ func externalDNSRecords(t *testing.T, args []string) {
 
 // TestClientErrorsNameTheFix: each failure a client command meets on the way to a voter
 // prints the flag or variable that fixes it, for every client command, with exit 1 for a
-// failure of the network or the server and 2 for a configuration it cannot use. On the code
-// before the shared configuration, no error printed a fix (and a wrong token file exited 1).
+// failure of the network or the server and 2 for a configuration it cannot use.
 func TestClientErrorsNameTheFix(t *testing.T) {
 	m := startMTLSVoter(t)
 	plain := plainVoter(t)
