@@ -210,19 +210,10 @@ func decodeCommand(data []byte, c *Command) error {
 				c.Batch = append(c.Batch, d.bytes())
 			}
 		case tagJSON:
-			js := d.bytes()
-			if d.err != nil {
-				break
-			}
-			var rest Command
-			if err := json.Unmarshal(js, &rest); err != nil {
-				return fmt.Errorf("binary command: %w", err)
-			}
-			c.Zone, c.RecordSet, c.Document, c.Voter = rest.Zone, rest.RecordSet, rest.Document, rest.Voter
-			c.ZoneKeys, c.TSIGKey, c.Notify, c.Override, c.Notifications = rest.ZoneKeys, rest.TSIGKey, rest.Notify, rest.Override, rest.Notifications
-			if rest.Op != "" || rest.Create || rest.Check != nil || rest.Audit != nil || rest.ID != "" ||
-				rest.ZoneName != "" || rest.Name != "" || rest.Type != "" || rest.Batch != nil {
-				return errors.New("binary command: a field of its own in its JSON part")
+			if js := d.bytes(); d.err == nil {
+				if err := decodeRest(js, c); err != nil {
+					return err
+				}
 			}
 		case tagProbe:
 			probe = d.uvarint()
@@ -242,6 +233,22 @@ func decodeCommand(data []byte, c *Command) error {
 		}
 		c.Check.KeepAlive = probe&probeKeepAlive != 0
 		c.Check.HTTP2 = probe&probeHTTP2 != 0
+	}
+	return nil
+}
+
+// decodeRest sets the fields of c that its binary encoding carries as JSON (tagJSON) from
+// js, which may hold no other.
+func decodeRest(js []byte, c *Command) error {
+	var rest Command
+	if err := json.Unmarshal(js, &rest); err != nil {
+		return fmt.Errorf("binary command: %w", err)
+	}
+	c.Zone, c.RecordSet, c.Document, c.Voter = rest.Zone, rest.RecordSet, rest.Document, rest.Voter
+	c.ZoneKeys, c.TSIGKey, c.Notify, c.Override, c.Notifications = rest.ZoneKeys, rest.TSIGKey, rest.Notify, rest.Override, rest.Notifications
+	if rest.Op != "" || rest.Create || rest.Check != nil || rest.Audit != nil || rest.ID != "" ||
+		rest.ZoneName != "" || rest.Name != "" || rest.Type != "" || rest.Batch != nil {
+		return errors.New("binary command: a field of its own in its JSON part")
 	}
 	return nil
 }
