@@ -13,8 +13,8 @@ import (
 
 	"github.com/miekg/dns"
 	"github.com/vigil-dns/vigil/config"
-	"github.com/vigil-dns/vigil/ptree"
-	"github.com/vigil-dns/vigil/rdata"
+	"github.com/vigil-dns/vigil/config/rdata"
+	"github.com/vigil-dns/vigil/internal/ptree"
 )
 
 // NameServer is one name server of a zone: a virtual name server of the zone's shard, or a

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/vigil-dns/vigil/location"
-	"github.com/vigil-dns/vigil/routing"
+	"github.com/vigil-dns/vigil/location/routing"
 )
 
 // The DNS view (GET /v1/answers): what this location answers now for each record set that

@@ -13,10 +13,10 @@ import (
 	"time"
 
 	"github.com/vigil-dns/vigil/control/wire"
-	"github.com/vigil-dns/vigil/history"
 	"github.com/vigil-dns/vigil/location"
+	"github.com/vigil-dns/vigil/location/history"
+	"github.com/vigil-dns/vigil/location/routing"
 	"github.com/vigil-dns/vigil/quorum"
-	"github.com/vigil-dns/vigil/routing"
 )
 
 // fakeLocation is a LocationView of fixed verdicts and heard checkers.

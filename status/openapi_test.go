@@ -9,10 +9,10 @@ import (
 	vigilapi "github.com/vigil-dns/vigil/api"
 	"github.com/vigil-dns/vigil/checker"
 	"github.com/vigil-dns/vigil/control/wire"
-	"github.com/vigil-dns/vigil/history"
 	"github.com/vigil-dns/vigil/location"
+	"github.com/vigil-dns/vigil/location/history"
+	"github.com/vigil-dns/vigil/location/routing"
 	"github.com/vigil-dns/vigil/quorum"
-	"github.com/vigil-dns/vigil/routing"
 	yaml "go.yaml.in/yaml/v3"
 )
 

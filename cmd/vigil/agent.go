@@ -18,13 +18,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vigil-dns/vigil/agent"
 	"github.com/vigil-dns/vigil/control"
 	"github.com/vigil-dns/vigil/gossip"
-	"github.com/vigil-dns/vigil/httpguard"
+	"github.com/vigil-dns/vigil/internal/httpguard"
 	"github.com/vigil-dns/vigil/internal/sdnotify"
+	"github.com/vigil-dns/vigil/internal/tlsconf"
 	"github.com/vigil-dns/vigil/location"
-	"github.com/vigil-dns/vigil/node"
-	"github.com/vigil-dns/vigil/tlsconf"
 )
 
 // agentFlags is the configuration of `vigil agent`.
@@ -60,7 +60,7 @@ type agentFlags struct {
 	memoryLimit                                string
 	http                                       httpguard.Limits
 	gossipLimits                               gossip.InboundLimits
-	dnsTCP                                     node.DNSTCPLimits
+	dnsTCP                                     agent.DNSTCPLimits
 	verify                                     verifyFlags
 	configFile                                 string
 	tsigKeysFile                               string
@@ -130,7 +130,7 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "vigil agent: %s\n", origin.explain(err.Error()))
 		return 2
 	}
-	n, err := node.New(cfg)
+	n, err := agent.New(cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "vigil agent: %s\n", origin.explain(err.Error()))
 		return 1
@@ -202,7 +202,7 @@ func background(ctx context.Context, fn func(context.Context)) (stop func()) {
 }
 
 // printAgentBanner writes the line that says what the agent runs and where it listens.
-func printAgentBanner(stdout io.Writer, n *node.Node, dataDir string) {
+func printAgentBanner(stdout io.Writer, n *agent.Node, dataDir string) {
 	self := n.Self()
 	fmt.Fprintf(stdout, "vigil agent: node %s (%s)", self.ID, strings.Join(self.Roles, "+"))
 	if self.Region != "" {
@@ -289,7 +289,7 @@ func (f *agentFlags) register(fs *flag.FlagSet) {
 // agentJoin sorts -join's addresses: a voter's API URL joins the control plane (or, on the
 // voter that -bootstrap-id names, is asked whether a cluster runs already), any other
 // address is a gossip seed.
-func agentJoin(cfg *node.Config, f agentFlags, bootstrap bool) {
+func agentJoin(cfg *agent.Config, f agentFlags, bootstrap bool) {
 	for _, j := range splitList(f.join) {
 		if strings.HasPrefix(j, "http://") || strings.HasPrefix(j, "https://") {
 			if !bootstrap || f.bootstrapID == "" { // with -bootstrap-id, the voter that starts the cluster joins none
@@ -305,14 +305,14 @@ func agentJoin(cfg *node.Config, f agentFlags, bootstrap bool) {
 }
 
 // agentConfig turns the flags into a node configuration and the process's logger.
-func agentConfig(f agentFlags, stderr io.Writer) (node.Config, *slog.Logger, error) {
-	cfg := node.DefaultConfig()
+func agentConfig(f agentFlags, stderr io.Writer) (agent.Config, *slog.Logger, error) {
+	cfg := agent.DefaultConfig()
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
 		return cfg, nil, fmt.Errorf("-log-level: %w", err)
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	roles, err := node.ParseRoles(f.roles)
+	roles, err := agent.ParseRoles(f.roles)
 	if err != nil {
 		return cfg, nil, fmt.Errorf("-roles: %w", err)
 	}
@@ -345,7 +345,7 @@ func agentConfig(f agentFlags, stderr io.Writer) (node.Config, *slog.Logger, err
 	}
 	cfg.ID, cfg.Region, cfg.Roles, cfg.DataDir, cfg.Version = f.id, f.region, roles, f.dataDir, version
 	cfg.Logger, cfg.WatcherClient, cfg.TLS = log, client, store
-	cfg.Control = node.ControlConfig{
+	cfg.Control = agent.ControlConfig{
 		RaftAddr: f.raftAddr, APIAddr: f.apiAddr, APIURL: f.apiURL, Bootstrap: bootstrap, RaftAdvertise: f.raftAdvertise,
 		WriteTokens: writeTokens, ReadTokens: readTokenList, OpenReads: f.openReads,
 		ServerTLS: serverTLS, Client: client, RaftLogLevel: max(level, slog.LevelInfo), RequireClientCert: f.tlsRequireClientCert,
@@ -382,7 +382,7 @@ func agentConfig(f agentFlags, stderr io.Writer) (node.Config, *slog.Logger, err
 }
 
 // agentDataPlane sets cfg's DNS, name servers, rate limits and HTTP listener from the flags.
-func agentDataPlane(cfg *node.Config, f agentFlags, roles node.Roles) error {
+func agentDataPlane(cfg *agent.Config, f agentFlags, roles agent.Roles) error {
 	cfg.DNSAddr = f.dnsAddr
 	if f.nameServers != "" {
 		cfg.NameServers = map[int]string{}
@@ -406,7 +406,7 @@ func agentDataPlane(cfg *node.Config, f agentFlags, roles node.Roles) error {
 	switch {
 	case f.httpAddr != "":
 		cfg.HTTPAddr = f.httpAddr
-	case roles == node.RoleControl:
+	case roles == agent.RoleControl:
 		cfg.HTTPAddr = "off" // the API listener serves /metrics
 	}
 	cfg.HTTPAdvertise = f.httpAdvertise
@@ -416,7 +416,7 @@ func agentDataPlane(cfg *node.Config, f agentFlags, roles node.Roles) error {
 }
 
 // agentProbe sets cfg's probe policy from the flags: loopback, allowed prefixes, extra CAs.
-func agentProbe(cfg *node.Config, f agentFlags) error {
+func agentProbe(cfg *agent.Config, f agentFlags) error {
 	cfg.Probe.AllowLoopback = f.allowLoopback
 	for _, p := range splitList(f.probeAllow) {
 		prefix, err := netip.ParsePrefix(p)
@@ -494,7 +494,7 @@ func (f *agentFlags) registerTLS(fs *flag.FlagSet) {
 // otherwise the client for other voters' APIs and, with -tls-cert, the server's TLS. Part
 // of the three is an error for the control role unless raft's credentials are chosen
 // otherwise (-raft-secret-file): an operator who meant mutual TLS would get raft without it.
-func tlsSetup(f agentFlags, roles node.Roles, log *slog.Logger) (*http.Client, *tls.Config, *tlsconf.Store, error) {
+func tlsSetup(f agentFlags, roles agent.Roles, log *slog.Logger) (*http.Client, *tls.Config, *tlsconf.Store, error) {
 	if err := checkTLSFlags(f, roles); err != nil {
 		return nil, nil, nil, err
 	}
@@ -511,13 +511,13 @@ func tlsSetup(f agentFlags, roles node.Roles, log *slog.Logger) (*http.Client, *
 }
 
 // checkTLSFlags refuses a combination of -tls-* flags that does not mean what it seems to.
-func checkTLSFlags(f agentFlags, roles node.Roles) error {
+func checkTLSFlags(f agentFlags, roles agent.Roles) error {
 	if (f.tlsCert == "") != (f.tlsKey == "") {
 		return errors.New("-tls-cert and -tls-key go together: give both (the certificate and its key) or neither")
 	}
 	full := f.tlsCert != "" && f.tlsCA != ""
 	some := f.tlsCert != "" || f.tlsCA != ""
-	if !roles.Has(node.RoleControl) || full || !some || f.raftSecretFile != "" || f.insecureRaftPlaintext {
+	if !roles.Has(agent.RoleControl) || full || !some || f.raftSecretFile != "" || f.insecureRaftPlaintext {
 		return nil
 	}
 	if f.tlsCA == "" {

@@ -15,7 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/vigil-dns/vigil/externaldns"
-	"github.com/vigil-dns/vigil/httpguard"
+	"github.com/vigil-dns/vigil/internal/httpguard"
 )
 
 // runExternalDNS serves the ExternalDNS webhook provider: ExternalDNS (--provider=webhook)

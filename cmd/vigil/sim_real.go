@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/vigil-dns/vigil/netlab"
-	"github.com/vigil-dns/vigil/sim"
+	"github.com/vigil-dns/vigil/lab/netlab"
+	"github.com/vigil-dns/vigil/lab/sim"
 )
 
 // realScenarioList names the scenarios of vigil sim -real, for its help.

@@ -14,7 +14,7 @@ import (
 
 	"github.com/vigil-dns/vigil/internal/safetext"
 	"github.com/vigil-dns/vigil/status"
-	"github.com/vigil-dns/vigil/verify"
+	"github.com/vigil-dns/vigil/status/verify"
 )
 
 // statusUsage is the help of vigil status.
