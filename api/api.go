@@ -1,6 +1,6 @@
-// Package api holds the OpenAPI document of Vigil's HTTP APIs (the control API and the status
-// API), embedded, and reads the operations it documents, so that each API's tests can check
-// their routes against it.
+// Package api embeds the OpenAPI document of Vigil's HTTP APIs and reads its operations, so
+// that each API's tests check their routes against it. The document describes the control API
+// and the status API.
 package api
 
 import (

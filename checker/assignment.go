@@ -7,8 +7,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/vigil-dns/vigil/checker/shard"
 	"github.com/vigil-dns/vigil/config"
-	"github.com/vigil-dns/vigil/shard"
 )
 
 // Checks is what an Assignment reads of a configuration (control.State is one): its regions,

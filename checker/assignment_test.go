@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vigil-dns/vigil/checker/shard"
 	"github.com/vigil-dns/vigil/config"
-	"github.com/vigil-dns/vigil/shard"
 )
 
 // testChecks is a configuration for an Assignment: its regions and checks, in order.
@@ -272,7 +272,7 @@ func TestAssignmentHandoff(t *testing.T) {
 
 // BenchmarkAssignment: a checker's assignment of C checks (it is the only checker of its
 // region): a write of one of its checks, then Give; and a membership that moves and back,
-// then Give. Node.reassign's decisions without the node (BenchmarkReassign in node/).
+// then Give. Node.reassign's decisions without the node (BenchmarkReassign in agent/).
 func BenchmarkAssignment(b *testing.B) {
 	now := time.Unix(1_700_000_000, 0)
 	for _, n := range []int{10_000, 100_000} {

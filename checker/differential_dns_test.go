@@ -14,7 +14,7 @@ import (
 
 	"github.com/miekg/dns"
 	"github.com/vigil-dns/vigil/config"
-	"github.com/vigil-dns/vigil/rdata"
+	"github.com/vigil-dns/vigil/config/rdata"
 )
 
 // The DNS part of the differential test: local servers that each answer a query in one way a

@@ -1,7 +1,8 @@
-// Package checker owns probing: it runs the TCP, HTTP, HTTPS, gRPC health and DNS probes of
-// the checks assigned to one checker node, on a schedule spread over each check's interval and
-// under a global concurrency limit, turns probe results into reports through a rise/fall state
-// machine, and withdraws its reports when the node itself cannot reach anything.
+// Package checker owns probing: it runs the probes of the checks assigned to one checker node
+// and turns their results into reports. The probes (TCP, HTTP, HTTPS, gRPC health and DNS) run
+// on a schedule spread over each check's interval, under a global concurrency limit; a
+// rise/fall state machine turns their results into reports, which the checker withdraws when
+// the node itself cannot reach anything.
 //
 // HTTP/1.1 is the package's own client around net/http's response parser (one request per
 // connection, or, for GET, HEAD and OPTIONS, on the connection the check's previous probe

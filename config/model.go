@@ -1,6 +1,6 @@
 // Package config is Vigil's configuration model: the regions, health checks, zones and record
-// sets that one document holds, their defaults, their file format (YAML, or JSON, which is YAML
-// too) and their validation.
+// sets that one document holds. It owns their defaults, their file format (YAML, or JSON,
+// which is YAML too) and their validation.
 //
 // The same model travels through the control plane, the checkers and the DNS locations. It is
 // plain data: nothing in this package performs I/O beyond reading the bytes it is given.

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/miekg/dns"
-	"github.com/vigil-dns/vigil/rdata"
+	"github.com/vigil-dns/vigil/config/rdata"
 )
 
 // maxTTL is the largest TTL (RFC 2181 §8).

@@ -4,8 +4,8 @@ import (
 	"fmt"
 
 	"github.com/miekg/dns"
+	"github.com/vigil-dns/vigil/config/rdata"
 	"github.com/vigil-dns/vigil/internal/safetext"
-	"github.com/vigil-dns/vigil/rdata"
 )
 
 // maxMessage is the largest DNS message (over TCP): a record set must fit in one, with its

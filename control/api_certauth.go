@@ -6,7 +6,7 @@ import (
 	"slices"
 	"unicode"
 
-	"github.com/vigil-dns/vigil/tlsconf"
+	"github.com/vigil-dns/vigil/internal/tlsconf"
 )
 
 // ClientCertFunc verifies the certificate a client presented on a TLS connection and returns

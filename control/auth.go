@@ -14,7 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/vigil-dns/vigil/rdata"
+	"github.com/vigil-dns/vigil/config/rdata"
 )
 
 // Named, scoped tokens. A voter knows its tokens from APIConfig.Tokens (in `vigil agent`, the

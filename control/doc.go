@@ -1,7 +1,8 @@
-// Package control is Vigil's control plane: a hashicorp/raft cluster of voters that stores the
+// Package control is Vigil's control plane: raft voters storing the configuration, the HTTP
+// API to it, and the Watcher that nodes embed. A hashicorp/raft cluster of voters stores the
 // configuration (checks, zones, record sets and the name-server shard of every zone) in a
-// replicated state machine, the HTTP API that reads, writes and watches it, and the Watcher
-// that data-plane nodes embed to follow it and to keep a copy on local disk.
+// replicated state machine; the HTTP API reads, writes and watches it; data-plane nodes embed
+// the Watcher to follow it and to keep a copy on local disk.
 //
 // The pieces, by file: state.go and commands.go hold the state and the pure functions that
 // apply a typed command to it; fsm.go is the raft state machine around them; node.go runs one voter,

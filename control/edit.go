@@ -8,7 +8,7 @@ import (
 	"slices"
 
 	"github.com/vigil-dns/vigil/config"
-	"github.com/vigil-dns/vigil/ptree"
+	"github.com/vigil-dns/vigil/internal/ptree"
 )
 
 // edit makes the next State from a published one: its writes copy only the paths they

@@ -19,7 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/internal/calibrate"
-	"github.com/vigil-dns/vigil/tlsconf"
+	"github.com/vigil-dns/vigil/internal/tlsconf"
 )
 
 const testToken = "s3cret-write-token"

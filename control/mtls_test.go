@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vigil-dns/vigil/tlsconf"
+	"github.com/vigil-dns/vigil/internal/tlsconf"
 )
 
 // testPKI writes a CA and a certificate for each NAME=role into a temporary directory.

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/vigil-dns/vigil/ptree"
+	"github.com/vigil-dns/vigil/internal/ptree"
 )
 
 // auditChunk is how many entries an audit log shares in one block.

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/vigil-dns/vigil/config"
-	"github.com/vigil-dns/vigil/tlsconf"
+	"github.com/vigil-dns/vigil/internal/tlsconf"
 )
 
 // The secrets of testNotifications: a webhook's HMAC key, a webhook URL's token (path and

@@ -5,8 +5,8 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/vigil-dns/vigil/checker/shard"
 	"github.com/vigil-dns/vigil/config"
-	"github.com/vigil-dns/vigil/shard"
 )
 
 // Allocator gives each zone its name-server shard with the overlap guarantee of stateful

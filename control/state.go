@@ -10,7 +10,7 @@ import (
 	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/control/wire"
 	"github.com/vigil-dns/vigil/dnssec"
-	"github.com/vigil-dns/vigil/ptree"
+	"github.com/vigil-dns/vigil/internal/ptree"
 )
 
 // State is everything the control plane stores, as of one raft index. A State is never

@@ -12,7 +12,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
-	"github.com/vigil-dns/vigil/tlsconf"
+	"github.com/vigil-dns/vigil/internal/tlsconf"
 )
 
 // newRaftTransport returns the raft transport of cfg: mutual TLS in every configuration but

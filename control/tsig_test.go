@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/vigil-dns/vigil/dnssec"
-	"github.com/vigil-dns/vigil/tlsconf"
+	"github.com/vigil-dns/vigil/internal/tlsconf"
 )
 
 // A TSIG key put through the API is stored sealed: no read (the list, the state, the changes,

@@ -1,9 +1,9 @@
-// Package dnssec owns Vigil's DNSSEC online signing: the zone keys the control plane
-// generates and stores (sealed, so that neither the raft state nor the API ever holds a
-// private key in clear), the times at which each key is published, signs, retires and is
-// removed (so that a rollover never leaves a resolver with a signature it cannot check), the
-// DS record a parent zone needs, and the Signer a DNS location signs answers with at answer
-// time, with a signature cache bounded in memory.
+// Package dnssec owns Vigil's DNSSEC online signing: zone keys, their rollover timeline, the
+// DS record a parent needs, and the Signer locations sign answers with. The control plane
+// generates the keys and stores them sealed, so that neither the raft state nor the API ever
+// holds a private key in clear. Each key is published, signs, retires and is removed at times
+// that never leave a resolver with a signature it cannot check. A DNS location signs answers
+// at answer time, with a signature cache bounded in memory.
 //
 // Keys are ECDSA P-256 with SHA-256 (algorithm 13). A zone has one combined signing key (a
 // CSK, flags 257, which signs everything) or split keys (a KSK, flags 257, that signs the

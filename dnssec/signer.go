@@ -211,23 +211,16 @@ func (s *Signer) AppendSignaturesWith(dst []dns.RR, rrset []dns.RR, now time.Tim
 				continue
 			}
 		}
-		if !b.Allow(s.apex, now) {
-			s.refused.Add(1)
-			return dst, ErrSignBudget
-		}
-		rrsig, err := s.signWire(k, h, w, now)
+		rrsig, err := s.signWithin(b, k, h, w, now)
 		if err != nil {
-			return dst, fmt.Errorf("dnssec: sign %s %s: %w", h.Name, dns.TypeToString[h.Rrtype], err)
+			return dst, err
 		}
-		s.signed.Add(1)
 		sig := &signature{rrsig: rrsig}
 		if cached {
 			// Packed once, for every response the cache will answer.
 			if sig, err = newSignature(rrsig); err != nil {
 				return dst, err
 			}
-		}
-		if cached {
 			s.cache.put(sk, sig)
 			if byRef {
 				s.cache.putRef(rk, sig)
@@ -236,6 +229,21 @@ func (s *Signer) AppendSignaturesWith(dst []dns.RR, rrset []dns.RR, now time.Tim
 		dst = append(dst, sig.as(opt.Packed, owner))
 	}
 	return dst, nil
+}
+
+// signWithin is signWire within the zone's signing budget b: ErrSignBudget when b allows no
+// more signatures now.
+func (s *Signer) signWithin(b *Budget, k *signKey, h *dns.RR_Header, w *wireBuf, now time.Time) (*dns.RRSIG, error) {
+	if !b.Allow(s.apex, now) {
+		s.refused.Add(1)
+		return nil, ErrSignBudget
+	}
+	rrsig, err := s.signWire(k, h, w, now)
+	if err != nil {
+		return nil, fmt.Errorf("dnssec: sign %s %s: %w", h.Name, dns.TypeToString[h.Rrtype], err)
+	}
+	s.signed.Add(1)
+	return rrsig, nil
 }
 
 // signWire returns the RRSIG by key k over the record set of header h whose canonical form

@@ -1,5 +1,5 @@
-// Package examples holds the configurations to start from; demo.yaml, the demo network's,
-// is embedded in the binary so that `vigil dev` and `vigil validate` need no file.
+// Package examples holds the configurations to start from. The demo network's, demo.yaml, is
+// embedded in the binary so that `vigil dev` and `vigil validate` need no file.
 package examples
 
 import "embed"

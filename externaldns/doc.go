@@ -1,7 +1,7 @@
-// Package externaldns is Vigil's ExternalDNS webhook provider: the HTTP server that
-// Kubernetes' ExternalDNS (provider "webhook") talks to, so that the record sets ExternalDNS
-// derives from Services and Ingresses become Vigil record sets, with health checks when their
-// resources ask for them.
+// Package externaldns is Vigil's ExternalDNS webhook provider: record sets that ExternalDNS
+// derives from Services and Ingresses become Vigil record sets. It is the HTTP server that
+// Kubernetes' ExternalDNS (provider "webhook") talks to; a record set gets health checks when
+// its resource asks for them.
 //
 // The protocol (ExternalDNS's provider/webhook/api, media type
 // "application/external.dns.webhook+json;version=1"):

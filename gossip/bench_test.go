@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/vigil-dns/vigil/checker"
 )
 
 // typicalEntry is a report as checkers publish them.
-var typicalEntry = Entry{Status: StatusHealthy, Consecutive: 3, Latency: 12345 * time.Microsecond, Reason: "http 200"}
+var typicalEntry = Entry{Status: checker.StatusHealthy, Consecutive: 3, Latency: 12345 * time.Microsecond, Reason: "http 200"}
 
 // BenchmarkDeltaSize reports the encoded size of one report delta with typical ids.
 func BenchmarkDeltaSize(b *testing.B) {
@@ -25,7 +27,7 @@ func BenchmarkDeltaSize(b *testing.B) {
 // 100,000 checks, with a digest of 200 rows (a fleet of 2 checkers in each of 3 regions,
 // each probing every check, and more): its size in bytes and per check, in wire version 2
 // (the own row's header: the same at every size) and, for comparison, in version 1 (the
-// whole own row, as before issue 15).
+// whole own row).
 func BenchmarkStateSize(b *testing.B) {
 	gen := uint64(time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC).UnixNano())
 	var digest []header

@@ -4,7 +4,9 @@ import (
 	"math"
 	"time"
 
+	"github.com/vigil-dns/vigil/checker"
 	"github.com/vigil-dns/vigil/internal/keyindex"
+	"github.com/vigil-dns/vigil/internal/slots"
 )
 
 // How a location's table stores its cells. A million checks reported by six checkers are six
@@ -17,7 +19,7 @@ type heldCell struct {
 	latency     uint32 // microseconds, saturating at about 71 minutes
 	consecutive uint32
 	reason      uint32 // index into the table's reasons
-	status      Status
+	status      checker.Status
 	held        bool // in a dense cellSet, whether the cell is there
 }
 
@@ -163,7 +165,7 @@ type interned struct {
 	ids   *keyindex.Index // string -> number, by names[number]
 	names []string
 	refs  []uint32
-	free  []uint32
+	free  slots.Free[uint32]
 }
 
 // init makes in empty.
@@ -178,16 +180,8 @@ func (in *interned) ref(s string) uint32 {
 		in.refs[i]++
 		return uint32(i)
 	}
-	var i uint32
-	if n := len(in.free); n > 0 {
-		i = in.free[n-1]
-		in.free = in.free[:n-1]
-		in.names[i], in.refs[i] = s, 1
-	} else {
-		i = uint32(len(in.names))
-		in.names = append(in.names, s)
-		in.refs = append(in.refs, 1)
-	}
+	i := in.free.Take()
+	*slots.Place(&in.names, i), *slots.Place(&in.refs, i) = s, 1
 	in.ids.Put(s, int32(i))
 	return i
 }
@@ -201,7 +195,7 @@ func (in *interned) unref(i uint32) {
 	if in.refs[i] == 0 {
 		in.ids.Delete(in.names[i])
 		in.names[i] = ""
-		in.free = append(in.free, i)
+		in.free.Release(i)
 	}
 }
 

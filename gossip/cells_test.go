@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/vigil-dns/vigil/checker"
 )
 
 // TestCellSetMatchesMap: a cellSet, through its changes of form (a map, dense once it holds
@@ -21,7 +23,7 @@ func TestCellSetMatchesMap(t *testing.T) {
 			i := rng.Uint32N(span)
 			switch op := rng.IntN(10); {
 			case op < 6:
-				c := heldCell{seq: uint64(step + 1), latency: uint32(step), status: StatusHealthy}
+				c := heldCell{seq: uint64(step + 1), latency: uint32(step), status: checker.StatusHealthy}
 				_, had := want[i]
 				if added := s.put(i, c); added == had {
 					t.Fatalf("seed %d step %d: put %d said added %v, held %v", seed, step, i, added, had)
@@ -106,8 +108,8 @@ func TestCellSetSparseStaysMap(t *testing.T) {
 // TestTableCellBytes bounds the memory of a location's table per cell: six rows of the same
 // checks, as a location holds six checkers' reports on each check. Held in maps, the cells
 // cost 41 to 79 bytes each (SCALE.md); in arrays 24, plus each check's interned id shared by
-// the six rows (35.5 bytes a cell at main ab8ae17, with a map from id to number; 30.9 on
-// branch h/live, with internal/keyindex).
+// the six rows (35.5 bytes a cell with a map from id to number; 30.9 with
+// internal/keyindex).
 func TestTableCellBytes(t *testing.T) {
 	const checks, rows = 100_000, 6
 	ids := make([]string, checks)
@@ -121,7 +123,7 @@ func TestTableCellBytes(t *testing.T) {
 		h := header{checker: fmt.Sprintf("chk-%d", k), gen: 1}
 		for i, id := range ids {
 			h.seq, h.beat = uint64(i+1), uint64(i+1)
-			tb.applyDelta(delta{header: h, op: opSet, check: id, entry: Entry{Status: StatusHealthy, Consecutive: 3}}, now)
+			tb.applyDelta(delta{header: h, op: opSet, check: id, entry: Entry{Status: checker.StatusHealthy, Consecutive: 3}}, now)
 		}
 	}
 	after := heapAfterGC()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/vigil-dns/vigil/checker"
 	"github.com/vigil-dns/vigil/quorum"
 )
 
@@ -28,7 +29,7 @@ func TestStatusChangeAndRegionCut(t *testing.T) {
 
 		checkers, locations := c.with(RoleChecker), c.with(RoleLocation)
 		for _, ch := range checkers {
-			if err := ch.Publish("api", Entry{Status: StatusHealthy, Consecutive: 3, Reason: "http 200"}); err != nil {
+			if err := ch.Publish("api", Entry{Status: checker.StatusHealthy, Consecutive: 3, Reason: "http 200"}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -43,12 +44,12 @@ func TestStatusChangeAndRegionCut(t *testing.T) {
 
 		// One status change reaches every location within 2 s.
 		changer := c.node("r2-c1")
-		if err := changer.Publish("api", Entry{Status: StatusUnhealthy, Consecutive: 3, Reason: "http 503"}); err != nil {
+		if err := changer.Publish("api", Entry{Status: checker.StatusUnhealthy, Consecutive: 3, Reason: "http 503"}); err != nil {
 			t.Fatal(err)
 		}
 		took := waitFor(t, 2*time.Second, 10*time.Millisecond, "change reaches every location", func() bool {
 			for _, l := range locations {
-				if statusAt(l, "api", "r2-c1") != StatusUnhealthy {
+				if statusAt(l, "api", "r2-c1") != checker.StatusUnhealthy {
 					return false
 				}
 			}
@@ -76,14 +77,14 @@ func TestStatusChangeAndRegionCut(t *testing.T) {
 		}
 
 		// A change inside the cut region is seen at home and not across the cut.
-		if err := c.node("r1-c0").Publish("api", Entry{Status: StatusUnhealthy, Reason: "timeout"}); err != nil {
+		if err := c.node("r1-c0").Publish("api", Entry{Status: checker.StatusUnhealthy, Reason: "timeout"}); err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(2 * time.Second)
-		if got := statusAt(c.node("r1-l0"), "api", "r1-c0"); got != StatusUnhealthy {
+		if got := statusAt(c.node("r1-l0"), "api", "r1-c0"); got != checker.StatusUnhealthy {
 			t.Errorf("r1-l0 sees r1-c0 as %v, want unhealthy", got)
 		}
-		if got := statusAt(c.node("r3-l0"), "api", "r1-c0"); got != StatusHealthy {
+		if got := statusAt(c.node("r3-l0"), "api", "r1-c0"); got != checker.StatusHealthy {
 			t.Errorf("r3-l0 sees r1-c0 as %v across the cut, want its old healthy", got)
 		}
 
@@ -97,7 +98,7 @@ func TestStatusChangeAndRegionCut(t *testing.T) {
 				if len(freshCheckers(l, "api", window)) != len(checkers) {
 					return false
 				}
-				if statusAt(l, "api", "r1-c0") != StatusUnhealthy {
+				if statusAt(l, "api", "r1-c0") != checker.StatusUnhealthy {
 					return false
 				}
 			}
@@ -108,13 +109,13 @@ func TestStatusChangeAndRegionCut(t *testing.T) {
 }
 
 // statusAt returns the status a location holds for one checker's report of check.
-func statusAt(loc *Pool, check, checker string) Status {
+func statusAt(loc *Pool, check, id string) checker.Status {
 	for _, r := range loc.ReportsFor(check) {
-		if r.Checker == checker {
+		if r.Checker == id {
 			return statusOf(r)
 		}
 	}
-	return Status(255)
+	return checker.Status(255)
 }
 
 // nodeEntries returns every cell n's table holds (with a status or not), by checker and check.
@@ -134,11 +135,11 @@ func numReports(n *Pool) int {
 }
 
 // statusOf is the status of a report the table hands out (it hands out none without one).
-func statusOf(r quorum.Report) Status {
+func statusOf(r quorum.Report) checker.Status {
 	if r.Healthy {
-		return StatusHealthy
+		return checker.StatusHealthy
 	}
-	return StatusUnhealthy
+	return checker.StatusUnhealthy
 }
 
 // TestWithdraw: a checker that leaves a check's shard withdraws that report; one that can
@@ -150,7 +151,7 @@ func TestWithdraw(t *testing.T) {
 		waitFor(t, 30*time.Second, 100*time.Millisecond, "pool converges", c.converged)
 		ch := c.node("r1-c0")
 		for i := range 5 {
-			if err := ch.Publish(fmt.Sprintf("check-%d", i), Entry{Status: StatusHealthy}); err != nil {
+			if err := ch.Publish(fmt.Sprintf("check-%d", i), Entry{Status: checker.StatusHealthy}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -171,7 +172,7 @@ func TestWithdraw(t *testing.T) {
 			t.Fatal(err)
 		}
 		waitFor(t, 2*time.Second, 10*time.Millisecond, "one withdrawn", func() bool {
-			return count() == 4 && statusAt(loc, "check-3", "r1-c0") == Status(255)
+			return count() == 4 && statusAt(loc, "check-3", "r1-c0") == checker.Status(255)
 		})
 		if err := ch.WithdrawAll(); err != nil {
 			t.Fatal(err)
@@ -195,7 +196,7 @@ func TestForgetDeadPeersAndRows(t *testing.T) {
 		defer c.close()
 		waitFor(t, 30*time.Second, 100*time.Millisecond, "pool converges", c.converged)
 		ch, loc := c.node("r1-c0"), c.node("r1-l0")
-		if err := ch.Publish("api", Entry{Status: StatusHealthy}); err != nil {
+		if err := ch.Publish("api", Entry{Status: checker.StatusHealthy}); err != nil {
 			t.Fatal(err)
 		}
 		waitFor(t, 2*time.Second, 10*time.Millisecond, "report arrives", func() bool { return numReports(loc) == 1 })

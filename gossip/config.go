@@ -83,9 +83,9 @@ type Config struct {
 	// Now is the node's clock. Default time.Now.
 	Now func() time.Time
 
-	// legacySync makes the node speak wire version 1 only, as nodes before issue 15 did, and
-	// refuse version 2 as they did: for tests of a mixed-version pool and for measuring the
-	// old sync beside the new one. Set by tests in this package only.
+	// legacySync makes the node speak wire version 1 only and refuse version 2, as a node
+	// that knows only version 1 does: for tests of a mixed-version pool and for measuring the
+	// whole-row sync beside the current one. Set by tests in this package only.
 	legacySync bool
 }
 

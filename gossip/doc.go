@@ -1,6 +1,6 @@
-// Package gossip is Vigil's data-plane pool: checkers and locations in one memberlist cluster,
-// each node tagged with its id, roles, region and version, encrypted by a keyring that rotates
-// without a restart.
+// Package gossip is Vigil's data-plane pool: checkers and locations in one encrypted
+// memberlist cluster. Each node is tagged with its id, roles, region and version; the keyring
+// that encrypts the pool rotates without a restart.
 //
 // Over it, every checker owns one row of reports (its latest status per check) under a
 // generation and a sequence number. Changes spread as small deltas, one per UDP packet, that

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/vigil-dns/vigil/checker"
 )
 
 // Limits on what a report carries, so that every delta fits in one UDP packet.
@@ -18,32 +20,9 @@ const (
 	MaxDeltaSize = 600
 )
 
-// Status is a checker's current view of one check.
-type Status uint8
-
-// The statuses of a report.
-const (
-	// StatusUnknown means the checker has no status yet (e.g. before its first probes).
-	StatusUnknown Status = iota
-	// StatusHealthy means the check passed its success threshold.
-	StatusHealthy
-	// StatusUnhealthy means the check passed its failure threshold.
-	StatusUnhealthy
-	statusEnd
-)
-
-// String returns the status name.
-func (s Status) String() string {
-	switch s {
-	case StatusUnknown:
-		return "unknown"
-	case StatusHealthy:
-		return "healthy"
-	case StatusUnhealthy:
-		return "unhealthy"
-	}
-	return fmt.Sprintf("status(%d)", uint8(s))
-}
+// statusEnd bounds the statuses a report carries: checker.Status, unknown, healthy or
+// unhealthy, one byte on the wire.
+const statusEnd = checker.StatusUnhealthy + 1
 
 // Entry is one check in a checker's row: the checker's report for that check, as the wire
 // carries it and the table holds it. It is the one form of a report between a checker and a
@@ -52,7 +31,7 @@ func (s Status) String() string {
 // vocabulary (quorum.Report, see Node.ReportsFor).
 type Entry struct {
 	// Status is the status after rise/fall thresholds.
-	Status Status
+	Status checker.Status
 	// Consecutive is how many probe results in a row agreed with Status.
 	Consecutive uint32
 	// Latency is the latency of the last probe, kept to the microsecond.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/vigil-dns/vigil/checker"
 	"github.com/vigil-dns/vigil/gossip"
 	"github.com/vigil-dns/vigil/regions"
 )
@@ -26,12 +27,12 @@ func Example() {
 		go n.Run(context.Background())
 		return n
 	}
-	checker := start("eu-c0", "eu", gossip.RoleChecker)
-	location := start("us-l0", "us", gossip.RoleLocation, checker.Addr())
+	eu := start("eu-c0", "eu", gossip.RoleChecker)
+	us := start("us-l0", "us", gossip.RoleLocation, eu.Addr())
 
-	_ = checker.Publish("api", gossip.Entry{Status: gossip.StatusHealthy, Consecutive: 3, Reason: "http 200"})
+	_ = eu.Publish("api", gossip.Entry{Status: checker.StatusHealthy, Consecutive: 3, Reason: "http 200"})
 	time.Sleep(time.Second)
-	for _, r := range location.ReportsFor("api") {
+	for _, r := range us.ReportsFor("api") {
 		fmt.Println(r.Checker, r.Region, r.Healthy, r.Reason, r.Fresh(time.Now(), 15*time.Second))
 	}
 }

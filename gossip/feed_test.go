@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vigil-dns/vigil/checker"
 )
 
 // mirror is what a reader of the feed holds: every report and every row's progress.
@@ -45,12 +47,12 @@ func TestFeedMirrorsTable(t *testing.T) {
 		// A few steps before the feed is on: turning it on must mark them.
 		step := func(i int) {
 			now := at(i)
-			checker := fmt.Sprintf("c%d", rng.IntN(4))
+			id := fmt.Sprintf("c%d", rng.IntN(4))
 			gen := uint64(1 + rng.IntN(2))
 			seq := uint64(1 + rng.IntN(30))
-			h := header{checker: checker, gen: gen, seq: seq, beat: uint64(i)}
+			h := header{checker: id, gen: gen, seq: seq, beat: uint64(i)}
 			check := fmt.Sprintf("k%d", rng.IntN(12))
-			e := Entry{Status: Status(1 + rng.IntN(2)), Reason: fmt.Sprintf("r%d", rng.IntN(3)), Latency: time.Duration(rng.IntN(5)) * time.Millisecond}
+			e := Entry{Status: checker.Status(1 + rng.IntN(2)), Reason: fmt.Sprintf("r%d", rng.IntN(3)), Latency: time.Duration(rng.IntN(5)) * time.Millisecond}
 			switch rng.IntN(10) {
 			case 0, 1, 2, 3:
 				tb.applyDelta(delta{header: h, op: opSet, check: check, entry: e}, now)
@@ -126,7 +128,7 @@ func TestFeedCoalesces(t *testing.T) {
 	tb := NewTable(10)
 	sig := tb.enableFeed()
 	for i := range 100 {
-		tb.applyDelta(set(1, uint64(i+1), uint64(i+1), "web", Status(1+i%2)), at(i))
+		tb.applyDelta(set(1, uint64(i+1), uint64(i+1), "web", checker.Status(1+i%2)), at(i))
 	}
 	select {
 	case <-sig:
@@ -137,7 +139,7 @@ func TestFeedCoalesces(t *testing.T) {
 	if more := tb.drain(10, &out); more || len(out.Cells) != 1 || len(out.Rows) != 1 {
 		t.Fatalf("drain: %d cells, %d rows, more %v; want 1, 1, false", len(out.Cells), len(out.Rows), more)
 	}
-	if c := out.Cells[0]; !c.Present || c.Entry.Status != StatusUnhealthy || c.Seq != 100 {
+	if c := out.Cells[0]; !c.Present || c.Entry.Status != checker.StatusUnhealthy || c.Seq != 100 {
 		t.Fatalf("drained %+v, want the last change (unhealthy at seq 100)", c)
 	}
 	if tb.drain(10, &out); len(out.Cells)+len(out.Rows) != 0 {
@@ -169,7 +171,7 @@ func TestTableBytesPerReport(t *testing.T) {
 		f.entries = make([]rowEntry, checks)
 		for i, id := range ids {
 			// As decoded from the wire: every entry's strings are its own.
-			f.entries[i] = rowEntry{check: strings.Clone(id), seq: uint64(i + 1), entry: Entry{Status: StatusHealthy,
+			f.entries[i] = rowEntry{check: strings.Clone(id), seq: uint64(i + 1), entry: Entry{Status: checker.StatusHealthy,
 				Consecutive: 3, Latency: 2 * time.Millisecond, Reason: strings.Clone("HTTP 200")}}
 		}
 		tb.applyRow(f, at(1), true)

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/vigil-dns/vigil/checker"
 )
 
 // fleetChecks is how many checks a fleet reports on, whatever its size: each check is
@@ -43,7 +45,7 @@ func fleet(t *testing.T, n int) *cluster {
 		for _, chs := range byRegion {
 			for j := range 2 {
 				ch := chs[(k*2+j)%len(chs)]
-				if err := ch.Publish(fmt.Sprintf("check-%d", k), Entry{Status: StatusHealthy, Consecutive: 3, Latency: 12 * time.Millisecond, Reason: "http 200"}); err != nil {
+				if err := ch.Publish(fmt.Sprintf("check-%d", k), Entry{Status: checker.StatusHealthy, Consecutive: 3, Latency: 12 * time.Millisecond, Reason: "http 200"}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -132,9 +134,9 @@ func TestMeasurePropagation(t *testing.T) {
 			var took []time.Duration
 			for i := range 50 {
 				ch := checkers[rng.IntN(len(checkers))]
-				status := StatusUnhealthy
-				if statusAt(ch, "check-0", ch.ID()) == StatusUnhealthy {
-					status = StatusHealthy
+				status := checker.StatusUnhealthy
+				if statusAt(ch, "check-0", ch.ID()) == checker.StatusUnhealthy {
+					status = checker.StatusHealthy
 				}
 				if err := ch.Publish("check-0", Entry{Status: status, Reason: fmt.Sprintf("change %d", i)}); err != nil {
 					t.Fatal(err)
@@ -163,7 +165,7 @@ func TestMeasurePropagation(t *testing.T) {
 			for i := range events {
 				c.stop[checkers[i].ID()]()
 				n := c.add(fmt.Sprintf("new%03d", i), fmt.Sprintf("r%d", i%3+1), RoleChecker, nil)
-				if err := n.Publish(fmt.Sprintf("check-%d", i), Entry{Status: StatusHealthy}); err != nil {
+				if err := n.Publish(fmt.Sprintf("check-%d", i), Entry{Status: checker.StatusHealthy}); err != nil {
 					t.Fatal(err)
 				}
 				time.Sleep(3 * time.Second)

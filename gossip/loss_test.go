@@ -6,6 +6,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/vigil-dns/vigil/checker"
 	"github.com/vigil-dns/vigil/quorum"
 )
 
@@ -72,8 +73,8 @@ func TestAsymmetricCutAndLoss(t *testing.T) {
 		h := history{}
 		checkers, locations := c.with(RoleChecker), c.with(RoleLocation)
 		for _, ch := range checkers {
-			h.publish(t, ch, "ok", Entry{Status: StatusHealthy, Consecutive: 3})
-			h.publish(t, ch, "flappy", Entry{Status: StatusHealthy})
+			h.publish(t, ch, "ok", Entry{Status: checker.StatusHealthy, Consecutive: 3})
+			h.publish(t, ch, "flappy", Entry{Status: checker.StatusHealthy})
 		}
 		time.Sleep(5 * time.Second)
 		if err := c.net.CutOneWay("r2", "r1"); err != nil {
@@ -88,9 +89,9 @@ func TestAsymmetricCutAndLoss(t *testing.T) {
 			time.Sleep(500 * time.Millisecond)
 			if tick%14 == 0 { // every 7 s, one checker flips its flappy status
 				ch := checkers[(tick/14)%len(checkers)]
-				status := StatusUnhealthy
-				if statusAt(ch, "flappy", ch.ID()) == StatusUnhealthy {
-					status = StatusHealthy
+				status := checker.StatusUnhealthy
+				if statusAt(ch, "flappy", ch.ID()) == checker.StatusUnhealthy {
+					status = checker.StatusHealthy
 				}
 				h.publish(t, ch, "flappy", Entry{Status: status, Reason: fmt.Sprintf("tick %d", tick)})
 			}

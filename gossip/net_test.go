@@ -8,6 +8,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/vigil-dns/vigil/checker"
 )
 
 // TestRealSockets: three nodes on 127.0.0.1 over memberlist's own NetTransport (UDP and TCP),
@@ -52,7 +54,7 @@ func TestRealSockets(t *testing.T) {
 		}
 		return true
 	})
-	if err := nodes[0].Publish("api", Entry{Status: StatusUnhealthy, Reason: "http 503"}); err != nil {
+	if err := nodes[0].Publish("api", Entry{Status: checker.StatusUnhealthy, Reason: "http 503"}); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, 10*time.Second, 20*time.Millisecond, "report spreads over sockets", func() bool {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"log"
 	"log/slog"
 	"math/rand/v2"
 	"sync"
@@ -157,26 +158,9 @@ func New(cfg Config) (*Pool, error) {
 	}
 	inner := cfg.Transport
 	if inner == nil {
-		// With port 0 the transport takes a free TCP port and then the same UDP port, which
-		// another process may hold: as memberlist's own default transport does, try again
-		// with another port (CI: "bind: address already in use" once).
-		tries := 1
-		if cfg.BindPort == 0 {
-			tries = 10
+		if inner, err = listen(&cfg, mlog); err != nil {
+			return nil, err
 		}
-		var nt *memberlist.NetTransport
-		var err error
-		for range tries {
-			nt, err = memberlist.NewNetTransport(&memberlist.NetTransportConfig{
-				BindAddrs: []string{cfg.BindAddr}, BindPort: cfg.BindPort, Logger: mlog})
-			if err == nil {
-				break
-			}
-		}
-		if err != nil {
-			return nil, fmt.Errorf("gossip: listen on %s:%d: %w", cfg.BindAddr, cfg.BindPort, err)
-		}
-		inner = nt
 	}
 	n.transport = newCountingTransport(inner, m, newGuard(&cfg, n.keyring, m, log))
 	mc.Transport = n.transport
@@ -193,6 +177,27 @@ func New(cfg Config) (*Pool, error) {
 	n.ml = ml
 	n.addr = ml.LocalNode().Address()
 	return n, nil
+}
+
+// listen returns memberlist's network transport on cfg's address. With port 0 the transport
+// takes a free TCP port and then the same UDP port, which another process may hold: as
+// memberlist's own default transport does, it tries again with another port when the bind
+// fails ("bind: address already in use").
+func listen(cfg *Config, mlog *log.Logger) (memberlist.Transport, error) {
+	tries := 1
+	if cfg.BindPort == 0 {
+		tries = 10
+	}
+	var err error
+	for range tries {
+		var nt *memberlist.NetTransport
+		nt, err = memberlist.NewNetTransport(&memberlist.NetTransportConfig{
+			BindAddrs: []string{cfg.BindAddr}, BindPort: cfg.BindPort, Logger: mlog})
+		if err == nil {
+			return nt, nil
+		}
+	}
+	return nil, fmt.Errorf("gossip: listen on %s:%d: %w", cfg.BindAddr, cfg.BindPort, err)
 }
 
 // numNodes is the pool size the broadcast queues scale retransmissions by.

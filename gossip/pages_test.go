@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 	"unsafe"
+
+	"github.com/vigil-dns/vigil/checker"
 )
 
 // decodePage decodes one encoded page, as a node receives it.
@@ -36,7 +38,7 @@ func pagedOwner(checks int, e Entry) (*ownRow, *Table) {
 // with no cell withdrawn; the page that completes the set applies the row at once. A page
 // lost leaves the row as it was until the assembly is dropped and a complete set arrives.
 func TestPagesLostOrReordered(t *testing.T) {
-	o, owner := pagedOwner(3000, Entry{Status: StatusHealthy})
+	o, owner := pagedOwner(3000, Entry{Status: checker.StatusHealthy})
 	loc := NewTable(4)
 	loc.applyRow(owner.fullRow("c"), at(0), true)
 	before := rowCells(loc, "c")
@@ -47,7 +49,7 @@ func TestPagesLostOrReordered(t *testing.T) {
 		case 0:
 			d, _ = o.withdraw(fmt.Sprintf("check-%05d", i))
 		case 1:
-			d, _ = o.set(fmt.Sprintf("check-%05d", i), Entry{Status: StatusUnhealthy})
+			d, _ = o.set(fmt.Sprintf("check-%05d", i), Entry{Status: checker.StatusUnhealthy})
 		default:
 			continue
 		}
@@ -115,9 +117,9 @@ func TestPagesLostOrReordered(t *testing.T) {
 // older one, whose late pages are then ignored; pages of a version the table holds are old;
 // two pages that both say they are the last end the assembly.
 func TestPagesNewerVersionWins(t *testing.T) {
-	o, owner := pagedOwner(500, Entry{Status: StatusHealthy})
+	o, owner := pagedOwner(500, Entry{Status: checker.StatusHealthy})
 	old := owner.rowPages("c", 1, 2<<10)
-	d, _ := o.set("check-00007", Entry{Status: StatusUnhealthy})
+	d, _ := o.set("check-00007", Entry{Status: checker.StatusUnhealthy})
 	owner.applyDelta(d, at(1))
 	cur := owner.rowPages("c", 2, 2<<10)
 	loc := NewTable(4)
@@ -144,7 +146,7 @@ func TestPagesNewerVersionWins(t *testing.T) {
 		t.Error("a page of the version held started an assembly")
 	}
 	// Two last pages of one version: not one set.
-	d, _ = o.set("check-00008", Entry{Status: StatusUnhealthy})
+	d, _ = o.set("check-00008", Entry{Status: checker.StatusUnhealthy})
 	owner.applyDelta(d, at(6))
 	next := owner.rowPages("c", 3, 2<<10)
 	p := decodePage(t, next[0])
@@ -285,7 +287,7 @@ func TestOnePagedAnswerAtATime(t *testing.T) {
 		for i := range cells {
 			h.seq, h.beat = uint64(i+1), uint64(i+1)
 			n.table.applyDelta(delta{header: h, op: opSet, check: fmt.Sprintf("check-%06d", i),
-				entry: Entry{Status: StatusHealthy, Reason: strings.Repeat("r", MaxReasonLen)}}, now)
+				entry: Entry{Status: checker.StatusHealthy, Reason: strings.Repeat("r", MaxReasonLen)}}, now)
 		}
 	}
 	n.mu.Unlock()
@@ -337,11 +339,11 @@ func BenchmarkCopyRow(b *testing.B) {
 func TestPackedPagesDecodeToTheTablesStrings(t *testing.T) {
 	held := NewTable(4)
 	held.applyRow(&fullRow{header: header{checker: "a", gen: 1, seq: 2}, entries: []rowEntry{
-		{check: "web", seq: 1, entry: Entry{Status: StatusUnhealthy, Reason: "http 503"}},
+		{check: "web", seq: 1, entry: Entry{Status: checker.StatusUnhealthy, Reason: "http 503"}},
 	}}, at(0), true)
 	entries := []rowEntry{
-		{check: strings.Clone("web"), seq: 3, entry: Entry{Status: StatusUnhealthy, Consecutive: 4, Latency: 1500 * time.Microsecond, Reason: strings.Clone("http 503")}},
-		{check: "api", seq: 7, entry: Entry{Status: StatusHealthy, Consecutive: 1}},
+		{check: strings.Clone("web"), seq: 3, entry: Entry{Status: checker.StatusUnhealthy, Consecutive: 4, Latency: 1500 * time.Microsecond, Reason: strings.Clone("http 503")}},
+		{check: "api", seq: 7, entry: Entry{Status: checker.StatusHealthy, Consecutive: 1}},
 	}
 	p := pack(entries)
 	if want := len(encodePage(&rowPage{entries: entries})) - len(encodePage(&rowPage{})); len(p.b) != want {

@@ -9,10 +9,11 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/vigil-dns/vigil/checker"
 	"github.com/vigil-dns/vigil/regions"
 )
 
-// The network of issue 14's real-process runs: three regions, each with one node that is a
+// The network of the partition stories' real-process runs: three regions, each with one node that is a
 // checker and a location and one more checker, at the agent's defaults (LAN profile,
 // heartbeat 2s), every checker reporting on one check per region, freshness window 5s
 // (examples/demo.yaml), which the node passes to gossip as the agent does.
@@ -34,7 +35,7 @@ func partitionCluster(t *testing.T) (c *cluster, checkers, locations []*Pool) {
 	checkers, locations = c.with(RoleChecker), c.with(RoleLocation)
 	for _, ch := range checkers {
 		for _, r := range partitionRegions {
-			if err := ch.Publish("web-"+r, Entry{Status: StatusHealthy, Consecutive: 3}); err != nil {
+			if err := ch.Publish("web-"+r, Entry{Status: checker.StatusHealthy, Consecutive: 3}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -102,9 +103,9 @@ func TestRelayedCheckersStayFresh(t *testing.T) {
 			time.Sleep(100 * time.Millisecond)
 			if tick%30 == 0 { // every 3s one checker changes a report
 				ch := checkers[(tick/30)%len(checkers)]
-				st := StatusUnhealthy
+				st := checker.StatusUnhealthy
 				if statusAt(ch, "web-us", ch.ID()) == st {
-					st = StatusHealthy
+					st = checker.StatusHealthy
 				}
 				if err := ch.Publish("web-us", Entry{Status: st, Reason: fmt.Sprint(tick)}); err != nil {
 					t.Fatal(err)
@@ -174,7 +175,7 @@ func TestHeartbeatFollowsWindow(t *testing.T) {
 		defer c.close()
 		waitFor(t, 30*time.Second, 100*time.Millisecond, "pool converges", c.converged)
 		ch, loc := c.node("r1-c0"), c.node("r1-l0")
-		if err := ch.Publish("api", Entry{Status: StatusHealthy}); err != nil {
+		if err := ch.Publish("api", Entry{Status: checker.StatusHealthy}); err != nil {
 			t.Fatal(err)
 		}
 		beats := func(d time.Duration) uint64 {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/vigil-dns/vigil/checker"
 	"github.com/vigil-dns/vigil/regions"
 )
 
@@ -41,8 +42,9 @@ func rowGaps(locations, checkers []*Pool) []string {
 // and one location joins after every report has spread. After each step every location must
 // hold every checker's complete row within 15 s (simulated), through heartbeats and row repair,
 // not push/pull alone (30 s at LAN). Each profile runs a few times: how gossip spreads depends
-// on goroutine scheduling; before the fix, most runs of this test had a row missing or behind
-// after 3 s. Over 4,800 steps after it: p50 0.55 s, p99 4.5 s, slowest 12.4 s (BENCHMARKS.md).
+// on goroutine scheduling; without heartbeats and row repair, most runs of this test have a
+// row missing or behind after 3 s. Over 4,800 steps: p50 0.55 s, p99 4.5 s, slowest 12.4 s
+// (BENCHMARKS.md).
 func TestLateRowsRepairedQuickly(t *testing.T) {
 	for _, profile := range []struct {
 		name string
@@ -63,7 +65,7 @@ func TestLateRowsRepairedQuickly(t *testing.T) {
 					}
 					publish := func(n *Pool, round int) {
 						for k := range 3 {
-							e := Entry{Status: StatusHealthy, Consecutive: uint32(round + 1), Reason: "http 200"}
+							e := Entry{Status: checker.StatusHealthy, Consecutive: uint32(round + 1), Reason: "http 200"}
 							if err := n.Publish(fmt.Sprintf("check-%d", k), e); err != nil {
 								t.Error(err)
 							}

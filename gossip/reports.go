@@ -4,14 +4,15 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/vigil-dns/vigil/checker"
 	"github.com/vigil-dns/vigil/quorum"
 )
 
 // The table's reads, in quorum's vocabulary: a held cell becomes a quorum.Report (the entry,
 // its sequence, its checker's region and progress), the report a location counts. A cell
-// without a status (StatusUnknown: its checker has not decided yet) counts for nothing, as if
-// absent, so the reads leave it out; the verdict engine, fed by the change feed, holds it
-// without counting it.
+// without a status (checker.StatusUnknown: its checker has not decided yet) counts for
+// nothing, as if absent, so the reads leave it out; the verdict engine, fed by the change
+// feed, holds it without counting it.
 
 // Reports returns every report this node holds with a status, by check id, each check's
 // sorted by checker.
@@ -82,10 +83,10 @@ func (t *Table) ReportsFor(check string) []quorum.Report {
 // report is row r's entry e, at sequence seq, as quorum counts it; false for an entry without
 // a status.
 func (r *row) report(seq uint64, e Entry) (quorum.Report, bool) {
-	if e.Status == StatusUnknown {
+	if e.Status == checker.StatusUnknown {
 		return quorum.Report{}, false
 	}
-	return quorum.Report{Checker: r.checker, Region: r.region, Healthy: e.Status == StatusHealthy,
+	return quorum.Report{Checker: r.checker, Region: r.region, Healthy: e.Status == checker.StatusHealthy,
 		Reason: e.Reason, Latency: e.Latency, Sequence: seq, LastProgress: r.progress}, true
 }
 

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/vigil-dns/vigil/checker"
 )
 
 // memberlistUserMsg is memberlist's message type byte for a user message.
@@ -26,7 +28,7 @@ func TestWrongKeyRefused(t *testing.T) {
 		loc := c.node("r2-l0")
 
 		intruder := c.add("intruder", "r1", RoleChecker, func(cfg *Config) { cfg.Keys = [][]byte{otherKey} })
-		if err := intruder.Publish("api", Entry{Status: StatusUnhealthy, Reason: "forged"}); err != nil {
+		if err := intruder.Publish("api", Entry{Status: checker.StatusUnhealthy, Reason: "forged"}); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := intruder.Join(loc.Addr()); err == nil {
@@ -39,7 +41,7 @@ func TestWrongKeyRefused(t *testing.T) {
 
 		forged := append([]byte{memberlistUserMsg}, encodeDelta(delta{
 			header: header{checker: "forger", gen: 1, seq: 1, beat: 1}, op: opSet, check: "api",
-			entry: Entry{Status: StatusUnhealthy}})...)
+			entry: Entry{Status: checker.StatusUnhealthy}})...)
 		raw, err := c.net.NewTransport("r1")
 		if err != nil {
 			t.Fatal(err)
@@ -79,12 +81,12 @@ func TestPlaintextInjectionLandsInInsecurePool(t *testing.T) {
 		}
 		forged := append([]byte{memberlistUserMsg}, encodeDelta(delta{
 			header: header{checker: "forger", gen: 1, seq: 1, beat: 1}, op: opSet, check: "api",
-			entry: Entry{Status: StatusUnhealthy}})...)
+			entry: Entry{Status: checker.StatusUnhealthy}})...)
 		if _, err := raw.WriteTo(forged, loc.Addr()); err != nil {
 			t.Fatal(err)
 		}
 		waitFor(t, 5*time.Second, 10*time.Millisecond, "forged report lands", func() bool {
-			return statusAt(loc, "api", "forger") == StatusUnhealthy
+			return statusAt(loc, "api", "forger") == checker.StatusUnhealthy
 		})
 	})
 }
@@ -117,11 +119,11 @@ func TestKeyRotation(t *testing.T) {
 		if err := c.nodes[0].RemoveKey(otherKey); err == nil || !strings.Contains(err.Error(), "primary") {
 			t.Errorf("removing the primary key: %v", err)
 		}
-		if err := c.node("r1-c0").Publish("api", Entry{Status: StatusHealthy}); err != nil {
+		if err := c.node("r1-c0").Publish("api", Entry{Status: checker.StatusHealthy}); err != nil {
 			t.Fatal(err)
 		}
 		waitFor(t, 2*time.Second, 10*time.Millisecond, "report after rotation", func() bool {
-			return statusAt(c.node("r2-l0"), "api", "r1-c0") == StatusHealthy
+			return statusAt(c.node("r2-l0"), "api", "r1-c0") == checker.StatusHealthy
 		})
 		if !c.converged() {
 			t.Error("pool split by the rotation")
@@ -146,9 +148,9 @@ func TestBadMessagesDroppedAndCounted(t *testing.T) {
 		n := c.node("r1-l0")
 		d := (*delegate)(n)
 		good := encodeDelta(delta{header: header{checker: "c", gen: 1, seq: 1, beat: 1}, op: opSet,
-			check: "api", entry: Entry{Status: StatusHealthy}})
+			check: "api", entry: Entry{Status: checker.StatusHealthy}})
 		huge := encodeDelta(delta{header: header{checker: "c", gen: 1, seq: 2, beat: 1}, op: opSet,
-			check: "api", entry: Entry{Status: StatusHealthy}})
+			check: "api", entry: Entry{Status: checker.StatusHealthy}})
 		huge = append(huge, make([]byte, MaxDeltaSize)...)
 		for _, b := range [][]byte{nil, {1}, {9, 1}, {wireV1, 77}, good[:len(good)-1], append(good, 0), huge} {
 			d.NotifyMsg(b)
@@ -174,7 +176,7 @@ func TestBadMessagesDroppedAndCounted(t *testing.T) {
 			t.Errorf("table holds %v after bad messages only", r)
 		}
 		d.NotifyMsg(good)
-		if got := statusAt(n, "api", "c"); got != StatusHealthy {
+		if got := statusAt(n, "api", "c"); got != checker.StatusHealthy {
 			t.Errorf("a good delta after bad ones: status %v", got)
 		}
 	})

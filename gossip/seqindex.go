@@ -7,8 +7,8 @@ import (
 )
 
 // A row's index by sequence, so that an answer of the changes since a sequence costs what
-// changed since then, not what the row holds (issue 15: a row of 1,000,000 checks took a scan
-// of every cell per answer). The index lists the check of each recent set, by sequence; a
+// changed since then, not what the row holds (without it, a row of 1,000,000 checks takes a
+// scan of every cell per answer). The index lists the check of each recent set, by sequence; a
 // cell set again, withdrawn or removed leaves a stale entry behind, which a lookup skips: an
 // entry counts only while the row's cell of its check still has its sequence.
 //

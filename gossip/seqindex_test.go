@@ -10,6 +10,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/vigil-dns/vigil/checker"
 )
 
 // TestSetIndexMatchesScan: whatever a row went through (deltas in and out of order, lost,
@@ -33,7 +35,7 @@ func TestSetIndexMatchesScan(t *testing.T) {
 			case x < 40:
 				d, ok = o.withdraw(fmt.Sprintf("k%d", rng.IntN(checks)))
 			default:
-				d, ok = o.set(fmt.Sprintf("k%d", rng.IntN(checks)), Entry{Status: StatusHealthy, Consecutive: uint32(step)})
+				d, ok = o.set(fmt.Sprintf("k%d", rng.IntN(checks)), Entry{Status: checker.StatusHealthy, Consecutive: uint32(step)})
 			}
 			if ok {
 				owner.applyDelta(d, at(step))
@@ -104,7 +106,7 @@ func BenchmarkAnswerSince(b *testing.B) {
 			tb.applyDelta(d, now)
 		}
 		for i := range 1000 {
-			d, _ := o.set(fmt.Sprintf("check-%07d", i*997%cells), Entry{Status: StatusUnhealthy, Consecutive: uint32(i)})
+			d, _ := o.set(fmt.Sprintf("check-%07d", i*997%cells), Entry{Status: checker.StatusUnhealthy, Consecutive: uint32(i)})
 			tb.applyDelta(d, now)
 		}
 		r := tb.rows["c"]

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/vigil-dns/vigil/checker"
 )
 
 // TestPushPullShipsNoCells: a checker's push/pull state holds its row's header, not its
@@ -80,7 +82,7 @@ func TestPushPullShipsNoCells(t *testing.T) {
 	})
 }
 
-// TestMixedVersionPool: a rolling upgrade. Nodes of wire version 1 (before issue 15, set by
+// TestMixedVersionPool: a rolling upgrade. Nodes of wire version 1 (whole rows, set by
 // legacySync) and of version 2 in one pool: every location holds every checker's complete
 // row, through new publishes and withdrawals and a location that joins late. Version 1 nodes
 // refuse version 2 as an unknown version (counted); version 2 nodes read version 1 and answer
@@ -101,7 +103,7 @@ func TestMixedVersionPool(t *testing.T) {
 					if k%7 == round%7 {
 						err = ch.Withdraw(check)
 					} else {
-						err = ch.Publish(check, Entry{Status: StatusHealthy, Consecutive: uint32(round + 1)})
+						err = ch.Publish(check, Entry{Status: checker.StatusHealthy, Consecutive: uint32(round + 1)})
 					}
 					if err != nil {
 						t.Fatal(err)

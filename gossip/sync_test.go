@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"testing"
 	"time"
+
+	"github.com/vigil-dns/vigil/checker"
 )
 
 // rowCells returns the cells of checker's row as a table holds them.
@@ -63,7 +65,7 @@ func nonNilSince(s *sinceRow) []*sinceRow {
 // TestSinceAnswersMissedChanges: a row that missed deltas of every kind, repaired by an
 // answer of changes only, holds exactly the owner's row.
 func TestSinceAnswersMissedChanges(t *testing.T) {
-	H, U := Entry{Status: StatusHealthy}, Entry{Status: StatusUnhealthy}
+	H, U := Entry{Status: checker.StatusHealthy}, Entry{Status: checker.StatusUnhealthy}
 	for _, tc := range []struct {
 		name   string
 		before func(o *ownRow) []delta // delivered to both
@@ -170,14 +172,14 @@ func TestSinceNeverPartial(t *testing.T) {
 			owner.applyDelta(d, at(0))
 		}
 	}
-	apply(sets(o, Entry{Status: StatusHealthy}, "a", "b", "c", "d"))
+	apply(sets(o, Entry{Status: checker.StatusHealthy}, "a", "b", "c", "d"))
 	apply(withdraws(o, "a"))
 	// A third node that took the row whole at seq 5, then the deltas after it.
 	third := NewTable(4)
 	third.applyRow(owner.fullRow("c"), at(0), false)
 	var later []delta
 	later = append(later, withdraws(o, "b")...)
-	later = append(later, sets(o, Entry{Status: StatusUnhealthy}, "c")...)
+	later = append(later, sets(o, Entry{Status: checker.StatusUnhealthy}, "c")...)
 	apply(later)
 	for _, d := range later {
 		third.applyDelta(d, at(1))
@@ -256,13 +258,13 @@ func sinceRandom(t *testing.T, checks int, repair func(dst, src *Table, now time
 				gen++
 				o = newOwnRow("c", gen)
 				history = map[uint64]map[string]Entry{0: {}}
-				d, ok = o.set("a", Entry{Status: StatusHealthy}) // a restart: a new generation
+				d, ok = o.set("a", Entry{Status: checker.StatusHealthy}) // a restart: a new generation
 			case x < 3:
 				d, ok = o.withdrawAll()
 			case x < 45:
 				d, ok = o.withdraw(fmt.Sprintf("k%d", rng.IntN(checks)))
 			default:
-				d, ok = o.set(fmt.Sprintf("k%d", rng.IntN(checks)), Entry{Status: Status(1 + rng.IntN(2)), Consecutive: uint32(step)})
+				d, ok = o.set(fmt.Sprintf("k%d", rng.IntN(checks)), Entry{Status: checker.Status(1 + rng.IntN(2)), Consecutive: uint32(step)})
 			}
 			if ok {
 				history[o.seq] = ownCells(o)
@@ -314,7 +316,7 @@ func sinceRandom(t *testing.T, checks int, repair func(dst, src *Table, now time
 func TestOwnHeaderIsTimely(t *testing.T) {
 	o := newOwnRow("c", 1)
 	owner, loc := NewTable(4), NewTable(4)
-	for _, d := range sets(o, Entry{Status: StatusHealthy}, "a", "b") {
+	for _, d := range sets(o, Entry{Status: checker.StatusHealthy}, "a", "b") {
 		owner.applyDelta(d, at(0))
 	}
 	if _, behind := loc.applyOwnHeader(o.heartbeat(), at(1)); !behind {

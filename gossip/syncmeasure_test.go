@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/vigil-dns/vigil/checker"
 )
 
 // loopPool is a pool of real memberlist nodes on 127.0.0.1 (UDP and TCP, encrypted, LAN
@@ -51,7 +53,7 @@ func newLoopPool(t *testing.T, checks, locations int, tune func(*Config)) *loopP
 func measuredEntry(i int) Entry {
 	h := uint64(i) * 0x9e3779b97f4a7c15
 	h ^= h >> 29
-	return Entry{Status: StatusHealthy, Consecutive: uint32(1 + h%10),
+	return Entry{Status: checker.StatusHealthy, Consecutive: uint32(1 + h%10),
 		Latency: time.Duration(1000+h%200000) * time.Microsecond, Reason: "http 200"}
 }
 
@@ -127,12 +129,12 @@ type syncMode struct {
 
 // syncModes are the modes TestMeasureSync compares in one run: the current sync (wire
 // version 2: push/pull carries row headers, a row is repaired by its changes since what the
-// asker holds) and the sync before issue 15 (version 1: push/pull carries the checker's whole
-// row, a repair the whole row), which every node can still speak.
+// asker holds) and the whole-row sync (version 1: push/pull carries the checker's whole row,
+// a repair the whole row), which every node can still speak.
 func syncModes() []syncMode {
 	return []syncMode{
 		{name: "current", tune: nil},
-		{name: "v1 (before issue 15)", tune: func(c *Config) { c.legacySync = true }},
+		{name: "v1 (whole rows)", tune: func(c *Config) { c.legacySync = true }},
 	}
 }
 

@@ -5,19 +5,21 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/vigil-dns/vigil/checker"
 )
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 func at(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
 
-func set(gen, seq, beat uint64, check string, s Status) delta {
+func set(gen, seq, beat uint64, check string, s checker.Status) delta {
 	return delta{header: header{checker: "c", gen: gen, seq: seq, beat: beat}, op: opSet, check: check,
 		entry: Entry{Status: s}}
 }
 
-func cells(tb *Table) map[string]Status {
-	out := map[string]Status{}
+func cells(tb *Table) map[string]checker.Status {
+	out := map[string]checker.Status{}
 	for k, e := range heldEntries(tb) {
 		out[k[1]] = e.Status
 	}
@@ -47,51 +49,51 @@ func TestTableMerge(t *testing.T) {
 		name     string
 		apply    func(tb *Table, now time.Time) outcome
 		want     outcome
-		cells    map[string]Status
+		cells    map[string]checker.Status
 		progress int // seconds; -1 for never
 	}
-	H, U := StatusHealthy, StatusUnhealthy
+	H, U := checker.StatusHealthy, checker.StatusUnhealthy
 	steps := []step{
 		{"first delta", func(tb *Table, now time.Time) outcome { return tb.applyDelta(set(1, 1, 1, "a", H), now) },
-			outcomeNew, map[string]Status{"a": H}, 1},
+			outcomeNew, map[string]checker.Status{"a": H}, 1},
 		{"duplicate", func(tb *Table, now time.Time) outcome { return tb.applyDelta(set(1, 1, 1, "a", H), now) },
-			outcomeOld, map[string]Status{"a": H}, 1},
+			outcomeOld, map[string]checker.Status{"a": H}, 1},
 		{"heartbeat", func(tb *Table, now time.Time) outcome {
 			return tb.applyHeartbeat(header{checker: "c", gen: 1, seq: 1, beat: 2}, now)
-		}, outcomeNew, map[string]Status{"a": H}, 3},
+		}, outcomeNew, map[string]checker.Status{"a": H}, 3},
 		{"gap: seq 3 before 2", func(tb *Table, now time.Time) outcome { return tb.applyDelta(set(1, 3, 2, "b", U), now) },
-			outcomeNew, map[string]Status{"a": H, "b": U}, 3},
+			outcomeNew, map[string]checker.Status{"a": H, "b": U}, 3},
 		{"heartbeat while behind is no progress", func(tb *Table, now time.Time) outcome {
 			return tb.applyHeartbeat(header{checker: "c", gen: 1, seq: 3, beat: 3}, now)
-		}, outcomeNew, map[string]Status{"a": H, "b": U}, 3},
+		}, outcomeNew, map[string]checker.Status{"a": H, "b": U}, 3},
 		{"seq 2 fills the gap: the heartbeat's progress", func(tb *Table, now time.Time) outcome { return tb.applyDelta(set(1, 2, 2, "a", U), now) },
-			outcomeNew, map[string]Status{"a": U, "b": U}, 5},
+			outcomeNew, map[string]checker.Status{"a": U, "b": U}, 5},
 		{"withdraw a: a delta of a beat heard is no progress", func(tb *Table, now time.Time) outcome {
 			return tb.applyDelta(delta{header: header{checker: "c", gen: 1, seq: 4, beat: 3}, op: opWithdraw, check: "a"}, now)
-		}, outcomeNew, map[string]Status{"b": U}, 5},
+		}, outcomeNew, map[string]checker.Status{"b": U}, 5},
 		{"late set of a is ignored", func(tb *Table, now time.Time) outcome { return tb.applyDelta(set(1, 2, 2, "a", H), now) },
-			outcomeOld, map[string]Status{"b": U}, 5},
+			outcomeOld, map[string]checker.Status{"b": U}, 5},
 		{"withdraw all at 6 arrives before set at 5", func(tb *Table, now time.Time) outcome {
 			return tb.applyDelta(delta{header: header{checker: "c", gen: 1, seq: 6, beat: 3}, op: opWithdrawAll}, now)
-		}, outcomeNew, map[string]Status{}, 5},
+		}, outcomeNew, map[string]checker.Status{}, 5},
 		{"set at 5 is older than the withdraw-all", func(tb *Table, now time.Time) outcome { return tb.applyDelta(set(1, 5, 3, "d", H), now) },
-			outcomeNew, map[string]Status{}, 5},
+			outcomeNew, map[string]checker.Status{}, 5},
 		{"whole row older than held is ignored", func(tb *Table, now time.Time) outcome {
 			return tb.applyRow(&fullRow{header: header{checker: "c", gen: 1, seq: 5, beat: 3},
 				entries: []rowEntry{{check: "x", seq: 5, entry: Entry{Status: H}}}}, now, true)
-		}, outcomeOld, map[string]Status{}, 5},
+		}, outcomeOld, map[string]checker.Status{}, 5},
 		{"whole newer row replaces", func(tb *Table, now time.Time) outcome {
 			return tb.applyRow(&fullRow{header: header{checker: "c", gen: 1, seq: 9, beat: 5},
 				entries: []rowEntry{{check: "x", seq: 8, entry: Entry{Status: H}}, {check: "y", seq: 9, entry: Entry{Status: U}}}}, now, true)
-		}, outcomeNew, map[string]Status{"x": H, "y": U}, 12},
+		}, outcomeNew, map[string]checker.Status{"x": H, "y": U}, 12},
 		{"a newer row from a third node is no progress", func(tb *Table, now time.Time) outcome {
 			return tb.applyRow(&fullRow{header: header{checker: "c", gen: 1, seq: 10, beat: 6},
 				entries: []rowEntry{{check: "x", seq: 8, entry: Entry{Status: H}}, {check: "y", seq: 10, entry: Entry{Status: H}}}}, now, false)
-		}, outcomeNew, map[string]Status{"x": H, "y": H}, 12},
+		}, outcomeNew, map[string]checker.Status{"x": H, "y": H}, 12},
 		{"restart: a newer generation voids the row", func(tb *Table, now time.Time) outcome { return tb.applyDelta(set(2, 1, 1, "z", H), now) },
-			outcomeNew, map[string]Status{"z": H}, 14},
+			outcomeNew, map[string]checker.Status{"z": H}, 14},
 		{"the old generation is ignored", func(tb *Table, now time.Time) outcome { return tb.applyDelta(set(1, 10, 9, "x", H), now) },
-			outcomeOld, map[string]Status{"z": H}, 14},
+			outcomeOld, map[string]checker.Status{"z": H}, 14},
 	}
 	tb := NewTable(10)
 	secs := []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}
@@ -122,7 +124,7 @@ func TestTableMerge(t *testing.T) {
 // table holds at most its limit of rows; forgotten rows go.
 func TestTableDigestAndLimits(t *testing.T) {
 	tb := NewTable(2)
-	tb.applyDelta(set(1, 1, 1, "a", StatusHealthy), at(0))
+	tb.applyDelta(set(1, 1, 1, "a", checker.StatusHealthy), at(0))
 	if behind := tb.applyDigest([]header{{checker: "gone", gen: 1, seq: 9, beat: 9}}, at(1)); len(behind) != 0 || tb.rows["gone"] != nil {
 		t.Errorf("a digest brought back an unknown row: behind %v", behind)
 	}
@@ -157,17 +159,17 @@ func TestOwnRow(t *testing.T) {
 	if _, ok := o.withdraw("a"); ok {
 		t.Error("withdrawing a report never set")
 	}
-	d, ok := o.set("a", Entry{Status: StatusHealthy})
+	d, ok := o.set("a", Entry{Status: checker.StatusHealthy})
 	if !ok || d.seq != 1 || d.gen != 7 {
 		t.Errorf("first set: %+v %v", d, ok)
 	}
-	if _, ok := o.set("a", Entry{Status: StatusHealthy}); ok {
+	if _, ok := o.set("a", Entry{Status: checker.StatusHealthy}); ok {
 		t.Error("an unchanged report took a sequence number")
 	}
 	if h := o.heartbeat(); h.seq != 1 || h.beat != 1 {
 		t.Errorf("heartbeat: %+v", h)
 	}
-	long := Entry{Status: StatusUnhealthy, Reason: string(make([]byte, 1000))}
+	long := Entry{Status: checker.StatusUnhealthy, Reason: string(make([]byte, 1000))}
 	if d, _ := o.set("a", long); len(d.entry.Reason) != MaxReasonLen {
 		t.Errorf("reason not clamped: %d bytes", len(d.entry.Reason))
 	}
@@ -202,12 +204,12 @@ func TestLateWithdrawalKeepsNewerTomb(t *testing.T) {
 	w := func(seq uint64) delta {
 		return delta{header: header{checker: "c", gen: 1, seq: seq, beat: 1}, op: opWithdraw, check: "a"}
 	}
-	tb.applyDelta(set(1, 1, 1, "a", StatusHealthy), at(0))
+	tb.applyDelta(set(1, 1, 1, "a", checker.StatusHealthy), at(0))
 	tb.applyDelta(w(5), at(1))
 	tb.applyDelta(w(3), at(2))
-	tb.applyDelta(set(1, 4, 1, "a", StatusUnhealthy), at(3))
-	tb.applyDelta(set(1, 2, 1, "b", StatusHealthy), at(4))
-	if got := cells(tb); len(got) != 1 || got["b"] != StatusHealthy {
+	tb.applyDelta(set(1, 4, 1, "a", checker.StatusUnhealthy), at(3))
+	tb.applyDelta(set(1, 2, 1, "b", checker.StatusHealthy), at(4))
+	if got := cells(tb); len(got) != 1 || got["b"] != checker.StatusHealthy {
 		t.Errorf("cells %v, want only b (a was withdrawn at 5)", got)
 	}
 	if r := tb.rows["c"]; r.seq != 5 || !r.complete() {
@@ -221,17 +223,17 @@ func TestLateWithdrawalKeepsNewerTomb(t *testing.T) {
 func TestTableAheadKeepsNewest(t *testing.T) {
 	tb := NewTable(10)
 	now := at(1)
-	tb.applyDelta(set(1, 1, 1, "a", StatusHealthy), now)
+	tb.applyDelta(set(1, 1, 1, "a", checker.StatusHealthy), now)
 	last := uint64(3 + maxAhead + 10)
 	for seq := uint64(3); seq <= last; seq++ { // seq 2 is lost
-		tb.applyDelta(set(1, seq, 1, "a", StatusHealthy), now)
+		tb.applyDelta(set(1, seq, 1, "a", checker.StatusHealthy), now)
 	}
 	if r := tb.rows["c"]; r.complete() {
 		t.Fatalf("row complete across the gap at seq 2: seq %d, want %d", r.seq, r.want)
 	}
 	// The checker's answer to the repair, made when it was at seq 50.
 	tb.applyRow(&fullRow{header: header{checker: "c", gen: 1, seq: 50, beat: 1},
-		entries: []rowEntry{{check: "a", seq: 50, entry: Entry{Status: StatusHealthy}}}}, now, false)
+		entries: []rowEntry{{check: "a", seq: 50, entry: Entry{Status: checker.StatusHealthy}}}}, now, false)
 	if r := tb.rows["c"]; !r.complete() || r.seq != last {
 		t.Errorf("after the repair: seq %d, want %d (complete %v)", r.seq, last, r.complete())
 	}

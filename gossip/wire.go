@@ -6,14 +6,17 @@ import (
 	"fmt"
 	"time"
 	"unicode/utf8"
+
+	"github.com/vigil-dns/vigil/checker"
 )
 
 // The wire format: a version byte, a kind byte, then the kind's fields as unsigned varints
 // and length-prefixed strings. Decoding never trusts a count: every count is checked against
 // the bytes left before anything is allocated.
 //
-// Two versions are in use (pages are an addition to version 2, below). Version 1 is every kind as nodes before issue 15 wrote them: a
-// push/pull carried the sender's whole own row and a row request answered with whole rows.
+// Two versions are in use (pages are an addition to version 2, below). Version 1 ships whole
+// rows: a push/pull carries the sender's whole own row and a row request is answered with
+// whole rows.
 // Version 2 changes only the bulk kinds (row request, rows, state): a push/pull carries row
 // headers only, a request says what the asker holds, and an answer carries the changes since
 // then when the answerer can prove it has them all (sync.go). Deltas and heartbeats are the
@@ -28,7 +31,8 @@ import (
 
 // The wire versions.
 const (
-	// wireV1 is the version of deltas and heartbeats, and of the bulk kinds before issue 15.
+	// wireV1 is the version of deltas and heartbeats, and of the bulk kinds that ship whole
+	// rows.
 	wireV1 = 1
 	// wireV2 is the version of the bulk kinds that ship only what differs.
 	wireV2 = 2
@@ -375,10 +379,10 @@ func (r *reader) entry() Entry { return r.entryIn(nil) }
 func (r *reader) entryIn(reasons *interned) Entry {
 	var e Entry
 	s := r.byte()
-	if Status(s) >= statusEnd {
+	if checker.Status(s) >= statusEnd {
 		r.fail()
 	}
-	e.Status = Status(s)
+	e.Status = checker.Status(s)
 	c := r.uvarint()
 	if c > 1<<32-1 {
 		r.fail()

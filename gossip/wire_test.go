@@ -6,13 +6,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vigil-dns/vigil/checker"
 )
 
 // worstDelta is the largest delta a checker can publish: longest ids and reason.
 func worstDelta() delta {
 	id := strings.Repeat("x", MaxIDLen)
 	return delta{header: header{checker: id, gen: 1<<64 - 1, seq: 1<<64 - 1, beat: 1<<64 - 1}, op: opSet,
-		check: id, entry: Entry{Status: StatusUnhealthy, Consecutive: 1<<32 - 1, Latency: 24 * time.Hour,
+		check: id, entry: Entry{Status: checker.StatusUnhealthy, Consecutive: 1<<32 - 1, Latency: 24 * time.Hour,
 			Reason: strings.Repeat("é", MaxReasonLen)}}
 }
 
@@ -32,13 +34,13 @@ func TestDeltaFitsOnePacket(t *testing.T) {
 func samples() []message {
 	h := header{checker: "eu-c1", gen: 1767225600000000000, seq: 42, beat: 7}
 	row := &fullRow{header: h, entries: []rowEntry{
-		{check: "api", seq: 41, entry: Entry{Status: StatusHealthy, Consecutive: 3, Latency: 1500 * time.Microsecond, Reason: "http 200"}},
-		{check: "db", seq: 42, entry: Entry{Status: StatusUnhealthy, Reason: "dial tcp: connection refused"}}}}
+		{check: "api", seq: 41, entry: Entry{Status: checker.StatusHealthy, Consecutive: 3, Latency: 1500 * time.Microsecond, Reason: "http 200"}},
+		{check: "db", seq: 42, entry: Entry{Status: checker.StatusUnhealthy, Reason: "dial tcp: connection refused"}}}}
 	since := &sinceRow{header: header{checker: "eu-c1", gen: h.gen, seq: 50, beat: 9}, since: 42, wall: 44,
-		entries:   []rowEntry{{check: "api", seq: 47, entry: Entry{Status: StatusHealthy, Reason: "http 200"}}},
+		entries:   []rowEntry{{check: "api", seq: 47, entry: Entry{Status: checker.StatusHealthy, Reason: "http 200"}}},
 		withdrawn: []withdrawn{{check: "db", seq: 45}, {check: "web", seq: 50}}}
 	return []message{
-		{version: wireV1, kind: kindDelta, delta: delta{header: h, op: opSet, check: "api", entry: Entry{Status: StatusHealthy, Consecutive: 3, Latency: time.Millisecond, Reason: "ok"}}},
+		{version: wireV1, kind: kindDelta, delta: delta{header: h, op: opSet, check: "api", entry: Entry{Status: checker.StatusHealthy, Consecutive: 3, Latency: time.Millisecond, Reason: "ok"}}},
 		{version: wireV1, kind: kindDelta, delta: delta{header: h, op: opWithdraw, check: "api"}},
 		{version: wireV1, kind: kindDelta, delta: delta{header: h, op: opWithdrawAll}},
 		{version: wireV1, kind: kindHeartbeat, header: h},
@@ -166,7 +168,7 @@ func FuzzDecode(f *testing.F) {
 // than their bytes hold, are refused, as is any other version.
 func TestDecodeRejectsBadSync(t *testing.T) {
 	h := header{checker: "c", gen: 1, seq: 10, beat: 1}
-	e := Entry{Status: StatusHealthy}
+	e := Entry{Status: checker.StatusHealthy}
 	emptyPage := encodePage(&rowPage{header: h})
 	for _, tc := range []struct {
 		name string

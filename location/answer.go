@@ -48,6 +48,12 @@ type scratch struct {
 	// sig holds the answer section while it is signed.
 	denial denial
 	sig    []dns.RR
+	// key, lower and fill are the fast path's: the key of the query's answer in the answer
+	// cache, the query with its question name in lower case, and what the full path notes
+	// about the answer's caching (fastpath.go).
+	key   [maxCacheKey]byte
+	lower []byte
+	fill  fillState
 }
 
 // newScratch returns buffers for one worker.
@@ -164,6 +170,10 @@ func (s *Server) answerQuestion(scr *scratch, req Request, qn dns.Question, limi
 		// A virtual name server outside the zone's shard: not this zone's server here.
 		return s.refuse(scr, req, limit, oc)
 	}
+	if scr.fill.on {
+		// Read before any verdict: a change after this makes the answer stale (cache.go).
+		scr.fill.zone, scr.fill.zgen = z, z.gen.Load()
+	}
 	switch qn.Qtype {
 	case dns.TypeAXFR, dns.TypeIXFR:
 		// Zone transfers are served over TCP only, where serveConn hands them to
@@ -171,7 +181,11 @@ func (s *Server) answerQuestion(scr *scratch, req Request, qn dns.Question, limi
 		return s.finish(scr, req, dns.RcodeRefused, limit, oc)
 	}
 	if !req.TCP && s.rrl != nil {
-		switch s.rrl.allow(req.From, s.now()) {
+		d := scr.fill.rrl
+		if !scr.fill.rrlPreset {
+			d = s.rrl.allow(req.From, s.now())
+		}
+		switch d {
 		case rrlDrop:
 			oc.drop, oc.answer = dropRRL, false
 			return nil, *oc

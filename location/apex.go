@@ -6,7 +6,7 @@ import (
 
 	"github.com/miekg/dns"
 	"github.com/vigil-dns/vigil/config"
-	"github.com/vigil-dns/vigil/rdata"
+	"github.com/vigil-dns/vigil/config/rdata"
 )
 
 // setNameServers sets z's NS records and glue: those of the apex NS record set when cz has

@@ -33,6 +33,8 @@ func (scr *scratch) deny(z *zone, name string, n *node, rtype uint16) {
 func (s *Server) answerZone(scr *scratch, snap *Snapshot, z *zone, name string, qtype uint16, ns int, do bool) (rcode int, ok bool) {
 	if sg := s.signerOf(z.name); sg != nil && qtype == dns.TypeDNSKEY && name == z.name {
 		scr.resp.Answer = sg.AppendDNSKEYs(scr.resp.Answer, s.now())
+		// The keys published change with time (rollovers): the cached answer expires.
+		scr.fill.signed = true
 	} else {
 		rcode = s.resolve(scr, snap, z, name, qtype, ns)
 	}
@@ -82,6 +84,7 @@ func (s *Server) SetSigners(signers map[string]*dnssec.Signer) {
 	}
 	s.budget.SetZones(slices.Collect(maps.Keys(m)))
 	s.signers.Store(&m)
+	s.cache.invalidate()
 	s.xfr.poke()
 }
 
@@ -244,6 +247,7 @@ func (s *Server) sign(scr *scratch, snap *Snapshot, rcode int) (_ int, ok bool) 
 	}
 	if signed {
 		resp.Ns = ns
+		scr.fill.signed = true
 	}
 	return rcode, ok
 }

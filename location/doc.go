@@ -1,6 +1,6 @@
-// Package location is the authoritative DNS server of a Vigil location: it answers the hosted
-// zones over UDP and TCP from an immutable snapshot of the configuration and this location's own
-// verdicts, choosing records with the routing package's pure answer selection.
+// Package location is the authoritative DNS server of a Vigil location. It answers the hosted
+// zones over UDP and TCP from an immutable snapshot of the configuration and this location's
+// own verdicts, choosing records with the routing package's pure answer selection.
 //
 // What it owns:
 //   - the snapshot: zones compiled once per configuration into owner-name maps and pre-built
@@ -13,7 +13,14 @@
 //     one listener per virtual name server this location hosts, which answers a zone only when
 //     that name server is in the zone's shard. Every listener has its own bounded worker pool
 //     and query budget, so a flood aimed at one zone's name servers cannot starve the others;
-//   - optional response rate limiting per client network, in a fixed-size table;
+//   - the answer cache (cache.go, fastpath.go): UDP answers in wire form, keyed by question,
+//     type, listener, EDNS, DO and payload class, patched per query with its ID, RD, CD and
+//     question case, stale from the first change of the snapshot, signers, locality, or the
+//     verdicts or served SOA of their zone; what cannot be cached takes the full path;
+//   - the UDP sockets: one per core bound with SO_REUSEPORT on Linux, read and written in
+//     batches with recvmmsg and sendmmsg without an allocation per datagram (udp_linux.go);
+//   - optional response rate limiting per client network, in a fixed-size table, applied to
+//     cached answers too;
 //   - transfers out (xfr.go): AXFR and IXFR over TCP with TSIG of the zones SetTransfers names,
 //     as this location answers them, a serial per zone that follows the answers (serial.go),
 //     and NOTIFY to the secondaries on every change (notify.go);
@@ -22,7 +29,7 @@
 // Wildcards are not in Vigil's configuration model, so the server synthesises no answer from
 // them: a name exists only when a record set (or a name below it) is configured there.
 //
-// The server is built on github.com/miekg/dns (v1) for the wire format; its own loops read and
-// write the sockets, so the number of goroutines is fixed by the configuration rather than by
+// The server is built on github.com/miekg/dns (v1) for the wire format of the full path; its
+// own loops read and write the sockets, so the number of goroutines is fixed by the configuration rather than by
 // the traffic (BENCHMARKS.md compares v1 with v2 and explains the choice).
 package location

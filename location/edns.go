@@ -66,6 +66,7 @@ func (s *Server) finish(scr *scratch, req Request, rcode, limit int, oc *outcome
 	if err == nil && len(out) <= limit {
 		return out, *oc
 	}
+	scr.fill.trimmed = true
 	if err == nil && keepOPT(resp.Extra) < len(resp.Extra) {
 		trimAdditional(resp, limit)
 		if out, err = resp.PackBuffer(scr.out[:cap(scr.out)]); err == nil && len(out) <= limit {

@@ -5,7 +5,7 @@ import (
 
 	"github.com/miekg/dns"
 	"github.com/vigil-dns/vigil/config"
-	"github.com/vigil-dns/vigil/routing"
+	"github.com/vigil-dns/vigil/location/routing"
 )
 
 // Explain says what this location answers now for the record set of name and type (e.g. "A"),

@@ -5,7 +5,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/vigil-dns/vigil/config"
-	"github.com/vigil-dns/vigil/ptree"
+	"github.com/vigil-dns/vigil/internal/ptree"
 )
 
 // ZoneState is one zone of the configuration as this location serves it: the version it

@@ -7,7 +7,7 @@ import (
 
 	"github.com/miekg/dns"
 	"github.com/vigil-dns/vigil/config"
-	"github.com/vigil-dns/vigil/rdata"
+	"github.com/vigil-dns/vigil/config/rdata"
 )
 
 // FuzzRespond feeds raw bytes to the query path, without sockets, over UDP and TCP and on a

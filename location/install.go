@@ -12,6 +12,7 @@ func (s *Server) PatchZones(snap *Snapshot, changed []string) {
 	s.xfr.adopt(snap)
 	defer s.xfr.poke()
 	old := s.snap.Swap(snap)
+	s.cache.invalidate()
 	s.noteFailures(old, snap)
 	v := s.verdicts.Load()
 	for _, name := range changed {

@@ -21,7 +21,8 @@ import (
 type listener struct {
 	index   int
 	label   string
-	udp     *net.UDPConn
+	udp     *net.UDPConn   // the first of udps: its address is the listener's
+	udps    []*net.UDPConn // every UDP socket of the port (SO_REUSEPORT), each read by its workers
 	tcp     *net.TCPListener
 	workers int
 	budget  *budget
@@ -99,15 +100,68 @@ func (s *Server) bind(index int, addr string, workers, rate int) (*listener, err
 		if l.udp, err = net.ListenUDP("udp", ua); err != nil {
 			return nil, fmt.Errorf("location: listener %s: %w", l.label, err)
 		}
-		ta := &net.TCPAddr{IP: ua.IP, Port: l.udp.LocalAddr().(*net.UDPAddr).Port, Zone: ua.Zone}
+		port := l.udp.LocalAddr().(*net.UDPAddr).Port
+		ta := &net.TCPAddr{IP: ua.IP, Port: port, Zone: ua.Zone}
 		if l.tcp, err = net.ListenTCP("tcp", ta); err == nil {
-			return l, nil
+			l.udps = []*net.UDPConn{l.udp}
+			n := s.udpSockets()
+			if n <= 1 {
+				return l, nil
+			}
+			if err = s.reusePort(l, &net.UDPAddr{IP: ua.IP, Port: port, Zone: ua.Zone}, n); err == nil {
+				return l, nil
+			}
+			l.tcp.Close()
+			if ua.Port != 0 || attempt == 4 {
+				return nil, fmt.Errorf("location: listener %s: %w", l.label, err)
+			}
+			continue
 		}
 		l.udp.Close()
 		if ua.Port != 0 || attempt == 4 {
 			return nil, fmt.Errorf("location: listener %s: %w", l.label, err)
 		}
 	}
+}
+
+// udpSockets returns the number of UDP sockets of each listener.
+func (s *Server) udpSockets() int {
+	if s.cfg.UDPSockets > 0 {
+		return s.cfg.UDPSockets
+	}
+	return defaultUDPSockets()
+}
+
+// reusePort replaces the listener's one UDP socket, bound at ua, by n bound there with
+// SO_REUSEPORT. The first socket was bound without it, so that the port the kernel picked
+// is one no other socket shares; it is closed only now, and the sockets that replace it are
+// bound at once. When that fails (no SO_REUSEPORT here, or a socket took the port in
+// between) the listener has one socket, bound again; the error says that this failed too.
+func (s *Server) reusePort(l *listener, ua *net.UDPAddr, n int) error {
+	lc := net.ListenConfig{Control: setReusePort}
+	l.udp.Close()
+	var conns []*net.UDPConn
+	var err error
+	for range n {
+		var pc net.PacketConn
+		if pc, err = lc.ListenPacket(context.Background(), "udp", ua.String()); err != nil {
+			break
+		}
+		conns = append(conns, pc.(*net.UDPConn))
+	}
+	if err == nil {
+		l.udp, l.udps = conns[0], conns
+		return nil
+	}
+	for _, c := range conns {
+		c.Close()
+	}
+	s.log.Warn("location: one UDP socket for the listener", "listener", l.label, "err", err)
+	if l.udp, err = net.ListenUDP("udp", ua); err != nil {
+		return err
+	}
+	l.udps = []*net.UDPConn{l.udp}
+	return nil
 }
 
 // admit spends one query of l's budget and reports whether there was one; a query over the
@@ -123,7 +177,9 @@ func (s *Server) admit(l *listener) bool {
 
 // close closes the listener's sockets.
 func (l *listener) close() {
-	l.udp.Close()
+	for _, c := range l.udps {
+		c.Close()
+	}
 	l.tcp.Close()
 }
 
@@ -157,8 +213,10 @@ func (s *Server) Serve(ctx context.Context) error {
 	}
 	var wg sync.WaitGroup
 	for _, l := range ls {
-		for range l.workers {
-			wg.Go(func() { s.serveUDP(l) })
+		// The workers spread over the sockets, at least one each.
+		for i := range max(l.workers, len(l.udps)) {
+			c := l.udps[i%len(l.udps)]
+			wg.Go(func() { s.serveUDP(l, c) })
 		}
 		wg.Go(func() { s.serveTCP(ctx, l, &wg) })
 	}
@@ -255,7 +313,7 @@ func (s *Server) serveConn(l *listener, c *net.TCPConn) {
 			continue
 		}
 		start := time.Now()
-		out, oc := s.respond(scr, query, Request{From: from, TCP: true, NameServer: l.index})
+		out, oc := s.answer(scr, query, Request{From: from, TCP: true, NameServer: l.index})
 		s.metrics.observe(l.label, &oc, time.Since(start))
 		if out == nil {
 			continue

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
-	"github.com/vigil-dns/vigil/routing"
+	"github.com/vigil-dns/vigil/location/routing"
 )
 
 // SetLocality tells the server where its location stands, for nearest record sets: its own
@@ -20,7 +20,11 @@ func (s *Server) SetLocality(loc routing.Locality) {
 			c.RTT[r] = d
 		}
 	}
-	s.locality.Store(&c)
+	old := s.locality.Swap(&c)
+	if old == nil || old.Region != c.Region || !slices.Equal(old.Order, c.Order) {
+		// The answers follow the region and the order; the round-trip times only explain.
+		s.cache.invalidate()
+	}
 }
 
 // Locality returns the locality in use; the zero value until SetLocality.
@@ -39,7 +43,7 @@ func (s *Server) appendNearest(dst []dns.RR, scr *scratch, rs *rrset, v *verdict
 		dst = append(dst, rs.rrs[i])
 	}
 	if rule.LastResort() {
-		s.metrics.lastResort(rs.label())
+		scr.lastResort(s.metrics, rs)
 	}
 	return dst
 }

@@ -21,17 +21,6 @@ type difference struct {
 // disagreement in the same field still fails the test.
 func knownDifferences() []difference {
 	var out []difference
-	for _, field := range []string{"answer", "authority", "additional"} {
-		out = append(out, difference{
-			name:  "names in the case of the zone",
-			field: field,
-			applies: func(_ diffQuery, a, b view) bool {
-				return slices.Equal(lowerAll(section(a, field)), lowerAll(section(b, field)))
-			},
-			reason: "NSD writes the names of the response in the case of the question (it compresses them " +
-				"against it); the location in the case the zone holds. Names compare without case (RFC 4343 §3).",
-		})
-	}
 	out = append(out,
 		difference{
 			name:    "addresses of MX and SRV targets",

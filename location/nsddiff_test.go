@@ -12,8 +12,8 @@ import (
 
 	"github.com/miekg/dns"
 	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/config/rdata"
 	"github.com/vigil-dns/vigil/location/nsdtest"
-	"github.com/vigil-dns/vigil/rdata"
 )
 
 // TestDifferentialNSD serves the zones of testdata/nsddiff.yaml from a location and from

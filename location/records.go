@@ -6,8 +6,8 @@ import (
 
 	"github.com/miekg/dns"
 	"github.com/vigil-dns/vigil/config"
-	"github.com/vigil-dns/vigil/rdata"
-	"github.com/vigil-dns/vigil/routing"
+	"github.com/vigil-dns/vigil/config/rdata"
+	"github.com/vigil-dns/vigil/location/routing"
 )
 
 // buildRecords compiles the records of cs into rs: each value by rdata.Parse, with the set's

@@ -6,7 +6,7 @@ import (
 
 	"github.com/miekg/dns"
 	"github.com/vigil-dns/vigil/config"
-	"github.com/vigil-dns/vigil/routing"
+	"github.com/vigil-dns/vigil/location/routing"
 )
 
 // maxChain bounds the CNAME chain a response follows, and the aliases an alias follows.
@@ -130,6 +130,7 @@ func (s *Server) resolve(scr *scratch, snap *Snapshot, z *zone, name string, qty
 			// Out of every zone served here: the resolver follows from here.
 			return dns.RcodeSuccess
 		}
+		scr.inZone(next)
 		z, name = next, target
 	}
 }
@@ -210,8 +211,13 @@ func (s *Server) appendSelected(dst []dns.RR, scr *scratch, rs *rrset, v *verdic
 	} else if rs.cfg.Policy == config.PolicyNearest {
 		dst = s.appendNearest(dst, scr, rs, v)
 	} else {
+		if (rs.cfg.Policy == config.PolicyWeighted || rs.cfg.Policy == config.PolicyMultivalue) && len(rs.cfg.Records) > 1 {
+			// Chosen at random for each query.
+			scr.noCache()
+		}
 		idx, rule, err := routing.Select(rs.cfg, v.health, rand.Uint64(), scr.idx[:0])
 		if err != nil {
+			scr.noCache()
 			s.log.Error("location: answer selection failed", "record_set", rs.label(), "err", err)
 			return dst, false
 		}
@@ -220,7 +226,7 @@ func (s *Server) appendSelected(dst []dns.RR, scr *scratch, rs *rrset, v *verdic
 			dst = append(dst, rs.rrs[i])
 		}
 		if rule.LastResort() {
-			s.metrics.lastResort(rs.label())
+			scr.lastResort(s.metrics, rs)
 		}
 	}
 	if owner != "" {

@@ -16,7 +16,7 @@ import (
 	"github.com/miekg/dns"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/vigil-dns/vigil/dnssec"
-	"github.com/vigil-dns/vigil/routing"
+	"github.com/vigil-dns/vigil/location/routing"
 )
 
 // Defaults of Config.
@@ -86,6 +86,16 @@ type Config struct {
 	// TCPQueriesPerConn closes a TCP connection after this many queries. Default
 	// DefaultTCPQueriesPerConn.
 	TCPQueriesPerConn int
+	// AnswerCache is the number of UDP answers kept in wire form, so that a question asked
+	// again is answered by a copy patched with the query's ID and case (cache.go says which
+	// answers are kept and when they go stale). Default DefaultAnswerCache; negative turns
+	// the cache off, and every query takes the full path.
+	AnswerCache int
+	// UDPSockets is the number of UDP sockets of each listener, all bound to its address
+	// with SO_REUSEPORT so that the kernel spreads the queries over them and no socket is
+	// shared by the workers of several cores; the listener's workers are spread over them.
+	// Default GOMAXPROCS where SO_REUSEPORT exists, else 1 (also when it cannot be set).
+	UDPSockets int
 	// RRL configures response rate limiting; off by default.
 	RRL RRLConfig
 	// Transfer bounds the zone transfers (AXFR, IXFR) and NOTIFY of the zones this location
@@ -117,6 +127,8 @@ type Server struct {
 	xfr      *xfr                                      // transfers out, serials, NOTIFY (xfr.go)
 	locality atomic.Pointer[routing.Locality]          // for nearest record sets (nearest.go)
 	scratch  sync.Pool
+	// cache holds answers in wire form (cache.go); nil when Config.AnswerCache is negative.
+	cache *answerCache
 	// signDrops counts the queries dropped for a spent signing budget since the last log
 	// line that said so, and signLogged is when that line was written (Unix nanoseconds).
 	signDrops  atomic.Uint64
@@ -193,7 +205,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("location: metrics: %w", err)
 	}
 	s := &Server{cfg: cfg, udpSize: cfg.UDPSize, log: cfg.Logger, now: cfg.Now, metrics: m, rrl: newRRL(cfg.RRL),
-		budget: cfg.SignBudget}
+		budget: cfg.SignBudget, cache: newAnswerCache(cfg.AnswerCache)}
 	if cfg.Registerer != nil {
 		if err := cfg.Registerer.Register(newSignerCollector(s)); err != nil {
 			return nil, fmt.Errorf("location: metrics: %w", err)
@@ -221,6 +233,7 @@ func (s *Server) SetSnapshot(snap *Snapshot) {
 	s.xfr.adopt(snap)
 	defer s.xfr.poke()
 	old := s.snap.Swap(snap)
+	s.cache.invalidate()
 	s.noteFailures(old, snap)
 	for name := range old.zones {
 		if snap.zones[name] == nil {
@@ -294,6 +307,8 @@ func (s *Server) recount(snap *Snapshot, v *verdicts, ids []string) {
 	}
 	zones := map[string]bool{}
 	for rs := range changed {
+		// After the verdicts' store: the zone's cached answers are stale from here on.
+		rs.in.gen.Add(1)
 		n := withheldIn(rs, v)
 		s.zoneWithheld[rs.in.name] += n - s.withheld[rs]
 		s.setWithheld(rs, n)
@@ -355,7 +370,7 @@ func (s *Server) Respond(query []byte, req Request) []byte {
 	scr := s.scratch.Get().(*scratch)
 	defer s.scratch.Put(scr)
 	start := time.Now()
-	out, oc := s.respond(scr, query, req)
+	out, oc := s.answer(scr, query, req)
 	s.metrics.observe(listenerLabel(req.NameServer), &oc, time.Since(start))
 	return bytes.Clone(out)
 }

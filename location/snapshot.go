@@ -13,8 +13,8 @@ import (
 
 	"github.com/miekg/dns"
 	"github.com/vigil-dns/vigil/config"
-	"github.com/vigil-dns/vigil/ptree"
-	"github.com/vigil-dns/vigil/rdata"
+	"github.com/vigil-dns/vigil/config/rdata"
+	"github.com/vigil-dns/vigil/internal/ptree"
 )
 
 // NameServer is one name server of a zone: a virtual name server of the zone's shard, or a
@@ -101,6 +101,9 @@ type zone struct {
 	// served is the SOA this location answers when its serial follows the answers (a zone it
 	// transfers out, serial.go); nil answers soa and neg.
 	served atomic.Pointer[servedSOA]
+	// gen rises after every change of the verdicts of the zone's record sets and of its
+	// served SOA: the zone's cached answers made before are stale (cache.go).
+	gen atomic.Uint64
 }
 
 // node is one owner name of a zone; a node without record sets is an empty non-terminal.

@@ -32,10 +32,15 @@ func newBatchConn(c *net.UDPConn) batchConn {
 	return ipv6.NewPacketConn(c)
 }
 
-// serveUDP is one UDP worker: it reads a batch of queries, answers each and writes the
-// responses in a batch, until the socket closes. Its buffers are fixed at start.
-func (s *Server) serveUDP(l *listener) {
-	conn := newBatchConn(l.udp)
+// serveUDP is one UDP worker of listener l on its socket c: it reads a batch of queries,
+// answers each and writes the responses in a batch, until the socket closes. Its buffers are
+// fixed at start. On Linux serveMmsg does so without an allocation per datagram; elsewhere
+// (or when it cannot) golang.org/x/net reads and writes the batches.
+func (s *Server) serveUDP(l *listener, c *net.UDPConn) {
+	if s.serveMmsg(l, c) {
+		return
+	}
+	conn := newBatchConn(c)
 	scr := newScratch()
 	in := make([]ipv4.Message, udpBatch)
 	out := make([]ipv4.Message, udpBatch)
@@ -64,7 +69,7 @@ func (s *Server) serveUDP(l *listener) {
 			}
 			start := time.Now()
 			addr, _ := netip.AddrFromSlice(from.IP)
-			resp, oc := s.respond(scr, m.Buffers[0][:m.N], Request{From: addr, NameServer: l.index})
+			resp, oc := s.answer(scr, m.Buffers[0][:m.N], Request{From: addr, NameServer: l.index})
 			if resp != nil {
 				outBufs[k] = append(outBufs[k][:0], resp...)
 				out[k] = ipv4.Message{Buffers: [][]byte{outBufs[k]}, Addr: from}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/miekg/dns"
 	"github.com/vigil-dns/vigil/config"
-	"github.com/vigil-dns/vigil/rdata"
+	"github.com/vigil-dns/vigil/config/rdata"
 )
 
 // The zones of the validator differential: a signed parent (split keys, for a ZSK rollover),

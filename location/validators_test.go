@@ -8,10 +8,10 @@ import (
 
 	"github.com/miekg/dns"
 	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/config/rdata"
 	"github.com/vigil-dns/vigil/dnssec"
 	"github.com/vigil-dns/vigil/location/delvtest"
 	"github.com/vigil-dns/vigil/location/unboundtest"
-	"github.com/vigil-dns/vigil/rdata"
 )
 
 // signedZones starts a server with zones, each of apexes signed by fresh keys (combined

@@ -3,7 +3,7 @@ package location
 import (
 	"hash/maphash"
 
-	"github.com/vigil-dns/vigil/routing"
+	"github.com/vigil-dns/vigil/location/routing"
 )
 
 // verdictShards is the number of parts of the verdict store: a change copies one part's

@@ -341,6 +341,7 @@ func (x *xfr) update(ctx context.Context) {
 		next[apex] = ver
 		if z.served.Load() == nil || z.served.Load().soa.Serial != ver.serial {
 			z.served.Store(ver.soa)
+			z.gen.Add(1)
 		}
 		x.m.serial.WithLabelValues(apex).Set(float64(ver.serial))
 		if changed {
@@ -352,6 +353,7 @@ func (x *xfr) update(ctx context.Context) {
 			x.m.serial.DeleteLabelValues(apex)
 			if z := snap.zones[apex]; z != nil && z == ver.zone {
 				z.served.Store(nil)
+				z.gen.Add(1)
 			}
 		}
 	}

@@ -8,7 +8,7 @@ import (
 	"github.com/miekg/dns"
 	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/dnssec"
-	"github.com/vigil-dns/vigil/routing"
+	"github.com/vigil-dns/vigil/location/routing"
 )
 
 // A zone's image is what a transfer of it carries, but its SOA: the zone as this location

@@ -1,11 +1,9 @@
-// Package regions models Vigil's named regions and a simulated network between them: an
-// in-memory memberlist Transport and a probe dialer whose links between two regions can be cut
-// (both ways or one way), slowed, made lossy (from a seeded source) and healed. The simulation,
-// `vigil dev` and the tests put it where the real network would be; it runs inside a
-// testing/synctest bubble, so minutes of gossip take seconds.
-//
-// Its Link, Fault (with a text form) and Faults are the one vocabulary of link faults: the
-// demo's routers, netlab, the simulation, `vigil dev` and the oracle speak it too.
+// Package regions models Vigil's named regions, the links between them and their faults. Its
+// Link, Fault (with a text form) and Faults are the one vocabulary of link faults that the
+// demo's routers, netlab, the simulation, `vigil dev` and the oracle speak. Its in-memory
+// memberlist Transport and probe dialer carry links that can be cut (both ways or one way),
+// slowed, made lossy (from a seeded source) and healed; the simulation, `vigil dev` and the
+// tests put it where the real network would be, inside a testing/synctest bubble.
 package regions
 
 import (

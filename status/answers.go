@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/vigil-dns/vigil/location"
+	"github.com/vigil-dns/vigil/location/routing"
 )
 
 // The DNS view (GET /v1/answers): what this location answers now for each record set that
@@ -80,7 +81,7 @@ func (a *API) answers(w http.ResponseWriter, r *http.Request) {
 		}
 		res, err := a.opts.Location.Answer(s.Name, s.Type)
 		if err != nil {
-			list.Answers = append(list.Answers, AnswerSet{Answer: Answer{Name: s.Name, Type: s.Type, Values: []string{}, Candidates: []Candidate{}},
+			list.Answers = append(list.Answers, AnswerSet{Answer: Answer{Name: s.Name, Type: s.Type, Values: []string{}, Candidates: []routing.Candidate{}},
 				Error: strings.TrimPrefix(err.Error(), "location: ")})
 			continue
 		}

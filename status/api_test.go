@@ -13,8 +13,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/location/routing"
 	"github.com/vigil-dns/vigil/quorum"
-	"github.com/vigil-dns/vigil/routing"
 )
 
 // newTestAPI serves loc (nil: not a location), the test node and cv (nil: not a checker).
@@ -295,7 +295,7 @@ func answerRouteCases(loc *testLocation) []routeCase {
 				t.Errorf("answer %+v, routing says %s", an, res)
 			}
 			for _, c := range an.Candidates {
-				if c.HealthCheck == "web-eu-west" && (c.Health != "unhealthy" || c.Chosen) {
+				if c.HealthCheck == "web-eu-west" && (c.Health != routing.HealthUnhealthy || c.Chosen) {
 					t.Errorf("candidate %+v", c)
 				}
 			}

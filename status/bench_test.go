@@ -9,8 +9,8 @@ import (
 
 	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/location"
+	"github.com/vigil-dns/vigil/location/routing"
 	"github.com/vigil-dns/vigil/quorum"
-	"github.com/vigil-dns/vigil/routing"
 )
 
 // fleetLocation is a LocationView of n checks, each with reports from 3 checkers in each of 3
@@ -56,8 +56,8 @@ func (l *fleetLocation) Explain(id string) (quorum.Explanation, bool) {
 }
 func (l *fleetLocation) Zones() []location.ZoneState { return nil }
 
-func (l *fleetLocation) Checkers() []HeardChecker {
-	return HeardFrom(l.reports[l.ids[0]], l.policy.FreshnessWindow, l.now)
+func (l *fleetLocation) Checkers() []quorum.HeardChecker {
+	return quorum.HeardFrom(l.reports[l.ids[0]], l.policy.FreshnessWindow, l.now)
 }
 func (l *fleetLocation) Answer(string, string) (routing.Result, error) { return routing.Result{}, nil }
 

@@ -12,7 +12,7 @@ import (
 	"strings"
 )
 
-// maxBody bounds a response the client reads: a status response is far smaller.
+// maxBody bounds a response the client reads by default: a status response is far smaller.
 const maxBody = 32 << 20
 
 // Client reads a node's status API.
@@ -21,6 +21,8 @@ type Client struct {
 	Base string
 	// HTTP is the client used; nil is http.DefaultClient.
 	HTTP *http.Client
+	// MaxBytes bounds a response read; 0 is 32 MiB.
+	MaxBytes int64
 }
 
 // NewClient returns a client of the node at addr: "host:port" or a URL.
@@ -44,7 +46,7 @@ func (c *Client) Get(ctx context.Context, path string, out any) error { return c
 
 // get decodes the JSON at path into out; an error response becomes an error with its message.
 func (c *Client) get(ctx context.Context, path string, out any) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.Base+path, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(c.Base, "/")+path, nil)
 	if err != nil {
 		return fmt.Errorf("status: %w", err)
 	}
@@ -58,7 +60,11 @@ func (c *Client) get(ctx context.Context, path string, out any) error {
 		return fmt.Errorf("status: %w", err)
 	}
 	defer res.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(res.Body, maxBody))
+	limit := c.MaxBytes
+	if limit <= 0 {
+		limit = maxBody
+	}
+	body, err := io.ReadAll(io.LimitReader(res.Body, limit))
 	if err != nil {
 		return fmt.Errorf("status: reading %s: %w", path, err)
 	}
@@ -118,6 +124,14 @@ func (c *Client) Members(ctx context.Context) (MemberList, error) {
 func (c *Client) Node(ctx context.Context) (NodeInfo, error) {
 	var v NodeInfo
 	return v, c.get(ctx, "/v1/node", &v)
+}
+
+// Digest returns the location's digest (GET /v1/network/digest): its verdicts in brief and
+// whom it hears, what the other locations' network views, the answer verifier and the
+// notifier read of it. A transport failure is a *url.Error, an error response an *HTTPError.
+func (c *Client) Digest(ctx context.Context) (Digest, error) {
+	var v Digest
+	return v, c.get(ctx, "/v1/network/digest", &v)
 }
 
 // Network returns one page of the network view: filter is "", "all", "disagree" or

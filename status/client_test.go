@@ -3,6 +3,7 @@ package status
 import (
 	"bytes"
 	"context"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -132,5 +133,47 @@ func TestCleanCells(t *testing.T) {
 	}
 	if strings.ContainsAny(b.String(), "\x1b\x07") || strings.Count(b.String(), "\n") != 3 {
 		t.Errorf("control characters leaked:\n%q", b.String())
+	}
+}
+
+// TestClientDigest: the digest the network view, the verifier and the notifier read through
+// the client is the one the location serves; a location that fails is shown in the network
+// view as unreachable, answering an HTTP error, or serving what is not a digest.
+func TestClientDigest(t *testing.T) {
+	loc := newTestLocation(t)
+	demoScenario(loc)
+	a, _, _ := newTestAPI(t, loc, nil)
+	srv := httptest.NewServer(a)
+	t.Cleanup(srv.Close)
+	d, err := (&Client{Base: srv.URL + "/"}).Digest(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := a.digest(); d.Location != want.Location || len(d.Checks) != len(want.Checks) || len(d.Checks) == 0 {
+		t.Errorf("digest of %s with %d checks, want %s with %d", d.Location, len(d.Checks), want.Location, len(want.Checks))
+	}
+	if _, err := (&Client{Base: srv.URL, MaxBytes: 64}).Digest(context.Background()); err == nil {
+		t.Error("a digest over MaxBytes was read")
+	}
+
+	failing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "down", http.StatusServiceUnavailable)
+	}))
+	t.Cleanup(failing.Close)
+	garbage := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write([]byte("{not json"))
+	}))
+	t.Cleanup(garbage.Close)
+	gone := httptest.NewServer(http.NotFoundHandler())
+	gone.Close()
+	n := &network{opts: NetworkOptions{Client: &http.Client{}}}
+	for base, want := range map[string]string{
+		failing.URL: "its status API answered HTTP 503",
+		garbage.URL: "reading its digest: invalid character 'n' looking for beginning of object key string",
+		gone.URL:    "unreachable: Get \"" + gone.URL + "/v1/network/digest\": dial tcp",
+	} {
+		if _, err := n.fetchOne(context.Background(), base); err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("%s: %v, want %s…", base, err, want)
+		}
 	}
 }

@@ -1,16 +1,13 @@
 package status
 
 import (
-	"cmp"
 	"net"
-	"slices"
 	"strconv"
-	"time"
 
 	"github.com/vigil-dns/vigil/checker"
 	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/location/routing"
 	"github.com/vigil-dns/vigil/quorum"
-	"github.com/vigil-dns/vigil/routing"
 )
 
 // summaryOf turns a quorum explanation (with or without evidence) into a summary.
@@ -124,23 +121,13 @@ func answerOf(name, rtype string, r routing.Result) Answer {
 		Rule:       r.Rule.String(),
 		LastResort: r.LastResort,
 		Values:     r.Values(),
-		Candidates: make([]Candidate, 0, len(r.Candidates)),
+		Candidates: r.Candidates,
 		Region:     r.Region,
 
 		RegionReason: r.RegionReason,
 	}
-	for _, c := range r.Candidates {
-		a.Candidates = append(a.Candidates, Candidate{
-			Index:       c.Index,
-			Value:       c.Value,
-			HealthCheck: c.HealthCheck,
-			Health:      c.Health.String(),
-			Eligible:    c.Eligible,
-			Weight:      c.Weight,
-			Role:        string(c.Role),
-			Chosen:      c.Chosen,
-			Region:      c.Region,
-		})
+	if a.Candidates == nil {
+		a.Candidates = []routing.Candidate{} // the API writes "candidates": [] for a set without records
 	}
 	return a
 }
@@ -186,40 +173,4 @@ func probeStatusOf(p Probe) ProbeStatus {
 		ps.Last = pr
 	}
 	return ps
-}
-
-// HeardFrom returns the checkers as a location hears them, from the reports it holds (of every
-// check) and the freshness window, at now: one entry per checker, fresh when its latest
-// progress is within the window, sorted by region, then id. A location implementing
-// LocationView.Checkers can return it.
-func HeardFrom(reports []quorum.Report, window time.Duration, now time.Time) []HeardChecker {
-	byID := map[string]*HeardChecker{}
-	for i := range reports {
-		r := &reports[i]
-		h := byID[r.Checker]
-		if h == nil {
-			h = &HeardChecker{ID: r.Checker, Region: r.Region}
-			byID[r.Checker] = h
-		}
-		h.Reports++
-		if r.LastProgress.After(h.LastProgress) {
-			h.LastProgress = r.LastProgress
-		}
-	}
-	out := make([]HeardChecker, 0, len(byID))
-	for _, h := range byID {
-		if h.Fresh = quorum.Fresh(h.LastProgress, now, window); !h.Fresh {
-			h.StaleSince = quorum.StaleSince(h.LastProgress, window)
-		}
-		out = append(out, *h)
-	}
-	sortHeard(out)
-	return out
-}
-
-// sortHeard sorts checkers by region, then id.
-func sortHeard(hs []HeardChecker) {
-	slices.SortFunc(hs, func(a, b HeardChecker) int {
-		return cmp.Or(cmp.Compare(a.Region, b.Region), cmp.Compare(a.ID, b.ID))
-	})
 }

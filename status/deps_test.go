@@ -21,8 +21,8 @@ func TestNoRuntimeImports(t *testing.T) {
 	if err != nil {
 		t.Fatalf("go list -deps: %v", err)
 	}
-	forbidden := []string{"github.com/vigil-dns/vigil/node", "github.com/vigil-dns/vigil/gossip",
-		"github.com/vigil-dns/vigil/control", "github.com/vigil-dns/vigil/verdict", "github.com/hashicorp/raft"}
+	forbidden := []string{"github.com/vigil-dns/vigil/agent", "github.com/vigil-dns/vigil/gossip",
+		"github.com/vigil-dns/vigil/control", "github.com/vigil-dns/vigil/location/verdict", "github.com/hashicorp/raft"}
 	deps := strings.Fields(string(out))
 	if len(deps) < 10 {
 		t.Fatalf("go list -deps listed %d packages: %q", len(deps), deps)

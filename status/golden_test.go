@@ -18,7 +18,7 @@ import (
 	"github.com/vigil-dns/vigil/checker"
 	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/control/wire"
-	"github.com/vigil-dns/vigil/history"
+	"github.com/vigil-dns/vigil/location/history"
 )
 
 // update rewrites the golden files of TestGoldenJSON: go test ./status/ -run Golden -update.

@@ -31,7 +31,7 @@ func checkQuery(q url.Values, allowed ...string) error {
 
 // regionOf returns a function naming the region of a checker id, from the checkers this
 // location hears and the members this node sees.
-func (a *API) regionOf(heard []HeardChecker, members []Member) func(string) string {
+func (a *API) regionOf(heard []quorum.HeardChecker, members []Member) func(string) string {
 	m := make(map[string]string, len(heard)+len(members))
 	for _, mb := range members {
 		m[mb.ID] = mb.Region
@@ -129,9 +129,9 @@ func (a *API) checkers(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	hs := slices.Clone(a.opts.Location.Checkers())
-	sortHeard(hs)
+	quorum.SortHeard(hs)
 	if hs == nil {
-		hs = []HeardChecker{}
+		hs = []quorum.HeardChecker{}
 	}
 	writeJSON(w, http.StatusOK, CheckerList{Location: a.opts.Node.Identity().ID, GeneratedAt: a.now(), Checkers: hs})
 }

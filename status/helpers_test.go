@@ -14,8 +14,8 @@ import (
 	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/control/wire"
 	"github.com/vigil-dns/vigil/location"
+	"github.com/vigil-dns/vigil/location/routing"
 	"github.com/vigil-dns/vigil/quorum"
-	"github.com/vigil-dns/vigil/routing"
 )
 
 // t0 is the tests' "now" at the location.
@@ -136,13 +136,13 @@ func (l *testLocation) HealthSetsOf(id string) []location.SetName {
 	return l.server.Snapshot().HealthSetsOf(id)
 }
 
-// Checkers implements LocationView with HeardFrom.
-func (l *testLocation) Checkers() []HeardChecker {
+// Checkers implements LocationView with quorum.HeardFrom.
+func (l *testLocation) Checkers() []quorum.HeardChecker {
 	var all []quorum.Report
 	for _, c := range l.doc.Checks {
 		all = append(all, l.reports[c.ID]...)
 	}
-	return HeardFrom(all, l.doc.Quorum.FreshnessWindow.Std(), l.now)
+	return quorum.HeardFrom(all, l.doc.Quorum.FreshnessWindow.Std(), l.now)
 }
 
 // Answer implements LocationView with location.Server.Explain and a fixed random draw.

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/vigil-dns/vigil/history"
+	"github.com/vigil-dns/vigil/location/history"
 )
 
 // HistoryView is what the status API reads of a location's history (node.Node implements it

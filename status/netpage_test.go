@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vigil-dns/vigil/history"
+	"github.com/vigil-dns/vigil/location/history"
 )
 
 // storeHistory is a HistoryView over a history.Store.

@@ -13,16 +13,16 @@ import (
 	"time"
 
 	"github.com/vigil-dns/vigil/control/wire"
-	"github.com/vigil-dns/vigil/history"
 	"github.com/vigil-dns/vigil/location"
+	"github.com/vigil-dns/vigil/location/history"
+	"github.com/vigil-dns/vigil/location/routing"
 	"github.com/vigil-dns/vigil/quorum"
-	"github.com/vigil-dns/vigil/routing"
 )
 
 // fakeLocation is a LocationView of fixed verdicts and heard checkers.
 type fakeLocation struct {
 	verdicts []CheckVerdict
-	heard    []HeardChecker
+	heard    []quorum.HeardChecker
 }
 
 func (f *fakeLocation) Verdicts() []CheckVerdict { return f.verdicts }
@@ -34,7 +34,7 @@ func (f *fakeLocation) Explain(id string) (quorum.Explanation, bool) {
 	}
 	return quorum.Explanation{}, false
 }
-func (f *fakeLocation) Checkers() []HeardChecker { return f.heard }
+func (f *fakeLocation) Checkers() []quorum.HeardChecker { return f.heard }
 func (f *fakeLocation) Answer(string, string) (routing.Result, error) {
 	return routing.Result{}, fmt.Errorf("none")
 }
@@ -62,7 +62,7 @@ func fakeNetwork(n int) map[string]*fakeLocation {
 		f := &fakeLocation{}
 		for _, r := range []string{"eu-west", "sa-east", "us-east"} {
 			fresh := loc != "loc-sa" || r == "sa-east"
-			f.heard = append(f.heard, HeardChecker{ID: r + "-1", Region: r, Fresh: fresh, Reports: n})
+			f.heard = append(f.heard, quorum.HeardChecker{ID: r + "-1", Region: r, Fresh: fresh, Reports: n})
 		}
 		for i := range n {
 			e := quorum.Explanation{}

@@ -3,13 +3,12 @@ package status
 import (
 	"cmp"
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 )
@@ -225,24 +224,19 @@ func (n *network) fetch(a *API, peers []NetworkLocation) *merged {
 	return merge(locs, all)
 }
 
-// fetchOne reads one peer's digest.
+// fetchOne reads one peer's digest; the error says why not, as the view shows it.
 func (n *network) fetchOne(ctx context.Context, base string) (*Digest, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(base, "/")+"/v1/network/digest", nil)
-	if err != nil {
-		return nil, fmt.Errorf("unreachable: %w", err)
-	}
-	res, err := n.opts.Client.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("unreachable: %w", err)
-	}
-	defer res.Body.Close()
-	if res.StatusCode != http.StatusOK {
-		_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, 4096))
-		return nil, fmt.Errorf("its status API answered HTTP %d", res.StatusCode)
-	}
-	var d Digest
-	if err := json.NewDecoder(io.LimitReader(res.Body, maxDigest)).Decode(&d); err != nil {
-		return nil, fmt.Errorf("reading its digest: %w", err)
+	c := Client{Base: base, HTTP: n.opts.Client, MaxBytes: maxDigest}
+	d, err := c.Digest(ctx)
+	var he *HTTPError
+	var ue *url.Error
+	switch {
+	case errors.As(err, &he):
+		return nil, fmt.Errorf("its status API answered HTTP %d", he.Code)
+	case errors.As(err, &ue):
+		return nil, fmt.Errorf("unreachable: %w", ue)
+	case err != nil:
+		return nil, fmt.Errorf("reading its digest: %w", errors.Unwrap(err))
 	}
 	return &d, nil
 }

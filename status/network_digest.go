@@ -100,7 +100,7 @@ func (a *API) networkDigest(w http.ResponseWriter, r *http.Request) {
 	if a.digestBody == nil || a.now().Sub(a.digestAt) >= a.net.opts.CacheFor {
 		// Note the locations in membership now, too: a location first asked for its view
 		// after a partition began no longer has the far side in its membership, and would not
-		// list it at all (CI saw sa-east's view without us-east's location for 40s).
+		// list it at all (sa-east's view would lack us-east's location for the whole cut).
 		a.net.mu.Lock()
 		a.net.peersLocked(a)
 		a.net.mu.Unlock()

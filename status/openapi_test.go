@@ -9,8 +9,9 @@ import (
 	vigilapi "github.com/vigil-dns/vigil/api"
 	"github.com/vigil-dns/vigil/checker"
 	"github.com/vigil-dns/vigil/control/wire"
-	"github.com/vigil-dns/vigil/history"
 	"github.com/vigil-dns/vigil/location"
+	"github.com/vigil-dns/vigil/location/history"
+	"github.com/vigil-dns/vigil/location/routing"
 	"github.com/vigil-dns/vigil/quorum"
 	yaml "go.yaml.in/yaml/v3"
 )
@@ -84,9 +85,9 @@ func TestOpenAPISchemas(t *testing.T) {
 		"StatusAbsent":          reflect.TypeFor[Absent](),
 		"StatusChild":           reflect.TypeFor[quorum.ChildVote](),
 		"StatusCheckEvidence":   reflect.TypeFor[CheckEvidence](),
-		"StatusHeardChecker":    reflect.TypeFor[HeardChecker](),
+		"StatusHeardChecker":    reflect.TypeFor[quorum.HeardChecker](),
 		"StatusCheckerList":     reflect.TypeFor[CheckerList](),
-		"StatusCandidate":       reflect.TypeFor[Candidate](),
+		"StatusCandidate":       reflect.TypeFor[routing.Candidate](),
 		"StatusAnswer":          reflect.TypeFor[Answer](),
 		"StatusSelfHealth":      reflect.TypeFor[checker.SelfHealth](),
 		"StatusTimings":         reflect.TypeFor[Timings](),

@@ -13,8 +13,8 @@ import (
 	"github.com/vigil-dns/vigil/checker"
 	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/location"
+	"github.com/vigil-dns/vigil/location/routing"
 	"github.com/vigil-dns/vigil/quorum"
-	"github.com/vigil-dns/vigil/routing"
 )
 
 // liveLocation is a LocationView that evaluates, at each request, the reports a real checker
@@ -64,10 +64,10 @@ func (l *liveLocation) Explain(id string) (quorum.Explanation, bool) {
 
 func (l *liveLocation) Zones() []location.ZoneState { return nil }
 
-func (l *liveLocation) Checkers() []HeardChecker {
+func (l *liveLocation) Checkers() []quorum.HeardChecker {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return HeardFrom(l.reports(), l.policy.FreshnessWindow, time.Now())
+	return quorum.HeardFrom(l.reports(), l.policy.FreshnessWindow, time.Now())
 }
 
 func (l *liveLocation) Answer(string, string) (routing.Result, error) { return routing.Result{}, nil }

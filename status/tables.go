@@ -201,14 +201,14 @@ func WriteAnswer(w io.Writer, a Answer) error {
 	tw := newTable(w)
 	row(tw, "#", "VALUE", "CHECK", "HEALTH", "ROLE/WEIGHT", "ELIGIBLE", "CHOSEN")
 	for _, c := range a.Candidates {
-		rw := c.Role
+		rw := string(c.Role)
 		if c.Weight > 0 || a.Policy == "weighted" {
 			rw = strconv.Itoa(c.Weight)
 		}
 		if c.Region != "" {
 			rw = c.Region
 		}
-		row(tw, strconv.Itoa(c.Index), c.Value, c.HealthCheck, c.Health, rw, yesNo(c.Eligible), yesNo(c.Chosen))
+		row(tw, strconv.Itoa(c.Index), c.Value, c.HealthCheck, c.Health.String(), rw, yesNo(c.Eligible), yesNo(c.Chosen))
 	}
 	return tw.Flush()
 }

@@ -42,7 +42,7 @@ func WriteAnswers(w io.Writer, l AnswerList) error {
 			if c.HealthCheck != "" {
 				r += " " + c.HealthCheck
 			}
-			recs = append(recs, r+" "+c.Health)
+			recs = append(recs, r+" "+c.Health.String())
 		}
 		answer := strings.Join(a.Values, " ")
 		if answer == "" {

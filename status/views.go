@@ -7,8 +7,8 @@ import (
 	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/control/wire"
 	"github.com/vigil-dns/vigil/location"
+	"github.com/vigil-dns/vigil/location/routing"
 	"github.com/vigil-dns/vigil/quorum"
-	"github.com/vigil-dns/vigil/routing"
 )
 
 // LocationView is what the status API reads of a DNS location. Every method is called from
@@ -21,8 +21,8 @@ type LocationView interface {
 	// quorum.ExplainCombined over the reports this location holds now); ok is false when the
 	// location knows no check of that id.
 	Explain(checkID string) (e quorum.Explanation, ok bool)
-	// Checkers returns the checkers as this location hears them (see HeardFrom).
-	Checkers() []HeardChecker
+	// Checkers returns the checkers as this location hears them (see quorum.HeardFrom).
+	Checkers() []quorum.HeardChecker
 	// Answer returns what this location would answer now for the record set of name and DNS
 	// type (e.g. "A"), as location.Server.Explain does; an error when there is no such set.
 	Answer(name, rtype string) (routing.Result, error)
@@ -40,23 +40,6 @@ type CheckVerdict struct {
 	Verdict quorum.Explanation
 	// Calculated says the check is calculated from other checks' verdicts.
 	Calculated bool
-}
-
-// HeardChecker is a checker as one location hears it.
-type HeardChecker struct {
-	// ID and Region identify the checker.
-	ID     string `json:"id"`
-	Region string `json:"region"`
-	// Fresh says this location heard the checker make progress within the freshness window.
-	Fresh bool `json:"fresh"`
-	// LastProgress is when this location last heard the checker make progress (zero: never).
-	LastProgress time.Time `json:"last_progress,omitzero"`
-	// StaleSince is when the checker went stale at this location: its last progress plus the
-	// freshness window. Zero while fresh or never heard.
-	StaleSince time.Time `json:"stale_since,omitzero"`
-	// Reports is how many reports of this checker the location holds (a withdrawn report is
-	// no longer held).
-	Reports int `json:"reports"`
 }
 
 // CheckerView is what the status API reads of a checker.

@@ -7,6 +7,7 @@ import (
 	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/control/wire"
 	"github.com/vigil-dns/vigil/location"
+	"github.com/vigil-dns/vigil/location/routing"
 	"github.com/vigil-dns/vigil/quorum"
 )
 
@@ -174,7 +175,7 @@ type CheckerList struct {
 	// GeneratedAt is when the list was made.
 	GeneratedAt time.Time `json:"generated_at"`
 	// Checkers are sorted by region, then id.
-	Checkers []HeardChecker `json:"checkers"`
+	Checkers []quorum.HeardChecker `json:"checkers"`
 }
 
 // ZoneList is GET /v1/served-zones: the zones of the configuration as a location serves them.
@@ -198,8 +199,8 @@ type Answer struct {
 	// Values are the answered records' data, in answer order.
 	Values []string `json:"values"`
 	// Candidates are every record of the set and what the selection made of it (a drained
-	// record's health check is override:drain).
-	Candidates []Candidate `json:"candidates"`
+	// record's health check is override:drain): routing's own, as routing.Explain made them.
+	Candidates []routing.Candidate `json:"candidates"`
 	// Overrides are the maintenance overrides in force that change this answer.
 	Overrides []OverrideNote `json:"overrides,omitempty"`
 	// Region is the region a nearest set answered from, and RegionReason why.
@@ -228,26 +229,6 @@ type AnswerList struct {
 type AnswerSet struct {
 	Answer
 	Error string `json:"error,omitempty"`
-}
-
-// Candidate is one record of an answered record set.
-type Candidate struct {
-	// Index is the record's position in the set; Value its data.
-	Index int    `json:"index"`
-	Value string `json:"value"`
-	// HealthCheck names the record's check.
-	HealthCheck string `json:"health_check,omitempty"`
-	// Health is "healthy", "unhealthy", "no-check" or "ignored".
-	Health string `json:"health"`
-	// Eligible says the policy chose among this record.
-	Eligible bool `json:"eligible"`
-	// Weight (weighted sets) and Role (failover sets).
-	Weight int    `json:"weight,omitempty"`
-	Role   string `json:"role,omitempty"`
-	// Chosen says the record is in the answer.
-	Chosen bool `json:"chosen"`
-	// Region is the record's region, in a nearest set.
-	Region string `json:"region,omitempty"`
 }
 
 // ProbeList is GET /v1/probes: a checker's assigned checks and latest results.

@@ -18,12 +18,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vigil-dns/vigil/agent"
 	"github.com/vigil-dns/vigil/gossip"
-	"github.com/vigil-dns/vigil/httpguard"
+	"github.com/vigil-dns/vigil/internal/httpguard"
 	"github.com/vigil-dns/vigil/internal/sdnotify"
+	"github.com/vigil-dns/vigil/internal/tlsconf"
 	"github.com/vigil-dns/vigil/location"
-	"github.com/vigil-dns/vigil/node"
-	"github.com/vigil-dns/vigil/tlsconf"
 )
 
 // agentFlags is the configuration of `vigil agent`.
@@ -59,7 +59,7 @@ type agentFlags struct {
 	memoryLimit                                string
 	http                                       httpguard.Limits
 	gossipLimits                               gossip.InboundLimits
-	dnsTCP                                     node.DNSTCPLimits
+	dnsTCP                                     agent.DNSTCPLimits
 	verify                                     verifyFlags
 	configFile                                 string
 	tsigKeysFile                               string
@@ -125,16 +125,11 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "vigil agent: %s\n", origin.explain(err.Error()))
 		return 2
 	}
-	limit, from, err := memoryLimit(f.memoryLimit, os.Getenv("GOMEMLIMIT"), cgroupMemoryMax)
-	if err != nil {
-		fmt.Fprintf(stderr, "vigil agent: %s\n", origin.explain("-memory-limit: "+err.Error()))
+	if err := setMemoryLimit(f.memoryLimit, log); err != nil {
+		fmt.Fprintf(stderr, "vigil agent: %s\n", origin.explain(err.Error()))
 		return 2
 	}
-	if limit > 0 {
-		debug.SetMemoryLimit(limit)
-		log.Info("memory limit", "bytes", limit, "from", from)
-	}
-	n, err := node.New(cfg)
+	n, err := agent.New(cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "vigil agent: %s\n", origin.explain(err.Error()))
 		return 1
@@ -156,33 +151,17 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return 2
 	}
 	if v != nil {
-		vctx, stop := context.WithCancel(ctx)
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			_ = v.Run(vctx)
-		}()
-		defer func() {
-			stop()
-			<-done
-		}()
+		defer background(ctx, func(ctx context.Context) { _ = v.Run(ctx) })()
 	}
 	printAgentBanner(stdout, n, cfg.DataDir)
 	// Under systemd (Type=notify), READY=1 when /readyz would say ready, STOPPING=1 at the end.
 	if notifier := sdnotify.New(os.Getenv("NOTIFY_SOCKET")); notifier != nil {
-		nctx, stop := context.WithCancel(ctx)
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			notifier.Watch(nctx, func() (bool, string) {
+		defer background(ctx, func(ctx context.Context) {
+			notifier.Watch(ctx, func() (bool, string) {
 				rd := n.Ready()
 				return rd.Ready, "not ready: " + strings.Join(rd.Reasons, "; ")
 			}, 250*time.Millisecond, func(err error) { log.Warn("vigil agent: telling systemd", "err", err) })
-		}()
-		defer func() {
-			stop()
-			<-done
-		}()
+		})()
 	}
 	if err := n.Run(ctx); err != nil {
 		log.Error("vigil agent: stopped", "err", err)
@@ -192,8 +171,37 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	return 0
 }
 
+// setMemoryLimit sets the runtime's soft memory limit that -memory-limit, GOMEMLIMIT or the
+// cgroup's memory.max gives (memoryLimit), and logs it and where it came from.
+func setMemoryLimit(flagValue string, log *slog.Logger) error {
+	limit, from, err := memoryLimit(flagValue, os.Getenv("GOMEMLIMIT"), cgroupMemoryMax)
+	if err != nil {
+		return fmt.Errorf("-memory-limit: %w", err)
+	}
+	if limit > 0 {
+		debug.SetMemoryLimit(limit)
+		log.Info("memory limit", "bytes", limit, "from", from)
+	}
+	return nil
+}
+
+// background runs fn in a goroutine with a context that ends with ctx or at stop, and returns
+// stop, which ends that context and waits for fn to return.
+func background(ctx context.Context, fn func(context.Context)) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		fn(ctx)
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
+}
+
 // printAgentBanner writes the line that says what the agent runs and where it listens.
-func printAgentBanner(stdout io.Writer, n *node.Node, dataDir string) {
+func printAgentBanner(stdout io.Writer, n *agent.Node, dataDir string) {
 	self := n.Self()
 	fmt.Fprintf(stdout, "vigil agent: node %s (%s)", self.ID, strings.Join(self.Roles, "+"))
 	if self.Region != "" {
@@ -277,15 +285,33 @@ func (f *agentFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.verify.dnsPort, "verify-dns-port", "5353", "checker: port of the locations' DNS, at the host of their gossip address")
 }
 
+// agentJoin sorts -join's addresses: a voter's API URL joins the control plane (or, on the
+// voter that -bootstrap-id names, is asked whether a cluster runs already), any other
+// address is a gossip seed.
+func agentJoin(cfg *agent.Config, f agentFlags, bootstrap bool) {
+	for _, j := range splitList(f.join) {
+		if strings.HasPrefix(j, "http://") || strings.HasPrefix(j, "https://") {
+			if !bootstrap || f.bootstrapID == "" { // with -bootstrap-id, the voter that starts the cluster joins none
+				cfg.Control.Join = append(cfg.Control.Join, j)
+			} else if f.bootstrapCheckWait > 0 { // ... unless one of them already knows a cluster
+				cfg.Control.BootstrapCheck = append(cfg.Control.BootstrapCheck, j)
+			}
+		} else {
+			cfg.Gossip.Join = append(cfg.Gossip.Join, j)
+		}
+	}
+	cfg.Control.BootstrapCheckWait = f.bootstrapCheckWait
+}
+
 // agentConfig turns the flags into a node configuration and the process's logger.
-func agentConfig(f agentFlags, stderr io.Writer) (node.Config, *slog.Logger, error) {
-	cfg := node.DefaultConfig()
+func agentConfig(f agentFlags, stderr io.Writer) (agent.Config, *slog.Logger, error) {
+	cfg := agent.DefaultConfig()
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
 		return cfg, nil, fmt.Errorf("-log-level: %w", err)
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	roles, err := node.ParseRoles(f.roles)
+	roles, err := agent.ParseRoles(f.roles)
 	if err != nil {
 		return cfg, nil, fmt.Errorf("-roles: %w", err)
 	}
@@ -318,7 +344,7 @@ func agentConfig(f agentFlags, stderr io.Writer) (node.Config, *slog.Logger, err
 	}
 	cfg.ID, cfg.Region, cfg.Roles, cfg.DataDir, cfg.Version = f.id, f.region, roles, f.dataDir, version
 	cfg.Logger, cfg.WatcherClient, cfg.TLS = log, client, store
-	cfg.Control = node.ControlConfig{
+	cfg.Control = agent.ControlConfig{
 		RaftAddr: f.raftAddr, APIAddr: f.apiAddr, APIURL: f.apiURL, Bootstrap: bootstrap, RaftAdvertise: f.raftAdvertise,
 		WriteTokens: writeTokens, ReadTokens: readTokenList, OpenReads: f.openReads,
 		ServerTLS: serverTLS, Client: client, RaftLogLevel: max(level, slog.LevelInfo), RequireClientCert: f.tlsRequireClientCert,
@@ -328,18 +354,7 @@ func agentConfig(f agentFlags, stderr io.Writer) (node.Config, *slog.Logger, err
 		// The voter reloads the token files when they change, without a restart.
 		TokenFile: f.tokenFile, ReadTokenFile: f.readTokenFile,
 	}
-	for _, j := range splitList(f.join) {
-		if strings.HasPrefix(j, "http://") || strings.HasPrefix(j, "https://") {
-			if !bootstrap || f.bootstrapID == "" { // with -bootstrap-id, the voter that starts the cluster joins none
-				cfg.Control.Join = append(cfg.Control.Join, j)
-			} else if f.bootstrapCheckWait > 0 { // ... unless one of them already knows a cluster
-				cfg.Control.BootstrapCheck = append(cfg.Control.BootstrapCheck, j)
-			}
-		} else {
-			cfg.Gossip.Join = append(cfg.Gossip.Join, j)
-		}
-	}
-	cfg.Control.BootstrapCheckWait = f.bootstrapCheckWait
+	agentJoin(&cfg, f, bootstrap)
 	cfg.Gossip.Bind, cfg.Gossip.Advertise = f.gossipBind, f.gossipAdvertise
 	cfg.Gossip.KeyringFile, cfg.Gossip.Insecure = f.gossipKeyFile, f.insecureGossip
 	cfg.Gossip.Inbound = f.gossipLimits
@@ -366,7 +381,7 @@ func agentConfig(f agentFlags, stderr io.Writer) (node.Config, *slog.Logger, err
 }
 
 // agentDataPlane sets cfg's DNS, name servers, rate limits and HTTP listener from the flags.
-func agentDataPlane(cfg *node.Config, f agentFlags, roles node.Roles) error {
+func agentDataPlane(cfg *agent.Config, f agentFlags, roles agent.Roles) error {
 	cfg.DNSAddr = f.dnsAddr
 	if f.nameServers != "" {
 		cfg.NameServers = map[int]string{}
@@ -390,7 +405,7 @@ func agentDataPlane(cfg *node.Config, f agentFlags, roles node.Roles) error {
 	switch {
 	case f.httpAddr != "":
 		cfg.HTTPAddr = f.httpAddr
-	case roles == node.RoleControl:
+	case roles == agent.RoleControl:
 		cfg.HTTPAddr = "off" // the API listener serves /metrics
 	}
 	cfg.HTTPAdvertise = f.httpAdvertise
@@ -400,7 +415,7 @@ func agentDataPlane(cfg *node.Config, f agentFlags, roles node.Roles) error {
 }
 
 // agentProbe sets cfg's probe policy from the flags: loopback, allowed prefixes, extra CAs.
-func agentProbe(cfg *node.Config, f agentFlags) error {
+func agentProbe(cfg *agent.Config, f agentFlags) error {
 	cfg.Probe.AllowLoopback = f.allowLoopback
 	for _, p := range splitList(f.probeAllow) {
 		prefix, err := netip.ParsePrefix(p)
@@ -478,7 +493,7 @@ func (f *agentFlags) registerTLS(fs *flag.FlagSet) {
 // otherwise the client for other voters' APIs and, with -tls-cert, the server's TLS. Part
 // of the three is an error for the control role unless raft's credentials are chosen
 // otherwise (-raft-secret-file): an operator who meant mutual TLS would get raft without it.
-func tlsSetup(f agentFlags, roles node.Roles, log *slog.Logger) (*http.Client, *tls.Config, *tlsconf.Store, error) {
+func tlsSetup(f agentFlags, roles agent.Roles, log *slog.Logger) (*http.Client, *tls.Config, *tlsconf.Store, error) {
 	if err := checkTLSFlags(f, roles); err != nil {
 		return nil, nil, nil, err
 	}
@@ -495,13 +510,13 @@ func tlsSetup(f agentFlags, roles node.Roles, log *slog.Logger) (*http.Client, *
 }
 
 // checkTLSFlags refuses a combination of -tls-* flags that does not mean what it seems to.
-func checkTLSFlags(f agentFlags, roles node.Roles) error {
+func checkTLSFlags(f agentFlags, roles agent.Roles) error {
 	if (f.tlsCert == "") != (f.tlsKey == "") {
 		return errors.New("-tls-cert and -tls-key go together: give both (the certificate and its key) or neither")
 	}
 	full := f.tlsCert != "" && f.tlsCA != ""
 	some := f.tlsCert != "" || f.tlsCA != ""
-	if !roles.Has(node.RoleControl) || full || !some || f.raftSecretFile != "" || f.insecureRaftPlaintext {
+	if !roles.Has(agent.RoleControl) || full || !some || f.raftSecretFile != "" || f.insecureRaftPlaintext {
 		return nil
 	}
 	if f.tlsCA == "" {

@@ -4,7 +4,7 @@ import (
 	"flag"
 	"fmt"
 
-	"github.com/vigil-dns/vigil/node"
+	"github.com/vigil-dns/vigil/agent"
 )
 
 // registerDNSSEC defines the flags of the DNSSEC seal secret and signing budget on fs, bound to f.
@@ -15,7 +15,7 @@ func (f *agentFlags) registerDNSSEC(fs *flag.FlagSet) {
 }
 
 // agentDNSSEC sets cfg's DNSSEC seal secrets and signing budget from the flags.
-func agentDNSSEC(cfg *node.Config, f agentFlags) error {
+func agentDNSSEC(cfg *agent.Config, f agentFlags) error {
 	cfg.InsecureDNSSECSecretFromGossipKey = f.insecureDNSSECFromGossip
 	if f.dnssecSignBudget < 0 {
 		return fmt.Errorf("-dnssec-sign-budget %d: want new signatures a second, or 0 for the default measured from the CPU", f.dnssecSignBudget)

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vigil-dns/vigil/node"
+	"github.com/vigil-dns/vigil/agent"
 )
 
 // -dnssec-secret-file gives a voter or location its seal secret (the first key of the file)
@@ -64,7 +64,7 @@ func TestAgentDNSSECSecretFile(t *testing.T) {
 	if _, _, err := agentConfig(f, &bytes.Buffer{}); err == nil || !strings.HasPrefix(err.Error(), "-dnssec-secret-file") {
 		t.Errorf("a missing file: %v", err)
 	}
-	if cfg.Roles != node.RoleLocation {
+	if cfg.Roles != agent.RoleLocation {
 		t.Errorf("roles %v", cfg.Roles)
 	}
 }
@@ -92,6 +92,6 @@ func TestAgentDNSSECSignBudget(t *testing.T) {
 	}
 	cfg.DNSSECSignBudget = -1
 	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "dnssec sign budget") {
-		t.Errorf("a negative budget in node.Config: %v, want a refusal", err)
+		t.Errorf("a negative budget in agent.Config: %v, want a refusal", err)
 	}
 }

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
-	"github.com/vigil-dns/vigil/node"
+	"github.com/vigil-dns/vigil/agent"
 )
 
 // The flags map onto the node's configuration: -join splits into gossip peers and voters'
@@ -37,7 +37,7 @@ func TestAgentConfigFromFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Roles != node.RoleControl|node.RoleChecker|node.RoleLocation || cfg.ID != "n1" || cfg.Region != "us-east" {
+	if cfg.Roles != agent.RoleControl|agent.RoleChecker|agent.RoleLocation || cfg.ID != "n1" || cfg.Region != "us-east" {
 		t.Errorf("identity: %+v", cfg)
 	}
 	if len(cfg.Gossip.Join) != 1 || cfg.Gossip.Join[0] != "10.0.0.1:7946" ||

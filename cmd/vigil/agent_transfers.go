@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/vigil-dns/vigil/agent"
 	"github.com/vigil-dns/vigil/location"
-	"github.com/vigil-dns/vigil/node"
 )
 
 // registerTransfers defines the flag of the TSIG keys of zone transfers on fs, bound to f.
@@ -15,11 +15,11 @@ func (f *agentFlags) registerTransfers(fs *flag.FlagSet) {
 }
 
 // agentTransfers sets cfg's TSIG keys from the flags.
-func agentTransfers(cfg *node.Config, f agentFlags) error {
+func agentTransfers(cfg *agent.Config, f agentFlags) error {
 	if f.tsigKeysFile == "" {
 		return nil
 	}
-	if !cfg.Roles.Has(node.RoleLocation) {
+	if !cfg.Roles.Has(agent.RoleLocation) {
 		return fmt.Errorf("-tsig-keys-file: only a location transfers zones; give the keys to the locations alone")
 	}
 	file, err := os.Open(f.tsigKeysFile)

@@ -17,9 +17,9 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 
+	"github.com/vigil-dns/vigil/agent"
 	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/control"
-	"github.com/vigil-dns/vigil/node"
 )
 
 // maxAgentFileBytes bounds the agent configuration file read: a page of settings is a few
@@ -455,7 +455,7 @@ func fieldPath(field, sub string) string {
 }
 
 func checkRoles(s string) error {
-	_, err := node.ParseRoles(s)
+	_, err := agent.ParseRoles(s)
 	return err
 }
 

@@ -14,7 +14,7 @@ import (
 
 	"github.com/vigil-dns/vigil/control/client"
 	"github.com/vigil-dns/vigil/internal/safetext"
-	"github.com/vigil-dns/vigil/tlsconf"
+	"github.com/vigil-dns/vigil/internal/tlsconf"
 )
 
 // defaultServer is the API URL a client command talks to without -server or $VIGIL_SERVER:

@@ -12,11 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vigil-dns/vigil/agent"
 	"github.com/vigil-dns/vigil/control"
-	"github.com/vigil-dns/vigil/dev"
 	"github.com/vigil-dns/vigil/internal/syncbuf"
-	"github.com/vigil-dns/vigil/node"
-	"github.com/vigil-dns/vigil/tlsconf"
+	"github.com/vigil-dns/vigil/internal/tlsconf"
+	"github.com/vigil-dns/vigil/lab/dev"
 )
 
 // clientEnv lists every variable of the client configuration: each test starts with all of
@@ -57,13 +57,13 @@ func startMTLSVoter(t *testing.T) mtlsNet {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := node.DefaultConfig()
-	cfg.ID, cfg.Roles, cfg.DataDir, cfg.HTTPAddr = "control-1", node.RoleControl, t.TempDir(), "off"
+	cfg := agent.DefaultConfig()
+	cfg.ID, cfg.Roles, cfg.DataDir, cfg.HTTPAddr = "control-1", agent.RoleControl, t.TempDir(), "off"
 	cfg.TLS = store
 	cfg.Control.RaftAddr, cfg.Control.APIAddr, cfg.Control.Bootstrap = "127.0.0.1:0", "127.0.0.1:0", true
 	cfg.Control.WriteTokens, cfg.Control.RequireClientCert = []string{agentToken}, true
 	cfg.Control.Timing = control.Timing{Heartbeat: 300 * time.Millisecond, Election: 300 * time.Millisecond, LeaderLease: 150 * time.Millisecond, Commit: 20 * time.Millisecond}
-	n, err := node.New(cfg)
+	n, err := agent.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,8 +229,7 @@ func externalDNSRecords(t *testing.T, args []string) {
 
 // TestClientErrorsNameTheFix: each failure a client command meets on the way to a voter
 // prints the flag or variable that fixes it, for every client command, with exit 1 for a
-// failure of the network or the server and 2 for a configuration it cannot use. On the code
-// before the shared configuration, no error printed a fix (and a wrong token file exited 1).
+// failure of the network or the server and 2 for a configuration it cannot use.
 func TestClientErrorsNameTheFix(t *testing.T) {
 	m := startMTLSVoter(t)
 	plain := plainVoter(t)

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/vigil-dns/vigil/dev"
+	"github.com/vigil-dns/vigil/lab/dev"
 )
 
 // runDev runs the whole demo network in this process (`vigil dev`), or drives the faults of

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/vigil-dns/vigil/config"
-	"github.com/vigil-dns/vigil/dev"
+	"github.com/vigil-dns/vigil/lab/dev"
 )
 
 // TestDevFaultCommands drives a dev network's faults through `vigil dev target|cut|heal|

@@ -15,7 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/vigil-dns/vigil/externaldns"
-	"github.com/vigil-dns/vigil/httpguard"
+	"github.com/vigil-dns/vigil/internal/httpguard"
 )
 
 // runExternalDNS serves the ExternalDNS webhook provider: ExternalDNS (--provider=webhook)
@@ -52,14 +52,7 @@ func runExternalDNS(ctx context.Context, args []string, stdout, stderr io.Writer
 	}
 	hc.Timeout = 30 * time.Second // as the provider's own client: a write never hangs ExternalDNS
 	log := slog.New(slog.NewTextHandler(stderr, nil))
-	hosts := splitList(*allowedHosts)
-	if h, _, err := net.SplitHostPort(*listen); err == nil && h != "" {
-		if a, err := netip.ParseAddr(h); err != nil || !a.IsUnspecified() {
-			hosts = append(hosts, h) // the address ExternalDNS is given names this host
-		} else {
-			log.Warn("externaldns: the webhook listens on every address; only loopback, localhost and -allowed-hosts are answered", "listen", *listen)
-		}
-	}
+	hosts := webhookHosts(*listen, *allowedHosts, log)
 	reg := prometheus.NewRegistry()
 	p, err := externaldns.New(externaldns.Config{Voters: voters, Token: token, Client: hc, Zones: splitList(*zones),
 		Owner: *owner, AllowedHosts: hosts, Registerer: reg, Logger: log})
@@ -77,17 +70,12 @@ func runExternalDNS(ctx context.Context, args []string, stdout, stderr io.Writer
 	go func() { done <- srv.Serve(ln) }()
 	var msrv *http.Server
 	if *metricsListen != "" {
-		mln, err := net.Listen("tcp", *metricsListen)
-		if err != nil {
+		if msrv, err = serveMetrics(*metricsListen, reg, done); err != nil {
 			_ = srv.Close()
 			fmt.Fprintf(stderr, "vigil externaldns: metrics: %v\n", err)
 			return 1
 		}
-		mux := http.NewServeMux()
-		mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-		msrv = httpguard.Server(mux, httpguard.Limits{})
-		go func() { done <- msrv.Serve(mln) }()
-		fmt.Fprintf(stdout, "vigil externaldns: metrics on http://%s/metrics\n", mln.Addr())
+		fmt.Fprintf(stdout, "vigil externaldns: metrics on http://%s/metrics\n", msrv.Addr)
 	}
 	defer func() {
 		if msrv != nil {
@@ -107,4 +95,34 @@ func runExternalDNS(ctx context.Context, args []string, stdout, stderr io.Writer
 		}
 		return 0
 	}
+}
+
+// webhookHosts returns the host names a request's Host header may name besides loopback and
+// localhost: those of -allowed-hosts, and the host of the listen address, which the address
+// ExternalDNS is given names, unless it is unspecified (every address).
+func webhookHosts(listen, allowed string, log *slog.Logger) []string {
+	hosts := splitList(allowed)
+	if h, _, err := net.SplitHostPort(listen); err == nil && h != "" {
+		if a, err := netip.ParseAddr(h); err != nil || !a.IsUnspecified() {
+			hosts = append(hosts, h)
+		} else {
+			log.Warn("externaldns: the webhook listens on every address; only loopback, localhost and -allowed-hosts are answered", "listen", listen)
+		}
+	}
+	return hosts
+}
+
+// serveMetrics serves reg's metrics (GET /metrics) on addr and sends the end of serving to
+// done. The server's Addr is the address it listens on.
+func serveMetrics(addr string, reg *prometheus.Registry, done chan<- error) (*http.Server, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	srv := httpguard.Server(mux, httpguard.Limits{})
+	srv.Addr = ln.Addr().String()
+	go func() { done <- srv.Serve(ln) }()
+	return srv, nil
 }

@@ -8,7 +8,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/vigil-dns/vigil/zonefile"
+	"github.com/vigil-dns/vigil/config/zonefile"
 )
 
 // runImport dispatches vigil import's subcommands; zonefile is the one there is.

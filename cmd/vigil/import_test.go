@@ -25,7 +25,7 @@ import (
 // richZone is the zone file of the import tests: every type Vigil serves, TXT with several
 // strings, escapes and UTF-8, a wildcard, a delegation with glue and DS, a null MX, an empty
 // non-terminal, a name in mixed case and a TTL of 0.
-const richZone = "../../zonefile/testdata/example.com.zone"
+const richZone = "../../config/zonefile/testdata/example.com.zone"
 
 // TestImportZoneFileDifferential: the rich zone file, as NSD prints it (nsd-checkzone -p),
 // as Knot writes it (knotc zone-flush) and prints it (knotc zone-read), and as dig prints a

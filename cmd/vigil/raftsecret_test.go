@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vigil-dns/vigil/tlsconf"
+	"github.com/vigil-dns/vigil/internal/tlsconf"
 )
 
 // Half a TLS configuration is an error for the control role, saying what to add, instead of

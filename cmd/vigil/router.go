@@ -14,7 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/vigil-dns/vigil/router"
+	"github.com/vigil-dns/vigil/lab/router"
 )
 
 // peerFlags collects -peer REGION,SUBNET,ENDPOINT,LATENCY.

@@ -11,8 +11,8 @@ import (
 	"os"
 	"strings"
 
+	"github.com/vigil-dns/vigil/checker/shard"
 	"github.com/vigil-dns/vigil/config"
-	"github.com/vigil-dns/vigil/shard"
 	yaml "go.yaml.in/yaml/v3"
 )
 

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vigil-dns/vigil/checker/shard"
 	"github.com/vigil-dns/vigil/config"
-	"github.com/vigil-dns/vigil/shard"
 )
 
 const demo = "../../examples/demo.yaml"

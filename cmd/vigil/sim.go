@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/vigil-dns/vigil/dev"
-	"github.com/vigil-dns/vigil/sim"
+	"github.com/vigil-dns/vigil/lab/dev"
+	"github.com/vigil-dns/vigil/lab/sim"
 )
 
 // simScenarioList names the scenarios of vigil sim, for its help.

@@ -8,7 +8,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/vigil-dns/vigil/sim"
+	"github.com/vigil-dns/vigil/lab/sim"
 )
 
 // runSimDDoS runs `vigil sim ddos [flags]`: a query flood at one zone's virtual name servers,

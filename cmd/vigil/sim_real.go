@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/vigil-dns/vigil/netlab"
-	"github.com/vigil-dns/vigil/sim"
+	"github.com/vigil-dns/vigil/lab/netlab"
+	"github.com/vigil-dns/vigil/lab/sim"
 )
 
 // realScenarioList names the scenarios of vigil sim -real, for its help.
@@ -113,7 +113,7 @@ func reportRealRun(stdout, stderr io.Writer, name, script string, res netlab.Res
 	_ = netlab.WriteRow(stdout, name, command, &res)
 	slow := netlab.SlowDetections(&res.Run, res.Report)
 	for _, s := range slow {
-		fmt.Fprintf(stdout, "SLOW DETECTION (issue 14: interval x failure_threshold + 2s): %s\n", s)
+		fmt.Fprintf(stdout, "SLOW DETECTION (over interval x failure_threshold + 2s): %s\n", s)
 	}
 	if len(res.Unplanned) > 0 || !res.Report.OK() || !w.OK() || len(slow) > 0 {
 		fmt.Fprintln(stdout, "\nFAIL")

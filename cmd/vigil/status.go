@@ -14,7 +14,7 @@ import (
 
 	"github.com/vigil-dns/vigil/internal/safetext"
 	"github.com/vigil-dns/vigil/status"
-	"github.com/vigil-dns/vigil/verify"
+	"github.com/vigil-dns/vigil/status/verify"
 )
 
 // statusUsage is the help of vigil status.
@@ -221,23 +221,17 @@ func printStatus(ctx context.Context, c *status.Client, view string, args []stri
 		}
 		v, text, table = r, &r, func() error { return verify.WriteReport(w, r, now) }
 	case "members":
-		var n status.NodeInfo
-		var l status.MemberList
-		if n, err = c.Node(ctx); err == nil {
-			l, err = c.Members(ctx)
-		}
-		v, table = struct {
-			Node    status.NodeInfo   `json:"node"`
-			Members status.MemberList `json:"members"`
-		}{n, l}, func() error { return status.WriteMembers(w, n, l) }
-		text = &struct {
-			N *status.NodeInfo
-			L *status.MemberList
-		}{&n, &l}
+		v, text, table, err = fetchMembers(ctx, c, w)
 	}
 	if err != nil {
 		return err
 	}
+	return writeView(w, v, text, table, asJSON)
+}
+
+// writeView prints a view fetched: v as indented JSON, or else its table, once every string
+// of text (a pointer to what the table prints) is escaped.
+func writeView(w io.Writer, v, text any, table func() error, asJSON bool) error {
 	if asJSON {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
@@ -247,6 +241,25 @@ func printStatus(ctx context.Context, c *status.Client, view string, args []stri
 	// that none can add a row or send the terminal an escape sequence.
 	safetext.EscapeStrings(text)
 	return table()
+}
+
+// fetchMembers fetches the members view, a node's own information and its members, as
+// printStatus takes a view: what to encode, a pointer to its text, and the table's writer.
+func fetchMembers(ctx context.Context, c *status.Client, w io.Writer) (v, text any, table func() error, err error) {
+	var n status.NodeInfo
+	var l status.MemberList
+	if n, err = c.Node(ctx); err == nil {
+		l, err = c.Members(ctx)
+	}
+	v, table = struct {
+		Node    status.NodeInfo   `json:"node"`
+		Members status.MemberList `json:"members"`
+	}{n, l}, func() error { return status.WriteMembers(w, n, l) }
+	text = &struct {
+		N *status.NodeInfo
+		L *status.MemberList
+	}{&n, &l}
+	return v, text, table, err
 }
 
 // noVerification turns the 404 of a node that runs no answer verifier into what to ask

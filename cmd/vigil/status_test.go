@@ -12,8 +12,8 @@ import (
 	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/control"
 	"github.com/vigil-dns/vigil/location"
+	"github.com/vigil-dns/vigil/location/routing"
 	"github.com/vigil-dns/vigil/quorum"
-	"github.com/vigil-dns/vigil/routing"
 	"github.com/vigil-dns/vigil/status"
 )
 
@@ -76,12 +76,12 @@ func (l *demoLocation) Explain(id string) (quorum.Explanation, bool) {
 
 func (l *demoLocation) Zones() []location.ZoneState { return l.srv.Snapshot().ZoneStates() }
 
-func (l *demoLocation) Checkers() []status.HeardChecker {
+func (l *demoLocation) Checkers() []quorum.HeardChecker {
 	var all []quorum.Report
 	for _, rs := range l.reports {
 		all = append(all, rs...)
 	}
-	return status.HeardFrom(all, l.doc.Quorum.FreshnessWindow.Std(), l.now)
+	return quorum.HeardFrom(all, l.doc.Quorum.FreshnessWindow.Std(), l.now)
 }
 
 func (l *demoLocation) Answer(name, rtype string) (routing.Result, error) {

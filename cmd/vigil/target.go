@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/vigil-dns/vigil/cluster"
+	"github.com/vigil-dns/vigil/lab/cluster"
 )
 
 // runTarget serves a demo target: /healthz answers 200 while up and 503 while down; POST

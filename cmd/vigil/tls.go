@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/vigil-dns/vigil/tlsconf"
+	"github.com/vigil-dns/vigil/internal/tlsconf"
 )
 
 // runTLS runs `vigil tls init`: a CA and node certificates for a development or demo network.

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vigil-dns/vigil/tlsconf"
+	"github.com/vigil-dns/vigil/internal/tlsconf"
 )
 
 // TestTLSInitAndAgentFlags: vigil tls init writes a CA and certificates with their roles and

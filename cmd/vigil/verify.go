@@ -5,10 +5,10 @@ import (
 	"net"
 	"time"
 
+	"github.com/vigil-dns/vigil/agent"
 	"github.com/vigil-dns/vigil/gossip"
-	"github.com/vigil-dns/vigil/node"
 	"github.com/vigil-dns/vigil/status"
-	"github.com/vigil-dns/vigil/verify"
+	"github.com/vigil-dns/vigil/status/verify"
 )
 
 // verifyFlags configure a checker's answer verification in `vigil agent`.
@@ -23,8 +23,8 @@ type verifyFlags struct {
 // httpPort), and their DNS at the host of their gossip address on dnsPort (every location on
 // the same DNS port). Virtual name servers are not asked: their addresses are each location's
 // own flags.
-func newAgentVerifier(n *node.Node, roles node.Roles, f verifyFlags) (*verify.Verifier, error) {
-	if f.interval <= 0 || !roles.Has(node.RoleChecker) {
+func newAgentVerifier(n *agent.Node, roles agent.Roles, f verifyFlags) (*verify.Verifier, error) {
+	if f.interval <= 0 || !roles.Has(agent.RoleChecker) {
 		return nil, nil
 	}
 	if f.httpPort == "" || f.dnsPort == "" {

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/vigil-dns/vigil/gossip"
-	"github.com/vigil-dns/vigil/verify"
+	"github.com/vigil-dns/vigil/status/verify"
 )
 
 // TestAgentVerification: a node with every role and -verify-interval asks its own location

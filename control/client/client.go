@@ -1,6 +1,6 @@
 // Package client is the Go client of the control plane's HTTP API (package control, described
-// in api/openapi.yaml): one Client, built from the voters' base URLs, a bearer token and an
-// optional TLS configuration, with a typed method per operation. Every call takes a context,
+// in api/openapi.yaml). One Client, built from the voters' base URLs, a bearer token and an
+// optional TLS configuration, has a typed method per operation. Every call takes a context,
 // reads a bounded answer, and returns an *Error for an answer that is not a success.
 //
 // A call asks the voters in the order given and moves on to the next one only when a voter

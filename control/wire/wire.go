@@ -1,8 +1,8 @@
-// Package wire holds the control plane's values that data-plane nodes and their readers share:
-// where a node's configuration came from (WatcherStatus) and the maintenance overrides a
-// location applies (Override). It imports no raft, storage or HTTP: the status API shows these
-// values without depending on the control plane's runtime. Package control names each of them
-// as its own (control.Override is wire.Override).
+// Package wire holds the control plane's values that data-plane nodes and their readers share.
+// They say where a node's configuration came from (WatcherStatus) and which maintenance
+// overrides a location applies (Override). It imports no raft, storage or HTTP: the status API
+// shows these values without depending on the control plane's runtime. Package control names
+// each of them as its own (control.Override is wire.Override).
 package wire
 
 import (

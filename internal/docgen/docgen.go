@@ -1,7 +1,7 @@
-// Package docgen keeps generated sections of the documentation in step with their source:
-// a test renders a section from the code (the commands' help, the configuration types, the
-// OpenAPI document) and docgen compares it with the section between its markers in a file
-// of docs/, or rewrites it there when VIGIL_UPDATE_DOCS is set (go generate does so).
+// Package docgen keeps generated sections of the documentation in step with the code they are
+// rendered from. A test renders a section from the code (the commands' help, the configuration
+// types, the OpenAPI document) and docgen compares it with the section between its markers in
+// a file of docs/, or rewrites it there when VIGIL_UPDATE_DOCS is set (go generate does so).
 package docgen
 
 import (

@@ -1,7 +1,7 @@
-// Package doctest reads the walkthroughs of the documentation: the commands of its
-// ```console blocks and the output each is shown to print, and whether a command's output is
-// what a block shows. The tests that run README.md's and docs/'s walkthroughs share it, so that
-// every walkthrough follows one convention.
+// Package doctest reads the documentation's ```console walkthroughs: each command and the
+// output it is shown to print, and whether what a command printed matches. The tests that run
+// README.md's and docs/'s walkthroughs share it, so that every walkthrough follows one
+// convention.
 package doctest
 
 import (

@@ -1,9 +1,9 @@
-// Package keyindex finds a string key's place in a table its caller keeps: an open-addressing
-// hash index of int32 places, 4 bytes a slot, that holds no key of its own. A location holds
-// a million check ids in several components (the verdict engine, the gossip table, the
-// history, the assignment plan), each with its own index from id to place; a Go map from
-// string to int32 cost about 56 bytes an entry there (its slots hold the string header, and
-// its load after growth), where this index costs 5 to 8 bytes and the caller's table names
+// Package keyindex finds a string key's place in a table its caller keeps. It is an
+// open-addressing hash index of int32 places, 4 bytes a slot, that holds no key of its own. A
+// location holds a million check ids in several components (the verdict engine, the gossip
+// table, the history, the assignment plan), each with its own index from id to place; a Go map
+// from string to int32 cost about 56 bytes an entry there (its slots hold the string header,
+// and its load after growth), where this index costs 5 to 8 bytes and the caller's table names
 // the key of each place.
 //
 // An Index is not safe for concurrent use.

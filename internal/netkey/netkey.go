@@ -1,9 +1,9 @@
 // Package netkey maps a client's address to its network, the unit of Vigil's per-source
-// limits: a /24 for IPv4 and a /56 for IPv6, as response rate limiting in BIND and NSD does.
-// Keyed by single address, a limit falls to whoever holds a few addresses: one IPv6 host is
-// given a /64 or more, and on Linux every address of 127.0.0.0/8 is a source of its own, so
-// that 8 to 16 addresses of one machine took every slot of a listener. Keyed by network, the
-// addresses of one /24 or /56 share one allowance.
+// limits. A network is a /24 for IPv4 and a /56 for IPv6, as in response rate limiting in BIND
+// and NSD. Keyed by single address, a limit falls to whoever holds a few addresses: one IPv6
+// host is given a /64 or more, and on Linux every address of 127.0.0.0/8 is a source of its
+// own, so that 8 to 16 addresses of one machine took every slot of a listener. Keyed by
+// network, the addresses of one /24 or /56 share one allowance.
 package netkey
 
 import (

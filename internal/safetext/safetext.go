@@ -1,8 +1,8 @@
-// Package safetext keeps free text from forging output: the characters that end a line,
-// move the cursor, start a terminal escape sequence or reorder what a terminal shows are
-// refused where text is written (Check) and escaped where it is printed (Escape,
-// EscapeStrings), so that an override reason or a server's answer cannot add a row to a
-// table, rewrite one, or send the terminal a command.
+// Package safetext keeps free text from forging output in tables and terminals. The characters
+// that end a line, move the cursor, start a terminal escape sequence or reorder what a
+// terminal shows are refused where text is written (Check) and escaped where it is printed
+// (Escape, EscapeStrings), so that an override reason or a server's answer cannot add a row to
+// a table, rewrite one, or send the terminal a command.
 package safetext
 
 import (

@@ -1,5 +1,5 @@
 // Package sdnotify tells the service manager (systemd, for a unit of Type=notify) how a
-// service is doing, as sd_notify(3) does: newline-separated KEY=VALUE lines, such as
+// service is doing, as sd_notify(3) does. It sends newline-separated KEY=VALUE lines, such as
 // READY=1, STATUS=... and STOPPING=1, in one datagram to the unix socket named by
 // $NOTIFY_SOCKET (a path, or an abstract name written with a leading @).
 package sdnotify

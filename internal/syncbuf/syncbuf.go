@@ -1,6 +1,6 @@
-// Package syncbuf is a byte buffer that many goroutines may write and read at once: what the
-// tests hand a logger whose records come from several goroutines, and read while it is
-// still being written.
+// Package syncbuf is a byte buffer that many goroutines may write and read at once. Tests hand
+// it to a logger whose records come from several goroutines, and read it while it is still
+// being written.
 package syncbuf
 
 import (

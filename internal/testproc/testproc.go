@@ -1,6 +1,6 @@
-// Package testproc runs a peer's process (NSD, Knot, PowerDNS) for the length of a test: it
-// starts it with its output kept, and at the test's end stops it as a service manager would,
-// SIGTERM and then, after a grace period, SIGKILL, so that no process outlives its test.
+// Package testproc runs a peer's process (NSD, Knot, PowerDNS) for the length of a test, so
+// that no process outlives its test. It keeps the process's output and, at the test's end,
+// stops it as a service manager would: SIGTERM and then, after a grace period, SIGKILL.
 package testproc
 
 import (

@@ -1,8 +1,9 @@
-// Package delvtest asks BIND's delv, a validating lookup tool written apart from miekg/dns
-// and from unbound, for a name at a Vigil location and says whether it validated: the third
-// opinion on DNSSEC answers. delv asks the server it is given for every record it needs (the
-// answer, DNSKEY and DS sets) and validates the chain itself from one zone's trust anchor. A
-// test skips when delv is not installed (Debian package bind9-dnsutils; .ci/run installs it).
+// Package delvtest asks BIND's delv for a name at a Vigil location and says whether it
+// validated: the third opinion on DNSSEC answers. delv is a validating lookup tool written
+// apart from miekg/dns and from unbound. delv asks the server it is given for every record it
+// needs (the answer, DNSKEY and DS sets) and validates the chain itself from one zone's trust
+// anchor. A test skips when delv is not installed (Debian package bind9-dnsutils; .ci/run
+// installs it).
 package delvtest
 
 import (

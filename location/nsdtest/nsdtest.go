@@ -1,7 +1,8 @@
-// Package nsdtest runs Debian's NSD, an authoritative DNS server written apart from
-// miekg/dns, on a free loopback port for the duration of a test: the second opinion that the
-// DNS probe tests and the location's differential test compare against. A test skips when
-// NSD is not installed (Debian package nsd; .ci/run installs it).
+// Package nsdtest runs Debian's NSD on a free loopback port for the duration of a test: the
+// second opinion the DNS tests compare against. NSD is an authoritative DNS server written
+// apart from miekg/dns; the DNS probe tests and the location's differential test compare
+// against it. A test skips when NSD is not installed (Debian package nsd; .ci/run installs
+// it).
 package nsdtest
 
 import (

@@ -1,8 +1,8 @@
-// Package unboundtest runs Debian's unbound, a validating resolver written apart from
-// miekg/dns, on a free loopback port for the duration of a test, with one zone's trust
-// anchor and a stub zone that sends that zone's questions to a Vigil location: the second
-// opinion on DNSSEC answers. A test skips when unbound is not installed (Debian package
-// unbound; .ci/run installs it).
+// Package unboundtest runs Debian's unbound, a validating resolver, on a free loopback port
+// for a test: the second opinion on DNSSEC answers. It is written apart from miekg/dns, and
+// holds one zone's trust anchor and a stub zone that sends that zone's questions to a Vigil
+// location. A test skips when unbound is not installed (Debian package unbound; .ci/run
+// installs it).
 package unboundtest
 
 import (

@@ -1,0 +1,319 @@
+package sim
+
+import (
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vigil-dns/vigil/checker"
+	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/internal/calibrate"
+	"github.com/vigil-dns/vigil/lab/dev"
+	"github.com/vigil-dns/vigil/lab/oracle"
+	"github.com/vigil-dns/vigil/lab/oracle/answeraudit"
+)
+
+// TestPoison is the shuffle-sharding story: one endpoint hangs every connection, another
+// floods every response. Their checks must turn unhealthy everywhere within their detection
+// bound, no other verdict may change, no answer may break the history (nor the independent
+// oracle's judgement), and every ordinary check must stay on schedule wherever a worker pool
+// absorbs the hostile probes; the checkers with a single worker show what a stalled worker
+// costs, and only those that hold a hang check pay it. On a machine too loaded to judge
+// schedules, only the schedule's figures and the times go unjudged.
+func TestPoison(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 27-node network for about 30s")
+	}
+	t.Parallel()
+	sc, err := Scenario("poison", dev.DefaultConfig().Regions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A probe should start well within its interval: a stalled worker delays the probes
+	// behind it by up to the hostile check's timeout (500ms), so half of it is the bound.
+	// Two measurements are controls, which no hostile check touches: the checkers of the
+	// default pool before the poison, and while it lasts those that hold no hostile check.
+	// (Not the single workers before the poison: each probes its checks one after another,
+	// which a busy machine lengthens past the interval with no hostile check at all.) When
+	// a control lags too, the machine itself stalled the network (other processes took the
+	// CPU) and the run says nothing about the schedule: once more, then the schedule's
+	// figures are not judged. Everything else is, whatever the load.
+	m := calibrate.Start()
+	defer m.Stop()
+	defer func() { t.Logf("the machine meanwhile: %v", m.Reading()) }()
+	var res Result
+	var lagBound, controlLag time.Duration
+	loaded := ""
+	for attempt := 1; ; attempt++ {
+		res = runPoison(t, sc)
+		lagBound = hostileTimeout(t, res.Poison) / 2
+		b := res.Poison.Baseline
+		if j := slices.IndexFunc(res.Poison.BaselineByPool, func(g ScheduleFigures) bool { return g.Pool == checker.DefaultConcurrency }); j >= 0 {
+			b = res.Poison.BaselineByPool[j]
+		}
+		i := slices.IndexFunc(res.Poison.Groups, func(g ScheduleFigures) bool {
+			return g.Pool == checker.DefaultConcurrency && g.Hangs == 0 && g.Floods == 0
+		})
+		if b.Probes == 0 {
+			t.Fatalf("no control: no probe before the poison")
+		}
+		// The second control can be missing: when checks move while the poison lasts (a
+		// checker's membership flapped on a busy machine), every checker of the default pool
+		// may have probed a hostile check at some point of it.
+		why := ""
+		controlLag = b.LagP99
+		if i >= 0 {
+			controlLag = max(controlLag, res.Poison.Groups[i].LagP99)
+		}
+		if i < 0 {
+			why = fmt.Sprintf("no checker of the default pool held no hostile check while poisoned (p99 %v before the poison; bound %v)", b.LagP99, lagBound)
+		} else if control := res.Poison.Groups[i]; b.LagP99 > lagBound || control.LagP99 > lagBound {
+			why = fmt.Sprintf("a control lagged (p99 %v before the poison, %v without a hostile check; bound %v)", b.LagP99, control.LagP99, lagBound)
+		}
+		if why == "" {
+			break
+		}
+		if attempt == 2 {
+			loaded = "twice " + why + ": the schedules cannot be judged against a control"
+			break
+		}
+		t.Logf("%s: once more", why)
+	}
+
+	// Correctness that holds however late the processes run: every answer allowed by a
+	// verdict in force, the pool answered as it should be, every probe result kept, the
+	// hostile checks failed everywhere for their reasons.
+	if n := len(res.Audit.Violations); n > 0 {
+		t.Errorf("%d history violations, first: %v", n, res.Audit.Violations[0])
+	}
+	if res.Audit.Answers < 100 || res.Detection <= 0 || res.Recovery <= 0 {
+		t.Errorf("%d answers, detection %v, recovery %v: want answers, and both measured", res.Audit.Answers, res.Detection, res.Recovery)
+	}
+	// DNS served the pool's hostile endpoints before the poison, and only the ordinary ones
+	// while it lasted.
+	const pool = "pool.demo.vigil.test."
+	ordinary := []string{"192.0.2.10", "192.0.2.11", "192.0.2.12"}
+	every := append(slices.Clone(ordinary), "198.51.100.20", "198.51.100.21", "198.51.100.22", "198.51.100.23")
+	for _, l := range res.Regions {
+		if !answered(res, l, pool, every...) || !answered(res, l, pool, ordinary...) {
+			t.Errorf("%s: pool was not answered with every endpoint, then with the ordinary ones only", l)
+		}
+	}
+	f := res.Poison
+	if f.Dropped > 0 {
+		t.Errorf("%d probe results not kept", f.Dropped)
+	}
+	// The classes exist: the pool of 64 holding a hang, a single worker holding none.
+	var absorbed, spared bool
+	for _, c := range f.Classes {
+		absorbed = absorbed || (c.Pool == checker.DefaultConcurrency && c.Hangs > 0)
+		spared = spared || (c.Pool == smallPool && c.Hangs == 0)
+		if c.Probes == 0 {
+			t.Errorf("pool %d, holding a hang check: %v: no ordinary probe", c.Pool, c.Hangs > 0)
+		}
+	}
+	if !absorbed || !spared {
+		t.Errorf("no checker of the default pool held a hang check (%v), or none with one worker held none (%v)", absorbed, spared)
+	}
+	// Every checker that probed a hostile check failed it (the reasons below). That every
+	// location turned it unhealthy needs their reports fresh there, which a machine measured
+	// too loaded (the controls lagged twice) does not deliver: then it is logged, not judged.
+	for _, h := range f.Hostile {
+		if h.Probes == 0 || !h.Detected && loaded == "" {
+			t.Errorf("%s: %d probes, unhealthy everywhere: %v", h.Check, h.Probes, h.Detected)
+		} else if !h.Detected {
+			t.Logf("%s: %d probes, not unhealthy everywhere; not judged: %s", h.Check, h.Probes, loaded)
+		}
+		// A hang ends by its timeout; a flood ends at the probe's cap (or, on a loaded
+		// machine, at its timeout); none passes.
+		if h.Kind == hostileHang && h.Reasons != fmt.Sprintf("timeout %d", h.Probes) {
+			t.Errorf("%s: reasons %q, want timeout only", h.Check, h.Reasons)
+		}
+		want := map[string]string{"flood-headers": "protocol", "flood-body": "body_mismatch"}[h.Check]
+		if h.Kind == hostileFlood && (!strings.Contains(h.Reasons, want+" ") || strings.Contains(h.Reasons, "ok ")) {
+			t.Errorf("%s: reasons %q, want %s and no ok", h.Check, h.Reasons, want)
+		}
+	}
+
+	// What needs the processes to run on time: no healthy endpoint flipped and the
+	// independent oracle's judgement (its windows assume probes and reports on schedule: a
+	// stalled machine fails probes of healthy targets for real), the schedule's figures and
+	// the times.
+	if loaded != "" {
+		t.Skipf("%s; not judged: %d healthy flips, the oracle (%s), the schedule and the times; every other assertion was",
+			loaded, len(res.Flips), oracleSummary(res))
+	}
+	// A healthy endpoint's verdict turns when its probes fail or its reports go stale for
+	// the failure threshold's intervals; a harness that ran nothing for a probe's timeout in
+	// that time (its stalls, measured in the same run) failed them itself. Such a flip, and
+	// the pair's return to healthy after it, says nothing of the checks; any other fails.
+	if flips, excused := starvedFlips(res); len(flips) > 0 {
+		t.Errorf("healthy endpoints flipped: %v", flips)
+	} else if len(excused) > 0 {
+		t.Logf("%d flips of healthy endpoints after the harness stalled a probe's timeout or more before them (%d stalls, %v in all): %v",
+			len(excused), len(res.Stalls), stalledBetween(res.Stalls, time.Time{}, time.Now()), excused)
+	}
+	checkOracle(t, res)
+	// By class: the pool of 64 absorbs the hangs; a single worker that holds one waits
+	// behind it, which shows that the lag is measured. A single worker that holds a flood
+	// check waits behind the flood's probe, which ends at the head or body cap: at once on an
+	// idle machine, but on a loaded one after as long as reading 64 KiB takes (a quarter of a
+	// second on two busy cores), so its bound adds the longest flood probe measured in the same run. A single
+	// worker that holds no hostile check has nothing to wait on.
+	var floodLongest time.Duration
+	for _, h := range f.Hostile {
+		if h.Kind == hostileFlood {
+			floodLongest = max(floodLongest, h.Longest)
+		}
+	}
+	// Every judged group's bound adds the controls' lag p99 (at most lagBound, or the run
+	// was judged loaded above): the lag the machine itself caused in this run, which no
+	// hostile check did.
+	t.Logf("lag bound %v, plus the controls' lag p99 %v", lagBound, controlLag)
+	// Each pool's own probes before the poison are its baseline: a single worker probes its
+	// checks one after another, which a busy machine lengthens past the interval with no
+	// hostile check (its lag and missed gaps), and a starved machine fails probes of healthy
+	// targets (timeouts). What the poison may not do is make either worse: a pool's lag adds
+	// its baseline's lag p99, its missed gaps and failed probes may reach twice its
+	// baseline's share. On an idle machine the baselines are about 0, the bounds as before.
+	base := map[int]ScheduleFigures{}
+	for _, b := range f.BaselineByPool {
+		base[b.Pool] = b
+	}
+	share := func(of, b, bOf int) int { // twice b/bOf of `of`, rounded up
+		if bOf == 0 {
+			return 0
+		}
+		return (2*b*of + bOf - 1) / bOf
+	}
+	var stalled bool
+	for _, c := range f.Classes {
+		name := fmt.Sprintf("pool %d, holding a hang check: %v", c.Pool, c.Hangs > 0)
+		if c.Pool == smallPool && c.Hangs > 0 {
+			stalled = c.LagP99 >= lagBound
+			continue
+		}
+		// The single workers without a hang check are judged by group below, since holding
+		// a flood changes their bound.
+		if c.Pool != smallPool && c.LagP99 > lagBound+controlLag {
+			t.Errorf("%s: %d probes, lag p99 %v, want under %v", name, c.Probes, c.LagP99, lagBound+controlLag)
+		}
+		pb := base[c.Pool]
+		if allowed := share(c.Probes, pb.Failed, pb.Probes); c.Failed > allowed {
+			t.Errorf("%s: %d of %d ordinary probes failed, want at most %d (%d of %d before the poison)", name, c.Failed, c.Probes, allowed, pb.Failed, pb.Probes)
+		}
+		if allowed := c.Gaps/100 + share(c.Gaps, pb.Missed, pb.Gaps); c.Missed > allowed {
+			t.Errorf("%s: %d of %d gaps over 1.5 intervals, want at most 1%% and twice the share before the poison (%d of %d)", name, c.Missed, c.Gaps, pb.Missed, pb.Gaps)
+		}
+	}
+	for _, g := range f.Groups {
+		if g.Pool != smallPool || g.Hangs > 0 {
+			continue
+		}
+		bound := lagBound + max(controlLag, base[g.Pool].LagP99)
+		if g.Floods > 0 {
+			bound += floodLongest
+		}
+		if g.LagP99 > bound {
+			t.Errorf("pool %d, holding %d flood checks: %d probes, lag p99 %v, want under %v", g.Pool, g.Floods, g.Probes, g.LagP99, bound)
+		}
+	}
+	if !stalled {
+		t.Errorf("the single-worker checkers that held a hang check lagged less than %v: the lag is not measured", lagBound)
+	}
+	// The detection bound is the checks' (failure threshold + 1 intervals, a timeout, a
+	// second); a stall of the harness delays every probe by its length, so the bound adds the
+	// stalls measured in the run (or the lateness, below). No probe outlives its timeout by more than another timeout
+	// and the longest stall.
+	stalledAll, longestStall := stalledBetween(res.Stalls, time.Time{}, time.Now()), time.Duration(0)
+	for _, st := range res.Stalls {
+		longestStall = max(longestStall, st.To.Sub(st.From))
+	}
+	// Short of stalls, a busy machine runs every timer of the process late by a share of the
+	// time (the meter's ticks: calibrate.Reading.Late over its Wall); the probes and
+	// reports of a detection too, so the bound adds that share of it, or the stalls if more.
+	load := m.Reading()
+	lateShare := float64(load.Late) / float64(max(load.Wall, time.Nanosecond))
+	for _, h := range f.Hostile {
+		extra := max(stalledAll, time.Duration(float64(h.Bound)*lateShare))
+		if bound := h.Bound + extra; h.Detection > bound {
+			t.Errorf("%s: unhealthy everywhere after %v; want within %v (%v, and %v of stalls or lateness: %v)", h.Check, h.Detection, bound, h.Bound, extra, load)
+		}
+		if limit := 2*h.Timeout + longestStall; h.Longest > limit {
+			t.Errorf("%s: longest probe %v, timeout %v, longest stall %v", h.Check, h.Longest, h.Timeout, longestStall)
+		}
+	}
+}
+
+// runPoison runs sc on the demo configuration, logs its timeline and report, and fails the
+// test if the run could not be made or measured nothing.
+func runPoison(t *testing.T, sc Script) Result {
+	t.Helper()
+	doc, err := config.Load("../../examples/demo.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var timeline, report strings.Builder
+	res, err := Run(t.Context(), Options{
+		Script: sc, Document: doc, DataDir: t.TempDir(), Timeline: &timeline,
+		Logger: slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelError})),
+	})
+	_ = res.WriteReport(&report)
+	t.Logf("timeline:\n%s%s", timeline.String(), report.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Poison == nil {
+		t.Fatal("the poison network measured nothing")
+	}
+	return res
+}
+
+// hostileTimeout returns the hostile checks' timeout.
+func hostileTimeout(t *testing.T, f *PoisonFigures) (d time.Duration) {
+	t.Helper()
+	if len(f.Hostile) == 0 || f.Hostile[0].Timeout <= 0 {
+		t.Fatal("no hostile check measured")
+	}
+	return f.Hostile[0].Timeout
+}
+
+// starvedFlips splits the flips of healthy endpoints in res: those that no stall of the
+// harness explains, and those after the harness stalled a probe's timeout or more (500ms,
+// poisonCheck) in the time a verdict takes to turn (the failure threshold's intervals and a
+// timeout: 4.5s), with the pair's changes back to a serving verdict after one.
+func starvedFlips(res Result) (flips, excused []answeraudit.Change) {
+	const timeout, turn = 500 * time.Millisecond, 4*time.Second + 500*time.Millisecond
+	starved := map[[2]string]bool{}
+	for _, c := range res.Flips {
+		k := [2]string{c.Location, c.Check}
+		switch {
+		case !c.Serving && stalledBetween(res.Stalls, c.At.Add(-turn), c.At) >= timeout:
+			starved[k] = true
+			excused = append(excused, c)
+		case c.Serving && starved[k]:
+			excused = append(excused, c)
+		default:
+			flips = append(flips, c)
+		}
+	}
+	return flips, excused
+}
+
+// stalledBetween returns how long the stalls lasted between from and to.
+func stalledBetween(stalls []oracle.Stall, from, to time.Time) time.Duration {
+	var d time.Duration
+	for _, st := range stalls {
+		a, b := later(st.From, from), st.To
+		if to.Before(b) {
+			b = to
+		}
+		if b.After(a) {
+			d += b.Sub(a)
+		}
+	}
+	return d
+}
