@@ -844,6 +844,15 @@ func runOne(ctx context.Context, o options, dnsperf, dir string, s *server, file
 	if _, err := out.Seek(0, 0); err != nil {
 		return r, err
 	}
+	if err := readDNSPerf(out, &r); err != nil {
+		return r, fmt.Errorf("%w: %s", err, stderr.String())
+	}
+	return r, nil
+}
+
+// readDNSPerf reads dnsperf's output into r: its figures and, with -v, every answered
+// query's latency, of which it keeps the p50, p99 and p99.9.
+func readDNSPerf(out io.Reader, r *result) error {
 	var lat []time.Duration
 	sc := bufio.NewScanner(out)
 	for sc.Scan() {
@@ -865,16 +874,16 @@ func runOne(ctx context.Context, o options, dnsperf, dir string, s *server, file
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return r, err
+		return err
 	}
 	if r.sent == 0 {
-		return r, fmt.Errorf("dnsperf printed no figures: %s", stderr.String())
+		return errors.New("dnsperf printed no figures")
 	}
 	if len(lat) > 0 {
 		slices.Sort(lat)
 		r.p50, r.p99, r.p999 = quantile(lat, 0.5), quantile(lat, 0.99), quantile(lat, 0.999)
 	}
-	return r, nil
+	return nil
 }
 
 // udpDrops sums the datagrams the kernel dropped, for want of room in their receive
