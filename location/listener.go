@@ -82,6 +82,13 @@ func (s *Server) Listen() error {
 		}
 		ls = append(ls, l)
 	}
+	for _, l := range ls {
+		for _, c := range l.udps {
+			if err := setUDPBuffers(c); err != nil {
+				s.log.Warn("location: UDP receive buffer", "listener", l.label, "err", err)
+			}
+		}
+	}
 	s.listeners = ls
 	return nil
 }

@@ -129,6 +129,26 @@ func (m *mmsgConn) write(from, k int) (int, error) {
 	return m.n, m.err
 }
 
+// setUDPBuffers sets c's receive buffer to udpReceiveBuffer: with SO_RCVBUFFORCE when the
+// process may (CAP_NET_ADMIN), which passes over net.core.rmem_max, else with SO_RCVBUF,
+// which that bounds.
+func setUDPBuffers(c *net.UDPConn) error {
+	rc, err := c.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var serr error
+	if err := rc.Control(func(fd uintptr) {
+		if unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, udpReceiveBuffer) == nil {
+			return
+		}
+		serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_RCVBUF, udpReceiveBuffer)
+	}); err != nil {
+		return err
+	}
+	return serr
+}
+
 // serveMmsg serves the UDP worker of listener l on socket c with recvmmsg and sendmmsg, and
 // reports true when the socket closed; false when it could not start, and then serveUDP
 // serves.

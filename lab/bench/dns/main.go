@@ -149,6 +149,7 @@ type result struct {
 	p99     time.Duration
 	p999    time.Duration
 	load    string // load average at the start of the run
+	drops   int    // datagrams the kernel dropped at the server's UDP sockets over the run, -1 unknown
 	flips   int    // verdict flips made during the run (flip mix, Vigil)
 	flipped int    // of which a query saw the new answer
 	seen    []time.Duration
@@ -297,7 +298,7 @@ func run(ctx context.Context, o options, log io.Writer) ([]result, error) {
 				if st.rate > 0 {
 					what = fmt.Sprintf("%s@%d", st.mix, st.rate)
 				}
-				fmt.Fprintf(log, "round %d %-14s %-14s %8.0f qps %8.0f q/CPU-s p99 %v lost %d load %s\n", round, what, s.name, r.qps, r.perCPU(), r.p99, r.sent-r.done, r.load)
+				fmt.Fprintf(log, "round %d %-14s %-14s %8.0f qps %8.0f q/CPU-s p99 %v lost %d socket drops %d load %s\n", round, what, s.name, r.qps, r.perCPU(), r.p99, r.sent-r.done, r.drops, r.load)
 				out = append(out, r)
 			}
 		}
@@ -815,6 +816,7 @@ func runOne(ctx context.Context, o options, dnsperf, dir string, s *server, file
 	cmd.Stdout, cmd.Stderr = out, &stderr
 	r := result{load: loadAverage(), offered: rate}
 	pids := s.pids()
+	dropsBefore, dropsErr := udpDrops(port)
 	before := cpuSeconds(pids)
 	if err := cmd.Start(); err != nil {
 		return r, fmt.Errorf("dnsperf: %w", err)
@@ -832,12 +834,25 @@ func runOne(ctx context.Context, o options, dnsperf, dir string, s *server, file
 	stopFlip()
 	flips.Wait()
 	r.cpu = cpuSeconds(pids) - before
+	r.drops = -1
+	if dropsAfter, err := udpDrops(port); err == nil && dropsErr == nil {
+		r.drops = dropsAfter - dropsBefore
+	}
 	if err != nil {
 		return r, fmt.Errorf("dnsperf: %w: %s", err, stderr.String())
 	}
 	if _, err := out.Seek(0, 0); err != nil {
 		return r, err
 	}
+	if err := readDNSPerf(out, &r); err != nil {
+		return r, fmt.Errorf("%w: %s", err, stderr.String())
+	}
+	return r, nil
+}
+
+// readDNSPerf reads dnsperf's output into r: its figures and, with -v, every answered
+// query's latency, of which it keeps the p50, p99 and p99.9.
+func readDNSPerf(out io.Reader, r *result) error {
 	var lat []time.Duration
 	sc := bufio.NewScanner(out)
 	for sc.Scan() {
@@ -859,16 +874,46 @@ func runOne(ctx context.Context, o options, dnsperf, dir string, s *server, file
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return r, err
+		return err
 	}
 	if r.sent == 0 {
-		return r, fmt.Errorf("dnsperf printed no figures: %s", stderr.String())
+		return errors.New("dnsperf printed no figures")
 	}
 	if len(lat) > 0 {
 		slices.Sort(lat)
 		r.p50, r.p99, r.p999 = quantile(lat, 0.5), quantile(lat, 0.99), quantile(lat, 0.999)
 	}
-	return r, nil
+	return nil
+}
+
+// udpDrops sums the datagrams the kernel dropped, for want of room in their receive
+// buffers, at the UDP sockets bound to port (the drops column of /proc/net/udp and udp6):
+// the queries a server lost before it could read them.
+func udpDrops(port string) (int, error) {
+	p, err := strconv.Atoi(port)
+	if err != nil {
+		return 0, err
+	}
+	want := fmt.Sprintf(":%04X", p)
+	total := 0
+	for _, f := range []string{"/proc/net/udp", "/proc/net/udp6"} {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return 0, err
+		}
+		for _, line := range strings.Split(string(data), "\n")[1:] {
+			fields := strings.Fields(line)
+			if len(fields) < 13 || !strings.HasSuffix(fields[1], want) {
+				continue
+			}
+			n, err := strconv.Atoi(fields[len(fields)-1])
+			if err != nil {
+				return 0, fmt.Errorf("%s: %q: %w", f, line, err)
+			}
+			total += n
+		}
+	}
+	return total, nil
 }
 
 // quantile returns the q-quantile of sorted latencies: the least latency that at least a

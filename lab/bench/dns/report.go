@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -105,8 +106,8 @@ func saturationTables(b *strings.Builder, res []result, o options, servers []str
 // rounds under the latency target and the queries lost below saturation.
 func rateTables(b *strings.Builder, res []result, o options, servers []string, saturation func(result) (float64, bool)) {
 	fmt.Fprintf(b, "At fixed offered rates (dnsperf -Q), the %s mix; \"below saturation\": the rate is under the qps the same server reached on the same mix in the same round at saturation:\n\n", o.rateMix)
-	fmt.Fprintln(b, "| round | offered | server | sent/s | qps | queries per server CPU-second | p50 | p99 | p99.9 | lost | below saturation | load |")
-	fmt.Fprintln(b, "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+	fmt.Fprintln(b, "| round | offered | server | sent/s | qps | queries per server CPU-second | p50 | p99 | p99.9 | lost | dropped at the server's sockets | below saturation | load |")
+	fmt.Fprintln(b, "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 	for _, r := range res {
 		if r.offered == 0 {
 			continue
@@ -115,8 +116,12 @@ func rateTables(b *strings.Builder, res []result, o options, servers []string, s
 		if q, ok := saturation(r); ok {
 			below = fmt.Sprintf("%s (%.0f)", yesNo(float64(r.offered) < q), q)
 		}
-		fmt.Fprintf(b, "| %d | %d | %s | %.0f | %.0f | %.0f | %s | %s | %s | %d | %s | %s |\n", r.round, r.offered, r.server,
-			r.sentRate(), r.qps, r.perCPU(), ms(r.p50), ms(r.p99), ms(r.p999), r.sent-r.done, below, r.load)
+		drops := "?"
+		if r.drops >= 0 {
+			drops = strconv.Itoa(r.drops)
+		}
+		fmt.Fprintf(b, "| %d | %d | %s | %.0f | %.0f | %.0f | %s | %s | %s | %d | %s | %s | %s |\n", r.round, r.offered, r.server,
+			r.sentRate(), r.qps, r.perCPU(), ms(r.p50), ms(r.p99), ms(r.p999), r.sent-r.done, drops, below, r.load)
 	}
 	fmt.Fprintln(b)
 	fmt.Fprintf(b, "| offered | server | qps, median (range) | queries per CPU-second, median (range) | p99, median (range) | rounds with p99 < %v | lost below saturation | lost at or over saturation |\n", targetP99)

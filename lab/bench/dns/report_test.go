@@ -57,7 +57,7 @@ func TestReport(t *testing.T) {
 		rates: []int{50000, 90000}, rateMix: "names", workers: 2, names: 10}
 	run := func(server string, offered int, qps float64, lost int, cpu float64, p99 time.Duration) result {
 		return result{round: 1, mix: "names", server: server, offered: offered, qps: qps, sent: 100000 + lost,
-			done: 100000, runtime: 1, cpu: cpu, p50: p99 / 2, p99: p99, p999: p99 * 2}
+			done: 100000, drops: lost, runtime: 1, cpu: cpu, p50: p99 / 2, p99: p99, p999: p99 * 2}
 	}
 	res := []result{
 		run("vigil-a", 0, 80000, 0, 0.5, 2*time.Millisecond), // 200,000 per CPU-second
@@ -77,7 +77,7 @@ func TestReport(t *testing.T) {
 		"| vigil-b | - | 1.00× no, 0.86× no | 3.000 ms no | 7 lost in 1 runs no |",
 		"| knot | - | - | 0.900 ms yes | 0 lost in 1 runs yes |",
 		"| 90000 | knot | 70000 (70000–70000) | 100000 (100000–100000) | 9.000 ms (9.000 ms–9.000 ms) | 0/1 | - | 5 of 100005 (1 runs) |",
-		"| 1 | 50000 | vigil-b | 100007 | 50000 | 100000 | 1.500 ms | 3.000 ms | 6.000 ms | 7 | yes (60000) |",
+		"| 1 | 50000 | vigil-b | 100007 | 50000 | 100000 | 1.500 ms | 3.000 ms | 6.000 ms | 7 | 7 | yes (60000) |",
 	} {
 		if !strings.Contains(tab, row) {
 			t.Errorf("no row %q", row)
