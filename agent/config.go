@@ -283,7 +283,8 @@ type ControlConfig struct {
 	// RaftLogLevel is the least level of raft's logs passed on. Default Info.
 	RaftLogLevel slog.Level
 	// LogStore is the raft log store a new data directory gets: control.LogStoreBolt
-	// (default) or control.LogStoreWAL; a directory that holds one keeps it.
+	// (default) or control.LogStoreWAL; empty, a directory that holds one keeps it, and
+	// named, a directory that holds the other is refused.
 	LogStore string
 	// NotifyLocations are the base URLs of the locations' status APIs whose verdicts the
 	// leader reads to decide notifications (package notify); none: no alert fires (events

@@ -128,37 +128,38 @@ func reportCPU(b *testing.B, cpu time.Duration, probes int, failed int64) {
 }
 
 // BenchmarkHTTPProbes measures HTTP probes per CPU-second of this process against local
-// targets: Vigil's prober alone, each probe on the connection its check's previous probe kept
-// (prober) or on a fresh one (prober-fresh); the whole checker (scheduler, rise/fall,
-// metrics); and a baseline of net/http with keep-alives disabled.
+// targets: Vigil's prober alone, each probe on a fresh connection as a check asks by default
+// (prober) or, for checks with keep_alive, on the connection its check's previous probe kept
+// (prober-keepalive); the whole checker (scheduler, rise/fall, metrics); and a baseline of
+// net/http with keep-alives disabled.
 func BenchmarkHTTPProbes(b *testing.B) {
 	targets, stopTargets := benchTargets(b)
 	checks := make([]config.Check, len(targets))
+	kept := make([]config.Check, len(targets))
 	for i, ap := range targets {
 		checks[i] = checkFor(fmt.Sprintf("t%d", i), config.ProtocolHTTP, ap)
 		checks[i].BodyMatch = "ok"
+		kept[i] = checks[i]
+		kept[i].KeepAlive = true
 	}
 	const conc = 32
 	var serverCPUBefore time.Duration
 
-	b.Run("prober", func(b *testing.B) {
-		p := loopbackProber(ProberOptions{})
-		cpu0 := cpuTime()
-		failed := parallelProbes(b.N, conc, func(i int) bool {
-			return p.Probe(context.Background(), &checks[i%len(checks)]).Healthy
+	for _, mode := range []string{"prober", "prober-keepalive"} {
+		cs := checks
+		if mode == "prober-keepalive" {
+			cs = kept
+		}
+		b.Run(mode, func(b *testing.B) {
+			p := loopbackProber(ProberOptions{})
+			defer p.CloseIdle()
+			cpu0 := cpuTime()
+			failed := parallelProbes(b.N, conc, func(i int) bool {
+				return p.Probe(context.Background(), &cs[i%len(cs)]).Healthy
+			})
+			reportCPU(b, cpuTime()-cpu0, b.N, failed)
 		})
-		reportCPU(b, cpuTime()-cpu0, b.N, failed)
-	})
-
-	b.Run("prober-fresh", func(b *testing.B) {
-		p := loopbackProber(ProberOptions{})
-		p.fresh = true
-		cpu0 := cpuTime()
-		failed := parallelProbes(b.N, conc, func(i int) bool {
-			return p.Probe(context.Background(), &checks[i%len(checks)]).Healthy
-		})
-		reportCPU(b, cpuTime()-cpu0, b.N, failed)
-	})
+	}
 
 	b.Run("nethttp-baseline", func(b *testing.B) {
 		client := &http.Client{

@@ -5,11 +5,12 @@
 // the node itself cannot reach anything.
 //
 // HTTP/1.1 is the package's own client around net/http's response parser (one request per
-// connection, or, for GET, HEAD and OPTIONS, on the connection the check's previous probe
-// kept, within bounds that reuse.go states; interim responses read past, the head bounded by
-// MaxResponseHead); HTTP/2, for servers that speak only h2 and for gRPC, is net/http's, run
-// on the probe's own connection, and the servers that speak only h2 are remembered for a
-// while so that they are offered h2 alone. DNS queries use miekg/dns.
+// fresh connection, or, for the checks that set keep_alive, GET, HEAD and OPTIONS on the
+// connection the check's previous probe kept, within bounds that reuse.go states; interim
+// responses read past, the head bounded by MaxResponseHead); HTTP/2, for the checks that set
+// http2, for servers that speak only h2 and for gRPC, is net/http's, run on the probe's own
+// connection, and the servers that speak only h2 are remembered for a while so that they are
+// offered h2 alone. DNS queries use miekg/dns.
 //
 // The network is reached only through two small interfaces, Dialer and Resolver, which default
 // to net.Dialer and net.Resolver and which a simulated network may replace. Every address is

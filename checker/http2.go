@@ -82,15 +82,15 @@ func (p *Prober) roundTripH2(ctx context.Context, conn net.Conn, req *http.Reque
 	return resp, func() { resp.Body.Close(); cc.Close() }, nil
 }
 
-// exchangeH2 sends h's request over HTTP/2 on tc and judges the response by the same rules
-// as over HTTP/1.1.
-func (p *Prober) exchangeH2(ctx context.Context, c *config.Check, h *hop, tc *tls.Conn, res *Result) (string, error) {
-	u, err := url.Parse("https://" + h.hostHeader + h.target)
+// exchangeH2 sends h's request over HTTP/2 on conn (a *tls.Conn with h2 agreed, or, for an
+// http hop, plain text: h2c) and judges the response by the same rules as over HTTP/1.1.
+func (p *Prober) exchangeH2(ctx context.Context, c *config.Check, h *hop, conn net.Conn, res *Result) (string, error) {
+	u, err := url.Parse(h.scheme() + "://" + h.hostHeader + h.target)
 	if err != nil {
 		return "", &phaseError{phaseWrite, err}
 	}
 	req := &http.Request{Method: h.method, URL: u, Host: h.hostHeader, Header: h.header(c, p.userAgent)}
-	resp, done, err := p.roundTripH2(ctx, tc, req, res)
+	resp, done, err := p.roundTripH2(ctx, conn, req, res)
 	if err != nil {
 		return "", err
 	}

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -211,4 +212,78 @@ func TestCABundlePerCheck(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestH2PriorKnowledge checks a check that asks for HTTP/2 (http2): an https probe offers
+// h2 alone, one connection per probe from the first, and fails when the server refuses h2
+// or chooses no protocol; an http probe speaks h2c with prior knowledge, and fails against
+// a server that speaks only HTTP/1.1.
+func TestH2PriorKnowledge(t *testing.T) {
+	t.Parallel()
+	ca := newTestCA(t)
+	now := time.Now()
+	cert := ca.leaf(t, []string{"h2.example.test"}, nil, now.Add(-time.Hour), now.Add(time.Hour))
+	handler := func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("needle")) }
+	var dials atomic.Int32
+	var d net.Dialer
+	p := loopbackProber(ProberOptions{RootCAs: ca.pool, Dialer: dialFunc(func(ctx context.Context, network, addr string) (net.Conn, error) {
+		dials.Add(1)
+		return d.DialContext(ctx, network, addr)
+	})})
+	probe := func(proto config.Protocol, ap netip.AddrPort) Result {
+		c := checkFor("prior", proto, ap)
+		c.HostHeader, c.BodyMatch, c.HTTP2 = "h2.example.test", "needle", true
+		return p.Probe(context.Background(), &c)
+	}
+
+	h2 := h2OnlyServer(t, cert, true, handler)
+	for i := range 3 {
+		r := probe(config.ProtocolHTTPS, h2)
+		if !r.Healthy || r.Protocol != "h2" || r.Timings.Connect <= 0 || r.Timings.TLS <= 0 {
+			t.Fatalf("h2-only server, probe %d: %s (%s) over %q, timings %+v", i, r.Reason, r.Message, r.Protocol, r.Timings)
+		}
+	}
+	if n := dials.Load(); n != 3 {
+		t.Errorf("h2-only server: 3 probes over %d connections, want 3", n)
+	}
+
+	h1, _ := tlsServer(t, cert, handler) // offers http/1.1 alone: refuses h2
+	if r := probe(config.ProtocolHTTPS, h1); r.Healthy || r.Reason != ReasonTLSHandshake || !strings.Contains(r.Message, "http2") {
+		t.Errorf("HTTP/1.1-only TLS server: %s (%s), want tls_handshake naming http2", r.Reason, r.Message)
+	}
+
+	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{cert}}) // no ALPN
+	if err != nil {
+		t.Fatal(err)
+	}
+	noALPN := &http.Server{Handler: http.HandlerFunc(handler), ErrorLog: log.New(io.Discard, "", 0)}
+	go noALPN.Serve(ln)
+	t.Cleanup(func() { noALPN.Close() })
+	if r := probe(config.ProtocolHTTPS, netip.MustParseAddrPort(ln.Addr().String())); r.Healthy || r.Reason != ReasonProtocol {
+		t.Errorf("TLS server without ALPN: %s (%s), want protocol", r.Reason, r.Message)
+	}
+
+	h2c := httptest.NewUnstartedServer(http.HandlerFunc(handler))
+	var protos http.Protocols
+	protos.SetUnencryptedHTTP2(true)
+	h2c.Config.Protocols = &protos
+	h2c.Start()
+	t.Cleanup(h2c.Close)
+	if r := probe(config.ProtocolHTTP, netip.MustParseAddrPort(h2c.Listener.Addr().String())); !r.Healthy || r.Protocol != "h2c" {
+		t.Errorf("h2c server: %s (%s) over %q", r.Reason, r.Message, r.Protocol)
+	}
+
+	plain := httptest.NewServer(http.HandlerFunc(handler))
+	plain.Config.ErrorLog = log.New(io.Discard, "", 0)
+	t.Cleanup(plain.Close)
+	if r := probe(config.ProtocolHTTP, netip.MustParseAddrPort(plain.Listener.Addr().String())); r.Healthy {
+		t.Errorf("HTTP/1.1-only server probed with http2: healthy over %q", r.Protocol)
+	}
+}
+
+// dialFunc is a Dialer made of a function.
+type dialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
+
+func (f dialFunc) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+	return f(ctx, network, addr)
 }

@@ -222,6 +222,9 @@ func (p *Prober) exchange(ctx context.Context, c *config.Check, h *hop, res *Res
 	if err != nil {
 		return "", err
 	}
+	if c.HTTP2 {
+		return p.exchangePrior(ctx, c, h, ap, res)
+	}
 	t := tlsTarget{ap, h.sni}
 	if h.https && p.h2only.knows(t, time.Now()) {
 		loc, err := p.exchangeOn(ctx, c, h, ap, true, res)
@@ -246,6 +249,36 @@ func (p *Prober) exchange(ctx context.Context, c *config.Check, h *hop, res *Res
 	return loc, err
 }
 
+// errNoH2 ends the exchange of a check that asks for HTTP/2 (http2) with a TLS server that
+// chose no protocol by ALPN.
+var errNoH2 = errors.New("checker: the server chose no protocol by ALPN, and the check asks for h2 (http2)")
+
+// exchangePrior is the exchange of a check that asks for HTTP/2 (http2): on a fresh
+// connection to ap, over TLS offering h2 alone, which the server must agree to, or, for an
+// http hop, h2c with prior knowledge.
+func (p *Prober) exchangePrior(ctx context.Context, c *config.Check, h *hop, ap netip.AddrPort, res *Result) (string, error) {
+	conn, err := p.connect(ctx, "tcp", ap, res)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close()
+	stop := bindDeadline(ctx, conn)
+	defer stop()
+	if !h.https {
+		return p.exchangeH2(ctx, c, h, conn, res)
+	}
+	tc, err := p.handshake(conn, c, h.sni, []string{"h2"}, res)
+	switch {
+	case err != nil && isNoALPN(err):
+		return "", fmt.Errorf("%w (the server refused h2, which the check asks for: http2)", err)
+	case err != nil:
+		return "", err
+	case tc.ConnectionState().NegotiatedProtocol != "h2":
+		return "", &phaseError{phaseRead, errNoH2}
+	}
+	return p.exchangeH2(ctx, c, h, tc, res)
+}
+
 // exchangeOn is one exchange on one connection to ap, HTTP/1.1 or, when h2 is set, HTTP/2
 // over TLS. An HTTP/1.1 exchange that may reuse a connection (mayReuse) runs on the one
 // the check's previous probe kept, if there is one, and keeps its own for the next probe
@@ -254,13 +287,13 @@ func (p *Prober) exchangeOn(ctx context.Context, c *config.Check, h *hop, ap net
 	keep := !h2 && p.mayReuse(c, h, res)
 	key := idleKey{c, ap}
 	if keep {
-		if ic, ok := p.idle.take(key, time.Now()); ok {
+		if ic, ok := p.idle.take(key, p.clock()); ok {
 			if loc, err, stale := p.exchangeReused(ctx, c, h, key, ic, res); !stale {
 				return loc, err
 			}
 		}
 	}
-	dialled := time.Now()
+	dialled := p.clock()
 	conn, err := p.connect(ctx, "tcp", ap, res)
 	if err != nil {
 		return "", err
@@ -336,7 +369,7 @@ func (p *Prober) exchangeReused(ctx context.Context, c *config.Check, h *hop, ke
 // otherwise it closes it.
 func (p *Prober) release(c *config.Check, key idleKey, ic idleConn, stop func() bool, keep bool) {
 	if stop() && keep && ic.conn.SetDeadline(time.Time{}) == nil {
-		now := time.Now()
+		now := p.clock()
 		ic.expires = now.Add(idleFor(c))
 		p.idle.put(key, ic, now)
 		return

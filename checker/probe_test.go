@@ -14,47 +14,53 @@ import (
 )
 
 // TestHTTPProbeRequest checks what a probe sends: method, path, Host header, extra headers,
-// a fresh connection asked to close; and what it reports: status, body match, timings and
-// the address reached.
+// a fresh connection asked to close at each probe, or, with keep_alive, one connection
+// left open and reused; and what it reports: status, body match, timings and the address
+// reached.
 func TestHTTPProbeRequest(t *testing.T) {
 	t.Parallel()
-	var mu sync.Mutex
-	var got *http.Request
-	remotes := map[string]bool{}
-	ap := httpServer(t, func(w http.ResponseWriter, r *http.Request) {
+	for _, keep := range []bool{false, true} {
+		var mu sync.Mutex
+		var got *http.Request
+		remotes := map[string]bool{}
+		ap := httpServer(t, func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			got = r
+			remotes[r.RemoteAddr] = true
+			mu.Unlock()
+			w.WriteHeader(204)
+		})
+		c := checkFor("req", config.ProtocolHTTP, ap)
+		c.Method, c.Path, c.HostHeader, c.KeepAlive = "HEAD", "/healthz?deep=1", "www.example.test", keep
+		c.Headers = map[string]string{"X-Probe": "vigil", "Authorization": "Bearer t"}
+		c.ExpectStatus = []config.StatusRange{{Low: 204, High: 204}}
+		p := loopbackProber(ProberOptions{})
+		for i := range 2 {
+			r := p.Probe(context.Background(), &c)
+			if !r.Healthy || r.Reason != ReasonOK || r.StatusCode != 204 || r.Message != "status 204" {
+				t.Fatalf("keep_alive %v: result %+v, want healthy status 204", keep, r)
+			}
+			if r.Address != ap {
+				t.Errorf("keep_alive %v: address %v, want %v", keep, r.Address, ap)
+			}
+			// With keep_alive, the second probe reuses the first one's connection: it
+			// connects no more.
+			connects := !keep || i == 0
+			if (r.Timings.Connect > 0) != connects || r.Timings.FirstByte <= 0 || r.Timings.Total < r.Timings.FirstByte || r.Timings.DNS != 0 || r.Timings.TLS != 0 {
+				t.Errorf("keep_alive %v, probe %d: timings %+v", keep, i, r.Timings)
+			}
+		}
+		p.CloseIdle()
 		mu.Lock()
-		got = r
-		remotes[r.RemoteAddr] = true
+		if got.Method != "HEAD" || got.URL.RequestURI() != "/healthz?deep=1" || got.Host != "www.example.test" ||
+			got.Header.Get("X-Probe") != "vigil" || got.Header.Get("Authorization") != "Bearer t" ||
+			got.Close == keep || !strings.HasPrefix(got.UserAgent(), "vigil-checker") {
+			t.Errorf("keep_alive %v: server saw %s %s Host=%s headers=%v close=%v", keep, got.Method, got.URL, got.Host, got.Header, got.Close)
+		}
+		if want := map[bool]int{false: 2, true: 1}[keep]; len(remotes) != want {
+			t.Errorf("keep_alive %v: two probes came from %d connections, want %d", keep, len(remotes), want)
+		}
 		mu.Unlock()
-		w.WriteHeader(204)
-	})
-	c := checkFor("req", config.ProtocolHTTP, ap)
-	c.Method, c.Path, c.HostHeader = "HEAD", "/healthz?deep=1", "www.example.test"
-	c.Headers = map[string]string{"X-Probe": "vigil", "Authorization": "Bearer t"}
-	c.ExpectStatus = []config.StatusRange{{Low: 204, High: 204}}
-	p := loopbackProber(ProberOptions{})
-	for i := range 2 {
-		r := p.Probe(context.Background(), &c)
-		if !r.Healthy || r.Reason != ReasonOK || r.StatusCode != 204 || r.Message != "status 204" {
-			t.Fatalf("result %+v, want healthy status 204", r)
-		}
-		if r.Address != ap {
-			t.Errorf("address %v, want %v", r.Address, ap)
-		}
-		// The second probe reuses the first one's connection: it connects no more.
-		if (r.Timings.Connect > 0) != (i == 0) || r.Timings.FirstByte <= 0 || r.Timings.Total < r.Timings.FirstByte || r.Timings.DNS != 0 || r.Timings.TLS != 0 {
-			t.Errorf("probe %d: timings %+v", i, r.Timings)
-		}
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	if got.Method != "HEAD" || got.URL.RequestURI() != "/healthz?deep=1" || got.Host != "www.example.test" ||
-		got.Header.Get("X-Probe") != "vigil" || got.Header.Get("Authorization") != "Bearer t" ||
-		got.Close || !strings.HasPrefix(got.UserAgent(), "vigil-checker") {
-		t.Errorf("server saw %s %s Host=%s headers=%v close=%v", got.Method, got.URL, got.Host, got.Header, got.Close)
-	}
-	if len(remotes) != 1 {
-		t.Errorf("two probes came from %d connections, want the second on the first one's", len(remotes))
 	}
 }
 

@@ -67,10 +67,9 @@ type Prober struct {
 	bundles      bundleCache
 	h2           *http.Transport // HTTP/2 over the probes' own connections
 	idle         idleConns       // HTTP/1.1 connections kept for the checks' next probes
-	h2only       h2Memory        // TLS servers that speak only HTTP/2
-	// fresh turns connection reuse off, for benchmarks that measure what it saves (the h2
-	// memory has its own switch, h2only.off).
-	fresh bool
+	h2only       h2Memory        // TLS servers that speak only HTTP/2 (h2only.off: none, for benchmarks)
+	// now, when set, is the clock of kept connections (tests); nil: time.Now.
+	now func() time.Time
 }
 
 // NewProber returns a Prober with opts' defaults applied.

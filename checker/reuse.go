@@ -3,7 +3,6 @@ package checker
 import (
 	"crypto/tls"
 	"net"
-	"net/http"
 	"net/netip"
 	"sync"
 	"time"
@@ -11,7 +10,8 @@ import (
 	"github.com/vigil-dns/vigil/config"
 )
 
-// Connection reuse. An HTTP/1.1 probe of an idempotent request (GET, HEAD, OPTIONS) may send
+// Connection reuse, for the checks that ask for it (keep_alive; without it every probe opens
+// a fresh connection). An HTTP/1.1 probe of an idempotent request (GET, HEAD, OPTIONS) may send
 // its request on the connection its check's previous probe left open, when that probe's
 // response said the connection stays open (HTTP/1.1 without Connection: close) and was read
 // to its end with nothing after it. Most of a probe's cost on a fresh connection is the
@@ -175,16 +175,21 @@ func (ic *idleConns) len() int {
 }
 
 // mayReuse reports whether a probe of c on hop h may reuse a connection and keep its own:
-// the first request of an idempotent method.
+// the check asks for it (keep_alive), and this is the first request, of an idempotent
+// method.
 func (p *Prober) mayReuse(c *config.Check, h *hop, res *Result) bool {
-	if p.fresh || res.Redirects > 0 {
+	if !c.KeepAlive || res.Redirects > 0 {
 		return false
 	}
-	switch h.method {
-	case http.MethodGet, http.MethodHead, http.MethodOptions:
-		return true
+	return config.KeepAliveMethod(h.method)
+}
+
+// clock is the time kept connections are reckoned by: time.Now, or the test's clock.
+func (p *Prober) clock() time.Time {
+	if p.now != nil {
+		return p.now()
 	}
-	return false
+	return time.Now()
 }
 
 // idleFor is how long a connection is kept after a probe of c: until a while after the

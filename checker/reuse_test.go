@@ -40,7 +40,7 @@ func (cc *connCounter) count() int {
 }
 
 // TestConnectionReuse checks which probes run on the connection of the check's previous
-// probe: GET and HEAD whose response left it open and was read to its end; not a POST, not
+// probe: none without keep_alive; with it, GET and HEAD whose response left it open and was read to its end; not a POST, not
 // after Connection: close, an HTTP/1.0 answer or a body that had not all arrived, not for
 // another check; and that a probe whose kept connection the server closed meanwhile runs on
 // a fresh one and is judged by that.
@@ -86,6 +86,7 @@ func TestConnectionReuse(t *testing.T) {
 		conns  int
 	}{
 		{"GET", func(c *config.Check) {}, 3, 1},
+		{"keep_alive off", func(c *config.Check) { c.KeepAlive = false }, 3, 3},
 		{"HEAD", func(c *config.Check) { c.Method = "HEAD"; c.BodyMatch = "" }, 3, 1},
 		{"chunked body read to its end", func(c *config.Check) { c.Path = "/chunked" }, 3, 1},
 		{"POST", func(c *config.Check) { c.Method = "POST" }, 3, 3},
@@ -95,7 +96,7 @@ func TestConnectionReuse(t *testing.T) {
 	for _, tt := range tests {
 		before := cc.count()
 		c := checkFor("reuse", config.ProtocolHTTP, ap)
-		c.BodyMatch = "needle"
+		c.BodyMatch, c.KeepAlive = "needle", true
 		tt.edit(&c)
 		for i := range tt.probes {
 			r := p.Probe(context.Background(), &c)
@@ -114,6 +115,7 @@ func TestConnectionReuse(t *testing.T) {
 	// Another check of the same target does not take the first one's connection.
 	before := cc.count()
 	a, b := checkFor("a", config.ProtocolHTTP, ap), checkFor("b", config.ProtocolHTTP, ap)
+	a.KeepAlive, b.KeepAlive = true, true
 	for _, c := range []*config.Check{&a, &b, &a, &b} {
 		if r := p.Probe(context.Background(), c); !r.Healthy {
 			t.Fatalf("check %s: %s (%s)", c.ID, r.Reason, r.Message)
@@ -125,6 +127,7 @@ func TestConnectionReuse(t *testing.T) {
 
 	// The server closes the kept connection: the next probe is healthy on a fresh one.
 	c := checkFor("closed", config.ProtocolHTTP, ap)
+	c.KeepAlive = true
 	if r := p.Probe(context.Background(), &c); !r.Healthy {
 		t.Fatalf("first probe: %s (%s)", r.Reason, r.Message)
 	}
@@ -161,7 +164,7 @@ func TestConnectionReuseTLS(t *testing.T) {
 	var cc connCounter
 	ap, _ := tlsServer(t, cert, func(w http.ResponseWriter, r *http.Request) { cc.saw(r); w.Write([]byte("needle")) })
 	c := checkFor("tls", config.ProtocolHTTPS, ap)
-	c.HostHeader, c.BodyMatch = "tls.example.test", "needle"
+	c.HostHeader, c.BodyMatch, c.KeepAlive = "tls.example.test", "needle", true
 	leaf, err := x509.ParseCertificate(cert.Certificate[0])
 	if err != nil {
 		t.Fatal(err)
@@ -313,7 +316,7 @@ func TestConnectionReuseIdle408(t *testing.T) {
 		c.Close()
 	})
 	c := checkFor("idle408", config.ProtocolHTTP, ap)
-	c.BodyMatch = "needle"
+	c.BodyMatch, c.KeepAlive = "needle", true
 	p := loopbackProber(ProberOptions{})
 	for i := range 3 {
 		if r := p.Probe(context.Background(), &c); !r.Healthy {
@@ -348,5 +351,65 @@ func TestIdleLimit(t *testing.T) {
 	}
 	if ic.len() != 2 || conns[0].closed || conns[1].closed || !conns[2].closed {
 		t.Errorf("limit 2: %d kept, closed %v %v %v (want the third closed)", ic.len(), conns[0].closed, conns[1].closed, conns[2].closed)
+	}
+}
+
+// TestReuseServerStopsAccepting: a server that stops accepting connections but still answers
+// on the one it holds fails the next probe of a check without keep_alive; a check with
+// keep_alive is answered on its kept connection for a while, and fails at the first probe
+// due maxConnAge or more after that connection was opened, within maxConnAge and an
+// interval of the server stopping. The kept connections' clock is the test's, moved by one
+// interval per probe.
+func TestReuseServerStopsAccepting(t *testing.T) {
+	t.Parallel()
+	for _, keep := range []bool{false, true} {
+		var conns atomic.Int32
+		srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("needle")) }))
+		srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+			if s == http.StateNew {
+				conns.Add(1)
+			}
+		}
+		srv.Start()
+		ap := netip.MustParseAddrPort(srv.Listener.Addr().String())
+		var clock atomic.Int64
+		clock.Store(time.Unix(1_000_000, 0).UnixNano())
+		p := loopbackProber(ProberOptions{})
+		p.now = func() time.Time { return time.Unix(0, clock.Load()) }
+		c := checkFor("stops-accepting", config.ProtocolHTTP, ap)
+		c.BodyMatch, c.KeepAlive = "needle", keep
+		interval := c.Interval.Std()
+
+		if r := p.Probe(context.Background(), &c); !r.Healthy {
+			t.Fatalf("keep_alive %v, first probe: %s (%s)", keep, r.Reason, r.Message)
+		}
+		srv.Listener.Close() // no new connection; the one the server holds stays open
+		var failedAt time.Duration
+		healthy := 0
+		for elapsed := interval; elapsed <= maxConnAge+2*interval; elapsed += interval {
+			clock.Add(int64(interval))
+			r := p.Probe(context.Background(), &c)
+			if r.Healthy {
+				healthy++
+				continue
+			}
+			if r.Reason != ReasonConnectionRefused {
+				t.Errorf("keep_alive %v, %v after the server stopped accepting: %s (%s), want connection_refused", keep, elapsed, r.Reason, r.Message)
+			}
+			failedAt = elapsed
+			break
+		}
+		switch {
+		case !keep && failedAt != interval:
+			t.Errorf("without keep_alive: first failure %v after the server stopped accepting (0: none), want at the next probe, %v", failedAt, interval)
+		case keep && (healthy == 0 || failedAt == 0 || failedAt > maxConnAge+interval):
+			t.Errorf("with keep_alive: %d probes answered on the kept connection, first failure %v after the server stopped accepting (0: none), want some answered and a failure within %v",
+				healthy, failedAt, maxConnAge+interval)
+		}
+		if n := conns.Load(); n != 1 {
+			t.Errorf("keep_alive %v: the server accepted %d connections, want 1", keep, n)
+		}
+		p.CloseIdle()
+		srv.Close()
 	}
 }

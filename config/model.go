@@ -155,6 +155,17 @@ type Check struct {
 	TLSVerify bool `yaml:"tls_verify" json:"tls_verify"`
 	// FollowRedirects follows HTTP redirects (each hop checked like the first). Default false.
 	FollowRedirects bool `yaml:"follow_redirects" json:"follow_redirects"`
+	// KeepAlive lets a probe send its request on the connection the check's previous probe
+	// left open (HTTP/1.1; GET, HEAD or OPTIONS; never after a redirect), as a client with
+	// keep-alive does; a connection serves at most 30s after it was opened. Default false:
+	// every probe opens a fresh connection, so a server that stops accepting connections
+	// fails the next probe.
+	KeepAlive bool `yaml:"keep_alive" json:"keep_alive,omitempty"`
+	// HTTP2 speaks HTTP/2 from the first byte: an https probe offers only h2 by ALPN and
+	// fails when the server does not agree; an http probe speaks h2c with prior knowledge.
+	// Default false: HTTP/1.1, and h2 only with an https server that shows it speaks
+	// nothing else.
+	HTTP2 bool `yaml:"http2" json:"http2,omitempty"`
 	// TLSCA, when set, is a bundle of PEM certificates (a private CA) that alone verify the
 	// server's certificate, instead of the checker's roots; https and grpc checks with TLS.
 	TLSCA string `yaml:"tls_ca" json:"tls_ca,omitempty"`

@@ -210,6 +210,11 @@ func (v *validator) validateHTTP(c *Check, p string) {
 	}
 	if m := strings.ToUpper(c.Method); !slices.Contains(httpMethods(), m) {
 		v.add(join(p, "method"), "must be one of %s, got %q", strings.Join(httpMethods(), ", "), c.Method)
+	} else if c.KeepAlive && !KeepAliveMethod(m) {
+		v.add(join(p, "keep_alive"), "a %s request is never sent on a kept connection; keep_alive is for GET, HEAD and OPTIONS", m)
+	}
+	if c.KeepAlive && c.HTTP2 {
+		v.add(join(p, "keep_alive"), "an http2 probe opens a fresh connection each time; remove keep_alive")
 	}
 	if c.HostHeader != "" {
 		if prob := hostPortProblem(c.HostHeader); prob != "" {
@@ -253,6 +258,12 @@ func (v *validator) validateHTTP(c *Check, p string) {
 	}
 }
 
+// KeepAliveMethod reports whether a request of method (upper case) may be sent on a kept
+// connection: an idempotent one without a body, GET, HEAD or OPTIONS.
+func KeepAliveMethod(method string) bool {
+	return method == "GET" || method == "HEAD" || method == "OPTIONS"
+}
+
 // refuseHTTPFields reports each HTTP field that a check of another protocol sets to other
 // than its default.
 func (v *validator) refuseHTTPFields(c *Check, p string) {
@@ -268,6 +279,8 @@ func (v *validator) refuseHTTPFields(c *Check, p string) {
 		{"expect_status", len(c.ExpectStatus) > 0 && !slices.Equal(c.ExpectStatus, def.ExpectStatus)},
 		{"body_match", c.BodyMatch != ""},
 		{"follow_redirects", c.FollowRedirects},
+		{"keep_alive", c.KeepAlive},
+		{"http2", c.HTTP2},
 	} {
 		if f.set {
 			v.add(join(p, f.name), "only http and https checks use %s", f.name)
@@ -321,6 +334,8 @@ func (v *validator) validateCalculated(c *Check, p string) {
 		{"expect_status", len(c.ExpectStatus) > 0 && !slices.Equal(c.ExpectStatus, def.ExpectStatus)},
 		{"body_match", c.BodyMatch != ""},
 		{"follow_redirects", c.FollowRedirects},
+		{"keep_alive", c.KeepAlive},
+		{"http2", c.HTTP2},
 		{"grpc", c.GRPC != nil},
 		{"dns", c.DNS != nil},
 		{"interval", c.Interval != 0 && c.Interval != def.Interval},

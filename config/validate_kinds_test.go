@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// TestProbeKindsNormalized asserts the defaults and canonical forms of grpc and dns checks and
+// TestProbeKindsNormalized asserts the defaults and canonical forms of http, grpc and dns checks and
 // of a CA bundle, as testdata/valid/probe-kinds.yaml writes them.
 func TestProbeKindsNormalized(t *testing.T) {
 	doc := mustLoad(t, "testdata/valid/probe-kinds.yaml")
@@ -17,6 +17,12 @@ func TestProbeKindsNormalized(t *testing.T) {
 			t.Fatalf("no check %s", id)
 		}
 		return c
+	}
+	if c := get("web"); !c.KeepAlive || c.HTTP2 {
+		t.Errorf("web: keep_alive %v, http2 %v; want keep_alive alone", c.KeepAlive, c.HTTP2)
+	}
+	if c := get("internal-api"); c.KeepAlive || c.HTTP2 {
+		t.Errorf("internal-api: keep_alive %v, http2 %v; want neither, the default", c.KeepAlive, c.HTTP2)
 	}
 	if c := get("internal-api"); !strings.HasPrefix(c.TLSCA, "-----BEGIN CERTIFICATE-----") || !c.TLSVerify {
 		t.Errorf("internal-api: tls_ca %.40q, tls_verify %v", c.TLSCA, c.TLSVerify)

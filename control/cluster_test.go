@@ -135,10 +135,14 @@ func TestVoterRemoval(t *testing.T) {
 // TestCatchUpFromSnapshot: a voter that was down while the leader compacted its log past
 // what the voter has catches up from the leader's snapshot, shards included; with the log in
 // the write-ahead log (in files of 4 KiB, so that the compacted entries are gone from the
-// disk) and in BoltDB.
+// disk, and in files of the default size, so that they are still in the open file, which
+// raft-wal v0.4.0 reads them from: walStore.GetLog) and in BoltDB.
 func TestCatchUpFromSnapshot(t *testing.T) {
 	t.Run("wal", func(t *testing.T) {
 		testCatchUpFromSnapshot(t, &cluster{maxBody: 1 << 20, timing: testTiming, snapshotThreshold: 4, walSegment: 4 << 10})
+	})
+	t.Run("wal open segment", func(t *testing.T) {
+		testCatchUpFromSnapshot(t, &cluster{maxBody: 1 << 20, timing: testTiming, snapshotThreshold: 4, walSegment: defaultWALSegment})
 	})
 	t.Run("bolt", func(t *testing.T) {
 		testCatchUpFromSnapshot(t, &cluster{maxBody: 1 << 20, timing: testTiming, snapshotThreshold: 4})

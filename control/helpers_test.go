@@ -24,8 +24,10 @@ import (
 
 const testToken = "s3cret-write-token"
 
-// testTiming keeps elections short but tolerant of a loaded machine.
-var testTiming = Timing{Heartbeat: 300 * time.Millisecond, Election: 300 * time.Millisecond, LeaderLease: 150 * time.Millisecond, Commit: 20 * time.Millisecond}
+// testTiming is raft's own default timing: a leader keeps its lease through the scheduling
+// delays of a loaded machine (shorter timeouts made leaders step down under load and writes
+// answer 503), and an election still ends within a few seconds.
+var testTiming = Timing{Heartbeat: time.Second, Election: time.Second, LeaderLease: 500 * time.Millisecond, Commit: 20 * time.Millisecond}
 
 // seqAllocator is the deterministic stand-in for the shard package's stateful allocator:
 // each zone gets the lowest free block of ShardSize servers.

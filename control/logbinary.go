@@ -24,7 +24,8 @@ import (
 // writes item by item (a check with its audit record, a delete, a batch of them) are wholly
 // binary; the rest of a command (a zone, a record set, a document, keys...) is carried as the
 // JSON object of those fields, as the JSON encoding writes them. A tag this version does not
-// know is an error: a later version that adds one writes another version number.
+// know is an error: a later version that adds one writes another version number, unless
+// the tag is written only for what the release before could not express (tagProbe).
 //
 // A leader writes this encoding only once every voter of the raft configuration reads it
 // (peerCodecs, transport.go): a voter of the release before cannot.
@@ -46,7 +47,32 @@ const (
 	tagBatch    = 9  // uvarint count, then each command as a byte string, in either encoding
 	tagJSON     = 10 // byte string: the JSON object of the command's other fields
 	tagEnd      = 0  // the last byte of every command: a truncated one is refused
+	// tagProbe is a uvarint of the check's probe switches that came after the check's
+	// layout of version 1 (probeKeepAlive, probeHTTP2), written only when one is set: a
+	// check without them is encoded as before, which a voter of the release before reads,
+	// and one with them is refused by that voter (a tag it does not know) rather than
+	// applied without them.
+	tagProbe = 11
 )
+
+// The bits of tagProbe's value.
+const (
+	probeKeepAlive = 1 << iota // config.Check.KeepAlive
+	probeHTTP2                 // config.Check.HTTP2
+	probeAll       = probeKeepAlive | probeHTTP2
+)
+
+// probeBits returns the tagProbe bits of c.
+func probeBits(c *config.Check) uint64 {
+	var bits uint64
+	if c.KeepAlive {
+		bits |= probeKeepAlive
+	}
+	if c.HTTP2 {
+		bits |= probeHTTP2
+	}
+	return bits
+}
 
 // isBinaryCommand reports whether data is a command in the binary encoding.
 func isBinaryCommand(data []byte) bool { return len(data) > 0 && data[0] == binaryMagic }
@@ -62,6 +88,10 @@ func encodeCommandBinary(cmd *Command) ([]byte, error) {
 	if cmd.Check != nil {
 		b = append(b, tagCheck)
 		b = appendCheck(b, cmd.Check)
+		if bits := probeBits(cmd.Check); bits != 0 {
+			b = append(b, tagProbe)
+			b = binary.AppendUvarint(b, bits)
+		}
 	}
 	if cmd.Audit != nil {
 		b = append(b, tagAudit)
@@ -141,6 +171,7 @@ func decodeCommand(data []byte, c *Command) error {
 		return fmt.Errorf("binary command of version %d, this voter reads version %d (upgrade it)", v, binaryVersion)
 	}
 	var seen uint32
+	var probe uint64
 	for d.err == nil {
 		tag := d.byte()
 		if tag == tagEnd && d.err == nil {
@@ -179,19 +210,15 @@ func decodeCommand(data []byte, c *Command) error {
 				c.Batch = append(c.Batch, d.bytes())
 			}
 		case tagJSON:
-			js := d.bytes()
-			if d.err != nil {
-				break
+			if js := d.bytes(); d.err == nil {
+				if err := decodeRest(js, c); err != nil {
+					return err
+				}
 			}
-			var rest Command
-			if err := json.Unmarshal(js, &rest); err != nil {
-				return fmt.Errorf("binary command: %w", err)
-			}
-			c.Zone, c.RecordSet, c.Document, c.Voter = rest.Zone, rest.RecordSet, rest.Document, rest.Voter
-			c.ZoneKeys, c.TSIGKey, c.Notify, c.Override, c.Notifications = rest.ZoneKeys, rest.TSIGKey, rest.Notify, rest.Override, rest.Notifications
-			if rest.Op != "" || rest.Create || rest.Check != nil || rest.Audit != nil || rest.ID != "" ||
-				rest.ZoneName != "" || rest.Name != "" || rest.Type != "" || rest.Batch != nil {
-				return errors.New("binary command: a field of its own in its JSON part")
+		case tagProbe:
+			probe = d.uvarint()
+			if d.err == nil && (probe == 0 || probe&^probeAll != 0) {
+				return fmt.Errorf("binary command: probe switches %#x unknown", probe)
 			}
 		default:
 			return fmt.Errorf("binary command: field %d unknown", tag)
@@ -199,6 +226,29 @@ func decodeCommand(data []byte, c *Command) error {
 	}
 	if d.err != nil {
 		return fmt.Errorf("binary command: %w", d.err)
+	}
+	if probe != 0 {
+		if c.Check == nil {
+			return errors.New("binary command: probe switches without a check")
+		}
+		c.Check.KeepAlive = probe&probeKeepAlive != 0
+		c.Check.HTTP2 = probe&probeHTTP2 != 0
+	}
+	return nil
+}
+
+// decodeRest sets the fields of c that its binary encoding carries as JSON (tagJSON) from
+// js, which may hold no other.
+func decodeRest(js []byte, c *Command) error {
+	var rest Command
+	if err := json.Unmarshal(js, &rest); err != nil {
+		return fmt.Errorf("binary command: %w", err)
+	}
+	c.Zone, c.RecordSet, c.Document, c.Voter = rest.Zone, rest.RecordSet, rest.Document, rest.Voter
+	c.ZoneKeys, c.TSIGKey, c.Notify, c.Override, c.Notifications = rest.ZoneKeys, rest.TSIGKey, rest.Notify, rest.Override, rest.Notifications
+	if rest.Op != "" || rest.Create || rest.Check != nil || rest.Audit != nil || rest.ID != "" ||
+		rest.ZoneName != "" || rest.Name != "" || rest.Type != "" || rest.Batch != nil {
+		return errors.New("binary command: a field of its own in its JSON part")
 	}
 	return nil
 }
@@ -255,7 +305,8 @@ type (
 	}
 )
 
-// appendCheck appends every field of c, in the order of config.Check (TestBinaryCheckEveryField
+// appendCheck appends every field of c but the probe switches (tagProbe), in the order of
+// config.Check (TestBinaryCheckEveryField
 // sets every field, by reflection, and fails when one does not come back; a field added to
 // config.Check and not to logCheck does not compile).
 func appendCheck(b []byte, c *config.Check) []byte {
@@ -287,6 +338,7 @@ func appendCheck(b []byte, c *config.Check) []byte {
 	b = appendString(b, c.BodyMatch)
 	b = appendBool(b, c.TLSVerify)
 	b = appendBool(b, c.FollowRedirects)
+	// KeepAlive and HTTP2 follow the check, under tagProbe.
 	b = appendString(b, c.TLSCA)
 	b = appendBool(b, c.GRPC != nil)
 	if c.GRPC != nil {

@@ -1,6 +1,7 @@
 package control
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -160,6 +161,42 @@ func TestBinaryCommands(t *testing.T) {
 	}
 }
 
+// TestBinaryCheckProbeSwitches: a check without keep_alive and http2 is encoded in the
+// layout of version 1, byte for byte, so that a voter of the release before reads it; one
+// with them carries them after it (tagProbe), which that voter refuses rather than applying
+// the check without them.
+func TestBinaryCheckProbeSwitches(t *testing.T) {
+	doc, err := decodeDocument([]byte(testDoc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := doc.Checks[0]
+	plain.KeepAlive, plain.HTTP2 = false, false
+	base, err := encodeCommandBinary(&Command{Op: OpPutCheck, Check: &plain})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sw := range []struct {
+		keepAlive, http2 bool
+		bits             byte
+	}{{true, false, probeKeepAlive}, {false, true, probeHTTP2}, {true, true, probeAll}} {
+		c := plain
+		c.KeepAlive, c.HTTP2 = sw.keepAlive, sw.http2
+		data, err := encodeCommandBinary(&Command{Op: OpPutCheck, Check: &c})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := append(bytes.Clone(base[:len(base)-1]), tagProbe, sw.bits, tagEnd)
+		if !bytes.Equal(data, want) {
+			t.Errorf("keep_alive %v, http2 %v: encoded\n %x\nwant\n %x", sw.keepAlive, sw.http2, data, want)
+		}
+		var got Command
+		if err := decodeCommand(data, &got); err != nil || got.Check.KeepAlive != sw.keepAlive || got.Check.HTTP2 != sw.http2 {
+			t.Errorf("keep_alive %v, http2 %v: decoded %+v, %v", sw.keepAlive, sw.http2, got.Check, err)
+		}
+	}
+}
+
 // TestBinaryCommandDamaged: every truncation of a binary command, a repeated or unknown
 // field and a later version are refused, never half-read and never a panic.
 func TestBinaryCommandDamaged(t *testing.T) {
@@ -182,6 +219,9 @@ func TestBinaryCommandDamaged(t *testing.T) {
 		"repeated field":    {binaryMagic, binaryVersion, tagCreate, tagCreate},
 		"huge batch":        {binaryMagic, binaryVersion, tagBatch, 0xff, 0xff, 0xff, 0x0f},
 		"own field as JSON": append([]byte{binaryMagic, binaryVersion, tagJSON, 14}, `{"op":"batch"}`...),
+		"unknown switch":    {binaryMagic, binaryVersion, tagProbe, 4, 0},
+		"no switch":         {binaryMagic, binaryVersion, tagProbe, 0, 0},
+		"switch, no check":  {binaryMagic, binaryVersion, tagProbe, probeKeepAlive, 0},
 	} {
 		var c Command
 		if err := decodeCommand(bad, &c); err == nil {

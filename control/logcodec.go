@@ -54,6 +54,8 @@ type logCheck struct {
 	BodyMatch       string               `json:"body_match,omitzero"`
 	TLSVerify       bool                 `json:"tls_verify,omitzero"`
 	FollowRedirects bool                 `json:"follow_redirects,omitzero"`
+	KeepAlive       bool                 `json:"keep_alive,omitzero"`
+	HTTP2           bool                 `json:"http2,omitzero"`
 	TLSCA           string               `json:"tls_ca,omitzero"`
 
 	GRPC *config.GRPCProbe `json:"grpc,omitzero"`

@@ -42,8 +42,9 @@ type ServerConfig struct {
 	// DataDir holds raft's log and stable store (raft.db, or wal/: see LogStore) and
 	// snapshots/.
 	DataDir string
-	// LogStore is the kind of log store a new data directory gets: LogStoreWAL (default)
-	// or LogStoreBolt. A directory that holds one already keeps it.
+	// LogStore is the kind of log store a new data directory gets: LogStoreBolt (default)
+	// or LogStoreWAL (opt-in, walDefects). Empty, a directory that holds one keeps it;
+	// named, a directory that holds the other is refused (openLogStore).
 	LogStore string
 	// RaftAddr is the TCP address the raft transport listens on and advertises,
 	// e.g. "127.0.0.1:7000". Ignored when Transport is set.

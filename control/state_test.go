@@ -126,28 +126,45 @@ func (m *memSink) ID() string    { return "mem" }
 func (m *memSink) Cancel() error { return nil }
 func (m *memSink) Close() error  { return nil }
 
-// TestLogStores: a new data directory gets the store asked for (the write-ahead log by
-// default, BoltDB when asked); a directory that holds one keeps it whatever is asked; in
-// both, entries and stable values survive a close and reopen and ranges delete; a
-// write-ahead log open elsewhere is refused; an unknown kind is refused.
+// TestLogStores: a new data directory gets the store asked for (BoltDB by default, the
+// write-ahead log when asked); a directory that holds one keeps it when none is asked and
+// refuses the other, with an error that says what to do; a directory that holds both is
+// refused; in both, entries and stable values survive a close and reopen and ranges delete;
+// a write-ahead log open elsewhere is refused; an unknown kind is refused.
 func TestLogStores(t *testing.T) {
 	has := func(dir, name string) bool {
 		_, err := os.Stat(filepath.Join(dir, name))
 		return err == nil
 	}
+	refused := func(t *testing.T, dir, kind, holds string) {
+		t.Helper()
+		s, err := openLogStore(dir, kind, 0, hclog.NewNullLogger())
+		if err == nil {
+			s.Close()
+			t.Fatalf("a data directory that holds %s was opened as %s", holds, kind)
+		}
+		if !strings.Contains(err.Error(), fmt.Sprintf("holds a %q raft log store, not %q", holds, kind)) ||
+			!strings.Contains(err.Error(), "empty its data directory and join it again") {
+			t.Errorf("refusal does not say what the directory holds and how to change it: %v", err)
+		}
+	}
 	t.Run("wal", func(t *testing.T) {
 		dir := t.TempDir()
-		testLogStore(t, func() (logStore, error) { return openLogStore(dir, "", 0, hclog.NewNullLogger()) })
+		testLogStore(t, func() (logStore, error) { return openLogStore(dir, LogStoreWAL, 0, hclog.NewNullLogger()) })
 		if has(dir, "raft.db") || !has(dir, "wal") {
-			t.Errorf("by default, a new directory got raft.db %v, wal/ %v", has(dir, "raft.db"), has(dir, "wal"))
+			t.Errorf("asked for the WAL, a new directory got raft.db %v, wal/ %v", has(dir, "raft.db"), has(dir, "wal"))
 		}
-		s, err := openLogStore(dir, LogStoreBolt, 0, hclog.NewNullLogger()) // kept: wal/ is there
+		refused(t, dir, LogStoreBolt, LogStoreWAL)
+		if has(dir, "raft.db") {
+			t.Errorf("a directory that holds wal/ got raft.db")
+		}
+		s, err := openLogStore(dir, "", 0, hclog.NewNullLogger()) // kept: wal/ is there
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer s.Close()
-		if has(dir, "raft.db") {
-			t.Errorf("a directory that holds wal/ got raft.db")
+		if _, ok := s.(*walStore); !ok {
+			t.Errorf("a directory that holds wal/ opened as %T", s)
 		}
 		if again, err := openLogStore(dir, LogStoreWAL, 0, hclog.NewNullLogger()); err == nil {
 			again.Close()
@@ -156,17 +173,27 @@ func TestLogStores(t *testing.T) {
 	})
 	t.Run("bolt", func(t *testing.T) {
 		dir := t.TempDir()
-		testLogStore(t, func() (logStore, error) { return openLogStore(dir, LogStoreBolt, 0, hclog.NewNullLogger()) })
+		testLogStore(t, func() (logStore, error) { return openLogStore(dir, "", 0, hclog.NewNullLogger()) })
 		if !has(dir, "raft.db") || has(dir, "wal") {
-			t.Errorf("asked for BoltDB, a new directory got raft.db %v, wal/ %v", has(dir, "raft.db"), has(dir, "wal"))
+			t.Errorf("by default, a new directory got raft.db %v, wal/ %v", has(dir, "raft.db"), has(dir, "wal"))
 		}
-		s, err := openLogStore(dir, LogStoreWAL, 0, hclog.NewNullLogger()) // kept: raft.db is there
+		refused(t, dir, LogStoreWAL, LogStoreBolt)
+		if has(dir, "wal") {
+			t.Errorf("a data directory that holds raft.db got a write-ahead log")
+		}
+		s, err := openLogStore(dir, LogStoreBolt, 0, hclog.NewNullLogger())
 		if err != nil {
 			t.Fatal(err)
 		}
 		s.Close()
-		if has(dir, "wal") {
-			t.Errorf("a data directory that holds raft.db got a write-ahead log")
+		if err := os.Mkdir(filepath.Join(dir, "wal"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if s, err := openLogStore(dir, "", 0, hclog.NewNullLogger()); err == nil || !strings.Contains(err.Error(), "two raft log stores") {
+			if err == nil {
+				s.Close()
+			}
+			t.Errorf("a directory that holds raft.db and wal/ was opened: %v", err)
 		}
 	})
 	if _, err := openLogStore(t.TempDir(), "leveldb", 0, hclog.NewNullLogger()); err == nil {

@@ -117,7 +117,7 @@ func sameShape(a, b *config.Check) bool {
 		a.Path == b.Path && a.Method == b.Method && a.HostHeader == b.HostHeader && a.SNI == b.SNI &&
 		sameMap(a.Headers, b.Headers) && sameSlice(a.ExpectStatus, b.ExpectStatus) &&
 		a.BodyMatch == b.BodyMatch && a.TLSVerify == b.TLSVerify && a.FollowRedirects == b.FollowRedirects &&
-		a.TLSCA == b.TLSCA && samePtr(a.GRPC, b.GRPC) && samePtr(a.DNS, b.DNS) &&
+		a.KeepAlive == b.KeepAlive && a.HTTP2 == b.HTTP2 && a.TLSCA == b.TLSCA && samePtr(a.GRPC, b.GRPC) && samePtr(a.DNS, b.DNS) &&
 		a.Interval == b.Interval && a.Timeout == b.Timeout &&
 		a.FailureThreshold == b.FailureThreshold && a.SuccessThreshold == b.SuccessThreshold &&
 		sameSlice(a.Regions, b.Regions) && a.AllowFewerRegions == b.AllowFewerRegions &&

@@ -34,46 +34,76 @@ const defaultWALSegment = 16 << 20
 // The log stores a voter may keep (ServerConfig.LogStore).
 const (
 	// LogStoreBolt is raft-boltdb: raft's log and stable store in one BoltDB file, raft.db;
-	// two syncs per append.
+	// two syncs per append. The default.
 	LogStoreBolt = "boltdb"
-	// LogStoreWAL is hashicorp/raft-wal in wal/, the default: raft's log appended to files
-	// allocated in advance, one write and one sync per append.
+	// LogStoreWAL is hashicorp/raft-wal (v0.4.0) in wal/: raft's log appended to files
+	// allocated in advance, one write and one sync per append. Opt-in, with the defects of
+	// that version (walDefects).
 	LogStoreWAL = "wal"
 )
 
-// openLogStore opens the raft log and stable store of a voter's data directory: the store
-// the directory already holds (raft.db, or wal/), else a new one of kind (LogStoreWAL when
-// empty). The write-ahead log's files are of segment bytes (0: defaultWALSegment).
+// walDefects are the defects of hashicorp/raft-wal v0.4.0 that make it an opt-in store, not
+// the default (TestLogStoreDefects and TestKillRestartVoter show them):
 //
-// The write-ahead log is the default because a voter's writes are bound by its log's syncs:
-// a BoltDB commit writes the pages of its tree, syncs, writes its meta page and syncs again
-// (two fdatasync per raft append, counted with strace on every voter), where the write-ahead
-// log writes once and syncs once; a single client's write waits for the leader's append and
-// then a follower's, so the second sync is paid twice per write. BoltDB stays for the data
-// directories that hold it (raft.db): a voter never moves its log from one store to the
+//   - A deletion of the log's suffix (raft does it when a new leader's log conflicts with
+//     the entries a deposed leader wrote and did not commit) marks the tail segment sealed in
+//     wal-meta.db without writing its index block (wal.go, truncateTailLocked sets SealTime
+//     and MaxIndex but not IndexStart). The process reads that segment from the writer's
+//     memory until it stops; once restarted, every read of it fails with "sealed segment has
+//     no index block" (segment/reader.go, findFrameOffset), and raft.NewRaft, which reads
+//     every entry after the last snapshot, fails: the voter cannot start on its data
+//     directory. Upstream: hashicorp/raft-wal#31, fixed by #33 (ForceSeal) in v0.4.1.
+//   - A deletion of the log's prefix (raft's compaction after a snapshot) moves the head
+//     segment's MinIndex in the WAL's state, but the open (tail) segment's writer keeps the
+//     MinIndex it was created with, and GetLog asks that writer first (state.go, getLog;
+//     segment/writer.go, OffsetForFrame): the deleted entries of the open segment are still
+//     returned while FirstIndex says they are gone, so a leader replays them to a follower
+//     that needs a snapshot. Present in v0.4.2 too; walStore.GetLog answers
+//     raft.ErrLogNotFound below FirstIndex.
+const walDefects = "hashicorp/raft-wal v0.4.0: a voter restarted after raft deleted a suffix of its log cannot read it (sealed segment has no index block; raft-wal#31)"
+
+// openLogStore opens the raft log and stable store of a voter's data directory: the store
+// the directory already holds (raft.db, or wal/), else a new one of kind (LogStoreBolt when
+// empty). A kind named that differs from the store the directory holds is an error, not a
+// second, empty log beside the first: a voter never moves its log from one store to the
 // other; to change a voter's store, remove it from the cluster, empty its data directory and
-// join it again. Both return from a write of entries only once they are on disk. (raft-wal
-// keeps its own small metadata in a BoltDB file, wal/wal-meta.db, written when a segment
-// file is added, not per append.)
+// join it again (it receives the state as a snapshot). The write-ahead log's files are of
+// segment bytes (0: defaultWALSegment).
+//
+// BoltDB is the default again, after the write-ahead log was for a while: a BoltDB commit
+// writes the pages of its tree, syncs, writes its meta page and syncs again (two fdatasync
+// per raft append), where the write-ahead log writes once and syncs once, so the WAL takes
+// about twice the single-client writes; but raft-wal v0.4.0 loses a voter to a kill
+// (walDefects), and a crash losing nothing comes first. Both return from a write of entries
+// only once they are on disk. (raft-wal keeps its own small metadata in a BoltDB file,
+// wal/wal-meta.db, written when a segment file is added, not per append.)
 func openLogStore(dataDir, kind string, segment int, log hclog.Logger) (logStore, error) {
 	bolt, wal := filepath.Join(dataDir, "raft.db"), filepath.Join(dataDir, "wal")
-	for _, p := range []string{bolt, wal} {
-		switch _, err := os.Stat(p); {
-		case err == nil && p == bolt:
-			return openStore(bolt)
+	var holds []string
+	for _, c := range []struct{ path, kind string }{{bolt, LogStoreBolt}, {wal, LogStoreWAL}} {
+		switch _, err := os.Stat(c.path); {
 		case err == nil:
-			kind = LogStoreWAL
+			holds = append(holds, c.kind)
 		case !errors.Is(err, fs.ErrNotExist):
 			return nil, fmt.Errorf("control: raft store: %w", err)
 		}
 	}
+	switch {
+	case len(holds) > 1:
+		return nil, fmt.Errorf("control: data directory %s holds two raft log stores, %s and %s: keep the one the voter wrote last and move the other away", dataDir, bolt, wal)
+	case len(holds) == 1 && kind != "" && kind != holds[0]:
+		return nil, fmt.Errorf("control: data directory %s holds a %q raft log store, not %q (-raft-log-store): a voter keeps the store it has; to change it, remove the voter from the cluster, empty its data directory and join it again, or leave -raft-log-store unset", dataDir, holds[0], kind)
+	case len(holds) == 1:
+		kind = holds[0]
+	}
 	switch kind {
-	case LogStoreBolt:
+	case "", LogStoreBolt:
 		return openStore(bolt)
-	case "", LogStoreWAL:
+	case LogStoreWAL:
 		if segment <= 0 {
 			segment = defaultWALSegment
 		}
+		log.Warn("raft log store is hashicorp/raft-wal, which has known defects", "defects", walDefects)
 		return openWAL(wal, segment, log)
 	}
 	return nil, fmt.Errorf("control: raft log store %q: want %q or %q", kind, LogStoreBolt, LogStoreWAL)
@@ -97,6 +127,21 @@ func (s *walStore) Close() error {
 		return fmt.Errorf("control: close raft log: %w", err)
 	}
 	return nil
+}
+
+// GetLog reads an entry, and answers raft.ErrLogNotFound for one below the log's first
+// index: raft-wal v0.4.0 still returns the entries of its open segment that a deletion of the
+// log's prefix removed (walDefects), and raft, given them, replays the log to a follower
+// that needs a snapshot instead of sending it one.
+func (s *walStore) GetLog(index uint64, l *raft.Log) error {
+	first, err := s.WAL.FirstIndex()
+	if err != nil {
+		return err
+	}
+	if index < first || first == 0 {
+		return raft.ErrLogNotFound
+	}
+	return s.WAL.GetLog(index, l)
 }
 
 // openWAL opens (or makes) the write-ahead log in dir. A log that another process has open

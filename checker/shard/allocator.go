@@ -172,7 +172,7 @@ func checkZoneName(name string) error {
 	if name == "." {
 		return errors.New("empty zone name")
 	}
-	if strings.Contains(name, "../..") || strings.HasPrefix(name, ".") {
+	if strings.Contains(name, "..") || strings.HasPrefix(name, ".") {
 		return fmt.Errorf("zone name %q has an empty label", name)
 	}
 	return nil

@@ -6,7 +6,12 @@
 # usage: sh checker/testdata/bench-probes.sh [NAME=VIGIL_BINARY ...] [-- probebench flags]
 #   git worktree add /tmp/vigil-base <base commit> && (cd /tmp/vigil-base && go build -o /tmp/vigil-base.bin ./cmd/vigil)
 #   sh checker/testdata/bench-probes.sh base=/tmp/vigil-base.bin -- -rounds 3
-# This tree's vigil is always built and run, named "tree". blackbox_exporter is built from its
+# This tree's vigil is always built and run, named "tree-keepalive": its checks opt in to
+# connection reuse (`keep_alive: true`, TREE_CHECKS; off by default), which is what the
+# figure measures; TREE_CHECKS= (empty) runs them as checks are by default, a fresh
+# connection per probe, named "tree". A NAME=BINARY@YAML spec adds the line YAML to every
+# check of that binary (a binary of 980ceec reuses without asking; one before it never
+# does, and one that does not know keep_alive refuses it). blackbox_exporter is built from its
 # Go module (BBE_VERSION, default v0.27.0) in a scratch module outside the repository, unless
 # BBE names a binary. Flags after -- go to checker/testdata/probebench (-checks 3000,
 # -interval 1s, -rounds 3, -warm 10s, -window 20s, -bbe-checks 300, -ports 64).
@@ -30,4 +35,10 @@ if [ -z "${BBE:-}" ]; then
 	BBE=$BIN/blackbox_exporter
 fi
 echo "commit: $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . || echo ' (with uncommitted changes)'); blackbox_exporter: $("$BBE" --version 2>&1 | head -1)"
-"$BIN/probebench" -vigil "${SPECS#,}${SPECS:+,}tree=$BIN/vigil" -bbe "$BBE" "$@"
+TREE_CHECKS=${TREE_CHECKS-keep_alive: true}
+if [ -n "$TREE_CHECKS" ]; then
+	TREE="tree-keepalive=$BIN/vigil@$TREE_CHECKS"
+else
+	TREE="tree=$BIN/vigil"
+fi
+"$BIN/probebench" -vigil "${SPECS#,}${SPECS:+,}$TREE" -bbe "$BBE" "$@"

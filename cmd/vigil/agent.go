@@ -19,7 +19,6 @@ import (
 	"time"
 
 	"github.com/vigil-dns/vigil/agent"
-	"github.com/vigil-dns/vigil/control"
 	"github.com/vigil-dns/vigil/gossip"
 	"github.com/vigil-dns/vigil/internal/httpguard"
 	"github.com/vigil-dns/vigil/internal/sdnotify"
@@ -233,7 +232,7 @@ func (f *agentFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.region, "region", "", "this node's region (required for checker and location)")
 	fs.StringVar(&f.dataDir, "data-dir", "vigil-data", "directory of the node's state: raft log and snapshots (control/), configuration copy (config.json)")
 	fs.StringVar(&f.raftAddr, "raft-addr", "127.0.0.1:7000", "control: address of the raft transport (listen and advertise)")
-	fs.StringVar(&f.raftLogStore, "raft-log-store", control.LogStoreWAL, "control: raft log store of a new data directory: \"wal\" (hashicorp/raft-wal, wal/: one write and one sync per append) or \"boltdb\" (raft-boltdb, raft.db: two syncs per append); a directory that holds one keeps it")
+	fs.StringVar(&f.raftLogStore, "raft-log-store", "", "control: raft log store of a new data directory: \"boltdb\" (raft-boltdb, raft.db: two syncs per append; the default) or \"wal\" (hashicorp/raft-wal v0.4.0, wal/: one sync per append, opt-in: a voter restarted after raft deleted a suffix of its log cannot start, see docs/operator-guide.md); unset, a directory that holds one keeps it; set to the other, the voter refuses to start")
 	fs.StringVar(&f.apiAddr, "api-addr", "127.0.0.1:7100", "control: address of the HTTP API")
 	fs.StringVar(&f.apiURL, "api-url", "", "control: URL other voters reach this API at (default from -api-addr)")
 	fs.StringVar(&f.raftSecretFile, "raft-secret-file", "", "control, without -tls-*: file of the cluster secret (base64 of 32 random bytes) that raft authenticates voters with, the same on every voter; default <data-dir>/control/raft-secret, which -bootstrap generates when it is missing (copy it to the other voters)")

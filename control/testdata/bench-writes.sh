@@ -11,8 +11,8 @@
 #   sudo sh control/testdata/bench-writes.sh /tmp/vigil-old /tmp/vigil-new 10000 10s
 # Every binary named runs in turn; the last vigil binary generates the load. A number is HELD, a
 # number with a unit (10s) is DURATION. A binary named wal:PATH runs its voters with
-# -raft-log-store wal (their log in hashicorp/raft-wal, the default since the write-ahead log
-# became it), bolt:PATH with -raft-log-store boltdb (BoltDB's raft.db). The peer,
+# -raft-log-store wal (their log in hashicorp/raft-wal, opt-in), bolt:PATH with -raft-log-store
+# boltdb (BoltDB's raft.db, the default). The peer,
 # named etcd:DIR, runs three etcd members built by build-etcd.sh into DIR, loaded by DIR's
 # etcd-load with the same clients, keys and bodies (it holds only the keys the runs write).
 set -eu

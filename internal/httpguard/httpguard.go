@@ -141,7 +141,7 @@ func Normal(p string) bool {
 	segs := strings.Split(p[1:], "/")
 	for i, seg := range segs {
 		switch strings.ToLower(seg) {
-		case ".", "../..", "%2e", "%2e%2e", ".%2e", "%2e.":
+		case ".", "..", "%2e", "%2e%2e", ".%2e", "%2e.":
 			return false
 		case "":
 			if i != len(segs)-1 {

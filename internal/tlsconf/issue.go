@@ -183,7 +183,7 @@ func Init(dir string, reqs []Request, o InitOptions) ([]string, error) {
 		return nil, err
 	}
 	for _, r := range reqs {
-		if strings.ContainsAny(r.Name, `/\`) || r.Name == "ca" || r.Name == "." || r.Name == "../.." {
+		if strings.ContainsAny(r.Name, `/\`) || r.Name == "ca" || r.Name == "." || r.Name == ".." {
 			return written, fmt.Errorf("tlsconf: %q cannot name a certificate file", r.Name)
 		}
 		cp, kp, err := ca.Issue(r, o.Now, o.CertValid)

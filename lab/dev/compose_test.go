@@ -171,8 +171,8 @@ func buildImage(t *testing.T, tag string) string {
 	}
 	for src, dst := range map[string]string{
 		"/etc/ssl/certs/ca-certificates.crt": "build/ca-certificates.crt",
-		"../../Dockerfile":                      "Dockerfile",
-		"../../.dockerignore":                   ".dockerignore",
+		"../../Dockerfile":                   "Dockerfile",
+		"../../.dockerignore":                ".dockerignore",
 	} {
 		b, err := os.ReadFile(src)
 		if err != nil {

@@ -83,6 +83,19 @@ func parseSpecs(s string) []spec {
 	return out
 }
 
+// printChecks says what each binary's checks add to the document, and so how their probes
+// connect, beside blackbox_exporter's.
+func printChecks(specs []spec) {
+	for _, s := range specs {
+		extra := "nothing added: each probe on a fresh connection, the default"
+		if s.extra != "" {
+			extra = "every check with `" + s.extra + "`"
+		}
+		fmt.Printf("vigil %s (%s): %s\n", s.name, s.path, extra)
+	}
+	fmt.Println("blackbox_exporter: each probe on a fresh connection (its http prober keeps none)")
+}
+
 // procs are the processes started, stopped at the end whatever happens.
 type procs struct {
 	mu   sync.Mutex
@@ -167,6 +180,7 @@ func run(vigils, bbe string, checks, bbeChecks int, interval time.Duration, npor
 	}
 	fmt.Printf("machine: %d cores; load before: %s; %d checks at %s over %d target ports; blackbox_exporter scraped for %d targets at %s; window %s after %s warm\n",
 		numCPU(), loadavg(), checks, interval, len(addrs), bbeChecks, interval, window, warm)
+	printChecks(parseSpecs(vigils))
 
 	var drv *driver
 	var bbeCmd *exec.Cmd
