@@ -137,6 +137,14 @@ type Config struct {
 	// DNSTCP bounds the location's DNS over TCP on every listener; zero fields mean
 	// location's defaults.
 	DNSTCP DNSTCPLimits
+	// AnswerCache is the number of UDP answers the location keeps in wire form
+	// (location.Config.AnswerCache). 0 means location.DefaultAnswerCache; negative turns the
+	// cache off, and every query takes the full path.
+	AnswerCache int
+	// UDPSockets is the number of SO_REUSEPORT UDP sockets of each of the location's
+	// listeners (location.Config.UDPSockets). 0 means one per core (GOMAXPROCS) where
+	// SO_REUSEPORT exists, else 1.
+	UDPSockets int
 	// HTTPAddr is the node's HTTP listener: /metrics, /healthz, /readyz and mounted handlers.
 	// Default "127.0.0.1:7701" (where `vigil status` looks first); port 0 picks a free port; "off" serves none.
 	HTTPAddr string
@@ -462,6 +470,9 @@ func (c Config) validateRoles(bad func(string, ...any)) {
 		}
 		if all > 1 && per >= all {
 			bad("dns tcp: %d connections per client network of %d in all: one network (/24 IPv4, /56 IPv6) could take them all; lower -dns-tcp-max-conns-per-client below -dns-tcp-max-conns", per, all)
+		}
+		if c.UDPSockets < 0 {
+			bad("dns udp sockets %d: want a count, or 0 for one per core", c.UDPSockets)
 		}
 		for i, a := range c.NameServers {
 			if i < 0 {

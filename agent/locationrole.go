@@ -76,6 +76,7 @@ func (n *Node) newLocation() error {
 		SignBudget: signBudget, Addr: n.cfg.DNSAddr, NameServers: n.cfg.NameServers, NameServerBudget: n.cfg.NameServerBudget,
 		RRL: n.cfg.RRL, MaxTCPConns: n.cfg.DNSTCP.MaxConns, MaxTCPConnsPerClient: n.cfg.DNSTCP.MaxConnsPerClient,
 		TCPIdleTimeout: n.cfg.DNSTCP.IdleTimeout, TCPConnLifetime: n.cfg.DNSTCP.Lifetime,
+		AnswerCache: n.cfg.AnswerCache, UDPSockets: n.cfg.UDPSockets,
 		Transfer:   location.TransferConfig{DataDir: n.cfg.DataDir},
 		Registerer: n.reg, Logger: n.log,
 	})

@@ -130,8 +130,8 @@ func (v statusLocation) HealthSetsOf(id string) []location.SetName {
 }
 
 // statusChecker adapts *Node's checker to status.CheckerView: each probe shows the check as
-// the node's current configuration has it (target, interval, thresholds) and the latest
-// result's reason, message, address and timings by phase.
+// the node's current configuration has it (target, interval, thresholds) and the checker's
+// latest result of it, whole (lag, HTTP status, redirects and protocol too).
 type statusChecker struct{ n *Node }
 
 func (v statusChecker) Probes() []status.Probe {
@@ -139,8 +139,10 @@ func (v statusChecker) Probes() []status.Probe {
 	out := make([]status.Probe, 0, len(rs))
 	for i := range rs {
 		r := &rs[i]
-		last := &checker.Result{Healthy: r.Reason == checker.ReasonOK, Reason: r.Reason, Message: r.Message,
-			Start: r.At, Timings: r.Timings, Address: r.Address, CertNotAfter: r.CertNotAfter}
+		var last *checker.Result
+		if res, ok := v.n.chk.LastResult(r.CheckID); ok {
+			last = &res
+		}
 		check, ok := v.n.CheckConfig(r.CheckID)
 		if !ok {
 			check = config.Check{ID: r.CheckID} // unassigned since the report: its id alone

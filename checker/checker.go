@@ -84,7 +84,7 @@ type slot struct {
 	reported bool // a report that is not withdrawn is out
 	rf       RiseFall
 	heldAt   uint64 // selfTracker.successes when a turn to unhealthy was last held; 0 never
-	last     lastResult
+	last     Result // the latest probe's, whole: the report and LastResult read it
 	seq      uint64 // of the latest report emitted for this check
 }
 
@@ -171,7 +171,7 @@ func (c *Checker) SetChecks(checks []config.Check) error {
 			if s.reported {
 				out = append(out, c.withdrawLocked(s, WithdrawChanged))
 			}
-			s.rf, s.last = RiseFall{}, lastResult{}
+			s.rf, s.last = RiseFall{}, Result{}
 		}
 		if s.check.Interval != cp.Interval {
 			s.next = firstDue(now, cp.Interval.Std(), spreadHash(c.name, cp.ID))
@@ -256,6 +256,19 @@ func (c *Checker) Reports() []Report {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].CheckID < out[j].CheckID })
 	return out
+}
+
+// LastResult returns the latest probe result of the assigned check id while a report of it
+// is out (as Reports lists it), with what the report leaves out: the probe's lag, HTTP
+// status, redirects and protocol.
+func (c *Checker) LastResult(id string) (Result, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.slots[id]
+	if s == nil || !s.reported {
+		return Result{}, false
+	}
+	return s.last, true
 }
 
 // Self returns the checker's self-health.

@@ -6,18 +6,19 @@ import (
 	"github.com/vigil-dns/vigil/config"
 )
 
-// Make before break. When the assignment moves a check from this checker to another (a
-// checker joined its region, say), the check's new holder reports it only after its first
-// probe, up to an interval later; a checker that withdrew its own report at once would leave
-// every location counting fewer reports than the shards promise meanwhile (vigil sim
-// fleet-growth saw 2 of 6 when half as many checkers again joined). So a checker that leaves
-// a shard keeps probing and reporting the check until every checker of its region that the
-// plan now gives the check has reported it, fresh in this node's table, for the overlap (one
-// probe interval or one freshness window, the longer), so that their reports have had that long
-// to reach every location before this one's withdrawal follows; and at most HandoffLimit. Also
+// Make before break. When the assignment moves a check from this checker to another (a checker
+// joined its region, say), the check's new holder reports it only after its first probe, up to
+// an interval later; a checker that withdrew its own report at once would leave every location
+// counting fewer reports than the shards promise meanwhile (as few as 2 of 6 when half as many
+// checkers again join, which `vigil sim fleet-growth` plays). So a checker that leaves a shard
+// keeps probing and reporting the check until every checker of its region that the plan now
+// gives the check has reported it, fresh in this node's table, for the overlap (one probe
+// interval or one freshness window, the longer), so that their reports have had that long to
+// reach every location before this one's withdrawal follows; and at most HandoffLimit. Also
 // when the new holders report the check already when this checker learns that it left: they may
-// have started a moment before, and a withdrawal spreads as fast as their reports do (CI saw a
-// location count 5 of 6 when that case withdrew at once).
+// have started a moment before, and a withdrawal spreads as fast as their reports do (a
+// location that hears the withdrawal first counts one report fewer, 5 of 6, until theirs
+// arrive).
 //
 // The decision here is pure: time is an argument, and what it needs to know of the node
 // (configuration, reports, shards) comes as functions; Assignment.Give calls it (assignment.go).

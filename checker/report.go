@@ -51,39 +51,18 @@ type Report struct {
 	Seq uint64
 }
 
-// lastResult is what a slot keeps of its latest probe result.
-type lastResult struct {
-	reason       Reason
-	message      string
-	timings      Timings
-	address      netip.AddrPort
-	certNotAfter time.Time
-	at           time.Time
-}
-
-func summarize(r *Result) lastResult {
-	return lastResult{
-		reason:       r.Reason,
-		message:      r.Message,
-		timings:      r.Timings,
-		address:      r.Address,
-		certNotAfter: r.CertNotAfter,
-		at:           r.Start,
-	}
-}
-
 // report builds s's report as it stands (without a sequence number).
 func (s *slot) report() Report {
 	return Report{
 		CheckID:      s.check.ID,
 		Status:       s.rf.Status,
 		Consecutive:  int(s.rf.Consecutive),
-		Reason:       s.last.reason,
-		Message:      s.last.message,
-		Latency:      s.last.timings.Total,
-		Timings:      s.last.timings,
-		Address:      s.last.address,
-		CertNotAfter: s.last.certNotAfter,
-		At:           s.last.at,
+		Reason:       s.last.Reason,
+		Message:      s.last.Message,
+		Latency:      s.last.Timings.Total,
+		Timings:      s.last.Timings,
+		Address:      s.last.Address,
+		CertNotAfter: s.last.CertNotAfter,
+		At:           s.last.Start,
 	}
 }

@@ -51,7 +51,7 @@ func (c *Checker) Run(ctx context.Context) error {
 		if s.reported {
 			out = append(out, c.withdrawLocked(s, WithdrawStopped))
 		}
-		s.rf, s.last = RiseFall{}, lastResult{}
+		s.rf, s.last = RiseFall{}, Result{}
 	}
 	c.self = newSelfTracker(c.self.policy, c.self.canaries)
 	c.metrics.selfHealthy.Set(1)
@@ -191,7 +191,7 @@ func (c *Checker) finish(s *slot, check *config.Check, res *Result, returns uint
 		}
 	}
 	if !s.canary && !c.self.isolated {
-		s.last = summarize(res)
+		s.last = *res
 		next, changed := s.rf.Next(res.Healthy, check.FailureThreshold, check.SuccessThreshold)
 		if changed && next.Status == StatusUnhealthy && c.self.hold(&s.heldAt) {
 			next.Status, changed = s.rf.Status, false // held: see selfTracker.hold

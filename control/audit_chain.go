@@ -82,68 +82,17 @@ func VerifyAudit(v AuditView) (AuditReport, error) {
 	if v.Retained != len(v.Entries) {
 		return r, fmt.Errorf("the log holds %d entries and the answer %d: ask for all of them (limit=%d)", v.Retained, len(v.Entries), MaxAuditEntries)
 	}
-	bySeq := make(map[uint64]*AuditEntry, len(v.Entries))
-	firstOf := map[string]uint64{} // each group's oldest held chained Seq
-	var last uint64
-	for _, e := range v.Entries {
-		if e == nil || e.Seq <= last || e.Seq > v.Newest {
-			return r, fmt.Errorf("entry after seq %d: not in increasing order of seq, or past the newest %d", last, v.Newest)
-		}
-		last = e.Seq
-		bySeq[e.Seq] = e
-		if e.Seq <= v.ChainStart {
-			continue
-		}
-		r.Chained++
-		if e.Hash == "" || AuditHash(e) != e.Hash {
-			return r, fmt.Errorf("entry %d (%s by %s): its hash is not the hash of its contents: it was altered", e.Seq, e.Op, e.Token)
-		}
-		if _, ok := firstOf[e.group()]; !ok {
-			firstOf[e.group()] = e.Seq
-		}
+	bySeq, firstOf, err := auditEntries(v, &r)
+	if err != nil {
+		return r, err
 	}
-	var pruned uint64
-	cpAt := map[uint64]AuditCheckpoint{}
-	for _, cp := range v.Checkpoints {
-		if cp.Through <= v.ChainStart || cp.Through > v.Newest || bySeq[cp.Through] != nil {
-			return r, fmt.Errorf("checkpoint of %q: its newest pruned entry %d is held, or outside the chain", cp.Group, cp.Through)
-		}
-		if first, ok := firstOf[cp.Group]; ok && cp.Group != auditFolded && first <= cp.Through {
-			return r, fmt.Errorf("checkpoint of %q: entry %d is held though the group was pruned through %d", cp.Group, first, cp.Through)
-		}
-		pruned += cp.Pruned
-		cpAt[cp.Through] = cp
+	pruned, cpAt, err := auditCheckpoints(v, bySeq, firstOf)
+	if err != nil {
+		return r, err
 	}
-	var firstGap uint64
-	for seq := v.ChainStart + 1; seq <= v.Newest; seq++ {
-		e := bySeq[seq]
-		if e == nil {
-			if bySeq[seq-1] != nil || seq == v.ChainStart+1 {
-				r.Gaps++
-			}
-			if firstGap == 0 {
-				firstGap = seq
-			}
-			continue
-		}
-		switch prev := bySeq[seq-1]; {
-		case seq == v.ChainStart+1:
-			if e.Prev != "" {
-				return r, fmt.Errorf("entry %d, the first of the chain, names a previous hash %s", seq, e.Prev)
-			}
-		case prev != nil:
-			r.Links++
-			if e.Prev != prev.Hash {
-				return r, fmt.Errorf("entry %d does not link to entry %d: prev %s, its hash %s", seq, seq-1, e.Prev, prev.Hash)
-			}
-		default:
-			if cp, ok := cpAt[seq-1]; ok {
-				r.Links++
-				if e.Prev != cp.Hash {
-					return r, fmt.Errorf("entry %d does not link to the checkpoint of %q at %d: prev %s, checkpoint %s", seq, cp.Group, seq-1, e.Prev, cp.Hash)
-				}
-			}
-		}
+	firstGap, err := auditLinks(v, bySeq, cpAt, &r)
+	if err != nil {
+		return r, err
 	}
 	missing := v.Newest - v.ChainStart - uint64(r.Chained)
 	if v.Newest < v.ChainStart {
@@ -160,4 +109,88 @@ func VerifyAudit(v AuditView) (AuditReport, error) {
 		}
 	}
 	return r, nil
+}
+
+// auditEntries indexes the view's entries by Seq, checking that they rise and that each
+// chained entry's hash is the hash of its contents; it counts the chained entries in r and
+// returns each group's oldest held chained Seq.
+func auditEntries(v AuditView, r *AuditReport) (map[uint64]*AuditEntry, map[string]uint64, error) {
+	bySeq := make(map[uint64]*AuditEntry, len(v.Entries))
+	firstOf := map[string]uint64{}
+	var last uint64
+	for _, e := range v.Entries {
+		if e == nil || e.Seq <= last || e.Seq > v.Newest {
+			return nil, nil, fmt.Errorf("entry after seq %d: not in increasing order of seq, or past the newest %d", last, v.Newest)
+		}
+		last = e.Seq
+		bySeq[e.Seq] = e
+		if e.Seq <= v.ChainStart {
+			continue
+		}
+		r.Chained++
+		if e.Hash == "" || AuditHash(e) != e.Hash {
+			return nil, nil, fmt.Errorf("entry %d (%s by %s): its hash is not the hash of its contents: it was altered", e.Seq, e.Op, e.Token)
+		}
+		if _, ok := firstOf[e.group()]; !ok {
+			firstOf[e.group()] = e.Seq
+		}
+	}
+	return bySeq, firstOf, nil
+}
+
+// auditCheckpoints checks that each checkpoint stands for entries that are gone (its newest
+// pruned entry is not held, nor any older entry of its group), and returns the entries they
+// account for and the checkpoints by their newest pruned Seq.
+func auditCheckpoints(v AuditView, bySeq map[uint64]*AuditEntry, firstOf map[string]uint64) (uint64, map[uint64]AuditCheckpoint, error) {
+	var pruned uint64
+	cpAt := map[uint64]AuditCheckpoint{}
+	for _, cp := range v.Checkpoints {
+		if cp.Through <= v.ChainStart || cp.Through > v.Newest || bySeq[cp.Through] != nil {
+			return 0, nil, fmt.Errorf("checkpoint of %q: its newest pruned entry %d is held, or outside the chain", cp.Group, cp.Through)
+		}
+		if first, ok := firstOf[cp.Group]; ok && cp.Group != auditFolded && first <= cp.Through {
+			return 0, nil, fmt.Errorf("checkpoint of %q: entry %d is held though the group was pruned through %d", cp.Group, first, cp.Through)
+		}
+		pruned += cp.Pruned
+		cpAt[cp.Through] = cp
+	}
+	return pruned, cpAt, nil
+}
+
+// auditLinks walks the chain by Seq: each held entry links to the entry before it, or to
+// the checkpoint that stands for it; it counts the links and the gaps in r and returns the
+// first missing Seq.
+func auditLinks(v AuditView, bySeq map[uint64]*AuditEntry, cpAt map[uint64]AuditCheckpoint, r *AuditReport) (uint64, error) {
+	var firstGap uint64
+	for seq := v.ChainStart + 1; seq <= v.Newest; seq++ {
+		e := bySeq[seq]
+		if e == nil {
+			if bySeq[seq-1] != nil || seq == v.ChainStart+1 {
+				r.Gaps++
+			}
+			if firstGap == 0 {
+				firstGap = seq
+			}
+			continue
+		}
+		switch prev := bySeq[seq-1]; {
+		case seq == v.ChainStart+1:
+			if e.Prev != "" {
+				return 0, fmt.Errorf("entry %d, the first of the chain, names a previous hash %s", seq, e.Prev)
+			}
+		case prev != nil:
+			r.Links++
+			if e.Prev != prev.Hash {
+				return 0, fmt.Errorf("entry %d does not link to entry %d: prev %s, its hash %s", seq, seq-1, e.Prev, prev.Hash)
+			}
+		default:
+			if cp, ok := cpAt[seq-1]; ok {
+				r.Links++
+				if e.Prev != cp.Hash {
+					return 0, fmt.Errorf("entry %d does not link to the checkpoint of %q at %d: prev %s, checkpoint %s", seq, cp.Group, seq-1, e.Prev, cp.Hash)
+				}
+			}
+		}
+	}
+	return firstGap, nil
 }

@@ -135,32 +135,13 @@ type Server struct {
 // NewServer opens the voter's data directory and starts raft. A new cluster also needs
 // Bootstrap on exactly one voter; the others join through the API.
 func NewServer(cfg ServerConfig) (*Server, error) {
-	if cfg.ID == "" || cfg.DataDir == "" {
-		return nil, errors.New("control: a voter needs an id and a data directory")
-	}
-	switch cfg.LogEncoding {
-	case LogEncodingAuto, LogEncodingJSON, LogEncodingBinary:
-	default:
-		return nil, fmt.Errorf("control: log encoding %q: want %q, %q or %q (automatic)", cfg.LogEncoding, LogEncodingJSON, LogEncodingBinary, LogEncodingAuto)
-	}
-	if cfg.ApplyTimeout == 0 {
-		cfg.ApplyTimeout = 10 * time.Second
-	}
-	log := cfg.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	log = log.With("voter", cfg.ID)
-	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
-		return nil, fmt.Errorf("control: data directory: %w", err)
-	}
-	if cfg.Allocators == nil {
-		cfg.Allocators = ShardAllocators
+	cfg, log, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
 	}
 	n := &Server{cfg: cfg, log: log, fsm: NewFSM(cfg.Allocators, log), batchSize: newBatchSize(), stages: newWriteStages()}
 	n.fsm.applied = n.stages.WithLabelValues(stageFSM)
 	hlog := newHCLogger(log, cfg.RaftLogLevel)
-	var err error
 	if n.store, err = openLogStore(cfg.DataDir, cfg.LogStore, cfg.walSegmentSize, hlog); err != nil {
 		return nil, err
 	}
@@ -186,21 +167,8 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 			return nil, err
 		}
 	}
-	rc := raft.DefaultConfig()
-	rc.LocalID = raft.ServerID(cfg.ID)
+	rc := raftConfig(cfg)
 	rc.Logger = hlog
-	rc.PreVoteDisabled = false
-	if t := cfg.Timing; t != (Timing{}) {
-		setIf(&rc.HeartbeatTimeout, t.Heartbeat)
-		setIf(&rc.ElectionTimeout, t.Election)
-		setIf(&rc.LeaderLeaseTimeout, t.LeaderLease)
-		setIf(&rc.CommitTimeout, t.Commit)
-	}
-	if cfg.SnapshotThreshold == 0 {
-		cfg.SnapshotThreshold = 256
-	}
-	rc.SnapshotThreshold = cfg.SnapshotThreshold
-	rc.TrailingLogs = cfg.SnapshotThreshold
 	if n.raft, err = raft.NewRaft(rc, n.fsm, &recentLogs{logStore: n.store, stored: n.stages.WithLabelValues(stageLogStore)}, n.store, snaps, n.trans); err != nil {
 		n.closeTransport()
 		n.store.Close()
@@ -219,6 +187,56 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	go n.waitReady(ctx)
 	go n.keepZoneKeys(ctx)
 	return n, nil
+}
+
+// withDefaults checks the voter's id, data directory and log encoding, creates the data
+// directory, and returns cfg with the defaults of its apply timeout and allocators set and
+// the voter's logger.
+func (cfg ServerConfig) withDefaults() (ServerConfig, *slog.Logger, error) {
+	if cfg.ID == "" || cfg.DataDir == "" {
+		return cfg, nil, errors.New("control: a voter needs an id and a data directory")
+	}
+	switch cfg.LogEncoding {
+	case LogEncodingAuto, LogEncodingJSON, LogEncodingBinary:
+	default:
+		return cfg, nil, fmt.Errorf("control: log encoding %q: want %q, %q or %q (automatic)", cfg.LogEncoding, LogEncodingJSON, LogEncodingBinary, LogEncodingAuto)
+	}
+	if cfg.ApplyTimeout == 0 {
+		cfg.ApplyTimeout = 10 * time.Second
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	log = log.With("voter", cfg.ID)
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return cfg, nil, fmt.Errorf("control: data directory: %w", err)
+	}
+	if cfg.Allocators == nil {
+		cfg.Allocators = ShardAllocators
+	}
+	return cfg, log, nil
+}
+
+// raftConfig returns the raft configuration of the voter: its id, pre-vote on,
+// the timing cfg sets, and a snapshot every SnapshotThreshold entries (default 256), as many
+// kept behind it.
+func raftConfig(cfg ServerConfig) *raft.Config {
+	rc := raft.DefaultConfig()
+	rc.LocalID = raft.ServerID(cfg.ID)
+	rc.PreVoteDisabled = false
+	if t := cfg.Timing; t != (Timing{}) {
+		setIf(&rc.HeartbeatTimeout, t.Heartbeat)
+		setIf(&rc.ElectionTimeout, t.Election)
+		setIf(&rc.LeaderLeaseTimeout, t.LeaderLease)
+		setIf(&rc.CommitTimeout, t.Commit)
+	}
+	if cfg.SnapshotThreshold == 0 {
+		cfg.SnapshotThreshold = 256
+	}
+	rc.SnapshotThreshold = cfg.SnapshotThreshold
+	rc.TrailingLogs = cfg.SnapshotThreshold
+	return rc
 }
 
 func setIf(dst *time.Duration, v time.Duration) {

@@ -104,6 +104,15 @@ func newAnswerCache(size int) *answerCache {
 	return &answerCache{seed: maphash.MakeSeed(), buckets: make([]cacheBucket, n), mask: uint64(n - 1)}
 }
 
+// AnswerCacheSize returns the number of answers the server's cache holds at most, or 0 when
+// Config.AnswerCache turned it off and every UDP query takes the full path.
+func (s *Server) AnswerCacheSize() int {
+	if s.cache == nil {
+		return 0
+	}
+	return len(s.cache.buckets) * cacheWays
+}
+
 // invalidate makes every cached answer stale. A nil cache does nothing.
 func (c *answerCache) invalidate() {
 	if c != nil {

@@ -173,16 +173,32 @@ func (s *Server) sign(scr *scratch, snap *Snapshot, rcode int) (_ int, ok bool) 
 	ok = true
 	now := s.now()
 	resp := &scr.resp
-	signed := false
-	out := scr.sig[:0]
+	signedAnswer, wild := s.signAnswer(scr, snap, *m, now, &ok)
+	ns, signedNs := s.signAuthority(resp.Ns, snap, *m, now, &ok)
 	// The links of NSEC chains in the authority section, each once.
 	var proved []chainLink
-	var wild []chainLink
+	for _, l := range wild {
+		ns = s.appendLink(ns, (*m)[l.z.name], l, &proved, now, &ok)
+	}
+	ns, rcode, signedDenial := s.signDenial(ns, scr.denial, *m, &proved, rcode, now, &ok)
+	if signedAnswer || signedNs || signedDenial {
+		resp.Ns = ns
+		scr.fill.signed = true
+	}
+	return rcode, ok
+}
+
+// signAnswer adds the signatures of the answer section's record sets that signed zones
+// own, and returns whether it signed any and the NSEC links that prove the names answered
+// by wildcards do not exist themselves.
+func (s *Server) signAnswer(scr *scratch, snap *Snapshot, m map[string]*dnssec.Signer, now time.Time, ok *bool) (signed bool, wild []chainLink) {
+	resp := &scr.resp
+	out := scr.sig[:0]
 	for i := 0; i < len(resp.Answer); {
 		j := rrsetEnd(resp.Answer, i)
 		out = append(out, resp.Answer[i:j]...)
 		h := resp.Answer[i].Header()
-		if sg, z := signerFor(snap, *m, h.Name, h.Rrtype); sg != nil {
+		if sg, z := signerFor(snap, m, h.Name, h.Rrtype); sg != nil {
 			opt := dnssec.SignOptions{Packed: true}
 			if w := z.chainWildcard(h.Name); w != "" {
 				// Signed once as the wildcard's, with the chain's proof that the name itself
@@ -190,17 +206,22 @@ func (s *Server) sign(scr *scratch, snap *Snapshot, rcode int) (_ int, ok bool) 
 				opt.Wildcard = w
 				wild = append(wild, chainLink{z: z, i: z.chain.cover(h.Name)})
 			}
-			out = s.appendSigsWith(out, sg, resp.Answer[i:j], now, opt, &ok)
+			out = s.appendSigsWith(out, sg, resp.Answer[i:j], now, opt, ok)
 			signed = true
 		}
 		i = j
 	}
 	scr.sig, resp.Answer = resp.Answer[:0], out
+	return signed, wild
+}
 
-	var ns []dns.RR
-	for i := 0; i < len(resp.Ns); {
-		j := rrsetEnd(resp.Ns, i)
-		set := resp.Ns[i:j]
+// signAuthority returns the authority section's record sets with the signatures of those
+// that signed zones own, and for a referral the DS of the cut or the proof that it has none;
+// signed says whether it added any.
+func (s *Server) signAuthority(authority []dns.RR, snap *Snapshot, m map[string]*dnssec.Signer, now time.Time, ok *bool) (ns []dns.RR, signed bool) {
+	for i := 0; i < len(authority); {
+		j := rrsetEnd(authority, i)
+		set := authority[i:j]
 		ns = append(ns, set...)
 		h := set[0].Header()
 		z := snap.zoneOf(h.Name)
@@ -208,48 +229,49 @@ func (s *Server) sign(scr *scratch, snap *Snapshot, rcode int) (_ int, ok bool) 
 			// A referral is the parent's, even to a child hosted here too.
 			z = snap.parentSide(h.Name)
 		}
-		sg := (*m)[zoneName(z)]
+		sg := m[zoneName(z)]
 		switch {
 		case sg == nil:
 		case h.Rrtype == dns.TypeNS && h.Name != z.name:
 			// A referral: the DS of the cut, or the proof that it has none.
-			ns = s.appendCutProof(ns, sg, z, h.Name, now, &ok)
+			ns = s.appendCutProof(ns, sg, z, h.Name, now, ok)
 			signed = true
 		case h.Rrtype != dns.TypeNS:
-			ns = s.appendSigs(ns, sg, set, now, &ok)
+			ns = s.appendSigs(ns, sg, set, now, ok)
 			signed = true
 		}
 		i = j
 	}
-	for _, l := range wild {
-		ns = s.appendLink(ns, (*m)[l.z.name], l, &proved, now, &ok)
+	return ns, signed
+}
+
+// signDenial appends to ns the NSEC proof of the answer's denial d, when a signed zone
+// denies: a link of the zone's chain, or a black lie made for the name, which turns the
+// rcode of a name that does not exist into NOERROR. signed says whether it added one.
+func (s *Server) signDenial(ns []dns.RR, d denial, m map[string]*dnssec.Signer, proved *[]chainLink, rcode int, now time.Time, ok *bool) (_ []dns.RR, _ int, signed bool) {
+	if d.z == nil {
+		return ns, rcode, false
 	}
-	if d := scr.denial; d.z != nil {
-		if sg := (*m)[d.z.name]; sg != nil && d.z.chain != nil {
-			ns = s.appendChainDenial(ns, sg, d, &proved, now, &ok)
-			signed = true
-		} else if sg != nil {
-			var nsec *dns.NSEC
-			if d.node == nil {
-				nsec = dnssec.NoName(d.name, d.z.negTTL)
-				rcode = dns.RcodeSuccess
-			} else {
-				// The name's types but the one denied: a record set that answers nothing now
-				// (nothing healthy, an alias whose target has no such set) is absent.
-				nsec = dnssec.NoData(d.name, typesBut(typesAt(d.z, d.name, d.node), d.rtype), d.z.negTTL)
-			}
-			ns = append(ns, nsec)
-			// A black lie is for one name, which a flood of random names never asks again:
-			// its signature skips the cache (it would push out what is asked again).
-			ns = s.appendSigsOnce(ns, sg, []dns.RR{nsec}, now, d.node == nil, &ok)
-			signed = true
-		}
+	sg := m[d.z.name]
+	if sg == nil {
+		return ns, rcode, false
 	}
-	if signed {
-		resp.Ns = ns
-		scr.fill.signed = true
+	if d.z.chain != nil {
+		return s.appendChainDenial(ns, sg, d, proved, now, ok), rcode, true
 	}
-	return rcode, ok
+	var nsec *dns.NSEC
+	if d.node == nil {
+		nsec = dnssec.NoName(d.name, d.z.negTTL)
+		rcode = dns.RcodeSuccess
+	} else {
+		// The name's types but the one denied: a record set that answers nothing now
+		// (nothing healthy, an alias whose target has no such set) is absent.
+		nsec = dnssec.NoData(d.name, typesBut(typesAt(d.z, d.name, d.node), d.rtype), d.z.negTTL)
+	}
+	ns = append(ns, nsec)
+	// A black lie is for one name, which a flood of random names never asks again:
+	// its signature skips the cache (it would push out what is asked again).
+	return s.appendSigsOnce(ns, sg, []dns.RR{nsec}, now, d.node == nil, ok), rcode, true
 }
 
 // appendChainDenial appends the proof of denial d from its zone's NSEC chain (RFC 4035

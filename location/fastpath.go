@@ -116,32 +116,9 @@ func (scr *scratch) readQuery(query []byte, ns, udpSize int) (fq fastQuery, ok b
 	flags := byte(0)
 	fq.limit = dns.MinMsgSize
 	if ar == 1 {
-		// The OPT record: root owner, type, payload size, extended rcode, version, flags,
-		// and its options.
-		if off+11 > len(query) || query[off] != 0 || u16(off+1) != int(dns.TypeOPT) || query[off+6] != 0 {
+		if off, flags, fq.limit, ok = readOPT(query, off, udpSize); !ok {
 			return fq, false
 		}
-		flags = keyEDNS
-		if query[off+7]&0x80 != 0 {
-			flags |= keyDO
-		}
-		fq.limit = max(dns.MinMsgSize, min(u16(off+3), udpSize))
-		end := off + 11 + u16(off+9)
-		if end > len(query) {
-			return fq, false
-		}
-		for p := off + 11; p < end; {
-			if p+4 > end || p+4+u16(p+2) > end {
-				return fq, false
-			}
-			switch uint16(u16(p)) {
-			case dns.EDNS0NSID, dns.EDNS0COOKIE, dns.EDNS0PADDING:
-			default:
-				return fq, false
-			}
-			p += 4 + u16(p+2)
-		}
-		off = end
 	}
 	if off != len(query) {
 		return fq, false
@@ -150,6 +127,39 @@ func (scr *scratch) readQuery(query []byte, ns, udpSize int) (fq fastQuery, ok b
 	key[6] = flags
 	key[keyClass], key[keyClass+1] = 0, 0
 	return fq, true
+}
+
+// readOPT reads the OPT record at off in query as the fast path takes it: root owner, type,
+// payload size, extended rcode, version 0, flags, and no option but NSID, cookies and
+// padding. It returns where the record ends, the key's flags (EDNS, DO) and the payload
+// limit of the answer (the query's, within dns.MinMsgSize and udpSize); ok is false for any
+// other record.
+func readOPT(query []byte, off, udpSize int) (end int, flags byte, limit int, ok bool) {
+	u16 := func(i int) int { return int(binary.BigEndian.Uint16(query[i:])) }
+	if off+11 > len(query) || query[off] != 0 || u16(off+1) != int(dns.TypeOPT) || query[off+6] != 0 {
+		return 0, 0, 0, false
+	}
+	flags = keyEDNS
+	if query[off+7]&0x80 != 0 {
+		flags |= keyDO
+	}
+	limit = max(dns.MinMsgSize, min(u16(off+3), udpSize))
+	end = off + 11 + u16(off+9)
+	if end > len(query) {
+		return 0, 0, 0, false
+	}
+	for p := off + 11; p < end; {
+		if p+4 > end || p+4+u16(p+2) > end {
+			return 0, 0, 0, false
+		}
+		switch uint16(u16(p)) {
+		case dns.EDNS0NSID, dns.EDNS0COOKIE, dns.EDNS0PADDING:
+		default:
+			return 0, 0, 0, false
+		}
+		p += 4 + u16(p+2)
+	}
+	return end, flags, limit, true
 }
 
 // setClass sets the payload class of the key in scr.key and returns the key and its hash.

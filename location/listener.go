@@ -139,6 +139,17 @@ func (s *Server) udpSockets() int {
 	return defaultUDPSockets()
 }
 
+// UDPSockets returns the number of UDP sockets bound at the main listener's port (after
+// Listen; 0 before): Config.UDPSockets, or 1 where SO_REUSEPORT could not be set.
+func (s *Server) UDPSockets() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.listeners) == 0 {
+		return 0
+	}
+	return len(s.listeners[0].udps)
+}
+
 // reusePort replaces the listener's one UDP socket, bound at ua, by n bound there with
 // SO_REUSEPORT. The first socket was bound without it, so that the port the kernel picked
 // is one no other socket shares; it is closed only now, and the sockets that replace it are

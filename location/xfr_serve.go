@@ -65,36 +65,11 @@ func (s *Server) serveTransfer(c net.Conn, query []byte, from netip.Addr, l *lis
 		return false
 	}
 	qn := q.Question[0]
-	kind := "axfr"
-	if qn.Qtype == dns.TypeIXFR {
-		kind = "ixfr"
-	}
 	resp := new(dns.Msg)
 	resp.SetReply(q)
 	resp.Compress = true
 	refuse := func(rcode int, reason string, key *TSIGKey, tsigErr uint16) bool {
-		x.m.refused.WithLabelValues(reason).Inc()
-		resp.Rcode = rcode
-		var out []byte
-		var err error
-		switch {
-		case key != nil:
-			out, _, err = signTSIG(resp, key, q.IsTsig().MAC, false)
-		case tsigErr != 0:
-			// The request's key or signature does not verify: an unsigned TSIG that says why
-			// (RFC 8945 §5.3.2).
-			t := q.IsTsig()
-			resp.Extra = append(resp.Extra, &dns.TSIG{Hdr: dns.RR_Header{Name: t.Hdr.Name, Rrtype: dns.TypeTSIG, Class: dns.ClassANY},
-				Algorithm: t.Algorithm, TimeSigned: t.TimeSigned, Fudge: t.Fudge, OrigId: q.Id, Error: tsigErr})
-			out, err = resp.Pack()
-		default:
-			out, err = resp.Pack()
-		}
-		if err == nil {
-			_ = c.SetWriteDeadline(time.Now().Add(s.cfg.TCPIdleTimeout))
-			err = writeTCP(c, out)
-		}
-		return err == nil
+		return s.refuseTransfer(c, q, resp, rcode, reason, key, tsigErr)
 	}
 	st := x.settings.Load()
 	apex := canonical(qn.Name)
@@ -128,19 +103,7 @@ func (s *Server) serveTransfer(c net.Conn, query []byte, from netip.Addr, l *lis
 	}
 	defer x.release(client)
 
-	var rrs []dns.RR
-	switch {
-	case qn.Qtype == dns.TypeIXFR:
-		var since uint32
-		if len(q.Ns) == 1 {
-			if soa, ok := q.Ns[0].(*dns.SOA); ok {
-				since = soa.Serial
-			}
-		}
-		rrs, kind = ver.ixfr(since)
-	default:
-		rrs = ver.axfr()
-	}
+	rrs, kind := transferRecords(q, ver)
 	if kind == "axfr" || kind == "ixfr_axfr" {
 		if !x.whole.take(s.now()) {
 			return refuse(dns.RcodeRefused, refuseRate, &key, 0)
@@ -155,6 +118,51 @@ func (s *Server) serveTransfer(c net.Conn, query []byte, from netip.Addr, l *lis
 	}
 	x.m.transfers.WithLabelValues(apex, kind, result).Inc()
 	return err == nil
+}
+
+// refuseTransfer answers the transfer request q with resp, its rcode set, and counts the
+// refusal's reason: signed with key when the request's key verified, or with an unsigned
+// TSIG that carries tsigErr when it did not (RFC 8945 §5.3.2). It reports whether the
+// refusal was written.
+func (s *Server) refuseTransfer(c net.Conn, q, resp *dns.Msg, rcode int, reason string, key *TSIGKey, tsigErr uint16) bool {
+	s.xfr.m.refused.WithLabelValues(reason).Inc()
+	resp.Rcode = rcode
+	var out []byte
+	var err error
+	switch {
+	case key != nil:
+		out, _, err = signTSIG(resp, key, q.IsTsig().MAC, false)
+	case tsigErr != 0:
+		// The request's key or signature does not verify: an unsigned TSIG that says why
+		// (RFC 8945 §5.3.2).
+		t := q.IsTsig()
+		resp.Extra = append(resp.Extra, &dns.TSIG{Hdr: dns.RR_Header{Name: t.Hdr.Name, Rrtype: dns.TypeTSIG, Class: dns.ClassANY},
+			Algorithm: t.Algorithm, TimeSigned: t.TimeSigned, Fudge: t.Fudge, OrigId: q.Id, Error: tsigErr})
+		out, err = resp.Pack()
+	default:
+		out, err = resp.Pack()
+	}
+	if err == nil {
+		_ = c.SetWriteDeadline(time.Now().Add(s.cfg.TCPIdleTimeout))
+		err = writeTCP(c, out)
+	}
+	return err == nil
+}
+
+// transferRecords returns the records that answer the transfer request q from the zone's
+// version ver, and the kind of transfer: "axfr", or for an IXFR the changes since the serial
+// of the request's SOA, of the kind ver.ixfr says.
+func transferRecords(q *dns.Msg, ver *zoneVersion) ([]dns.RR, string) {
+	if q.Question[0].Qtype != dns.TypeIXFR {
+		return ver.axfr(), "axfr"
+	}
+	var since uint32
+	if len(q.Ns) == 1 {
+		if soa, ok := q.Ns[0].(*dns.SOA); ok {
+			since = soa.Serial
+		}
+	}
+	return ver.ixfr(since)
 }
 
 // axfr returns the records of a whole transfer of v: the SOA, the zone, the SOA again.

@@ -60,6 +60,7 @@ type agentFlags struct {
 	http                                       httpguard.Limits
 	gossipLimits                               gossip.InboundLimits
 	dnsTCP                                     agent.DNSTCPLimits
+	dnsAnswerCache, dnsUDPSockets              int
 	verify                                     verifyFlags
 	configFile                                 string
 	tsigKeysFile                               string
@@ -77,7 +78,7 @@ func agentFlagGroups() flagGroups {
 		{"gossip", []string{"join", "gossip-bind", "gossip-advertise", "gossip-key-file", "insecure-gossip", "gossip-max-streams",
 			"gossip-max-streams-per-source", "gossip-max-stream-bytes", "gossip-max-buffered-bytes", "gossip-stream-timeout"}},
 		{"DNS (location)", []string{"dns", "ns", "ns-budget", "rrl", "rrl-slip", "dns-tcp-max-conns", "dns-tcp-max-conns-per-client",
-			"dns-tcp-idle-timeout", "dns-tcp-lifetime", "dnssec-secret-file", "insecure-dnssec-secret-from-gossip-key", "tsig-keys-file",
+			"dns-tcp-idle-timeout", "dns-tcp-lifetime", "dns-answer-cache", "dns-udp-sockets", "dnssec-secret-file", "insecure-dnssec-secret-from-gossip-key", "tsig-keys-file",
 			"dnssec-sign-budget"}},
 		{"HTTP and its limits", []string{"http", "http-advertise", "http-header-timeout", "http-body-timeout", "http-idle-timeout",
 			"http-max-conns", "http-max-conns-per-source"}},
@@ -270,6 +271,8 @@ func (f *agentFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.dnsTCP.MaxConnsPerClient, "dns-tcp-max-conns-per-client", location.DefaultMaxTCPConnsPerClient, "location: DNS over TCP connections one client network (a /24 for IPv4, a /56 for IPv6; the name says client for compatibility) may hold at once, per listener; below -dns-tcp-max-conns")
 	fs.DurationVar(&f.dnsTCP.IdleTimeout, "dns-tcp-idle-timeout", location.DefaultTCPIdleTimeout, "location: a DNS over TCP connection that asks nothing for this long is closed")
 	fs.DurationVar(&f.dnsTCP.Lifetime, "dns-tcp-lifetime", location.DefaultTCPConnLifetime, "location: a DNS over TCP connection is closed this long after it was accepted, however busy")
+	fs.IntVar(&f.dnsAnswerCache, "dns-answer-cache", location.DefaultAnswerCache, "location: UDP answers kept in wire form, so that a question asked again is answered by a copy patched with the query's ID and case (see docs/dns.md); 0 is the default too; negative turns the cache off, and every query takes the full path")
+	fs.IntVar(&f.dnsUDPSockets, "dns-udp-sockets", 0, "location: UDP sockets of each DNS listener, bound to its port with SO_REUSEPORT so that the kernel spreads queries over them and each core reads its own; 0 (default): one per core (GOMAXPROCS) where SO_REUSEPORT exists, else 1; negative is refused")
 	fs.DurationVar(&f.http.HeaderTimeout, "http-header-timeout", httpguard.DefaultHeaderTimeout, "HTTP listeners (control API, status port): time a client has to send a request's header")
 	fs.DurationVar(&f.http.BodyTimeout, "http-body-timeout", httpguard.DefaultBodyTimeout, "HTTP listeners: time a client has to send a request's body, from the end of its header")
 	fs.DurationVar(&f.http.IdleTimeout, "http-idle-timeout", httpguard.DefaultIdleTimeout, "HTTP listeners: time a kept-alive connection may wait for its next request")
@@ -411,6 +414,10 @@ func agentDataPlane(cfg *agent.Config, f agentFlags, roles agent.Roles) error {
 	cfg.HTTPAdvertise = f.httpAdvertise
 	cfg.HTTPLimits = f.http
 	cfg.DNSTCP = f.dnsTCP
+	if f.dnsUDPSockets < 0 {
+		return fmt.Errorf("-dns-udp-sockets %d: want a count, or 0 for one per core", f.dnsUDPSockets)
+	}
+	cfg.AnswerCache, cfg.UDPSockets = f.dnsAnswerCache, f.dnsUDPSockets
 	return nil
 }
 

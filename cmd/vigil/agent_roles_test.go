@@ -14,6 +14,7 @@ import (
 
 	"github.com/miekg/dns"
 	"github.com/vigil-dns/vigil/agent"
+	"github.com/vigil-dns/vigil/location"
 )
 
 // The flags map onto the node's configuration: -join splits into gossip peers and voters'
@@ -80,11 +81,39 @@ func TestAgentConfigFromFlags(t *testing.T) {
 		{func(f *agentFlags) { f.nsBudget = -5 }, "-ns-budget: -5"},
 		{func(f *agentFlags) { f.rrlRate = -1 }, "-rrl -1"},
 		{func(f *agentFlags) { f.rrlSlip = -2 }, "-rrl 50 -rrl-slip -2"},
+		{func(f *agentFlags) { f.dnsUDPSockets = -1 }, "-dns-udp-sockets -1"},
 	} {
 		g := f
 		bad.edit(&g)
 		if _, _, err := agentConfig(g, &bytes.Buffer{}); err == nil || !strings.HasPrefix(err.Error(), bad.want) {
 			t.Errorf("got %v, want %s...", err, bad.want)
+		}
+	}
+}
+
+// -dns-answer-cache and -dns-udp-sockets reach the node's configuration (agent's
+// TestAnswerCacheAndUDPSocketsReachTheLocation follows them to the location's server), and
+// their defaults are location's.
+func TestAgentAnswerCacheFlags(t *testing.T) {
+	for _, c := range []struct {
+		args           []string
+		cache, sockets int
+	}{
+		{nil, location.DefaultAnswerCache, 0},
+		{[]string{"-dns-answer-cache", "-1", "-dns-udp-sockets", "4"}, -1, 4},
+		{[]string{"-dns-answer-cache", "1000"}, 1000, 0},
+	} {
+		var f agentFlags
+		fs := agentFlagSet(&f)
+		if err := fs.Parse(append([]string{"-roles", "location", "-insecure-gossip", "-control", "http://127.0.0.1:7100"}, c.args...)); err != nil {
+			t.Fatal(err)
+		}
+		cfg, _, err := agentConfig(f, &bytes.Buffer{})
+		if err != nil {
+			t.Fatalf("%q: %v", c.args, err)
+		}
+		if cfg.AnswerCache != c.cache || cfg.UDPSockets != c.sockets {
+			t.Errorf("%q: answer cache %d, UDP sockets %d; want %d, %d", c.args, cfg.AnswerCache, cfg.UDPSockets, c.cache, c.sockets)
 		}
 	}
 }

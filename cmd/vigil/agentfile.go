@@ -100,6 +100,8 @@ func agentFileFields() []agentField {
 		{name: "dns_tcp_max_conns_per_client", flag: "dns-tcp-max-conns-per-client"},
 		{name: "dns_tcp_idle_timeout", flag: "dns-tcp-idle-timeout"},
 		{name: "dns_tcp_lifetime", flag: "dns-tcp-lifetime"},
+		{name: "dns_answer_cache", flag: "dns-answer-cache"},
+		{name: "dns_udp_sockets", flag: "dns-udp-sockets", check: atLeast(0, "a count, or 0 for one per core")},
 		{name: "dnssec_secret_file", flag: "dnssec-secret-file", kind: kindPath},
 		{name: "tsig_keys_file", flag: "tsig-keys-file", kind: kindPath},
 		{name: "insecure_dnssec_secret_from_gossip_key", flag: "insecure-dnssec-secret-from-gossip-key"},

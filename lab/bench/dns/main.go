@@ -219,6 +219,16 @@ func run(ctx context.Context, o options, log io.Writer) ([]result, error) {
 			return nil, fmt.Errorf("unknown mix %q: hot, names, flip or nxdomain", mix)
 		}
 	}
+	running, err := startServers(ctx, &wg, o, dir, log)
+	if err != nil {
+		return nil, err
+	}
+	return runRounds(ctx, o, dnsperf, dir, running, files, log)
+}
+
+// startServers starts the servers of o.servers, every Vigil binary first, then NSD and Knot
+// serving the zone the first Vigil serves, and waits until each answers the last name.
+func startServers(ctx context.Context, wg *sync.WaitGroup, o options, dir string, log io.Writer) ([]*server, error) {
 	var running []*server
 	var vigil *server
 	for _, name := range o.servers {
@@ -230,7 +240,7 @@ func run(ctx context.Context, o options, log io.Writer) ([]result, error) {
 			return nil, err
 		}
 		for _, b := range bins {
-			s, err := startVigil(ctx, &wg, o, b, dir, log)
+			s, err := startVigil(ctx, wg, o, b, dir, log)
 			if err != nil {
 				return nil, err
 			}
@@ -254,9 +264,9 @@ func run(ctx context.Context, o options, log io.Writer) ([]result, error) {
 		case "vigil":
 			continue
 		case "nsd":
-			s, err = startNSD(ctx, &wg, o, dir)
+			s, err = startNSD(ctx, wg, o, dir)
 		case "knot":
-			s, err = startKnot(ctx, &wg, o, dir)
+			s, err = startKnot(ctx, wg, o, dir)
 		default:
 			err = fmt.Errorf("unknown server %q: vigil, nsd or knot", name)
 		}
@@ -270,8 +280,12 @@ func run(ctx context.Context, o options, log io.Writer) ([]result, error) {
 			return nil, err
 		}
 	}
-	// One round: every mix at saturation, then every offered rate; each against every
-	// server before the next.
+	return running, nil
+}
+
+// runRounds runs o.rounds rounds against the running servers: in each, every mix at
+// saturation, then every offered rate; each against every server before the next.
+func runRounds(ctx context.Context, o options, dnsperf, dir string, running []*server, files map[string]string, log io.Writer) ([]result, error) {
 	type step struct {
 		mix  string
 		rate int
@@ -393,24 +407,10 @@ const token = "dnsbench-token"
 // startVigil runs one `vigil agent` with every role, applies the benchmark's document and
 // returns it once it answers the zone.
 func startVigil(ctx context.Context, wg *sync.WaitGroup, o options, bin vigilBinary, dir string, log io.Writer) (*server, error) {
-	// The checks probe this listener: it stays up, so every check is healthy and the flip
-	// name changes only by the overrides the flip mix writes.
-	target, err := net.Listen("tcp", "127.0.0.1:0")
+	target, err := checkTarget(ctx, wg)
 	if err != nil {
-		return nil, fmt.Errorf("check target: %w", err)
+		return nil, err
 	}
-	wg.Add(2)
-	go func() { defer wg.Done(); <-ctx.Done(); target.Close() }()
-	go func() {
-		defer wg.Done()
-		for {
-			c, err := target.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
 	vdir := filepath.Join(dir, bin.name)
 	logPath := filepath.Join(dir, bin.name+".log")
 	tokens := filepath.Join(dir, "tokens")
@@ -440,7 +440,53 @@ func startVigil(ctx context.Context, wg *sync.WaitGroup, o options, bin vigilBin
 	if err != nil {
 		return nil, err
 	}
-	call := func(method, path string, body []byte) error {
+	call := apiCaller(ctx, api)
+	if err := putDocument(ctx, bin.name, call, doc, exited, logPath); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(log, "%s: vigil agent (pid %d, %s) on %s took the document\n", bin.name, pid, bin.path, dnsAddr)
+	s := &server{name: bin.name, addr: dnsAddr, pids: func() []int { return []int{pid} }}
+	s.flip = func(ctx context.Context, unhealthy bool) error {
+		kind := "healthy"
+		if unhealthy {
+			kind = "unhealthy"
+		}
+		body := fmt.Sprintf(`{"kind":%q,"check":"flip","reason":"dnsbench flip","for":"1h"}`, kind)
+		return call("POST", "/v1/overrides", []byte(body))
+	}
+	// The flip name answers its primary once the first probe of its check is in.
+	if err := waitFor(ctx, s, "flip."+apex, primary(1)); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// checkTarget listens where the checks probe: it stays up until ctx ends, so every check
+// is healthy and the flip name changes only by the overrides the flip mix writes.
+func checkTarget(ctx context.Context, wg *sync.WaitGroup) (net.Listener, error) {
+	target, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("check target: %w", err)
+	}
+	wg.Add(2)
+	go func() { defer wg.Done(); <-ctx.Done(); target.Close() }()
+	go func() {
+		defer wg.Done()
+		for {
+			c, err := target.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	return target, nil
+}
+
+// apiCaller returns a function that sends a request with a JSON body to the control API at
+// api with the benchmark's token; an answer other than 2xx is an error that holds it.
+func apiCaller(ctx context.Context, api string) func(method, path string, body []byte) error {
+	return func(method, path string, body []byte) error {
 		req, err := http.NewRequestWithContext(ctx, method, "http://"+api+path, bytes.NewReader(body))
 		if err != nil {
 			return err
@@ -458,42 +504,33 @@ func startVigil(ctx context.Context, wg *sync.WaitGroup, o options, bin vigilBin
 		}
 		return nil
 	}
+}
+
+// putDocument writes the benchmark's document doc through call, again every 200 ms until
+// the agent named name takes it, refuses it (HTTP 4xx), exits (its log at logPath says
+// why) or 60 s have passed.
+func putDocument(ctx context.Context, name string, call func(method, path string, body []byte) error, doc []byte, exited <-chan struct{}, logPath string) error {
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		err := call("PUT", "/v1/document", doc)
 		if err == nil {
-			break
+			return nil
 		}
 		if strings.Contains(err.Error(), "HTTP 4") {
-			return nil, fmt.Errorf("%s refuses the benchmark's document: %w", bin.name, err)
+			return fmt.Errorf("%s refuses the benchmark's document: %w", name, err)
 		}
 		select {
 		case <-exited:
 			b, _ := os.ReadFile(logPath)
-			return nil, fmt.Errorf("%s: vigil agent exited: %s", bin.name, b)
+			return fmt.Errorf("%s: vigil agent exited: %s", name, b)
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return ctx.Err()
 		case <-time.After(200 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("%s took no document within 60 s: %w", bin.name, err)
+			return fmt.Errorf("%s took no document within 60 s: %w", name, err)
 		}
 	}
-	fmt.Fprintf(log, "%s: vigil agent (pid %d, %s) on %s took the document\n", bin.name, pid, bin.path, dnsAddr)
-	s := &server{name: bin.name, addr: dnsAddr, pids: func() []int { return []int{pid} }}
-	s.flip = func(ctx context.Context, unhealthy bool) error {
-		kind := "healthy"
-		if unhealthy {
-			kind = "unhealthy"
-		}
-		body := fmt.Sprintf(`{"kind":%q,"check":"flip","reason":"dnsbench flip","for":"1h"}`, kind)
-		return call("POST", "/v1/overrides", []byte(body))
-	}
-	// The flip name answers its primary once the first probe of its check is in.
-	if err := waitFor(ctx, s, "flip."+apex, primary(1)); err != nil {
-		return nil, err
-	}
-	return s, nil
 }
 
 // primary and secondary are the addresses of the record in force and its failover, by index:
@@ -789,20 +826,8 @@ func loadAverage() string {
 // every second when flip is set and s can; at saturation when rate is 0, else offering rate
 // queries a second.
 func runOne(ctx context.Context, o options, dnsperf, dir string, s *server, file string, flip bool, rate int) (result, error) {
-	host, port, _ := net.SplitHostPort(s.addr)
-	outstanding := o.outstanding
-	if rate > 0 {
-		outstanding = o.rateOutstanding
-	}
-	args := []string{"-s", host, "-p", port, "-d", file, "-c", strconv.Itoa(o.clients),
-		"-q", strconv.Itoa(outstanding), "-l", strconv.FormatFloat(o.duration.Seconds(), 'f', -1, 64), "-t", "2"}
-	if rate > 0 {
-		args = append(args, "-Q", strconv.Itoa(rate))
-	}
-	// The fixed-rate runs always print every latency: their p99 is what they are for.
-	if o.latency || rate > 0 {
-		args = append(args, "-v")
-	}
+	args := dnsperfArgs(o, s.addr, file, rate)
+	_, port, _ := net.SplitHostPort(s.addr)
 	// The output goes to a file read after the run, so that reading it takes no CPU time
 	// while dnsperf runs.
 	outPath := filepath.Join(dir, "dnsperf.out")
@@ -848,6 +873,26 @@ func runOne(ctx context.Context, o options, dnsperf, dir string, s *server, file
 		return r, fmt.Errorf("%w: %s", err, stderr.String())
 	}
 	return r, nil
+}
+
+// dnsperfArgs returns dnsperf's arguments for a run of o against the server at addr with
+// the queries of file: at saturation, or at rate queries a second when rate > 0.
+func dnsperfArgs(o options, addr, file string, rate int) []string {
+	host, port, _ := net.SplitHostPort(addr)
+	outstanding := o.outstanding
+	if rate > 0 {
+		outstanding = o.rateOutstanding
+	}
+	args := []string{"-s", host, "-p", port, "-d", file, "-c", strconv.Itoa(o.clients),
+		"-q", strconv.Itoa(outstanding), "-l", strconv.FormatFloat(o.duration.Seconds(), 'f', -1, 64), "-t", "2"}
+	if rate > 0 {
+		args = append(args, "-Q", strconv.Itoa(rate))
+	}
+	// The fixed-rate runs always print every latency: their p99 is what they are for.
+	if o.latency || rate > 0 {
+		args = append(args, "-v")
+	}
+	return args
 }
 
 // readDNSPerf reads dnsperf's output into r: its figures and, with -v, every answered
