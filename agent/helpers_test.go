@@ -15,6 +15,7 @@ import (
 	"github.com/miekg/dns"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/gossip"
 	"github.com/vigil-dns/vigil/internal/calibrate"
 )
 
@@ -166,3 +167,20 @@ func eventually(t *testing.T, within time.Duration, what string, cond func() (bo
 }
 
 func newReg() *prometheus.Registry { return prometheus.NewRegistry() }
+
+// soloConfig is one node with both data-plane roles in us-east, on loopback with an encrypted
+// pool, serving the demo document over targets with one checker a region, deciding every 100ms.
+func soloConfig(t *testing.T, id string, targets map[string]*target) Config {
+	t.Helper()
+	doc := demoDoc(t, targets)
+	for i := range doc.Checks {
+		doc.Checks[i].CheckersPerRegion = 1
+	}
+	cfg := DefaultConfig()
+	cfg.ID, cfg.Region, cfg.DataDir = id, "us-east", t.TempDir()
+	cfg.Gossip.Bind, cfg.Gossip.Keys, cfg.Gossip.Profile = "127.0.0.1:0", [][]byte{testKey}, gossip.ProfileLocal
+	cfg.DNSAddr, cfg.HTTPAddr = "127.0.0.1:0", "127.0.0.1:0"
+	cfg.Static, cfg.Probe.AllowLoopback, cfg.EvalInterval = doc, true, 100*time.Millisecond
+	cfg.Logger, cfg.Registerer = testLogger(), newReg()
+	return cfg
+}

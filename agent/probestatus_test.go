@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vigil-dns/vigil/gossip"
 	"github.com/vigil-dns/vigil/status"
 )
 
@@ -17,16 +16,7 @@ import (
 // or protocol).
 func TestStatusProbesShowTheCheckersResult(t *testing.T) {
 	targets := map[string]*target{"us-east": newTarget(t), "eu-west": newTarget(t), "sa-east": newTarget(t)}
-	doc := demoDoc(t, targets)
-	for i := range doc.Checks {
-		doc.Checks[i].CheckersPerRegion = 1
-	}
-	cfg := DefaultConfig()
-	cfg.ID, cfg.Region, cfg.DataDir = "probes", "us-east", t.TempDir()
-	cfg.Gossip.Bind, cfg.Gossip.Keys, cfg.Gossip.Profile = "127.0.0.1:0", [][]byte{testKey}, gossip.ProfileLocal
-	cfg.DNSAddr, cfg.HTTPAddr = "127.0.0.1:0", "127.0.0.1:0"
-	cfg.Static, cfg.Probe.AllowLoopback, cfg.EvalInterval = doc, true, 100*time.Millisecond
-	cfg.Logger, cfg.Registerer = testLogger(), newReg()
+	cfg := soloConfig(t, "probes", targets)
 	n, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)

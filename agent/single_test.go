@@ -9,25 +9,14 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/vigil-dns/vigil/gossip"
 )
 
 // One node with both data-plane roles, on the real network with an encrypted pool: it probes
 // the demo's three targets, decides, answers DNS, and its HTTP endpoints say so.
 func TestSingleNodeServesDemo(t *testing.T) {
 	targets := map[string]*target{"us-east": newTarget(t), "eu-west": newTarget(t), "sa-east": newTarget(t)}
-	doc := demoDoc(t, targets)
-	for i := range doc.Checks {
-		doc.Checks[i].CheckersPerRegion = 1
-	}
-	doc.Quorum.FreshnessWindow = 1e9 // 1s: warm quickly
-	cfg := DefaultConfig()
-	cfg.ID, cfg.Region, cfg.DataDir = "solo", "us-east", t.TempDir()
-	cfg.Gossip.Bind, cfg.Gossip.Keys, cfg.Gossip.Profile = "127.0.0.1:0", [][]byte{testKey}, gossip.ProfileLocal
-	cfg.DNSAddr, cfg.HTTPAddr = "127.0.0.1:0", "127.0.0.1:0"
-	cfg.Static, cfg.Probe.AllowLoopback, cfg.EvalInterval = doc, true, 100*time.Millisecond
-	cfg.Logger, cfg.Registerer = testLogger(), newReg()
+	cfg := soloConfig(t, "solo", targets)
+	cfg.Static.Quorum.FreshnessWindow = 1e9 // 1s: warm quickly
 	n, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
