@@ -101,6 +101,9 @@ type voter struct {
 	srv                        *http.Server
 	reg                        *prometheus.Registry
 	tls                        bool
+	// ln is the API's listener, held from the voter's creation to its first start so that
+	// no other process can take the port in between.
+	ln net.Listener
 }
 
 func (v *voter) url() string {
@@ -172,7 +175,11 @@ func newClusterWith(t testing.TB, n int, c *cluster) *cluster {
 		c.raftSecret = testRaftSecret(t)
 	}
 	for i := range n {
-		v := &voter{id: fmt.Sprintf("v%d", i), dir: filepath.Join(t.TempDir(), "data"), raftAddr: freeAddr(t), apiAddr: freeAddr(t), tls: c.serverTLS != nil}
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := &voter{id: fmt.Sprintf("v%d", i), dir: filepath.Join(t.TempDir(), "data"), raftAddr: freeAddr(t), apiAddr: ln.Addr().String(), tls: c.serverTLS != nil, ln: ln}
 		c.voters = append(c.voters, v)
 		c.start(i)
 		if i == 0 {
@@ -228,11 +235,14 @@ func (c *cluster) start(i int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ln net.Listener
-	waitFor(t, 5*time.Second, "the API port is free again", func() bool {
-		ln, err = net.Listen("tcp", v.apiAddr)
-		return err == nil
-	})
+	ln := v.ln
+	v.ln = nil
+	if ln == nil {
+		waitFor(t, 5*time.Second, "the API port is free again", func() bool {
+			ln, err = net.Listen("tcp", v.apiAddr)
+			return err == nil
+		})
+	}
 	v.srv = &http.Server{Handler: api, ReadHeaderTimeout: 5 * time.Second, TLSConfig: c.serverTLS.Clone()} // http2 setup writes to it
 	if c.serverTLS != nil {
 		go v.srv.ServeTLS(ln, "", "")
