@@ -1,10 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"context"
-	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,7 +8,6 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
-	"github.com/vigil-dns/vigil/control"
 )
 
 // TestDNSSECCommands: with a real voter that holds a DNSSEC secret, a zone that opts in to
@@ -20,36 +15,8 @@ import (
 // both keys, `rollover` starts a ZSK rollover and refuses a second one.
 func TestDNSSECCommands(t *testing.T) {
 	dir := t.TempDir()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	url := "http://" + ln.Addr().String()
-	node, err := control.NewServer(control.ServerConfig{
-		ID: "solo", DataDir: filepath.Join(dir, "data"), RaftAddr: freePort(t), APIURL: url, RaftSecret: []byte("cmd-test-raft-secret-00000000000"),
-		Timing:       control.Timing{Heartbeat: 300 * time.Millisecond, Election: 300 * time.Millisecond, LeaderLease: 150 * time.Millisecond},
-		DNSSECSecret: []byte("cmd-test-dnssec-secret-000000000"),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer node.Close()
-	if err := node.Bootstrap(); err != nil {
-		t.Fatal(err)
-	}
-	api, err := control.NewAPI(control.APIConfig{Node: node, WriteTokens: []string{agentToken}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: api, ReadHeaderTimeout: 5 * time.Second}
-	go srv.Serve(ln)
-	defer srv.Close()
-	t.Setenv("VIGIL_TOKEN", agentToken)
-	vigil := func(args ...string) (int, string, string) {
-		var out, errOut bytes.Buffer
-		code := run(context.Background(), args, &out, &errOut)
-		return code, out.String(), errOut.String()
-	}
+	url, node := sealedVoter(t, dir)
+	vigil := func(args ...string) (int, string, string) { return runCLI(t, args...) }
 	doc := filepath.Join(dir, "signed.yaml")
 	if err := os.WriteFile(doc, []byte(`regions: [us-east, eu-west, sa-east]
 zones:

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"encoding/base64"
 	"net"
 	"net/http"
@@ -21,41 +19,8 @@ import (
 // line of another name and a missing -secret-file are refused before any request.
 func TestTSIGCommands(t *testing.T) {
 	dir := t.TempDir()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	url := "http://" + ln.Addr().String()
-	node, err := control.NewServer(control.ServerConfig{
-		ID: "solo", DataDir: filepath.Join(dir, "data"), RaftAddr: freePort(t), APIURL: url, RaftSecret: []byte("cmd-test-raft-secret-00000000000"),
-		Timing:       control.Timing{Heartbeat: 300 * time.Millisecond, Election: 300 * time.Millisecond, LeaderLease: 150 * time.Millisecond},
-		DNSSECSecret: []byte("cmd-test-dnssec-secret-000000000"),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer node.Close()
-	if err := node.Bootstrap(); err != nil {
-		t.Fatal(err)
-	}
-	for deadline := time.Now().Add(10 * time.Second); !node.IsLeader(); time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the voter did not become the leader within 10s")
-		}
-	}
-	api, err := control.NewAPI(control.APIConfig{Node: node, WriteTokens: []string{agentToken}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: api, ReadHeaderTimeout: 5 * time.Second}
-	go srv.Serve(ln)
-	defer srv.Close()
-	t.Setenv("VIGIL_TOKEN", agentToken)
-	vigil := func(args ...string) (int, string, string) {
-		var out, errOut bytes.Buffer
-		code := run(context.Background(), args, &out, &errOut)
-		return code, out.String(), errOut.String()
-	}
+	url, _ := sealedVoter(t, dir)
+	vigil := func(args ...string) (int, string, string) { return runCLI(t, args...) }
 	file := func(name, text string) string {
 		p := filepath.Join(dir, name)
 		if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
@@ -96,4 +61,42 @@ func TestTSIGCommands(t *testing.T) {
 	if _, out, _ := vigil("tsig", "list", "-server", url); out != "b-xfr. hmac-sha512 secret (set)\n" {
 		t.Errorf("list after the delete: %q", out)
 	}
+}
+
+// sealedVoter starts one voter that holds a DNSSEC secret (so it can seal zone and TSIG keys),
+// waits until it leads, serves its API with agentToken as the write token and sets VIGIL_TOKEN;
+// it returns the API's URL and the voter.
+func sealedVoter(t *testing.T, dir string) (string, *control.Server) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "http://" + ln.Addr().String()
+	node, err := control.NewServer(control.ServerConfig{
+		ID: "solo", DataDir: filepath.Join(dir, "data"), RaftAddr: freePort(t), APIURL: url, RaftSecret: []byte("cmd-test-raft-secret-00000000000"),
+		Timing:       control.Timing{Heartbeat: 300 * time.Millisecond, Election: 300 * time.Millisecond, LeaderLease: 150 * time.Millisecond},
+		DNSSECSecret: []byte("cmd-test-dnssec-secret-000000000"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { node.Close() })
+	if err := node.Bootstrap(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); !node.IsLeader(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the voter did not become the leader within 10s")
+		}
+	}
+	api, err := control.NewAPI(control.APIConfig{Node: node, WriteTokens: []string{agentToken}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: api, ReadHeaderTimeout: 5 * time.Second}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	t.Setenv("VIGIL_TOKEN", agentToken)
+	return url, node
 }
