@@ -263,6 +263,8 @@ func TestClientErrorsNameTheFix(t *testing.T) {
 			"$VIGIL_CLIENT_CERT needs the CA that verifies the voters: give -tls-ca or set VIGIL_CACERT"},
 		{"a missing token file", map[string]string{envTokenFile: missing}, []string{"-server", m.api}, 2,
 			"$VIGIL_TOKEN_FILE: tokens: open " + missing},
+		{"a missing CA file", map[string]string{envCACert: missing}, []string{"-server", m.api}, 2,
+			"$VIGIL_CACERT: open " + missing},
 		{"a server that is no URL", nil, append([]string{"-server", "127.0.0.1:7100"}, tlsClient...), 2,
 			"want a base URL such as http://127.0.0.1:7100"},
 	}
