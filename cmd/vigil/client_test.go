@@ -318,9 +318,9 @@ func TestClientErrorsNameTheFix(t *testing.T) {
 	}
 }
 
-// plainVoter starts a voter whose API is plain HTTP and takes agentToken, and returns its
-// URL.
-func plainVoter(t *testing.T) string {
+// plainVoter starts a voter whose API is plain HTTP and takes agentToken and the named
+// tokens, and returns its URL.
+func plainVoter(t *testing.T, named ...control.Token) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -337,7 +337,7 @@ func plainVoter(t *testing.T) string {
 	if err := srv.Bootstrap(); err != nil {
 		t.Fatal(err)
 	}
-	api, err := control.NewAPI(control.APIConfig{Node: srv, WriteTokens: []string{agentToken}})
+	api, err := control.NewAPI(control.APIConfig{Node: srv, WriteTokens: []string{agentToken}, Tokens: named})
 	if err != nil {
 		t.Fatal(err)
 	}
