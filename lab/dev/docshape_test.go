@@ -150,3 +150,27 @@ func commitKnown(t *testing.T, commit string) bool {
 	}
 	return exec.Command("git", "cat-file", "-e", commit+"^{commit}").Run() == nil
 }
+
+// TestDocsManualShape holds docs/ to the manual the README points to: an index, the
+// operator's guide with its parts (three regions, securing, upgrading, backing up and
+// restoring the control plane, what to watch), the references (configuration, CLI, API:
+// generated and held to the code by TestConfigReference, TestCLIReference and
+// TestAPIReference), DNS data and DNSSEC, and the architecture.
+func TestDocsManualShape(t *testing.T) {
+	for _, f := range []string{"README.md", "operator-guide.md", "config.md", "cli.md", "api.md", "dns.md", "dnssec.md",
+		"architecture.md", "walkthroughs/three-regions.md"} {
+		if _, err := os.Stat("../../docs/" + f); err != nil {
+			t.Errorf("docs/%s: %v", f, err)
+		}
+	}
+	guide, err := os.ReadFile("../../docs/operator-guide.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range []string{"Deploying three regions", "Securing it", "Upgrading", "Backing up and restoring the control plane",
+		"What to watch", "One client configuration"} {
+		if !regexp.MustCompile(`(?m)^## ` + regexp.QuoteMeta(h) + `\b`).Match(guide) {
+			t.Errorf("docs/operator-guide.md has no section %q", h)
+		}
+	}
+}
