@@ -263,6 +263,8 @@ func TestClientErrorsNameTheFix(t *testing.T) {
 			"$VIGIL_CLIENT_CERT needs the CA that verifies the voters: give -tls-ca or set VIGIL_CACERT"},
 		{"a missing token file", map[string]string{envTokenFile: missing}, []string{"-server", m.api}, 2,
 			"$VIGIL_TOKEN_FILE: tokens: open " + missing},
+		{"a missing CA file", map[string]string{envCACert: missing}, []string{"-server", m.api}, 2,
+			"$VIGIL_CACERT: open " + missing},
 		{"a server that is no URL", nil, append([]string{"-server", "127.0.0.1:7100"}, tlsClient...), 2,
 			"want a base URL such as http://127.0.0.1:7100"},
 	}
@@ -316,9 +318,9 @@ func TestClientErrorsNameTheFix(t *testing.T) {
 	}
 }
 
-// plainVoter starts a voter whose API is plain HTTP and takes agentToken, and returns its
-// URL.
-func plainVoter(t *testing.T) string {
+// plainVoter starts a voter whose API is plain HTTP and takes agentToken and the named
+// tokens, and returns its URL.
+func plainVoter(t *testing.T, named ...control.Token) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -335,7 +337,7 @@ func plainVoter(t *testing.T) string {
 	if err := srv.Bootstrap(); err != nil {
 		t.Fatal(err)
 	}
-	api, err := control.NewAPI(control.APIConfig{Node: srv, WriteTokens: []string{agentToken}})
+	api, err := control.NewAPI(control.APIConfig{Node: srv, WriteTokens: []string{agentToken}, Tokens: named})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 )
 
@@ -119,8 +120,15 @@ func printFlagGroups(w io.Writer, fs *flag.FlagSet, g flagGroups) {
 		byGroup[grp] = append(byGroup[grp], f)
 	})
 	if len(g.of) == 0 {
-		fmt.Fprintln(w, "\nFlags:")
-		printFlags(w, byGroup["other"])
+		own, client := splitClientFlags(byGroup["other"])
+		if len(own) > 0 {
+			fmt.Fprintln(w, "\nFlags:")
+			printFlags(w, own)
+		}
+		if len(client) > 0 {
+			fmt.Fprintln(w, "\nFlags, the client configuration (each also a VIGIL_ variable; a flag wins):")
+			printFlags(w, client)
+		}
 		return
 	}
 	for _, grp := range append(append([]string(nil), g.order...), "other") {
@@ -131,6 +139,26 @@ func printFlagGroups(w io.Writer, fs *flag.FlagSet, g flagGroups) {
 		printFlags(w, byGroup[grp])
 		delete(byGroup, grp)
 	}
+}
+
+// clientFlagNames are the flags of the one client configuration (client.go), which every
+// command that talks to the control plane takes: its help lists them apart from its own.
+var clientFlagNames = []string{"server", "token-file", "tls-ca", "tls-cert", "tls-key"}
+
+// splitClientFlags returns flags without the client configuration's, and those, when flags
+// hold all of them; else flags and nil.
+func splitClientFlags(flags []*flag.Flag) (own, client []*flag.Flag) {
+	for _, f := range flags {
+		if slices.Contains(clientFlagNames, f.Name) {
+			client = append(client, f)
+		} else {
+			own = append(own, f)
+		}
+	}
+	if len(client) != len(clientFlagNames) {
+		return flags, nil
+	}
+	return own, client
 }
 
 // printFlags writes flags as flag.PrintDefaults does: name, value type, usage, default.

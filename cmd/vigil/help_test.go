@@ -5,6 +5,7 @@ import (
 	"context"
 	"flag"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -157,6 +158,47 @@ func TestDidYouMean(t *testing.T) {
 		got := didYouMean(s, names)
 		if (want == "") != (got == "") || (want != "" && !strings.Contains(got, `"`+want+`"`)) {
 			t.Errorf("didYouMean(%q) = %q, want %q", s, got, want)
+		}
+	}
+}
+
+// TestHelpGroupsClientFlags: every command that talks to the control plane lists the flags of
+// the one client configuration in a group of their own, after its own flags; at least apply,
+// override set, audit, dnssec ds, tsig list, externaldns, load writes and voters list do.
+func TestHelpGroupsClientFlags(t *testing.T) {
+	const heading = "\nFlags, the client configuration (each also a VIGIL_ variable; a flag wins):\n"
+	var grouped []string
+	for _, c := range commands() {
+		paths := [][]string{{c.name}}
+		for _, s := range c.subs {
+			paths = append(paths, []string{c.name, s.name})
+		}
+		for _, p := range paths {
+			path := strings.Join(p, " ")
+			_, out, _, sets := runCaptured(canceled(), append(append([]string(nil), p...), "-h")...)
+			has := false
+			for _, fs := range sets[path] {
+				has = has || fs.Lookup("server") != nil && fs.Lookup("token-file") != nil
+			}
+			if !has {
+				continue
+			}
+			own, client, ok := strings.Cut(out, heading)
+			if !ok {
+				t.Errorf("vigil %s -h: no group of the client configuration's flags:\n%s", path, out)
+				continue
+			}
+			for _, f := range []string{"server", "token-file", "tls-ca", "tls-cert", "tls-key"} {
+				if strings.Contains(own, "\n  -"+f+" ") || !strings.Contains(client, "\n  -"+f+" ") && !strings.HasPrefix(client, "  -"+f+" ") {
+					t.Errorf("vigil %s -h: -%s is not in the client configuration's group:\n%s", path, f, out)
+				}
+			}
+			grouped = append(grouped, path)
+		}
+	}
+	for _, want := range []string{"apply", "override set", "audit", "dnssec ds", "tsig list", "externaldns", "load writes", "voters list"} {
+		if !slices.Contains(grouped, want) {
+			t.Errorf("vigil %s -h does not group the client configuration's flags (grouped: %v)", want, grouped)
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/vigil-dns/vigil/internal/safetext"
@@ -141,9 +142,31 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			msg += "; ask a checker's address (in vigil dev: --addr 127.0.0.1:7711)"
 		}
 		fmt.Fprintf(stderr, "vigil status: %s\n", safetext.Escape(msg))
+		if fix := statusFix(err, *addr); fix != "" {
+			fmt.Fprintf(stderr, "  fix: %s\n", fix)
+		}
 		return 1
 	}
 	return 0
+}
+
+// statusFix returns what to do about err, a failed call to the status API at addr, or ""
+// when -addr cannot change it.
+func statusFix(err error, addr string) string {
+	msg := err.Error()
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED) || strings.Contains(msg, "connection refused"),
+		errors.Is(err, context.DeadlineExceeded) || strings.Contains(msg, "Client.Timeout"):
+		return "no node's status API answers at " + addr + ": is the node running? give -addr its -http address " +
+			"(vigil agent's default 127.0.0.1:7701; vigil dev: locations 127.0.0.1:7701-7703, checkers 7711-7733)"
+	case strings.Contains(msg, "no such host"):
+		return "the host of -addr does not resolve: check -addr"
+	case strings.Contains(msg, "server gave HTTP response to HTTPS client"):
+		return "the status API speaks plain HTTP: give -addr host:port or http://host:port"
+	case strings.Contains(msg, "not a DNS location"):
+		return "ask a location's status API with -addr (vigil dev: 127.0.0.1:7701-7703); vigil status members says what this node runs"
+	}
+	return ""
 }
 
 // pageFlags are the network view's search and page.

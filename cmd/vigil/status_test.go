@@ -140,7 +140,8 @@ func TestStatusCommand(t *testing.T) {
 		{[]string{"status", "--addr", addr, "verification"}, 1, []string{
 			"this node runs no answer verification: it is a location; ask a checker started with -verify-interval",
 			"vigil status -addr CHECKER:7701 verification"}},
-		{[]string{"status", "--addr", closedAddr(t), "verdicts"}, 1, []string{"vigil status: Get "}},
+		{[]string{"status", "--addr", closedAddr(t), "verdicts"}, 1, []string{"vigil status: Get ",
+			"\n  fix: no node's status API answers at 127.0.0.1:", "give -addr its -http address"}},
 		{[]string{"status", "bogus"}, 2, []string{`unknown view "bogus"`}},
 		{[]string{"status", "check"}, 2, []string{"wrong number of arguments"}},
 		{[]string{"status"}, 2, []string{"usage: vigil status"}},
@@ -206,5 +207,27 @@ func TestStatusVerificationNotRun(t *testing.T) {
 	if code != 1 || !strings.Contains(stderr, "this node runs no answer verification: it is a checker started without -verify-interval; "+
 		"ask a checker started with -verify-interval (vigil status -addr CHECKER:7701 verification)") {
 		t.Errorf("exit %d, stderr %s", code, stderr)
+	}
+}
+
+// TestStatusLocationViewAtAChecker: a location's view asked of a checker says, besides the
+// API's "not a DNS location", whom to ask instead; the checker's own view works there.
+func TestStatusLocationViewAtAChecker(t *testing.T) {
+	api, err := status.New(status.Options{Node: checkerOnlyNode{}, Checker: idleChecker{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(api)
+	t.Cleanup(srv.Close)
+	addr := strings.TrimPrefix(srv.URL, "http://")
+	for _, view := range []string{"verdicts", "dns", "checkers"} {
+		code, _, stderr := runValidateCmd(t, "status", "--addr", addr, view)
+		if code != 1 || !strings.Contains(stderr, "not a DNS location") ||
+			!strings.Contains(stderr, "\n  fix: ask a location's status API with -addr") {
+			t.Errorf("vigil status %s at a checker: exit %d, stderr %s", view, code, stderr)
+		}
+	}
+	if code, stdout, stderr := runValidateCmd(t, "status", "--addr", addr, "probes"); code != 0 {
+		t.Errorf("vigil status probes at a checker: exit %d\n%s%s", code, stdout, stderr)
 	}
 }

@@ -80,11 +80,11 @@ func parseCertRequest(s string, common []string) (tlsconf.Request, error) {
 func caPool(path string) (*x509.CertPool, error) {
 	pem, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("-tls-ca: %w", err)
+		return nil, err
 	}
 	pool := x509.NewCertPool()
 	if !pool.AppendCertsFromPEM(pem) {
-		return nil, fmt.Errorf("-tls-ca: no certificate in %s", path)
+		return nil, fmt.Errorf("no certificate in %s", path)
 	}
 	return pool, nil
 }

@@ -88,7 +88,11 @@ func TestReadme(t *testing.T) {
 
 	suffix := make([]byte, 4)
 	_, _ = rand.Read(suffix)
-	ns := "vglreadme" + hex.EncodeToString(suffix)
+	prefix := "vgl"
+	if p := os.Getenv("VIGIL_NETLAB_PREFIX"); p != "" && len(p) <= 8 && strings.Trim(p, "abcdefghijklmnopqrstuvwxyz0123456789") == "" {
+		prefix = p // as lab/netlab names its namespaces
+	}
+	ns := prefix + "readme" + hex.EncodeToString(suffix)
 	if out, err := exec.Command("ip", "netns", "add", ns).CombinedOutput(); err != nil {
 		t.Skipf("ip netns add: %v %s: cannot make a network namespace here", err, out)
 	}

@@ -16,7 +16,17 @@ import (
 
 // namePrefix starts the name of every namespace and data directory the harness makes,
 // followed by the owner's pid and '-': "vgl1234-5678-us-east", "/tmp/vgl1234-run-5678".
-const namePrefix = "vgl"
+// VIGIL_NETLAB_PREFIX replaces "vgl" (lower-case letters and digits, at most 8), so that
+// people sharing a machine can tell their namespaces apart; Sweep removes only its own.
+var namePrefix = prefixFrom(os.Getenv("VIGIL_NETLAB_PREFIX"))
+
+// prefixFrom returns p when it is a usable name prefix, else "vgl".
+func prefixFrom(p string) string {
+	if p == "" || len(p) > 8 || strings.Trim(p, "abcdefghijklmnopqrstuvwxyz0123456789") != "" {
+		return "vgl"
+	}
+	return p
+}
 
 // ownerPid returns the pid a harness-made name carries ("vgl1234-…" -> 1234).
 func ownerPid(name string) (int, bool) {
