@@ -1,7 +1,7 @@
 #!/bin/sh
 # build.sh VERSION ARCH [OUTDIR]: builds vigil_<version>_<arch>.deb in OUTDIR (default
 # build/packages) with dpkg-deb, from this source tree: the static binary (CGO_ENABLED=0,
-# -trimpath), vigil.service, the tmpfiles entry, /etc/vigil/agent.yaml as a conffile, the
+# -trimpath, as deploy/release/release.sh builds it), vigil.service, the tmpfiles entry, /etc/vigil/agent.yaml as a conffile, the
 # maintainer scripts, copyright, changelog and the two deployment documents. ARCH is a
 # Debian and Go architecture alike: amd64 or arm64. No network beyond Go modules.
 # Timestamps come from SOURCE_DATE_EPOCH (default: the last commit's), so two builds of one
@@ -36,8 +36,17 @@ umask 022
 
 mkdir -p "$stage/DEBIAN" "$stage/usr/bin" "$stage/usr/lib/systemd/system" "$stage/usr/lib/tmpfiles.d" \
 	"$stage/etc/vigil" "$stage/usr/share/doc/vigil"
-(cd "$root" && CGO_ENABLED=0 GOOS=linux GOARCH="$arch" ${GO:-go} build -trimpath -buildvcs=false \
-	-ldflags "-s -w -X main.version=$version" -o "$stage/usr/bin/vigil" ./cmd/vigil)
+# The binary: VIGIL_BINARY when given (make release passes the linux binary it checksums, so
+# the package holds the same bytes), else built by the release's recipe, which stamps the
+# commit that `vigil version` prints; outside a git clone (a source tarball), without it.
+if [ -n "${VIGIL_BINARY:-}" ]; then
+	install -m 0755 "$VIGIL_BINARY" "$stage/usr/bin/vigil"
+elif git -C "$root" rev-parse HEAD >/dev/null 2>&1; then
+	bash "$root/deploy/release/release.sh" binary linux "$arch" "$stage/usr/bin/vigil" "$version"
+else
+	(cd "$root" && CGO_ENABLED=0 GOOS=linux GOARCH="$arch" GOFLAGS= ${GO:-go} build -trimpath -buildvcs=false \
+		-ldflags "-s -w -X main.version=$version" -o "$stage/usr/bin/vigil" ./cmd/vigil)
+fi
 install -m 0644 "$here/vigil.service" "$stage/usr/lib/systemd/system/vigil.service"
 install -m 0644 "$here/vigil.tmpfiles" "$stage/usr/lib/tmpfiles.d/vigil.conf"
 install -m 0644 "$here/agent.yaml" "$stage/etc/vigil/agent.yaml"
