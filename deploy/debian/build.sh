@@ -1,12 +1,39 @@
 #!/bin/sh
 # build.sh VERSION ARCH [OUTDIR]: builds vigil_<version>_<arch>.deb in OUTDIR (default
 # build/packages) with dpkg-deb, from this source tree: the static binary (CGO_ENABLED=0,
-# -trimpath), vigil.service, the tmpfiles entry, /etc/vigil/agent.yaml as a conffile, the
-# maintainer scripts, copyright, changelog and the two deployment documents. ARCH is a
-# Debian and Go architecture alike: amd64 or arm64. No network beyond Go modules.
-# Timestamps come from SOURCE_DATE_EPOCH (default: the last commit's), so two builds of one
-# commit give the same bytes. DEB_COMPRESS chooses dpkg-deb's compressor (default xz; the tests use gzip).
+# -trimpath, as deploy/release/release.sh builds it), vigil.service, the tmpfiles entry,
+# /etc/vigil/agent.yaml as a conffile, the maintainer scripts, copyright, changelog and the
+# two deployment documents. ARCH is a Debian and Go architecture alike: amd64 or arm64. No
+# network beyond Go modules. Timestamps come from SOURCE_DATE_EPOCH (default: the last
+# commit's), so two builds of one commit give the same bytes. DEB_COMPRESS chooses dpkg-deb's
+# compressor (default xz; the tests use gzip).
+# build.sh -debversion VERSION prints the Debian version a package of VERSION gets.
 set -eu
+
+# debversion VERSION: the Debian version of a Vigil version. It starts with a digit and has no
+# "-" (there is no Debian revision), and dpkg orders it as the releases go: v1.2.3 is 1.2.3; a
+# pre-release 1.4.0-rc1 is 1.4.0~rc1, before 1.4.0; git describe's 1.2.3-4-gabc, 4 commits
+# after 1.2.3, is 1.2.3+4+gabc, and -dirty is +dirty; a bare commit abc is 0~gitabc.
+debversion() {
+	v=${1#v}
+	suffix=
+	case "$v" in *-dirty) suffix=+dirty v=${v%-dirty} ;; esac
+	after=$(printf '%s' "$v" | sed -n 's/^.*-\([0-9][0-9]*\)-g\([0-9a-f][0-9a-f]*\)$/+\1+g\2/p')
+	if [ -n "$after" ]; then
+		v=$(printf '%s' "$v" | sed 's/-[0-9][0-9]*-g[0-9a-f][0-9a-f]*$//')
+		suffix="$after$suffix"
+	fi
+	v=$(printf '%s%s' "$(printf '%s' "$v" | sed -e 's/-/~/' -e 's/-/./g')" "$suffix" | sed 's/[^A-Za-z0-9.+~]/./g')
+	case "$v" in
+	[0-9]*) ;;
+	*) v="0~git$v" ;;
+	esac
+	printf '%s\n' "$v"
+}
+if [ "${1:-}" = -debversion ]; then
+	debversion "${2:?usage: build.sh -debversion VERSION}"
+	exit 0
+fi
 
 version=${1:?usage: build.sh VERSION ARCH [OUTDIR]}
 arch=${2:?usage: build.sh VERSION ARCH [OUTDIR]}
@@ -18,13 +45,7 @@ amd64 | arm64) ;;
 *) echo "build.sh: architecture $arch: want amd64 or arm64" >&2; exit 2 ;;
 esac
 
-# A Debian version starts with a digit and has no "-" (there is no Debian revision): v1.2.3
-# is 1.2.3, git describe's 1.2.3-4-gabc is 1.2.3+4+gabc, a bare commit abc is 0~gitabc.
-debversion=$(printf '%s' "$version" | sed -e 's/^v//' -e 's/-/+/g' -e 's/[^A-Za-z0-9.+~]/./g')
-case "$debversion" in
-[0-9]*) ;;
-*) debversion="0~git$debversion" ;;
-esac
+debversion=$(debversion "$version")
 
 : "${SOURCE_DATE_EPOCH:=$(git -C "$root" log -1 --format=%ct 2>/dev/null || echo 0)}"
 export SOURCE_DATE_EPOCH
@@ -36,8 +57,17 @@ umask 022
 
 mkdir -p "$stage/DEBIAN" "$stage/usr/bin" "$stage/usr/lib/systemd/system" "$stage/usr/lib/tmpfiles.d" \
 	"$stage/etc/vigil" "$stage/usr/share/doc/vigil"
-(cd "$root" && CGO_ENABLED=0 GOOS=linux GOARCH="$arch" ${GO:-go} build -trimpath -buildvcs=false \
-	-ldflags "-s -w -X main.version=$version" -o "$stage/usr/bin/vigil" ./cmd/vigil)
+# The binary: VIGIL_BINARY when given (make release passes the linux binary it checksums, so
+# the package holds the same bytes), else built by the release's recipe, which stamps the
+# commit that `vigil version` prints; outside a git clone (a source tarball), without it.
+if [ -n "${VIGIL_BINARY:-}" ]; then
+	install -m 0755 "$VIGIL_BINARY" "$stage/usr/bin/vigil"
+elif git -C "$root" rev-parse HEAD >/dev/null 2>&1; then
+	bash "$root/deploy/release/release.sh" binary linux "$arch" "$stage/usr/bin/vigil" "$version"
+else
+	(cd "$root" && CGO_ENABLED=0 GOOS=linux GOARCH="$arch" GOFLAGS= ${GO:-go} build -trimpath -buildvcs=false \
+		-ldflags "-s -w -X main.version=$version" -o "$stage/usr/bin/vigil" ./cmd/vigil)
+fi
 install -m 0644 "$here/vigil.service" "$stage/usr/lib/systemd/system/vigil.service"
 install -m 0644 "$here/vigil.tmpfiles" "$stage/usr/lib/tmpfiles.d/vigil.conf"
 install -m 0644 "$here/agent.yaml" "$stage/etc/vigil/agent.yaml"

@@ -47,12 +47,13 @@ func needRootDpkg(t *testing.T) {
 	}
 }
 
-// buildDeb runs build.sh for this machine's architecture and returns the package's path.
-func buildDeb(t *testing.T) string {
+// buildDeb runs build.sh for this machine's architecture, with env added to the environment,
+// and returns the package's path.
+func buildDeb(t *testing.T, env ...string) string {
 	t.Helper()
 	start := time.Now()
 	cmd := exec.Command("./build.sh", "0.0.0-test", runtime.GOARCH, t.TempDir())
-	cmd.Env = append(os.Environ(), "DEB_COMPRESS=gzip")
+	cmd.Env = append(append(os.Environ(), "DEB_COMPRESS=gzip"), env...)
 	out, err := cmd.Output()
 	if err != nil {
 		var stderr []byte
@@ -64,6 +65,37 @@ func buildDeb(t *testing.T) string {
 	deb := strings.TrimSpace(string(out))
 	t.Logf("build.sh built %s in %v", filepath.Base(deb), time.Since(start).Round(100*time.Millisecond))
 	return deb
+}
+
+// TestDebianVersion holds build.sh's Debian versions to the order of the releases they come
+// from, as dpkg compares them: a pre-release before its release, a commit after a tag after
+// the tag and before the next release, so that apt upgrades along the releases.
+func TestDebianVersion(t *testing.T) {
+	deb := func(v string) string {
+		t.Helper()
+		out, err := exec.Command("./build.sh", "-debversion", v).Output()
+		if err != nil {
+			t.Fatalf("build.sh -debversion %s: %v", v, err)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	for v, want := range map[string]string{"v1.2.3": "1.2.3", "1.4.0-rc1": "1.4.0~rc1", "1.0.0-alpha-1": "1.0.0~alpha.1",
+		"1.2.3-4-gabc123": "1.2.3+4+gabc123", "1.2.3-4-gabc123-dirty": "1.2.3+4+gabc123+dirty",
+		"1.4.0-rc1-2-gabc": "1.4.0~rc1+2+gabc", "e9a07cf": "0~gite9a07cf", "e9a07cf-dirty": "0~gite9a07cf+dirty"} {
+		if got := deb(v); got != want {
+			t.Errorf("%s: Debian version %s, want %s", v, got, want)
+		}
+	}
+	if _, err := exec.LookPath("dpkg"); err != nil {
+		t.Skip("no dpkg to compare versions with")
+	}
+	order := []string{"e9a07cf", "0.9.0", "1.0.0-alpha-1", "1.0.0-rc1", "1.0.0-rc1-2-gabc", "1.0.0-rc2", "1.0.0", "1.0.0-3-gdef", "1.0.1-rc1", "1.0.1"}
+	for i := 1; i < len(order); i++ {
+		a, b := deb(order[i-1]), deb(order[i])
+		if err := exec.Command("dpkg", "--compare-versions", a, "lt", b).Run(); err != nil {
+			t.Errorf("dpkg orders %s (%s) after %s (%s)", a, order[i-1], b, order[i])
+		}
+	}
 }
 
 // run runs a command and returns its combined output, failing the test when it fails.
@@ -104,11 +136,12 @@ func exists(path string) bool {
 	return err == nil
 }
 
-// TestDebianPackage builds the package, installs it into this machine, checks what it
-// installed, verifies its unit with systemd-analyze, runs the unit's command line with the
-// packaged configuration edited as an operator would, builds a three-node network from
-// packaged layouts, and on the way out removes (conffile kept) and purges (nothing left)
-// the package.
+// TestDebianPackage builds the package (twice: the same bytes), installs it into this
+// machine, checks what it installed, verifies its unit with systemd-analyze, runs the unit's
+// command line with the packaged configuration edited as an operator would, holds the exit
+// statuses to the unit's restart policy, upgrades it over the edited configuration, builds a
+// three-node network from packaged layouts, and on the way out removes (conffile kept, the
+// unit disabled) and purges (nothing left) the package.
 func TestDebianPackage(t *testing.T) {
 	needRootDpkg(t)
 	if ok, status := installed(); ok {
@@ -124,6 +157,15 @@ func TestDebianPackage(t *testing.T) {
 	deb := buildDeb(t)
 
 	t.Run("contents", func(t *testing.T) { checkContents(t, deb) })
+	t.Run("reproducible", func(t *testing.T) {
+		// Another temporary directory for the staging tree and the Go build: the same bytes.
+		again := buildDeb(t, "TMPDIR="+t.TempDir())
+		a, _ := os.ReadFile(deb)
+		b, _ := os.ReadFile(again)
+		if len(a) == 0 || !bytes.Equal(a, b) {
+			t.Errorf("two builds of one tree differ: %s (%d bytes) and %s (%d bytes); compare them with diffoscope", deb, len(a), again, len(b))
+		}
+	})
 
 	start := time.Now()
 	dpkg(t, "-i", deb)
@@ -133,6 +175,8 @@ func TestDebianPackage(t *testing.T) {
 
 	t.Run("systemd-analyze", func(t *testing.T) { checkUnit(t) })
 	t.Run("unit runs the packaged config", func(t *testing.T) { runInstalled(t) })
+	t.Run("exit status and restarts", func(t *testing.T) { exitStatus(t) })
+	t.Run("upgrade keeps the edited config", func(t *testing.T) { upgradeKeepsConfig(t, deb) })
 	t.Run("three nodes from packaged layouts", func(t *testing.T) { threeNodes(t, deb) })
 }
 
@@ -172,6 +216,154 @@ func checkContents(t *testing.T, deb string) {
 	if bi := run(t, "go", "version", "-m", filepath.Join(root, "usr/bin/vigil")); !strings.Contains(bi, "-trimpath=true") || !strings.Contains(bi, "CGO_ENABLED=0") {
 		t.Errorf("usr/bin/vigil not built with -trimpath and CGO_ENABLED=0:\n%s", bi)
 	}
+	// Built by the release's recipe: vigil version names the commit, as the release's does.
+	v := run(t, filepath.Join(root, "usr/bin/vigil"), "version")
+	head, err := exec.Command("git", "rev-parse", "HEAD").Output()
+	if !strings.HasPrefix(v, "vigil 0.0.0-test\n") || (err == nil && !strings.Contains(v, "commit "+strings.TrimSpace(string(head)))) {
+		t.Errorf("usr/bin/vigil version says\n%s\nwant vigil 0.0.0-test and commit %s", v, head)
+	}
+}
+
+// exitStatus holds the unit's restart policy to the agent's exit statuses: Restart=on-failure
+// restarts an agent that failed at run time (exit 1: here, its DNS address taken), and
+// RestartPreventExitStatus=2 keeps a mistake in the settings from restarting (an unknown field
+// of agent.yaml: exit 2, the field named). The installed unit's command line runs as written,
+// with flags after it that override the file, as a drop-in's ExecStart would.
+func exitStatus(t *testing.T) {
+	unit := readUnit(t, "/usr/lib/systemd/system/vigil.service")
+	for k, want := range map[string]string{"Type": "notify", "Restart": "on-failure", "RestartPreventExitStatus": "2"} {
+		if got := strings.Join(unit[k], ","); got != want {
+			t.Errorf("%s=%s, want %s", k, got, want)
+		}
+	}
+	argv := unit.command(t, "")
+	u, err := user.Lookup("vigil")
+	if err != nil {
+		t.Fatal(err)
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	exit := func(args ...string) (int, string) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, argv[0], append(argv[1:], args...)...)
+		cmd.Dir, cmd.Env = "/", unit.environment("/var/lib/vigil", "")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}
+		out, err := cmd.CombinedOutput()
+		if ctx.Err() != nil {
+			t.Fatalf("%s %s still running after 90s, want it to fail:\n%s", strings.Join(argv, " "), strings.Join(args, " "), out)
+		}
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		}
+		return code, string(out)
+	}
+
+	bad := "/etc/vigil/agent-typo.yaml"
+	if err := os.WriteFile(bad, []byte("roles: [control]\ngossip_bnd: 127.0.0.1:7946\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Remove(bad)
+	code, out := exit("-config", bad)
+	if want := "gossip_bnd: unknown field; did you mean gossip_bind?"; code != 2 || !strings.Contains(out, want) {
+		t.Errorf("agent.yaml with an unknown field: exit %d, want 2 (no restart) and %q:\n%s", code, want, out)
+	}
+
+	taken, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	dns := taken.LocalAddr().String()
+	code, out = exit("-dns", dns, "-http", freePort(t), "-api-addr", freePort(t), "-gossip-bind", freePort(t))
+	if code == 0 || code == 2 || !strings.Contains(out, dns) {
+		t.Errorf("DNS address %s taken: exit %d, want a failure other than 2 (restarted) that names the address:\n%s", dns, code, out)
+	}
+}
+
+// repack returns deb rebuilt as version, with change applied to its extracted tree first
+// (nil: none): a later release of the package, as far as dpkg can tell.
+func repack(t *testing.T, deb, version string, change func(root string)) string {
+	t.Helper()
+	dir := t.TempDir()
+	root := filepath.Join(dir, "root")
+	run(t, "dpkg-deb", "-R", deb, root)
+	control := filepath.Join(root, "DEBIAN/control")
+	b, err := os.ReadFile(control)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = regexp.MustCompile(`(?m)^Version: .*$`).ReplaceAll(b, []byte("Version: "+version))
+	if err := os.WriteFile(control, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if change != nil {
+		change(root)
+	}
+	out := filepath.Join(dir, "vigil_"+version+".deb")
+	run(t, "dpkg-deb", "--root-owner-group", "-Znone", "--build", root, out)
+	return out
+}
+
+// upgradeKeepsConfig upgrades the installed package, whose agent.yaml the operator edited, to
+// a later version twice: one that ships the same agent.yaml (dpkg keeps the edited file
+// without a question) and one whose agent.yaml changed (with apt's unattended choice,
+// --force-confold, dpkg keeps the edited file and puts the new one beside it as
+// agent.yaml.dpkg-dist). The user, the state and its owner stay.
+func upgradeKeepsConfig(t *testing.T, deb string) {
+	const conf = "/etc/vigil/agent.yaml"
+	edited, err := os.ReadFile(conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pristine, err := os.ReadFile("agent.yaml"); err != nil || bytes.Equal(pristine, edited) {
+		t.Fatalf("%s is not edited: the upgrade would have nothing to keep", conf)
+	}
+	marker := filepath.Join("/var/lib/vigil", "upgrade-marker")
+	if err := os.WriteFile(marker, []byte("state\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Remove(marker)
+	u1, _ := user.Lookup("vigil")
+
+	same := repack(t, deb, "0.0.1+test", nil)
+	out := dpkg(t, "-i", same)
+	if strings.Contains(out, "Configuration file") {
+		t.Errorf("dpkg asked about %s although the package's copy did not change:\n%s", conf, out)
+	}
+	if b, _ := os.ReadFile(conf); !bytes.Equal(b, edited) {
+		t.Errorf("upgrade to 0.0.1+test replaced the edited %s", conf)
+	}
+
+	changed := repack(t, deb, "0.0.2+test", func(root string) {
+		f, err := os.OpenFile(filepath.Join(root, "etc/vigil/agent.yaml"), os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if _, err := f.WriteString("# a field the next release documents\n"); err != nil {
+			t.Fatal(err)
+		}
+	})
+	dpkg(t, "--force-confdef", "--force-confold", "-i", changed)
+	if b, _ := os.ReadFile(conf); !bytes.Equal(b, edited) {
+		t.Errorf("upgrade to 0.0.2+test (agent.yaml changed) replaced the edited %s", conf)
+	}
+	if b, err := os.ReadFile(conf + ".dpkg-dist"); err != nil || !strings.Contains(string(b), "a field the next release documents") {
+		t.Errorf("no %s.dpkg-dist with the new release's file: %v", conf, err)
+	}
+	if v := run(t, "dpkg-query", "-W", "-f=${Version}", "vigil"); v != "0.0.2+test" {
+		t.Errorf("installed version %q after the upgrades, want 0.0.2+test", v)
+	}
+	if u2, err := user.Lookup("vigil"); err != nil || u1 == nil || u2.Uid != u1.Uid {
+		t.Errorf("the user vigil changed in the upgrade: %v, %v (%v)", u1, u2, err)
+	}
+	if b, err := os.ReadFile(marker); err != nil || string(b) != "state\n" {
+		t.Errorf("the upgrade lost the state in /var/lib/vigil: %v", err)
+	}
+	checkInstalled(t)
 }
 
 // checkInstalled looks at what dpkg -i left: the user, the state directory, the conffile.
@@ -204,10 +396,16 @@ func removeAndPurge(t *testing.T, hadUser bool) {
 	if err := os.WriteFile("/etc/vigil/gossip.key.extra", []byte("x\n"), 0o600); err != nil {
 		t.Error(err)
 	}
+	// The operator enabled the unit (systemctl enable works without a running systemd too):
+	// remove disables it, leaving no link to a unit that is gone.
+	const wants = "/etc/systemd/system/multi-user.target.wants/vigil.service"
+	if out, err := exec.Command("systemctl", "--no-reload", "enable", "vigil.service").CombinedOutput(); err != nil || !exists(wants) {
+		t.Errorf("systemctl enable vigil: %v, %s: %s", err, wants, out)
+	}
 	start := time.Now()
 	dpkg(t, "-r", "vigil")
 	t.Logf("dpkg -r took %v", time.Since(start).Round(10*time.Millisecond))
-	for _, gone := range []string{"/usr/bin/vigil", "/usr/lib/systemd/system/vigil.service", "/usr/lib/tmpfiles.d/vigil.conf"} {
+	for _, gone := range []string{"/usr/bin/vigil", "/usr/lib/systemd/system/vigil.service", "/usr/lib/tmpfiles.d/vigil.conf", wants} {
 		if exists(gone) {
 			t.Errorf("dpkg -r left %s", gone)
 		}
@@ -585,7 +783,9 @@ func runInstalled(t *testing.T) {
 
 	p := startUnit(t, unit.command(t, ""), unit.environment("/var/lib/vigil", notify),
 		&syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)})
-	// Not ready without a configuration: a status says why, and no READY=1.
+	// Not ready at the start (no raft leader, no configuration yet): a status says why. The
+	// first voter of a network becomes ready within seconds with the empty configuration; the
+	// READY=1 below is held to /readyz.
 	select {
 	case m := <-messages:
 		if !strings.HasPrefix(m, "STATUS=not ready: ") {
@@ -594,9 +794,6 @@ func runInstalled(t *testing.T) {
 		t.Logf("notify: %s", m)
 	case <-time.After(60 * time.Second):
 		t.Fatalf("no notification within 60s\n%s", p.output())
-	}
-	if code := readyz(httpAddr); code != 503 {
-		t.Errorf("/readyz %d before a configuration, want 503", code)
 	}
 	applyDoc(t, api, failoverDoc([]string{"eu-west"}, api, closed), p)
 	deadline := time.After(90 * time.Second)

@@ -7,7 +7,7 @@
 #
 # `all` writes: vigil-VERSION-{linux,darwin}-{amd64,arm64} (static, CGO_ENABLED=0, -trimpath,
 # the commit and its time stamped by -buildvcs, fixed -ldflags: two builds of one commit are
-# byte-identical); the .deb packages (deploy/debian/build.sh); the container
+# byte-identical); the .deb packages of those linux binaries (deploy/debian/build.sh); the container
 # image as a `docker save` tarball when a Docker engine answers (a line says so when not);
 # vigil-VERSION.cdx.json, a CycloneDX SBOM of the linux/amd64 binary; CHANGELOG-VERSION.md,
 # the section of CHANGELOG.md for VERSION; SHA256SUMS of all of it, checked after writing.
@@ -74,8 +74,9 @@ all() {
     die "two builds of linux/amd64 differ: compare go version -m $again/vigil $dist/vigil-$version-linux-amd64"
   chmod -R u+w "$again" && rm -rf "$again"
 
+  # The packages hold the linux binaries just built: the bytes SHA256SUMS lists.
   for arch in amd64 arm64; do
-    deploy/debian/build.sh "$version" "$arch" "$dist"
+    VIGIL_BINARY="$dist/vigil-$version-linux-$arch" deploy/debian/build.sh "$version" "$arch" "$dist"
   done
 
   if docker info >/dev/null 2>&1; then

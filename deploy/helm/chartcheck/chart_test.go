@@ -116,8 +116,7 @@ var docSep = regexp.MustCompile(`(?m)^---\s*$`)
 // fields fail, as kubectl apply --validate=strict would refuse them.
 func decodeAll(t *testing.T, files map[string]string) []runtime.Object {
 	t.Helper()
-	s := scheme(t)
-	dec := kjson.NewSerializerWithOptions(kjson.DefaultMetaFactory, s, s, kjson.SerializerOptions{Yaml: true, Strict: true})
+	dec := strictDecoder(t)
 	names := make([]string, 0, len(files))
 	for n := range files {
 		names = append(names, n)
@@ -144,6 +143,41 @@ func decodeAll(t *testing.T, files map[string]string) []runtime.Object {
 		}
 	}
 	return objs
+}
+
+// strictDecoder decodes YAML objects of the scheme's kinds, refusing unknown and duplicate fields.
+func strictDecoder(t *testing.T) runtime.Decoder {
+	s := scheme(t)
+	return kjson.NewSerializerWithOptions(kjson.DefaultMetaFactory, s, s, kjson.SerializerOptions{Yaml: true, Strict: true})
+}
+
+// TestStrictDecoding shows that the decoding TestRender relies on refuses what the API server
+// would: the voters' StatefulSet as rendered decodes, and with a field misspelt, put at the
+// wrong level or given twice it does not.
+func TestStrictDecoding(t *testing.T) {
+	var sts string
+	for _, doc := range docSep.Split(render(t, nil)["vigil/templates/voters.yaml"], -1) {
+		if strings.Contains(doc, "\nkind: StatefulSet\n") {
+			sts = doc
+		}
+	}
+	if !strings.Contains(sts, "\n  serviceName: ") || !strings.Contains(sts, "\n  replicas: ") {
+		t.Fatalf("no voter StatefulSet with serviceName and replicas rendered:\n%s", sts)
+	}
+	dec := strictDecoder(t)
+	if _, _, err := dec.Decode([]byte(sts), nil, nil); err != nil {
+		t.Fatalf("the StatefulSet as rendered: %v", err)
+	}
+	for _, c := range []struct{ name, old, new, want string }{
+		{"misspelt", "\n  serviceName: ", "\n  serviceNme: ", `unknown field "spec.serviceNme"`},
+		{"wrong level", "\n  replicas: ", "\n  hostNetwork: true\n  replicas: ", `unknown field "spec.hostNetwork"`},
+		{"twice", "\n  replicas: ", "\n  replicas: 1\n  replicas: ", `key "replicas" already set`},
+	} {
+		_, _, err := dec.Decode([]byte(strings.Replace(sts, c.old, c.new, 1)), nil, nil)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: decoding says %v, want %s", c.name, err, c.want)
+		}
+	}
 }
 
 func isEmptyYAML(doc string) bool {
