@@ -277,14 +277,6 @@ func tokenEqual(want, got string) bool {
 	return want != "" && subtle.ConstantTimeCompare([]byte(want), []byte(got)) == 1
 }
 
-// ErrorBody is the JSON of every error the API answers.
-type ErrorBody struct {
-	// Error says what went wrong.
-	Error string `json:"error"`
-	// Errors lists every problem of an invalid document, with its path.
-	Errors config.Errors `json:"errors,omitempty"`
-}
-
 func writeError(w http.ResponseWriter, code int, err error) {
 	body := ErrorBody{Error: err.Error()}
 	var ve *ValidationError

@@ -11,45 +11,6 @@ import (
 	"github.com/vigil-dns/vigil/dnssec"
 )
 
-// DNSSECView is a zone's signing as GET /v1/zones/{zone}/dnssec shows it: public halves
-// only; a private key never leaves the state, and then only sealed.
-type DNSSECView struct {
-	// Zone is the apex.
-	Zone string `json:"zone"`
-	// Enabled says the configuration signs the zone.
-	Enabled bool `json:"enabled"`
-	// DNSKEYTTL is the TTL of the DNSKEY record set.
-	DNSKEYTTL uint32 `json:"dnskey_ttl"`
-	// Denial is how the zone proves that a name or type does not exist: config.DenialCompact
-	// (an NSEC made for each name denied) or config.DenialNSEC (the zone's NSEC chain).
-	Denial string `json:"denial"`
-	// DS are the DS records (SHA-256) of the published key-signing keys (KSK or CSK), as the
-	// parent zone should serve them.
-	DS []string `json:"ds"`
-	// Keys are the zone's keys, oldest first.
-	Keys []DNSSECKeyView `json:"keys"`
-}
-
-// DNSSECKeyView is one key of a DNSSECView.
-type DNSSECKeyView struct {
-	Tag   uint16      `json:"tag"`
-	Role  dnssec.Role `json:"role"`
-	State string      `json:"state"`
-	// DNSKEY is the key's DNSKEY record in presentation form.
-	DNSKEY string `json:"dnskey"`
-	// DS is the key's DS record (SHA-256), for a KSK or CSK.
-	DS string `json:"ds,omitempty"`
-	// Publish, Activate, Retire and Remove are the key's timeline (RFC 3339); Retire and
-	// Remove are absent while unset.
-	Publish  time.Time  `json:"publish"`
-	Activate time.Time  `json:"activate"`
-	Retire   *time.Time `json:"retire,omitempty"`
-	Remove   *time.Time `json:"remove,omitempty"`
-	// FinishAfter, on the new key of a KSK or CSK rollover in progress, is the earliest time
-	// the rollover may be finished without force (RFC 3339).
-	FinishAfter *time.Time `json:"finish_after,omitempty"`
-}
-
 // dnssecView returns a zone's view at now; tm is what its rollovers wait for.
 func dnssecView(z *config.Zone, zk *dnssec.ZoneKeys, now time.Time, tm dnssec.Timing) DNSSECView {
 	apex := CanonicalZone(z.Name)

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/vigil-dns/vigil/config"
-	"github.com/vigil-dns/vigil/internal/safetext"
 	yaml "go.yaml.in/yaml/v3"
 )
 
@@ -71,58 +70,11 @@ func (a *API) putNotifications(w http.ResponseWriter, r *http.Request) {
 	a.commit(w, r, body, &Command{Op: OpPutNotifications, Notifications: n}, false)
 }
 
-// AlertsView is GET /v1/alerts: the alerts that fire and the notifications waiting for
-// delivery.
-type AlertsView struct {
-	// Firing are the alerts that fire, by key.
-	Firing []*Alert `json:"firing"`
-	// Outbox are the notifications not yet taken by every receiver, oldest first.
-	Outbox []*Notification `json:"outbox"`
-	// Dropped counts the notifications a full outbox dropped.
-	Dropped uint64 `json:"dropped"`
-}
-
 func (a *API) getAlerts(w http.ResponseWriter, r *http.Request) {
 	a.read(w, r, func(s *State) (any, error) {
 		out, dropped := s.Outbox()
 		return AlertsView{Firing: s.Alerts(), Outbox: nonNil(out), Dropped: dropped}, nil
 	})
-}
-
-// OverrideRequest is the body of POST /v1/overrides.
-type OverrideRequest struct {
-	// Kind is healthy or unhealthy (with Check), or drain (with Zone, Name, Type, Value).
-	Kind  string `json:"kind"`
-	Check string `json:"check,omitempty"`
-	Zone  string `json:"zone,omitempty"`
-	Name  string `json:"name,omitempty"`
-	Type  string `json:"type,omitempty"`
-	Value string `json:"value,omitempty"`
-	// Reason says why (required).
-	Reason string `json:"reason"`
-	// For is how long it lasts, e.g. "2h"; or Expires, when it ends.
-	For     string    `json:"for,omitempty"`
-	Expires time.Time `json:"expires,omitzero"`
-}
-
-// textProblems lists the fields of the request that hold characters free text may not
-// (safetext.Check): control characters, line separators, bidirectional overrides.
-func (req *OverrideRequest) textProblems() config.Errors {
-	var es config.Errors
-	for _, f := range []struct{ path, text string }{{"kind", req.Kind}, {"check", req.Check}, {"zone", req.Zone},
-		{"name", req.Name}, {"type", req.Type}, {"value", req.Value}, {"reason", req.Reason}, {"for", req.For}} {
-		if err := safetext.Check(f.text); err != nil {
-			es = append(es, config.FieldError{Path: f.path, Message: err.Error()})
-		}
-	}
-	return es
-}
-
-// OverrideView is an override as the API lists it.
-type OverrideView struct {
-	*Override
-	// Active says it is in force now, by the answering voter's clock.
-	Active bool `json:"active"`
 }
 
 func (a *API) listOverrides(w http.ResponseWriter, r *http.Request) {
@@ -178,24 +130,6 @@ func (a *API) clearOverride(w http.ResponseWriter, r *http.Request) {
 	a.commit(w, r, nil, &Command{Op: OpClearOverride, ID: r.PathValue("id")}, false)
 }
 
-// AuditView is GET /v1/audit: a page of the audit log, oldest first, and what a verifier
-// of its hash chain needs (VerifyAudit): with limit=MaxAuditEntries the page is the whole
-// log, read from one state.
-type AuditView struct {
-	// Entries are the entries, oldest first.
-	Entries []*AuditEntry `json:"entries"`
-	// Newest is the Seq of the newest entry of the log, and Head its Hash.
-	Newest uint64 `json:"newest"`
-	Head   string `json:"head,omitempty"`
-	// Retained is how many entries the whole log holds.
-	Retained int `json:"retained"`
-	// ChainStart is the Seq before the first chained entry: entries up to it were written
-	// before the log was chained and carry no hashes.
-	ChainStart uint64 `json:"chain_start"`
-	// Checkpoints account for the chained entries retention pruned, by retention group.
-	Checkpoints []AuditCheckpoint `json:"checkpoints,omitempty"`
-}
-
 func (a *API) getAudit(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	limit, before := 100, uint64(0)
@@ -216,7 +150,7 @@ func (a *API) getAudit(w http.ResponseWriter, r *http.Request) {
 		before = n
 	}
 	a.read(w, r, func(s *State) (any, error) {
-		v := AuditView{Entries: s.Audit(limit, before), Retained: s.opsOrEmpty().Audit.Len()}
+		v := AuditView{Entries: s.Audit(limit, before), Retained: s.AuditRetained()}
 		v.Newest, v.Head, v.ChainStart, v.Checkpoints = s.AuditChain()
 		return v, nil
 	})

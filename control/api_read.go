@@ -25,19 +25,6 @@ const (
 	headerForwarded   = "X-Vigil-Forwarded"
 )
 
-// ReadMeta is what every read says about where its data comes from.
-type ReadMeta struct {
-	// Index is the raft index of the state read.
-	Index uint64 `json:"index"`
-	// Stale is true when the voter that answered is not the leader and has not heard from
-	// one recently (as on the minority side of a partition): the data may be out of date.
-	Stale bool `json:"stale"`
-	// Consistent is true for a linearizable read (?consistent), confirmed by the leader.
-	Consistent bool `json:"consistent,omitempty"`
-	// KnownLeader is true when the voter knows a leader.
-	KnownLeader bool `json:"known_leader"`
-}
-
 // read answers a GET: authentication is done; this handles readiness, ?consistent,
 // blocking (?index=N&wait=30s) and the metadata, then renders the state.
 func (a *API) read(w http.ResponseWriter, r *http.Request, render func(s *State) (any, error)) {
@@ -177,7 +164,11 @@ func list[T any](seq func(yield func(T) bool)) stream {
 				w.WriteByte(',')
 			}
 			first = false
-			if err := writeValue(w, v); err != nil {
+			b, err := json.Marshal(v)
+			if err == nil {
+				_, err = w.Write(b)
+			}
+			if err != nil {
 				return err
 			}
 		}
@@ -216,13 +207,6 @@ func (a *API) getCheck(w http.ResponseWriter, r *http.Request) {
 		}
 		return nil, fmt.Errorf("control: check %q: %w", id, ErrNotFound)
 	})
-}
-
-// ZoneView is a zone as the API shows it: the zone and its name-server shard.
-type ZoneView struct {
-	config.Zone
-	// Shard is the zone's name-server numbers from the stateful allocator, if any.
-	Shard []int `json:"shard,omitempty"`
 }
 
 func (a *API) listZones(w http.ResponseWriter, r *http.Request) {
@@ -268,15 +252,6 @@ func (a *API) getRecordSet(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-// ChangesView is the answer of GET /v1/changes: what changed after the index asked, or,
-// when this voter's change log does not reach back that far, the whole state.
-type ChangesView struct {
-	// Full is true when State holds the whole state instead of a Delta.
-	Full bool `json:"full"`
-	// Delta is what changed, when Full is false.
-	Delta *Delta `json:"delta,omitempty"`
-}
-
 // getChanges answers what changed after ?index=N, blocking like every read until there is
 // something: the items changed, or the whole state (streamed) when this voter's change log
 // does not reach back to N.
@@ -293,31 +268,8 @@ func (a *API) getChanges(w http.ResponseWriter, r *http.Request) {
 			}
 			return ChangesView{Delta: d}, nil
 		}
-		return stream(func(w *bufio.Writer) error {
-			w.WriteString(`{"full":true,"state":`)
-			if err := forReader(r, s).writeJSON(w); err != nil {
-				return err
-			}
-			_, err := w.WriteString("}")
-			return err
-		}), nil
+		return stream(forReader(r, s).WriteFull), nil
 	})
-}
-
-// ClusterView is the cluster as one voter sees it.
-type ClusterView struct {
-	// ID is the answering voter.
-	ID string `json:"id"`
-	// Leader is the leader's raft ID, empty when none is known.
-	Leader string `json:"leader"`
-	// Servers maps each voter's raft ID to its raft address.
-	Servers map[string]string `json:"servers"`
-	// APIs maps each voter's raft ID to its API URL.
-	APIs map[string]string `json:"apis"`
-	// Ready is false while the voter replays its log after a restart.
-	Ready bool `json:"ready"`
-	// Raft holds raft's own statistics of the answering voter.
-	Raft map[string]string `json:"raft"`
 }
 
 func (a *API) getCluster(w http.ResponseWriter, r *http.Request) {

@@ -12,13 +12,6 @@ import (
 	"github.com/vigil-dns/vigil/internal/safetext"
 )
 
-// WriteResult is the answer to a successful write.
-type WriteResult struct {
-	// Index is the raft index the write produced; a blocking read with ?index=Index-1
-	// returns a state that includes it.
-	Index uint64 `json:"index"`
-}
-
 // commit applies cmd on the leader, or forwards the request there, and answers.
 func (a *API) commit(w http.ResponseWriter, r *http.Request, body []byte, cmd *Command, created bool) {
 	if err := a.stamp(r, cmd); err != nil {
@@ -251,16 +244,6 @@ func (a *API) deleteRecordSet(w http.ResponseWriter, r *http.Request) {
 		Op: OpDeleteRecordSet, ZoneName: r.PathValue("zone"),
 		Name: r.PathValue("name"), Type: config.RecordType(strings.ToUpper(r.PathValue("type"))),
 	}, false)
-}
-
-// JoinRequest asks the cluster to add a voter.
-type JoinRequest struct {
-	// ID is the new voter's raft ID.
-	ID string `json:"id"`
-	// RaftAddress is the address of its raft transport.
-	RaftAddress string `json:"raft_address"`
-	// API is the base URL of its HTTP API.
-	API string `json:"api"`
 }
 
 func (a *API) joinVoter(w http.ResponseWriter, r *http.Request) {

@@ -313,7 +313,7 @@ func permit(p Principal, s *State, cmd *Command) error {
 		}
 		return check(cmd.Override.Check)
 	case OpClearOverride:
-		o, ok := s.opsOrEmpty().Overrides[cmd.ID]
+		o, ok := s.Override(cmd.ID)
 		switch {
 		case !ok:
 			return nil // not found follows

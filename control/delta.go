@@ -100,7 +100,10 @@ func (s *State) delta(from uint64, keys map[string]bool) *Delta {
 				d.Shards = map[string][]int{}
 			}
 			servers, _ := s.shards.Get(name)
-			d.Shards[name] = nonNil(servers)
+			if servers == nil {
+				servers = []int{} // a removed shard is [], not null
+			}
+			d.Shards[name] = servers
 		}
 	}
 	return d

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/dnssec"
 )
 
@@ -141,3 +142,32 @@ func (s *State) deltaZoneKeys(d *Delta, apex string) {
 		d.ZoneKeys[apex] = zk
 	}
 }
+
+// rolloverTiming returns what a rollover of zone z waits for.
+func (s *State) rolloverTiming(z *config.Zone) dnssec.Timing {
+	return dnssec.Timing{DNSKEYTTL: dnskeyTTL(z), MaxTTL: s.maxTTL(z), Margin: rolloverMargin}
+}
+
+// dnskeyTTL returns the TTL of a zone's DNSKEY record set.
+func dnskeyTTL(z *config.Zone) uint32 {
+	if z.DNSSEC != nil && z.DNSSEC.DNSKEYTTL > 0 {
+		return z.DNSSEC.DNSKEYTTL
+	}
+	return dnssec.DefaultDNSKEYTTL
+}
+
+// maxTTL returns the largest TTL a zone's signed record sets can have: of its record sets,
+// its SOA, its negative answers and its DNSKEY set; at least two days, the TTL of the apex
+// NS records and glue the locations serve, which a KSK or CSK rollover's finish also takes as
+// the bound of the parent's DS TTL (the common one is a day).
+func (s *State) maxTTL(z *config.Zone) uint32 {
+	m := max(dnskeyTTL(z), z.SOA.TTL, z.SOA.Minimum, z.TTL, 172800) // NS records and glue: 2 days
+	for rs := range s.RecordSets(z.Name) {
+		m = max(m, rs.EffectiveTTL(z.TTL))
+	}
+	return m
+}
+
+// rolloverMargin is the time a rollover adds to each wait for the propagation of a change to
+// every location and for the difference of their clocks.
+const rolloverMargin = 60

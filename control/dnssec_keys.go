@@ -14,10 +14,6 @@ import (
 // may have become the leader meanwhile).
 const keysRecheck = 2 * time.Second
 
-// rolloverMargin is the time a rollover adds to each wait for the propagation of a change to
-// every location and for the difference of their clocks.
-const rolloverMargin = 60
-
 // sealer returns the voter's sealer, or nil without a DNSSEC secret.
 func (n *Server) sealer() (*dnssec.Sealer, error) {
 	if len(n.cfg.DNSSECSecret) == 0 {
@@ -88,7 +84,7 @@ func (n *Server) keepZoneKeys(ctx context.Context) {
 			if !z.Signed() {
 				continue
 			}
-			if _, ok := s.keys.Get(CanonicalZone(z.Name)); ok {
+			if _, ok := s.ZoneKeys(z.Name); ok {
 				continue
 			}
 			sealer, err := n.sealer()
@@ -118,20 +114,6 @@ func (n *Server) createZoneKeys(z *config.Zone, sealer *dnssec.Sealer) error {
 	}
 	n.log.Info("control: generated a signed zone's first keys", "zone", zk.Zone, "scheme", z.DNSSEC.Keys)
 	return nil
-}
-
-// RolloverRequest asks for a key rollover of one zone.
-type RolloverRequest struct {
-	// Role is the key rolled: csk, ksk or zsk.
-	Role dnssec.Role `json:"role"`
-	// Finish ends a KSK or CSK rollover: the old key stops signing and is removed later. It
-	// is refused (409) before the rollover's earliest finish: its start plus the DNSKEY TTL,
-	// the zone's largest TTL (at least two days, the parent's DS TTL included) and a margin.
-	Finish bool `json:"finish,omitempty"`
-	// Force, with Finish, finishes before the earliest finish: resolvers that still hold the
-	// old DS or a DNSKEY set without the new key fail to validate the zone. The audit log
-	// records it.
-	Force bool `json:"force,omitempty"`
 }
 
 // Rollover starts (or, with Finish, ends) a rollover of a zone's keys at now, timed by its
@@ -207,29 +189,4 @@ func rolloverSummary(before, after *dnssec.ZoneKeys, req RolloverRequest, now in
 		msg += " (force asked, not needed)"
 	}
 	return msg
-}
-
-// rolloverTiming returns what a rollover of zone z waits for.
-func (s *State) rolloverTiming(z *config.Zone) dnssec.Timing {
-	return dnssec.Timing{DNSKEYTTL: dnskeyTTL(z), MaxTTL: s.maxTTL(z), Margin: rolloverMargin}
-}
-
-// dnskeyTTL returns the TTL of a zone's DNSKEY record set.
-func dnskeyTTL(z *config.Zone) uint32 {
-	if z.DNSSEC != nil && z.DNSSEC.DNSKEYTTL > 0 {
-		return z.DNSSEC.DNSKEYTTL
-	}
-	return dnssec.DefaultDNSKEYTTL
-}
-
-// maxTTL returns the largest TTL a zone's signed record sets can have: of its record sets,
-// its SOA, its negative answers and its DNSKEY set; at least two days, the TTL of the apex
-// NS records and glue the locations serve, which a KSK or CSK rollover's finish also takes as
-// the bound of the parent's DS TTL (the common one is a day).
-func (s *State) maxTTL(z *config.Zone) uint32 {
-	m := max(dnskeyTTL(z), z.SOA.TTL, z.SOA.Minimum, z.TTL, 172800) // NS records and glue: 2 days
-	for rs := range s.RecordSets(z.Name) {
-		m = max(m, rs.EffectiveTTL(z.TTL))
-	}
-	return m
 }

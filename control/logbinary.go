@@ -133,14 +133,6 @@ func encodeCommandBinary(cmd *Command) ([]byte, error) {
 	return append(b, tagEnd), nil
 }
 
-// isEmpty reports whether every field of c is at its zero value.
-func (c *Command) isEmpty() bool {
-	return c.Op == "" && !c.Create && c.Check == nil && c.Zone == nil && c.RecordSet == nil &&
-		c.Document == nil && c.Voter == nil && c.ID == "" && c.ZoneName == "" && c.Name == "" &&
-		c.Type == "" && c.ZoneKeys == nil && c.TSIGKey == nil && c.Batch == nil && c.Notify == nil &&
-		c.Audit == nil && c.Override == nil && c.Notifications == nil
-}
-
 // encodeBatchBinary encodes a batch of encoded commands (in either encoding) as one entry.
 func encodeBatchBinary(subs [][]byte) []byte {
 	size := 16

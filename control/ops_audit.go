@@ -174,3 +174,6 @@ func (o *opsState) UnmarshalJSON(b []byte) error {
 	o.Audit = loadAuditStore(entries, chain.Start, chain.Head, chain.Checkpoints)
 	return nil
 }
+
+// AuditRetained returns the number of audit entries the state retains.
+func (s *State) AuditRetained() int { return s.opsOrEmpty().Audit.Len() }

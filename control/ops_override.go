@@ -170,3 +170,9 @@ func (e *edit) setOverrides(l *OverrideList) {
 	e.s.ops = ops
 	e.overrides = true
 }
+
+// Override returns the override with id, in force or not.
+func (s *State) Override(id string) (*Override, bool) {
+	o, ok := s.opsOrEmpty().Overrides[id]
+	return o, ok
+}

@@ -50,47 +50,6 @@ const (
 	maxRefusalReason       = 200
 )
 
-// RefusalEntry is one refused request, or a summary of those suppressed.
-type RefusalEntry struct {
-	// Seq numbers the voter's refusals from 1 since it started.
-	Seq uint64 `json:"seq"`
-	// Time is when the voter refused it.
-	Time time.Time `json:"time"`
-	// Code is the HTTP status answered (401, 403, 422).
-	Code int `json:"code,omitempty"`
-	// Principal is the token's name when a token or certificate matched, else "unknown
-	// token", "no credentials" or "unverified certificate"; Via the voter that forwarded it.
-	Principal string `json:"principal"`
-	Via       string `json:"via,omitempty"`
-	// Source is the client's address, and Network its /24 or /56.
-	Source  string `json:"source"`
-	Network string `json:"network"`
-	// Method and Path are the request's.
-	Method string `json:"method,omitempty"`
-	Path   string `json:"path,omitempty"`
-	// Reason is the error answered, at most 200 bytes.
-	Reason string `json:"reason,omitempty"`
-	// Suppressed, in a summary entry, counts the refusals of Network and Principal that were
-	// not recorded since Since.
-	Suppressed uint64    `json:"suppressed,omitempty"`
-	Since      time.Time `json:"since,omitzero"`
-}
-
-// RefusalsView is GET /v1/audit/refusals: what one voter refused.
-type RefusalsView struct {
-	// Voter is the voter that answered: each records its own refusals.
-	Voter string `json:"voter"`
-	// Known are the refusals of credentials that matched, Unknown those of requests
-	// without one, each oldest first.
-	Known   []*RefusalEntry `json:"known"`
-	Unknown []*RefusalEntry `json:"unknown"`
-	// Pending are summaries of refusals suppressed and not yet summarized in the log.
-	Pending []*RefusalEntry `json:"pending,omitempty"`
-	// Recorded counts the refusals recorded since the voter started, Suppressed those
-	// counted only, Dropped the entries pushed out of the log by newer ones.
-	Recorded, Suppressed, Dropped uint64
-}
-
 // refusalSource is the rate limit of one source network and principal.
 type refusalSource struct {
 	tokens     float64

@@ -39,6 +39,17 @@ func (s *State) WriteJSON(w io.Writer) error {
 	return nil
 }
 
+// WriteFull writes s as the answer of GET /v1/changes that carries the whole state (ReadChanges
+// reads it): {"full":true,"state":…}.
+func (s *State) WriteFull(w *bufio.Writer) error {
+	w.WriteString(`{"full":true,"state":`)
+	if err := s.writeJSON(w); err != nil {
+		return err
+	}
+	_, err := w.WriteString("}")
+	return err
+}
+
 func (s *State) writeJSON(w *bufio.Writer) error {
 	fmt.Fprintf(w, `{"index":%d,"document":`, s.Index)
 	if err := s.writeDocument(w); err != nil {
@@ -371,4 +382,40 @@ func (s *State) UnmarshalJSON(data []byte) error {
 	}
 	*s = *got
 	return nil
+}
+
+// readChanges reads the answer of a read of /v1/changes (or, legacy, of /v1/state): a delta,
+// or a whole state read one item at a time.
+func readChanges(dec *json.Decoder, legacy bool) (*State, *Delta, error) {
+	r := stateReader{dec: dec}
+	var s *State
+	var d *Delta
+	err := r.object(func(key string) error {
+		if key != "data" {
+			var skip json.RawMessage
+			return dec.Decode(&skip)
+		}
+		if legacy {
+			var err error
+			s, err = readState(dec)
+			return err
+		}
+		return r.object(func(key string) error {
+			switch key {
+			case "delta":
+				d = &Delta{}
+				return dec.Decode(d)
+			case "state":
+				var err error
+				s, err = readState(dec)
+				return err
+			}
+			var skip json.RawMessage
+			return dec.Decode(&skip)
+		})
+	})
+	if err == nil && s == nil && d == nil {
+		err = errors.New("neither a state nor a delta")
+	}
+	return s, d, err
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"net/http"
 	"slices"
 
 	"github.com/vigil-dns/vigil/config"
@@ -36,25 +35,6 @@ type StoredTSIGKey struct {
 type TSIGKeyList struct {
 	Items []*StoredTSIGKey `json:"items"`
 }
-
-// TSIGKeyRequest is the body of PUT /v1/tsig-keys/{name}.
-type TSIGKeyRequest struct {
-	// Algorithm is hmac-sha256 (the default), hmac-sha384 or hmac-sha512.
-	Algorithm string `json:"algorithm,omitempty"`
-	// Secret is the key, base64 of at least 16 bytes (tsig-keygen's or keymgr -t's output).
-	Secret string `json:"secret"`
-}
-
-// TSIGKeyView is a TSIG key as GET /v1/tsig-keys shows it: never its secret.
-type TSIGKeyView struct {
-	Name      string `json:"name"`
-	Algorithm string `json:"algorithm"`
-	// Secret is "(set)": the secret is write-only.
-	Secret string `json:"secret"`
-}
-
-// secretSet is what a read shows of a write-only secret.
-const secretSet = "(set)"
 
 // TSIGKeys yields the control plane's TSIG keys in the order of their names; the caller must
 // not change them.
@@ -153,58 +133,4 @@ func tsigMap(keys []*StoredTSIGKey) map[string]*StoredTSIGKey {
 		}
 	}
 	return m
-}
-
-func (a *API) listTSIGKeys(w http.ResponseWriter, r *http.Request) {
-	a.read(w, r, func(s *State) (any, error) {
-		out := []TSIGKeyView{}
-		for k := range s.TSIGKeys() {
-			out = append(out, TSIGKeyView{Name: k.Name, Algorithm: k.Algorithm, Secret: secretSet})
-		}
-		return out, nil
-	})
-}
-
-// putTSIGKey checks a key as a location's key file is checked (config.TSIGKeyProblem),
-// seals its secret with this voter's DNSSEC seal secret, and commits the sealed form. A voter
-// without the seal secret refuses (422): the key would reach no location.
-func (a *API) putTSIGKey(w http.ResponseWriter, r *http.Request) {
-	name := r.PathValue("name")
-	body, release, ok := a.bodyOf(w, r)
-	if !ok {
-		return
-	}
-	defer release()
-	var req TSIGKeyRequest
-	if err := decodeStrict(body, &req); err != nil {
-		// The decoder's message quotes no value of the body.
-		writeError(w, http.StatusBadRequest, config.Errors{{Message: "not a TSIG key (want {\"algorithm\": \"hmac-sha256\", \"secret\": \"base64\"}): " + err.Error()}})
-		return
-	}
-	alg := config.TSIGAlgorithm(req.Algorithm)
-	if why := config.TSIGKeyProblem(name, alg, req.Secret); why != "" {
-		writeError(w, http.StatusUnprocessableEntity, &ValidationError{Errors: config.Errors{{Path: "", Message: why}}})
-		return
-	}
-	sealer, err := a.cfg.Node.sealer()
-	if err != nil {
-		writeError(w, http.StatusUnprocessableEntity, &ValidationError{Errors: config.Errors{{Path: "secret", Message: errNoTSIGSecret}}})
-		return
-	}
-	canon := config.TSIGKeyName(name)
-	sealed, err := sealer.SealTSIG(canon, []byte(req.Secret))
-	if err != nil {
-		writeError(w, http.StatusInternalServerError, err)
-		return
-	}
-	a.commit(w, r, body, &Command{Op: OpPutTSIGKey, TSIGKey: &StoredTSIGKey{Name: canon, Algorithm: alg, Sealed: sealed}}, false)
-}
-
-// errNoTSIGSecret is why a voter without a DNSSEC secret refuses a TSIG key.
-const errNoTSIGSecret = "this voter has no DNSSEC secret to seal the key's secret with, so no location could open it: " +
-	"start every voter and the locations that feed secondaries with -dnssec-secret-file (the same file; vigil keyring generate makes one), " +
-	"or give those locations the key in -tsig-keys-file instead"
-
-func (a *API) deleteTSIGKey(w http.ResponseWriter, r *http.Request) {
-	a.commit(w, r, nil, &Command{Op: OpDeleteTSIGKey, ID: r.PathValue("name")}, false)
 }

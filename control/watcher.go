@@ -292,42 +292,6 @@ func (w *Watcher) get(ctx context.Context, url string) (*http.Response, error) {
 	return w.cfg.Client.Do(req)
 }
 
-// readChanges reads the answer of a read of /v1/changes (or, legacy, of /v1/state): a delta,
-// or a whole state read one item at a time.
-func readChanges(dec *json.Decoder, legacy bool) (*State, *Delta, error) {
-	r := stateReader{dec: dec}
-	var s *State
-	var d *Delta
-	err := r.object(func(key string) error {
-		if key != "data" {
-			var skip json.RawMessage
-			return dec.Decode(&skip)
-		}
-		if legacy {
-			var err error
-			s, err = readState(dec)
-			return err
-		}
-		return r.object(func(key string) error {
-			switch key {
-			case "delta":
-				d = &Delta{}
-				return dec.Decode(d)
-			case "state":
-				var err error
-				s, err = readState(dec)
-				return err
-			}
-			var skip json.RawMessage
-			return dec.Decode(&skip)
-		})
-	})
-	if err == nil && s == nil && d == nil {
-		err = errors.New("neither a state nor a delta")
-	}
-	return s, d, err
-}
-
 // takeDelta applies a delta from voter to the configuration in use, unless it is not newer.
 func (w *Watcher) takeDelta(voter string, d *Delta) error {
 	w.mu.Lock()
