@@ -8,6 +8,7 @@ import (
 
 	"github.com/vigil-dns/vigil/checker"
 	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/control/state"
 	"github.com/vigil-dns/vigil/gossip"
 )
 
@@ -82,7 +83,7 @@ func TestVerdictsInstalledDespiteConfigChanges(t *testing.T) {
 				return
 			default:
 			}
-			s := control.NewState(doc)
+			s := state.NewState(doc)
 			s.Index = i
 			n.setConfig(s, control.SourceControlPlane)
 		}

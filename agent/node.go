@@ -16,6 +16,7 @@ import (
 	"github.com/vigil-dns/vigil/checker"
 	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/control/state"
 	"github.com/vigil-dns/vigil/gossip"
 	"github.com/vigil-dns/vigil/internal/tlsconf"
 	"github.com/vigil-dns/vigil/location"
@@ -52,7 +53,7 @@ type Node struct {
 	// state is the configuration; settings its regions, quorum and name servers; engineCh
 	// what changed in it that a location's verdict engine has not taken yet.
 	settings *config.Document
-	state    *control.State
+	state    *state.State
 	source   control.Source
 	engineCh engineChanges
 	// asg is the checker's assignment: the plan of every check's shards (a location's expected
@@ -66,7 +67,7 @@ type Node struct {
 	zonesMu sync.Mutex
 	// signers are the DNSSEC signers of the signed zones (dnssec.go); guarded by zonesMu.
 	signers signers
-	zonesAt *control.State
+	zonesAt *state.State
 	// transfers is what the DNS server was last given of the zones it transfers out, by apex
 	// (transfers.go); guarded by zonesMu.
 	transfers map[string]location.ZoneTransfer
@@ -160,7 +161,7 @@ func New(cfg Config) (*Node, error) {
 // serves at once without the control plane).
 func (n *Node) newConfigSource() error {
 	if n.cfg.Static != nil {
-		n.setConfig(control.NewState(n.cfg.Static), SourceStatic)
+		n.setConfig(state.NewState(n.cfg.Static), SourceStatic)
 		// The state holds the configuration now: the node keeps no second copy of it.
 		n.cfg.Static = nil
 		return nil
@@ -405,13 +406,13 @@ func (n *Node) loop(ctx context.Context) error {
 // cost: the assignment plan is changed per changed check and the location's zones are
 // patched per changed zone; a change of settings, a new source or a configuration taken
 // whole rebuilds them.
-func (n *Node) setConfig(s *control.State, src control.Source) {
+func (n *Node) setConfig(s *state.State, src control.Source) {
 	n.mu.Lock()
 	if src == n.source && (s == n.state || (n.state != nil && n.state.Index == s.Index && s.Index != 0)) {
 		n.mu.Unlock()
 		return
 	}
-	ch := control.Changes{Full: true}
+	ch := state.Changes{Full: true}
 	if n.state != nil && src == n.source && n.watcher != nil {
 		ch = n.watcher.ChangesSince(n.state.Index)
 	}

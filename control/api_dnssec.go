@@ -8,14 +8,15 @@ import (
 	"time"
 
 	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/control/state"
 	"github.com/vigil-dns/vigil/dnssec"
 )
 
 // dnssecView returns a zone's view at now; tm is what its rollovers wait for.
-func dnssecView(z *config.Zone, zk *dnssec.ZoneKeys, now time.Time, tm dnssec.Timing) DNSSECView {
-	apex := CanonicalZone(z.Name)
-	ttl := dnskeyTTL(z)
-	v := DNSSECView{Zone: apex, Enabled: z.Signed(), DNSKEYTTL: ttl, Denial: z.DNSSEC.DenialMode(), DS: []string{}, Keys: []DNSSECKeyView{}}
+func dnssecView(z *config.Zone, zk *dnssec.ZoneKeys, now time.Time, tm dnssec.Timing) state.DNSSECView {
+	apex := state.CanonicalZone(z.Name)
+	ttl := state.DNSKEYTTL(z)
+	v := state.DNSSECView{Zone: apex, Enabled: z.Signed(), DNSKEYTTL: ttl, Denial: z.DNSSEC.DenialMode(), DS: []string{}, Keys: []state.DNSSECKeyView{}}
 	if zk == nil {
 		return v
 	}
@@ -29,7 +30,7 @@ func dnssecView(z *config.Zone, zk *dnssec.ZoneKeys, now time.Time, tm dnssec.Ti
 	}
 	for i := range zk.Keys {
 		k := &zk.Keys[i]
-		kv := DNSSECKeyView{Tag: k.Tag, Role: k.Role, State: k.State(t), DNSKEY: oneLine(k.DNSKEY(apex, ttl).String()),
+		kv := state.DNSSECKeyView{Tag: k.Tag, Role: k.Role, State: k.State(t), DNSKEY: oneLine(k.DNSKEY(apex, ttl).String()),
 			Publish: time.Unix(k.Publish, 0).UTC(), Activate: time.Unix(k.Activate, 0).UTC(), Retire: unix(k.Retire), Remove: unix(k.Remove)}
 		if k.Role != dnssec.RoleZSK {
 			kv.DS = oneLine(k.DS(apex, ttl).String())
@@ -64,13 +65,13 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 func (a *API) getDNSSEC(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("zone")
-	a.read(w, r, func(s *State) (any, error) {
+	a.read(w, r, func(s *state.State) (any, error) {
 		z, ok := s.ZoneHead(name)
 		if !ok {
-			return nil, fmt.Errorf("control: zone %q: %w", name, ErrNotFound)
+			return nil, fmt.Errorf("control: zone %q: %w", name, state.ErrNotFound)
 		}
 		zk, _ := s.ZoneKeys(name)
-		return dnssecView(z, zk, time.Now(), s.rolloverTiming(z)), nil
+		return dnssecView(z, zk, time.Now(), s.RolloverTiming(z)), nil
 	})
 }
 
@@ -80,7 +81,7 @@ func (a *API) getDNSSEC(w http.ResponseWriter, r *http.Request) {
 func (a *API) postRollover(w http.ResponseWriter, r *http.Request) {
 	zone := r.PathValue("zone")
 	p := principalOf(r)
-	if err := permit(p, a.cfg.Node.State(), &Command{Op: OpPutZoneKeys, ZoneName: zone}); err != nil {
+	if err := permit(p, a.cfg.Node.State(), &state.Command{Op: state.OpPutZoneKeys, ZoneName: zone}); err != nil {
 		a.refuse(w, err)
 		return
 	}
@@ -89,7 +90,7 @@ func (a *API) postRollover(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer release()
-	var req RolloverRequest
+	var req state.RolloverRequest
 	if err := decodeStrict(body, &req); err != nil {
 		writeError(w, http.StatusBadRequest, config.Errors{{Path: "", Message: "not a rollover request: " + err.Error()}})
 		return
@@ -99,7 +100,7 @@ func (a *API) postRollover(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	now := time.Now()
-	audit := &AuditInfo{Time: now, Token: p.Name, Method: r.Method, Path: r.URL.Path}
+	audit := &state.AuditInfo{Time: now, Token: p.Name, Method: r.Method, Path: r.URL.Path}
 	idx, err := a.cfg.Node.Rollover(zone, req, now, audit)
 	if errors.Is(err, ErrNotLeader) {
 		a.forward(w, r, body)
@@ -110,5 +111,5 @@ func (a *API) postRollover(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set(headerIndex, fmt.Sprint(idx))
-	writeJSON(w, http.StatusOK, WriteResult{Index: idx})
+	writeJSON(w, http.StatusOK, state.WriteResult{Index: idx})
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/control/state"
 	yaml "go.yaml.in/yaml/v3"
 )
 
@@ -29,7 +30,7 @@ func (a *API) opsRoutes() []route {
 }
 
 func (a *API) getNotifications(w http.ResponseWriter, r *http.Request) {
-	a.read(w, r, func(s *State) (any, error) {
+	a.read(w, r, func(s *state.State) (any, error) {
 		n := s.Settings().Notifications.Redacted() // secrets are write-only
 		if n == nil {
 			n = &config.Notifications{}
@@ -67,22 +68,22 @@ func (a *API) putNotifications(w http.ResponseWriter, r *http.Request) {
 	if len(n.Receivers) == 0 && len(n.Rules) == 0 {
 		n = nil
 	}
-	a.commit(w, r, body, &Command{Op: OpPutNotifications, Notifications: n}, false)
+	a.commit(w, r, body, &state.Command{Op: state.OpPutNotifications, Notifications: n}, false)
 }
 
 func (a *API) getAlerts(w http.ResponseWriter, r *http.Request) {
-	a.read(w, r, func(s *State) (any, error) {
+	a.read(w, r, func(s *state.State) (any, error) {
 		out, dropped := s.Outbox()
-		return AlertsView{Firing: s.Alerts(), Outbox: nonNil(out), Dropped: dropped}, nil
+		return state.AlertsView{Firing: s.Alerts(), Outbox: nonNil(out), Dropped: dropped}, nil
 	})
 }
 
 func (a *API) listOverrides(w http.ResponseWriter, r *http.Request) {
-	a.read(w, r, func(s *State) (any, error) {
+	a.read(w, r, func(s *state.State) (any, error) {
 		now := time.Now()
-		out := []OverrideView{}
+		out := []state.OverrideView{}
 		for _, o := range s.Overrides() {
-			out = append(out, OverrideView{o, o.Active(now)})
+			out = append(out, state.OverrideView{Override: o, Active: o.Active(now)})
 		}
 		return out, nil
 	})
@@ -94,7 +95,7 @@ func (a *API) setOverride(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer release()
-	var req OverrideRequest
+	var req state.OverrideRequest
 	err := decodeStrict(body, &req)
 	a.decoded(body, release)
 	if err != nil {
@@ -104,12 +105,12 @@ func (a *API) setOverride(w http.ResponseWriter, r *http.Request) {
 	// Reasons and names are shown in tables and terminals (vigil override list, vigil
 	// audit): text that could end a line or send an escape sequence is refused here, at the
 	// write. The log's apply does not check it, so that entries committed before apply alike on replay.
-	if es := req.textProblems(); len(es) > 0 {
+	if es := req.TextProblems(); len(es) > 0 {
 		writeError(w, http.StatusUnprocessableEntity, es)
 		return
 	}
 	now := time.Now()
-	o := &Override{Kind: req.Kind, Check: req.Check, Zone: req.Zone, Name: req.Name, Type: config.RecordType(req.Type),
+	o := &state.Override{Kind: req.Kind, Check: req.Check, Zone: req.Zone, Name: req.Name, Type: config.RecordType(req.Type),
 		Value: req.Value, Reason: req.Reason, Author: principalOf(r).Name, Created: now, Expires: req.Expires}
 	if req.For != "" {
 		d, err := time.ParseDuration(req.For)
@@ -123,11 +124,11 @@ func (a *API) setOverride(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, config.Errors{{Path: "for", Message: "an override needs \"for\" or \"expires\""}})
 		return
 	}
-	a.commit(w, r, body, &Command{Op: OpSetOverride, Override: o}, true)
+	a.commit(w, r, body, &state.Command{Op: state.OpSetOverride, Override: o}, true)
 }
 
 func (a *API) clearOverride(w http.ResponseWriter, r *http.Request) {
-	a.commit(w, r, nil, &Command{Op: OpClearOverride, ID: r.PathValue("id")}, false)
+	a.commit(w, r, nil, &state.Command{Op: state.OpClearOverride, ID: r.PathValue("id")}, false)
 }
 
 func (a *API) getAudit(w http.ResponseWriter, r *http.Request) {
@@ -135,8 +136,8 @@ func (a *API) getAudit(w http.ResponseWriter, r *http.Request) {
 	limit, before := 100, uint64(0)
 	if v := q.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > MaxAuditEntries {
-			writeError(w, http.StatusBadRequest, config.Errors{{Path: "limit", Message: fmt.Sprintf("want 1 to %d, got %q", MaxAuditEntries, v)}})
+		if err != nil || n < 1 || n > state.MaxAuditEntries {
+			writeError(w, http.StatusBadRequest, config.Errors{{Path: "limit", Message: fmt.Sprintf("want 1 to %d, got %q", state.MaxAuditEntries, v)}})
 			return
 		}
 		limit = n
@@ -149,8 +150,8 @@ func (a *API) getAudit(w http.ResponseWriter, r *http.Request) {
 		}
 		before = n
 	}
-	a.read(w, r, func(s *State) (any, error) {
-		v := AuditView{Entries: s.Audit(limit, before), Retained: s.AuditRetained()}
+	a.read(w, r, func(s *state.State) (any, error) {
+		v := state.AuditView{Entries: s.Audit(limit, before), Retained: s.AuditRetained()}
 		v.Newest, v.Head, v.ChainStart, v.Checkpoints = s.AuditChain()
 		return v, nil
 	})

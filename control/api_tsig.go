@@ -4,13 +4,14 @@ import (
 	"net/http"
 
 	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/control/state"
 )
 
 func (a *API) listTSIGKeys(w http.ResponseWriter, r *http.Request) {
-	a.read(w, r, func(s *State) (any, error) {
-		out := []TSIGKeyView{}
+	a.read(w, r, func(s *state.State) (any, error) {
+		out := []state.TSIGKeyView{}
 		for k := range s.TSIGKeys() {
-			out = append(out, TSIGKeyView{Name: k.Name, Algorithm: k.Algorithm, Secret: secretSet})
+			out = append(out, state.TSIGKeyView{Name: k.Name, Algorithm: k.Algorithm, Secret: secretSet})
 		}
 		return out, nil
 	})
@@ -26,7 +27,7 @@ func (a *API) putTSIGKey(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer release()
-	var req TSIGKeyRequest
+	var req state.TSIGKeyRequest
 	if err := decodeStrict(body, &req); err != nil {
 		// The decoder's message quotes no value of the body.
 		writeError(w, http.StatusBadRequest, config.Errors{{Message: "not a TSIG key (want {\"algorithm\": \"hmac-sha256\", \"secret\": \"base64\"}): " + err.Error()}})
@@ -34,12 +35,12 @@ func (a *API) putTSIGKey(w http.ResponseWriter, r *http.Request) {
 	}
 	alg := config.TSIGAlgorithm(req.Algorithm)
 	if why := config.TSIGKeyProblem(name, alg, req.Secret); why != "" {
-		writeError(w, http.StatusUnprocessableEntity, &ValidationError{Errors: config.Errors{{Path: "", Message: why}}})
+		writeError(w, http.StatusUnprocessableEntity, &state.ValidationError{Errors: config.Errors{{Path: "", Message: why}}})
 		return
 	}
 	sealer, err := a.cfg.Node.sealer()
 	if err != nil {
-		writeError(w, http.StatusUnprocessableEntity, &ValidationError{Errors: config.Errors{{Path: "secret", Message: errNoTSIGSecret}}})
+		writeError(w, http.StatusUnprocessableEntity, &state.ValidationError{Errors: config.Errors{{Path: "secret", Message: errNoTSIGSecret}}})
 		return
 	}
 	canon := config.TSIGKeyName(name)
@@ -48,7 +49,7 @@ func (a *API) putTSIGKey(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, err)
 		return
 	}
-	a.commit(w, r, body, &Command{Op: OpPutTSIGKey, TSIGKey: &StoredTSIGKey{Name: canon, Algorithm: alg, Sealed: sealed}}, false)
+	a.commit(w, r, body, &state.Command{Op: state.OpPutTSIGKey, TSIGKey: &state.StoredTSIGKey{Name: canon, Algorithm: alg, Sealed: sealed}}, false)
 }
 
 // errNoTSIGSecret is why a voter without a DNSSEC secret refuses a TSIG key.
@@ -57,7 +58,7 @@ const errNoTSIGSecret = "this voter has no DNSSEC secret to seal the key's secre
 	"or give those locations the key in -tsig-keys-file instead"
 
 func (a *API) deleteTSIGKey(w http.ResponseWriter, r *http.Request) {
-	a.commit(w, r, nil, &Command{Op: OpDeleteTSIGKey, ID: r.PathValue("name")}, false)
+	a.commit(w, r, nil, &state.Command{Op: state.OpDeleteTSIGKey, ID: r.PathValue("name")}, false)
 }
 
 // secretSet is what a read shows of a write-only secret.

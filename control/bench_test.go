@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/control/state"
 )
 
 // reportLatency adds writes per second and the p50 and p99 latencies to a benchmark.
@@ -46,7 +47,7 @@ func BenchmarkWrite(b *testing.B) {
 		run(b, func(i int) {
 			ch := config.DefaultCheck()
 			ch.ID, ch.Protocol, ch.Target = fmt.Sprintf("n-%d", i), config.ProtocolTCP, config.Target{Host: "127.0.0.1", Port: 1 + i%60000}
-			if _, err := l.node.Apply(&Command{Op: OpPutCheck, Check: &ch}); err != nil {
+			if _, err := l.node.Apply(&state.Command{Op: state.OpPutCheck, Check: &ch}); err != nil {
 				b.Fatal(err)
 			}
 		})

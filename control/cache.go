@@ -10,6 +10,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+
+	"github.com/vigil-dns/vigil/control/state"
 )
 
 // A data-plane node's copy of the configuration on local disk is two files: the base (path),
@@ -45,7 +47,7 @@ type diskCopy struct {
 // SaveCache writes s to path as a new base, atomically (a temporary file in the same
 // directory, fsync, rename over path, fsync of the directory), and empties the journal. A
 // crash leaves either the old copy or the new.
-func SaveCache(path string, s *State) error {
+func SaveCache(path string, s *state.State) error {
 	_, err := writeBase(path, s)
 	if err != nil {
 		return err
@@ -57,7 +59,7 @@ func SaveCache(path string, s *State) error {
 }
 
 // writeBase writes s as the base at path atomically and returns its size.
-func writeBase(path string, s *State) (int64, error) {
+func writeBase(path string, s *state.State) (int64, error) {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return 0, fmt.Errorf("control: configuration copy directory: %w", err)
@@ -76,7 +78,7 @@ func writeBase(path string, s *State) (int64, error) {
 	}()
 	// A data-plane node's copy holds what GET /v1/state shows: never a notification secret,
 	// even from a voter that sent one.
-	if err := s.forReaders().WriteJSON(f); err != nil {
+	if err := s.ForReaders().WriteJSON(f); err != nil {
 		return 0, fmt.Errorf("control: write configuration copy: %w", err)
 	}
 	if err := f.Sync(); err != nil {
@@ -103,20 +105,20 @@ func syncDir(dir string) {
 
 // LoadCache reads the copy at path: the base, then every journal record that follows it. A
 // missing base gives an error that satisfies errors.Is(err, os.ErrNotExist).
-func LoadCache(path string) (*State, error) {
+func LoadCache(path string) (*state.State, error) {
 	s, _, _, err := loadCopy(path)
 	return s, err
 }
 
 // loadCopy reads the copy at path and returns it, the size of its base, and the length of the
 // journal's good records.
-func loadCopy(path string) (*State, int64, int64, error) {
+func loadCopy(path string) (*state.State, int64, int64, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, 0, 0, fmt.Errorf("control: read configuration copy: %w", err)
 	}
 	defer f.Close()
-	s, err := ReadState(f)
+	s, err := state.ReadState(f)
 	if err != nil {
 		return nil, 0, 0, fmt.Errorf("control: configuration copy %s is corrupt: %w", path, err)
 	}
@@ -140,11 +142,11 @@ func loadCopy(path string) (*State, int64, int64, error) {
 			if d.From > s.Index {
 				break // a gap: the records after it do not follow
 			}
-			e, err := s.applyDelta(d)
+			e, err := s.ApplyDelta(d)
 			if err != nil {
 				break
 			}
-			s = e.s
+			s = e.Next
 		}
 		good += n
 	}
@@ -152,7 +154,7 @@ func loadCopy(path string) (*State, int64, int64, error) {
 }
 
 // readRecord reads one journal record and returns its delta and length.
-func readRecord(r io.Reader) (*Delta, int64, error) {
+func readRecord(r io.Reader) (*state.Delta, int64, error) {
 	var hdr [8]byte
 	if _, err := io.ReadFull(r, hdr[:]); err != nil {
 		return nil, 0, err
@@ -168,7 +170,7 @@ func readRecord(r io.Reader) (*Delta, int64, error) {
 	if crc32.Checksum(payload, crcTable) != binary.BigEndian.Uint32(hdr[4:]) {
 		return nil, 0, errors.New("record damaged")
 	}
-	d := &Delta{}
+	d := &state.Delta{}
 	if err := json.Unmarshal(payload, d); err != nil {
 		return nil, 0, err
 	}
@@ -177,7 +179,7 @@ func readRecord(r io.Reader) (*Delta, int64, error) {
 
 // openCopy loads the copy at path and opens its journal for appending, cut after its last
 // good record. A missing copy gives a nil state and no error.
-func openCopy(path string) (*diskCopy, *State, error) {
+func openCopy(path string) (*diskCopy, *state.State, error) {
 	s, baseSize, good, err := loadCopy(path)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
@@ -213,7 +215,7 @@ func (c *diskCopy) openJournal(size int64) error {
 }
 
 // save writes s as a new base and empties the journal.
-func (c *diskCopy) save(s *State) error {
+func (c *diskCopy) save(s *state.State) error {
 	if c.journal != nil {
 		c.journal.Close()
 		c.journal = nil
@@ -228,7 +230,7 @@ func (c *diskCopy) save(s *State) error {
 
 // add appends d, which brought the copy to s, to the journal and syncs it; when the journal
 // has outgrown the base it writes s as the new base instead.
-func (c *diskCopy) add(d *Delta, s *State) error {
+func (c *diskCopy) add(d *state.Delta, s *state.State) error {
 	if c.journal == nil || c.jsize > max(c.baseSize, minCompact) {
 		return c.save(s)
 	}
@@ -254,7 +256,7 @@ func (c *diskCopy) add(d *Delta, s *State) error {
 
 // recover writes a whole base after a failed append, so that a partly written record is
 // never followed by another.
-func (c *diskCopy) recover(s *State, err error) error {
+func (c *diskCopy) recover(s *state.State, err error) error {
 	if serr := c.save(s); serr != nil {
 		return errors.Join(err, serr)
 	}

@@ -5,19 +5,21 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/vigil-dns/vigil/control/state"
 )
 
 // history applies random commands to an FSM and returns the states it went through with the
 // delta between each and the next.
-func history(t *testing.T, n int) ([]*State, []*Delta) {
+func history(t *testing.T, n int) ([]*state.State, []*state.Delta) {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(5, 6))
 	f := NewFSM(nil, nil)
-	if err := applyLog(t, f, 1, &Command{Op: OpApplyDocument, Document: mustDoc(t, testDoc)}); err != nil {
+	if err := applyLog(t, f, 1, &state.Command{Op: state.OpApplyDocument, Document: mustDoc(t, testDoc)}); err != nil {
 		t.Fatal(err)
 	}
-	states := []*State{f.State()}
-	var deltas []*Delta
+	states := []*state.State{f.State()}
+	var deltas []*state.Delta
 	for i := uint64(2); len(states) < n; i++ {
 		if applyLog(t, f, i, randomCommand(rng)) != nil {
 			continue

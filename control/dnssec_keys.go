@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/control/state"
 	"github.com/vigil-dns/vigil/dnssec"
 )
 
@@ -29,19 +30,19 @@ const errNoSigningSecret = "this voter has no DNSSEC secret, so the zone's keys 
 // refuseSigning returns a *ValidationError (422) when cmd enables signing on a zone that has
 // no keys yet and this voter has no DNSSEC secret to seal them with; nil otherwise. A zone
 // that has keys already is signed by the locations whatever this voter holds.
-func (n *Server) refuseSigning(cmd *Command) error {
+func (n *Server) refuseSigning(cmd *state.Command) error {
 	if len(n.cfg.DNSSECSecret) > 0 {
 		return nil
 	}
 	var zones []*config.Zone
 	var paths []string
 	switch {
-	case cmd.Op == OpApplyDocument && cmd.Document != nil:
+	case cmd.Op == state.OpApplyDocument && cmd.Document != nil:
 		for i := range cmd.Document.Zones {
 			zones = append(zones, &cmd.Document.Zones[i])
 			paths = append(paths, fmt.Sprintf("zones[%d].dnssec.enabled", i))
 		}
-	case cmd.Op == OpPutZone && cmd.Zone != nil:
+	case cmd.Op == state.OpPutZone && cmd.Zone != nil:
 		zones, paths = append(zones, cmd.Zone), append(paths, "dnssec.enabled")
 	}
 	s := n.fsm.State()
@@ -56,7 +57,7 @@ func (n *Server) refuseSigning(cmd *Command) error {
 		errs = append(errs, config.FieldError{Path: paths[i], Message: fmt.Sprintf("zone %q: %s", z.Name, errNoSigningSecret)})
 	}
 	if len(errs) > 0 {
-		return &ValidationError{Errors: errs}
+		return &state.ValidationError{Errors: errs}
 	}
 	return nil
 }
@@ -95,7 +96,7 @@ func (n *Server) keepZoneKeys(ctx context.Context) {
 				}
 				break
 			}
-			if err := n.createZoneKeys(z, sealer); err != nil && !errors.Is(err, ErrConflict) {
+			if err := n.createZoneKeys(z, sealer); err != nil && !errors.Is(err, state.ErrConflict) {
 				n.log.Warn("control: generating a signed zone's first keys", "zone", z.Name, "err", err)
 				scanned = 0 // look again at the next recheck
 			}
@@ -105,11 +106,11 @@ func (n *Server) keepZoneKeys(ctx context.Context) {
 
 // createZoneKeys generates and commits a zone's first keys.
 func (n *Server) createZoneKeys(z *config.Zone, sealer *dnssec.Sealer) error {
-	zk, err := dnssec.InitialKeys(CanonicalZone(z.Name), z.DNSSEC.Keys, sealer, time.Now().Unix())
+	zk, err := dnssec.InitialKeys(state.CanonicalZone(z.Name), z.DNSSEC.Keys, sealer, time.Now().Unix())
 	if err != nil {
 		return err
 	}
-	if _, err := n.Apply(&Command{Op: OpPutZoneKeys, Create: true, ZoneKeys: zk}); err != nil {
+	if _, err := n.Apply(&state.Command{Op: state.OpPutZoneKeys, Create: true, ZoneKeys: zk}); err != nil {
 		return err
 	}
 	n.log.Info("control: generated a signed zone's first keys", "zone", zk.Zone, "scheme", z.DNSSEC.Keys)
@@ -121,20 +122,20 @@ func (n *Server) createZoneKeys(z *config.Zone, sealer *dnssec.Sealer) error {
 // (who and how; Rollover writes its summary) when audit is not nil. Only the leader can:
 // elsewhere ErrNotLeader. A finish before the rollover's earliest finish, unless forced, is a
 // *dnssec.TooEarlyError (409); any other refusal a *ValidationError (422).
-func (n *Server) Rollover(zone string, req RolloverRequest, now time.Time, audit *AuditInfo) (uint64, error) {
+func (n *Server) Rollover(zone string, req state.RolloverRequest, now time.Time, audit *state.AuditInfo) (uint64, error) {
 	if !n.IsLeader() {
 		return 0, ErrNotLeader
 	}
 	s := n.fsm.State()
 	z, ok := s.ZoneHead(zone)
 	if !ok {
-		return 0, fmt.Errorf("control: zone %q: %w", zone, ErrNotFound)
+		return 0, fmt.Errorf("control: zone %q: %w", zone, state.ErrNotFound)
 	}
 	zk, ok := s.ZoneKeys(zone)
 	if !ok {
-		return 0, fmt.Errorf("control: zone %q has no DNSSEC keys: %w", zone, ErrNotFound)
+		return 0, fmt.Errorf("control: zone %q has no DNSSEC keys: %w", zone, state.ErrNotFound)
 	}
-	t := s.rolloverTiming(z)
+	t := s.RolloverTiming(z)
 	var next *dnssec.ZoneKeys
 	var err error
 	if req.Finish {
@@ -151,9 +152,9 @@ func (n *Server) Rollover(zone string, req RolloverRequest, now time.Time, audit
 		return 0, fmt.Errorf("control: %w; to finish now anyway send \"force\": true (vigil dnssec rollover -finish -force), which the audit log records", err)
 	case err != nil:
 		// Not a document problem, but reported as one: 422 with the reason in errors.
-		return 0, &ValidationError{Errors: config.Errors{{Path: "role", Message: err.Error()}}}
+		return 0, &state.ValidationError{Errors: config.Errors{{Path: "role", Message: err.Error()}}}
 	}
-	cmd := &Command{Op: OpPutZoneKeys, ZoneKeys: next}
+	cmd := &state.Command{Op: state.OpPutZoneKeys, ZoneKeys: next}
 	if audit != nil {
 		info := *audit
 		info.Summary = rolloverSummary(zk, next, req, now.Unix(), t)
@@ -164,7 +165,7 @@ func (n *Server) Rollover(zone string, req RolloverRequest, now time.Time, audit
 
 // rolloverSummary says a rollover from before to after in one line, for the audit log: the
 // zone, the phase, the role, the keys and, for a forced finish, how early it was.
-func rolloverSummary(before, after *dnssec.ZoneKeys, req RolloverRequest, now int64, t dnssec.Timing) string {
+func rolloverSummary(before, after *dnssec.ZoneKeys, req state.RolloverRequest, now int64, t dnssec.Timing) string {
 	utc := func(u int64) string { return time.Unix(u, 0).UTC().Format(time.RFC3339) }
 	if !req.Finish {
 		k := after.Keys[len(after.Keys)-1]

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/control/state"
 	"github.com/vigil-dns/vigil/internal/tlsconf"
 )
 
@@ -145,7 +146,7 @@ func TestSecretsNeverRead(t *testing.T) {
 	if code != http.StatusOK {
 		t.Fatalf("PUT notifications: %d %s", code, out)
 	}
-	var wr WriteResult
+	var wr state.WriteResult
 	if err := json.Unmarshal(out, &wr); err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +231,7 @@ func mustWriteWith(t *testing.T, client *http.Client, method, url, body string) 
 	if code != http.StatusOK && code != http.StatusCreated {
 		t.Fatalf("%s %s: %d %s", method, url, code, out)
 	}
-	var res WriteResult
+	var res state.WriteResult
 	if err := json.Unmarshal(out, &res); err != nil {
 		t.Fatal(err)
 	}

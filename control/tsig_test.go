@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vigil-dns/vigil/control/state"
 	"github.com/vigil-dns/vigil/dnssec"
 	"github.com/vigil-dns/vigil/internal/tlsconf"
 )
@@ -134,7 +135,7 @@ func TestTSIGKeysAPI(t *testing.T) {
 	if err := v.node.State().WriteJSON(&js); err != nil {
 		t.Fatal(err)
 	}
-	back, err := ReadState(&js)
+	back, err := state.ReadState(&js)
 	if err != nil {
 		t.Fatal(err)
 	}

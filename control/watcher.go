@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/vigil-dns/vigil/control/state"
 	"github.com/vigil-dns/vigil/control/wire"
 )
 
@@ -71,11 +72,11 @@ type Watcher struct {
 	failures atomic.Uint64 // failed reads of voters, for the metrics
 
 	mu      sync.Mutex
-	state   *State
+	state   *state.State
 	source  Source
 	status  WatcherStatus
 	voters  []string
-	changes *changeLog // what each change the Watcher took changed, for ChangesSince
+	changes *state.ChangeLog // what each change the Watcher took changed, for ChangesSince
 	changed chan struct{}
 	fails   map[string]*failLog // by voter: failures since its last answer, for the logs
 }
@@ -101,7 +102,7 @@ func NewWatcher(cfg WatcherConfig) (*Watcher, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	w := &Watcher{cfg: cfg, log: log, source: SourceNone, changes: newChangeLog(0), changed: make(chan struct{}), fails: map[string]*failLog{}}
+	w := &Watcher{cfg: cfg, log: log, source: SourceNone, changes: state.NewChangeLog(0), changed: make(chan struct{}), fails: map[string]*failLog{}}
 	if cfg.Registerer != nil {
 		if err := w.registerMetrics(cfg.Registerer); err != nil {
 			return nil, err
@@ -117,7 +118,7 @@ func NewWatcher(cfg WatcherConfig) (*Watcher, error) {
 			w.disk = &diskCopy{path: cfg.CachePath}
 		case s != nil:
 			w.state, w.source, w.disk = s, SourceDisk, disk
-			w.changes.reset(s.Index)
+			w.changes.Reset(s.Index)
 			w.setVoters(s.VoterURLs())
 			log.Info("control: starting from the configuration copy on disk", "index", s.Index, "path", cfg.CachePath)
 		default:
@@ -137,19 +138,19 @@ func (w *Watcher) Close() {
 // ChangesSince returns what changed from the configuration at index to the one in use (see
 // Current): Full when the Watcher did not take that path change by change (it started from
 // the disk copy after index, or a voter sent it the whole state).
-func (w *Watcher) ChangesSince(index uint64) Changes {
+func (w *Watcher) ChangesSince(index uint64) state.Changes {
 	w.mu.Lock()
 	s := w.state
 	w.mu.Unlock()
 	if s == nil {
-		return Changes{Full: true}
+		return state.Changes{Full: true}
 	}
-	return w.changes.changes(index, s.Index)
+	return w.changes.Changes(index, s.Index)
 }
 
 // Current returns the configuration in use and its source; nil with SourceNone when the node
 // has never seen one and must serve nothing.
-func (w *Watcher) Current() (*State, Source) {
+func (w *Watcher) Current() (*state.State, Source) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.state, w.source
@@ -270,7 +271,7 @@ func (w *Watcher) poll(ctx context.Context, voter string, block bool) error {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 		return fmt.Errorf("control: watch %s: %w", voter, &statusError{code: resp.StatusCode, text: resp.Status + ": " + strings.Join(strings.Fields(string(b)), " ")})
 	}
-	state, delta, err := readChanges(json.NewDecoder(bufio.NewReaderSize(resp.Body, 64<<10)), strings.Contains(resp.Request.URL.Path, "/v1/state"))
+	state, delta, err := state.ReadChanges(json.NewDecoder(bufio.NewReaderSize(resp.Body, 64<<10)), strings.Contains(resp.Request.URL.Path, "/v1/state"))
 	if err != nil {
 		return fmt.Errorf("control: watch %s: undecodable answer: %w", voter, err)
 	}
@@ -293,7 +294,7 @@ func (w *Watcher) get(ctx context.Context, url string) (*http.Response, error) {
 }
 
 // takeDelta applies a delta from voter to the configuration in use, unless it is not newer.
-func (w *Watcher) takeDelta(voter string, d *Delta) error {
+func (w *Watcher) takeDelta(voter string, d *state.Delta) error {
 	w.mu.Lock()
 	cur, src := w.state, w.source
 	w.mu.Unlock()
@@ -308,22 +309,22 @@ func (w *Watcher) takeDelta(voter string, d *Delta) error {
 		w.touch(voter)
 		return nil
 	}
-	e, err := cur.applyDelta(d)
+	e, err := cur.ApplyDelta(d)
 	if err != nil {
 		return err
 	}
 	if w.disk != nil {
-		if err := w.disk.add(d, e.s); err != nil {
+		if err := w.disk.add(d, e.Next); err != nil {
 			w.log.Error("control: saving the configuration copy", "err", err)
 		}
 	}
-	w.changes.add(e.s.Index, e.keys())
-	w.install(voter, e.s)
+	w.changes.Add(e.Next.Index, e.Keys())
+	w.install(voter, e.Next)
 	return nil
 }
 
 // take adopts s from voter unless it is older than the configuration in use.
-func (w *Watcher) take(voter string, s *State) {
+func (w *Watcher) take(voter string, s *state.State) {
 	w.mu.Lock()
 	cur, src := w.state, w.source
 	w.mu.Unlock()
@@ -345,12 +346,12 @@ func (w *Watcher) take(voter string, s *State) {
 			w.log.Error("control: saving the configuration copy", "err", err)
 		}
 	}
-	w.changes.reset(s.Index)
+	w.changes.Reset(s.Index)
 	w.install(voter, s)
 }
 
 // install makes s the configuration in use and wakes those waiting for a change.
-func (w *Watcher) install(voter string, s *State) {
+func (w *Watcher) install(voter string, s *state.State) {
 	w.mu.Lock()
 	w.state, w.source = s, SourceControlPlane
 	w.setVoters(s.VoterURLs())

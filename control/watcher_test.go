@@ -11,6 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/vigil-dns/vigil/control/state"
 )
 
 func runWatcher(t testing.TB, cfg WatcherConfig) (*Watcher, context.CancelFunc) {
@@ -115,7 +116,7 @@ vigil_config_watch_source{source="none"} 0
 // TestWatcherNeverGoesBack: an answer older than the configuration in use is ignored.
 func TestWatcherNeverGoesBack(t *testing.T) {
 	cache := filepath.Join(t.TempDir(), "config.json")
-	newer := NewState(mustDoc(t, testDoc))
+	newer := state.NewState(mustDoc(t, testDoc))
 	newer.Index = 50
 	if err := SaveCache(cache, newer); err != nil {
 		t.Fatal(err)

@@ -22,7 +22,7 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/control/state"
 )
 
 // DefaultMaxAnswer bounds the bytes of one answer read when Config.MaxAnswer is not set: a
@@ -176,32 +176,32 @@ func (c *Client) sendTo(ctx context.Context, base string, r request) ([]byte, er
 }
 
 // write makes a write and decodes its answer.
-func (c *Client) write(ctx context.Context, method, path string, body any) (control.WriteResult, error) {
+func (c *Client) write(ctx context.Context, method, path string, body any) (state.WriteResult, error) {
 	var data []byte
 	if body != nil {
 		var err error
 		if data, err = json.Marshal(body); err != nil {
-			return control.WriteResult{}, fmt.Errorf("control client: %s %s: %w", method, path, err)
+			return state.WriteResult{}, fmt.Errorf("control client: %s %s: %w", method, path, err)
 		}
 	}
 	return c.writeRaw(ctx, request{method: method, path: path, body: data})
 }
 
 // writeRaw makes a write whose body is encoded already.
-func (c *Client) writeRaw(ctx context.Context, r request) (control.WriteResult, error) {
+func (c *Client) writeRaw(ctx context.Context, r request) (state.WriteResult, error) {
 	out, err := c.send(ctx, r)
 	if err != nil {
-		return control.WriteResult{}, err
+		return state.WriteResult{}, err
 	}
-	var res control.WriteResult
+	var res state.WriteResult
 	if err := json.Unmarshal(out, &res); err != nil {
-		return control.WriteResult{}, fmt.Errorf("control client: %s %s: the answer is not a write result: %w", r.method, r.path, err)
+		return state.WriteResult{}, fmt.Errorf("control client: %s %s: the answer is not a write result: %w", r.method, r.path, err)
 	}
 	return res, nil
 }
 
 // read makes a read and decodes the data of its answer into out.
-func (c *Client) read(ctx context.Context, path string, query url.Values, out any) (control.ReadMeta, error) {
+func (c *Client) read(ctx context.Context, path string, query url.Values, out any) (state.ReadMeta, error) {
 	if c.consistent {
 		if query == nil {
 			query = url.Values{}
@@ -210,17 +210,17 @@ func (c *Client) read(ctx context.Context, path string, query url.Values, out an
 	}
 	b, err := c.send(ctx, request{method: http.MethodGet, path: path, query: query})
 	if err != nil {
-		return control.ReadMeta{}, err
+		return state.ReadMeta{}, err
 	}
 	var env struct {
-		control.ReadMeta
+		state.ReadMeta
 		Data json.RawMessage `json:"data"`
 	}
 	if err := json.Unmarshal(b, &env); err != nil {
-		return control.ReadMeta{}, fmt.Errorf("control client: GET %s: %w", path, err)
+		return state.ReadMeta{}, fmt.Errorf("control client: GET %s: %w", path, err)
 	}
 	if err := json.Unmarshal(env.Data, out); err != nil {
-		return control.ReadMeta{}, fmt.Errorf("control client: GET %s: %w", path, err)
+		return state.ReadMeta{}, fmt.Errorf("control client: GET %s: %w", path, err)
 	}
 	return env.ReadMeta, nil
 }

@@ -1,4 +1,4 @@
-package control
+package state
 
 import (
 	"bytes"
@@ -12,11 +12,11 @@ import (
 // auditNote applies one audited note by token on s.
 func auditNote(t testing.TB, s *State, token string, at time.Time) *State {
 	t.Helper()
-	e, err := applyCommand(s, &Command{Op: OpAuditNote, Audit: &AuditInfo{Time: at, Token: token, Method: "PUT", Path: "/v1/x", Summary: "note by " + token}}, s.Index+1)
+	e, err := ApplyCommand(s, &Command{Op: OpAuditNote, Audit: &AuditInfo{Time: at, Token: token, Method: "PUT", Path: "/v1/x", Summary: "note by " + token}}, s.Index+1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return e.s
+	return e.Next
 }
 
 // auditView is GET /v1/audit?limit=MaxAuditEntries of s.
@@ -31,7 +31,7 @@ func auditView(s *State) AuditView {
 // pruning. Under the old retention (the newest MaxAuditEntries overall) the same writes
 // scaled to overflow it would have removed them.
 func TestAuditRetentionPerPrincipal(t *testing.T) {
-	s := emptyState()
+	s := Empty()
 	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	for range 5 {
 		s = auditNote(t, s, "admin", at)
@@ -64,7 +64,7 @@ func TestAuditRetentionPerPrincipal(t *testing.T) {
 // stays within MaxAuditEntries, each principal keeps a fair share, and it verifies; beyond
 // MaxAuditPrincipals the principals share the overflow group.
 func TestAuditGlobalBound(t *testing.T) {
-	s := emptyState()
+	s := Empty()
 	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	n := MaxAuditPrincipals + 6
 	per := MaxAuditEntries/n + 50
@@ -100,7 +100,7 @@ func TestAuditGlobalBound(t *testing.T) {
 // TestAuditVerifyDetects: an entry removed from the middle, an entry altered, an entry
 // moved, and the newest removed each fail verification; the log as kept verifies.
 func TestAuditVerifyDetects(t *testing.T) {
-	s := emptyState()
+	s := Empty()
 	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	for i := range 1500 {
 		s = auditNote(t, s, []string{"a", "b", "c"}[i%3], at)

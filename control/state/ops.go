@@ -1,4 +1,4 @@
-package control
+package state
 
 import (
 	"encoding/json"
@@ -89,7 +89,7 @@ func applyOps(s *State, c *Command, index uint64) (e *edit, ok bool, err error) 
 		e, err = applyTSIG(s, c, index)
 		return e, true, err
 	case OpAuditNote:
-		return s.edit(index), true, nil // what it records, audited records
+		return s.Edit(index), true, nil // what it records, audited records
 	case OpPutNotifications:
 		n, err := c.Notifications.KeepSecrets(s.settings.Notifications)
 		if err != nil {
@@ -100,10 +100,10 @@ func applyOps(s *State, c *Command, index uint64) (e *edit, ok bool, err error) 
 				return nil, true, err
 			}
 		}
-		e = s.edit(index)
+		e = s.Edit(index)
 		d := s.Settings()
 		d.Notifications = n
-		e.setSettings(&d)
+		e.SetSettings(&d)
 		return e, true, nil
 	}
 	return nil, false, nil
@@ -115,7 +115,7 @@ func applyOps(s *State, c *Command, index uint64) (e *edit, ok bool, err error) 
 // stay with the voters (GET /v1/alerts, GET /v1/audit) and in their snapshots. The
 // notifications' secrets are redacted (config.Notifications.Redacted): only the voters,
 // whose leader delivers, hold them.
-func (s *State) forReaders() *State {
+func (s *State) ForReaders() *State {
 	trimOps := s.ops != nil && (len(s.ops.Alerts) > 0 || len(s.ops.Outbox) > 0 || s.ops.AuditSeq > 0 || s.ops.Dropped > 0)
 	redact := s.settings.Notifications.HasSecrets()
 	if !trimOps && !redact {

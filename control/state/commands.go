@@ -1,4 +1,4 @@
-package control
+package state
 
 import (
 	"encoding/json"
@@ -100,14 +100,14 @@ func (e *ValidationError) Error() string {
 // It is a pure function: s is not changed, and the same inputs give the same result on every
 // voter. It costs what the command changes (a whole document is validated whole). The
 // name-server shards are not touched: the state machine reconciles them with its allocator.
-func applyCommand(s *State, c *Command, index uint64) (*edit, error) {
+func ApplyCommand(s *State, c *Command, index uint64) (*edit, error) {
 	if c.Audit != nil {
 		return audited(s, c, index)
 	}
 	if e, ok, err := applyOps(s, c, index); ok {
 		return e, err
 	}
-	e := s.edit(index)
+	e := s.Edit(index)
 	switch c.Op {
 	case OpPutVoter:
 		if c.Voter == nil || c.Voter.ID == "" {
@@ -161,11 +161,11 @@ func (e *edit) applyItem(c *Command) error {
 		if c.Check == nil {
 			return errors.New("control: put_check needs a check")
 		}
-		if _, ok := e.s.checks.Get(c.Check.ID); ok && c.Create {
+		if _, ok := e.Next.checks.Get(c.Check.ID); ok && c.Create {
 			return fmt.Errorf("control: check %q: %w", c.Check.ID, ErrConflict)
 		}
 		ch := *c.Check
-		e.putCheck(&ch)
+		e.PutCheck(&ch)
 	case OpDeleteCheck:
 		if !e.deleteCheck(c.ID) {
 			return fmt.Errorf("control: check %q: %w", c.ID, ErrNotFound)
@@ -174,12 +174,12 @@ func (e *edit) applyItem(c *Command) error {
 		if c.Zone == nil {
 			return errors.New("control: put_zone needs a zone")
 		}
-		if _, ok := e.s.zones.Get(CanonicalZone(c.Zone.Name)); ok && c.Create {
+		if _, ok := e.Next.zones.Get(CanonicalZone(c.Zone.Name)); ok && c.Create {
 			return fmt.Errorf("control: zone %q: %w", c.Zone.Name, ErrConflict)
 		}
 		// As written, before its record sets are stored by name and type (where two sets
 		// of one name and type would be one).
-		if err := validationError(e.s.settings.ValidateZone(c.Zone, e.hasCheck)); err != nil {
+		if err := validationError(e.Next.settings.ValidateZone(c.Zone, e.hasCheck)); err != nil {
 			return err
 		}
 		e.putZone(c.Zone)
@@ -189,7 +189,7 @@ func (e *edit) applyItem(c *Command) error {
 		}
 	case OpPutRecordSet, OpDeleteRecordSet:
 		apex := CanonicalZone(c.ZoneName)
-		if _, ok := e.s.zones.Get(apex); !ok {
+		if _, ok := e.Next.zones.Get(apex); !ok {
 			return fmt.Errorf("control: zone %q: %w", c.ZoneName, ErrNotFound)
 		}
 		if c.Op == OpDeleteRecordSet {
@@ -203,7 +203,7 @@ func (e *edit) applyItem(c *Command) error {
 			return errors.New("control: put_record_set needs a record set")
 		}
 		rs := *c.RecordSet
-		if _, ok := e.s.sets.Get(setKey(apex, CanonicalOwner(apex, rs.Name), rs.Type)); ok && c.Create {
+		if _, ok := e.Next.sets.Get(setKey(apex, CanonicalOwner(apex, rs.Name), rs.Type)); ok && c.Create {
 			return fmt.Errorf("control: record set %s %s: %w", rs.Name, rs.Type, ErrConflict)
 		}
 		e.putSet(apex, &rs)
@@ -218,18 +218,18 @@ func (e *edit) applyItem(c *Command) error {
 // are left as they were (their serials too).
 func (e *edit) applyDocument(d *config.Document) {
 	e.prefixed = true
-	e.setSettings(d)
+	e.SetSettings(d)
 	keep := make(map[string]bool, len(d.Checks))
 	for i := range d.Checks {
 		c := &d.Checks[i]
 		keep[c.ID] = true
-		if old, ok := e.s.CheckRef(c.ID); !ok || !reflect.DeepEqual(old, c) {
+		if old, ok := e.Next.CheckRef(c.ID); !ok || !reflect.DeepEqual(old, c) {
 			cc := *c
-			e.putCheck(&cc)
+			e.PutCheck(&cc)
 		}
 	}
 	var gone []string
-	for id := range e.s.checks.All("") {
+	for id := range e.Next.checks.All("") {
 		if !keep[id] {
 			gone = append(gone, id)
 		}
@@ -245,7 +245,7 @@ func (e *edit) applyDocument(d *config.Document) {
 		e.syncZone(apex, z)
 	}
 	gone = gone[:0]
-	for apex := range e.s.zones.All("") {
+	for apex := range e.Next.zones.All("") {
 		if !zones[apex] {
 			gone = append(gone, apex)
 		}
@@ -259,7 +259,7 @@ func (e *edit) applyDocument(d *config.Document) {
 func (e *edit) syncZone(apex string, z *config.Zone) {
 	head := *z
 	head.RecordSets = nil
-	if old, ok := e.s.zones.Get(apex); ok {
+	if old, ok := e.Next.zones.Get(apex); ok {
 		cmp := *old
 		cmp.SOA.Serial = head.SOA.Serial
 		if !reflect.DeepEqual(&cmp, &head) {
@@ -273,13 +273,13 @@ func (e *edit) syncZone(apex string, z *config.Zone) {
 		rs := &z.RecordSets[i]
 		k := setKey(apex, CanonicalOwner(apex, rs.Name), rs.Type)
 		keep[k] = true
-		if old, ok := e.s.sets.Get(k); !ok || !reflect.DeepEqual(old, rs) {
+		if old, ok := e.Next.sets.Get(k); !ok || !reflect.DeepEqual(old, rs) {
 			r := *rs
 			e.putSet(apex, &r)
 		}
 	}
 	var gone []string
-	for k := range e.s.sets.Prefix(zonePrefix(apex)) {
+	for k := range e.Next.sets.Prefix(zonePrefix(apex)) {
 		if !keep[k] {
 			gone = append(gone, k)
 		}
@@ -290,7 +290,7 @@ func (e *edit) syncZone(apex string, z *config.Zone) {
 }
 
 // isEmpty reports whether every field of c is at its zero value.
-func (c *Command) isEmpty() bool {
+func (c *Command) IsEmpty() bool {
 	return c.Op == "" && !c.Create && c.Check == nil && c.Zone == nil && c.RecordSet == nil &&
 		c.Document == nil && c.Voter == nil && c.ID == "" && c.ZoneName == "" && c.Name == "" &&
 		c.Type == "" && c.ZoneKeys == nil && c.TSIGKey == nil && c.Batch == nil && c.Notify == nil &&

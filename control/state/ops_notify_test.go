@@ -1,4 +1,4 @@
-package control
+package state
 
 import (
 	"bytes"
@@ -15,14 +15,14 @@ func notifyCmd(n NotifyCommand) *Command { return &Command{Op: OpNotify, Notify:
 func TestNotifyFiresOnce(t *testing.T) {
 	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	fire := AlertChange{Rule: "down", Check: "web", Receivers: []string{"a", "b"}, Summary: "web down"}
-	s := emptyState()
+	s := Empty()
 	apply := func(c *Command, idx uint64) {
 		t.Helper()
-		e, err := applyCommand(s, c, idx)
+		e, err := ApplyCommand(s, c, idx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		s = e.s
+		s = e.Next
 	}
 	apply(notifyCmd(NotifyCommand{At: at, Fire: []AlertChange{fire}}), 5)
 	apply(notifyCmd(NotifyCommand{At: at.Add(time.Second), Fire: []AlertChange{fire}}), 6)
@@ -76,26 +76,26 @@ func TestNotifyBounds(t *testing.T) {
 	for i := range fires {
 		fires[i] = AlertChange{Rule: "r", Check: fmt.Sprintf("c%d", i)}
 	}
-	e, err := applyCommand(emptyState(), notifyCmd(NotifyCommand{At: at, Fire: fires}), 2)
+	e, err := ApplyCommand(Empty(), notifyCmd(NotifyCommand{At: at, Fire: fires}), 2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err = applyCommand(e.s, notifyCmd(NotifyCommand{At: at, Fire: []AlertChange{{Rule: "r", Check: "extra", Receivers: []string{"x"}}},
+	e, err = ApplyCommand(e.Next, notifyCmd(NotifyCommand{At: at, Fire: []AlertChange{{Rule: "r", Check: "extra", Receivers: []string{"x"}}},
 		Resolve: []AlertChange{{Rule: "r", Check: "c0"}}}), 3)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, dropped := e.s.Outbox()
-	if n := len(e.s.Alerts()); n != MaxAlerts-1 || dropped != 1 {
+	_, dropped := e.Next.Outbox()
+	if n := len(e.Next.Alerts()); n != MaxAlerts-1 || dropped != 1 {
 		t.Fatalf("alerts %d, dropped %d; want %d and 1", n, dropped, MaxAlerts-1)
 	}
-	s := emptyState()
+	s := Empty()
 	for i := range MaxOutbox + 3 {
-		e, err := applyCommand(s, notifyCmd(NotifyCommand{At: at, Fire: []AlertChange{{Rule: "r", Check: fmt.Sprintf("o%d", i), Receivers: []string{"x"}}}}), uint64(10+i))
+		e, err := ApplyCommand(s, notifyCmd(NotifyCommand{At: at, Fire: []AlertChange{{Rule: "r", Check: fmt.Sprintf("o%d", i), Receivers: []string{"x"}}}}), uint64(10+i))
 		if err != nil {
 			t.Fatal(err)
 		}
-		s = e.s
+		s = e.Next
 	}
 	out, dropped := s.Outbox()
 	if len(out) != MaxOutbox || dropped != 3 || out[0].Check != "o3" {

@@ -1,4 +1,4 @@
-package control
+package state
 
 import (
 	"bufio"
@@ -71,7 +71,7 @@ func (e *edit) setTSIG(m map[string]*StoredTSIGKey) {
 	if len(m) == 0 {
 		m = nil
 	}
-	e.s.tsig = m
+	e.Next.tsig = m
 	e.tsig = true
 }
 
@@ -99,7 +99,7 @@ func applyTSIG(s *State, c *Command, index uint64) (*edit, error) {
 		}
 		delete(m, name)
 	}
-	e := s.edit(index)
+	e := s.Edit(index)
 	e.setTSIG(m)
 	return e, nil
 }

@@ -1,4 +1,4 @@
-package control
+package state
 
 import (
 	"bufio"
@@ -18,15 +18,15 @@ func (s *State) ZoneKeys(zone string) (*dnssec.ZoneKeys, bool) {
 
 // setZoneKeys stores (zk not nil) or drops a zone's keys. A change counts as a change of the
 // zone: its serial moves, and data-plane nodes install it again with its keys.
-func (e *edit) setZoneKeys(apex string, zk *dnssec.ZoneKeys) {
+func (e *edit) SetZoneKeys(apex string, zk *dnssec.ZoneKeys) {
 	if zk == nil {
-		if _, ok := e.s.keys.Get(apex); ok {
-			e.s.keys, _ = e.s.keys.Delete(e.tok, apex)
+		if _, ok := e.Next.keys.Get(apex); ok {
+			e.Next.keys, _ = e.Next.keys.Delete(e.tok, apex)
 			e.zones[apex] = true
 		}
 		return
 	}
-	e.s.keys = e.s.keys.Set(e.tok, apex, zk)
+	e.Next.keys = e.Next.keys.Set(e.tok, apex, zk)
 	e.zones[apex] = true
 }
 
@@ -39,10 +39,10 @@ func (e *edit) putZoneKeys(c *Command) error {
 		return errors.New("control: put_zone_keys needs keys")
 	}
 	apex := CanonicalZone(zk.Zone)
-	if _, ok := e.s.zones.Get(apex); !ok {
+	if _, ok := e.Next.zones.Get(apex); !ok {
 		return fmt.Errorf("control: zone %q: %w", zk.Zone, ErrNotFound)
 	}
-	if _, ok := e.s.keys.Get(apex); ok && c.Create {
+	if _, ok := e.Next.keys.Get(apex); ok && c.Create {
 		return fmt.Errorf("control: keys of zone %q: %w", zk.Zone, ErrConflict)
 	}
 	for _, k := range zk.Keys {
@@ -52,14 +52,14 @@ func (e *edit) putZoneKeys(c *Command) error {
 	}
 	stored := *zk
 	stored.Zone = apex
-	e.setZoneKeys(apex, &stored)
+	e.SetZoneKeys(apex, &stored)
 	return nil
 }
 
 // withoutSealed returns s as it is written for a reader that neither seals nor signs (a
 // checker's certificate): the zones' keys without their sealed private halves, the TSIG keys
 // without their sealed secrets.
-func (s *State) withoutSealed() *State {
+func (s *State) WithoutSealed() *State {
 	c := *s
 	c.hideSealed = true
 	return &c
@@ -77,7 +77,7 @@ func publicOnly(zk *dnssec.ZoneKeys) *dnssec.ZoneKeys {
 // withoutSealed returns d for a reader that neither seals nor signs: its zones' keys without
 // their sealed private halves, its TSIG keys without their sealed secrets (d itself is not
 // changed).
-func (d *Delta) withoutSealed() *Delta {
+func (d *Delta) WithoutSealed() *Delta {
 	if len(d.ZoneKeys) == 0 && d.TSIGKeys == nil {
 		return d
 	}
@@ -127,7 +127,7 @@ func (r *stateReader) readZoneKeys() error {
 	}
 	for apex, zk := range keys {
 		if zk != nil {
-			r.e.setZoneKeys(CanonicalZone(apex), zk)
+			r.e.SetZoneKeys(CanonicalZone(apex), zk)
 		}
 	}
 	return nil
@@ -144,12 +144,12 @@ func (s *State) deltaZoneKeys(d *Delta, apex string) {
 }
 
 // rolloverTiming returns what a rollover of zone z waits for.
-func (s *State) rolloverTiming(z *config.Zone) dnssec.Timing {
-	return dnssec.Timing{DNSKEYTTL: dnskeyTTL(z), MaxTTL: s.maxTTL(z), Margin: rolloverMargin}
+func (s *State) RolloverTiming(z *config.Zone) dnssec.Timing {
+	return dnssec.Timing{DNSKEYTTL: DNSKEYTTL(z), MaxTTL: s.maxTTL(z), Margin: RolloverMargin}
 }
 
 // dnskeyTTL returns the TTL of a zone's DNSKEY record set.
-func dnskeyTTL(z *config.Zone) uint32 {
+func DNSKEYTTL(z *config.Zone) uint32 {
 	if z.DNSSEC != nil && z.DNSSEC.DNSKEYTTL > 0 {
 		return z.DNSSEC.DNSKEYTTL
 	}
@@ -161,7 +161,7 @@ func dnskeyTTL(z *config.Zone) uint32 {
 // NS records and glue the locations serve, which a KSK or CSK rollover's finish also takes as
 // the bound of the parent's DS TTL (the common one is a day).
 func (s *State) maxTTL(z *config.Zone) uint32 {
-	m := max(dnskeyTTL(z), z.SOA.TTL, z.SOA.Minimum, z.TTL, 172800) // NS records and glue: 2 days
+	m := max(DNSKEYTTL(z), z.SOA.TTL, z.SOA.Minimum, z.TTL, 172800) // NS records and glue: 2 days
 	for rs := range s.RecordSets(z.Name) {
 		m = max(m, rs.EffectiveTTL(z.TTL))
 	}
@@ -170,4 +170,4 @@ func (s *State) maxTTL(z *config.Zone) uint32 {
 
 // rolloverMargin is the time a rollover adds to each wait for the propagation of a change to
 // every location and for the difference of their clocks.
-const rolloverMargin = 60
+const RolloverMargin = 60

@@ -1,4 +1,4 @@
-package control
+package state
 
 import (
 	"errors"
@@ -15,7 +15,7 @@ import (
 // change (under one edit token), it records which items changed, and validate checks just
 // those items against the rest. Nothing of the base State changes.
 type edit struct {
-	s    *State
+	Next *State
 	base *State
 	tok  *ptree.Token
 
@@ -42,10 +42,10 @@ type edit struct {
 }
 
 // edit starts the state that follows s at index.
-func (s *State) edit(index uint64) *edit {
+func (s *State) Edit(index uint64) *edit {
 	next := *s
 	next.Index = index
-	return &edit{s: &next, base: s, tok: new(ptree.Token),
+	return &edit{Next: &next, base: s, tok: new(ptree.Token),
 		checks: map[string]bool{}, zones: map[string]bool{}, sets: map[string]bool{}, shards: map[string]bool{}}
 }
 
@@ -68,18 +68,18 @@ func (e *edit) size() int {
 }
 
 // setSettings puts d's regions, quorum and name-server settings in place.
-func (e *edit) setSettings(d *config.Document) {
+func (e *edit) SetSettings(d *config.Document) {
 	next := config.Document{Regions: slices.Clip(slices.Clone(d.Regions)), Quorum: d.Quorum, NameServers: d.NameServers, Notifications: d.Notifications}
-	if reflect.DeepEqual(next, e.s.settings) {
+	if reflect.DeepEqual(next, e.Next.settings) {
 		return
 	}
-	e.s.settings = next
+	e.Next.settings = next
 	e.settings = true
 }
 
 // setVoter records (api != "") or forgets a voter's API URL.
 func (e *edit) setVoter(id, api string, forget bool) {
-	v := maps.Clone(e.s.Voters)
+	v := maps.Clone(e.Next.Voters)
 	if v == nil {
 		v = map[string]string{}
 	}
@@ -88,18 +88,18 @@ func (e *edit) setVoter(id, api string, forget bool) {
 	} else {
 		v[id] = api
 	}
-	e.s.Voters = v
+	e.Next.Voters = v
 	e.voters = true
 }
 
 // addRefs counts (delta 1) or uncounts (delta -1) the checks that c names: its children.
 func (e *edit) addRefs(ids []string, delta int) {
 	for _, id := range ids {
-		n, _ := e.s.refs.Get(id)
+		n, _ := e.Next.refs.Get(id)
 		if n += delta; n <= 0 {
-			e.s.refs, _ = e.s.refs.Delete(e.tok, id)
+			e.Next.refs, _ = e.Next.refs.Delete(e.tok, id)
 		} else {
-			e.s.refs = e.s.refs.Set(e.tok, id, n)
+			e.Next.refs = e.Next.refs.Set(e.tok, id, n)
 		}
 	}
 }
@@ -118,28 +118,28 @@ func healthChecks(rs *config.RecordSet) []string {
 // putCheck stores c (the edit keeps the pointer). A check whose regions are the document's
 // shares the settings' list: items are never changed once stored, and a million checks
 // then hold one list, not a million.
-func (e *edit) putCheck(c *config.Check) {
-	if len(c.Regions) > 0 && slices.Equal(c.Regions, e.s.settings.Regions) {
-		c.Regions = e.s.settings.Regions
+func (e *edit) PutCheck(c *config.Check) {
+	if len(c.Regions) > 0 && slices.Equal(c.Regions, e.Next.settings.Regions) {
+		c.Regions = e.Next.settings.Regions
 	}
-	if old, ok := e.s.checks.Get(c.ID); ok {
+	if old, ok := e.Next.checks.Get(c.ID); ok {
 		e.addRefs(old.shape.Children, -1)
 		e.release(old)
 	}
 	e.addRefs(c.Children, 1)
-	e.s.checks = e.s.checks.Set(e.tok, c.ID, e.store(c))
+	e.Next.checks = e.Next.checks.Set(e.tok, c.ID, e.store(c))
 	e.checks[c.ID] = true
 }
 
 // deleteCheck removes the check id and reports whether it existed.
 func (e *edit) deleteCheck(id string) bool {
-	old, ok := e.s.checks.Get(id)
+	old, ok := e.Next.checks.Get(id)
 	if !ok {
 		return false
 	}
 	e.addRefs(old.shape.Children, -1)
 	e.release(old)
-	e.s.checks, _ = e.s.checks.Delete(e.tok, id)
+	e.Next.checks, _ = e.Next.checks.Delete(e.tok, id)
 	e.checks[id] = true
 	return true
 }
@@ -149,7 +149,7 @@ func (e *edit) putZoneHead(z *config.Zone) {
 	h := *z
 	h.RecordSets = nil
 	apex := CanonicalZone(h.Name)
-	e.s.zones = e.s.zones.Set(e.tok, apex, &h)
+	e.Next.zones = e.Next.zones.Set(e.tok, apex, &h)
 	e.zones[apex] = true
 }
 
@@ -166,12 +166,12 @@ func (e *edit) putZone(z *config.Zone) {
 
 // deleteZone removes a zone and its record sets and reports whether it existed.
 func (e *edit) deleteZone(apex string) bool {
-	if _, ok := e.s.zones.Get(apex); !ok {
+	if _, ok := e.Next.zones.Get(apex); !ok {
 		return false
 	}
 	e.deleteSets(apex)
-	e.s.zones, _ = e.s.zones.Delete(e.tok, apex)
-	e.setZoneKeys(apex, nil)
+	e.Next.zones, _ = e.Next.zones.Delete(e.tok, apex)
+	e.SetZoneKeys(apex, nil)
 	e.zones[apex] = true
 	return true
 }
@@ -179,7 +179,7 @@ func (e *edit) deleteZone(apex string) bool {
 // deleteSets removes every record set of a zone.
 func (e *edit) deleteSets(apex string) {
 	var keys []string
-	for k := range e.s.sets.Prefix(zonePrefix(apex)) {
+	for k := range e.Next.sets.Prefix(zonePrefix(apex)) {
 		keys = append(keys, k)
 	}
 	for _, k := range keys {
@@ -195,26 +195,26 @@ func (e *edit) putSet(apex string, rs *config.RecordSet) {
 		// The set's name is the middle of its key: one string held, not two.
 		rs.Name = k[len(apex)+1 : len(apex)+1+len(owner)]
 	}
-	if old, ok := e.s.sets.Get(k); ok {
+	if old, ok := e.Next.sets.Get(k); ok {
 		e.addRefs(healthChecks(old), -1)
 		e.indexServed(apex, owner, old, -1)
 	}
 	e.addRefs(healthChecks(rs), 1)
 	e.indexServed(apex, owner, rs, 1)
-	e.s.sets = e.s.sets.Set(e.tok, k, rs)
+	e.Next.sets = e.Next.sets.Set(e.tok, k, rs)
 	e.sets[k] = true
 }
 
 // deleteSet removes the record set with key k and reports whether it existed.
 func (e *edit) deleteSet(k string) bool {
-	old, ok := e.s.sets.Get(k)
+	old, ok := e.Next.sets.Get(k)
 	if !ok {
 		return false
 	}
 	e.addRefs(healthChecks(old), -1)
 	apex, owner, _ := splitSetKey(k)
 	e.indexServed(apex, owner, old, -1)
-	e.s.sets, _ = e.s.sets.Delete(e.tok, k)
+	e.Next.sets, _ = e.Next.sets.Delete(e.tok, k)
 	e.sets[k] = true
 	return true
 }
@@ -222,9 +222,9 @@ func (e *edit) deleteSet(k string) bool {
 // setShard stores (servers != nil) or removes a zone's name-server shard.
 func (e *edit) setShard(apex string, servers []int) {
 	if servers == nil {
-		e.s.shards, _ = e.s.shards.Delete(e.tok, apex)
+		e.Next.shards, _ = e.Next.shards.Delete(e.tok, apex)
 	} else {
-		e.s.shards = e.s.shards.Set(e.tok, apex, servers)
+		e.Next.shards = e.Next.shards.Set(e.tok, apex, servers)
 	}
 	e.shards[apex] = true
 }
@@ -242,7 +242,7 @@ func (e *edit) touchedZones() []string {
 	}
 	var out []string
 	for apex := range seen {
-		if _, ok := e.s.zones.Get(apex); ok {
+		if _, ok := e.Next.zones.Get(apex); ok {
 			out = append(out, apex)
 		}
 	}
@@ -253,20 +253,20 @@ func (e *edit) touchedZones() []string {
 // stampSerials gives every zone the edit changed the serial serial.
 func (e *edit) stampSerials(serial uint32) {
 	for _, apex := range e.touchedZones() {
-		h, _ := e.s.zones.Get(apex)
+		h, _ := e.Next.zones.Get(apex)
 		if h.SOA.Serial == serial {
 			continue
 		}
 		c := *h
 		c.SOA.Serial = serial
-		e.s.zones = e.s.zones.Set(e.tok, apex, &c)
+		e.Next.zones = e.Next.zones.Set(e.tok, apex, &c)
 		e.zones[apex] = true
 	}
 }
 
 // hasCheck says whether the edited state holds the check id.
 func (e *edit) hasCheck(id string) bool {
-	_, ok := e.s.checks.Get(id)
+	_, ok := e.Next.checks.Get(id)
 	return ok
 }
 
@@ -276,7 +276,7 @@ func (e *edit) hasCheck(id string) bool {
 // *ValidationError, or a not-found error for a record set whose zone does not exist.
 func (e *edit) validate() error {
 	if e.settings {
-		return validationError(e.s.Document().Validate())
+		return validationError(e.Next.Document().Validate())
 	}
 	es := e.validateChecks(nil)
 	es, whole := e.validateZones(es)
@@ -295,14 +295,14 @@ func (e *edit) validate() error {
 // deleted that something still names.
 func (e *edit) validateChecks(es config.Errors) config.Errors {
 	for _, id := range slices.Sorted(maps.Keys(e.checks)) {
-		c, ok := e.s.CheckRef(id)
+		c, ok := e.Next.CheckRef(id)
 		if !ok {
-			if n, _ := e.s.refs.Get(id); n > 0 {
+			if n, _ := e.Next.refs.Get(id); n > 0 {
 				es = appendAt(es, e.prefix("checks", id), fmt.Errorf("check %q is still named by %d record(s) or calculated check(s): change those first", id, n))
 			}
 			continue
 		}
-		if err := e.s.settings.ValidateCheck(c, e.hasCheck); err != nil {
+		if err := e.Next.settings.ValidateCheck(c, e.hasCheck); err != nil {
 			es = appendAt(es, e.prefix("checks", id), err)
 			continue
 		}
@@ -320,12 +320,12 @@ func (e *edit) validateChecks(es config.Errors) config.Errors {
 func (e *edit) validateZones(es config.Errors) (config.Errors, map[string]bool) {
 	whole := map[string]bool{}
 	for _, apex := range slices.Sorted(maps.Keys(e.zones)) {
-		if _, ok := e.s.zones.Get(apex); !ok {
+		if _, ok := e.Next.zones.Get(apex); !ok {
 			continue
 		}
 		whole[apex] = true
-		z, _ := e.s.Zone(apex)
-		if err := e.s.settings.ValidateZone(&z, e.hasCheck); err != nil {
+		z, _ := e.Next.Zone(apex)
+		if err := e.Next.settings.ValidateZone(&z, e.hasCheck); err != nil {
 			es = appendAt(es, e.prefix("zones", apex), err)
 		}
 	}
@@ -338,32 +338,32 @@ func (e *edit) validateZones(es config.Errors) (config.Errors, map[string]bool) 
 func (e *edit) validateSets(es config.Errors, whole map[string]bool) (config.Errors, error) {
 	check := map[string]bool{}
 	for k := range e.sets {
-		if _, ok := e.s.sets.Get(k); ok {
+		if _, ok := e.Next.sets.Get(k); ok {
 			check[k] = true
 			continue
 		}
 		apex, owner, _ := splitSetKey(k)
-		for left := range e.s.sets.Prefix(ownerPrefix(apex, owner)) {
+		for left := range e.Next.sets.Prefix(ownerPrefix(apex, owner)) {
 			check[left] = true
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(check)) {
 		apex, owner, _ := splitSetKey(k)
-		rs, ok := e.s.sets.Get(k)
+		rs, ok := e.Next.sets.Get(k)
 		if !ok || whole[apex] {
 			continue
 		}
-		z, ok := e.s.zones.Get(apex)
+		z, ok := e.Next.zones.Get(apex)
 		if !ok {
 			return es, fmt.Errorf("control: zone %q: %w", apex, ErrNotFound)
 		}
 		var others []config.RecordSet
-		for ok2, o := range e.s.sets.Prefix(ownerPrefix(apex, owner)) {
+		for ok2, o := range e.Next.sets.Prefix(ownerPrefix(apex, owner)) {
 			if ok2 != k {
 				others = append(others, *o)
 			}
 		}
-		if err := e.s.settings.ValidateRecordSet(z, rs, others, e.hasCheck); err != nil {
+		if err := e.Next.settings.ValidateRecordSet(z, rs, others, e.hasCheck); err != nil {
 			es = appendAt(es, e.prefix("record_sets", rs.Name+" "+string(rs.Type)), err)
 		}
 	}
@@ -399,7 +399,7 @@ func appendAt(es config.Errors, prefix string, err error) config.Errors {
 
 // children returns a check's children and whether it is calculated, for cycle detection.
 func (e *edit) children(id string) ([]string, bool) {
-	c, ok := e.s.checks.Get(id)
+	c, ok := e.Next.checks.Get(id)
 	if !ok || c.shape.Protocol != config.ProtocolCalculated {
 		return nil, false
 	}

@@ -1,4 +1,4 @@
-package control
+package state
 
 import (
 	"encoding/json"
@@ -67,7 +67,7 @@ func (e *edit) store(c *config.Check) storedCheck {
 		sc.shape, key = e.lastShape, e.lastKey
 	default:
 		key = shapeKey(&shape)
-		ref, ok := e.s.shapes.Get(key)
+		ref, ok := e.Next.shapes.Get(key)
 		switch {
 		case key == "":
 			sc.shape = &shape
@@ -80,9 +80,9 @@ func (e *edit) store(c *config.Check) storedCheck {
 		}
 	}
 	if key != "" {
-		ref, _ := e.s.shapes.Get(key)
+		ref, _ := e.Next.shapes.Get(key)
 		ref.shape, ref.n = sc.shape, ref.n+1
-		e.s.shapes = e.s.shapes.Set(e.tok, key, ref)
+		e.Next.shapes = e.Next.shapes.Set(e.tok, key, ref)
 	}
 	e.lastShape, e.lastKey = sc.shape, key
 	return sc
@@ -94,18 +94,18 @@ func (e *edit) release(sc storedCheck) {
 	if sc.shape != e.lastShape {
 		key = shapeKey(sc.shape)
 	}
-	ref, ok := e.s.shapes.Get(key)
+	ref, ok := e.Next.shapes.Get(key)
 	if key == "" || !ok || ref.shape != sc.shape {
 		return // a shape the table does not count
 	}
 	if ref.n--; ref.n <= 0 {
-		e.s.shapes, _ = e.s.shapes.Delete(e.tok, key)
+		e.Next.shapes, _ = e.Next.shapes.Delete(e.tok, key)
 		if e.lastShape == sc.shape {
 			e.lastShape, e.lastKey = nil, ""
 		}
 		return
 	}
-	e.s.shapes = e.s.shapes.Set(e.tok, key, ref)
+	e.Next.shapes = e.Next.shapes.Set(e.tok, key, ref)
 }
 
 // sameShape reports whether a and b are the same check, as reflect.DeepEqual would say

@@ -1,4 +1,4 @@
-package control
+package state
 
 import (
 	"fmt"
@@ -69,7 +69,7 @@ func TestServedIndexMatchesWholeZone(t *testing.T) {
 		doc.Zones = []config.Zone{z}
 		base := NewState(&doc)
 		for range 10 {
-			e := base.edit(base.Index + 1)
+			e := base.Edit(base.Index + 1)
 			var what string
 			if keys := setKeysOf(base, apex); len(keys) > 0 && rng.IntN(3) == 0 {
 				k := keys[rng.IntN(len(keys))]
@@ -100,10 +100,10 @@ func TestServedIndexMatchesWholeZone(t *testing.T) {
 					skipped++
 				}
 			}
-			if rebuilt := NewState(e.s.Document()); !slices.Equal(indexOf(e.s), indexOf(rebuilt)) {
-				t.Fatalf("round %d, %s: index %q, rebuilt from the document %q", round, what, indexOf(e.s), indexOf(rebuilt))
+			if rebuilt := NewState(e.Next.Document()); !slices.Equal(indexOf(e.Next), indexOf(rebuilt)) {
+				t.Fatalf("round %d, %s: index %q, rebuilt from the document %q", round, what, indexOf(e.Next), indexOf(rebuilt))
 			}
-			base = e.s
+			base = e.Next
 		}
 		data, err := base.MarshalJSON()
 		if err != nil {

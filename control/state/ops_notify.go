@@ -1,4 +1,4 @@
-package control
+package state
 
 import (
 	"errors"
@@ -173,8 +173,8 @@ func applyNotify(s *State, c *Command, index uint64) (*edit, error) {
 	for _, d := range n.Delivered {
 		o.delivered(d)
 	}
-	e := s.edit(index)
-	e.s.ops = o
+	e := s.Edit(index)
+	e.Next.ops = o
 	return e, nil
 }
 

@@ -1,4 +1,4 @@
-package control
+package state
 
 import (
 	"encoding/json"
@@ -93,18 +93,18 @@ func (e *AuditEntry) group() string {
 func audited(s *State, c *Command, index uint64) (*edit, error) {
 	plain := *c
 	plain.Audit = nil
-	e, err := applyCommand(s, &plain, index)
+	e, err := ApplyCommand(s, &plain, index)
 	if err != nil {
 		return nil, err
 	}
-	o := *e.s.opsOrEmpty() // its maps are shared, never changed
+	o := *e.Next.opsOrEmpty() // its maps are shared, never changed
 	o.AuditSeq++
 	info := *c.Audit
 	info.Time = timeOf(info.Time)
 	entry := &AuditEntry{Seq: o.AuditSeq, Index: index, Op: c.Op, AuditInfo: info, Prev: o.Audit.head}
 	entry.Hash = AuditHash(entry)
 	o.Audit = o.Audit.add(entry)
-	e.s.ops = &o
+	e.Next.ops = &o
 	return e, nil
 }
 

@@ -1,4 +1,4 @@
-package control
+package state
 
 import (
 	"crypto/sha256"
@@ -79,8 +79,8 @@ func applySetOverride(s *State, c *Command, index uint64) (*edit, error) {
 		return nil, fmt.Errorf("control: %d overrides are in place, the most: clear one first", MaxOverrides)
 	}
 	ops.Overrides[next.ID] = &next
-	e := s.edit(index)
-	e.s.ops = ops
+	e := s.Edit(index)
+	e.Next.ops = ops
 	e.overrides = true
 	return e, nil
 }
@@ -130,8 +130,8 @@ func applyClearOverride(s *State, c *Command, index uint64) (*edit, error) {
 	}
 	ops := cloneOps(s.opsOrEmpty())
 	delete(ops.Overrides, c.ID)
-	e := s.edit(index)
-	e.s.ops = ops
+	e := s.Edit(index)
+	e.Next.ops = ops
 	e.overrides = true
 	return e, nil
 }
@@ -160,14 +160,14 @@ type OverrideList struct {
 
 // setOverrides puts a delta's overrides in place.
 func (e *edit) setOverrides(l *OverrideList) {
-	ops := cloneOps(e.s.opsOrEmpty())
+	ops := cloneOps(e.Next.opsOrEmpty())
 	ops.Overrides = make(map[string]*Override, len(l.Items))
 	for _, o := range l.Items {
 		if o != nil {
 			ops.Overrides[o.ID] = o
 		}
 	}
-	e.s.ops = ops
+	e.Next.ops = ops
 	e.overrides = true
 }
 

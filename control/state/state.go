@@ -1,4 +1,4 @@
-package control
+package state
 
 import (
 	"errors"
@@ -49,7 +49,7 @@ var (
 )
 
 // emptyState is the state of a store that has never been written.
-func emptyState() *State {
+func Empty() *State {
 	d := config.DefaultDocument()
 	return &State{settings: d}
 }
@@ -57,18 +57,18 @@ func emptyState() *State {
 // NewState returns a state holding doc (as a data-plane node given a static configuration
 // runs from), at index 0. doc is copied.
 func NewState(doc *config.Document) *State {
-	s := emptyState()
-	e := s.edit(0)
-	e.setSettings(doc)
+	s := Empty()
+	e := s.Edit(0)
+	e.SetSettings(doc)
 	for i := range doc.Checks {
 		c := doc.Checks[i]
-		e.putCheck(&c)
+		e.PutCheck(&c)
 	}
 	for i := range doc.Zones {
 		z := doc.Zones[i]
 		e.putZone(&z)
 	}
-	return e.s
+	return e.Next
 }
 
 // setKey is the key of a record set: its zone's apex, its owner name and its type.
@@ -249,12 +249,12 @@ func CanonicalOwner(zone, name string) string { return wire.CanonicalOwner(zone,
 // WithShards returns a copy of s that stores these name-server shards, by zone, in place of
 // its own: for a state made outside the control plane (a tool, a test) in stateful mode.
 func (s *State) WithShards(shards map[string][]int) *State {
-	e := s.edit(s.Index)
+	e := s.Edit(s.Index)
 	for apex := range s.shards.All("") {
 		e.setShard(apex, nil)
 	}
 	for zone, servers := range shards {
 		e.setShard(CanonicalZone(zone), servers)
 	}
-	return e.s
+	return e.Next
 }

@@ -1,4 +1,4 @@
-package control
+package state
 
 import (
 	"errors"
@@ -60,7 +60,7 @@ type RecordSetName struct {
 }
 
 // delta returns the items of s named by the change keys, as a Delta from from.
-func (s *State) delta(from uint64, keys map[string]bool) *Delta {
+func (s *State) Delta(from uint64, keys map[string]bool) *Delta {
 	d := &Delta{From: from, Index: s.Index, Settings: s.Settings(), Voters: s.Voters}
 	d.Settings.Notifications = d.Settings.Notifications.Redacted() // secrets stay with the voters
 	for _, k := range slices.Sorted(maps.Keys(keys)) {
@@ -112,24 +112,24 @@ func (s *State) delta(from uint64, keys map[string]bool) *Delta {
 // applyDelta returns the edit that d makes of s: the state at d.Index and what changed. s
 // must be at index d.From or later (a delta applied again is harmless: items are set, not
 // merged). The voter validated every item; applyDelta checks only that the delta fits.
-func (s *State) applyDelta(d *Delta) (*edit, error) {
+func (s *State) ApplyDelta(d *Delta) (*edit, error) {
 	if d.Index < s.Index {
 		return nil, fmt.Errorf("control: delta to index %d is older than the state's %d", d.Index, s.Index)
 	}
 	if d.From > s.Index {
 		return nil, fmt.Errorf("control: delta from index %d does not follow the state's %d", d.From, s.Index)
 	}
-	e := s.edit(d.Index)
-	e.setSettings(&d.Settings)
+	e := s.Edit(d.Index)
+	e.SetSettings(&d.Settings)
 	if !maps.Equal(s.Voters, d.Voters) {
-		e.s.Voters = d.Voters
+		e.Next.Voters = d.Voters
 		e.voters = true
 	}
 	for _, c := range d.Checks {
 		if c == nil || c.ID == "" {
 			return nil, errors.New("control: delta: a check without an id")
 		}
-		e.putCheck(c)
+		e.PutCheck(c)
 	}
 	for _, id := range d.DeletedChecks {
 		e.deleteCheck(id)
@@ -145,7 +145,7 @@ func (s *State) applyDelta(d *Delta) (*edit, error) {
 		}
 		e.putZoneHead(z)
 		apex := CanonicalZone(z.Name)
-		e.setZoneKeys(apex, d.ZoneKeys[apex])
+		e.SetZoneKeys(apex, d.ZoneKeys[apex])
 	}
 	for _, n := range d.DeletedRecordSets {
 		k := setKey(n.Zone, n.Name, n.Type)
@@ -156,7 +156,7 @@ func (s *State) applyDelta(d *Delta) (*edit, error) {
 		if zs.RecordSet == nil {
 			return nil, errors.New("control: delta: an empty record set")
 		}
-		if _, ok := e.s.zones.Get(zs.Zone); !ok {
+		if _, ok := e.Next.zones.Get(zs.Zone); !ok {
 			return nil, fmt.Errorf("control: delta: a record set of zone %s, which the state lacks", zs.Zone)
 		}
 		e.putSet(zs.Zone, zs.RecordSet)

@@ -1,4 +1,4 @@
-package control
+package state
 
 import (
 	"maps"
@@ -47,7 +47,7 @@ const (
 )
 
 // keys returns the change keys of an edit, sorted.
-func (e *edit) keys() []string {
+func (e *edit) Keys() []string {
 	out := make([]string, 0, e.size())
 	if e.settings {
 		out = append(out, keySettings)
@@ -75,7 +75,7 @@ func (e *edit) keys() []string {
 }
 
 // changesOf groups change keys into Changes.
-func changesOf(keys map[string]bool) Changes {
+func ChangesOf(keys map[string]bool) Changes {
 	var c Changes
 	zones := map[string]bool{}
 	for k := range keys {
@@ -108,7 +108,7 @@ const defaultLogSize = 1 << 16
 // changeLog is a bounded record of which items changed at which index: a reader at index N
 // asks for the changes after N, and gets them while the log reaches back that far. It is
 // safe for concurrent use.
-type changeLog struct {
+type ChangeLog struct {
 	mu   sync.Mutex
 	max  int
 	head int // entries before head are dropped
@@ -123,16 +123,16 @@ type logEntry struct {
 	key   string
 }
 
-func newChangeLog(max int) *changeLog {
+func NewChangeLog(max int) *ChangeLog {
 	if max <= 0 {
 		max = defaultLogSize
 	}
-	return &changeLog{max: max}
+	return &ChangeLog{max: max}
 }
 
 // add records the keys changed at index. A change larger than the log is not recorded
 // item by item: readers before it must take the whole state.
-func (l *changeLog) add(index uint64, keys []string) {
+func (l *ChangeLog) Add(index uint64, keys []string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if len(keys) > l.max {
@@ -154,7 +154,7 @@ func (l *changeLog) add(index uint64, keys []string) {
 
 // reset forgets every change: readers before index must take the whole state (after a
 // restore from a snapshot).
-func (l *changeLog) reset(index uint64) {
+func (l *ChangeLog) Reset(index uint64) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.ents, l.head, l.floor = nil, 0, index
@@ -162,7 +162,7 @@ func (l *changeLog) reset(index uint64) {
 
 // since returns the keys changed after from and up to upTo, without repeats; ok is false
 // when the log does not reach back to from.
-func (l *changeLog) since(from, upTo uint64) (map[string]bool, bool) {
+func (l *ChangeLog) Since(from, upTo uint64) (map[string]bool, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if from < l.floor {
@@ -178,10 +178,10 @@ func (l *changeLog) since(from, upTo uint64) (map[string]bool, bool) {
 }
 
 // changes returns what changed after from and up to upTo.
-func (l *changeLog) changes(from, upTo uint64) Changes {
-	keys, ok := l.since(from, upTo)
+func (l *ChangeLog) Changes(from, upTo uint64) Changes {
+	keys, ok := l.Since(from, upTo)
 	if !ok {
 		return Changes{Full: true}
 	}
-	return changesOf(keys)
+	return ChangesOf(keys)
 }

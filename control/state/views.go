@@ -1,4 +1,4 @@
-package control
+package state
 
 import (
 	"time"
@@ -176,7 +176,7 @@ type OverrideRequest struct {
 
 // textProblems lists the fields of the request that hold characters free text may not
 // (safetext.Check): control characters, line separators, bidirectional overrides.
-func (req *OverrideRequest) textProblems() config.Errors {
+func (req *OverrideRequest) TextProblems() config.Errors {
 	var es config.Errors
 	for _, f := range []struct{ path, text string }{{"kind", req.Kind}, {"check", req.Check}, {"zone", req.Zone},
 		{"name", req.Name}, {"type", req.Type}, {"value", req.Value}, {"reason", req.Reason}, {"for", req.For}} {

@@ -1,4 +1,4 @@
-package control
+package state
 
 import (
 	"fmt"
@@ -39,7 +39,7 @@ func (e *edit) validateServed(es config.Errors, whole map[string]bool) config.Er
 		}
 		// A zone put or deleted changes what its parent may hold at and below its apex.
 		for n := parentOf(apex); n != "."; n = parentOf(n) {
-			if _, ok := e.s.zones.Get(n); ok {
+			if _, ok := e.Next.zones.Get(n); ok {
 				if _, seen := scan[n]; !seen {
 					scan[n] = false
 				}
@@ -49,7 +49,7 @@ func (e *edit) validateServed(es config.Errors, whole map[string]bool) config.Er
 	}
 	for _, apex := range slices.Sorted(maps.Keys(scan)) {
 		for _, p := range e.servedNew(apex, scan[apex]) {
-			rs, _ := e.s.sets.Get(p.key)
+			rs, _ := e.Next.sets.Get(p.key)
 			prefix := e.prefix("record_sets", rs.Name+" "+string(rs.Type))
 			if prefix == "" && !e.sets[p.key] {
 				// A problem of a record set other than the one written: name it.
@@ -69,7 +69,7 @@ func (e *edit) servedNew(apex string, own bool) []servedProblem {
 		before[p.key+"\x00"+p.fe.Error()] = true
 	}
 	var out []servedProblem
-	for _, p := range servedProblems(e.s, apex, own) {
+	for _, p := range servedProblems(e.Next, apex, own) {
 		if !before[p.key+"\x00"+p.fe.Error()] {
 			out = append(out, p)
 		}
@@ -86,7 +86,7 @@ func (e *edit) servedMatters(apex, owner string, typ config.RecordType) bool {
 		return true
 	}
 	k := setKey(apex, owner, typ)
-	for _, s := range []*State{e.base, e.s} {
+	for _, s := range []*State{e.base, e.Next} {
 		if rs, ok := s.sets.Get(k); ok && rs.Alias != "" {
 			return true
 		}
@@ -95,13 +95,13 @@ func (e *edit) servedMatters(apex, owner string, typ config.RecordType) bool {
 		}
 	}
 	for n := owner; n != apex && strings.HasSuffix(n, "."+apex); n = parentOf(n) {
-		if _, hosted := e.s.zones.Get(n); hosted {
+		if _, hosted := e.Next.zones.Get(n); hosted {
 			return true
 		}
 		if n == owner {
 			continue
 		}
-		if _, cut := e.s.sets.Get(setKey(apex, n, config.TypeNS)); cut {
+		if _, cut := e.Next.sets.Get(setKey(apex, n, config.TypeNS)); cut {
 			return true
 		}
 		if _, cut := e.base.sets.Get(setKey(apex, n, config.TypeNS)); cut {
@@ -152,11 +152,11 @@ func (e *edit) indexServed(apex, owner string, rs *config.RecordSet, delta int) 
 		keys = append(keys, servedKey(apex, servedWild, owner))
 	}
 	for _, k := range keys {
-		n, _ := e.s.served.Get(k)
+		n, _ := e.Next.served.Get(k)
 		if n += delta; n <= 0 {
-			e.s.served, _ = e.s.served.Delete(e.tok, k)
+			e.Next.served, _ = e.Next.served.Delete(e.tok, k)
 		} else {
-			e.s.served = e.s.served.Set(e.tok, k, n)
+			e.Next.served = e.Next.served.Set(e.tok, k, n)
 		}
 	}
 }

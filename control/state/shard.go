@@ -1,4 +1,4 @@
-package control
+package state
 
 import (
 	"fmt"
@@ -27,22 +27,22 @@ type AllocatorFactory func(config.NameServerSettings) (Allocator, error)
 // shardKeeper holds the allocator of the state machine and keeps it, and the shards the
 // state stores, in step with each edit. It is used only from raft's apply goroutine (Apply
 // and Restore).
-type shardKeeper struct {
-	factory  AllocatorFactory
+type ShardKeeper struct {
+	Factory  AllocatorFactory
 	alloc    Allocator
 	settings config.NameServerSettings
 }
 
 // stateful reports whether zones of a state with these settings get stored shards.
-func (k *shardKeeper) stateful(ns config.NameServerSettings) bool {
-	return k.factory != nil && ns.Mode == "stateful"
+func (k *ShardKeeper) stateful(ns config.NameServerSettings) bool {
+	return k.Factory != nil && ns.Mode == "stateful"
 }
 
 // update gives the zones the edit added a shard and releases those of the zones it removed;
 // a change of name-server settings allocates every zone's shard again. On error the
 // allocator and the edit's shards are as they were.
-func (k *shardKeeper) update(e *edit) error {
-	ns := e.s.settings.NameServers
+func (k *ShardKeeper) Update(e *edit) error {
+	ns := e.Next.settings.NameServers
 	if k.alloc == nil || ns != k.settings {
 		return k.rebuild(e)
 	}
@@ -59,8 +59,8 @@ func (k *shardKeeper) update(e *edit) error {
 		}
 	}
 	for _, apex := range slices.Sorted(maps.Keys(e.zones)) {
-		_, exists := e.s.zones.Get(apex)
-		_, has := e.s.shards.Get(apex)
+		_, exists := e.Next.zones.Get(apex)
+		_, has := e.Next.shards.Get(apex)
 		switch {
 		case exists && !has:
 			servers, err := k.alloc.Allocate(apex)
@@ -81,16 +81,16 @@ func (k *shardKeeper) update(e *edit) error {
 
 // rebuild makes a new allocator for the edit's settings and allocates every zone's shard in
 // order of apex.
-func (k *shardKeeper) rebuild(e *edit) error {
-	ns := e.s.settings.NameServers
+func (k *ShardKeeper) rebuild(e *edit) error {
+	ns := e.Next.settings.NameServers
 	want := map[string][]int{}
 	var a Allocator
-	if k.stateful(ns) && e.s.zones.Len() > 0 {
+	if k.stateful(ns) && e.Next.zones.Len() > 0 {
 		var err error
-		if a, err = k.factory(ns); err != nil {
+		if a, err = k.Factory(ns); err != nil {
 			return fmt.Errorf("control: name-server allocator: %w", err)
 		}
-		for apex := range e.s.zones.All("") {
+		for apex := range e.Next.zones.All("") {
 			servers, err := a.Allocate(apex)
 			if err != nil {
 				return fmt.Errorf("control: name-server shard of zone %q: %w", apex, err)
@@ -99,7 +99,7 @@ func (k *shardKeeper) rebuild(e *edit) error {
 		}
 	}
 	var gone []string
-	for apex := range e.s.shards.All("") {
+	for apex := range e.Next.shards.All("") {
 		if _, ok := want[apex]; !ok {
 			gone = append(gone, apex)
 		}
@@ -117,12 +117,12 @@ func (k *shardKeeper) rebuild(e *edit) error {
 }
 
 // restore rebuilds the allocator from a restored state's shards.
-func (k *shardKeeper) restore(s *State) error {
+func (k *ShardKeeper) Restore(s *State) error {
 	k.alloc, k.settings = nil, s.settings.NameServers
 	if !k.stateful(s.settings.NameServers) || s.shards.Len() == 0 {
 		return nil
 	}
-	a, err := k.factory(s.settings.NameServers)
+	a, err := k.Factory(s.settings.NameServers)
 	if err != nil {
 		return fmt.Errorf("control: name-server allocator: %w", err)
 	}

@@ -1,4 +1,4 @@
-package control
+package state
 
 import (
 	"fmt"
@@ -33,17 +33,17 @@ func TestCheckShapesShared(t *testing.T) {
 	}
 
 	// One write at a time, each in its own edit: the table still shares.
-	e := s.edit(1)
+	e := s.Edit(1)
 	c := doc.Checks[3]
 	c.ID = "new-1"
-	e.putCheck(&c)
-	s = e.s
-	e = s.edit(2)
+	e.PutCheck(&c)
+	s = e.Next
+	e = s.Edit(2)
 	c.Interval = config.Duration(7e9)
 	c.ID = doc.Checks[4].ID // replaced by another shape
-	e.putCheck(&c)
+	e.PutCheck(&c)
 	e.deleteCheck(doc.Checks[9].ID)
-	s = e.s
+	s = e.Next
 	if got := shapeCounts(s); !reflect.DeepEqual(got, []int{1, 49}) {
 		t.Fatalf("after the writes, shapes counted %v, want [1 49]", got)
 	}
@@ -51,12 +51,12 @@ func TestCheckShapesShared(t *testing.T) {
 	if n.shape != a.shape {
 		t.Fatal("a check written alone does not share its shape with the state's")
 	}
-	e = s.edit(3)
+	e = s.Edit(3)
 	for id := range s.checks.All("") {
 		e.deleteCheck(id)
 	}
-	if e.s.shapes.Len() != 0 {
-		t.Fatalf("no check left, %d shapes", e.s.shapes.Len())
+	if e.Next.shapes.Len() != 0 {
+		t.Fatalf("no check left, %d shapes", e.Next.shapes.Len())
 	}
 }
 

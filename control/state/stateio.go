@@ -1,4 +1,4 @@
-package control
+package state
 
 import (
 	"bufio"
@@ -30,7 +30,7 @@ import (
 // WriteJSON writes s as JSON to w.
 func (s *State) WriteJSON(w io.Writer) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
-	if err := s.writeJSON(bw); err != nil {
+	if err := s.StreamJSON(bw); err != nil {
 		return fmt.Errorf("control: write state: %w", err)
 	}
 	if err := bw.Flush(); err != nil {
@@ -43,16 +43,16 @@ func (s *State) WriteJSON(w io.Writer) error {
 // reads it): {"full":true,"state":…}.
 func (s *State) WriteFull(w *bufio.Writer) error {
 	w.WriteString(`{"full":true,"state":`)
-	if err := s.writeJSON(w); err != nil {
+	if err := s.StreamJSON(w); err != nil {
 		return err
 	}
 	_, err := w.WriteString("}")
 	return err
 }
 
-func (s *State) writeJSON(w *bufio.Writer) error {
+func (s *State) StreamJSON(w *bufio.Writer) error {
 	fmt.Fprintf(w, `{"index":%d,"document":`, s.Index)
-	if err := s.writeDocument(w); err != nil {
+	if err := s.StreamDocument(w); err != nil {
 		return err
 	}
 	w.WriteString(`,"shards":{`)
@@ -88,7 +88,7 @@ func (s *State) writeJSON(w *bufio.Writer) error {
 }
 
 // writeDocument writes the configuration as one document.
-func (s *State) writeDocument(w *bufio.Writer) error {
+func (s *State) StreamDocument(w *bufio.Writer) error {
 	head, err := json.Marshal(s.settings) // checks and zones are null: replaced below
 	if err != nil {
 		return err
@@ -243,7 +243,7 @@ func (r *stateReader) array(item func() error) error {
 }
 
 func (r *stateReader) read() (*State, error) {
-	r.e = emptyState().edit(0)
+	r.e = Empty().Edit(0)
 	settings := config.DefaultDocument()
 	var index uint64
 	err := r.object(func(key string) error {
@@ -268,14 +268,14 @@ func (r *stateReader) read() (*State, error) {
 		case "tsig_keys":
 			return r.readTSIG()
 		case "voters":
-			return r.dec.Decode(&r.e.s.Voters)
+			return r.dec.Decode(&r.e.Next.Voters)
 		case "ops":
 			var raw json.RawMessage
 			if err := r.dec.Decode(&raw); err != nil {
 				return err
 			}
 			o, err := readOps(raw)
-			r.e.s.ops = o
+			r.e.Next.ops = o
 			return err
 		}
 		var skip json.RawMessage
@@ -284,9 +284,9 @@ func (r *stateReader) read() (*State, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.e.setSettings(&settings)
-	r.e.s.Index = index
-	return r.e.s, nil
+	r.e.SetSettings(&settings)
+	r.e.Next.Index = index
+	return r.e.Next, nil
 }
 
 // document reads a document: its settings into settings, its checks and zones into the state.
@@ -302,13 +302,13 @@ func (r *stateReader) document(settings *config.Document) error {
 		case "notifications":
 			return r.dec.Decode(&settings.Notifications)
 		case "checks":
-			r.e.setSettings(settings) // first, so that checks share the document's regions
+			r.e.SetSettings(settings) // first, so that checks share the document's regions
 			return r.array(func() error {
 				c := &config.Check{}
 				if err := r.dec.Decode(c); err != nil {
 					return err
 				}
-				r.e.putCheck(c)
+				r.e.PutCheck(c)
 				return nil
 			})
 		case "zones":
@@ -386,7 +386,7 @@ func (s *State) UnmarshalJSON(data []byte) error {
 
 // readChanges reads the answer of a read of /v1/changes (or, legacy, of /v1/state): a delta,
 // or a whole state read one item at a time.
-func readChanges(dec *json.Decoder, legacy bool) (*State, *Delta, error) {
+func ReadChanges(dec *json.Decoder, legacy bool) (*State, *Delta, error) {
 	r := stateReader{dec: dec}
 	var s *State
 	var d *Delta
