@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/vigil-dns/vigil/checker"
-	"github.com/vigil-dns/vigil/control"
 	"github.com/vigil-dns/vigil/control/state"
 	"github.com/vigil-dns/vigil/gossip"
 )
@@ -85,7 +84,7 @@ func TestVerdictsInstalledDespiteConfigChanges(t *testing.T) {
 			}
 			s := state.NewState(doc)
 			s.Index = i
-			n.setConfig(s, control.SourceControlPlane)
+			n.setConfig(s, state.SourceControlPlane)
 		}
 	})
 	wg.Go(func() {

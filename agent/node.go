@@ -23,7 +23,7 @@ import (
 )
 
 // SourceStatic: the configuration was given to the node (Config.Static).
-const SourceStatic control.Source = "static"
+const SourceStatic state.Source = "static"
 
 // Node is one running agent: its roles, its gossip membership, its configuration and its
 // HTTP listener. Create it with New (which binds every socket, so that addresses are known),
@@ -54,7 +54,7 @@ type Node struct {
 	// what changed in it that a location's verdict engine has not taken yet.
 	settings *config.Document
 	state    *state.State
-	source   control.Source
+	source   state.Source
 	engineCh engineChanges
 	// asg is the checker's assignment: the plan of every check's shards (a location's expected
 	// checkers, too), what the checker was given and what it hands off (assign.go).
@@ -86,7 +86,7 @@ func New(cfg Config) (*Node, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	n := &Node{cfg: cfg, log: cfg.Logger, memberCh: make(chan struct{}, 1), source: control.SourceNone,
+	n := &Node{cfg: cfg, log: cfg.Logger, memberCh: make(chan struct{}, 1), source: state.SourceNone,
 		asg: *checker.NewAssignment(cfg.Region, cfg.ID)}
 	if n.log == nil {
 		n.log = slog.Default()
@@ -406,7 +406,7 @@ func (n *Node) loop(ctx context.Context) error {
 // cost: the assignment plan is changed per changed check and the location's zones are
 // patched per changed zone; a change of settings, a new source or a configuration taken
 // whole rebuilds them.
-func (n *Node) setConfig(s *state.State, src control.Source) {
+func (n *Node) setConfig(s *state.State, src state.Source) {
 	n.mu.Lock()
 	if src == n.source && (s == n.state || (n.state != nil && n.state.Index == s.Index && s.Index != 0)) {
 		n.mu.Unlock()

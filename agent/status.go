@@ -7,7 +7,6 @@ import (
 
 	"github.com/vigil-dns/vigil/checker"
 	"github.com/vigil-dns/vigil/config"
-	"github.com/vigil-dns/vigil/control"
 	"github.com/vigil-dns/vigil/control/state"
 	"github.com/vigil-dns/vigil/gossip"
 	"github.com/vigil-dns/vigil/location"
@@ -79,7 +78,7 @@ func roleNames(r gossip.Roles) []string {
 	return []string{}
 }
 
-func (v statusNode) Config() control.WatcherStatus { return v.n.ConfigInfo().WatcherStatus }
+func (v statusNode) Config() state.WatcherStatus { return v.n.ConfigInfo().WatcherStatus }
 
 func (v statusNode) Readiness() status.Readiness { return v.n.Ready() }
 

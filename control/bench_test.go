@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/control/client"
 	"github.com/vigil-dns/vigil/control/state"
 )
 
@@ -144,17 +145,17 @@ func BenchmarkWriteLoad(b *testing.B) {
 func benchWriteLoad(b *testing.B, l *voter) {
 	for _, clients := range []int{1, 16} {
 		b.Run(fmt.Sprintf("clients=%d", clients), func(b *testing.B) {
-			var res WriteLoadResult
+			var res client.WriteLoadResult
 			for b.Loop() {
 				var err error
-				res, err = RunWriteLoad(b.Context(), WriteLoad{Servers: []string{l.url()}, Token: testToken, Clients: clients, Duration: 3 * time.Second, Prefix: fmt.Sprintf("b%d", clients)})
+				res, err = client.RunWriteLoad(b.Context(), client.WriteLoad{Servers: []string{l.url()}, Token: testToken, Clients: clients, Duration: 3 * time.Second, Prefix: fmt.Sprintf("b%d", clients)})
 				if err != nil || res.Errors > 0 {
 					b.Fatalf("%v %s", err, res.FirstError)
 				}
 			}
 			b.ReportMetric(res.PerSecond(), "writes/s")
-			b.ReportMetric(ms(res.P50), "p50_ms")
-			b.ReportMetric(ms(res.P99), "p99_ms")
+			b.ReportMetric(float64(res.P50.Microseconds())/1000, "p50_ms")
+			b.ReportMetric(float64(res.P99.Microseconds())/1000, "p99_ms")
 			b.ReportMetric(0, "ns/op")
 		})
 	}

@@ -1,12 +1,9 @@
 package control
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"slices"
@@ -16,21 +13,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/vigil-dns/vigil/control/client"
 	"github.com/vigil-dns/vigil/control/state"
-	"github.com/vigil-dns/vigil/control/wire"
-)
-
-// Source says where a Watcher's configuration came from (wire.Source).
-type Source = wire.Source
-
-// The sources of a Watcher's configuration.
-const (
-	// SourceNone: no configuration has ever been seen; the node serves nothing.
-	SourceNone = wire.SourceNone
-	// SourceDisk: the copy on local disk, because no voter has answered yet.
-	SourceDisk = wire.SourceDisk
-	// SourceControlPlane: a voter answered with it.
-	SourceControlPlane = wire.SourceControlPlane
 )
 
 // maxVoters bounds the voter URLs a Watcher keeps.
@@ -57,9 +41,6 @@ type WatcherConfig struct {
 	Registerer prometheus.Registerer
 }
 
-// WatcherStatus is what a data-plane node reports about its configuration (wire.WatcherStatus).
-type WatcherStatus = wire.WatcherStatus
-
 // Watcher follows the control plane for a data-plane node: blocking reads of what changed
 // (GET /v1/changes) from any reachable voter, applied to the configuration it holds; a copy
 // on local disk, kept by appending each change to a journal; and that copy at start when no
@@ -73,8 +54,8 @@ type Watcher struct {
 
 	mu      sync.Mutex
 	state   *state.State
-	source  Source
-	status  WatcherStatus
+	source  state.Source
+	status  state.WatcherStatus
 	voters  []string
 	changes *state.ChangeLog // what each change the Watcher took changed, for ChangesSince
 	changed chan struct{}
@@ -102,7 +83,7 @@ func NewWatcher(cfg WatcherConfig) (*Watcher, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	w := &Watcher{cfg: cfg, log: log, source: SourceNone, changes: state.NewChangeLog(0), changed: make(chan struct{}), fails: map[string]*failLog{}}
+	w := &Watcher{cfg: cfg, log: log, source: state.SourceNone, changes: state.NewChangeLog(0), changed: make(chan struct{}), fails: map[string]*failLog{}}
 	if cfg.Registerer != nil {
 		if err := w.registerMetrics(cfg.Registerer); err != nil {
 			return nil, err
@@ -117,7 +98,7 @@ func NewWatcher(cfg WatcherConfig) (*Watcher, error) {
 			w.status.LastError = err.Error()
 			w.disk = &diskCopy{path: cfg.CachePath}
 		case s != nil:
-			w.state, w.source, w.disk = s, SourceDisk, disk
+			w.state, w.source, w.disk = s, state.SourceDisk, disk
 			w.changes.Reset(s.Index)
 			w.setVoters(s.VoterURLs())
 			log.Info("control: starting from the configuration copy on disk", "index", s.Index, "path", cfg.CachePath)
@@ -148,9 +129,9 @@ func (w *Watcher) ChangesSince(index uint64) state.Changes {
 	return w.changes.Changes(index, s.Index)
 }
 
-// Current returns the configuration in use and its source; nil with SourceNone when the node
+// Current returns the configuration in use and its source; nil with state.SourceNone when the node
 // has never seen one and must serve nothing.
-func (w *Watcher) Current() (*state.State, Source) {
+func (w *Watcher) Current() (*state.State, state.Source) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.state, w.source
@@ -164,7 +145,7 @@ func (w *Watcher) Changed() <-chan struct{} {
 }
 
 // Status reports the source and index of the configuration in use.
-func (w *Watcher) Status() WatcherStatus {
+func (w *Watcher) Status() state.WatcherStatus {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	st := w.status
@@ -177,13 +158,13 @@ func (w *Watcher) Status() WatcherStatus {
 		failing = fmt.Sprintf("the voter at %s failed: %s (%s)", st.LastErrorVoter, st.LastErrorCause, failureHint(st.LastErrorCause))
 	}
 	switch {
-	case w.source == SourceNone && failing != "":
+	case w.source == state.SourceNone && failing != "":
 		st.Message = "no configuration yet, serving nothing: " + failing
-	case w.source == SourceNone:
+	case w.source == state.SourceNone:
 		st.Message = "no configuration yet: no voter has answered and there is no copy on disk; serving nothing"
-	case w.source == SourceDisk && failing != "":
+	case w.source == state.SourceDisk && failing != "":
 		st.Message = fmt.Sprintf("running from the copy on disk (index %d): %s", st.Index, failing)
-	case w.source == SourceDisk:
+	case w.source == state.SourceDisk:
 		st.Message = fmt.Sprintf("running from the copy on disk (index %d): no voter has answered yet", st.Index)
 	default:
 		st.Message = fmt.Sprintf("running from the control plane (index %d)", st.Index)
@@ -243,8 +224,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 }
 
 // poll makes one blocking read of what changed since the configuration in use, and takes the
-// answer: a delta, or the whole state. A voter without /v1/changes (an older version) is
-// read through /v1/state.
+// answer: a delta, or the whole state (client.Changes).
 func (w *Watcher) poll(ctx context.Context, voter string, block bool) error {
 	ctx, cancel := context.WithTimeout(ctx, w.cfg.Wait+10*time.Second)
 	defer cancel()
@@ -258,39 +238,19 @@ func (w *Watcher) poll(ctx context.Context, voter string, block bool) error {
 	if !block {
 		wait = 0
 	}
-	resp, err := w.get(ctx, fmt.Sprintf("%s/v1/changes?index=%d&wait=%s", voter, index, wait))
-	if err == nil && resp.StatusCode == http.StatusNotFound {
-		resp.Body.Close()
-		resp, err = w.get(ctx, fmt.Sprintf("%s/v1/state?index=%d&wait=%s", voter, index, wait))
-	}
+	c, err := client.New(client.Config{Voters: []string{voter}, Token: w.cfg.Token, HTTP: w.cfg.Client})
 	if err != nil {
 		return fmt.Errorf("control: watch %s: %w", voter, err)
 	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-		return fmt.Errorf("control: watch %s: %w", voter, &statusError{code: resp.StatusCode, text: resp.Status + ": " + strings.Join(strings.Fields(string(b)), " ")})
-	}
-	state, delta, err := state.ReadChanges(json.NewDecoder(bufio.NewReaderSize(resp.Body, 64<<10)), strings.Contains(resp.Request.URL.Path, "/v1/state"))
+	s, delta, err := c.Changes(ctx, index, wait)
 	if err != nil {
-		return fmt.Errorf("control: watch %s: undecodable answer: %w", voter, err)
+		return fmt.Errorf("control: watch %s: %w", voter, err)
 	}
 	if delta != nil {
 		return w.takeDelta(voter, delta)
 	}
-	w.take(voter, state)
+	w.take(voter, s)
 	return nil
-}
-
-func (w *Watcher) get(ctx context.Context, url string) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return nil, err
-	}
-	if w.cfg.Token != "" {
-		req.Header.Set("Authorization", "Bearer "+w.cfg.Token)
-	}
-	return w.cfg.Client.Do(req)
 }
 
 // takeDelta applies a delta from voter to the configuration in use, unless it is not newer.
@@ -302,7 +262,7 @@ func (w *Watcher) takeDelta(voter string, d *state.Delta) error {
 	case cur == nil:
 		w.touch(voter)
 		return nil
-	case d.Index == cur.Index && src != SourceControlPlane:
+	case d.Index == cur.Index && src != state.SourceControlPlane:
 		w.install(voter, cur) // the control plane has what the copy on disk has
 		return nil
 	case d.Index <= cur.Index:
@@ -337,7 +297,7 @@ func (w *Watcher) take(voter string, s *state.State) {
 		w.touch(voter) // the control plane has no configuration either
 		return
 	}
-	if cur != nil && s.Index == cur.Index && src == SourceControlPlane {
+	if cur != nil && s.Index == cur.Index && src == state.SourceControlPlane {
 		w.touch(voter)
 		return
 	}
@@ -353,7 +313,7 @@ func (w *Watcher) take(voter string, s *state.State) {
 // install makes s the configuration in use and wakes those waiting for a change.
 func (w *Watcher) install(voter string, s *state.State) {
 	w.mu.Lock()
-	w.state, w.source = s, SourceControlPlane
+	w.state, w.source = s, state.SourceControlPlane
 	w.setVoters(s.VoterURLs())
 	w.clearFailureLocked(voter)
 	close(w.changed)
@@ -388,7 +348,7 @@ func (w *Watcher) registerMetrics(reg prometheus.Registerer) error {
 			Help: "Reads of a voter that failed (unreachable, refused or undecodable).",
 		}, func() float64 { return float64(w.failures.Load()) }),
 	}
-	for _, src := range []Source{SourceNone, SourceDisk, SourceControlPlane} {
+	for _, src := range []state.Source{state.SourceNone, state.SourceDisk, state.SourceControlPlane} {
 		cs = append(cs, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name:        "vigil_config_watch_source",
 			Help:        "1 for where the configuration in use came from: none, disk or control-plane.",

@@ -37,7 +37,7 @@ func TestWatcherStaticStability(t *testing.T) {
 	// Never seen: no voter answers, no copy.
 	w0, stop0 := runWatcher(t, WatcherConfig{Voters: []string{"http://" + freeAddr(t)}, CachePath: cache, RetryMin: 10 * time.Millisecond, RetryMax: 50 * time.Millisecond})
 	time.Sleep(100 * time.Millisecond)
-	if s, src := w0.Current(); s != nil || src != SourceNone || w0.Status().Source != SourceNone || w0.Status().LastError == "" {
+	if s, src := w0.Current(); s != nil || src != state.SourceNone || w0.Status().Source != state.SourceNone || w0.Status().LastError == "" {
 		t.Fatalf("never-seen watcher: %v %+v", src, w0.Status())
 	}
 	stop0()
@@ -49,7 +49,7 @@ func TestWatcherStaticStability(t *testing.T) {
 	w, stop := runWatcher(t, WatcherConfig{Voters: []string{c.voters[1].url()}, CachePath: cache, Wait: 2 * time.Second, RetryMin: 10 * time.Millisecond, RetryMax: 100 * time.Millisecond})
 	waitFor(t, 5*time.Second, "the watcher to follow the control plane", func() bool {
 		s, src := w.Current()
-		return src == SourceControlPlane && s != nil && s.Index >= idx
+		return src == state.SourceControlPlane && s != nil && s.Index >= idx
 	})
 	next := mustWrite(t, "POST", c.voters[0].url()+"/v1/checks", "application/json", checkJSON("web-7", 8087))
 	// The voter it reads from goes away; it carries on with another.
@@ -68,7 +68,7 @@ func TestWatcherStaticStability(t *testing.T) {
 		c.stop(i)
 	}
 	time.Sleep(200 * time.Millisecond)
-	if s, src := w.Current(); src != SourceControlPlane || s.Index < next {
+	if s, src := w.Current(); src != state.SourceControlPlane || s.Index < next {
 		t.Fatalf("after the control plane went down: %v %d", src, s.Index)
 	}
 	stop()
@@ -79,7 +79,7 @@ func TestWatcherStaticStability(t *testing.T) {
 	w2, _ := runWatcher(t, WatcherConfig{Voters: []string{c.voters[0].url()}, CachePath: cache, RetryMin: 10 * time.Millisecond, RetryMax: 50 * time.Millisecond, Registerer: reg})
 	time.Sleep(100 * time.Millisecond)
 	s, src := w2.Current()
-	if src != SourceDisk || s == nil || s.Index < next {
+	if src != state.SourceDisk || s == nil || s.Index < next {
 		t.Fatalf("restart without a control plane: %v %+v", src, w2.Status())
 	}
 	if _, ok := s.Check("web-7"); !ok || w2.Status().Index != s.Index {
@@ -128,7 +128,7 @@ func TestWatcherNeverGoesBack(t *testing.T) {
 	}
 	w, _ := runWatcher(t, WatcherConfig{Voters: []string{c.voters[0].url()}, CachePath: cache, Wait: 300 * time.Millisecond})
 	waitFor(t, 5*time.Second, "the watcher to hear the voter", func() bool { return !w.Status().LastContact.IsZero() })
-	if s, src := w.Current(); s.Index != 50 || src != SourceDisk {
+	if s, src := w.Current(); s.Index != 50 || src != state.SourceDisk {
 		t.Fatalf("went back to index %d (%v)", s.Index, src)
 	}
 }
@@ -143,7 +143,7 @@ func TestCorruptCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s, src := w.Current(); s != nil || src != SourceNone || w.Status().LastError == "" {
+	if s, src := w.Current(); s != nil || src != state.SourceNone || w.Status().LastError == "" {
 		t.Fatalf("corrupt copy: %v %+v", src, w.Status())
 	}
 }

@@ -11,24 +11,18 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/vigil-dns/vigil/control/client"
 )
 
 // watchLogEvery bounds how often the same failure of the same voter is logged again.
 const watchLogEvery = time.Minute
 
-// statusError is a voter's answer other than 200 OK.
-type statusError struct {
-	code int
-	text string // the status line and the start of the body
-}
-
-func (e *statusError) Error() string { return e.text }
-
 // failureCause names why a read of a voter failed, in the words an operator searches for:
 // the HTTP status ("401 Unauthorized"), "connection refused", "TLS", "timeout", "DNS lookup"
 // or "unreachable".
 func failureCause(err error) string {
-	var se *statusError
+	var se *client.Error
 	var dns *net.DNSError
 	var ne net.Error
 	var certErr *tls.CertificateVerificationError
@@ -38,7 +32,7 @@ func failureCause(err error) string {
 	var alert tls.AlertError
 	switch {
 	case errors.As(err, &se):
-		return fmt.Sprintf("%d %s", se.code, http.StatusText(se.code))
+		return fmt.Sprintf("%d %s", se.StatusCode, http.StatusText(se.StatusCode))
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return "connection refused"
 	case errors.As(err, &certErr), errors.As(err, &unknownCA), errors.As(err, &hostErr),

@@ -5,7 +5,7 @@ import (
 
 	"github.com/vigil-dns/vigil/checker"
 	"github.com/vigil-dns/vigil/config"
-	"github.com/vigil-dns/vigil/control/wire"
+	"github.com/vigil-dns/vigil/control/state"
 	"github.com/vigil-dns/vigil/location"
 	"github.com/vigil-dns/vigil/location/routing"
 	"github.com/vigil-dns/vigil/quorum"
@@ -71,7 +71,7 @@ type NodeView interface {
 	Members() []Member
 	// Config says which configuration the node uses and where it came from
 	// (control.Watcher.Status).
-	Config() wire.WatcherStatus
+	Config() state.WatcherStatus
 	// Readiness says whether the node is ready to serve.
 	Readiness() Readiness
 }

@@ -128,6 +128,27 @@ func (c *Client) send(ctx context.Context, r request) ([]byte, error) {
 
 // sendTo makes r of the voter at base.
 func (c *Client) sendTo(ctx context.Context, base string, r request) ([]byte, error) {
+	resp, err := c.open(ctx, base, r)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(io.LimitReader(resp.Body, c.maxAnswer+1))
+	if err != nil {
+		return nil, &noAnswerError{method: r.method, url: base + r.path, err: err}
+	}
+	if int64(len(out)) > c.maxAnswer {
+		return nil, fmt.Errorf("control client: %s %s: the answer is larger than %d bytes", r.method, base+r.path, c.maxAnswer)
+	}
+	if resp.StatusCode/100 != 2 {
+		return nil, newError(r.method, base+r.path, resp.StatusCode, out)
+	}
+	return out, nil
+}
+
+// open makes r of the voter at base and returns the answer, whatever its status, for the
+// caller to read and close.
+func (c *Client) open(ctx context.Context, base string, r request) (*http.Response, error) {
 	u := base + r.path
 	if len(r.query) > 0 {
 		u += "?" + r.query.Encode()
@@ -161,18 +182,7 @@ func (c *Client) sendTo(ctx context.Context, base string, r request) ([]byte, er
 		}
 		return nil, &noAnswerError{method: r.method, url: base + r.path, err: err}
 	}
-	defer resp.Body.Close()
-	out, err := io.ReadAll(io.LimitReader(resp.Body, c.maxAnswer+1))
-	if err != nil {
-		return nil, &noAnswerError{method: r.method, url: base + r.path, err: err}
-	}
-	if int64(len(out)) > c.maxAnswer {
-		return nil, fmt.Errorf("control client: %s %s: the answer is larger than %d bytes", r.method, base+r.path, c.maxAnswer)
-	}
-	if resp.StatusCode/100 != 2 {
-		return nil, newError(r.method, base+r.path, resp.StatusCode, out)
-	}
-	return out, nil
+	return resp, nil
 }
 
 // write makes a write and decodes its answer.

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/vigil-dns/vigil/config"
-	"github.com/vigil-dns/vigil/control/wire"
 )
 
 // Maintenance overrides: a check forced healthy or unhealthy, or a record drained (served
@@ -24,16 +23,6 @@ const (
 	OpClearOverride Op = "clear_override"
 )
 
-// The kinds of override (wire's).
-const (
-	// OverrideHealthy serves a check as healthy whatever its verdict.
-	OverrideHealthy = wire.OverrideHealthy
-	// OverrideUnhealthy serves a check as unhealthy whatever its verdict.
-	OverrideUnhealthy = wire.OverrideUnhealthy
-	// OverrideDrain treats one record as unhealthy: it is answered only in last resort.
-	OverrideDrain = wire.OverrideDrain
-)
-
 // Bounds of overrides.
 const (
 	// MaxOverrides bounds the overrides in place.
@@ -42,9 +31,6 @@ const (
 	MaxOverrideFor = 30 * 24 * time.Hour
 	maxReason      = 512
 )
-
-// Override is one maintenance override (wire.Override, with its Active, Target and String).
-type Override = wire.Override
 
 // OverrideID returns the ID of the override of a check (zone empty) or of a record.
 func OverrideID(check, zone, name string, typ config.RecordType, value string) string {

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/vigil-dns/vigil/config"
-	"github.com/vigil-dns/vigil/control/wire"
 	"github.com/vigil-dns/vigil/dnssec"
 	"github.com/vigil-dns/vigil/internal/ptree"
 )
@@ -237,14 +236,6 @@ func (s *State) VoterURLs() []string {
 	slices.Sort(out)
 	return slices.Compact(out)
 }
-
-// CanonicalZone returns a zone name as the control plane compares it: lower case, with the
-// final dot (wire.CanonicalZone).
-func CanonicalZone(name string) string { return wire.CanonicalZone(name) }
-
-// CanonicalOwner returns the absolute lower-case owner name of a record set in zone
-// (wire.CanonicalOwner).
-func CanonicalOwner(zone, name string) string { return wire.CanonicalOwner(zone, name) }
 
 // WithShards returns a copy of s that stores these name-server shards, by zone, in place of
 // its own: for a state made outside the control plane (a tool, a test) in stateful mode.

@@ -5,7 +5,7 @@ import (
 
 	"github.com/vigil-dns/vigil/checker"
 	"github.com/vigil-dns/vigil/config"
-	"github.com/vigil-dns/vigil/control/wire"
+	"github.com/vigil-dns/vigil/control/state"
 	"github.com/vigil-dns/vigil/location"
 	"github.com/vigil-dns/vigil/location/routing"
 	"github.com/vigil-dns/vigil/quorum"
@@ -297,7 +297,7 @@ type Timings struct {
 type NodeInfo struct {
 	Identity
 	// Config is the configuration in use: its index and source (control plane or disk copy).
-	Config wire.WatcherStatus `json:"config"`
+	Config state.WatcherStatus `json:"config"`
 	// Readiness says whether the node is ready, and what it lacks.
 	Readiness Readiness `json:"readiness"`
 }

@@ -1,9 +1,8 @@
-// Package wire holds the control plane's values that data-plane nodes and their readers share.
-// They say where a node's configuration came from (WatcherStatus) and which maintenance
-// overrides a location applies (Override). It imports no raft, storage or HTTP: the status API
-// shows these values without depending on the control plane's runtime. Package control names
-// each of them as its own (control.Override is wire.Override).
-package wire
+package state
+
+// The values that data-plane nodes and the readers of their status share with the control
+// plane: where a node's configuration came from (WatcherStatus) and which maintenance
+// overrides a location applies (Override), with the canonical forms of zone and owner names.
 
 import (
 	"fmt"
@@ -60,7 +59,7 @@ const (
 
 // Override is one maintenance override.
 type Override struct {
-	// ID names the override: a hash of its target (control.OverrideID), the same for every
+	// ID names the override: a hash of its target (OverrideID), the same for every
 	// override of that target.
 	ID string `json:"id"`
 	// Kind is healthy or unhealthy (a check), or drain (a record).

@@ -1,21 +1,18 @@
-package control
+package client
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 )
 
-// WriteLoad describes a load of writes on the control plane's API: Clients clients, each
-// writing one item per request and waiting for the answer before the next, for Duration
-// or until Writes writes are answered in all.
+// WriteLoad describes a load of writes on the control plane's API: Clients clients (each a
+// Client of one voter), each writing one item per request and waiting for the answer before
+// the next, for Duration or until Writes writes are answered in all.
 type WriteLoad struct {
 	// Servers are base URLs of voters; client i writes to Servers[i % len(Servers)].
 	Servers []string
@@ -113,7 +110,7 @@ func RunWriteLoad(ctx context.Context, l WriteLoad) (WriteLoadResult, error) {
 // withDefaults returns l with the defaults of its unset fields, or why it cannot run.
 func (l WriteLoad) withDefaults() (WriteLoad, error) {
 	if len(l.Servers) == 0 {
-		return l, errors.New("control: a write load needs a server")
+		return l, errors.New("control client: a write load needs a server")
 	}
 	l.Clients = max(l.Clients, 1)
 	if l.Duration <= 0 {
@@ -123,10 +120,10 @@ func (l WriteLoad) withDefaults() (WriteLoad, error) {
 		l.Kind = "check"
 	}
 	if l.Kind != "check" && l.Kind != "record_set" {
-		return l, fmt.Errorf("control: write load kind %q: want check or record_set", l.Kind)
+		return l, fmt.Errorf("control client: write load kind %q: want check or record_set", l.Kind)
 	}
 	if l.Kind == "record_set" && l.Zone == "" {
-		return l, errors.New("control: record-set writes need a zone")
+		return l, errors.New("control client: record-set writes need a zone")
 	}
 	if l.Prefix == "" {
 		l.Prefix = "load"
@@ -150,12 +147,21 @@ type loadTally struct {
 // runClient is client c of the load: it writes one item at a time while ctx lasts and take
 // grants another, and adds its counts and latencies to t.
 func (l *WriteLoad) runClient(ctx context.Context, c int, take func() bool, t *loadTally) {
-	server := strings.TrimRight(l.Servers[c%len(l.Servers)], "/")
+	cl, err := New(Config{Voters: []string{l.Servers[c%len(l.Servers)]}, Token: l.Token, HTTP: l.Client})
+	if err != nil {
+		t.mu.Lock()
+		t.res.Errors++
+		if t.res.FirstError == "" {
+			t.res.FirstError = err.Error()
+		}
+		t.mu.Unlock()
+		return
+	}
 	var mine []time.Duration
 	for i := 0; ctx.Err() == nil && take(); i++ {
-		url, body := l.request(server, c, i)
+		r := l.request(c, i)
 		t0 := time.Now()
-		err := l.put(ctx, url, body)
+		_, err := cl.send(ctx, r)
 		d := time.Since(t0)
 		if ctx.Err() != nil && err != nil {
 			break // the run ended during this write: neither counted
@@ -179,38 +185,16 @@ func (l *WriteLoad) runClient(ctx context.Context, c int, take func() bool, t *l
 	t.mu.Unlock()
 }
 
-// request returns the URL and body of client c's write number i.
-func (l *WriteLoad) request(server string, c, i int) (string, string) {
+// request returns client c's write number i.
+func (l *WriteLoad) request(c, i int) request {
 	n := i % l.Spread
 	port := 1 + (c*l.Spread+i)%60000
 	if l.Kind == "record_set" {
 		name := fmt.Sprintf("%s-%d-%d", l.Prefix, c, n)
-		return fmt.Sprintf("%s/v1/zones/%s/record_sets/%s/A", server, l.Zone, name),
-			fmt.Sprintf(`{"records": [{"value": "192.0.2.%d"}]}`, 1+i%250)
+		return request{method: http.MethodPut, path: "/v1/zones/" + seg(l.Zone) + "/record_sets/" + seg(name) + "/A",
+			body: fmt.Appendf(nil, `{"records": [{"value": "192.0.2.%d"}]}`, 1+i%250)}
 	}
 	id := fmt.Sprintf("%s-%d-%d", l.Prefix, c, n)
-	return fmt.Sprintf("%s/v1/checks/%s", server, id),
-		fmt.Sprintf(`{"protocol": "tcp", "target": {"host": "127.0.0.1", "port": %d}}`, port)
-}
-
-// put sends one write and reads its answer.
-func (l *WriteLoad) put(ctx context.Context, url, body string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPut, url, strings.NewReader(body))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	if l.Token != "" {
-		req.Header.Set("Authorization", "Bearer "+l.Token)
-	}
-	resp, err := l.Client.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	out, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("%s: %s", resp.Status, bytes.TrimSpace(out))
-	}
-	return nil
+	return request{method: http.MethodPut, path: "/v1/checks/" + seg(id),
+		body: fmt.Appendf(nil, `{"protocol": "tcp", "target": {"host": "127.0.0.1", "port": %d}}`, port)}
 }
