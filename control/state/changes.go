@@ -46,8 +46,8 @@ const (
 	kindShard   = 'h'
 )
 
-// keys returns the change keys of an edit, sorted.
-func (e *edit) Keys() []string {
+// Keys returns the change keys of an edit, sorted.
+func (e *Edit) Keys() []string {
 	out := make([]string, 0, e.size())
 	if e.settings {
 		out = append(out, keySettings)
@@ -74,7 +74,7 @@ func (e *edit) Keys() []string {
 	return out
 }
 
-// changesOf groups change keys into Changes.
+// ChangesOf groups change keys into Changes.
 func ChangesOf(keys map[string]bool) Changes {
 	var c Changes
 	zones := map[string]bool{}
@@ -105,7 +105,7 @@ func ChangesOf(keys map[string]bool) Changes {
 // defaultLogSize is how many changed items a change log holds.
 const defaultLogSize = 1 << 16
 
-// changeLog is a bounded record of which items changed at which index: a reader at index N
+// ChangeLog is a bounded record of which items changed at which index: a reader at index N
 // asks for the changes after N, and gets them while the log reaches back that far. It is
 // safe for concurrent use.
 type ChangeLog struct {
@@ -130,7 +130,7 @@ func NewChangeLog(max int) *ChangeLog {
 	return &ChangeLog{max: max}
 }
 
-// add records the keys changed at index. A change larger than the log is not recorded
+// Add records the keys changed at index. A change larger than the log is not recorded
 // item by item: readers before it must take the whole state.
 func (l *ChangeLog) Add(index uint64, keys []string) {
 	l.mu.Lock()
@@ -152,7 +152,7 @@ func (l *ChangeLog) Add(index uint64, keys []string) {
 	}
 }
 
-// reset forgets every change: readers before index must take the whole state (after a
+// Reset forgets every change: readers before index must take the whole state (after a
 // restore from a snapshot).
 func (l *ChangeLog) Reset(index uint64) {
 	l.mu.Lock()
@@ -160,7 +160,7 @@ func (l *ChangeLog) Reset(index uint64) {
 	l.ents, l.head, l.floor = nil, 0, index
 }
 
-// since returns the keys changed after from and up to upTo, without repeats; ok is false
+// Since returns the keys changed after from and up to upTo, without repeats; ok is false
 // when the log does not reach back to from.
 func (l *ChangeLog) Since(from, upTo uint64) (map[string]bool, bool) {
 	l.mu.Lock()
@@ -177,7 +177,7 @@ func (l *ChangeLog) Since(from, upTo uint64) (map[string]bool, bool) {
 	return out, true
 }
 
-// changes returns what changed after from and up to upTo.
+// Changes returns what changed after from and up to upTo.
 func (l *ChangeLog) Changes(from, upTo uint64) Changes {
 	keys, ok := l.Since(from, upTo)
 	if !ok {

@@ -96,11 +96,11 @@ func (e *ValidationError) Error() string {
 	return "control: the resulting configuration is invalid, nothing was applied:\n" + e.Errors.Error()
 }
 
-// applyCommand returns the edit that c makes of s at index: its state and what it changed.
+// ApplyCommand returns the edit that c makes of s at index: its state and what it changed.
 // It is a pure function: s is not changed, and the same inputs give the same result on every
 // voter. It costs what the command changes (a whole document is validated whole). The
 // name-server shards are not touched: the state machine reconciles them with its allocator.
-func ApplyCommand(s *State, c *Command, index uint64) (*edit, error) {
+func ApplyCommand(s *State, c *Command, index uint64) (*Edit, error) {
 	if c.Audit != nil {
 		return audited(s, c, index)
 	}
@@ -153,7 +153,7 @@ func ApplyCommand(s *State, c *Command, index uint64) (*edit, error) {
 }
 
 // applyItem applies a command that changes one check, zone or record set.
-func (e *edit) applyItem(c *Command) error {
+func (e *Edit) applyItem(c *Command) error {
 	switch c.Op {
 	case OpPutZoneKeys:
 		return e.putZoneKeys(c)
@@ -216,7 +216,7 @@ func (e *edit) applyItem(c *Command) error {
 // applyDocument makes the state hold d, a valid document, and nothing else: every check,
 // zone and record set that differs is put, every one that d lacks is deleted, and the others
 // are left as they were (their serials too).
-func (e *edit) applyDocument(d *config.Document) {
+func (e *Edit) applyDocument(d *config.Document) {
 	e.prefixed = true
 	e.SetSettings(d)
 	keep := make(map[string]bool, len(d.Checks))
@@ -256,7 +256,7 @@ func (e *edit) applyDocument(d *config.Document) {
 }
 
 // syncZone makes the zone apex equal to z, changing only what differs.
-func (e *edit) syncZone(apex string, z *config.Zone) {
+func (e *Edit) syncZone(apex string, z *config.Zone) {
 	head := *z
 	head.RecordSets = nil
 	if old, ok := e.Next.zones.Get(apex); ok {
@@ -289,7 +289,7 @@ func (e *edit) syncZone(apex string, z *config.Zone) {
 	}
 }
 
-// isEmpty reports whether every field of c is at its zero value.
+// IsEmpty reports whether every field of c is at its zero value.
 func (c *Command) IsEmpty() bool {
 	return c.Op == "" && !c.Create && c.Check == nil && c.Zone == nil && c.RecordSet == nil &&
 		c.Document == nil && c.Voter == nil && c.ID == "" && c.ZoneName == "" && c.Name == "" &&

@@ -59,7 +59,7 @@ type RecordSetName struct {
 	Type config.RecordType `json:"type"`
 }
 
-// delta returns the items of s named by the change keys, as a Delta from from.
+// Delta returns the items of s named by the change keys, as a Delta from from.
 func (s *State) Delta(from uint64, keys map[string]bool) *Delta {
 	d := &Delta{From: from, Index: s.Index, Settings: s.Settings(), Voters: s.Voters}
 	d.Settings.Notifications = d.Settings.Notifications.Redacted() // secrets stay with the voters
@@ -109,10 +109,10 @@ func (s *State) Delta(from uint64, keys map[string]bool) *Delta {
 	return d
 }
 
-// applyDelta returns the edit that d makes of s: the state at d.Index and what changed. s
+// ApplyDelta returns the edit that d makes of s: the state at d.Index and what changed. s
 // must be at index d.From or later (a delta applied again is harmless: items are set, not
 // merged). The voter validated every item; applyDelta checks only that the delta fits.
-func (s *State) ApplyDelta(d *Delta) (*edit, error) {
+func (s *State) ApplyDelta(d *Delta) (*Edit, error) {
 	if d.Index < s.Index {
 		return nil, fmt.Errorf("control: delta to index %d is older than the state's %d", d.Index, s.Index)
 	}

@@ -16,9 +16,9 @@ func (s *State) ZoneKeys(zone string) (*dnssec.ZoneKeys, bool) {
 	return s.keys.Get(CanonicalZone(zone))
 }
 
-// setZoneKeys stores (zk not nil) or drops a zone's keys. A change counts as a change of the
+// SetZoneKeys stores (zk not nil) or drops a zone's keys. A change counts as a change of the
 // zone: its serial moves, and data-plane nodes install it again with its keys.
-func (e *edit) SetZoneKeys(apex string, zk *dnssec.ZoneKeys) {
+func (e *Edit) SetZoneKeys(apex string, zk *dnssec.ZoneKeys) {
 	if zk == nil {
 		if _, ok := e.Next.keys.Get(apex); ok {
 			e.Next.keys, _ = e.Next.keys.Delete(e.tok, apex)
@@ -33,7 +33,7 @@ func (e *edit) SetZoneKeys(apex string, zk *dnssec.ZoneKeys) {
 // putZoneKeys applies a put_zone_keys command: keys for an existing zone; with Create, only
 // when the zone has none yet (so that two voters that both generated first keys do not
 // replace each other's).
-func (e *edit) putZoneKeys(c *Command) error {
+func (e *Edit) putZoneKeys(c *Command) error {
 	zk := c.ZoneKeys
 	if zk == nil || len(zk.Keys) == 0 {
 		return errors.New("control: put_zone_keys needs keys")
@@ -56,7 +56,7 @@ func (e *edit) putZoneKeys(c *Command) error {
 	return nil
 }
 
-// withoutSealed returns s as it is written for a reader that neither seals nor signs (a
+// WithoutSealed returns s as it is written for a reader that neither seals nor signs (a
 // checker's certificate): the zones' keys without their sealed private halves, the TSIG keys
 // without their sealed secrets.
 func (s *State) WithoutSealed() *State {
@@ -74,7 +74,7 @@ func publicOnly(zk *dnssec.ZoneKeys) *dnssec.ZoneKeys {
 	return c
 }
 
-// withoutSealed returns d for a reader that neither seals nor signs: its zones' keys without
+// WithoutSealed returns d for a reader that neither seals nor signs: its zones' keys without
 // their sealed private halves, its TSIG keys without their sealed secrets (d itself is not
 // changed).
 func (d *Delta) WithoutSealed() *Delta {
@@ -143,12 +143,12 @@ func (s *State) deltaZoneKeys(d *Delta, apex string) {
 	}
 }
 
-// rolloverTiming returns what a rollover of zone z waits for.
+// RolloverTiming returns what a rollover of zone z waits for.
 func (s *State) RolloverTiming(z *config.Zone) dnssec.Timing {
 	return dnssec.Timing{DNSKEYTTL: DNSKEYTTL(z), MaxTTL: s.maxTTL(z), Margin: RolloverMargin}
 }
 
-// dnskeyTTL returns the TTL of a zone's DNSKEY record set.
+// DNSKEYTTL returns the TTL of a zone's DNSKEY record set.
 func DNSKEYTTL(z *config.Zone) uint32 {
 	if z.DNSSEC != nil && z.DNSSEC.DNSKEYTTL > 0 {
 		return z.DNSSEC.DNSKEYTTL
@@ -168,6 +168,6 @@ func (s *State) maxTTL(z *config.Zone) uint32 {
 	return m
 }
 
-// rolloverMargin is the time a rollover adds to each wait for the propagation of a change to
+// RolloverMargin is the time a rollover adds to each wait for the propagation of a change to
 // every location and for the difference of their clocks.
 const RolloverMargin = 60

@@ -11,10 +11,11 @@ import (
 	"github.com/vigil-dns/vigil/internal/ptree"
 )
 
-// edit makes the next State from a published one: its writes copy only the paths they
+// Edit makes the next State from a published one: its writes copy only the paths they
 // change (under one edit token), it records which items changed, and validate checks just
 // those items against the rest. Nothing of the base State changes.
-type edit struct {
+type Edit struct {
+	// Next is the state being made, published once the edit is done; base the one it follows.
 	Next *State
 	base *State
 	tok  *ptree.Token
@@ -41,16 +42,16 @@ type edit struct {
 	tsig bool
 }
 
-// edit starts the state that follows s at index.
-func (s *State) Edit(index uint64) *edit {
+// Edit starts the state that follows s at index.
+func (s *State) Edit(index uint64) *Edit {
 	next := *s
 	next.Index = index
-	return &edit{Next: &next, base: s, tok: new(ptree.Token),
+	return &Edit{Next: &next, base: s, tok: new(ptree.Token),
 		checks: map[string]bool{}, zones: map[string]bool{}, sets: map[string]bool{}, shards: map[string]bool{}}
 }
 
 // size is how many items the edit changed.
-func (e *edit) size() int {
+func (e *Edit) size() int {
 	n := len(e.checks) + len(e.zones) + len(e.sets) + len(e.shards)
 	if e.settings {
 		n++
@@ -67,8 +68,8 @@ func (e *edit) size() int {
 	return n
 }
 
-// setSettings puts d's regions, quorum and name-server settings in place.
-func (e *edit) SetSettings(d *config.Document) {
+// SetSettings puts d's regions, quorum and name-server settings in place.
+func (e *Edit) SetSettings(d *config.Document) {
 	next := config.Document{Regions: slices.Clip(slices.Clone(d.Regions)), Quorum: d.Quorum, NameServers: d.NameServers, Notifications: d.Notifications}
 	if reflect.DeepEqual(next, e.Next.settings) {
 		return
@@ -78,7 +79,7 @@ func (e *edit) SetSettings(d *config.Document) {
 }
 
 // setVoter records (api != "") or forgets a voter's API URL.
-func (e *edit) setVoter(id, api string, forget bool) {
+func (e *Edit) setVoter(id, api string, forget bool) {
 	v := maps.Clone(e.Next.Voters)
 	if v == nil {
 		v = map[string]string{}
@@ -93,7 +94,7 @@ func (e *edit) setVoter(id, api string, forget bool) {
 }
 
 // addRefs counts (delta 1) or uncounts (delta -1) the checks that c names: its children.
-func (e *edit) addRefs(ids []string, delta int) {
+func (e *Edit) addRefs(ids []string, delta int) {
 	for _, id := range ids {
 		n, _ := e.Next.refs.Get(id)
 		if n += delta; n <= 0 {
@@ -115,10 +116,10 @@ func healthChecks(rs *config.RecordSet) []string {
 	return out
 }
 
-// putCheck stores c (the edit keeps the pointer). A check whose regions are the document's
+// PutCheck stores c (the edit keeps the pointer). A check whose regions are the document's
 // shares the settings' list: items are never changed once stored, and a million checks
 // then hold one list, not a million.
-func (e *edit) PutCheck(c *config.Check) {
+func (e *Edit) PutCheck(c *config.Check) {
 	if len(c.Regions) > 0 && slices.Equal(c.Regions, e.Next.settings.Regions) {
 		c.Regions = e.Next.settings.Regions
 	}
@@ -132,7 +133,7 @@ func (e *edit) PutCheck(c *config.Check) {
 }
 
 // deleteCheck removes the check id and reports whether it existed.
-func (e *edit) deleteCheck(id string) bool {
+func (e *Edit) deleteCheck(id string) bool {
 	old, ok := e.Next.checks.Get(id)
 	if !ok {
 		return false
@@ -145,7 +146,7 @@ func (e *edit) deleteCheck(id string) bool {
 }
 
 // putZoneHead stores a zone's head (its record sets are ignored) under its canonical apex.
-func (e *edit) putZoneHead(z *config.Zone) {
+func (e *Edit) putZoneHead(z *config.Zone) {
 	h := *z
 	h.RecordSets = nil
 	apex := CanonicalZone(h.Name)
@@ -154,7 +155,7 @@ func (e *edit) putZoneHead(z *config.Zone) {
 }
 
 // putZone replaces a zone, its record sets included.
-func (e *edit) putZone(z *config.Zone) {
+func (e *Edit) putZone(z *config.Zone) {
 	apex := CanonicalZone(z.Name)
 	e.deleteSets(apex)
 	e.putZoneHead(z)
@@ -165,7 +166,7 @@ func (e *edit) putZone(z *config.Zone) {
 }
 
 // deleteZone removes a zone and its record sets and reports whether it existed.
-func (e *edit) deleteZone(apex string) bool {
+func (e *Edit) deleteZone(apex string) bool {
 	if _, ok := e.Next.zones.Get(apex); !ok {
 		return false
 	}
@@ -177,7 +178,7 @@ func (e *edit) deleteZone(apex string) bool {
 }
 
 // deleteSets removes every record set of a zone.
-func (e *edit) deleteSets(apex string) {
+func (e *Edit) deleteSets(apex string) {
 	var keys []string
 	for k := range e.Next.sets.Prefix(zonePrefix(apex)) {
 		keys = append(keys, k)
@@ -188,7 +189,7 @@ func (e *edit) deleteSets(apex string) {
 }
 
 // putSet stores a record set of the zone apex (the name must be normalised: absolute).
-func (e *edit) putSet(apex string, rs *config.RecordSet) {
+func (e *Edit) putSet(apex string, rs *config.RecordSet) {
 	owner := CanonicalOwner(apex, rs.Name)
 	k := setKey(apex, owner, rs.Type)
 	if rs.Name == owner {
@@ -206,7 +207,7 @@ func (e *edit) putSet(apex string, rs *config.RecordSet) {
 }
 
 // deleteSet removes the record set with key k and reports whether it existed.
-func (e *edit) deleteSet(k string) bool {
+func (e *Edit) deleteSet(k string) bool {
 	old, ok := e.Next.sets.Get(k)
 	if !ok {
 		return false
@@ -220,7 +221,7 @@ func (e *edit) deleteSet(k string) bool {
 }
 
 // setShard stores (servers != nil) or removes a zone's name-server shard.
-func (e *edit) setShard(apex string, servers []int) {
+func (e *Edit) setShard(apex string, servers []int) {
 	if servers == nil {
 		e.Next.shards, _ = e.Next.shards.Delete(e.tok, apex)
 	} else {
@@ -231,7 +232,7 @@ func (e *edit) setShard(apex string, servers []int) {
 
 // touchedZones returns the apexes of the zones whose head or record sets changed and that
 // still exist, sorted.
-func (e *edit) touchedZones() []string {
+func (e *Edit) touchedZones() []string {
 	seen := map[string]bool{}
 	for apex := range e.zones {
 		seen[apex] = true
@@ -251,7 +252,7 @@ func (e *edit) touchedZones() []string {
 }
 
 // stampSerials gives every zone the edit changed the serial serial.
-func (e *edit) stampSerials(serial uint32) {
+func (e *Edit) stampSerials(serial uint32) {
 	for _, apex := range e.touchedZones() {
 		h, _ := e.Next.zones.Get(apex)
 		if h.SOA.Serial == serial {
@@ -265,7 +266,7 @@ func (e *edit) stampSerials(serial uint32) {
 }
 
 // hasCheck says whether the edited state holds the check id.
-func (e *edit) hasCheck(id string) bool {
+func (e *Edit) hasCheck(id string) bool {
 	_, ok := e.Next.checks.Get(id)
 	return ok
 }
@@ -274,7 +275,7 @@ func (e *edit) hasCheck(id string) bool {
 // zone put, every record set put, and that nothing still names a check that was deleted.
 // A change of settings (regions, name servers) validates the whole document. It returns a
 // *ValidationError, or a not-found error for a record set whose zone does not exist.
-func (e *edit) validate() error {
+func (e *Edit) validate() error {
 	if e.settings {
 		return validationError(e.Next.Document().Validate())
 	}
@@ -293,7 +294,7 @@ func (e *edit) validate() error {
 
 // validateChecks appends to es the problems of the checks the edit put, and of those it
 // deleted that something still names.
-func (e *edit) validateChecks(es config.Errors) config.Errors {
+func (e *Edit) validateChecks(es config.Errors) config.Errors {
 	for _, id := range slices.Sorted(maps.Keys(e.checks)) {
 		c, ok := e.Next.CheckRef(id)
 		if !ok {
@@ -317,7 +318,7 @@ func (e *edit) validateChecks(es config.Errors) config.Errors {
 
 // validateZones appends to es the problems of the zones the edit put, and returns the set of
 // their apexes: their record sets were validated with them.
-func (e *edit) validateZones(es config.Errors) (config.Errors, map[string]bool) {
+func (e *Edit) validateZones(es config.Errors) (config.Errors, map[string]bool) {
 	whole := map[string]bool{}
 	for _, apex := range slices.Sorted(maps.Keys(e.zones)) {
 		if _, ok := e.Next.zones.Get(apex); !ok {
@@ -335,7 +336,7 @@ func (e *edit) validateZones(es config.Errors) (config.Errors, map[string]bool) 
 // validateSets appends to es the problems of the record sets the edit put, and of the sets
 // left beside each set deleted (a DS needs its NS), outside the zones whole. It fails with a
 // not-found error for a set whose zone does not exist.
-func (e *edit) validateSets(es config.Errors, whole map[string]bool) (config.Errors, error) {
+func (e *Edit) validateSets(es config.Errors, whole map[string]bool) (config.Errors, error) {
 	check := map[string]bool{}
 	for k := range e.sets {
 		if _, ok := e.Next.sets.Get(k); ok {
@@ -372,7 +373,7 @@ func (e *edit) validateSets(es config.Errors, whole map[string]bool) (config.Err
 
 // prefix returns the path of an error of the named kind's item in a prefixed edit: "" when
 // the edit is not prefixed.
-func (e *edit) prefix(kind, name string) string {
+func (e *Edit) prefix(kind, name string) string {
 	if !e.prefixed {
 		return ""
 	}
@@ -398,7 +399,7 @@ func appendAt(es config.Errors, prefix string, err error) config.Errors {
 }
 
 // children returns a check's children and whether it is calculated, for cycle detection.
-func (e *edit) children(id string) ([]string, bool) {
+func (e *Edit) children(id string) ([]string, bool) {
 	c, ok := e.Next.checks.Get(id)
 	if !ok || c.shape.Protocol != config.ProtocolCalculated {
 		return nil, false

@@ -74,7 +74,7 @@ func timeOf(t time.Time) time.Time { return t.UTC().Truncate(time.Millisecond) }
 
 // applyOps applies a command that changes the operational state only; ok is false for any
 // other command.
-func applyOps(s *State, c *Command, index uint64) (e *edit, ok bool, err error) {
+func applyOps(s *State, c *Command, index uint64) (e *Edit, ok bool, err error) {
 	switch c.Op {
 	case OpNotify:
 		e, err = applyNotify(s, c, index)
@@ -109,7 +109,7 @@ func applyOps(s *State, c *Command, index uint64) (e *edit, ok bool, err error) 
 	return nil, false, nil
 }
 
-// forReaders returns s as the API streams it whole (GET /v1/state, a full GET /v1/changes,
+// ForReaders returns s as the API streams it whole (GET /v1/state, a full GET /v1/changes,
 // GET /v1/document) and as a data-plane node keeps it on disk: of the operational state,
 // only the overrides, which the data plane applies; the alerts, the outbox and the audit log
 // stay with the voters (GET /v1/alerts, GET /v1/audit) and in their snapshots. The

@@ -90,7 +90,7 @@ func (e *AuditEntry) group() string {
 }
 
 // audited applies c (which carries its AuditInfo) and records it in the audit log.
-func audited(s *State, c *Command, index uint64) (*edit, error) {
+func audited(s *State, c *Command, index uint64) (*Edit, error) {
 	plain := *c
 	plain.Audit = nil
 	e, err := ApplyCommand(s, &plain, index)

@@ -127,7 +127,7 @@ type Delivery struct {
 }
 
 // applyNotify applies an OpNotify command at index: a pure function of the state.
-func applyNotify(s *State, c *Command, index uint64) (*edit, error) {
+func applyNotify(s *State, c *Command, index uint64) (*Edit, error) {
 	n := c.Notify
 	if n == nil {
 		return nil, errors.New("control: notify needs its changes")

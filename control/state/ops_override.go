@@ -49,7 +49,7 @@ func OverrideID(check, zone, name string, typ config.RecordType, value string) s
 func RecordTypeOf(s string) config.RecordType { return config.RecordType(strings.ToUpper(s)) }
 
 // applySetOverride puts c.Override in place at index; pure.
-func applySetOverride(s *State, c *Command, index uint64) (*edit, error) {
+func applySetOverride(s *State, c *Command, index uint64) (*Edit, error) {
 	o := c.Override
 	if o == nil {
 		return nil, errors.New("control: set_override needs an override")
@@ -110,7 +110,7 @@ func (s *State) checkOverride(o *Override) error {
 }
 
 // applyClearOverride removes the override c.ID names; pure.
-func applyClearOverride(s *State, c *Command, index uint64) (*edit, error) {
+func applyClearOverride(s *State, c *Command, index uint64) (*Edit, error) {
 	if _, ok := s.opsOrEmpty().Overrides[c.ID]; !ok {
 		return nil, fmt.Errorf("control: override %q: %w", c.ID, ErrNotFound)
 	}
@@ -145,7 +145,7 @@ type OverrideList struct {
 }
 
 // setOverrides puts a delta's overrides in place.
-func (e *edit) setOverrides(l *OverrideList) {
+func (e *Edit) setOverrides(l *OverrideList) {
 	ops := cloneOps(e.Next.opsOrEmpty())
 	ops.Overrides = make(map[string]*Override, len(l.Items))
 	for _, o := range l.Items {

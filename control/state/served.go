@@ -25,7 +25,7 @@ type servedProblem struct {
 // change can matter (servedMatters, which asks the served index, not the zone) is read whole,
 // before and after the edit, and only the problems the edit brings are reported (a zone stored before these rules keeps taking writes). Zones put whole
 // had their own problems found by ValidateZone: only the hosted-child rule is read there.
-func (e *edit) validateServed(es config.Errors, whole map[string]bool) config.Errors {
+func (e *Edit) validateServed(es config.Errors, whole map[string]bool) config.Errors {
 	scan := map[string]bool{} // apex → the zone's own rules too
 	for k := range e.sets {
 		apex, owner, typ := splitSetKey(k)
@@ -63,7 +63,7 @@ func (e *edit) validateServed(es config.Errors, whole map[string]bool) config.Er
 
 // servedNew returns the problems of zone apex (servedProblems, with the zone's own rules when
 // own is set) that the edit brings: those of its state that its base does not have.
-func (e *edit) servedNew(apex string, own bool) []servedProblem {
+func (e *Edit) servedNew(apex string, own bool) []servedProblem {
 	before := map[string]bool{}
 	for _, p := range servedProblems(e.base, apex, own) {
 		before[p.key+"\x00"+p.fe.Error()] = true
@@ -81,7 +81,7 @@ func (e *edit) servedNew(apex string, own bool) []servedProblem {
 // what config.ServedProblems finds, without reading the zone: a set that delegates (NS) or
 // aliases, before or after the edit; one at or near a name that a delegation or an alias of
 // the zone names (servedNear); or one below a delegation or a hosted child zone.
-func (e *edit) servedMatters(apex, owner string, typ config.RecordType) bool {
+func (e *Edit) servedMatters(apex, owner string, typ config.RecordType) bool {
 	if typ == config.TypeNS {
 		return true
 	}
@@ -138,7 +138,7 @@ func servedKey(apex, kind, name string) string {
 // record set rs at owner of zone apex names (config.ServedReferences), and its owner when it
 // is a wildcard. putSet and deleteSet call it, so every state (restored from a snapshot
 // too) holds the index of its record sets.
-func (e *edit) indexServed(apex, owner string, rs *config.RecordSet, delta int) {
+func (e *Edit) indexServed(apex, owner string, rs *config.RecordSet, delta int) {
 	refs := config.ServedReferences(apex, owner, rs)
 	wild := strings.HasPrefix(owner, "*.")
 	if len(refs) == 0 && !wild {

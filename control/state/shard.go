@@ -24,7 +24,7 @@ type Allocator interface {
 // AllocatorFactory makes an empty allocator for the name-server settings of a document.
 type AllocatorFactory func(config.NameServerSettings) (Allocator, error)
 
-// shardKeeper holds the allocator of the state machine and keeps it, and the shards the
+// ShardKeeper holds the allocator of the state machine and keeps it, and the shards the
 // state stores, in step with each edit. It is used only from raft's apply goroutine (Apply
 // and Restore).
 type ShardKeeper struct {
@@ -38,10 +38,10 @@ func (k *ShardKeeper) stateful(ns config.NameServerSettings) bool {
 	return k.Factory != nil && ns.Mode == "stateful"
 }
 
-// update gives the zones the edit added a shard and releases those of the zones it removed;
+// Update gives the zones the edit added a shard and releases those of the zones it removed;
 // a change of name-server settings allocates every zone's shard again. On error the
 // allocator and the edit's shards are as they were.
-func (k *ShardKeeper) Update(e *edit) error {
+func (k *ShardKeeper) Update(e *Edit) error {
 	ns := e.Next.settings.NameServers
 	if k.alloc == nil || ns != k.settings {
 		return k.rebuild(e)
@@ -81,7 +81,7 @@ func (k *ShardKeeper) Update(e *edit) error {
 
 // rebuild makes a new allocator for the edit's settings and allocates every zone's shard in
 // order of apex.
-func (k *ShardKeeper) rebuild(e *edit) error {
+func (k *ShardKeeper) rebuild(e *Edit) error {
 	ns := e.Next.settings.NameServers
 	want := map[string][]int{}
 	var a Allocator
@@ -116,7 +116,7 @@ func (k *ShardKeeper) rebuild(e *edit) error {
 	return nil
 }
 
-// restore rebuilds the allocator from a restored state's shards.
+// Restore rebuilds the allocator from a restored state's shards.
 func (k *ShardKeeper) Restore(s *State) error {
 	k.alloc, k.settings = nil, s.settings.NameServers
 	if !k.stateful(s.settings.NameServers) || s.shards.Len() == 0 {

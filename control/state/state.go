@@ -47,7 +47,7 @@ var (
 	ErrConflict = errors.New("already exists")
 )
 
-// emptyState is the state of a store that has never been written.
+// Empty is the state of a store that has never been written.
 func Empty() *State {
 	d := config.DefaultDocument()
 	return &State{settings: d}

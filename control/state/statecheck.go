@@ -57,7 +57,7 @@ func shapeKey(shape *config.Check) string {
 
 // store returns c as the state stores it: its shape shared with the checks of the same
 // shape (the one the edit stored last, or the table's), the table's count updated.
-func (e *edit) store(c *config.Check) storedCheck {
+func (e *Edit) store(c *config.Check) storedCheck {
 	shape := *c
 	shape.ID, shape.Target, shape.Path = "", config.Target{}, ""
 	sc := storedCheck{id: c.ID, host: c.Target.Host, port: c.Target.Port, path: c.Path}
@@ -89,7 +89,7 @@ func (e *edit) store(c *config.Check) storedCheck {
 }
 
 // release uncounts the shape of a check the state no longer holds (replaced or deleted).
-func (e *edit) release(sc storedCheck) {
+func (e *Edit) release(sc storedCheck) {
 	key := e.lastKey
 	if sc.shape != e.lastShape {
 		key = shapeKey(sc.shape)

@@ -87,7 +87,7 @@ func (s *State) StreamJSON(w *bufio.Writer) error {
 	return err
 }
 
-// writeDocument writes the configuration as one document.
+// StreamDocument writes the configuration as one document.
 func (s *State) StreamDocument(w *bufio.Writer) error {
 	head, err := json.Marshal(s.settings) // checks and zones are null: replaced below
 	if err != nil {
@@ -186,7 +186,7 @@ func readState(dec *json.Decoder) (*State, error) {
 
 type stateReader struct {
 	dec *json.Decoder
-	e   *edit
+	e   *Edit
 }
 
 // delim reads the next token and checks that it is the delimiter want.
@@ -384,7 +384,7 @@ func (s *State) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// readChanges reads the answer of a read of /v1/changes (or, legacy, of /v1/state): a delta,
+// ReadChanges reads the answer of a read of /v1/changes (or, legacy, of /v1/state): a delta,
 // or a whole state read one item at a time.
 func ReadChanges(dec *json.Decoder, legacy bool) (*State, *Delta, error) {
 	r := stateReader{dec: dec}

@@ -67,7 +67,7 @@ func (s *State) tsigList(hide bool) []*StoredTSIGKey {
 }
 
 // setTSIG replaces the keys with m (the edit keeps it).
-func (e *edit) setTSIG(m map[string]*StoredTSIGKey) {
+func (e *Edit) setTSIG(m map[string]*StoredTSIGKey) {
 	if len(m) == 0 {
 		m = nil
 	}
@@ -76,7 +76,7 @@ func (e *edit) setTSIG(m map[string]*StoredTSIGKey) {
 }
 
 // applyTSIG applies a put_tsig_key or delete_tsig_key command.
-func applyTSIG(s *State, c *Command, index uint64) (*edit, error) {
+func applyTSIG(s *State, c *Command, index uint64) (*Edit, error) {
 	m := maps.Clone(s.tsig)
 	if m == nil {
 		m = map[string]*StoredTSIGKey{}

@@ -174,7 +174,7 @@ type OverrideRequest struct {
 	Expires time.Time `json:"expires,omitzero"`
 }
 
-// textProblems lists the fields of the request that hold characters free text may not
+// TextProblems lists the fields of the request that hold characters free text may not
 // (safetext.Check): control characters, line separators, bidirectional overrides.
 func (req *OverrideRequest) TextProblems() config.Errors {
 	var es config.Errors
