@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/control/client"
 	"github.com/vigil-dns/vigil/control/state"
 )
 
@@ -89,7 +89,7 @@ func TestConfigChangesApplied(t *testing.T) {
 		}
 		return false, fmt.Sprint(a.CheckerResults())
 	})
-	disk, err := control.LoadCache(dir + "/config.json")
+	disk, err := client.LoadCache(dir + "/config.json")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/vigil-dns/vigil/checker"
 	"github.com/vigil-dns/vigil/config"
-	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/control/client"
 	"github.com/vigil-dns/vigil/control/state"
 	"github.com/vigil-dns/vigil/gossip"
 	"github.com/vigil-dns/vigil/internal/tlsconf"
@@ -39,7 +39,7 @@ type Node struct {
 
 	ctl     *controlRole // nil without the control role
 	pool    *gossip.Pool // nil without a data-plane role
-	watcher *control.Watcher
+	watcher *client.Watcher
 	chk     *checker.Checker // nil without the checker role
 	dns     *location.Server // nil without the location role
 	httpLn  net.Listener     // nil when HTTP is off
@@ -170,7 +170,7 @@ func (n *Node) newConfigSource() error {
 	if len(voters) == 0 && n.ctl != nil {
 		voters = []string{n.cfg.Control.APIURL}
 	}
-	w, err := control.NewWatcher(control.WatcherConfig{
+	w, err := client.NewWatcher(client.WatcherConfig{
 		Voters: voters, Token: n.cfg.Token, CachePath: filepath.Join(n.cfg.DataDir, "config.json"),
 		Client: n.cfg.WatcherClient, RetryMax: 2 * time.Second, Logger: n.log, Registerer: n.reg,
 	})

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/control/client"
 	"github.com/vigil-dns/vigil/control/state"
 	"github.com/vigil-dns/vigil/internal/tlsconf"
 )
@@ -163,7 +164,7 @@ func TestSecretsNeverRead(t *testing.T) {
 	// A data-plane Watcher follows with the location's certificate, from before a change
 	// (so that the change reaches it as a delta, in its journal) to after.
 	cache := filepath.Join(t.TempDir(), "config.json")
-	w, err := NewWatcher(WatcherConfig{Voters: []string{v.url}, Client: certClient(t, v.dir, "loc"), CachePath: cache,
+	w, err := client.NewWatcher(client.WatcherConfig{Voters: []string{v.url}, Client: certClient(t, v.dir, "loc"), CachePath: cache,
 		Wait: 200 * time.Millisecond, RetryMin: 10 * time.Millisecond, RetryMax: 100 * time.Millisecond, Logger: testLogger(t)})
 	if err != nil {
 		t.Fatal(err)

@@ -34,6 +34,6 @@
 //   - Checker: Probes pairs each assigned check (what was given to checker.SetChecks) with its
 //     report from checker.Checker.Reports and the latest result from checker.Options.OnResult;
 //     Self is checker.Checker.Self.
-//   - Node: Config is control.Watcher.Status; Members and Readiness come from the gossip pool
+//   - Node: Config is client.Watcher.Status; Members and Readiness come from the gossip pool
 //     and the node's own warm-up.
 package status

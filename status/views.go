@@ -70,7 +70,7 @@ type NodeView interface {
 	// Members returns the members of the pool as this node sees them, itself included.
 	Members() []Member
 	// Config says which configuration the node uses and where it came from
-	// (control.Watcher.Status).
+	// (client.Watcher.Status).
 	Config() state.WatcherStatus
 	// Readiness says whether the node is ready to serve.
 	Readiness() Readiness

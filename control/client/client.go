@@ -1,7 +1,10 @@
 // Package client is the Go client of the control plane's HTTP API (package control, described
 // in api/openapi.yaml). One Client, built from the voters' base URLs, a bearer token and an
 // optional TLS configuration, has a typed method per operation. Every call takes a context,
-// reads a bounded answer, and returns an *Error for an answer that is not a success.
+// reads a bounded answer, and returns an *Error for an answer that is not a success. The
+// Watcher that data-plane nodes embed (watcher.go, with its disk copy in cache.go) follows the
+// configuration through a Client's change feed (Changes), and RunWriteLoad (load.go) measures
+// the API's writes. The package links no raft: its values are package control/state's.
 //
 // A call asks the voters in the order given and moves on to the next one only when a voter
 // could not answer it: the voter could not be reached or the connection broke, or it answered

@@ -1,4 +1,4 @@
-package control
+package client
 
 import (
 	"context"
@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/vigil-dns/vigil/control/client"
 	"github.com/vigil-dns/vigil/control/state"
 )
 
@@ -238,7 +237,7 @@ func (w *Watcher) poll(ctx context.Context, voter string, block bool) error {
 	if !block {
 		wait = 0
 	}
-	c, err := client.New(client.Config{Voters: []string{voter}, Token: w.cfg.Token, HTTP: w.cfg.Client})
+	c, err := New(Config{Voters: []string{voter}, Token: w.cfg.Token, HTTP: w.cfg.Client})
 	if err != nil {
 		return fmt.Errorf("control: watch %s: %w", voter, err)
 	}

@@ -1,4 +1,4 @@
-package control
+package client
 
 import (
 	"context"
@@ -11,8 +11,6 @@ import (
 	"strings"
 	"syscall"
 	"time"
-
-	"github.com/vigil-dns/vigil/control/client"
 )
 
 // watchLogEvery bounds how often the same failure of the same voter is logged again.
@@ -22,7 +20,7 @@ const watchLogEvery = time.Minute
 // the HTTP status ("401 Unauthorized"), "connection refused", "TLS", "timeout", "DNS lookup"
 // or "unreachable".
 func failureCause(err error) string {
-	var se *client.Error
+	var se *Error
 	var dns *net.DNSError
 	var ne net.Error
 	var certErr *tls.CertificateVerificationError
