@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -80,4 +81,77 @@ func TestLayout(t *testing.T) {
 			}
 		}
 	}
+}
+
+// raftLinkers are the only packages of the product that may link raft and its stores: the
+// control plane's runtime, the agent that runs voters, and the binary. Every other product
+// package (control/client, control/state, status, externaldns...) reads the control plane
+// without them, so that its readers stay small and raft's stores stay the voters' concern.
+var raftLinkers = []string{"control", "agent", "cmd/vigil"}
+
+// raftModules are the modules that the rest of the product must not link.
+var raftModules = []string{"github.com/hashicorp/raft", "github.com/hashicorp/raft-boltdb", "github.com/hashicorp/raft-wal", "go.etcd.io/bbolt"}
+
+// TestReadersLinkNoRaft fails when a product package outside raftLinkers links raft,
+// raft-boltdb, raft-wal or bbolt, directly or through any package it imports, and names the
+// chain of imports.
+func TestReadersLinkNoRaft(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, "./...").Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	imports := map[string][]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		imports[f[0]] = f[1:]
+	}
+	checked := 0
+	for pkg := range imports {
+		rel, ok := strings.CutPrefix(pkg, module+"/")
+		if !ok || area(pkg) != "product" && area(pkg) != "internal" || slices.Contains(raftLinkers, rel) {
+			continue
+		}
+		checked++
+		if chain := importChain(imports, pkg, isRaft); chain != nil {
+			t.Errorf("%s links %s: %s", rel, chain[len(chain)-1], strings.Join(chain, " → "))
+		}
+	}
+	if _, ok := imports[module+"/control/client"]; checked < 20 || !ok {
+		t.Fatalf("checked %d packages; control/client among them: want it and 20 or more", checked)
+	}
+}
+
+// isRaft reports whether an import path is in one of raftModules.
+func isRaft(path string) bool {
+	for _, m := range raftModules {
+		if path == m || strings.HasPrefix(path, m+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// importChain returns a shortest chain of imports from a package to one that match holds,
+// module-relative; nil when none is reached.
+func importChain(imports map[string][]string, from string, match func(string) bool) []string {
+	prev := map[string]string{from: ""}
+	queue := []string{from}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		if match(p) {
+			var chain []string
+			for ; p != ""; p = prev[p] {
+				chain = append([]string{strings.TrimPrefix(p, module+"/")}, chain...)
+			}
+			return chain
+		}
+		for _, q := range imports[p] {
+			if _, seen := prev[q]; !seen {
+				prev[q] = p
+				queue = append(queue, q)
+			}
+		}
+	}
+	return nil
 }

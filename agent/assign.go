@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"github.com/vigil-dns/vigil/checker/shard"
-	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/control/state"
 )
 
 // The checker's assignment (which checks it probes, the plan of every check's shards, the
@@ -12,7 +12,7 @@ import (
 // the node's configuration, gossip and checker.
 
 // configureLocked brings the assignment to s, changed as ch says. Called with n.mu held.
-func (n *Node) configureLocked(s *control.State, ch control.Changes) {
+func (n *Node) configureLocked(s *state.State, ch state.Changes) {
 	if err := n.asg.Configure(s, ch.Checks, ch.Full || ch.Settings, n.liveCheckers()); err != nil {
 		n.log.Error("node: assignment plan", "err", err)
 	}

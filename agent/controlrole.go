@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/vigil-dns/vigil/control"
 	"github.com/vigil-dns/vigil/control/client"
+	"github.com/vigil-dns/vigil/control/state"
 	"github.com/vigil-dns/vigil/internal/httpguard"
 	"github.com/vigil-dns/vigil/internal/tlsconf"
 )
@@ -161,7 +162,7 @@ func (c *controlRole) run(ctx context.Context, log *slog.Logger) error {
 	case len(c.cfg.Join) > 0:
 		go func() {
 			joinDone <- joinCluster(ctx, c.client, c.cfg.Join, firstOf(c.cfg.WriteTokens),
-				control.JoinRequest{ID: c.node.ID(), RaftAddress: c.node.RaftAddr(), API: c.cfg.APIURL}, log)
+				state.JoinRequest{ID: c.node.ID(), RaftAddress: c.node.RaftAddr(), API: c.cfg.APIURL}, log)
 		}()
 	default:
 		log.Warn("node: control: no state, no bootstrap and no join: waiting to be added by a voter of a cluster")
@@ -242,7 +243,7 @@ func (c *controlRole) close() error {
 }
 
 // joinCluster asks the given voters, in turn, to add this one, until one accepts or ctx ends.
-func joinCluster(ctx context.Context, hc *http.Client, voters []string, token string, jr control.JoinRequest, log *slog.Logger) error {
+func joinCluster(ctx context.Context, hc *http.Client, voters []string, token string, jr state.JoinRequest, log *slog.Logger) error {
 	voters = slices.DeleteFunc(slices.Clone(voters), func(s string) bool { return strings.TrimSpace(s) == "" })
 	if len(voters) == 0 {
 		return errors.New("join: no voter to join")
@@ -286,7 +287,7 @@ func (c *controlRole) bootstrapOrJoin(ctx context.Context, log *slog.Logger) err
 	if at != "" {
 		log.Warn("node: control: a cluster exists at "+at+": joining it instead of bootstrapping", "voters", others)
 		return joinCluster(ctx, c.client, others, firstOf(c.cfg.WriteTokens),
-			control.JoinRequest{ID: c.node.ID(), RaftAddress: c.node.RaftAddr(), API: c.cfg.APIURL}, log)
+			state.JoinRequest{ID: c.node.ID(), RaftAddress: c.node.RaftAddr(), API: c.cfg.APIURL}, log)
 	}
 	if ctx.Err() != nil {
 		return fmt.Errorf("bootstrap check: %w", ctx.Err())
@@ -387,7 +388,7 @@ func askCluster(ctx context.Context, hc *http.Client, url, token string) (bool, 
 
 // joinOnce asks one voter to add this one. With TLS, the voter's certificate may join
 // without a token.
-func joinOnce(ctx context.Context, hc *http.Client, voter, token string, jr control.JoinRequest) error {
+func joinOnce(ctx context.Context, hc *http.Client, voter, token string, jr state.JoinRequest) error {
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
 	c, err := client.New(client.Config{Voters: []string{voter}, Token: token, HTTP: hc})

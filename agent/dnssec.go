@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 
-	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/control/state"
 	"github.com/vigil-dns/vigil/dnssec"
 )
 
@@ -107,14 +107,14 @@ func warnDNSSEC(cfg Config, log *slog.Logger) {
 // installSigners brings the DNS server's signers to s: for each zone that ch names (every
 // zone when ch is full), a signer when the zone is signed and the control plane holds its
 // keys, none otherwise. The caller holds zonesMu.
-func (n *Node) installSigners(s *control.State, ch control.Changes) {
+func (n *Node) installSigners(s *state.State, ch state.Changes) {
 	ss := &n.signers
 	n.sealer()
 	zones := ch.Zones
 	if ch.Full || ch.Settings || ss.byZone == nil {
 		zones = nil
 		for h := range s.ZoneHeads() {
-			zones = append(zones, control.CanonicalZone(h.Name))
+			zones = append(zones, state.CanonicalZone(h.Name))
 		}
 		for apex := range ss.byZone {
 			if _, ok := s.ZoneHead(apex); !ok {
@@ -130,7 +130,7 @@ func (n *Node) installSigners(s *control.State, ch control.Changes) {
 	}
 	changed, unsignedChanged := false, false
 	for _, apex := range zones {
-		apex = control.CanonicalZone(apex)
+		apex = state.CanonicalZone(apex)
 		next, why := n.signerOf(s, apex, ss.byZone[apex])
 		if ss.unsigned[apex] != why {
 			unsignedChanged = true
@@ -165,7 +165,7 @@ func (n *Node) installSigners(s *control.State, ch control.Changes) {
 // signerOf returns the signer zone apex needs under s: old when its keys and TTL are the
 // same, a new one when they changed, none when the zone is not signed or has no keys yet.
 // why says, for a signed zone left without a signer, why it cannot be signed here.
-func (n *Node) signerOf(s *control.State, apex string, old signerEntry) (_ signerEntry, why string) {
+func (n *Node) signerOf(s *state.State, apex string, old signerEntry) (_ signerEntry, why string) {
 	h, ok := s.ZoneHead(apex)
 	if !ok || !h.Signed() {
 		return signerEntry{}, ""

@@ -13,7 +13,7 @@ import (
 	"github.com/miekg/dns"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/vigil-dns/vigil/config"
-	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/control/state"
 	"github.com/vigil-dns/vigil/location"
 	"github.com/vigil-dns/vigil/location/unboundtest"
 )
@@ -46,7 +46,7 @@ func TestSignedDemoZoneValidatesInUnbound(t *testing.T) {
 	_, api := startVoter(t, doc, func(vc *Config) {
 		vc.DNSSECSecret = testKey
 	})
-	var view control.DNSSECView
+	var view state.DNSSECView
 	eventually(t, 10*time.Second, "the zone's keys and DS", func() (bool, string) {
 		req, _ := http.NewRequest(http.MethodGet, api+"/v1/zones/demo.vigil.test/dnssec", nil)
 		req.Header.Set("Authorization", "Bearer "+testToken)
@@ -55,7 +55,7 @@ func TestSignedDemoZoneValidatesInUnbound(t *testing.T) {
 			return false, err.Error()
 		}
 		defer resp.Body.Close()
-		var body struct{ Data control.DNSSECView }
+		var body struct{ Data state.DNSSECView }
 		if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
 			return false, err.Error()
 		}

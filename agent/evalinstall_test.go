@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/vigil-dns/vigil/checker"
-	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/control/state"
 	"github.com/vigil-dns/vigil/gossip"
 )
 
@@ -82,9 +82,9 @@ func TestVerdictsInstalledDespiteConfigChanges(t *testing.T) {
 				return
 			default:
 			}
-			s := control.NewState(doc)
+			s := state.NewState(doc)
 			s.Index = i
-			n.setConfig(s, control.SourceControlPlane)
+			n.setConfig(s, state.SourceControlPlane)
 		}
 	})
 	wg.Go(func() {

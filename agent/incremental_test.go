@@ -8,7 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/control/client"
+	"github.com/vigil-dns/vigil/control/state"
 )
 
 // put writes one item through the control API.
@@ -43,7 +44,7 @@ func TestConfigChangesApplied(t *testing.T) {
 	a := start(t, mustNew(t, dataNode(t, "a", "us-east", dir, []string{api})))
 	eventually(t, 15*time.Second, "the node runs the control plane's configuration", func() (bool, string) {
 		ci := a.ConfigInfo()
-		return ci.Source == control.SourceControlPlane && ci.Checks == len(doc.Checks), fmt.Sprintf("%+v", ci)
+		return ci.Source == state.SourceControlPlane && ci.Checks == len(doc.Checks), fmt.Sprintf("%+v", ci)
 	})
 	a.mu.Lock()
 	plan, index := a.asg.Plan(), a.state.Index
@@ -88,7 +89,7 @@ func TestConfigChangesApplied(t *testing.T) {
 		}
 		return false, fmt.Sprint(a.CheckerResults())
 	})
-	disk, err := control.LoadCache(dir + "/config.json")
+	disk, err := client.LoadCache(dir + "/config.json")
 	if err != nil {
 		t.Fatal(err)
 	}

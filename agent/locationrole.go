@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/vigil-dns/vigil/config"
-	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/control/state"
 	"github.com/vigil-dns/vigil/dnssec"
 	"github.com/vigil-dns/vigil/gossip"
 	"github.com/vigil-dns/vigil/location"
@@ -22,7 +22,7 @@ import (
 type locationState struct {
 	mu      sync.Mutex
 	engine  *verdict.Engine
-	cfg     *control.State  // the configuration the engine holds
+	cfg     *state.State    // the configuration the engine holds
 	window  time.Duration   // its freshness window
 	feed    <-chan struct{} // the gossip table's change feed
 	wake    chan struct{}   // the configuration changed (capacity 1)
@@ -53,7 +53,7 @@ type engineChanges struct {
 }
 
 // add notes the changes of one configuration change, from old settings to new ones.
-func (p *engineChanges) add(ch control.Changes, old, now *config.Document, numChecks int) {
+func (p *engineChanges) add(ch state.Changes, old, now *config.Document, numChecks int) {
 	switch {
 	case p.full:
 	case ch.Full || old == nil || old.Quorum != now.Quorum:
@@ -105,7 +105,7 @@ func (n *Node) newLocation() error {
 	st := n.state
 	n.mu.Unlock()
 	if st != nil {
-		n.installZones(st, control.Changes{Full: true})
+		n.installZones(st, state.Changes{Full: true})
 		n.setOverrides(st)
 	}
 	return nil

@@ -15,14 +15,15 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/vigil-dns/vigil/checker"
 	"github.com/vigil-dns/vigil/config"
-	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/control/client"
+	"github.com/vigil-dns/vigil/control/state"
 	"github.com/vigil-dns/vigil/gossip"
 	"github.com/vigil-dns/vigil/internal/tlsconf"
 	"github.com/vigil-dns/vigil/location"
 )
 
 // SourceStatic: the configuration was given to the node (Config.Static).
-const SourceStatic control.Source = "static"
+const SourceStatic state.Source = "static"
 
 // Node is one running agent: its roles, its gossip membership, its configuration and its
 // HTTP listener. Create it with New (which binds every socket, so that addresses are known),
@@ -38,7 +39,7 @@ type Node struct {
 
 	ctl     *controlRole // nil without the control role
 	pool    *gossip.Pool // nil without a data-plane role
-	watcher *control.Watcher
+	watcher *client.Watcher
 	chk     *checker.Checker // nil without the checker role
 	dns     *location.Server // nil without the location role
 	httpLn  net.Listener     // nil when HTTP is off
@@ -52,8 +53,8 @@ type Node struct {
 	// state is the configuration; settings its regions, quorum and name servers; engineCh
 	// what changed in it that a location's verdict engine has not taken yet.
 	settings *config.Document
-	state    *control.State
-	source   control.Source
+	state    *state.State
+	source   state.Source
 	engineCh engineChanges
 	// asg is the checker's assignment: the plan of every check's shards (a location's expected
 	// checkers, too), what the checker was given and what it hands off (assign.go).
@@ -66,7 +67,7 @@ type Node struct {
 	zonesMu sync.Mutex
 	// signers are the DNSSEC signers of the signed zones (dnssec.go); guarded by zonesMu.
 	signers signers
-	zonesAt *control.State
+	zonesAt *state.State
 	// transfers is what the DNS server was last given of the zones it transfers out, by apex
 	// (transfers.go); guarded by zonesMu.
 	transfers map[string]location.ZoneTransfer
@@ -85,7 +86,7 @@ func New(cfg Config) (*Node, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	n := &Node{cfg: cfg, log: cfg.Logger, memberCh: make(chan struct{}, 1), source: control.SourceNone,
+	n := &Node{cfg: cfg, log: cfg.Logger, memberCh: make(chan struct{}, 1), source: state.SourceNone,
 		asg: *checker.NewAssignment(cfg.Region, cfg.ID)}
 	if n.log == nil {
 		n.log = slog.Default()
@@ -160,7 +161,7 @@ func New(cfg Config) (*Node, error) {
 // serves at once without the control plane).
 func (n *Node) newConfigSource() error {
 	if n.cfg.Static != nil {
-		n.setConfig(control.NewState(n.cfg.Static), SourceStatic)
+		n.setConfig(state.NewState(n.cfg.Static), SourceStatic)
 		// The state holds the configuration now: the node keeps no second copy of it.
 		n.cfg.Static = nil
 		return nil
@@ -169,7 +170,7 @@ func (n *Node) newConfigSource() error {
 	if len(voters) == 0 && n.ctl != nil {
 		voters = []string{n.cfg.Control.APIURL}
 	}
-	w, err := control.NewWatcher(control.WatcherConfig{
+	w, err := client.NewWatcher(client.WatcherConfig{
 		Voters: voters, Token: n.cfg.Token, CachePath: filepath.Join(n.cfg.DataDir, "config.json"),
 		Client: n.cfg.WatcherClient, RetryMax: 2 * time.Second, Logger: n.log, Registerer: n.reg,
 	})
@@ -405,13 +406,13 @@ func (n *Node) loop(ctx context.Context) error {
 // cost: the assignment plan is changed per changed check and the location's zones are
 // patched per changed zone; a change of settings, a new source or a configuration taken
 // whole rebuilds them.
-func (n *Node) setConfig(s *control.State, src control.Source) {
+func (n *Node) setConfig(s *state.State, src state.Source) {
 	n.mu.Lock()
 	if src == n.source && (s == n.state || (n.state != nil && n.state.Index == s.Index && s.Index != 0)) {
 		n.mu.Unlock()
 		return
 	}
-	ch := control.Changes{Full: true}
+	ch := state.Changes{Full: true}
 	if n.state != nil && src == n.source && n.watcher != nil {
 		ch = n.watcher.ChangesSince(n.state.Index)
 	}

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/control/state"
 	"github.com/vigil-dns/vigil/location"
 )
 
@@ -25,7 +25,7 @@ func (o *overrideLayer) serve(id string, verdict bool) bool { return o.Serve(id,
 
 // setOverrides takes the overrides of s, the configuration just installed, and has them
 // applied when they changed.
-func (n *Node) setOverrides(s *control.State) {
+func (n *Node) setOverrides(s *state.State) {
 	if n.dns == nil {
 		return
 	}
@@ -71,7 +71,7 @@ func (n *Node) applyOverrides(now time.Time) time.Time {
 		s := n.state
 		n.mu.Unlock()
 		if s != nil {
-			n.installZones(s, control.Changes{Zones: zones})
+			n.installZones(s, state.Changes{Zones: zones})
 		}
 	}
 	if len(checks)+len(zones) > 0 {
@@ -97,6 +97,6 @@ func (n *Node) reinstallVerdicts(checks []string) {
 // Overrides returns the maintenance overrides this location holds (each in force until its
 // Expires, by this location's clock); nil without the location role. The caller must not
 // change them.
-func (n *Node) Overrides() []*control.Override {
+func (n *Node) Overrides() []*state.Override {
 	return n.ovr.List()
 }

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/control/state"
 	"github.com/vigil-dns/vigil/internal/calibrate"
 )
 
@@ -35,7 +35,7 @@ func setOverride(t *testing.T, api, body string) time.Time {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var list struct{ Data []control.Override }
+	var list struct{ Data []state.Override }
 	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil || len(list.Data) == 0 {
 		t.Fatalf("GET /v1/overrides: %v %+v", err, list)
 	}

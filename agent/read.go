@@ -11,7 +11,7 @@ import (
 
 	"github.com/vigil-dns/vigil/checker"
 	"github.com/vigil-dns/vigil/config"
-	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/control/state"
 	"github.com/vigil-dns/vigil/gossip"
 	"github.com/vigil-dns/vigil/location/routing"
 	"github.com/vigil-dns/vigil/quorum"
@@ -84,13 +84,13 @@ func (n *Node) Members() []gossip.Member {
 }
 
 // ConfigInfo says which configuration the node runs, where it came from (the status API's
-// control.WatcherStatus) and what it holds.
+// state.WatcherStatus) and what it holds.
 type ConfigInfo struct {
 	// WatcherStatus: Index is the control plane's raft index of the configuration (0 for none
 	// or static); Source is "control-plane", "disk" (the local copy, no voter answered),
 	// "static" or "none" (never seen one: the node serves nothing); Message says the same in
 	// words; LastContact and LastError are the Watcher's last answer and failure.
-	control.WatcherStatus
+	state.WatcherStatus
 	// Regions, Checks and Zones count what the configuration holds.
 	Regions int `json:"regions"`
 	Checks  int `json:"checks"`
@@ -100,7 +100,7 @@ type ConfigInfo struct {
 // ConfigInfo returns the configuration's index and source.
 func (n *Node) ConfigInfo() ConfigInfo {
 	n.mu.Lock()
-	ci := ConfigInfo{WatcherStatus: control.WatcherStatus{Source: n.source}}
+	ci := ConfigInfo{WatcherStatus: state.WatcherStatus{Source: n.source}}
 	if n.state != nil {
 		ci.Index = n.state.Index
 		ci.Regions, ci.Checks, ci.Zones = len(n.state.Regions()), n.state.NumChecks(), n.state.NumZones()

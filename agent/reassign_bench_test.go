@@ -6,7 +6,7 @@ import (
 
 	"github.com/vigil-dns/vigil/checker/shard"
 	"github.com/vigil-dns/vigil/config"
-	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/control/state"
 	"github.com/vigil-dns/vigil/gossip"
 )
 
@@ -77,7 +77,7 @@ func benchAssigned(n *Node) int {
 func benchWrite(n *Node, id string) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	n.configureLocked(n.state, control.Changes{Checks: []string{id}})
+	n.configureLocked(n.state, state.Changes{Checks: []string{id}})
 }
 
 // benchMove brings the node's plan to an empty membership, so that its next reassign finds

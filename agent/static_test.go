@@ -14,6 +14,7 @@ import (
 
 	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/control/state"
 	"github.com/vigil-dns/vigil/gossip"
 )
 
@@ -113,7 +114,7 @@ func TestStaticStabilityOverRealSockets(t *testing.T) {
 			got, err := query(s.DNSAddr(), "www.demo.vigil.test")
 			return err == nil && slices.Equal(got, []string{"192.0.2.1"}), fmtAnswer(got, err)
 		})
-		if ci := s.ConfigInfo(); ci.Source != control.SourceControlPlane || ci.Index == 0 {
+		if ci := s.ConfigInfo(); ci.Source != state.SourceControlPlane || ci.Index == 0 {
 			t.Errorf("%s: config info %+v, want the control plane's", s.cfg.ID, ci)
 		}
 	}
@@ -134,7 +135,7 @@ func TestStaticStabilityOverRealSockets(t *testing.T) {
 	// Restart a from its data directory, the voter still down: it answers from the disk copy.
 	a.stop(t)
 	a2 := start(t, mustNew(t, dataNode(t, "a", "us-east", dirA, []string{api}, b.GossipAddr())))
-	if ci := a2.ConfigInfo(); ci.Source != control.SourceDisk || ci.Checks != len(doc.Checks) {
+	if ci := a2.ConfigInfo(); ci.Source != state.SourceDisk || ci.Checks != len(doc.Checks) {
 		t.Fatalf("restarted node: config info %+v, want the disk copy", ci)
 	}
 	eventually(t, 15*time.Second, "restarted node answers from its disk copy", func() (bool, string) {
@@ -155,7 +156,7 @@ func TestStaticStabilityOverRealSockets(t *testing.T) {
 	named := slices.ContainsFunc(rd.Reasons, func(r string) bool {
 		return strings.HasPrefix(r, "no configuration yet, serving nothing: the voter at "+api+" failed: connection refused")
 	})
-	if ci := c.ConfigInfo(); rd.Ready || ci.Source != control.SourceNone || !named {
+	if ci := c.ConfigInfo(); rd.Ready || ci.Source != state.SourceNone || !named {
 		t.Errorf("node without configuration: ready %+v, config %+v", rd, ci)
 	}
 }

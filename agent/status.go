@@ -7,7 +7,7 @@ import (
 
 	"github.com/vigil-dns/vigil/checker"
 	"github.com/vigil-dns/vigil/config"
-	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/control/state"
 	"github.com/vigil-dns/vigil/gossip"
 	"github.com/vigil-dns/vigil/location"
 	"github.com/vigil-dns/vigil/location/history"
@@ -78,7 +78,7 @@ func roleNames(r gossip.Roles) []string {
 	return []string{}
 }
 
-func (v statusNode) Config() control.WatcherStatus { return v.n.ConfigInfo().WatcherStatus }
+func (v statusNode) Config() state.WatcherStatus { return v.n.ConfigInfo().WatcherStatus }
 
 func (v statusNode) Readiness() status.Readiness { return v.n.Ready() }
 
@@ -110,7 +110,7 @@ func (v statusLocation) Checkers() []quorum.HeardChecker { return v.n.Checkers()
 func (v statusLocation) Zones() []location.ZoneState { return v.n.Zones() }
 
 // Overrides returns the maintenance overrides the location holds.
-func (v statusLocation) Overrides() []*control.Override { return v.n.Overrides() }
+func (v statusLocation) Overrides() []*state.Override { return v.n.Overrides() }
 
 func (v statusLocation) Answer(name, rtype string) (routing.Result, error) {
 	return v.n.Answer(name, rtype)

@@ -10,7 +10,7 @@ import (
 	"github.com/miekg/dns"
 
 	"github.com/vigil-dns/vigil/config"
-	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/control/state"
 	"github.com/vigil-dns/vigil/dnssec"
 	"github.com/vigil-dns/vigil/location"
 )
@@ -19,7 +19,7 @@ import (
 // control plane's it opens.
 type xfrKeys struct {
 	// at is the state whose control-plane keys were opened; nil before the first install.
-	at *control.State
+	at *state.State
 	// keys are the keys given to the DNS server, in the order of their names.
 	keys []location.TSIGKey
 	// unopened says, by key name, why a control-plane key does not open here.
@@ -33,7 +33,7 @@ type xfrKeys struct {
 // allowed networks and secondaries, and the TSIG keys (transferKeys). A secondary whose key
 // this location lacks is left out of its zone, which readiness reports degraded. A change of
 // some zones looks at those zones only. The caller holds n.zonesMu.
-func (n *Node) installTransfers(s *control.State, ch control.Changes) {
+func (n *Node) installTransfers(s *state.State, ch state.Changes) {
 	next := maps.Clone(n.transfers)
 	if ch.Full || ch.Settings || next == nil {
 		next = map[string]location.ZoneTransfer{}
@@ -90,7 +90,7 @@ func (n *Node) installTransfers(s *control.State, ch control.Changes) {
 // transferKeys brings n.xfrKeys to s, when the control plane's keys may have changed: the
 // file's keys, and the control plane's opened with the DNSSEC seal secret; a name in both is
 // the file's (logged). It reports whether the keys changed. The caller holds n.zonesMu.
-func (n *Node) transferKeys(s *control.State, ch control.Changes) bool {
+func (n *Node) transferKeys(s *state.State, ch state.Changes) bool {
 	xk := &n.xfrKeys
 	if xk.at != nil && !ch.Full && !ch.TSIGKeys {
 		return false

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/vigil-dns/vigil/config"
-	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/control/state"
 	"github.com/vigil-dns/vigil/gossip"
 	"github.com/vigil-dns/vigil/status"
 )
@@ -69,12 +69,12 @@ func TestZoneFailureKeepsOthersCurrent(t *testing.T) {
 
 	// A new configuration: bad.test still broken (its last version is none), good.test
 	// changed; then bad.test fixed.
-	n.setConfig(control.NewState(withZones(zone("good.test.", "192.0.2.10", "ok"), zone("bad.test.", "192.0.2.2", `"still`))), SourceStatic)
+	n.setConfig(state.NewState(withZones(zone("good.test.", "192.0.2.10", "ok"), zone("bad.test.", "192.0.2.2", `"still`))), SourceStatic)
 	eventually(t, 10*time.Second, "good.test's new data", func() (bool, string) {
 		got, err := query(s.DNSAddr(), "www.good.test")
 		return err == nil && slices.Equal(got, []string{"192.0.2.10"}), fmtAnswer(got, err)
 	})
-	n.setConfig(control.NewState(withZones(zone("good.test.", "192.0.2.10", "ok"), zone("bad.test.", "192.0.2.2", `"fixed"`))), SourceStatic)
+	n.setConfig(state.NewState(withZones(zone("good.test.", "192.0.2.10", "ok"), zone("bad.test.", "192.0.2.2", `"fixed"`))), SourceStatic)
 	eventually(t, 10*time.Second, "bad.test installed, nothing degraded", func() (bool, string) {
 		got, err := query(s.DNSAddr(), "www.bad.test")
 		rd := n.Ready()

@@ -8,7 +8,7 @@ import (
 
 	"github.com/vigil-dns/vigil/checker/shard"
 	"github.com/vigil-dns/vigil/config"
-	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/control/state"
 	"github.com/vigil-dns/vigil/location"
 )
 
@@ -17,7 +17,7 @@ import (
 // settings, or a configuration taken whole, compiles every zone. A zone that does not compile
 // keeps its previous version and does not hold the others back; the snapshot lists it with
 // its error (readiness, status API, metric), until a version of it that compiles arrives.
-func (n *Node) installZones(s *control.State, ch control.Changes) {
+func (n *Node) installZones(s *state.State, ch state.Changes) {
 	if n.dns == nil {
 		return
 	}
@@ -64,7 +64,7 @@ func (n *Node) installZones(s *control.State, ch control.Changes) {
 
 // zonePatch returns the zone h of s for the DNS snapshot: its record sets the state's own,
 // which the snapshot shares, or copies when the location drains some of their records.
-func (n *Node) zonePatch(s *control.State, h *config.Zone, servers zoneServers) location.ZonePatch {
+func (n *Node) zonePatch(s *state.State, h *config.Zone, servers zoneServers) location.ZonePatch {
 	p := location.ZonePatch{Apex: h.Name, Shard: servers.of(s, h)}
 	if n.ovr.Drains(h.Name) {
 		z, _ := s.Zone(h.Name)
@@ -96,7 +96,7 @@ type zoneServers struct {
 
 // nameServers returns the virtual name servers of s's settings, with the addresses this
 // location hosts them at as glue.
-func (n *Node) nameServers(s *control.State) (zoneServers, error) {
+func (n *Node) nameServers(s *state.State) (zoneServers, error) {
 	settings := s.Settings()
 	ns, err := shard.NewNameServers(settings.NameServers)
 	if err != nil {
@@ -115,7 +115,7 @@ func (n *Node) nameServers(s *control.State) (zoneServers, error) {
 
 // of returns a zone's virtual name servers (shard.NameServers.Of) with their glue; nil for a
 // zone that lists its own, or when the settings have none.
-func (zs zoneServers) of(s *control.State, z *config.Zone) []location.NameServer {
+func (zs zoneServers) of(s *state.State, z *config.Zone) []location.NameServer {
 	if zs.ns == nil {
 		return nil
 	}
@@ -127,7 +127,7 @@ func (zs zoneServers) of(s *control.State, z *config.Zone) []location.NameServer
 }
 
 // zoneShards returns each zone's virtual name servers, by apex.
-func (n *Node) zoneShards(s *control.State) (map[string][]location.NameServer, error) {
+func (n *Node) zoneShards(s *state.State) (map[string][]location.NameServer, error) {
 	servers, err := n.nameServers(s)
 	if err != nil {
 		return nil, err

@@ -8,7 +8,7 @@ import (
 
 	"github.com/vigil-dns/vigil/checker/shard"
 	"github.com/vigil-dns/vigil/config"
-	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/control/state"
 	"github.com/vigil-dns/vigil/location"
 )
 
@@ -41,7 +41,7 @@ zones:
 		}
 		return out
 	}
-	got, err := n.zoneShards(control.NewState(doc))
+	got, err := n.zoneShards(state.NewState(doc))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +57,7 @@ zones:
 
 	doc.NameServers.Mode = shard.ModeStateful
 	stored := []int{1, 2, 3, 4}
-	got, err = n.zoneShards(control.NewState(doc).WithShards(map[string][]int{"a.vigil.test.": stored}))
+	got, err = n.zoneShards(state.NewState(doc).WithShards(map[string][]int{"a.vigil.test.": stored}))
 	if err != nil {
 		t.Fatal(err)
 	}

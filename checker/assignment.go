@@ -11,7 +11,7 @@ import (
 	"github.com/vigil-dns/vigil/config"
 )
 
-// Checks is what an Assignment reads of a configuration (control.State is one): its regions,
+// Checks is what an Assignment reads of a configuration (state.State of control/state is one): its regions,
 // its checks, and a check by id.
 type Checks interface {
 	Regions() []string

@@ -14,6 +14,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/control/state"
 	"github.com/vigil-dns/vigil/dnssec"
 )
 
@@ -277,17 +278,9 @@ func tokenEqual(want, got string) bool {
 	return want != "" && subtle.ConstantTimeCompare([]byte(want), []byte(got)) == 1
 }
 
-// ErrorBody is the JSON of every error the API answers.
-type ErrorBody struct {
-	// Error says what went wrong.
-	Error string `json:"error"`
-	// Errors lists every problem of an invalid document, with its path.
-	Errors config.Errors `json:"errors,omitempty"`
-}
-
 func writeError(w http.ResponseWriter, code int, err error) {
-	body := ErrorBody{Error: err.Error()}
-	var ve *ValidationError
+	body := state.ErrorBody{Error: err.Error()}
+	var ve *state.ValidationError
 	var es config.Errors
 	switch {
 	case errors.As(err, &ve):
@@ -310,7 +303,7 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 
 // statusOf maps an error of a write or read to its HTTP status code.
 func statusOf(err error) int {
-	var ve *ValidationError
+	var ve *state.ValidationError
 	var es config.Errors
 	var mbe *http.MaxBytesError
 	var early *dnssec.TooEarlyError
@@ -323,9 +316,9 @@ func statusOf(err error) int {
 		return http.StatusUnprocessableEntity
 	case errors.As(err, &es):
 		return http.StatusBadRequest
-	case errors.Is(err, ErrNotFound):
+	case errors.Is(err, state.ErrNotFound):
 		return http.StatusNotFound
-	case errors.Is(err, ErrConflict), errors.As(err, &early):
+	case errors.Is(err, state.ErrConflict), errors.As(err, &early):
 		return http.StatusConflict
 	case errors.Is(err, ErrNoLeader), errors.Is(err, ErrUnknownOutcome), errors.Is(err, ErrNotReady), errors.Is(err, ErrNotLeader):
 		return http.StatusServiceUnavailable

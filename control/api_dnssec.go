@@ -8,53 +8,15 @@ import (
 	"time"
 
 	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/control/state"
 	"github.com/vigil-dns/vigil/dnssec"
 )
 
-// DNSSECView is a zone's signing as GET /v1/zones/{zone}/dnssec shows it: public halves
-// only; a private key never leaves the state, and then only sealed.
-type DNSSECView struct {
-	// Zone is the apex.
-	Zone string `json:"zone"`
-	// Enabled says the configuration signs the zone.
-	Enabled bool `json:"enabled"`
-	// DNSKEYTTL is the TTL of the DNSKEY record set.
-	DNSKEYTTL uint32 `json:"dnskey_ttl"`
-	// Denial is how the zone proves that a name or type does not exist: config.DenialCompact
-	// (an NSEC made for each name denied) or config.DenialNSEC (the zone's NSEC chain).
-	Denial string `json:"denial"`
-	// DS are the DS records (SHA-256) of the published key-signing keys (KSK or CSK), as the
-	// parent zone should serve them.
-	DS []string `json:"ds"`
-	// Keys are the zone's keys, oldest first.
-	Keys []DNSSECKeyView `json:"keys"`
-}
-
-// DNSSECKeyView is one key of a DNSSECView.
-type DNSSECKeyView struct {
-	Tag   uint16      `json:"tag"`
-	Role  dnssec.Role `json:"role"`
-	State string      `json:"state"`
-	// DNSKEY is the key's DNSKEY record in presentation form.
-	DNSKEY string `json:"dnskey"`
-	// DS is the key's DS record (SHA-256), for a KSK or CSK.
-	DS string `json:"ds,omitempty"`
-	// Publish, Activate, Retire and Remove are the key's timeline (RFC 3339); Retire and
-	// Remove are absent while unset.
-	Publish  time.Time  `json:"publish"`
-	Activate time.Time  `json:"activate"`
-	Retire   *time.Time `json:"retire,omitempty"`
-	Remove   *time.Time `json:"remove,omitempty"`
-	// FinishAfter, on the new key of a KSK or CSK rollover in progress, is the earliest time
-	// the rollover may be finished without force (RFC 3339).
-	FinishAfter *time.Time `json:"finish_after,omitempty"`
-}
-
 // dnssecView returns a zone's view at now; tm is what its rollovers wait for.
-func dnssecView(z *config.Zone, zk *dnssec.ZoneKeys, now time.Time, tm dnssec.Timing) DNSSECView {
-	apex := CanonicalZone(z.Name)
-	ttl := dnskeyTTL(z)
-	v := DNSSECView{Zone: apex, Enabled: z.Signed(), DNSKEYTTL: ttl, Denial: z.DNSSEC.DenialMode(), DS: []string{}, Keys: []DNSSECKeyView{}}
+func dnssecView(z *config.Zone, zk *dnssec.ZoneKeys, now time.Time, tm dnssec.Timing) state.DNSSECView {
+	apex := state.CanonicalZone(z.Name)
+	ttl := state.DNSKEYTTL(z)
+	v := state.DNSSECView{Zone: apex, Enabled: z.Signed(), DNSKEYTTL: ttl, Denial: z.DNSSEC.DenialMode(), DS: []string{}, Keys: []state.DNSSECKeyView{}}
 	if zk == nil {
 		return v
 	}
@@ -68,7 +30,7 @@ func dnssecView(z *config.Zone, zk *dnssec.ZoneKeys, now time.Time, tm dnssec.Ti
 	}
 	for i := range zk.Keys {
 		k := &zk.Keys[i]
-		kv := DNSSECKeyView{Tag: k.Tag, Role: k.Role, State: k.State(t), DNSKEY: oneLine(k.DNSKEY(apex, ttl).String()),
+		kv := state.DNSSECKeyView{Tag: k.Tag, Role: k.Role, State: k.State(t), DNSKEY: oneLine(k.DNSKEY(apex, ttl).String()),
 			Publish: time.Unix(k.Publish, 0).UTC(), Activate: time.Unix(k.Activate, 0).UTC(), Retire: unix(k.Retire), Remove: unix(k.Remove)}
 		if k.Role != dnssec.RoleZSK {
 			kv.DS = oneLine(k.DS(apex, ttl).String())
@@ -103,13 +65,13 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 func (a *API) getDNSSEC(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("zone")
-	a.read(w, r, func(s *State) (any, error) {
+	a.read(w, r, func(s *state.State) (any, error) {
 		z, ok := s.ZoneHead(name)
 		if !ok {
-			return nil, fmt.Errorf("control: zone %q: %w", name, ErrNotFound)
+			return nil, fmt.Errorf("control: zone %q: %w", name, state.ErrNotFound)
 		}
 		zk, _ := s.ZoneKeys(name)
-		return dnssecView(z, zk, time.Now(), s.rolloverTiming(z)), nil
+		return dnssecView(z, zk, time.Now(), s.RolloverTiming(z)), nil
 	})
 }
 
@@ -119,7 +81,7 @@ func (a *API) getDNSSEC(w http.ResponseWriter, r *http.Request) {
 func (a *API) postRollover(w http.ResponseWriter, r *http.Request) {
 	zone := r.PathValue("zone")
 	p := principalOf(r)
-	if err := permit(p, a.cfg.Node.State(), &Command{Op: OpPutZoneKeys, ZoneName: zone}); err != nil {
+	if err := permit(p, a.cfg.Node.State(), &state.Command{Op: state.OpPutZoneKeys, ZoneName: zone}); err != nil {
 		a.refuse(w, err)
 		return
 	}
@@ -128,7 +90,7 @@ func (a *API) postRollover(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer release()
-	var req RolloverRequest
+	var req state.RolloverRequest
 	if err := decodeStrict(body, &req); err != nil {
 		writeError(w, http.StatusBadRequest, config.Errors{{Path: "", Message: "not a rollover request: " + err.Error()}})
 		return
@@ -138,7 +100,7 @@ func (a *API) postRollover(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	now := time.Now()
-	audit := &AuditInfo{Time: now, Token: p.Name, Method: r.Method, Path: r.URL.Path}
+	audit := &state.AuditInfo{Time: now, Token: p.Name, Method: r.Method, Path: r.URL.Path}
 	idx, err := a.cfg.Node.Rollover(zone, req, now, audit)
 	if errors.Is(err, ErrNotLeader) {
 		a.forward(w, r, body)
@@ -149,5 +111,5 @@ func (a *API) postRollover(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set(headerIndex, fmt.Sprint(idx))
-	writeJSON(w, http.StatusOK, WriteResult{Index: idx})
+	writeJSON(w, http.StatusOK, state.WriteResult{Index: idx})
 }

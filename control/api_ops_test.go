@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vigil-dns/vigil/control/state"
 )
 
 // TestNotificationsAPI: PUT /v1/notifications replaces the section (YAML), GET reads it back
@@ -36,7 +38,7 @@ func TestNotificationsAPI(t *testing.T) {
 		t.Fatalf("state: %+v", n)
 	}
 	code, out = do(t, "GET", base+"/v1/alerts", "", "", "")
-	var view struct{ Data AlertsView }
+	var view struct{ Data state.AlertsView }
 	if code != http.StatusOK || json.Unmarshal(out, &view) != nil || view.Data.Firing == nil {
 		t.Fatalf("alerts: %d %s", code, out)
 	}
@@ -128,7 +130,7 @@ func TestScopesOverridesAudit(t *testing.T) {
 			t.Errorf("override %+v", o)
 		}
 	}
-	drain := OverrideID("", "web.test", "www", "A", "192.0.2.9")
+	drain := state.OverrideID("", "web.test", "www", "A", "192.0.2.9")
 	if code, out := serve(api, "DELETE", "/v1/overrides/"+drain, sec["web-team"], ""); code != 200 {
 		t.Fatalf("clear: %d %s", code, out)
 	}
@@ -147,7 +149,7 @@ func TestScopesOverridesAudit(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, out := serve(api, "GET", "/v1/audit?limit=10", sec["viewer"], "")
-	var view struct{ Data AuditView }
+	var view struct{ Data state.AuditView }
 	if code != 200 || json.Unmarshal([]byte(out), &view) != nil {
 		t.Fatalf("audit: %d %s", code, out)
 	}
@@ -174,7 +176,7 @@ func TestAuditMembership(t *testing.T) {
 	l := c.leader(5 * time.Second)
 	waitFor(t, 5*time.Second, "the join in the audit log", func() bool {
 		for _, e := range l.node.State().Audit(10, 0) {
-			if e.Op == OpAuditNote && strings.HasPrefix(e.Summary, "add voter v1 at ") && e.Token == "write-token-1" && e.Path == "/v1/cluster/voters" {
+			if e.Op == state.OpAuditNote && strings.HasPrefix(e.Summary, "add voter v1 at ") && e.Token == "write-token-1" && e.Path == "/v1/cluster/voters" {
 				return true
 			}
 		}
@@ -197,7 +199,7 @@ func TestStateForReaders(t *testing.T) {
 	if err := c.voters[0].node.State().WriteJSON(&b); err != nil {
 		t.Fatal(err)
 	}
-	back, err := ReadState(strings.NewReader(b.String()))
+	back, err := state.ReadState(strings.NewReader(b.String()))
 	if err != nil || len(back.Audit(0, 0)) != 2 || len(back.Overrides()) != 1 {
 		t.Fatalf("snapshot form: %v, audit %d", err, len(back.Audit(0, 0)))
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/control/state"
 )
 
 // Response headers of every read.
@@ -25,22 +26,9 @@ const (
 	headerForwarded   = "X-Vigil-Forwarded"
 )
 
-// ReadMeta is what every read says about where its data comes from.
-type ReadMeta struct {
-	// Index is the raft index of the state read.
-	Index uint64 `json:"index"`
-	// Stale is true when the voter that answered is not the leader and has not heard from
-	// one recently (as on the minority side of a partition): the data may be out of date.
-	Stale bool `json:"stale"`
-	// Consistent is true for a linearizable read (?consistent), confirmed by the leader.
-	Consistent bool `json:"consistent,omitempty"`
-	// KnownLeader is true when the voter knows a leader.
-	KnownLeader bool `json:"known_leader"`
-}
-
 // read answers a GET: authentication is done; this handles readiness, ?consistent,
 // blocking (?index=N&wait=30s) and the metadata, then renders the state.
-func (a *API) read(w http.ResponseWriter, r *http.Request, render func(s *State) (any, error)) {
+func (a *API) read(w http.ResponseWriter, r *http.Request, render func(s *state.State) (any, error)) {
 	n := a.cfg.Node
 	q := r.URL.Query()
 	_, consistent := q["consistent"]
@@ -78,7 +66,7 @@ func (a *API) read(w http.ResponseWriter, r *http.Request, render func(s *State)
 	}
 	leaderID, _ := n.Leader()
 	last := n.LastContact()
-	meta := ReadMeta{
+	meta := state.ReadMeta{
 		Index:       s.Index,
 		Consistent:  consistent,
 		KnownLeader: leaderID != "",
@@ -95,7 +83,7 @@ func (a *API) read(w http.ResponseWriter, r *http.Request, render func(s *State)
 		return
 	}
 	writeJSON(w, http.StatusOK, struct {
-		ReadMeta
+		state.ReadMeta
 		Data any `json:"data"`
 	}{meta, v})
 }
@@ -123,7 +111,7 @@ func (a *API) readQuery(q url.Values) (uint64, time.Duration, error) {
 
 // waitPast waits at most wait, or until ctx ends, for the state past index and returns the
 // state then; ok is false, at once, when too many blocking reads wait already.
-func (a *API) waitPast(ctx context.Context, index uint64, wait time.Duration) (s *State, ok bool) {
+func (a *API) waitPast(ctx context.Context, index uint64, wait time.Duration) (s *state.State, ok bool) {
 	select {
 	case a.watchers <- struct{}{}:
 		ctx, cancel := context.WithTimeout(ctx, wait)
@@ -138,7 +126,7 @@ func (a *API) waitPast(ctx context.Context, index uint64, wait time.Duration) (s
 
 // setReadHeaders sets the metadata headers of a read, with last the voter's last contact
 // with the leader.
-func setReadHeaders(h http.Header, meta ReadMeta, last time.Time) {
+func setReadHeaders(h http.Header, meta state.ReadMeta, last time.Time) {
 	h.Set(headerIndex, strconv.FormatUint(meta.Index, 10))
 	h.Set(headerKnownLeader, strconv.FormatBool(meta.KnownLeader))
 	h.Set(headerStale, strconv.FormatBool(meta.Stale))
@@ -153,7 +141,7 @@ type stream func(w *bufio.Writer) error
 
 // writeStream answers a read whose data is a stream, in the form of every read:
 // {"index": ..., "stale": ..., "known_leader": ..., "data": ...}.
-func writeStream(w http.ResponseWriter, meta ReadMeta, st stream) {
+func writeStream(w http.ResponseWriter, meta state.ReadMeta, st stream) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	head, _ := json.Marshal(meta)
@@ -177,7 +165,11 @@ func list[T any](seq func(yield func(T) bool)) stream {
 				w.WriteByte(',')
 			}
 			first = false
-			if err := writeValue(w, v); err != nil {
+			b, err := json.Marshal(v)
+			if err == nil {
+				_, err = w.Write(b)
+			}
+			if err != nil {
 				return err
 			}
 		}
@@ -187,50 +179,43 @@ func list[T any](seq func(yield func(T) bool)) stream {
 }
 
 func (a *API) getState(w http.ResponseWriter, r *http.Request) {
-	a.read(w, r, func(s *State) (any, error) { return stream(forReader(r, s).writeJSON), nil })
+	a.read(w, r, func(s *state.State) (any, error) { return stream(forReader(r, s).StreamJSON), nil })
 }
 
 // forReader returns s as the API streams it whole to the reader of r (State.forReaders),
 // without the sealed halves of zones' keys for a principal that may not have them.
-func forReader(r *http.Request, s *State) *State {
-	s = s.forReaders()
+func forReader(r *http.Request, s *state.State) *state.State {
+	s = s.ForReaders()
 	if principalOf(r).NoSealedKeys {
-		s = s.withoutSealed()
+		s = s.WithoutSealed()
 	}
 	return s
 }
 
 func (a *API) getDocument(w http.ResponseWriter, r *http.Request) {
-	a.read(w, r, func(s *State) (any, error) { return stream(s.forReaders().writeDocument), nil })
+	a.read(w, r, func(s *state.State) (any, error) { return stream(s.ForReaders().StreamDocument), nil })
 }
 
 func (a *API) listChecks(w http.ResponseWriter, r *http.Request) {
-	a.read(w, r, func(s *State) (any, error) { return list(s.Checks()), nil })
+	a.read(w, r, func(s *state.State) (any, error) { return list(s.Checks()), nil })
 }
 
 func (a *API) getCheck(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	a.read(w, r, func(s *State) (any, error) {
+	a.read(w, r, func(s *state.State) (any, error) {
 		if c, ok := s.Check(id); ok {
 			return c, nil
 		}
-		return nil, fmt.Errorf("control: check %q: %w", id, ErrNotFound)
+		return nil, fmt.Errorf("control: check %q: %w", id, state.ErrNotFound)
 	})
 }
 
-// ZoneView is a zone as the API shows it: the zone and its name-server shard.
-type ZoneView struct {
-	config.Zone
-	// Shard is the zone's name-server numbers from the stateful allocator, if any.
-	Shard []int `json:"shard,omitempty"`
-}
-
 func (a *API) listZones(w http.ResponseWriter, r *http.Request) {
-	a.read(w, r, func(s *State) (any, error) {
-		return list(func(yield func(ZoneView) bool) {
+	a.read(w, r, func(s *state.State) (any, error) {
+		return list(func(yield func(state.ZoneView) bool) {
 			for h := range s.ZoneHeads() {
 				z, _ := s.Zone(h.Name)
-				if !yield(ZoneView{z, s.Shard(h.Name)}) {
+				if !yield(state.ZoneView{Zone: z, Shard: s.Shard(h.Name)}) {
 					return
 				}
 			}
@@ -240,41 +225,32 @@ func (a *API) listZones(w http.ResponseWriter, r *http.Request) {
 
 func (a *API) getZone(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("zone")
-	a.read(w, r, func(s *State) (any, error) {
+	a.read(w, r, func(s *state.State) (any, error) {
 		if z, ok := s.Zone(name); ok {
-			return ZoneView{z, s.Shard(z.Name)}, nil
+			return state.ZoneView{Zone: z, Shard: s.Shard(z.Name)}, nil
 		}
-		return nil, fmt.Errorf("control: zone %q: %w", name, ErrNotFound)
+		return nil, fmt.Errorf("control: zone %q: %w", name, state.ErrNotFound)
 	})
 }
 
 func (a *API) listRecordSets(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("zone")
-	a.read(w, r, func(s *State) (any, error) {
+	a.read(w, r, func(s *state.State) (any, error) {
 		if _, ok := s.ZoneHead(name); ok {
 			return list(s.RecordSets(name)), nil
 		}
-		return nil, fmt.Errorf("control: zone %q: %w", name, ErrNotFound)
+		return nil, fmt.Errorf("control: zone %q: %w", name, state.ErrNotFound)
 	})
 }
 
 func (a *API) getRecordSet(w http.ResponseWriter, r *http.Request) {
 	zone, name, typ := r.PathValue("zone"), r.PathValue("name"), config.RecordType(strings.ToUpper(r.PathValue("type")))
-	a.read(w, r, func(s *State) (any, error) {
+	a.read(w, r, func(s *state.State) (any, error) {
 		if rs, ok := s.RecordSet(zone, name, typ); ok {
 			return rs, nil
 		}
-		return nil, fmt.Errorf("control: record set %s %s in zone %q: %w", name, typ, zone, ErrNotFound)
+		return nil, fmt.Errorf("control: record set %s %s in zone %q: %w", name, typ, zone, state.ErrNotFound)
 	})
-}
-
-// ChangesView is the answer of GET /v1/changes: what changed after the index asked, or,
-// when this voter's change log does not reach back that far, the whole state.
-type ChangesView struct {
-	// Full is true when State holds the whole state instead of a Delta.
-	Full bool `json:"full"`
-	// Delta is what changed, when Full is false.
-	Delta *Delta `json:"delta,omitempty"`
 }
 
 // getChanges answers what changed after ?index=N, blocking like every read until there is
@@ -286,38 +262,15 @@ func (a *API) getChanges(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, config.Errors{{Path: "index", Message: "required: the index the caller's state is at (0 for none)"}})
 		return
 	}
-	a.read(w, r, func(s *State) (any, error) {
+	a.read(w, r, func(s *state.State) (any, error) {
 		if d := a.cfg.Node.fsm.delta(from, s); d != nil && from > 0 {
 			if principalOf(r).NoSealedKeys {
-				d = d.withoutSealed()
+				d = d.WithoutSealed()
 			}
-			return ChangesView{Delta: d}, nil
+			return state.ChangesView{Delta: d}, nil
 		}
-		return stream(func(w *bufio.Writer) error {
-			w.WriteString(`{"full":true,"state":`)
-			if err := forReader(r, s).writeJSON(w); err != nil {
-				return err
-			}
-			_, err := w.WriteString("}")
-			return err
-		}), nil
+		return stream(forReader(r, s).WriteFull), nil
 	})
-}
-
-// ClusterView is the cluster as one voter sees it.
-type ClusterView struct {
-	// ID is the answering voter.
-	ID string `json:"id"`
-	// Leader is the leader's raft ID, empty when none is known.
-	Leader string `json:"leader"`
-	// Servers maps each voter's raft ID to its raft address.
-	Servers map[string]string `json:"servers"`
-	// APIs maps each voter's raft ID to its API URL.
-	APIs map[string]string `json:"apis"`
-	// Ready is false while the voter replays its log after a restart.
-	Ready bool `json:"ready"`
-	// Raft holds raft's own statistics of the answering voter.
-	Raft map[string]string `json:"raft"`
 }
 
 func (a *API) getCluster(w http.ResponseWriter, r *http.Request) {
@@ -330,7 +283,7 @@ func (a *API) getCluster(w http.ResponseWriter, r *http.Request) {
 	leader, _ := n.Leader()
 	s := n.State()
 	w.Header().Set(headerIndex, strconv.FormatUint(s.Index, 10))
-	writeJSON(w, http.StatusOK, ClusterView{
+	writeJSON(w, http.StatusOK, state.ClusterView{
 		ID: n.ID(), Leader: leader, Servers: servers, APIs: s.Voters, Ready: n.Ready(), Raft: n.Stats(),
 	})
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vigil-dns/vigil/control/state"
 )
 
 // TestBadInput: every kind of bad request gets its 4xx, a JSON error listing every problem,
@@ -86,7 +88,7 @@ func TestCRUD(t *testing.T) {
 	mustWrite(t, "PUT", base+"/v1/checks/web-3", "application/yaml", "protocol: tcp\ntarget: {host: 127.0.0.1, port: 22}\n")
 	code, out := do(t, "GET", base+"/v1/checks/web-3", "", "", "")
 	var got struct {
-		ReadMeta
+		state.ReadMeta
 		Data struct {
 			Protocol string `json:"protocol"`
 			Interval string `json:"interval"`

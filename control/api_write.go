@@ -9,18 +9,12 @@ import (
 	"time"
 
 	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/control/state"
 	"github.com/vigil-dns/vigil/internal/safetext"
 )
 
-// WriteResult is the answer to a successful write.
-type WriteResult struct {
-	// Index is the raft index the write produced; a blocking read with ?index=Index-1
-	// returns a state that includes it.
-	Index uint64 `json:"index"`
-}
-
 // commit applies cmd on the leader, or forwards the request there, and answers.
-func (a *API) commit(w http.ResponseWriter, r *http.Request, body []byte, cmd *Command, created bool) {
+func (a *API) commit(w http.ResponseWriter, r *http.Request, body []byte, cmd *state.Command, created bool) {
 	if err := a.stamp(r, cmd); err != nil {
 		a.refuse(w, err)
 		return
@@ -43,7 +37,7 @@ func (a *API) commit(w http.ResponseWriter, r *http.Request, body []byte, cmd *C
 	if created {
 		code = http.StatusCreated
 	}
-	writeJSON(w, code, WriteResult{Index: idx})
+	writeJSON(w, code, state.WriteResult{Index: idx})
 }
 
 // bodyOf reads a write's body in one of the API's decoding turns, answering the error itself
@@ -141,7 +135,7 @@ func (a *API) putDocument(w http.ResponseWriter, r *http.Request) {
 		writeError(w, statusOf(err), err)
 		return
 	}
-	a.commit(w, r, body, &Command{Op: OpApplyDocument, Document: doc}, false)
+	a.commit(w, r, body, &state.Command{Op: state.OpApplyDocument, Document: doc}, false)
 }
 
 func (a *API) putCheck(w http.ResponseWriter, r *http.Request) {
@@ -169,11 +163,11 @@ func (a *API) putCheck(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, config.Errors{{Path: "id", Message: "required"}})
 		return
 	}
-	a.commit(w, r, body, &Command{Op: OpPutCheck, Check: c, Create: create}, create)
+	a.commit(w, r, body, &state.Command{Op: state.OpPutCheck, Check: c, Create: create}, create)
 }
 
 func (a *API) deleteCheck(w http.ResponseWriter, r *http.Request) {
-	a.commit(w, r, nil, &Command{Op: OpDeleteCheck, ID: r.PathValue("id")}, false)
+	a.commit(w, r, nil, &state.Command{Op: state.OpDeleteCheck, ID: r.PathValue("id")}, false)
 }
 
 func (a *API) putZone(w http.ResponseWriter, r *http.Request) {
@@ -192,7 +186,7 @@ func (a *API) putZone(w http.ResponseWriter, r *http.Request) {
 	if name := r.PathValue("zone"); !create {
 		if z.Name == "" {
 			z.Name = name
-		} else if CanonicalZone(z.Name) != CanonicalZone(name) {
+		} else if state.CanonicalZone(z.Name) != state.CanonicalZone(name) {
 			writeError(w, http.StatusBadRequest, mismatch("name", z.Name, name))
 			return
 		}
@@ -201,11 +195,11 @@ func (a *API) putZone(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, config.Errors{{Path: "name", Message: "required"}})
 		return
 	}
-	a.commit(w, r, body, &Command{Op: OpPutZone, Zone: z, Create: create}, create)
+	a.commit(w, r, body, &state.Command{Op: state.OpPutZone, Zone: z, Create: create}, create)
 }
 
 func (a *API) deleteZone(w http.ResponseWriter, r *http.Request) {
-	a.commit(w, r, nil, &Command{Op: OpDeleteZone, ZoneName: r.PathValue("zone")}, false)
+	a.commit(w, r, nil, &state.Command{Op: state.OpDeleteZone, ZoneName: r.PathValue("zone")}, false)
 }
 
 func (a *API) putRecordSet(w http.ResponseWriter, r *http.Request) {
@@ -227,7 +221,7 @@ func (a *API) putRecordSet(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case rs.Name == "":
 			rs.Name = name
-		case CanonicalOwner(zone, rs.Name) != CanonicalOwner(zone, name):
+		case state.CanonicalOwner(zone, rs.Name) != state.CanonicalOwner(zone, name):
 			writeError(w, http.StatusBadRequest, mismatch("name", rs.Name, name))
 			return
 		}
@@ -243,24 +237,14 @@ func (a *API) putRecordSet(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, config.Errors{{Message: "a record set needs a name and a type"}})
 		return
 	}
-	a.commit(w, r, body, &Command{Op: OpPutRecordSet, ZoneName: zone, RecordSet: rs, Create: create}, create)
+	a.commit(w, r, body, &state.Command{Op: state.OpPutRecordSet, ZoneName: zone, RecordSet: rs, Create: create}, create)
 }
 
 func (a *API) deleteRecordSet(w http.ResponseWriter, r *http.Request) {
-	a.commit(w, r, nil, &Command{
-		Op: OpDeleteRecordSet, ZoneName: r.PathValue("zone"),
+	a.commit(w, r, nil, &state.Command{
+		Op: state.OpDeleteRecordSet, ZoneName: r.PathValue("zone"),
 		Name: r.PathValue("name"), Type: config.RecordType(strings.ToUpper(r.PathValue("type"))),
 	}, false)
-}
-
-// JoinRequest asks the cluster to add a voter.
-type JoinRequest struct {
-	// ID is the new voter's raft ID.
-	ID string `json:"id"`
-	// RaftAddress is the address of its raft transport.
-	RaftAddress string `json:"raft_address"`
-	// API is the base URL of its HTTP API.
-	API string `json:"api"`
 }
 
 func (a *API) joinVoter(w http.ResponseWriter, r *http.Request) {
@@ -269,7 +253,7 @@ func (a *API) joinVoter(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer release()
-	var jr JoinRequest
+	var jr state.JoinRequest
 	if err := decodeStrict(body, &jr); err != nil {
 		writeError(w, http.StatusBadRequest, config.Errors{{Message: "join request: " + err.Error()}})
 		return
@@ -295,7 +279,7 @@ func (a *API) joinVoter(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusUnprocessableEntity, es)
 		return
 	}
-	idx, err := a.cfg.Node.AddVoter(Voter{ID: jr.ID, API: jr.API}, jr.RaftAddress)
+	idx, err := a.cfg.Node.AddVoter(state.Voter{ID: jr.ID, API: jr.API}, jr.RaftAddress)
 	a.answerMembership(w, r, body, idx, err)
 }
 
@@ -315,6 +299,6 @@ func (a *API) answerMembership(w http.ResponseWriter, r *http.Request, body []by
 			idx = i
 		}
 		w.Header().Set(headerIndex, fmt.Sprint(idx))
-		writeJSON(w, http.StatusOK, WriteResult{Index: idx})
+		writeJSON(w, http.StatusOK, state.WriteResult{Index: idx})
 	}
 }

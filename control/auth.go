@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/vigil-dns/vigil/config/rdata"
+	"github.com/vigil-dns/vigil/control/state"
 )
 
 // Named, scoped tokens. A voter knows its tokens from APIConfig.Tokens (in `vigil agent`, the
@@ -273,7 +274,7 @@ var errScope = errors.New("control: the token's scope does not allow this write"
 
 // permit checks that p may make cmd on s: a limited scope only writes the checks under its
 // prefixes and the zones (their record sets, keys and overrides) at or below its zones.
-func permit(p Principal, s *State, cmd *Command) error {
+func permit(p Principal, s *state.State, cmd *state.Command) error {
 	sc := p.Scope
 	if !sc.Limited() {
 		return nil
@@ -287,37 +288,37 @@ func permit(p Principal, s *State, cmd *Command) error {
 		return fmt.Errorf("%w: check %q is outside %s (token %s)", errScope, id, sc, p.Name)
 	}
 	zone := func(name string) error {
-		apex := CanonicalZone(name)
+		apex := state.CanonicalZone(name)
 		if sc.allowsZone(apex) {
 			return nil
 		}
 		return fmt.Errorf("%w: zone %q is outside %s (token %s)", errScope, apex, sc, p.Name)
 	}
 	switch cmd.Op {
-	case OpPutCheck:
+	case state.OpPutCheck:
 		return check(cmd.Check.ID)
-	case OpDeleteCheck:
+	case state.OpDeleteCheck:
 		return check(cmd.ID)
-	case OpPutZone:
+	case state.OpPutZone:
 		return zone(cmd.Zone.Name)
-	case OpDeleteZone, OpPutRecordSet, OpDeleteRecordSet:
+	case state.OpDeleteZone, state.OpPutRecordSet, state.OpDeleteRecordSet:
 		return zone(cmd.ZoneName)
-	case OpPutZoneKeys:
+	case state.OpPutZoneKeys:
 		if cmd.ZoneKeys != nil {
 			return zone(cmd.ZoneKeys.Zone)
 		}
 		return zone(cmd.ZoneName)
-	case OpSetOverride:
-		if cmd.Override.Kind == OverrideDrain {
+	case state.OpSetOverride:
+		if cmd.Override.Kind == state.OverrideDrain {
 			return zone(cmd.Override.Zone)
 		}
 		return check(cmd.Override.Check)
-	case OpClearOverride:
-		o, ok := s.opsOrEmpty().Overrides[cmd.ID]
+	case state.OpClearOverride:
+		o, ok := s.Override(cmd.ID)
 		switch {
 		case !ok:
 			return nil // not found follows
-		case o.Kind == OverrideDrain:
+		case o.Kind == state.OverrideDrain:
 			return zone(o.Zone)
 		}
 		return check(o.Check)
@@ -326,59 +327,59 @@ func permit(p Principal, s *State, cmd *Command) error {
 }
 
 // stamp checks that the request's token may make cmd and stamps cmd with its audit record.
-func (a *API) stamp(r *http.Request, cmd *Command) error {
+func (a *API) stamp(r *http.Request, cmd *state.Command) error {
 	p := principalOf(r)
 	if err := permit(p, a.cfg.Node.State(), cmd); err != nil {
 		return err
 	}
-	cmd.Audit = &AuditInfo{Time: time.Now(), Token: p.Name, Via: p.Via, Method: r.Method, Path: r.URL.Path, Summary: summarize(cmd)}
+	cmd.Audit = &state.AuditInfo{Time: time.Now(), Token: p.Name, Via: p.Via, Method: r.Method, Path: r.URL.Path, Summary: summarize(cmd)}
 	return nil
 }
 
 // summarize says a command in one line, for the audit log.
-func summarize(c *Command) string {
+func summarize(c *state.Command) string {
 	switch c.Op {
-	case OpPutCheck:
+	case state.OpPutCheck:
 		return fmt.Sprintf("put check %s (%s %s:%d)", c.Check.ID, c.Check.Protocol, c.Check.Target.Host, c.Check.Target.Port)
-	case OpDeleteCheck:
+	case state.OpDeleteCheck:
 		return "delete check " + c.ID
-	case OpPutZone:
+	case state.OpPutZone:
 		return fmt.Sprintf("put zone %s with %d record sets", c.Zone.Name, len(c.Zone.RecordSets))
-	case OpDeleteZone:
+	case state.OpDeleteZone:
 		return "delete zone " + c.ZoneName
-	case OpPutRecordSet:
+	case state.OpPutRecordSet:
 		return fmt.Sprintf("put record set %s %s in %s: %d records, %s", c.RecordSet.Name, c.RecordSet.Type, c.ZoneName, len(c.RecordSet.Records), c.RecordSet.Policy)
-	case OpDeleteRecordSet:
+	case state.OpDeleteRecordSet:
 		return fmt.Sprintf("delete record set %s %s in %s", c.Name, c.Type, c.ZoneName)
-	case OpApplyDocument:
+	case state.OpApplyDocument:
 		return fmt.Sprintf("apply document: %d regions, %d checks, %d zones", len(c.Document.Regions), len(c.Document.Checks), len(c.Document.Zones))
-	case OpSetOverride:
+	case state.OpSetOverride:
 		o := c.Override
 		return fmt.Sprintf("set override %s %s until %s: %s", o.Kind, overrideTarget(o), o.Expires.UTC().Format(time.RFC3339), o.Reason)
-	case OpClearOverride:
+	case state.OpClearOverride:
 		return "clear override " + c.ID
-	case OpPutNotifications:
+	case state.OpPutNotifications:
 		if c.Notifications == nil {
 			return "remove notifications"
 		}
 		return fmt.Sprintf("put notifications: %d receivers, %d rules", len(c.Notifications.Receivers), len(c.Notifications.Rules))
-	case OpPutTSIGKey:
+	case state.OpPutTSIGKey:
 		return fmt.Sprintf("put TSIG key %s (%s; secret sealed)", c.TSIGKey.Name, c.TSIGKey.Algorithm)
-	case OpDeleteTSIGKey:
+	case state.OpDeleteTSIGKey:
 		return "delete TSIG key " + c.ID
-	case OpPutVoter:
+	case state.OpPutVoter:
 		return "put voter " + c.Voter.ID
-	case OpDeleteVoter:
+	case state.OpDeleteVoter:
 		return "delete voter " + c.ID
-	case OpAuditNote:
+	case state.OpAuditNote:
 		return c.Audit.Summary
 	}
 	return string(c.Op)
 }
 
 // overrideTarget names an override's target as its author wrote it.
-func overrideTarget(o *Override) string {
-	if o.Kind == OverrideDrain {
+func overrideTarget(o *state.Override) string {
+	if o.Kind == state.OverrideDrain {
 		return fmt.Sprintf("record %s %s %s in %s", o.Name, o.Type, o.Value, o.Zone)
 	}
 	return "check " + o.Check
@@ -388,14 +389,14 @@ func overrideTarget(o *Override) string {
 // command) in the audit log; it returns the index of the record, 0 when it could not be
 // written (logged).
 func (a *API) auditMembership(r *http.Request, body []byte, index uint64) uint64 {
-	var jr JoinRequest
+	var jr state.JoinRequest
 	_ = json.Unmarshal(body, &jr)
 	summary := fmt.Sprintf("add voter %s at %s", jr.ID, jr.RaftAddress)
 	if r.Method == http.MethodDelete {
 		summary = "remove voter " + r.PathValue("id")
 	}
 	p := principalOf(r)
-	idx, err := a.cfg.Node.Apply(&Command{Op: OpAuditNote, Audit: &AuditInfo{Time: time.Now(), Token: p.Name, Via: p.Via,
+	idx, err := a.cfg.Node.Apply(&state.Command{Op: state.OpAuditNote, Audit: &state.AuditInfo{Time: time.Now(), Token: p.Name, Via: p.Via,
 		Method: r.Method, Path: r.URL.Path, Summary: fmt.Sprintf("%s (raft index %d)", summary, index)}})
 	if err != nil {
 		a.log.Error("control: recording a membership change in the audit log", "err", err)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/control/state"
 	"github.com/vigil-dns/vigil/dnssec"
 )
 
@@ -22,7 +23,7 @@ func TestScopeZoneLabels(t *testing.T) {
 		t.Fatalf("canonical scope %q", got)
 	}
 	p := Principal{Name: "team", Scope: sc}
-	s := NewState(&config.Document{})
+	s := state.NewState(&config.Document{})
 	for _, tc := range []struct {
 		zone string
 		want bool
@@ -42,13 +43,13 @@ func TestScopeZoneLabels(t *testing.T) {
 		{"example.com.", false},
 		{"com.", false},
 	} {
-		for _, cmd := range []*Command{
-			{Op: OpPutZone, Zone: &config.Zone{Name: tc.zone}},
-			{Op: OpDeleteZone, ZoneName: tc.zone},
-			{Op: OpPutRecordSet, ZoneName: tc.zone},
-			{Op: OpPutZoneKeys, ZoneName: tc.zone},
-			{Op: OpPutZoneKeys, ZoneKeys: &dnssec.ZoneKeys{Zone: tc.zone}},
-			{Op: OpSetOverride, Override: &Override{Kind: OverrideDrain, Zone: tc.zone}},
+		for _, cmd := range []*state.Command{
+			{Op: state.OpPutZone, Zone: &config.Zone{Name: tc.zone}},
+			{Op: state.OpDeleteZone, ZoneName: tc.zone},
+			{Op: state.OpPutRecordSet, ZoneName: tc.zone},
+			{Op: state.OpPutZoneKeys, ZoneName: tc.zone},
+			{Op: state.OpPutZoneKeys, ZoneKeys: &dnssec.ZoneKeys{Zone: tc.zone}},
+			{Op: state.OpSetOverride, Override: &state.Override{Kind: state.OverrideDrain, Zone: tc.zone}},
 		} {
 			if err := permit(p, s, cmd); (err == nil) != tc.want {
 				t.Errorf("%s on zone %q: %v, want allowed %v", cmd.Op, tc.zone, err, tc.want)
@@ -56,7 +57,7 @@ func TestScopeZoneLabels(t *testing.T) {
 		}
 	}
 	for id, want := range map[string]bool{"web-1": true, "web-": true, "web": false, "db-1": false} {
-		if err := permit(p, s, &Command{Op: OpDeleteCheck, ID: id}); (err == nil) != want {
+		if err := permit(p, s, &state.Command{Op: state.OpDeleteCheck, ID: id}); (err == nil) != want {
 			t.Errorf("check %q: %v, want allowed %v", id, err, want)
 		}
 	}
@@ -114,7 +115,7 @@ func TestRolloverScopeAuditAndWait(t *testing.T) {
 	}
 	zk, _ := v.node.State().ZoneKeys("web.test")
 	started := zk.Keys[len(zk.Keys)-1].Publish
-	if want := started + 60 + 172800 + rolloverMargin; zk.Keys[1].FinishAfter != want {
+	if want := started + 60 + 172800 + state.RolloverMargin; zk.Keys[1].FinishAfter != want {
 		t.Fatalf("FinishAfter %d, want the start + DNSKEY TTL + 2 days + margin = %d", zk.Keys[1].FinishAfter, want)
 	}
 	code, out := serve(api, "POST", "/v1/zones/web.test/dnssec/rollover", sec["web-team"], `{"role": "csk", "finish": true}`)
@@ -131,12 +132,12 @@ func TestRolloverScopeAuditAndWait(t *testing.T) {
 	}
 
 	// With the clock at the earliest finish, the voter finishes it (a second before, not).
-	admin := &AuditInfo{Time: time.Now(), Token: "admin", Method: "POST", Path: "/v1/zones/web.test./dnssec/rollover"}
+	admin := &state.AuditInfo{Time: time.Now(), Token: "admin", Method: "POST", Path: "/v1/zones/web.test./dnssec/rollover"}
 	earliest := time.Unix(zk.Keys[1].FinishAfter, 0)
-	if _, err := v.node.Rollover("web.test", RolloverRequest{Role: dnssec.RoleCSK, Finish: true}, earliest.Add(-time.Second), admin); statusOf(err) != 409 {
+	if _, err := v.node.Rollover("web.test", state.RolloverRequest{Role: dnssec.RoleCSK, Finish: true}, earliest.Add(-time.Second), admin); statusOf(err) != 409 {
 		t.Fatalf("finish a second early: %v", err)
 	}
-	if _, err := v.node.Rollover("web.test", RolloverRequest{Role: dnssec.RoleCSK, Finish: true}, earliest, admin); err != nil {
+	if _, err := v.node.Rollover("web.test", state.RolloverRequest{Role: dnssec.RoleCSK, Finish: true}, earliest, admin); err != nil {
 		t.Fatalf("finish at the earliest time: %v", err)
 	}
 
@@ -149,7 +150,7 @@ func TestRolloverScopeAuditAndWait(t *testing.T) {
 	}
 	var got []string
 	for _, e := range v.node.State().Audit(0, 0)[auditBefore:] {
-		if e.Op != OpPutZoneKeys {
+		if e.Op != state.OpPutZoneKeys {
 			t.Errorf("audit entry %+v", e)
 		}
 		got = append(got, e.Token+" "+e.Method+" "+e.Path+": "+e.Summary)

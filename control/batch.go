@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/vigil-dns/vigil/control/state"
 )
 
 // Group commit: the writes that arrive while a raft entry is being committed wait for it and
@@ -184,7 +186,7 @@ func (n *Server) commitBatch(batch []*pendingWrite) {
 		}
 		data = encodeBatchBinary(subs)
 	} else if len(batch) > 1 {
-		c := Command{Op: OpBatch, Batch: make([]json.RawMessage, len(batch))}
+		c := state.Command{Op: state.OpBatch, Batch: make([]json.RawMessage, len(batch))}
 		for i, w := range batch {
 			c.Batch[i] = w.data
 		}

@@ -13,13 +13,14 @@ import (
 
 	"github.com/hashicorp/raft"
 	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/control/state"
 )
 
 // TestBatchCommandsSucceedAlone: the commands of a batch are applied in order, each on what
 // the one before made, and one that fails leaves the others applied.
 func TestBatchCommandsSucceedAlone(t *testing.T) {
 	f := NewFSM(newSeqAllocator, nil)
-	if err := applyLog(t, f, 1, &Command{Op: OpApplyDocument, Document: mustDoc(t, testDoc)}); err != nil {
+	if err := applyLog(t, f, 1, &state.Command{Op: state.OpApplyDocument, Document: mustDoc(t, testDoc)}); err != nil {
 		t.Fatal(err)
 	}
 	check := func(id string, port int) *config.Check {
@@ -27,14 +28,14 @@ func TestBatchCommandsSucceedAlone(t *testing.T) {
 		c.ID, c.Protocol, c.Target = id, config.ProtocolTCP, config.Target{Host: "127.0.0.1", Port: port}
 		return &c
 	}
-	var batch Command
-	batch.Op = OpBatch
-	for _, c := range []*Command{
-		{Op: OpPutCheck, Check: check("a", 1), Create: true},
-		{Op: OpPutCheck, Check: check("a", 2), Create: true}, // exists by then
-		{Op: OpDeleteCheck, ID: "web-1"},                     // still named by a record
-		{Op: OpPutCheck, Check: check("b", 3)},
-		{Op: OpBatch},
+	var batch state.Command
+	batch.Op = state.OpBatch
+	for _, c := range []*state.Command{
+		{Op: state.OpPutCheck, Check: check("a", 1), Create: true},
+		{Op: state.OpPutCheck, Check: check("a", 2), Create: true}, // exists by then
+		{Op: state.OpDeleteCheck, ID: "web-1"},                     // still named by a record
+		{Op: state.OpPutCheck, Check: check("b", 3)},
+		{Op: state.OpBatch},
 	} {
 		raw, _ := json.Marshal(c)
 		batch.Batch = append(batch.Batch, raw)
@@ -44,8 +45,8 @@ func TestBatchCommandsSucceedAlone(t *testing.T) {
 	if res.Err != nil || len(res.Batch) != 5 {
 		t.Fatalf("batch result %+v", res)
 	}
-	var ve *ValidationError
-	if res.Batch[0] != nil || !errors.Is(res.Batch[1], ErrConflict) || !errors.As(res.Batch[2], &ve) || res.Batch[3] != nil || res.Batch[4] == nil {
+	var ve *state.ValidationError
+	if res.Batch[0] != nil || !errors.Is(res.Batch[1], state.ErrConflict) || !errors.As(res.Batch[2], &ve) || res.Batch[3] != nil || res.Batch[4] == nil {
 		t.Fatalf("batch errors %v", res.Batch)
 	}
 	s := f.State()
@@ -110,10 +111,10 @@ func TestConcurrentWritesCommitted(t *testing.T) {
 func TestBatchCommandsSplit(t *testing.T) {
 	odd := `a"b\c{d}[e],f\"`
 	var cmds []json.RawMessage
-	for _, c := range []Command{
-		{Op: OpPutCheck, Check: &config.Check{ID: odd, Children: []string{"x", "]", "}"}}},
-		{Op: OpDeleteCheck, ID: `\\`},
-		{Op: OpDeleteRecordSet, ZoneName: "z,", Name: `"`, Type: "A"},
+	for _, c := range []state.Command{
+		{Op: state.OpPutCheck, Check: &config.Check{ID: odd, Children: []string{"x", "]", "}"}}},
+		{Op: state.OpDeleteCheck, ID: `\\`},
+		{Op: state.OpDeleteRecordSet, ZoneName: "z,", Name: `"`, Type: "A"},
 	} {
 		b, err := json.Marshal(c)
 		if err != nil {
@@ -122,7 +123,7 @@ func TestBatchCommandsSplit(t *testing.T) {
 		cmds = append(cmds, b)
 	}
 	for n := 1; n <= len(cmds); n++ {
-		entry, err := json.Marshal(Command{Op: OpBatch, Batch: cmds[:n]})
+		entry, err := json.Marshal(state.Command{Op: state.OpBatch, Batch: cmds[:n]})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -130,7 +131,7 @@ func TestBatchCommandsSplit(t *testing.T) {
 		if !ok {
 			t.Fatalf("%s: not read as a batch", entry)
 		}
-		var whole Command
+		var whole state.Command
 		if err := json.Unmarshal(entry, &whole); err != nil {
 			t.Fatal(err)
 		}

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/control/client"
+	"github.com/vigil-dns/vigil/control/state"
 )
 
 // reportLatency adds writes per second and the p50 and p99 latencies to a benchmark.
@@ -46,7 +48,7 @@ func BenchmarkWrite(b *testing.B) {
 		run(b, func(i int) {
 			ch := config.DefaultCheck()
 			ch.ID, ch.Protocol, ch.Target = fmt.Sprintf("n-%d", i), config.ProtocolTCP, config.Target{Host: "127.0.0.1", Port: 1 + i%60000}
-			if _, err := l.node.Apply(&Command{Op: OpPutCheck, Check: &ch}); err != nil {
+			if _, err := l.node.Apply(&state.Command{Op: state.OpPutCheck, Check: &ch}); err != nil {
 				b.Fatal(err)
 			}
 		})
@@ -143,17 +145,17 @@ func BenchmarkWriteLoad(b *testing.B) {
 func benchWriteLoad(b *testing.B, l *voter) {
 	for _, clients := range []int{1, 16} {
 		b.Run(fmt.Sprintf("clients=%d", clients), func(b *testing.B) {
-			var res WriteLoadResult
+			var res client.WriteLoadResult
 			for b.Loop() {
 				var err error
-				res, err = RunWriteLoad(b.Context(), WriteLoad{Servers: []string{l.url()}, Token: testToken, Clients: clients, Duration: 3 * time.Second, Prefix: fmt.Sprintf("b%d", clients)})
+				res, err = client.RunWriteLoad(b.Context(), client.WriteLoad{Servers: []string{l.url()}, Token: testToken, Clients: clients, Duration: 3 * time.Second, Prefix: fmt.Sprintf("b%d", clients)})
 				if err != nil || res.Errors > 0 {
 					b.Fatalf("%v %s", err, res.FirstError)
 				}
 			}
 			b.ReportMetric(res.PerSecond(), "writes/s")
-			b.ReportMetric(ms(res.P50), "p50_ms")
-			b.ReportMetric(ms(res.P99), "p99_ms")
+			b.ReportMetric(float64(res.P50.Microseconds())/1000, "p50_ms")
+			b.ReportMetric(float64(res.P99.Microseconds())/1000, "p99_ms")
 			b.ReportMetric(0, "ns/op")
 		})
 	}

@@ -7,16 +7,13 @@ import (
 	"time"
 
 	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/control/state"
 	"github.com/vigil-dns/vigil/dnssec"
 )
 
 // keysRecheck is how often the key keeper looks again without a change of state (this voter
 // may have become the leader meanwhile).
 const keysRecheck = 2 * time.Second
-
-// rolloverMargin is the time a rollover adds to each wait for the propagation of a change to
-// every location and for the difference of their clocks.
-const rolloverMargin = 60
 
 // sealer returns the voter's sealer, or nil without a DNSSEC secret.
 func (n *Server) sealer() (*dnssec.Sealer, error) {
@@ -33,19 +30,19 @@ const errNoSigningSecret = "this voter has no DNSSEC secret, so the zone's keys 
 // refuseSigning returns a *ValidationError (422) when cmd enables signing on a zone that has
 // no keys yet and this voter has no DNSSEC secret to seal them with; nil otherwise. A zone
 // that has keys already is signed by the locations whatever this voter holds.
-func (n *Server) refuseSigning(cmd *Command) error {
+func (n *Server) refuseSigning(cmd *state.Command) error {
 	if len(n.cfg.DNSSECSecret) > 0 {
 		return nil
 	}
 	var zones []*config.Zone
 	var paths []string
 	switch {
-	case cmd.Op == OpApplyDocument && cmd.Document != nil:
+	case cmd.Op == state.OpApplyDocument && cmd.Document != nil:
 		for i := range cmd.Document.Zones {
 			zones = append(zones, &cmd.Document.Zones[i])
 			paths = append(paths, fmt.Sprintf("zones[%d].dnssec.enabled", i))
 		}
-	case cmd.Op == OpPutZone && cmd.Zone != nil:
+	case cmd.Op == state.OpPutZone && cmd.Zone != nil:
 		zones, paths = append(zones, cmd.Zone), append(paths, "dnssec.enabled")
 	}
 	s := n.fsm.State()
@@ -60,7 +57,7 @@ func (n *Server) refuseSigning(cmd *Command) error {
 		errs = append(errs, config.FieldError{Path: paths[i], Message: fmt.Sprintf("zone %q: %s", z.Name, errNoSigningSecret)})
 	}
 	if len(errs) > 0 {
-		return &ValidationError{Errors: errs}
+		return &state.ValidationError{Errors: errs}
 	}
 	return nil
 }
@@ -88,7 +85,7 @@ func (n *Server) keepZoneKeys(ctx context.Context) {
 			if !z.Signed() {
 				continue
 			}
-			if _, ok := s.keys.Get(CanonicalZone(z.Name)); ok {
+			if _, ok := s.ZoneKeys(z.Name); ok {
 				continue
 			}
 			sealer, err := n.sealer()
@@ -99,7 +96,7 @@ func (n *Server) keepZoneKeys(ctx context.Context) {
 				}
 				break
 			}
-			if err := n.createZoneKeys(z, sealer); err != nil && !errors.Is(err, ErrConflict) {
+			if err := n.createZoneKeys(z, sealer); err != nil && !errors.Is(err, state.ErrConflict) {
 				n.log.Warn("control: generating a signed zone's first keys", "zone", z.Name, "err", err)
 				scanned = 0 // look again at the next recheck
 			}
@@ -109,29 +106,15 @@ func (n *Server) keepZoneKeys(ctx context.Context) {
 
 // createZoneKeys generates and commits a zone's first keys.
 func (n *Server) createZoneKeys(z *config.Zone, sealer *dnssec.Sealer) error {
-	zk, err := dnssec.InitialKeys(CanonicalZone(z.Name), z.DNSSEC.Keys, sealer, time.Now().Unix())
+	zk, err := dnssec.InitialKeys(state.CanonicalZone(z.Name), z.DNSSEC.Keys, sealer, time.Now().Unix())
 	if err != nil {
 		return err
 	}
-	if _, err := n.Apply(&Command{Op: OpPutZoneKeys, Create: true, ZoneKeys: zk}); err != nil {
+	if _, err := n.Apply(&state.Command{Op: state.OpPutZoneKeys, Create: true, ZoneKeys: zk}); err != nil {
 		return err
 	}
 	n.log.Info("control: generated a signed zone's first keys", "zone", zk.Zone, "scheme", z.DNSSEC.Keys)
 	return nil
-}
-
-// RolloverRequest asks for a key rollover of one zone.
-type RolloverRequest struct {
-	// Role is the key rolled: csk, ksk or zsk.
-	Role dnssec.Role `json:"role"`
-	// Finish ends a KSK or CSK rollover: the old key stops signing and is removed later. It
-	// is refused (409) before the rollover's earliest finish: its start plus the DNSKEY TTL,
-	// the zone's largest TTL (at least two days, the parent's DS TTL included) and a margin.
-	Finish bool `json:"finish,omitempty"`
-	// Force, with Finish, finishes before the earliest finish: resolvers that still hold the
-	// old DS or a DNSKEY set without the new key fail to validate the zone. The audit log
-	// records it.
-	Force bool `json:"force,omitempty"`
 }
 
 // Rollover starts (or, with Finish, ends) a rollover of a zone's keys at now, timed by its
@@ -139,20 +122,20 @@ type RolloverRequest struct {
 // (who and how; Rollover writes its summary) when audit is not nil. Only the leader can:
 // elsewhere ErrNotLeader. A finish before the rollover's earliest finish, unless forced, is a
 // *dnssec.TooEarlyError (409); any other refusal a *ValidationError (422).
-func (n *Server) Rollover(zone string, req RolloverRequest, now time.Time, audit *AuditInfo) (uint64, error) {
+func (n *Server) Rollover(zone string, req state.RolloverRequest, now time.Time, audit *state.AuditInfo) (uint64, error) {
 	if !n.IsLeader() {
 		return 0, ErrNotLeader
 	}
 	s := n.fsm.State()
 	z, ok := s.ZoneHead(zone)
 	if !ok {
-		return 0, fmt.Errorf("control: zone %q: %w", zone, ErrNotFound)
+		return 0, fmt.Errorf("control: zone %q: %w", zone, state.ErrNotFound)
 	}
 	zk, ok := s.ZoneKeys(zone)
 	if !ok {
-		return 0, fmt.Errorf("control: zone %q has no DNSSEC keys: %w", zone, ErrNotFound)
+		return 0, fmt.Errorf("control: zone %q has no DNSSEC keys: %w", zone, state.ErrNotFound)
 	}
-	t := s.rolloverTiming(z)
+	t := s.RolloverTiming(z)
 	var next *dnssec.ZoneKeys
 	var err error
 	if req.Finish {
@@ -169,9 +152,9 @@ func (n *Server) Rollover(zone string, req RolloverRequest, now time.Time, audit
 		return 0, fmt.Errorf("control: %w; to finish now anyway send \"force\": true (vigil dnssec rollover -finish -force), which the audit log records", err)
 	case err != nil:
 		// Not a document problem, but reported as one: 422 with the reason in errors.
-		return 0, &ValidationError{Errors: config.Errors{{Path: "role", Message: err.Error()}}}
+		return 0, &state.ValidationError{Errors: config.Errors{{Path: "role", Message: err.Error()}}}
 	}
-	cmd := &Command{Op: OpPutZoneKeys, ZoneKeys: next}
+	cmd := &state.Command{Op: state.OpPutZoneKeys, ZoneKeys: next}
 	if audit != nil {
 		info := *audit
 		info.Summary = rolloverSummary(zk, next, req, now.Unix(), t)
@@ -182,7 +165,7 @@ func (n *Server) Rollover(zone string, req RolloverRequest, now time.Time, audit
 
 // rolloverSummary says a rollover from before to after in one line, for the audit log: the
 // zone, the phase, the role, the keys and, for a forced finish, how early it was.
-func rolloverSummary(before, after *dnssec.ZoneKeys, req RolloverRequest, now int64, t dnssec.Timing) string {
+func rolloverSummary(before, after *dnssec.ZoneKeys, req state.RolloverRequest, now int64, t dnssec.Timing) string {
 	utc := func(u int64) string { return time.Unix(u, 0).UTC().Format(time.RFC3339) }
 	if !req.Finish {
 		k := after.Keys[len(after.Keys)-1]
@@ -207,29 +190,4 @@ func rolloverSummary(before, after *dnssec.ZoneKeys, req RolloverRequest, now in
 		msg += " (force asked, not needed)"
 	}
 	return msg
-}
-
-// rolloverTiming returns what a rollover of zone z waits for.
-func (s *State) rolloverTiming(z *config.Zone) dnssec.Timing {
-	return dnssec.Timing{DNSKEYTTL: dnskeyTTL(z), MaxTTL: s.maxTTL(z), Margin: rolloverMargin}
-}
-
-// dnskeyTTL returns the TTL of a zone's DNSKEY record set.
-func dnskeyTTL(z *config.Zone) uint32 {
-	if z.DNSSEC != nil && z.DNSSEC.DNSKEYTTL > 0 {
-		return z.DNSSEC.DNSKEYTTL
-	}
-	return dnssec.DefaultDNSKEYTTL
-}
-
-// maxTTL returns the largest TTL a zone's signed record sets can have: of its record sets,
-// its SOA, its negative answers and its DNSKEY set; at least two days, the TTL of the apex
-// NS records and glue the locations serve, which a KSK or CSK rollover's finish also takes as
-// the bound of the parent's DS TTL (the common one is a day).
-func (s *State) maxTTL(z *config.Zone) uint32 {
-	m := max(dnskeyTTL(z), z.SOA.TTL, z.SOA.Minimum, z.TTL, 172800) // NS records and glue: 2 days
-	for rs := range s.RecordSets(z.Name) {
-		m = max(m, rs.EffectiveTTL(z.TTL))
-	}
-	return m
 }

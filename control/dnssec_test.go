@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/control/state"
 	"github.com/vigil-dns/vigil/dnssec"
 )
 
@@ -50,7 +51,7 @@ func TestZoneKeysGeneratedReplicatedAndRolled(t *testing.T) {
 	if code != http.StatusOK {
 		t.Fatalf("GET dnssec: %d %s", code, out)
 	}
-	var view struct{ Data DNSSECView }
+	var view struct{ Data state.DNSSECView }
 	if err := json.Unmarshal(out, &view); err != nil {
 		t.Fatal(err)
 	}
@@ -106,37 +107,37 @@ func TestZoneKeysGeneratedReplicatedAndRolled(t *testing.T) {
 
 // A delta carries a zone's keys to a reader, and its JSON state round-trips them.
 func TestZoneKeysDeltaAndJSON(t *testing.T) {
-	s0 := NewState(mustDoc(t, testDoc))
+	s0 := state.NewState(mustDoc(t, testDoc))
 	sealer, _ := dnssec.NewSealer([]byte(testDNSSECSecret))
 	zk, err := dnssec.InitialKeys("example.test.", dnssec.SchemeCombined, sealer, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := applyCommand(s0, &Command{Op: OpPutZoneKeys, Create: true, ZoneKeys: zk}, 5)
+	e, err := state.ApplyCommand(s0, &state.Command{Op: state.OpPutZoneKeys, Create: true, ZoneKeys: zk}, 5)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s1 := e.s
-	if _, err := applyCommand(s1, &Command{Op: OpPutZoneKeys, Create: true, ZoneKeys: zk}, 6); err == nil {
+	s1 := e.Next
+	if _, err := state.ApplyCommand(s1, &state.Command{Op: state.OpPutZoneKeys, Create: true, ZoneKeys: zk}, 6); err == nil {
 		t.Error("first keys were put twice")
 	}
 	keys := map[string]bool{}
-	for _, k := range e.keys() {
+	for _, k := range e.Keys() {
 		keys[k] = true
 	}
-	d := s1.delta(0, keys)
-	got, err := s0.applyDelta(d)
+	d := s1.Delta(0, keys)
+	got, err := s0.ApplyDelta(d)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if k, ok := got.s.ZoneKeys("example.test."); !ok || k.Keys[0].Tag != zk.Keys[0].Tag {
+	if k, ok := got.Next.ZoneKeys("example.test."); !ok || k.Keys[0].Tag != zk.Keys[0].Tag {
 		t.Fatalf("delta: keys %v", k)
 	}
 	var buf bytes.Buffer
 	if err := s1.WriteJSON(&buf); err != nil {
 		t.Fatal(err)
 	}
-	back, err := ReadState(&buf)
+	back, err := state.ReadState(&buf)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,15 +154,15 @@ func TestWithoutSealedKeepsPublicHalves(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := emptyState()
-	e := s.edit(s.Index + 1)
-	e.setZoneKeys("example.test.", zk)
-	s = e.s
+	s := state.Empty()
+	e := s.Edit(s.Index + 1)
+	e.SetZoneKeys("example.test.", zk)
+	s = e.Next
 	var full, hidden bytes.Buffer
 	if err := s.WriteJSON(&full); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.withoutSealed().WriteJSON(&hidden); err != nil {
+	if err := s.WithoutSealed().WriteJSON(&hidden); err != nil {
 		t.Fatal(err)
 	}
 	sealed := base64.StdEncoding.EncodeToString(zk.Keys[0].Sealed)
@@ -169,8 +170,8 @@ func TestWithoutSealedKeepsPublicHalves(t *testing.T) {
 		t.Fatalf("full has the sealed half: %v; hidden has it: %v, has the public key: %v",
 			strings.Contains(full.String(), sealed), strings.Contains(hidden.String(), sealed), strings.Contains(hidden.String(), zk.Keys[0].PublicKey))
 	}
-	d := &Delta{ZoneKeys: map[string]*dnssec.ZoneKeys{"example.test.": zk}}
-	h := d.withoutSealed()
+	d := &state.Delta{ZoneKeys: map[string]*dnssec.ZoneKeys{"example.test.": zk}}
+	h := d.WithoutSealed()
 	if h.ZoneKeys["example.test."].Keys[0].Sealed != nil || d.ZoneKeys["example.test."].Keys[0].Sealed == nil || zk.Keys[0].Sealed == nil {
 		t.Fatal("the delta's copy keeps a sealed half, or the original lost it")
 	}

@@ -11,71 +11,72 @@ import (
 	"testing"
 
 	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/control/state"
 )
 
 // refApply is the reference semantics of a command: change a copy of the whole document and
 // validate all of it (what every write did before the state was edited item by item).
-func refApply(doc *config.Document, c *Command) (*config.Document, error) {
+func refApply(doc *config.Document, c *state.Command) (*config.Document, error) {
 	d := *doc
 	d.Checks = slices.Clone(d.Checks)
 	d.Zones = slices.Clone(d.Zones)
 	findZone := func(name string) int {
-		return slices.IndexFunc(d.Zones, func(z config.Zone) bool { return CanonicalZone(z.Name) == CanonicalZone(name) })
+		return slices.IndexFunc(d.Zones, func(z config.Zone) bool { return state.CanonicalZone(z.Name) == state.CanonicalZone(name) })
 	}
 	switch c.Op {
-	case OpPutCheck:
+	case state.OpPutCheck:
 		i := slices.IndexFunc(d.Checks, func(x config.Check) bool { return x.ID == c.Check.ID })
 		switch {
 		case i >= 0 && c.Create:
-			return nil, ErrConflict
+			return nil, state.ErrConflict
 		case i >= 0:
 			d.Checks[i] = *c.Check
 		default:
 			d.Checks = append(d.Checks, *c.Check)
 		}
-	case OpDeleteCheck:
+	case state.OpDeleteCheck:
 		i := slices.IndexFunc(d.Checks, func(x config.Check) bool { return x.ID == c.ID })
 		if i < 0 {
-			return nil, ErrNotFound
+			return nil, state.ErrNotFound
 		}
 		d.Checks = slices.Delete(d.Checks, i, i+1)
-	case OpPutZone:
+	case state.OpPutZone:
 		i := findZone(c.Zone.Name)
 		switch {
 		case i >= 0 && c.Create:
-			return nil, ErrConflict
+			return nil, state.ErrConflict
 		case i >= 0:
 			d.Zones[i] = *c.Zone
 		default:
 			d.Zones = append(d.Zones, *c.Zone)
 		}
-	case OpDeleteZone:
+	case state.OpDeleteZone:
 		i := findZone(c.ZoneName)
 		if i < 0 {
-			return nil, ErrNotFound
+			return nil, state.ErrNotFound
 		}
 		d.Zones = slices.Delete(d.Zones, i, i+1)
-	case OpPutRecordSet, OpDeleteRecordSet:
+	case state.OpPutRecordSet, state.OpDeleteRecordSet:
 		zi := findZone(c.ZoneName)
 		if zi < 0 {
-			return nil, ErrNotFound
+			return nil, state.ErrNotFound
 		}
 		z := d.Zones[zi]
 		z.RecordSets = slices.Clone(z.RecordSets)
 		name, typ := c.Name, c.Type
-		if c.Op == OpPutRecordSet {
+		if c.Op == state.OpPutRecordSet {
 			name, typ = c.RecordSet.Name, c.RecordSet.Type
 		}
 		i := slices.IndexFunc(z.RecordSets, func(rs config.RecordSet) bool {
-			return CanonicalOwner(z.Name, rs.Name) == CanonicalOwner(z.Name, name) && rs.Type == typ
+			return state.CanonicalOwner(z.Name, rs.Name) == state.CanonicalOwner(z.Name, name) && rs.Type == typ
 		})
 		switch {
-		case c.Op == OpDeleteRecordSet && i < 0:
-			return nil, ErrNotFound
-		case c.Op == OpDeleteRecordSet:
+		case c.Op == state.OpDeleteRecordSet && i < 0:
+			return nil, state.ErrNotFound
+		case c.Op == state.OpDeleteRecordSet:
 			z.RecordSets = slices.Delete(z.RecordSets, i, i+1)
 		case i >= 0 && c.Create:
-			return nil, ErrConflict
+			return nil, state.ErrConflict
 		case i >= 0:
 			z.RecordSets[i] = *c.RecordSet
 		default:
@@ -114,7 +115,7 @@ func canonicalDoc(d *config.Document) *config.Document {
 }
 
 // randomCommand returns a command over a small pool of names, valid or not.
-func randomCommand(rng *rand.Rand) *Command {
+func randomCommand(rng *rand.Rand) *state.Command {
 	checkID := func() string { return fmt.Sprintf("c%d", rng.IntN(8)) }
 	zoneName := func() string { return fmt.Sprintf("z%d.test.", rng.IntN(3)) }
 	recordSet := func(zone string) *config.RecordSet {
@@ -152,27 +153,27 @@ func randomCommand(rng *rand.Rand) *Command {
 		if rng.IntN(6) == 0 {
 			c.Target.Port = 0 // invalid: tcp needs a port
 		}
-		return &Command{Op: OpPutCheck, Check: &c, Create: create}
+		return &state.Command{Op: state.OpPutCheck, Check: &c, Create: create}
 	case 2:
 		kids := []string{checkID(), checkID()}
 		if kids[0] == kids[1] {
 			kids = kids[:1]
 		}
 		c := config.Check{ID: checkID(), Protocol: config.ProtocolCalculated, Children: kids, MinHealthy: len(kids)}
-		return &Command{Op: OpPutCheck, Check: &c, Create: create}
+		return &state.Command{Op: state.OpPutCheck, Check: &c, Create: create}
 	case 3:
-		return &Command{Op: OpDeleteCheck, ID: checkID()}
+		return &state.Command{Op: state.OpDeleteCheck, ID: checkID()}
 	case 4:
-		return &Command{Op: OpPutZone, Zone: zone(), Create: create}
+		return &state.Command{Op: state.OpPutZone, Zone: zone(), Create: create}
 	case 5:
-		return &Command{Op: OpDeleteZone, ZoneName: zoneName()}
+		return &state.Command{Op: state.OpDeleteZone, ZoneName: zoneName()}
 	case 6, 7:
 		z := zoneName()
-		return &Command{Op: OpPutRecordSet, ZoneName: z, RecordSet: recordSet(z), Create: create}
+		return &state.Command{Op: state.OpPutRecordSet, ZoneName: z, RecordSet: recordSet(z), Create: create}
 	default:
 		z := zoneName()
 		rs := recordSet(z)
-		return &Command{Op: OpDeleteRecordSet, ZoneName: z, Name: rs.Name, Type: rs.Type}
+		return &state.Command{Op: state.OpDeleteRecordSet, ZoneName: z, Name: rs.Name, Type: rs.Type}
 	}
 }
 
@@ -186,24 +187,24 @@ func TestEditMatchesWholeDocument(t *testing.T) {
 		rng := rand.New(rand.NewPCG(seed, 7))
 		base := config.DefaultDocument()
 		base.Regions = []string{"a", "b", "c"}
-		s := emptyState()
-		e := s.edit(1)
-		e.setSettings(&base)
-		s = e.s
+		s := state.Empty()
+		e := s.Edit(1)
+		e.SetSettings(&base)
+		s = e.Next
 		ref := &base
 		accepted := 0
 		for i := range 1500 {
 			c := randomCommand(rng)
 			want, werr := refApply(ref, c)
-			e, gerr := applyCommand(s, c, uint64(i+2))
-			if (werr == nil) != (gerr == nil) || errors.Is(werr, ErrNotFound) != errors.Is(gerr, ErrNotFound) || errors.Is(werr, ErrConflict) != errors.Is(gerr, ErrConflict) {
+			e, gerr := state.ApplyCommand(s, c, uint64(i+2))
+			if (werr == nil) != (gerr == nil) || errors.Is(werr, state.ErrNotFound) != errors.Is(gerr, state.ErrNotFound) || errors.Is(werr, state.ErrConflict) != errors.Is(gerr, state.ErrConflict) {
 				t.Fatalf("seed %d command %d %s %+v:\nreference: %v\nedit: %v", seed, i, c.Op, c, werr, gerr)
 			}
 			if gerr != nil {
 				continue
 			}
 			accepted++
-			s, ref = e.s, want
+			s, ref = e.Next, want
 			if got, want := canonicalDoc(s.Document()), canonicalDoc(ref); !reflect.DeepEqual(got, want) {
 				t.Fatalf("seed %d command %d %s: documents differ:\n%+v\n%+v", seed, i, c.Op, got, want)
 			}
@@ -222,10 +223,10 @@ func TestDeltaBringsStateForward(t *testing.T) {
 	doc := config.DefaultDocument()
 	doc.Regions = []string{"a", "b", "c"}
 	doc.NameServers.Mode, doc.NameServers.Fleet = "stateful", 64
-	if err := applyLog(t, f, 1, &Command{Op: OpApplyDocument, Document: &doc}); err != nil {
+	if err := applyLog(t, f, 1, &state.Command{Op: state.OpApplyDocument, Document: &doc}); err != nil {
 		t.Fatal(err)
 	}
-	states := []*State{f.State()}
+	states := []*state.State{f.State()}
 	for i := uint64(2); len(states) < 200; i++ {
 		if applyLog(t, f, i, randomCommand(rng)) == nil {
 			states = append(states, f.State())
@@ -241,15 +242,15 @@ func TestDeltaBringsStateForward(t *testing.T) {
 		if d == nil {
 			t.Fatalf("no delta from %d", from.Index)
 		}
-		var sent Delta
+		var sent state.Delta
 		if b, err := json.Marshal(d); err != nil || json.Unmarshal(b, &sent) != nil {
 			t.Fatalf("delta JSON: %v", err)
 		}
-		e, err := from.applyDelta(&sent)
+		e, err := from.ApplyDelta(&sent)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got, want := roundTrip(t, e.s), roundTrip(t, to); got != want {
+		if got, want := roundTrip(t, e.Next), roundTrip(t, to); got != want {
 			t.Fatalf("delta %d -> %d:\n%s\nwant\n%s", from.Index, to.Index, got, want)
 		}
 		if ch := f.Changes(from.Index, to); ch.Full || (a != b && ch.Empty()) {

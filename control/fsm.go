@@ -17,6 +17,7 @@ import (
 
 	"github.com/hashicorp/raft"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/vigil-dns/vigil/control/state"
 )
 
 // ApplyResult is what the state machine returns for one command: the index it produced, or
@@ -35,27 +36,27 @@ type ApplyResult struct {
 // batch of committed entries at once (raft.BatchingFSM) and publishes once per batch.
 type FSM struct {
 	log     *slog.Logger
-	shards  shardKeeper
-	changes *changeLog
+	shards  state.ShardKeeper
+	changes *state.ChangeLog
 
 	applied prometheus.Observer // the time of each ApplyBatch; nil: not timed
 
 	mu      sync.Mutex
-	state   *State
+	state   *state.State
 	changed chan struct{} // closed and replaced on every new state
 }
 
 // NewFSM returns an empty state machine. alloc may be nil: zones then get no stored shard.
-func NewFSM(alloc AllocatorFactory, log *slog.Logger) *FSM {
+func NewFSM(alloc state.AllocatorFactory, log *slog.Logger) *FSM {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &FSM{log: log, shards: shardKeeper{factory: alloc}, changes: newChangeLog(0),
-		state: emptyState(), changed: make(chan struct{})}
+	return &FSM{log: log, shards: state.ShardKeeper{Factory: alloc}, changes: state.NewChangeLog(0),
+		state: state.Empty(), changed: make(chan struct{})}
 }
 
 // State returns the current state. The caller must not change it.
-func (f *FSM) State() *State {
+func (f *FSM) State() *state.State {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.state
@@ -63,7 +64,7 @@ func (f *FSM) State() *State {
 
 // Wait returns the first state whose index exceeds index, or the current state when ctx
 // ends first (as Consul's blocking queries do).
-func (f *FSM) Wait(ctx context.Context, index uint64) *State {
+func (f *FSM) Wait(ctx context.Context, index uint64) *state.State {
 	for {
 		f.mu.Lock()
 		s, ch := f.state, f.changed
@@ -81,25 +82,25 @@ func (f *FSM) Wait(ctx context.Context, index uint64) *State {
 
 // Changes returns what changed after index from up to the state s (which the caller read
 // from this FSM); Full when the change log does not reach back that far.
-func (f *FSM) Changes(from uint64, s *State) Changes {
-	keys, ok := f.changes.since(from, s.Index)
+func (f *FSM) Changes(from uint64, s *state.State) state.Changes {
+	keys, ok := f.changes.Since(from, s.Index)
 	if !ok {
-		return Changes{Full: true}
+		return state.Changes{Full: true}
 	}
-	return changesOf(keys)
+	return state.ChangesOf(keys)
 }
 
 // delta returns the items that changed after from, as s holds them; nil when the change
 // log does not reach back to from.
-func (f *FSM) delta(from uint64, s *State) *Delta {
-	keys, ok := f.changes.since(from, s.Index)
+func (f *FSM) delta(from uint64, s *state.State) *state.Delta {
+	keys, ok := f.changes.Since(from, s.Index)
 	if !ok {
 		return nil
 	}
-	return s.delta(from, keys)
+	return s.Delta(from, keys)
 }
 
-func (f *FSM) publish(s *State) {
+func (f *FSM) publish(s *state.State) {
 	f.mu.Lock()
 	f.state = s
 	close(f.changed)
@@ -129,13 +130,13 @@ func (f *FSM) ApplyBatch(logs []*raft.Log) []any {
 			out[i], cur = f.applyBatch(cur, subs, l.Index)
 			continue
 		}
-		var c Command
+		var c state.Command
 		if err := decodeCommand(l.Data, &c); err != nil {
 			f.log.Error("control: undecodable command in the raft log", "index", l.Index, "err", err)
 			out[i] = ApplyResult{Index: l.Index, Err: fmt.Errorf("control: decode command: %w", err)}
 			continue
 		}
-		if c.Op == OpBatch {
+		if c.Op == state.OpBatch {
 			out[i], cur = f.applyBatch(cur, slices.Values(c.Batch), l.Index)
 			continue
 		}
@@ -153,18 +154,18 @@ func (f *FSM) ApplyBatch(logs []*raft.Log) []any {
 
 // applyBatch applies the commands of a batch entry in order, each on its own (each in
 // either encoding), and returns the entry's result and the state after it.
-func (f *FSM) applyBatch(cur *State, subs iter.Seq[json.RawMessage], index uint64) (ApplyResult, *State) {
+func (f *FSM) applyBatch(cur *state.State, subs iter.Seq[json.RawMessage], index uint64) (ApplyResult, *state.State) {
 	res := ApplyResult{Index: index}
 	for raw := range subs {
-		var sub Command
+		var sub state.Command
 		err := decodeCommand(raw, &sub)
 		switch {
 		case err != nil:
 			err = fmt.Errorf("control: decode command: %w", err)
-		case sub.Op == OpBatch:
+		case sub.Op == state.OpBatch:
 			err = errors.New("control: a batch inside a batch")
 		default:
-			var next *State
+			var next *state.State
 			if next, err = f.applyCommand(cur, &sub, index); err == nil {
 				cur = next
 			}
@@ -233,16 +234,16 @@ func batchCommands(data []byte) (iter.Seq[json.RawMessage], bool) {
 
 // applyCommand applies one command to cur at index, with its name-server shards, and records
 // what it changed.
-func (f *FSM) applyCommand(cur *State, c *Command, index uint64) (*State, error) {
-	e, err := applyCommand(cur, c, index)
+func (f *FSM) applyCommand(cur *state.State, c *state.Command, index uint64) (*state.State, error) {
+	e, err := state.ApplyCommand(cur, c, index)
 	if err != nil {
 		return nil, err
 	}
-	if err := f.shards.update(e); err != nil {
+	if err := f.shards.Update(e); err != nil {
 		return nil, err
 	}
-	f.changes.add(index, e.keys())
-	return e.s, nil
+	f.changes.Add(index, e.Keys())
+	return e.Next, nil
 }
 
 // Snapshot captures the current state; Persist streams it.
@@ -256,14 +257,14 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 	if err != nil {
 		return err
 	}
-	s, err := ReadState(r)
+	s, err := state.ReadState(r)
 	if err != nil {
 		return fmt.Errorf("control: decode snapshot: %w", err)
 	}
-	if err := f.shards.restore(s); err != nil {
+	if err := f.shards.Restore(s); err != nil {
 		return err
 	}
-	f.changes.reset(s.Index)
+	f.changes.Reset(s.Index)
 	f.publish(s)
 	return nil
 }
@@ -286,7 +287,7 @@ func snapshotReader(r io.Reader) (io.Reader, error) {
 	return zr, nil
 }
 
-type fsmSnapshot struct{ s *State }
+type fsmSnapshot struct{ s *state.State }
 
 // Persist streams the state as gzip-compressed JSON.
 func (s fsmSnapshot) Persist(sink raft.SnapshotSink) error {

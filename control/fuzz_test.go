@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/vigil-dns/vigil/control/state"
 )
 
 // fuzzRoutes are the write routes FuzzAPIWrite sends bodies to. The cluster-membership
@@ -144,7 +146,7 @@ func FuzzAPIWrite(f *testing.F) {
 			if token != testToken {
 				t.Fatalf("%s %s without the write token: %d", rt.method, path, rec.Code)
 			}
-			var res WriteResult
+			var res state.WriteResult
 			if err := json.Unmarshal(rec.Body.Bytes(), &res); err != nil || res.Index <= before || res.Index > after {
 				t.Fatalf("%s %s: %d with answer %q (log %d to %d)", rt.method, path, rec.Code, rec.Body, before, after)
 			}
@@ -178,7 +180,7 @@ func FuzzAPIWrite(f *testing.F) {
 		if ct := rec.Header().Get("Content-Type"); ct != "application/json" {
 			t.Fatalf("%s %s: error with content type %q", rt.method, path, ct)
 		}
-		var e ErrorBody
+		var e state.ErrorBody
 		if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil || e.Error == "" {
 			t.Fatalf("%s %s: %d with a body that is not a JSON error: %q (%v)", rt.method, path, rec.Code, rec.Body, err)
 		}

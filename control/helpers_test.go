@@ -18,6 +18,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/control/state"
 	"github.com/vigil-dns/vigil/internal/calibrate"
 	"github.com/vigil-dns/vigil/internal/tlsconf"
 )
@@ -36,7 +37,7 @@ type seqAllocator struct {
 	used        map[string][]int
 }
 
-func newSeqAllocator(s config.NameServerSettings) (Allocator, error) {
+func newSeqAllocator(s config.NameServerSettings) (state.Allocator, error) {
 	if s.ShardSize <= 0 || s.Fleet < s.ShardSize {
 		return nil, fmt.Errorf("bad settings %+v", s)
 	}
@@ -345,7 +346,7 @@ func mustWrite(t testing.TB, method, url, ctype, body string) uint64 {
 	if code != http.StatusOK && code != http.StatusCreated {
 		t.Fatalf("%s %s: %d %s", method, url, code, out)
 	}
-	var res WriteResult
+	var res state.WriteResult
 	if err := json.Unmarshal(out, &res); err != nil || res.Index == 0 {
 		t.Fatalf("%s %s: bad answer %s (%v)", method, url, out, err)
 	}
@@ -353,15 +354,15 @@ func mustWrite(t testing.TB, method, url, ctype, body string) uint64 {
 }
 
 // readState reads /v1/state with the given query.
-func readStateAPI(t testing.TB, base, query string) (ReadMeta, *State) {
+func readStateAPI(t testing.TB, base, query string) (state.ReadMeta, *state.State) {
 	t.Helper()
 	code, out := do(t, "GET", base+"/v1/state"+query, "", "", "")
 	if code != http.StatusOK {
 		t.Fatalf("GET state%s: %d %s", query, code, out)
 	}
 	var body struct {
-		ReadMeta
-		Data *State `json:"data"`
+		state.ReadMeta
+		Data *state.State `json:"data"`
 	}
 	if err := json.Unmarshal(out, &body); err != nil {
 		t.Fatal(err)
@@ -369,9 +370,9 @@ func readStateAPI(t testing.TB, base, query string) (ReadMeta, *State) {
 	return body.ReadMeta, body.Data
 }
 
-func decodeError(t testing.TB, out []byte) ErrorBody {
+func decodeError(t testing.TB, out []byte) state.ErrorBody {
 	t.Helper()
-	var e ErrorBody
+	var e state.ErrorBody
 	if err := json.NewDecoder(bytes.NewReader(out)).Decode(&e); err != nil || e.Error == "" {
 		t.Fatalf("not a JSON error: %s", out)
 	}

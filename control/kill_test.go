@@ -12,12 +12,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/vigil-dns/vigil/control/client"
 	"github.com/vigil-dns/vigil/internal/calibrate"
 )
 
@@ -234,23 +234,25 @@ func TestKillRestartVoter(t *testing.T) {
 	// forwards to the leader), recording those acknowledged.
 	wctx, stopWriters := context.WithCancel(ctx)
 	defer stopWriters()
-	load, err := WriteLoad{Servers: []string{"http://" + voters[0].api}, Token: token, Prefix: "kill", Spread: 1 << 30,
-		Client: &http.Client{Timeout: 5 * time.Second}}.withDefaults()
-	if err != nil {
-		t.Fatal(err)
+	clients := make([]*client.Client, len(voters))
+	for i, v := range voters {
+		var err error
+		if clients[i], err = client.New(client.Config{Voters: []string{"http://" + v.api}, Token: token, HTTP: &http.Client{Timeout: 5 * time.Second}}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	for c := range 4 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := 0; wctx.Err() == nil; i++ {
-				v := voters[(c+i)%len(voters)]
-				url, body := load.request("http://"+v.api, c, i)
-				err := load.put(wctx, url, body)
+				id := fmt.Sprintf("kill-%d-%d", c, i)
+				body := fmt.Sprintf(`{"protocol": "tcp", "target": {"host": "127.0.0.1", "port": %d}}`, 1+(c<<20+i)%60000)
+				_, err := clients[(c+i)%len(voters)].PutCheck(wctx, id, json.RawMessage(body))
 				mu.Lock()
 				sent++
 				if err == nil {
-					acked[url[strings.LastIndex(url, "/")+1:]] = true
+					acked[id] = true
 				}
 				mu.Unlock()
 				if err != nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/control/state"
 )
 
 // The raft log's binary encoding of a command (version 1). An entry written this way starts
@@ -78,7 +79,7 @@ func probeBits(c *config.Check) uint64 {
 func isBinaryCommand(data []byte) bool { return len(data) > 0 && data[0] == binaryMagic }
 
 // encodeCommandBinary encodes a command in the binary encoding.
-func encodeCommandBinary(cmd *Command) ([]byte, error) {
+func encodeCommandBinary(cmd *state.Command) ([]byte, error) {
 	b := make([]byte, 0, 256)
 	b = append(b, binaryMagic, binaryVersion)
 	b = appendTagString(b, tagOp, string(cmd.Op))
@@ -122,7 +123,7 @@ func encodeCommandBinary(cmd *Command) ([]byte, error) {
 	rest := *cmd
 	rest.Op, rest.Create, rest.Check, rest.Audit, rest.ID, rest.ZoneName, rest.Name, rest.Type, rest.Batch =
 		"", false, nil, nil, "", "", "", "", nil
-	if !rest.isEmpty() {
+	if !rest.IsEmpty() {
 		js, err := json.Marshal(&rest)
 		if err != nil {
 			return nil, fmt.Errorf("control: encode command: %w", err)
@@ -133,14 +134,6 @@ func encodeCommandBinary(cmd *Command) ([]byte, error) {
 	return append(b, tagEnd), nil
 }
 
-// isEmpty reports whether every field of c is at its zero value.
-func (c *Command) isEmpty() bool {
-	return c.Op == "" && !c.Create && c.Check == nil && c.Zone == nil && c.RecordSet == nil &&
-		c.Document == nil && c.Voter == nil && c.ID == "" && c.ZoneName == "" && c.Name == "" &&
-		c.Type == "" && c.ZoneKeys == nil && c.TSIGKey == nil && c.Batch == nil && c.Notify == nil &&
-		c.Audit == nil && c.Override == nil && c.Notifications == nil
-}
-
 // encodeBatchBinary encodes a batch of encoded commands (in either encoding) as one entry.
 func encodeBatchBinary(subs [][]byte) []byte {
 	size := 16
@@ -149,7 +142,7 @@ func encodeBatchBinary(subs [][]byte) []byte {
 	}
 	b := make([]byte, 0, size)
 	b = append(b, binaryMagic, binaryVersion)
-	b = appendTagString(b, tagOp, string(OpBatch))
+	b = appendTagString(b, tagOp, string(state.OpBatch))
 	b = append(b, tagBatch)
 	b = binary.AppendUvarint(b, uint64(len(subs)))
 	for _, s := range subs {
@@ -159,7 +152,7 @@ func encodeBatchBinary(subs [][]byte) []byte {
 }
 
 // decodeCommand decodes a command of the raft log in either encoding into c.
-func decodeCommand(data []byte, c *Command) error {
+func decodeCommand(data []byte, c *state.Command) error {
 	if !isBinaryCommand(data) {
 		return json.Unmarshal(data, c)
 	}
@@ -186,14 +179,14 @@ func decodeCommand(data []byte, c *Command) error {
 		seen |= 1 << tag
 		switch tag {
 		case tagOp:
-			c.Op = Op(d.string())
+			c.Op = state.Op(d.string())
 		case tagCreate:
 			c.Create = true
 		case tagCheck:
 			c.Check = new(config.Check)
 			d.check(c.Check)
 		case tagAudit:
-			c.Audit = new(AuditInfo)
+			c.Audit = new(state.AuditInfo)
 			d.audit(c.Audit)
 		case tagID:
 			c.ID = d.string()
@@ -239,8 +232,8 @@ func decodeCommand(data []byte, c *Command) error {
 
 // decodeRest sets the fields of c that its binary encoding carries as JSON (tagJSON) from
 // js, which may hold no other.
-func decodeRest(js []byte, c *Command) error {
-	var rest Command
+func decodeRest(js []byte, c *state.Command) error {
+	var rest state.Command
 	if err := json.Unmarshal(js, &rest); err != nil {
 		return fmt.Errorf("binary command: %w", err)
 	}
@@ -373,7 +366,7 @@ func appendCheck(b []byte, c *config.Check) []byte {
 
 // appendAudit appends an audit record; its time as time.Time's own binary form (instant
 // and zone offset).
-func appendAudit(b []byte, a *AuditInfo) ([]byte, error) {
+func appendAudit(b []byte, a *state.AuditInfo) ([]byte, error) {
 	t, err := a.Time.MarshalBinary()
 	if err != nil {
 		return nil, err
@@ -556,7 +549,7 @@ func (d *decoder) check(c *config.Check) {
 	c.MinHealthy = d.int()
 }
 
-func (d *decoder) audit(a *AuditInfo) {
+func (d *decoder) audit(a *state.AuditInfo) {
 	t := d.bytes()
 	if d.err == nil {
 		var tt time.Time

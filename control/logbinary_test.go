@@ -15,6 +15,7 @@ import (
 
 	"github.com/hashicorp/raft"
 	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/control/state"
 )
 
 // fillEvery sets every field of the value v points to, recursively, to a value other than
@@ -84,12 +85,12 @@ func TestBinaryCheckEveryField(t *testing.T) {
 	}
 	for i := range checks {
 		c := &checks[i]
-		cmd := &Command{Op: OpPutCheck, Check: c, Create: i%2 == 0}
+		cmd := &state.Command{Op: state.OpPutCheck, Check: c, Create: i%2 == 0}
 		data, err := encodeCommandBinary(cmd)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var got Command
+		var got state.Command
 		if err := decodeCommand(data, &got); err != nil {
 			t.Fatalf("check %q: %v", c.ID, err)
 		}
@@ -105,7 +106,7 @@ func TestBinaryCheckEveryField(t *testing.T) {
 // encoding gives it back (the fields carried as JSON included), audit records with their
 // time, and a batch of commands in both encodings.
 func TestBinaryCommands(t *testing.T) {
-	var info AuditInfo
+	var info state.AuditInfo
 	n := 0
 	fillEvery(t, reflect.ValueOf(&info).Elem().FieldByName("Token"), "token", &n)
 	info.Time = time.Date(2026, 12, 4, 18, 0, 0, 123456789, time.UTC)
@@ -116,14 +117,14 @@ func TestBinaryCommands(t *testing.T) {
 	}
 	check := doc.Checks[0]
 	zone := doc.Zones[0]
-	cmds := []*Command{
-		{Op: OpPutCheck, Check: &check, Audit: &info},
-		{Op: OpDeleteCheck, ID: "web", Audit: &info},
-		{Op: OpPutZone, Zone: &zone, Create: true},
-		{Op: OpPutRecordSet, ZoneName: zone.Name, RecordSet: &zone.RecordSets[0]},
-		{Op: OpDeleteRecordSet, ZoneName: zone.Name, Name: "www", Type: "A"},
-		{Op: OpApplyDocument, Document: doc},
-		{Op: OpPutVoter, Voter: &Voter{ID: "v1", API: "http://127.0.0.1:1"}},
+	cmds := []*state.Command{
+		{Op: state.OpPutCheck, Check: &check, Audit: &info},
+		{Op: state.OpDeleteCheck, ID: "web", Audit: &info},
+		{Op: state.OpPutZone, Zone: &zone, Create: true},
+		{Op: state.OpPutRecordSet, ZoneName: zone.Name, RecordSet: &zone.RecordSets[0]},
+		{Op: state.OpDeleteRecordSet, ZoneName: zone.Name, Name: "www", Type: "A"},
+		{Op: state.OpApplyDocument, Document: doc},
+		{Op: state.OpPutVoter, Voter: &state.Voter{ID: "v1", API: "http://127.0.0.1:1"}},
 	}
 	var subs [][]byte
 	for _, cmd := range cmds {
@@ -131,7 +132,7 @@ func TestBinaryCommands(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var want, got Command
+		var want, got state.Command
 		if err := decodeCommand(js, &want); err != nil {
 			t.Fatal(err)
 		}
@@ -147,11 +148,11 @@ func TestBinaryCommands(t *testing.T) {
 		}
 		subs = append(subs, js, data)
 	}
-	var batch Command
+	var batch state.Command
 	if err := decodeCommand(encodeBatchBinary(subs), &batch); err != nil {
 		t.Fatal(err)
 	}
-	if batch.Op != OpBatch || len(batch.Batch) != len(subs) {
+	if batch.Op != state.OpBatch || len(batch.Batch) != len(subs) {
 		t.Fatalf("batch: %s of %d commands, want batch of %d", batch.Op, len(batch.Batch), len(subs))
 	}
 	for i, raw := range batch.Batch {
@@ -172,7 +173,7 @@ func TestBinaryCheckProbeSwitches(t *testing.T) {
 	}
 	plain := doc.Checks[0]
 	plain.KeepAlive, plain.HTTP2 = false, false
-	base, err := encodeCommandBinary(&Command{Op: OpPutCheck, Check: &plain})
+	base, err := encodeCommandBinary(&state.Command{Op: state.OpPutCheck, Check: &plain})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +183,7 @@ func TestBinaryCheckProbeSwitches(t *testing.T) {
 	}{{true, false, probeKeepAlive}, {false, true, probeHTTP2}, {true, true, probeAll}} {
 		c := plain
 		c.KeepAlive, c.HTTP2 = sw.keepAlive, sw.http2
-		data, err := encodeCommandBinary(&Command{Op: OpPutCheck, Check: &c})
+		data, err := encodeCommandBinary(&state.Command{Op: state.OpPutCheck, Check: &c})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -190,7 +191,7 @@ func TestBinaryCheckProbeSwitches(t *testing.T) {
 		if !bytes.Equal(data, want) {
 			t.Errorf("keep_alive %v, http2 %v: encoded\n %x\nwant\n %x", sw.keepAlive, sw.http2, data, want)
 		}
-		var got Command
+		var got state.Command
 		if err := decodeCommand(data, &got); err != nil || got.Check.KeepAlive != sw.keepAlive || got.Check.HTTP2 != sw.http2 {
 			t.Errorf("keep_alive %v, http2 %v: decoded %+v, %v", sw.keepAlive, sw.http2, got.Check, err)
 		}
@@ -203,12 +204,12 @@ func TestBinaryCommandDamaged(t *testing.T) {
 	var full config.Check
 	n := 0
 	fillEvery(t, reflect.ValueOf(&full).Elem(), "check", &n)
-	data, err := encodeCommandBinary(&Command{Op: OpPutCheck, Check: &full, Audit: &AuditInfo{Time: time.Now(), Token: "t"}})
+	data, err := encodeCommandBinary(&state.Command{Op: state.OpPutCheck, Check: &full, Audit: &state.AuditInfo{Time: time.Now(), Token: "t"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i := 1; i < len(data); i++ {
-		var c Command
+		var c state.Command
 		if err := decodeCommand(data[:i], &c); err == nil {
 			t.Fatalf("truncated to %d of %d bytes: decoded %+v", i, len(data), c)
 		}
@@ -223,7 +224,7 @@ func TestBinaryCommandDamaged(t *testing.T) {
 		"no switch":         {binaryMagic, binaryVersion, tagProbe, 0, 0},
 		"switch, no check":  {binaryMagic, binaryVersion, tagProbe, probeKeepAlive, 0},
 	} {
-		var c Command
+		var c state.Command
 		if err := decodeCommand(bad, &c); err == nil {
 			t.Errorf("%s: decoded %+v", name, c)
 		} else if name == "later version" && !strings.Contains(err.Error(), "upgrade") {
@@ -239,7 +240,7 @@ func TestFSMAppliesBothEncodings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	run := func(encode func(*Command) ([]byte, error), batch func([][]byte) []byte) *State {
+	run := func(encode func(*state.Command) ([]byte, error), batch func([][]byte) []byte) *state.State {
 		f := NewFSM(nil, nil)
 		index := uint64(0)
 		apply := func(data []byte) {
@@ -254,26 +255,26 @@ func TestFSMAppliesBothEncodings(t *testing.T) {
 				}
 			}
 		}
-		enc := func(c *Command) []byte {
+		enc := func(c *state.Command) []byte {
 			b, err := encode(c)
 			if err != nil {
 				t.Fatal(err)
 			}
 			return b
 		}
-		apply(enc(&Command{Op: OpApplyDocument, Document: doc}))
+		apply(enc(&state.Command{Op: state.OpApplyDocument, Document: doc}))
 		var subs [][]byte
 		for i := range 5 {
 			c := doc.Checks[0]
 			c.ID = "extra" + string(rune('a'+i))
-			subs = append(subs, enc(&Command{Op: OpPutCheck, Check: &c, Audit: &AuditInfo{Time: time.Unix(1e9, 0).UTC(), Token: "t"}}))
+			subs = append(subs, enc(&state.Command{Op: state.OpPutCheck, Check: &c, Audit: &state.AuditInfo{Time: time.Unix(1e9, 0).UTC(), Token: "t"}}))
 		}
 		apply(batch(subs))
-		apply(enc(&Command{Op: OpDeleteCheck, ID: "extrac"}))
+		apply(enc(&state.Command{Op: state.OpDeleteCheck, ID: "extrac"}))
 		return f.State()
 	}
 	jsonBatch := func(subs [][]byte) []byte {
-		c := Command{Op: OpBatch}
+		c := state.Command{Op: state.OpBatch}
 		for _, s := range subs {
 			c.Batch = append(c.Batch, s)
 		}
@@ -285,14 +286,14 @@ func TestFSMAppliesBothEncodings(t *testing.T) {
 	}
 	old := run(encodeCommand, jsonBatch)
 	mixed := 0
-	both := func(c *Command) ([]byte, error) {
+	both := func(c *state.Command) ([]byte, error) {
 		mixed++
 		if mixed%2 == 0 {
 			return encodeCommand(c)
 		}
 		return encodeCommandBinary(c)
 	}
-	for name, s := range map[string]*State{"binary": run(encodeCommandBinary, encodeBatchBinary), "mixed": run(both, encodeBatchBinary)} {
+	for name, s := range map[string]*state.State{"binary": run(encodeCommandBinary, encodeBatchBinary), "mixed": run(both, encodeBatchBinary)} {
 		var a, b strings.Builder
 		if err := old.WriteJSON(&a); err != nil {
 			t.Fatal(err)
@@ -364,7 +365,7 @@ func TestMixedPoolWritesJSON(t *testing.T) {
 			if code != http.StatusCreated {
 				return false
 			}
-			var r WriteResult
+			var r state.WriteResult
 			if err := json.Unmarshal(out, &r); err != nil {
 				t.Fatal(err)
 			}

@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/control/state"
 )
 
 // encodeCommand encodes a command for the raft log. A check is written without its fields
@@ -15,7 +16,7 @@ import (
 // voter of any version reads it. Its fields at their default are written (they are not
 // zero), so an entry stays readable whatever the defaults become. The state machine decodes
 // about a third faster (BenchmarkWritePath) on every voter.
-func encodeCommand(cmd *Command) ([]byte, error) {
+func encodeCommand(cmd *state.Command) ([]byte, error) {
 	var data []byte
 	var err error
 	if cmd.Check == nil || negativeZero(cmd.Check.HealthyThreshold) {
@@ -32,7 +33,7 @@ func encodeCommand(cmd *Command) ([]byte, error) {
 // logCommand is a Command whose check is written as a logCheck (the shallower field hides
 // the embedded one).
 type logCommand struct {
-	*Command
+	*state.Command
 	Check *logCheck `json:"check,omitempty"`
 }
 

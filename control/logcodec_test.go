@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/control/state"
 )
 
 // TestEncodeCommandSameCheck: a put_check encoded for the log without its zero fields
@@ -36,7 +37,7 @@ func TestEncodeCommandSameCheck(t *testing.T) {
 	)
 	for i := range checks {
 		c := &checks[i]
-		for _, cmd := range []*Command{{Op: OpPutCheck, Check: c}, {Op: OpPutCheck, Check: c, Create: true}} {
+		for _, cmd := range []*state.Command{{Op: state.OpPutCheck, Check: c}, {Op: state.OpPutCheck, Check: c, Create: true}} {
 			whole, err := json.Marshal(cmd)
 			if err != nil {
 				t.Fatal(err)
@@ -45,7 +46,7 @@ func TestEncodeCommandSameCheck(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var a, b Command
+			var a, b state.Command
 			if err := json.Unmarshal(whole, &a); err != nil {
 				t.Fatal(err)
 			}
@@ -57,7 +58,7 @@ func TestEncodeCommandSameCheck(t *testing.T) {
 			}
 		}
 	}
-	other := &Command{Op: OpDeleteZone, ZoneName: "example.com"}
+	other := &state.Command{Op: state.OpDeleteZone, ZoneName: "example.com"}
 	whole, _ := json.Marshal(other)
 	if short, err := encodeCommand(other); err != nil || string(short) != string(whole) {
 		t.Errorf("a command without a check: %s, want %s (%v)", short, whole, err)

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vigil-dns/vigil/control/state"
 	"github.com/vigil-dns/vigil/internal/tlsconf"
 )
 
@@ -83,7 +84,7 @@ func TestMutualTLSCluster(t *testing.T) {
 	}
 	waitFor(t, 10*time.Second, "v0 leads", nodes[0].IsLeader)
 	for i := 1; i < 3; i++ {
-		if _, err := nodes[0].AddVoter(Voter{ID: nodes[i].ID(), API: urls[i]}, nodes[i].RaftAddr()); err != nil {
+		if _, err := nodes[0].AddVoter(state.Voter{ID: nodes[i].ID(), API: urls[i]}, nodes[i].RaftAddr()); err != nil {
 			t.Fatalf("add %s over TLS: %v", nodes[i].ID(), err)
 		}
 	}

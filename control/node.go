@@ -12,6 +12,7 @@ import (
 
 	"github.com/hashicorp/raft"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/vigil-dns/vigil/control/state"
 	"github.com/vigil-dns/vigil/internal/tlsconf"
 )
 
@@ -94,7 +95,7 @@ type ServerConfig struct {
 	ApplyTimeout time.Duration
 	// Allocators makes the name-server allocator of stateful zones; nil means
 	// ShardAllocators, the guaranteed allocator of package shard.
-	Allocators AllocatorFactory
+	Allocators state.AllocatorFactory
 	// Logger receives the voter's and raft's logs; nil discards them.
 	Logger *slog.Logger
 	// RaftLogLevel is the least level of raft's own logs passed on; default Info.
@@ -213,7 +214,7 @@ func (cfg ServerConfig) withDefaults() (ServerConfig, *slog.Logger, error) {
 		return cfg, nil, fmt.Errorf("control: data directory: %w", err)
 	}
 	if cfg.Allocators == nil {
-		cfg.Allocators = ShardAllocators
+		cfg.Allocators = state.ShardAllocators
 	}
 	return cfg, log, nil
 }
@@ -269,10 +270,10 @@ func (n *Server) ID() string { return n.cfg.ID }
 func (n *Server) RaftAddr() string { return string(n.trans.LocalAddr()) }
 
 // State returns the current state of this voter's replica (possibly stale on a follower).
-func (n *Server) State() *State { return n.fsm.State() }
+func (n *Server) State() *state.State { return n.fsm.State() }
 
 // Wait blocks until the state's index exceeds index or ctx ends, and returns the state.
-func (n *Server) Wait(ctx context.Context, index uint64) *State { return n.fsm.Wait(ctx, index) }
+func (n *Server) Wait(ctx context.Context, index uint64) *state.State { return n.fsm.Wait(ctx, index) }
 
 // IsLeader reports whether this voter is the leader.
 func (n *Server) IsLeader() bool { return n.raft.State() == raft.Leader }
@@ -304,13 +305,13 @@ func (n *Server) LastContact() time.Time {
 // can apply: elsewhere it returns ErrNotLeader. The command is validated against the state
 // before it reaches the log, and again when it is applied. Commands applied concurrently are
 // committed together (see batch.go): they may share an index.
-func (n *Server) Apply(cmd *Command) (uint64, error) {
+func (n *Server) Apply(cmd *state.Command) (uint64, error) {
 	if !n.IsLeader() {
 		return 0, ErrNotLeader
 	}
 	t0 := time.Now()
 	cur := n.fsm.State()
-	if _, err := applyCommand(cur, cmd, cur.Index+1); err != nil {
+	if _, err := state.ApplyCommand(cur, cmd, cur.Index+1); err != nil {
 		return 0, err
 	}
 	t1 := time.Now()
@@ -384,7 +385,7 @@ func (n *Server) Barrier() error {
 }
 
 // AddVoter adds a voter to the cluster and records its API URL. Leader only.
-func (n *Server) AddVoter(v Voter, raftAddr string) (uint64, error) {
+func (n *Server) AddVoter(v state.Voter, raftAddr string) (uint64, error) {
 	if !n.IsLeader() {
 		return 0, ErrNotLeader
 	}
@@ -395,7 +396,7 @@ func (n *Server) AddVoter(v Voter, raftAddr string) (uint64, error) {
 	if err := f.Error(); err != nil {
 		return 0, raftWriteError(err)
 	}
-	return n.Apply(&Command{Op: OpPutVoter, Voter: &v})
+	return n.Apply(&state.Command{Op: state.OpPutVoter, Voter: &v})
 }
 
 // RemoveVoter removes a voter from the cluster and from the state. Leader only.
@@ -413,7 +414,7 @@ func (n *Server) RemoveVoter(id string) (uint64, error) {
 	}
 	_, recorded := n.fsm.State().Voters[id]
 	if !found && !recorded {
-		return 0, fmt.Errorf("control: voter %q: %w", id, ErrNotFound)
+		return 0, fmt.Errorf("control: voter %q: %w", id, state.ErrNotFound)
 	}
 	if found {
 		if err := n.raft.RemoveServer(raft.ServerID(id), 0, n.cfg.ApplyTimeout).Error(); err != nil {
@@ -423,7 +424,7 @@ func (n *Server) RemoveVoter(id string) (uint64, error) {
 	if !recorded || id == n.cfg.ID {
 		return n.fsm.State().Index, nil
 	}
-	return n.Apply(&Command{Op: OpDeleteVoter, ID: id})
+	return n.Apply(&state.Command{Op: state.OpDeleteVoter, ID: id})
 }
 
 // Servers returns the voters of the raft configuration as ID → raft address.
@@ -489,7 +490,7 @@ func (n *Server) watchLeadership(ctx context.Context) {
 				if n.fsm.State().Voters[n.cfg.ID] == n.cfg.APIURL {
 					break
 				}
-				_, err := n.Apply(&Command{Op: OpPutVoter, Voter: &Voter{ID: n.cfg.ID, API: n.cfg.APIURL}})
+				_, err := n.Apply(&state.Command{Op: state.OpPutVoter, Voter: &state.Voter{ID: n.cfg.ID, API: n.cfg.APIURL}})
 				if err == nil {
 					break
 				}

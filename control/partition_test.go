@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
+	"github.com/vigil-dns/vigil/control/state"
 )
 
 // TestPartitionedLeader cuts the leader off from the two other voters (raft's InmemTransport
@@ -58,7 +59,7 @@ func TestPartitionedLeader(t *testing.T) {
 	}
 	waitFor(t, 5*time.Second, "p0 to lead", ms[0].node.IsLeader)
 	for _, m := range ms[1:] {
-		if _, err := ms[0].node.AddVoter(Voter{ID: m.node.ID(), API: m.url}, string(m.trans.LocalAddr())); err != nil {
+		if _, err := ms[0].node.AddVoter(state.Voter{ID: m.node.ID(), API: m.url}, string(m.trans.LocalAddr())); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/hashicorp/raft"
+	"github.com/vigil-dns/vigil/control/state"
 )
 
 // RecoverConfig names the voter whose data directory Recover rewrites.
@@ -74,7 +75,7 @@ func Recover(cfg RecoverConfig) (RecoverResult, error) {
 	rc := raft.DefaultConfig()
 	rc.LocalID = raft.ServerID(cfg.ID)
 	rc.Logger = hlog
-	fsm := NewFSM(ShardAllocators, log)
+	fsm := NewFSM(state.ShardAllocators, log)
 	_, trans := raft.NewInmemTransport(raft.ServerAddress(cfg.RaftAddr))
 	only := raft.Configuration{Servers: []raft.Server{{
 		Suffrage: raft.Voter, ID: raft.ServerID(cfg.ID), Address: raft.ServerAddress(cfg.RaftAddr),

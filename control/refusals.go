@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 	"unicode"
+
+	"github.com/vigil-dns/vigil/control/state"
 )
 
 // The refusal log: requests a voter refused (failed authentication on any route; a write
@@ -50,47 +52,6 @@ const (
 	maxRefusalReason       = 200
 )
 
-// RefusalEntry is one refused request, or a summary of those suppressed.
-type RefusalEntry struct {
-	// Seq numbers the voter's refusals from 1 since it started.
-	Seq uint64 `json:"seq"`
-	// Time is when the voter refused it.
-	Time time.Time `json:"time"`
-	// Code is the HTTP status answered (401, 403, 422).
-	Code int `json:"code,omitempty"`
-	// Principal is the token's name when a token or certificate matched, else "unknown
-	// token", "no credentials" or "unverified certificate"; Via the voter that forwarded it.
-	Principal string `json:"principal"`
-	Via       string `json:"via,omitempty"`
-	// Source is the client's address, and Network its /24 or /56.
-	Source  string `json:"source"`
-	Network string `json:"network"`
-	// Method and Path are the request's.
-	Method string `json:"method,omitempty"`
-	Path   string `json:"path,omitempty"`
-	// Reason is the error answered, at most 200 bytes.
-	Reason string `json:"reason,omitempty"`
-	// Suppressed, in a summary entry, counts the refusals of Network and Principal that were
-	// not recorded since Since.
-	Suppressed uint64    `json:"suppressed,omitempty"`
-	Since      time.Time `json:"since,omitzero"`
-}
-
-// RefusalsView is GET /v1/audit/refusals: what one voter refused.
-type RefusalsView struct {
-	// Voter is the voter that answered: each records its own refusals.
-	Voter string `json:"voter"`
-	// Known are the refusals of credentials that matched, Unknown those of requests
-	// without one, each oldest first.
-	Known   []*RefusalEntry `json:"known"`
-	Unknown []*RefusalEntry `json:"unknown"`
-	// Pending are summaries of refusals suppressed and not yet summarized in the log.
-	Pending []*RefusalEntry `json:"pending,omitempty"`
-	// Recorded counts the refusals recorded since the voter started, Suppressed those
-	// counted only, Dropped the entries pushed out of the log by newer ones.
-	Recorded, Suppressed, Dropped uint64
-}
-
 // refusalSource is the rate limit of one source network and principal.
 type refusalSource struct {
 	tokens     float64
@@ -105,7 +66,7 @@ type refusalSource struct {
 type refusalLog struct {
 	mu             sync.Mutex
 	seq            uint64
-	known, unknown []*RefusalEntry // rings of maxRefusals, oldest at start
+	known, unknown []*state.RefusalEntry // rings of maxRefusals, oldest at start
 	sources        map[string]*refusalSource
 	global         [2]refusalRate // of requests without a credential, of those with one
 	recorded       uint64
@@ -138,7 +99,7 @@ func sourceNetwork(host string) string {
 // record records e (Time, Code, Principal, Source, ... set; Seq and Network filled in)
 // unless its source and principal, or the voter, are over their rate; it reports whether it
 // did.
-func (l *refusalLog) record(e *RefusalEntry, known bool) bool {
+func (l *refusalLog) record(e *state.RefusalEntry, known bool) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := e.Time
@@ -179,7 +140,7 @@ func (l *refusalLog) record(e *RefusalEntry, known bool) bool {
 	src.tokens--
 	g.tokens--
 	if src.suppressed > 0 {
-		l.append(&RefusalEntry{Time: now, Principal: src.principal, Network: src.network, Source: src.network,
+		l.append(&state.RefusalEntry{Time: now, Principal: src.principal, Network: src.network, Source: src.network,
 			Reason:     fmt.Sprintf("%d more refusals from %s (%s) suppressed", src.suppressed, src.network, src.principal),
 			Suppressed: src.suppressed, Since: src.since}, known)
 		src.suppressed = 0
@@ -201,7 +162,7 @@ func (l *refusalLog) sweep(now time.Time) {
 }
 
 // append adds e to its ring.
-func (l *refusalLog) append(e *RefusalEntry, known bool) {
+func (l *refusalLog) append(e *state.RefusalEntry, known bool) {
 	l.seq++
 	e.Seq = l.seq
 	ring := &l.unknown
@@ -216,14 +177,14 @@ func (l *refusalLog) append(e *RefusalEntry, known bool) {
 }
 
 // view returns the log.
-func (l *refusalLog) view(voter string) RefusalsView {
+func (l *refusalLog) view(voter string) state.RefusalsView {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	v := RefusalsView{Voter: voter, Known: append([]*RefusalEntry{}, l.known...), Unknown: append([]*RefusalEntry{}, l.unknown...),
+	v := state.RefusalsView{Voter: voter, Known: append([]*state.RefusalEntry{}, l.known...), Unknown: append([]*state.RefusalEntry{}, l.unknown...),
 		Recorded: l.recorded, Suppressed: l.suppressed, Dropped: l.dropped}
 	for _, s := range l.sources {
 		if s.suppressed > 0 {
-			v.Pending = append(v.Pending, &RefusalEntry{Principal: s.principal, Network: s.network, Source: s.network, Suppressed: s.suppressed, Since: s.since,
+			v.Pending = append(v.Pending, &state.RefusalEntry{Principal: s.principal, Network: s.network, Source: s.network, Suppressed: s.suppressed, Since: s.since,
 				Reason: fmt.Sprintf("%d more refusals from %s (%s) suppressed", s.suppressed, s.network, s.principal)})
 		}
 	}
@@ -262,7 +223,7 @@ func (a *API) noteRefusal(r *http.Request, rt route, code int, body []byte) {
 	if code != http.StatusUnauthorized && !(rt.write && (code == http.StatusForbidden || code == http.StatusUnprocessableEntity)) {
 		return
 	}
-	e := &RefusalEntry{Time: time.Now().UTC(), Code: code, Method: r.Method, Path: r.URL.Path}
+	e := &state.RefusalEntry{Time: time.Now().UTC(), Code: code, Method: r.Method, Path: r.URL.Path}
 	e.Source, _, _ = net.SplitHostPort(r.RemoteAddr)
 	if e.Source == "" {
 		e.Source = r.RemoteAddr
@@ -286,7 +247,7 @@ func (a *API) noteRefusal(r *http.Request, rt route, code int, body []byte) {
 	default:
 		e.Principal, known = "unknown token", false
 	}
-	var eb ErrorBody
+	var eb state.ErrorBody
 	if json.Unmarshal(body, &eb) == nil {
 		e.Reason = eb.Error
 		if len(eb.Errors) > 0 {
@@ -300,5 +261,5 @@ func (a *API) noteRefusal(r *http.Request, rt route, code int, body []byte) {
 }
 
 func (a *API) getRefusals(w http.ResponseWriter, r *http.Request) {
-	a.read(w, r, func(*State) (any, error) { return a.refusals.view(a.cfg.Node.ID()), nil })
+	a.read(w, r, func(*state.State) (any, error) { return a.refusals.view(a.cfg.Node.ID()), nil })
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vigil-dns/vigil/control/state"
 )
 
 // TestRefusalLogRates: a source network records refusalBurst refusals at once, counts the
@@ -16,7 +18,7 @@ func TestRefusalLogRates(t *testing.T) {
 	l := newRefusalLog()
 	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	rec := func(src, who string, at time.Time, known bool) bool {
-		return l.record(&RefusalEntry{Time: at, Code: 401, Principal: who, Source: src, Reason: "bad\x1b[31m token"}, known)
+		return l.record(&state.RefusalEntry{Time: at, Code: 401, Principal: who, Source: src, Reason: "bad\x1b[31m token"}, known)
 	}
 	got := 0
 	for i := range 50 {

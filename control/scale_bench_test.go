@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/control/state"
 )
 
 // scaleChecks is the size of BenchmarkScaleState: 1,000,000 by default, VIGIL_SCALE_CHECKS
@@ -75,12 +76,12 @@ func mib(b uint64) float64 { return float64(b) / (1 << 20) }
 // peak heap of each beside the state's own.
 func BenchmarkScaleState(b *testing.B) {
 	n := scaleChecks()
-	var s *State
+	var s *state.State
 	b.Run("hold", func(b *testing.B) {
 		for b.Loop() {
 			base := liveHeap()
 			t0 := time.Now()
-			s = NewState(config.Scale{Checks: n}.Document())
+			s = state.NewState(config.Scale{Checks: n}.Document())
 			elapsed := time.Since(t0)
 			held := liveHeap() - base
 			b.ReportMetric(mib(held), "state_MiB")
@@ -100,11 +101,11 @@ func BenchmarkScaleState(b *testing.B) {
 				c := config.DefaultCheck()
 				c.ID, c.Protocol, c.Target = fmt.Sprintf("c%d", (i*7919)%n), config.ProtocolTCP, config.Target{Host: "127.0.0.1", Port: 1 + i%60000}
 				c.Regions = []string{"us-east", "eu-west", "sa-east"}
-				e, err := applyCommand(s, &Command{Op: OpPutCheck, Check: &c}, s.Index+1)
+				e, err := state.ApplyCommand(s, &state.Command{Op: state.OpPutCheck, Check: &c}, s.Index+1)
 				if err != nil {
 					b.Fatal(err)
 				}
-				_ = e.keys()
+				_ = e.Keys()
 			}
 			elapsed := time.Since(t0)
 			runtime.ReadMemStats(&after)
@@ -169,7 +170,7 @@ func BenchmarkScaleState(b *testing.B) {
 			}
 			stop := heapPeak()
 			t0 := time.Now()
-			var got State
+			var got state.State
 			if err := json.NewDecoder(r).Decode(&got); err != nil {
 				b.Fatal(err)
 			}

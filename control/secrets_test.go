@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/control/client"
+	"github.com/vigil-dns/vigil/control/state"
 	"github.com/vigil-dns/vigil/internal/tlsconf"
 )
 
@@ -145,7 +147,7 @@ func TestSecretsNeverRead(t *testing.T) {
 	if code != http.StatusOK {
 		t.Fatalf("PUT notifications: %d %s", code, out)
 	}
-	var wr WriteResult
+	var wr state.WriteResult
 	if err := json.Unmarshal(out, &wr); err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +164,7 @@ func TestSecretsNeverRead(t *testing.T) {
 	// A data-plane Watcher follows with the location's certificate, from before a change
 	// (so that the change reaches it as a delta, in its journal) to after.
 	cache := filepath.Join(t.TempDir(), "config.json")
-	w, err := NewWatcher(WatcherConfig{Voters: []string{v.url}, Client: certClient(t, v.dir, "loc"), CachePath: cache,
+	w, err := client.NewWatcher(client.WatcherConfig{Voters: []string{v.url}, Client: certClient(t, v.dir, "loc"), CachePath: cache,
 		Wait: 200 * time.Millisecond, RetryMin: 10 * time.Millisecond, RetryMax: 100 * time.Millisecond, Logger: testLogger(t)})
 	if err != nil {
 		t.Fatal(err)
@@ -230,7 +232,7 @@ func mustWriteWith(t *testing.T, client *http.Client, method, url, body string) 
 	if code != http.StatusOK && code != http.StatusCreated {
 		t.Fatalf("%s %s: %d %s", method, url, code, out)
 	}
-	var res WriteResult
+	var res state.WriteResult
 	if err := json.Unmarshal(out, &res); err != nil {
 		t.Fatal(err)
 	}

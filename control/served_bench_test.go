@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/control/state"
 )
 
 // BenchmarkPutRecordSetInZone: the leader's validation and apply of one new A record set in a
@@ -36,15 +37,15 @@ func BenchmarkPutRecordSetInZone(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			base := NewState(doc)
-			cmd := &Command{Op: OpPutRecordSet, ZoneName: "big.test.", RecordSet: &config.RecordSet{Name: "new", Type: config.TypeA, Records: []config.Record{{Value: "192.0.2.9"}}}}
+			base := state.NewState(doc)
+			cmd := &state.Command{Op: state.OpPutRecordSet, ZoneName: "big.test.", RecordSet: &config.RecordSet{Name: "new", Type: config.TypeA, Records: []config.Record{{Value: "192.0.2.9"}}}}
 			name := fmt.Sprint(n)
 			if delegating {
 				name = "delegating-" + name
 			}
 			b.Run(name, func(b *testing.B) {
 				for b.Loop() {
-					if _, err := applyCommand(base, cmd, base.Index+1); err != nil {
+					if _, err := state.ApplyCommand(base, cmd, base.Index+1); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -54,10 +55,10 @@ func BenchmarkPutRecordSetInZone(b *testing.B) {
 			}
 			// An address of the delegation's server (glue) is near a name the delegation
 			// names: the zone is read whole, before and after.
-			glue := &Command{Op: OpPutRecordSet, ZoneName: "big.test.", RecordSet: &config.RecordSet{Name: "ns.sub", Type: config.TypeAAAA, Records: []config.Record{{Value: "2001:db8::53"}}}}
+			glue := &state.Command{Op: state.OpPutRecordSet, ZoneName: "big.test.", RecordSet: &config.RecordSet{Name: "ns.sub", Type: config.TypeAAAA, Records: []config.Record{{Value: "2001:db8::53"}}}}
 			b.Run(fmt.Sprint("glue-", n), func(b *testing.B) {
 				for b.Loop() {
-					if _, err := applyCommand(base, glue, base.Index+1); err != nil {
+					if _, err := state.ApplyCommand(base, glue, base.Index+1); err != nil {
 						b.Fatal(err)
 					}
 				}

@@ -17,6 +17,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 	"github.com/vigil-dns/vigil/config"
+	"github.com/vigil-dns/vigil/control/state"
 )
 
 func mustDoc(t *testing.T, y string) *config.Document {
@@ -28,7 +29,7 @@ func mustDoc(t *testing.T, y string) *config.Document {
 	return d
 }
 
-func applyLog(t *testing.T, f *FSM, index uint64, c *Command) error {
+func applyLog(t *testing.T, f *FSM, index uint64, c *state.Command) error {
 	t.Helper()
 	data, err := json.Marshal(c)
 	if err != nil {
@@ -42,24 +43,24 @@ func applyLog(t *testing.T, f *FSM, index uint64, c *Command) error {
 // into a fresh state machine and checks that both agree, shards and allocator included.
 func TestFSMCommandsAndSnapshot(t *testing.T) {
 	f := NewFSM(newSeqAllocator, nil)
-	if err := applyLog(t, f, 1, &Command{Op: OpPutCheck, Check: &config.Check{ID: "x"}}); err == nil {
+	if err := applyLog(t, f, 1, &state.Command{Op: state.OpPutCheck, Check: &config.Check{ID: "x"}}); err == nil {
 		t.Fatal("a check on an empty store (no regions) was accepted")
 	}
 	if f.State().Index != 0 {
 		t.Fatalf("rejected command moved the index to %d", f.State().Index)
 	}
-	if err := applyLog(t, f, 2, &Command{Op: OpApplyDocument, Document: mustDoc(t, testDoc)}); err != nil {
+	if err := applyLog(t, f, 2, &state.Command{Op: state.OpApplyDocument, Document: mustDoc(t, testDoc)}); err != nil {
 		t.Fatal(err)
 	}
 	z := config.DefaultZone()
 	z.Name = "b.test."
-	if err := applyLog(t, f, 3, &Command{Op: OpPutZone, Zone: &z}); err != nil {
+	if err := applyLog(t, f, 3, &state.Command{Op: state.OpPutZone, Zone: &z}); err != nil {
 		t.Fatal(err)
 	}
-	if err := applyLog(t, f, 4, &Command{Op: OpPutZone, Zone: &z, Create: true}); !errors.Is(err, ErrConflict) {
+	if err := applyLog(t, f, 4, &state.Command{Op: state.OpPutZone, Zone: &z, Create: true}); !errors.Is(err, state.ErrConflict) {
 		t.Fatalf("create of an existing zone: %v", err)
 	}
-	if err := applyLog(t, f, 5, &Command{Op: OpDeleteCheck, ID: "missing"}); !errors.Is(err, ErrNotFound) {
+	if err := applyLog(t, f, 5, &state.Command{Op: state.OpDeleteCheck, ID: "missing"}); !errors.Is(err, state.ErrNotFound) {
 		t.Fatalf("delete of a missing check: %v", err)
 	}
 	s := f.State()
@@ -82,7 +83,7 @@ func TestFSMCommandsAndSnapshot(t *testing.T) {
 	// The restored allocator knows the shards in use: a new zone gets a free block.
 	z.Name = "c.test."
 	for _, m := range []*FSM{f, g} {
-		if err := applyLog(t, m, 6, &Command{Op: OpPutZone, Zone: &z}); err != nil {
+		if err := applyLog(t, m, 6, &state.Command{Op: state.OpPutZone, Zone: &z}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -96,15 +97,15 @@ func TestFSMCommandsAndSnapshot(t *testing.T) {
 func TestShardRollback(t *testing.T) {
 	f := NewFSM(newSeqAllocator, nil)
 	small := "regions: [a, b, c]\nname_servers: {mode: stateful, fleet: 8, shard_size: 4}\nzones:\n  - name: one.test\n"
-	if err := applyLog(t, f, 1, &Command{Op: OpApplyDocument, Document: mustDoc(t, small)}); err != nil {
+	if err := applyLog(t, f, 1, &state.Command{Op: state.OpApplyDocument, Document: mustDoc(t, small)}); err != nil {
 		t.Fatal(err)
 	}
 	three := small + "  - name: two.test\n  - name: three.test\n"
-	if err := applyLog(t, f, 2, &Command{Op: OpApplyDocument, Document: mustDoc(t, three)}); err == nil {
+	if err := applyLog(t, f, 2, &state.Command{Op: state.OpApplyDocument, Document: mustDoc(t, three)}); err == nil {
 		t.Fatal("three zones of 4 in a fleet of 8 were accepted")
 	}
 	two := small + "  - name: two.test\n"
-	if err := applyLog(t, f, 3, &Command{Op: OpApplyDocument, Document: mustDoc(t, two)}); err != nil {
+	if err := applyLog(t, f, 3, &state.Command{Op: state.OpApplyDocument, Document: mustDoc(t, two)}); err != nil {
 		t.Fatalf("after the rollback two zones must fit: %v", err)
 	}
 	if s := f.State(); len(s.Shards()) != 2 || s.Index != 3 {
@@ -112,7 +113,7 @@ func TestShardRollback(t *testing.T) {
 	}
 }
 
-func roundTrip(t *testing.T, s *State) string {
+func roundTrip(t *testing.T, s *state.State) string {
 	b, err := json.Marshal(s)
 	if err != nil {
 		t.Fatal(err)
@@ -257,8 +258,8 @@ func TestShardAllocatorsGuarantee(t *testing.T) {
 	for i := range 60 {
 		fmt.Fprintf(&b, "  - name: zone%02d.test\n", i)
 	}
-	f := NewFSM(ShardAllocators, nil)
-	if err := applyLog(t, f, 1, &Command{Op: OpApplyDocument, Document: mustDoc(t, b.String())}); err != nil {
+	f := NewFSM(state.ShardAllocators, nil)
+	if err := applyLog(t, f, 1, &state.Command{Op: state.OpApplyDocument, Document: mustDoc(t, b.String())}); err != nil {
 		t.Fatal(err)
 	}
 	shards := f.State().Shards()
@@ -288,14 +289,14 @@ func TestShardAllocatorsGuarantee(t *testing.T) {
 	if err := snap.Persist(sink); err != nil {
 		t.Fatal(err)
 	}
-	g := NewFSM(ShardAllocators, nil)
+	g := NewFSM(state.ShardAllocators, nil)
 	if err := g.Restore(io.NopCloser(bytes.NewReader(sink.Bytes()))); err != nil {
 		t.Fatal(err)
 	}
 	z := config.DefaultZone()
 	z.Name = "late.test."
 	for _, m := range []*FSM{f, g} {
-		if err := applyLog(t, m, 2, &Command{Op: OpPutZone, Zone: &z}); err != nil {
+		if err := applyLog(t, m, 2, &state.Command{Op: state.OpPutZone, Zone: &z}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vigil-dns/vigil/control/state"
 	"github.com/vigil-dns/vigil/dnssec"
 	"github.com/vigil-dns/vigil/internal/tlsconf"
 )
@@ -49,7 +50,11 @@ func TestTSIGKeysAPI(t *testing.T) {
 			t.Errorf("put %s %s: %d %s, want 422 saying %q", bad.name, bad.body, code, out, bad.want)
 		}
 	}
-	if n := len(v.node.State().tsig); n != 0 {
+	n := 0
+	for range v.node.State().TSIGKeys() {
+		n++
+	}
+	if n != 0 {
 		t.Fatalf("%d keys stored after refusals", n)
 	}
 	if code, out := serve(api, "PUT", "/v1/tsig-keys/Xfr.Test", sec["admin"], body); code != 200 {
@@ -130,7 +135,7 @@ func TestTSIGKeysAPI(t *testing.T) {
 	if err := v.node.State().WriteJSON(&js); err != nil {
 		t.Fatal(err)
 	}
-	back, err := ReadState(&js)
+	back, err := state.ReadState(&js)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,11 +11,13 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/vigil-dns/vigil/control/client"
+	"github.com/vigil-dns/vigil/control/state"
 )
 
-func runWatcher(t testing.TB, cfg WatcherConfig) (*Watcher, context.CancelFunc) {
+func runWatcher(t testing.TB, cfg client.WatcherConfig) (*client.Watcher, context.CancelFunc) {
 	t.Helper()
-	w, err := NewWatcher(cfg)
+	w, err := client.NewWatcher(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,9 +36,9 @@ func TestWatcherStaticStability(t *testing.T) {
 	cache := filepath.Join(t.TempDir(), "node", "config.json")
 
 	// Never seen: no voter answers, no copy.
-	w0, stop0 := runWatcher(t, WatcherConfig{Voters: []string{"http://" + freeAddr(t)}, CachePath: cache, RetryMin: 10 * time.Millisecond, RetryMax: 50 * time.Millisecond})
+	w0, stop0 := runWatcher(t, client.WatcherConfig{Voters: []string{"http://" + freeAddr(t)}, CachePath: cache, RetryMin: 10 * time.Millisecond, RetryMax: 50 * time.Millisecond})
 	time.Sleep(100 * time.Millisecond)
-	if s, src := w0.Current(); s != nil || src != SourceNone || w0.Status().Source != SourceNone || w0.Status().LastError == "" {
+	if s, src := w0.Current(); s != nil || src != state.SourceNone || w0.Status().Source != state.SourceNone || w0.Status().LastError == "" {
 		t.Fatalf("never-seen watcher: %v %+v", src, w0.Status())
 	}
 	stop0()
@@ -45,10 +47,10 @@ func TestWatcherStaticStability(t *testing.T) {
 	c.leader(5 * time.Second)
 	idx := mustWrite(t, "PUT", c.voters[0].url()+"/v1/document", "application/yaml", testDoc)
 	// Only one voter is given: the Watcher learns the others from the state.
-	w, stop := runWatcher(t, WatcherConfig{Voters: []string{c.voters[1].url()}, CachePath: cache, Wait: 2 * time.Second, RetryMin: 10 * time.Millisecond, RetryMax: 100 * time.Millisecond})
+	w, stop := runWatcher(t, client.WatcherConfig{Voters: []string{c.voters[1].url()}, CachePath: cache, Wait: 2 * time.Second, RetryMin: 10 * time.Millisecond, RetryMax: 100 * time.Millisecond})
 	waitFor(t, 5*time.Second, "the watcher to follow the control plane", func() bool {
 		s, src := w.Current()
-		return src == SourceControlPlane && s != nil && s.Index >= idx
+		return src == state.SourceControlPlane && s != nil && s.Index >= idx
 	})
 	next := mustWrite(t, "POST", c.voters[0].url()+"/v1/checks", "application/json", checkJSON("web-7", 8087))
 	// The voter it reads from goes away; it carries on with another.
@@ -58,7 +60,7 @@ func TestWatcherStaticStability(t *testing.T) {
 		_, ok := s.Check("web-7")
 		return ok && s.Index >= next
 	})
-	if disk, err := LoadCache(cache); err != nil || disk.Index < next {
+	if disk, err := client.LoadCache(cache); err != nil || disk.Index < next {
 		t.Fatalf("disk copy: %v, %v", disk, err)
 	}
 
@@ -67,7 +69,7 @@ func TestWatcherStaticStability(t *testing.T) {
 		c.stop(i)
 	}
 	time.Sleep(200 * time.Millisecond)
-	if s, src := w.Current(); src != SourceControlPlane || s.Index < next {
+	if s, src := w.Current(); src != state.SourceControlPlane || s.Index < next {
 		t.Fatalf("after the control plane went down: %v %d", src, s.Index)
 	}
 	stop()
@@ -75,10 +77,10 @@ func TestWatcherStaticStability(t *testing.T) {
 	// The node restarts with the control plane still down: it serves the disk copy, and its
 	// metrics say so.
 	reg := prometheus.NewRegistry()
-	w2, _ := runWatcher(t, WatcherConfig{Voters: []string{c.voters[0].url()}, CachePath: cache, RetryMin: 10 * time.Millisecond, RetryMax: 50 * time.Millisecond, Registerer: reg})
+	w2, _ := runWatcher(t, client.WatcherConfig{Voters: []string{c.voters[0].url()}, CachePath: cache, RetryMin: 10 * time.Millisecond, RetryMax: 50 * time.Millisecond, Registerer: reg})
 	time.Sleep(100 * time.Millisecond)
 	s, src := w2.Current()
-	if src != SourceDisk || s == nil || s.Index < next {
+	if src != state.SourceDisk || s == nil || s.Index < next {
 		t.Fatalf("restart without a control plane: %v %+v", src, w2.Status())
 	}
 	if _, ok := s.Check("web-7"); !ok || w2.Status().Index != s.Index {
@@ -115,9 +117,9 @@ vigil_config_watch_source{source="none"} 0
 // TestWatcherNeverGoesBack: an answer older than the configuration in use is ignored.
 func TestWatcherNeverGoesBack(t *testing.T) {
 	cache := filepath.Join(t.TempDir(), "config.json")
-	newer := NewState(mustDoc(t, testDoc))
+	newer := state.NewState(mustDoc(t, testDoc))
 	newer.Index = 50
-	if err := SaveCache(cache, newer); err != nil {
+	if err := client.SaveCache(cache, newer); err != nil {
 		t.Fatal(err)
 	}
 	c := newCluster(t, 1)
@@ -125,9 +127,9 @@ func TestWatcherNeverGoesBack(t *testing.T) {
 	if idx >= 50 {
 		t.Skipf("cluster index %d already past the copy", idx)
 	}
-	w, _ := runWatcher(t, WatcherConfig{Voters: []string{c.voters[0].url()}, CachePath: cache, Wait: 300 * time.Millisecond})
+	w, _ := runWatcher(t, client.WatcherConfig{Voters: []string{c.voters[0].url()}, CachePath: cache, Wait: 300 * time.Millisecond})
 	waitFor(t, 5*time.Second, "the watcher to hear the voter", func() bool { return !w.Status().LastContact.IsZero() })
-	if s, src := w.Current(); s.Index != 50 || src != SourceDisk {
+	if s, src := w.Current(); s.Index != 50 || src != state.SourceDisk {
 		t.Fatalf("went back to index %d (%v)", s.Index, src)
 	}
 }
@@ -138,11 +140,11 @@ func TestCorruptCache(t *testing.T) {
 	if err := os.WriteFile(cache, []byte(`{"index": 3, "docu`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	w, err := NewWatcher(WatcherConfig{CachePath: cache})
+	w, err := client.NewWatcher(client.WatcherConfig{CachePath: cache})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s, src := w.Current(); s != nil || src != SourceNone || w.Status().LastError == "" {
+	if s, src := w.Current(); s != nil || src != state.SourceNone || w.Status().LastError == "" {
 		t.Fatalf("corrupt copy: %v %+v", src, w.Status())
 	}
 }

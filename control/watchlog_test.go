@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vigil-dns/vigil/control/client"
 	"github.com/vigil-dns/vigil/internal/syncbuf"
 )
 
@@ -41,7 +42,7 @@ func TestWatchFailureCauses(t *testing.T) {
 		{slow.URL, "timeout", &http.Client{Timeout: 200 * time.Millisecond}},
 	} {
 		logs := &syncbuf.Buffer{}
-		w, _ := runWatcher(t, WatcherConfig{Voters: []string{c.url}, Client: c.client, RetryMin: 10 * time.Millisecond, RetryMax: 50 * time.Millisecond,
+		w, _ := runWatcher(t, client.WatcherConfig{Voters: []string{c.url}, Client: c.client, RetryMin: 10 * time.Millisecond, RetryMax: 50 * time.Millisecond,
 			Logger: slog.New(slog.NewTextHandler(logs, nil))})
 		waitFor(t, 5*time.Second, c.cause+" in the status", func() bool {
 			st := w.Status()

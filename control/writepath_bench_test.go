@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
+	"github.com/vigil-dns/vigil/control/state"
 )
 
 // BenchmarkWritePath times, in one process and without raft's I/O, each stage of one
@@ -23,7 +24,7 @@ func BenchmarkWritePath(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	base := NewState(doc)
+	base := state.NewState(doc)
 	body := []byte(`{"protocol": "tcp", "target": {"host": "127.0.0.1", "port": 4242}}`)
 	c, err := decodeCheck(body)
 	if err != nil {
@@ -31,7 +32,7 @@ func BenchmarkWritePath(b *testing.B) {
 	}
 	c.ID = "w-1"
 	// As the API stamps it (a.stamp).
-	cmd := &Command{Op: OpPutCheck, Check: c, Audit: &AuditInfo{Time: time.Now(), Token: "bench",
+	cmd := &state.Command{Op: state.OpPutCheck, Check: c, Audit: &state.AuditInfo{Time: time.Now(), Token: "bench",
 		Method: "PUT", Path: "/v1/checks/w-1", Summary: "put check w-1"}}
 	b.Run("decode-body", func(b *testing.B) {
 		defer reportCPU(b)()
@@ -52,18 +53,18 @@ func BenchmarkWritePath(b *testing.B) {
 	b.Run("validate-before-commit", func(b *testing.B) {
 		defer reportCPU(b)()
 		for b.Loop() {
-			if _, err := applyCommand(base, cmd, base.Index+1); err != nil {
+			if _, err := state.ApplyCommand(base, cmd, base.Index+1); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
 	encodings := []struct {
 		name   string
-		encode func(*Command) ([]byte, error)
+		encode func(*state.Command) ([]byte, error)
 		batch  func([][]byte) []byte
 	}{
 		{"json", encodeCommand, func(subs [][]byte) []byte {
-			bc := Command{Op: OpBatch}
+			bc := state.Command{Op: state.OpBatch}
 			for _, s := range subs {
 				bc.Batch = append(bc.Batch, s)
 			}

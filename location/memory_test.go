@@ -6,12 +6,12 @@ import (
 	"testing"
 
 	"github.com/vigil-dns/vigil/config"
-	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/control/state"
 	"github.com/vigil-dns/vigil/location"
 )
 
 // TestConfigurationBytesPerCheck pins what a DNS location holds for its configuration, per
-// check: the control.State of 100,000 http checks, each deciding a multivalue record set
+// check: the state.State of 100,000 http checks, each deciding a multivalue record set
 // (config.Scale's document, 100 zones of 1,000), and the DNS snapshot compiled from it as a
 // node compiles it (the state's record sets shared, not copied), live after a collection.
 // It holds about 734 bytes a check; the bound of 900 fails should the snapshot copy each
@@ -24,7 +24,7 @@ func TestConfigurationBytesPerCheck(t *testing.T) {
 	const checks = 100_000
 	before := liveHeap()
 	doc := config.Scale{Checks: checks, Protocol: config.ProtocolHTTP}.Document()
-	s := control.NewState(doc)
+	s := state.NewState(doc)
 	doc = nil
 	var zones []location.ZonePatch
 	for h := range s.ZoneHeads() {

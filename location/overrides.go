@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/vigil-dns/vigil/config"
-	"github.com/vigil-dns/vigil/control/wire"
+	"github.com/vigil-dns/vigil/control/state"
 )
 
 // DrainCheck is the health check a drained record is given in the zones a location serves:
@@ -22,7 +22,7 @@ const DrainCheck = "override:drain"
 // location serves under it. It decides and does no I/O; it is safe for concurrent use.
 type Overrides struct {
 	mu      sync.Mutex
-	list    []*wire.Override
+	list    []*state.Override
 	forced  map[string]bool            // check id → served healthy
 	drained map[string]map[string]bool // apex → drainKey of each record drained
 }
@@ -33,7 +33,7 @@ func drainKey(owner string, typ config.RecordType, value string) string {
 
 // Set takes the overrides of the configuration in use. It reports whether they changed (then
 // Apply is due).
-func (o *Overrides) Set(list []*wire.Override) bool {
+func (o *Overrides) Set(list []*state.Override) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	same := reflect.DeepEqual(list, o.list)
@@ -43,7 +43,7 @@ func (o *Overrides) Set(list []*wire.Override) bool {
 
 // List returns the overrides held (each in force until its Expires); the caller must not
 // change them.
-func (o *Overrides) List() []*wire.Override {
+func (o *Overrides) List() []*state.Override {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.list
@@ -65,9 +65,9 @@ func (o *Overrides) Apply(now time.Time) (checks, zones []string, next time.Time
 			next = ov.Expires
 		}
 		switch ov.Kind {
-		case wire.OverrideHealthy, wire.OverrideUnhealthy:
-			forced[ov.Check] = ov.Kind == wire.OverrideHealthy
-		case wire.OverrideDrain:
+		case state.OverrideHealthy, state.OverrideUnhealthy:
+			forced[ov.Check] = ov.Kind == state.OverrideHealthy
+		case state.OverrideDrain:
 			if drained[ov.Zone] == nil {
 				drained[ov.Zone] = map[string]bool{}
 			}
@@ -112,14 +112,14 @@ func (o *Overrides) Serve(id string, verdict bool) bool {
 func (o *Overrides) Drains(zone string) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return len(o.drained[wire.CanonicalZone(zone)]) > 0
+	return len(o.drained[state.CanonicalZone(zone)]) > 0
 }
 
 // DrainZone returns z with its drained records given DrainCheck (z itself when none is).
 func (o *Overrides) DrainZone(z config.Zone) config.Zone {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	d := o.drained[wire.CanonicalZone(z.Name)]
+	d := o.drained[state.CanonicalZone(z.Name)]
 	if len(d) == 0 {
 		return z
 	}
@@ -128,7 +128,7 @@ func (o *Overrides) DrainZone(z config.Zone) config.Zone {
 		rs := &sets[i]
 		copied := false
 		for j, r := range rs.Records {
-			if !d[drainKey(wire.CanonicalOwner(z.Name, rs.Name), rs.Type, r.Value)] {
+			if !d[drainKey(state.CanonicalOwner(z.Name, rs.Name), rs.Type, r.Value)] {
 				continue
 			}
 			if !copied {

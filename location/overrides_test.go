@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/vigil-dns/vigil/config"
-	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/control/state"
 )
 
 // TestOverridesApply: the overrides in force at a moment force checks and drain records; Apply
@@ -14,11 +14,11 @@ import (
 // the next one in force ends; an override past its expiry is no longer in force.
 func TestOverridesApply(t *testing.T) {
 	t0 := time.Unix(1_700_000_000, 0)
-	list := []*control.Override{
-		{Kind: control.OverrideHealthy, Check: "web", Expires: t0.Add(time.Minute)},
-		{Kind: control.OverrideUnhealthy, Check: "db", Expires: t0.Add(2 * time.Minute)},
-		{Kind: control.OverrideDrain, Zone: "example.com.", Name: "www.example.com.", Type: config.TypeA, Value: "192.0.2.1", Expires: t0.Add(3 * time.Minute)},
-		{Kind: control.OverrideHealthy, Check: "old", Expires: t0},
+	list := []*state.Override{
+		{Kind: state.OverrideHealthy, Check: "web", Expires: t0.Add(time.Minute)},
+		{Kind: state.OverrideUnhealthy, Check: "db", Expires: t0.Add(2 * time.Minute)},
+		{Kind: state.OverrideDrain, Zone: "example.com.", Name: "www.example.com.", Type: config.TypeA, Value: "192.0.2.1", Expires: t0.Add(3 * time.Minute)},
+		{Kind: state.OverrideHealthy, Check: "old", Expires: t0},
 	}
 	var o Overrides
 	if !o.Set(list) || o.Set(slices.Clone(list)) {
@@ -63,7 +63,7 @@ func TestOverridesDrainZone(t *testing.T) {
 	if got := o.DrainZone(z); &got.RecordSets[0] != &z.RecordSets[0] {
 		t.Error("a zone with nothing drained was copied")
 	}
-	o.Set([]*control.Override{{Kind: control.OverrideDrain, Zone: "example.com.", Name: "www.example.com.", Type: config.TypeA, Value: "192.0.2.1", Expires: t0.Add(time.Minute)}})
+	o.Set([]*state.Override{{Kind: state.OverrideDrain, Zone: "example.com.", Name: "www.example.com.", Type: config.TypeA, Value: "192.0.2.1", Expires: t0.Add(time.Minute)}})
 	o.Apply(t0)
 	got := o.DrainZone(z)
 	var checks []string

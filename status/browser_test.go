@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vigil-dns/vigil/control/wire"
+	"github.com/vigil-dns/vigil/control/state"
 )
 
 // chromium returns the path of a Chromium binary, or skips the test.
@@ -157,7 +157,7 @@ func TestForcedCheckInBrowser(t *testing.T) {
 	loc := newTestLocation(t)
 	demoScenario(loc)
 	a, _, _ := newTestAPI(t, nil, nil)
-	a.opts.Location = overrideLocation{loc, []*wire.Override{{ID: "a1", Kind: wire.OverrideUnhealthy, Check: "web-us-east",
+	a.opts.Location = overrideLocation{loc, []*state.Override{{ID: "a1", Kind: state.OverrideUnhealthy, Check: "web-us-east",
 		Reason: "deploy", Author: "alice", Created: t0.Add(-time.Minute), Expires: t0.Add(time.Hour)}}}
 	srv := httptest.NewServer(a)
 	t.Cleanup(srv.Close)

@@ -10,16 +10,16 @@
 //
 // The package reads a node through three small interfaces, LocationView, CheckerView and
 // NodeView, written in terms of the types that compute the data (quorum.Explanation,
-// routing.Result, quorum.HeardChecker, checker.Report and checker.Result, wire.WatcherStatus)
+// routing.Result, quorum.HeardChecker, checker.Report and checker.Result, state.WatcherStatus)
 // and of its own Identity, Member and Readiness, which node.Node returns as they are.
 // It computes nothing of its own beyond arranging that data: the verdict, its evidence and the
 // answer come from the quorum and routing packages, so what the page shows is what DNS serves.
 //
-// Every response is JSON in the shapes of wire.go, which the client decodes with the same types;
+// Every response is JSON in the shapes of bodies.go, which the client decodes with the same types;
 // every error is {"error": "..."} with a 4xx or 5xx status. Where the API shows a domain type as
 // it is, it writes that type itself, with its JSON tags (quorum.Vote, quorum.ChildVote,
 // quorum.Counts, quorum.State and Rule, quorum.HeardChecker, routing.Candidate,
-// checker.SelfHealth, wire.WatcherStatus, location.ZoneState, history's types); wire.go holds
+// checker.SelfHealth, state.WatcherStatus, location.ZoneState, history's types); bodies.go holds
 // only the views the API derives (a check's summary and evidence with its region cells, probes,
 // answers, digests and the network view), each saying why. testdata/golden records every
 // endpoint's JSON byte for byte.
@@ -34,6 +34,6 @@
 //   - Checker: Probes pairs each assigned check (what was given to checker.SetChecks) with its
 //     report from checker.Checker.Reports and the latest result from checker.Options.OnResult;
 //     Self is checker.Checker.Self.
-//   - Node: Config is control.Watcher.Status; Members and Readiness come from the gossip pool
+//   - Node: Config is client.Watcher.Status; Members and Readiness come from the gossip pool
 //     and the node's own warm-up.
 package status

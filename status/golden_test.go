@@ -17,7 +17,7 @@ import (
 
 	"github.com/vigil-dns/vigil/checker"
 	"github.com/vigil-dns/vigil/config"
-	"github.com/vigil-dns/vigil/control/wire"
+	"github.com/vigil-dns/vigil/control/state"
 	"github.com/vigil-dns/vigil/location/history"
 )
 
@@ -27,11 +27,11 @@ var update = flag.Bool("update", false, "rewrite status/testdata/golden/*.json f
 // overridingLocation is a testLocation that also holds maintenance overrides.
 type overridingLocation struct {
 	*testLocation
-	overrides []*wire.Override
+	overrides []*state.Override
 }
 
 // Overrides implements overrideLister.
-func (l overridingLocation) Overrides() []*wire.Override { return l.overrides }
+func (l overridingLocation) Overrides() []*state.Override { return l.overrides }
 
 // fixedChecker is a CheckerView of fixed probes: one with a report and a result in which
 // every field is set, one assigned but not probed yet.
@@ -78,10 +78,10 @@ func goldenAPI(t *testing.T) *API {
 	t.Helper()
 	loc := newTestLocation(t)
 	demoScenario(loc)
-	ovs := []*wire.Override{
-		{ID: "a1b2c3d4e5f6", Kind: wire.OverrideHealthy, Check: "web-sa-east", Reason: "migration", Author: "ops",
+	ovs := []*state.Override{
+		{ID: "a1b2c3d4e5f6", Kind: state.OverrideHealthy, Check: "web-sa-east", Reason: "migration", Author: "ops",
 			Created: t0.Add(-time.Hour), Expires: t0.Add(time.Hour)},
-		{ID: "0f1e2d3c4b5a", Kind: wire.OverrideDrain, Zone: "demo.vigil.test.", Name: "all.demo.vigil.test.",
+		{ID: "0f1e2d3c4b5a", Kind: state.OverrideDrain, Zone: "demo.vigil.test.", Name: "all.demo.vigil.test.",
 			Type: config.TypeA, Value: "198.51.100.2", Reason: "maintenance", Author: "ops",
 			Created: t0.Add(-time.Hour), Expires: t0.Add(2 * time.Hour)},
 	}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/vigil-dns/vigil/checker"
 	"github.com/vigil-dns/vigil/config"
-	"github.com/vigil-dns/vigil/control/wire"
+	"github.com/vigil-dns/vigil/control/state"
 	"github.com/vigil-dns/vigil/location"
 	"github.com/vigil-dns/vigil/location/routing"
 	"github.com/vigil-dns/vigil/quorum"
@@ -204,8 +204,8 @@ func (n *testNode) Members() []Member {
 	return slices.Clone(n.members)
 }
 
-func (n *testNode) Config() wire.WatcherStatus {
-	return wire.WatcherStatus{Source: wire.SourceDisk, Index: 42, Message: "running from the copy on disk (index 42): no voter has answered yet"}
+func (n *testNode) Config() state.WatcherStatus {
+	return state.WatcherStatus{Source: state.SourceDisk, Index: 42, Message: "running from the copy on disk (index 42): no voter has answered yet"}
 }
 
 func (n *testNode) Readiness() Readiness {

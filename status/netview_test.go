@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vigil-dns/vigil/control/wire"
+	"github.com/vigil-dns/vigil/control/state"
 	"github.com/vigil-dns/vigil/location"
 	"github.com/vigil-dns/vigil/location/history"
 	"github.com/vigil-dns/vigil/location/routing"
@@ -49,9 +49,9 @@ type fakeNode struct {
 func (f *fakeNode) Identity() Identity {
 	return Identity{ID: f.id, Region: f.region, Roles: []string{"location"}}
 }
-func (f *fakeNode) Members() []Member          { return f.members }
-func (f *fakeNode) Config() wire.WatcherStatus { return wire.WatcherStatus{} }
-func (f *fakeNode) Readiness() Readiness       { return Readiness{Ready: true} }
+func (f *fakeNode) Members() []Member           { return f.members }
+func (f *fakeNode) Config() state.WatcherStatus { return state.WatcherStatus{} }
+func (f *fakeNode) Readiness() Readiness        { return Readiness{Ready: true} }
 
 // fakeNetwork makes three locations' views of n checks: loc-us and loc-eu hear every region's
 // checkers and call every check healthy; loc-sa hears only sa-east's and calls check-0001

@@ -8,7 +8,7 @@ import (
 
 	vigilapi "github.com/vigil-dns/vigil/api"
 	"github.com/vigil-dns/vigil/checker"
-	"github.com/vigil-dns/vigil/control/wire"
+	"github.com/vigil-dns/vigil/control/state"
 	"github.com/vigil-dns/vigil/location"
 	"github.com/vigil-dns/vigil/location/history"
 	"github.com/vigil-dns/vigil/location/routing"
@@ -95,7 +95,7 @@ func TestOpenAPISchemas(t *testing.T) {
 		"StatusProbeStatus":     reflect.TypeFor[ProbeStatus](),
 		"StatusProbeList":       reflect.TypeFor[ProbeList](),
 		"StatusReadiness":       reflect.TypeFor[Readiness](),
-		"StatusWatcher":         reflect.TypeFor[wire.WatcherStatus](),
+		"StatusWatcher":         reflect.TypeFor[state.WatcherStatus](),
 		"StatusNodeInfo":        reflect.TypeFor[NodeInfo](),
 		"StatusMember":          reflect.TypeFor[Member](),
 		"StatusMemberList":      reflect.TypeFor[MemberList](),

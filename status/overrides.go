@@ -3,14 +3,14 @@ package status
 import (
 	"time"
 
-	"github.com/vigil-dns/vigil/control/wire"
+	"github.com/vigil-dns/vigil/control/state"
 	"github.com/vigil-dns/vigil/quorum"
 )
 
 // overrideLister is a LocationView that also holds the maintenance overrides (the node's
 // does); a view without them shows none.
 type overrideLister interface {
-	Overrides() []*wire.Override
+	Overrides() []*state.Override
 }
 
 // OverrideNote is a maintenance override in force at this location, as the status API shows
@@ -58,11 +58,11 @@ func (a *API) overridesInForce() []OverrideNote {
 func noteOverride(s *VerdictSummary, notes []OverrideNote) {
 	for i := range notes {
 		n := &notes[i]
-		if n.Check != s.ID || n.Kind == wire.OverrideDrain {
+		if n.Check != s.ID || n.Kind == state.OverrideDrain {
 			continue
 		}
 		s.Override = n
-		s.ServedAsHealthy = n.Kind == wire.OverrideHealthy
+		s.ServedAsHealthy = n.Kind == state.OverrideHealthy
 		s.ServedState = quorum.StateUnhealthy
 		if s.ServedAsHealthy {
 			s.ServedState = quorum.StateHealthy
@@ -78,8 +78,8 @@ func answerOverrides(ans *Answer, notes []OverrideNote) []OverrideNote {
 	var out []OverrideNote
 	for _, n := range notes {
 		for _, c := range ans.Candidates {
-			if (n.Kind == wire.OverrideDrain && n.Name == ans.Name && n.Type == ans.Type && n.Value == c.Value) ||
-				(n.Kind != wire.OverrideDrain && n.Check != "" && n.Check == c.HealthCheck) {
+			if (n.Kind == state.OverrideDrain && n.Name == ans.Name && n.Type == ans.Type && n.Value == c.Value) ||
+				(n.Kind != state.OverrideDrain && n.Check != "" && n.Check == c.HealthCheck) {
 				out = append(out, n)
 				break
 			}

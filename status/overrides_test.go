@@ -5,17 +5,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vigil-dns/vigil/control/wire"
+	"github.com/vigil-dns/vigil/control/state"
 	"github.com/vigil-dns/vigil/quorum"
 )
 
 // overrideLocation is the test location holding maintenance overrides.
 type overrideLocation struct {
 	*testLocation
-	list []*wire.Override
+	list []*state.Override
 }
 
-func (l overrideLocation) Overrides() []*wire.Override { return l.list }
+func (l overrideLocation) Overrides() []*state.Override { return l.list }
 
 // TestOverridesShown: a check forced unhealthy is marked in the verdicts list and its
 // evidence (served as unhealthy, the explanation says who and why first), a drain shows in
@@ -23,14 +23,14 @@ func (l overrideLocation) Overrides() []*wire.Override { return l.list }
 func TestOverridesShown(t *testing.T) {
 	loc := newTestLocation(t)
 	demoScenario(loc)
-	forced := &wire.Override{ID: "a1", Kind: wire.OverrideUnhealthy, Check: "web-us-east", Reason: "deploy", Author: "alice",
+	forced := &state.Override{ID: "a1", Kind: state.OverrideUnhealthy, Check: "web-us-east", Reason: "deploy", Author: "alice",
 		Created: t0.Add(-time.Minute), Expires: t0.Add(time.Hour)}
-	drain := &wire.Override{ID: "b2", Kind: wire.OverrideDrain, Zone: "demo.vigil.test.", Name: "www.demo.vigil.test.", Type: "A",
+	drain := &state.Override{ID: "b2", Kind: state.OverrideDrain, Zone: "demo.vigil.test.", Name: "www.demo.vigil.test.", Type: "A",
 		Value: "198.51.100.1", Reason: "host swap", Author: "bob", Created: t0.Add(-time.Minute), Expires: t0.Add(time.Hour)}
-	ended := &wire.Override{ID: "c3", Kind: wire.OverrideHealthy, Check: "web-eu-west", Reason: "old", Author: "carol",
+	ended := &state.Override{ID: "c3", Kind: state.OverrideHealthy, Check: "web-eu-west", Reason: "old", Author: "carol",
 		Created: t0.Add(-2 * time.Hour), Expires: t0.Add(-time.Hour)}
 	a, _, _ := newTestAPI(t, nil, nil)
-	a.opts.Location = overrideLocation{loc, []*wire.Override{forced, drain, ended}}
+	a.opts.Location = overrideLocation{loc, []*state.Override{forced, drain, ended}}
 
 	code, body := get(t, a, "/v1/verdicts")
 	var list VerdictList
@@ -71,10 +71,10 @@ func TestOverridesShown(t *testing.T) {
 func TestForcedCheckShowsTheServedState(t *testing.T) {
 	loc := newTestLocation(t)
 	demoScenario(loc)
-	forced := &wire.Override{ID: "a1", Kind: wire.OverrideUnhealthy, Check: "web-us-east", Reason: "deploy", Author: "alice",
+	forced := &state.Override{ID: "a1", Kind: state.OverrideUnhealthy, Check: "web-us-east", Reason: "deploy", Author: "alice",
 		Created: t0.Add(-time.Minute), Expires: t0.Add(time.Hour)}
 	a, _, _ := newTestAPI(t, nil, nil)
-	a.opts.Location = overrideLocation{loc, []*wire.Override{forced}}
+	a.opts.Location = overrideLocation{loc, []*state.Override{forced}}
 
 	_, body := get(t, a, "/v1/verdicts")
 	var list VerdictList

@@ -5,7 +5,7 @@ import (
 
 	"github.com/vigil-dns/vigil/checker"
 	"github.com/vigil-dns/vigil/config"
-	"github.com/vigil-dns/vigil/control/wire"
+	"github.com/vigil-dns/vigil/control/state"
 	"github.com/vigil-dns/vigil/location"
 	"github.com/vigil-dns/vigil/location/routing"
 	"github.com/vigil-dns/vigil/quorum"
@@ -70,8 +70,8 @@ type NodeView interface {
 	// Members returns the members of the pool as this node sees them, itself included.
 	Members() []Member
 	// Config says which configuration the node uses and where it came from
-	// (control.Watcher.Status).
-	Config() wire.WatcherStatus
+	// (client.Watcher.Status).
+	Config() state.WatcherStatus
 	// Readiness says whether the node is ready to serve.
 	Readiness() Readiness
 }

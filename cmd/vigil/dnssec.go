@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/control/state"
 	"github.com/vigil-dns/vigil/dnssec"
 	"github.com/vigil-dns/vigil/internal/safetext"
 )
@@ -52,7 +52,7 @@ func runDNSSEC(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
 	if verb == "rollover" {
-		res, err := c.Rollover(ctx, zone, control.RolloverRequest{Role: dnssec.Role(*role), Finish: *finish, Force: *force})
+		res, err := c.Rollover(ctx, zone, state.RolloverRequest{Role: dnssec.Role(*role), Finish: *finish, Force: *force})
 		if err != nil {
 			return cf.fail(stderr, "dnssec rollover", err)
 		}

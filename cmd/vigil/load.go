@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/vigil-dns/vigil/config"
-	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/control/client"
 )
 
 // runLoad generates load for measurements: writes on the control plane's API, or a
@@ -65,7 +65,7 @@ func runLoadWrites(ctx context.Context, args []string, stdout, stderr io.Writer)
 	} else {
 		hc = nil // plain HTTP: the load's own client
 	}
-	res, err := control.RunWriteLoad(ctx, control.WriteLoad{
+	res, err := client.RunWriteLoad(ctx, client.WriteLoad{
 		Servers: voters, Token: token, Client: hc, Clients: *clients, Duration: *duration,
 		Writes: *writes, Kind: *kind, Zone: *zone, Prefix: *prefix, Spread: *spread,
 	})

@@ -13,6 +13,7 @@ import (
 
 	"github.com/vigil-dns/vigil/control"
 	"github.com/vigil-dns/vigil/control/client"
+	"github.com/vigil-dns/vigil/control/state"
 	"github.com/vigil-dns/vigil/internal/safetext"
 )
 
@@ -101,9 +102,9 @@ type overrideCmd struct {
 
 // set runs `vigil override set`.
 func (o overrideCmd) set(ctx context.Context, stdout, stderr io.Writer) int {
-	req := control.OverrideRequest{Kind: o.state, Check: o.check, Reason: o.reason, For: o.dur.String()}
+	req := state.OverrideRequest{Kind: o.state, Check: o.check, Reason: o.reason, For: o.dur.String()}
 	if o.drain {
-		req = control.OverrideRequest{Kind: control.OverrideDrain, Zone: o.zone, Name: o.name, Type: o.typ, Value: o.value, Reason: o.reason, For: o.dur.String()}
+		req = state.OverrideRequest{Kind: state.OverrideDrain, Zone: o.zone, Name: o.name, Type: o.typ, Value: o.value, Reason: o.reason, For: o.dur.String()}
 	} else if o.check == "" {
 		fmt.Fprintln(stderr, o.usage)
 		return 2
@@ -111,7 +112,7 @@ func (o overrideCmd) set(ctx context.Context, stdout, stderr io.Writer) int {
 	if _, err := o.c.SetOverride(ctx, req); err != nil {
 		return o.cf.fail(stderr, "override set", err)
 	}
-	id := control.OverrideID(o.check, o.zone, o.name, control.RecordTypeOf(o.typ), o.value)
+	id := state.OverrideID(o.check, o.zone, o.name, state.RecordTypeOf(o.typ), o.value)
 	fmt.Fprintf(stdout, "override %s set until %s\n", id, time.Now().Add(o.dur).UTC().Format(time.RFC3339))
 	return 0
 }
@@ -119,7 +120,7 @@ func (o overrideCmd) set(ctx context.Context, stdout, stderr io.Writer) int {
 // clear runs `vigil override clear`: of the override id, or else of -check or -drain.
 func (o overrideCmd) clear(ctx context.Context, id string, stdout, stderr io.Writer) int {
 	if id == "" && (o.check != "" || o.drain) {
-		id = control.OverrideID(o.check, o.zone, o.name, control.RecordTypeOf(o.typ), o.value)
+		id = state.OverrideID(o.check, o.zone, o.name, state.RecordTypeOf(o.typ), o.value)
 	}
 	if id == "" {
 		fmt.Fprintln(stderr, o.usage)
@@ -185,14 +186,14 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	n := *limit
 	if *verify {
-		n = control.MaxAuditEntries
+		n = state.MaxAuditEntries
 	}
 	view, err := c.Audit(ctx, n, 0)
 	if err != nil {
 		return cf.fail(stderr, "audit", err)
 	}
 	if *verify {
-		r, err := control.VerifyAudit(view)
+		r, err := state.VerifyAudit(view)
 		if err != nil {
 			fmt.Fprintf(stdout, "FAILED: %v\n", err)
 			fmt.Fprintf(stderr, "vigil audit -verify: the audit log does not verify: %v\n", err)
@@ -223,7 +224,7 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 }
 
 // printRefusals prints a voter's refusal log.
-func printRefusals(stdout io.Writer, rv control.RefusalsView, asJSON bool) int {
+func printRefusals(stdout io.Writer, rv state.RefusalsView, asJSON bool) int {
 	if asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -233,7 +234,7 @@ func printRefusals(stdout io.Writer, rv control.RefusalsView, asJSON bool) int {
 	fmt.Fprintf(stdout, "voter %s: %d refusals recorded, %d suppressed by the rate limits, %d pushed out by newer ones\n", rv.Voter, rv.Recorded, rv.Suppressed, rv.Dropped)
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SEQ\tTIME\tCODE\tPRINCIPAL\tSOURCE\tPATH\tREASON")
-	for _, list := range [][]*control.RefusalEntry{rv.Known, rv.Unknown, rv.Pending} {
+	for _, list := range [][]*state.RefusalEntry{rv.Known, rv.Unknown, rv.Pending} {
 		for _, e := range list {
 			fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%s %s\t%s\n", e.Seq, e.Time.UTC().Format(time.RFC3339), e.Code, e.Principal, e.Source, e.Method, e.Path, e.Reason)
 		}

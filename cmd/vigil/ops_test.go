@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/control/state"
 )
 
 // TestOverrideAuditToken: `vigil token create` makes a scoped token whose file line a voter
@@ -111,7 +112,7 @@ func TestOverrideAuditToken(t *testing.T) {
 		}
 		defer resp.Body.Close()
 		var body map[string]json.RawMessage
-		var view control.AuditView
+		var view state.AuditView
 		if json.NewDecoder(resp.Body).Decode(&body) != nil || json.Unmarshal(body["data"], &view) != nil || len(view.Entries) < 3 {
 			http.Error(w, "bad answer", http.StatusBadGateway)
 			return
@@ -129,7 +130,7 @@ func TestOverrideAuditToken(t *testing.T) {
 	} else {
 		t.Logf("vigil audit -verify of a log with an entry removed: %d\n%s%s", code, out, errOut)
 	}
-	if ovs := node.State().Overrides(); len(ovs) != 1 || ovs[0].Kind != control.OverrideDrain || ovs[0].Author != "web-team" {
+	if ovs := node.State().Overrides(); len(ovs) != 1 || ovs[0].Kind != state.OverrideDrain || ovs[0].Author != "web-team" {
 		t.Fatalf("overrides: %+v", ovs)
 	}
 }

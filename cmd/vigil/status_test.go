@@ -10,7 +10,7 @@ import (
 
 	"github.com/vigil-dns/vigil/checker"
 	"github.com/vigil-dns/vigil/config"
-	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/control/state"
 	"github.com/vigil-dns/vigil/location"
 	"github.com/vigil-dns/vigil/location/routing"
 	"github.com/vigil-dns/vigil/quorum"
@@ -97,8 +97,8 @@ func (demoNode) Identity() status.Identity {
 func (demoNode) Members() []status.Member {
 	return []status.Member{{ID: "loc-1", Region: "us-east", Roles: []string{"location"}, Addr: "127.0.0.1:7946", State: "alive"}}
 }
-func (demoNode) Config() control.WatcherStatus {
-	return control.WatcherStatus{Source: control.SourceControlPlane, Index: 17, Message: "running from the control plane (index 17)"}
+func (demoNode) Config() state.WatcherStatus {
+	return state.WatcherStatus{Source: state.SourceControlPlane, Index: 17, Message: "running from the control plane (index 17)"}
 }
 func (demoNode) Readiness() status.Readiness {
 	return status.Readiness{Ready: true}

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/vigil-dns/vigil/config"
-	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/control/state"
 	"github.com/vigil-dns/vigil/internal/safetext"
 	"github.com/vigil-dns/vigil/location"
 )
@@ -48,7 +48,7 @@ func runTSIG(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	cf.resolve(fs)
-	var req control.TSIGKeyRequest
+	var req state.TSIGKeyRequest
 	if verb == "put" {
 		var err error
 		if req, err = readTSIGSecret(*secretFile, fs.Arg(0), *alg); err != nil {
@@ -91,13 +91,13 @@ func runTSIG(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // a comment, either the base64 secret alone or a key line as -tsig-keys-file takes
 // ([algorithm:]name:secret, whose name must be name). alg, when not empty, is the algorithm;
 // else the line's, else hmac-sha256. The key is checked as the voter will check it.
-func readTSIGSecret(file, name, alg string) (control.TSIGKeyRequest, error) {
+func readTSIGSecret(file, name, alg string) (state.TSIGKeyRequest, error) {
 	if file == "" {
-		return control.TSIGKeyRequest{}, fmt.Errorf("-secret-file is required: the secret is never given on the command line, where ps and shell histories show it")
+		return state.TSIGKeyRequest{}, fmt.Errorf("-secret-file is required: the secret is never given on the command line, where ps and shell histories show it")
 	}
 	data, err := os.ReadFile(file)
 	if err != nil {
-		return control.TSIGKeyRequest{}, fmt.Errorf("-secret-file: %w", err)
+		return state.TSIGKeyRequest{}, fmt.Errorf("-secret-file: %w", err)
 	}
 	var line string
 	for l := range strings.Lines(string(data)) {
@@ -106,15 +106,15 @@ func readTSIGSecret(file, name, alg string) (control.TSIGKeyRequest, error) {
 			break
 		}
 	}
-	req := control.TSIGKeyRequest{Algorithm: alg, Secret: line}
+	req := state.TSIGKeyRequest{Algorithm: alg, Secret: line}
 	if strings.Contains(line, ":") {
 		keys, err := location.ReadTSIGKeys(strings.NewReader(line))
 		if err != nil {
-			return control.TSIGKeyRequest{}, fmt.Errorf("-secret-file %s: %w", file, err)
+			return state.TSIGKeyRequest{}, fmt.Errorf("-secret-file %s: %w", file, err)
 		}
 		k := keys[0]
 		if config.TSIGKeyName(k.Name) != config.TSIGKeyName(name) {
-			return control.TSIGKeyRequest{}, fmt.Errorf("-secret-file %s holds the key %s, not %s", file, k.Name, config.TSIGKeyName(name))
+			return state.TSIGKeyRequest{}, fmt.Errorf("-secret-file %s holds the key %s, not %s", file, k.Name, config.TSIGKeyName(name))
 		}
 		req.Secret = k.Secret
 		if req.Algorithm == "" {
@@ -123,7 +123,7 @@ func readTSIGSecret(file, name, alg string) (control.TSIGKeyRequest, error) {
 	}
 	req.Algorithm = config.TSIGAlgorithm(req.Algorithm)
 	if why := config.TSIGKeyProblem(name, req.Algorithm, req.Secret); why != "" {
-		return control.TSIGKeyRequest{}, fmt.Errorf("-secret-file %s: %s", file, why)
+		return state.TSIGKeyRequest{}, fmt.Errorf("-secret-file %s: %s", file, why)
 	}
 	return req, nil
 }

@@ -1,7 +1,10 @@
 // Package client is the Go client of the control plane's HTTP API (package control, described
 // in api/openapi.yaml). One Client, built from the voters' base URLs, a bearer token and an
 // optional TLS configuration, has a typed method per operation. Every call takes a context,
-// reads a bounded answer, and returns an *Error for an answer that is not a success.
+// reads a bounded answer, and returns an *Error for an answer that is not a success. The
+// Watcher that data-plane nodes embed (watcher.go, with its disk copy in cache.go) follows the
+// configuration through a Client's change feed (Changes), and RunWriteLoad (load.go) measures
+// the API's writes. The package links no raft: its values are package control/state's.
 //
 // A call asks the voters in the order given and moves on to the next one only when a voter
 // could not answer it: the voter could not be reached or the connection broke, or it answered
@@ -22,7 +25,7 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/control/state"
 )
 
 // DefaultMaxAnswer bounds the bytes of one answer read when Config.MaxAnswer is not set: a
@@ -128,6 +131,27 @@ func (c *Client) send(ctx context.Context, r request) ([]byte, error) {
 
 // sendTo makes r of the voter at base.
 func (c *Client) sendTo(ctx context.Context, base string, r request) ([]byte, error) {
+	resp, err := c.open(ctx, base, r)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(io.LimitReader(resp.Body, c.maxAnswer+1))
+	if err != nil {
+		return nil, &noAnswerError{method: r.method, url: base + r.path, err: err}
+	}
+	if int64(len(out)) > c.maxAnswer {
+		return nil, fmt.Errorf("control client: %s %s: the answer is larger than %d bytes", r.method, base+r.path, c.maxAnswer)
+	}
+	if resp.StatusCode/100 != 2 {
+		return nil, newError(r.method, base+r.path, resp.StatusCode, out)
+	}
+	return out, nil
+}
+
+// open makes r of the voter at base and returns the answer, whatever its status, for the
+// caller to read and close.
+func (c *Client) open(ctx context.Context, base string, r request) (*http.Response, error) {
 	u := base + r.path
 	if len(r.query) > 0 {
 		u += "?" + r.query.Encode()
@@ -161,47 +185,36 @@ func (c *Client) sendTo(ctx context.Context, base string, r request) ([]byte, er
 		}
 		return nil, &noAnswerError{method: r.method, url: base + r.path, err: err}
 	}
-	defer resp.Body.Close()
-	out, err := io.ReadAll(io.LimitReader(resp.Body, c.maxAnswer+1))
-	if err != nil {
-		return nil, &noAnswerError{method: r.method, url: base + r.path, err: err}
-	}
-	if int64(len(out)) > c.maxAnswer {
-		return nil, fmt.Errorf("control client: %s %s: the answer is larger than %d bytes", r.method, base+r.path, c.maxAnswer)
-	}
-	if resp.StatusCode/100 != 2 {
-		return nil, newError(r.method, base+r.path, resp.StatusCode, out)
-	}
-	return out, nil
+	return resp, nil
 }
 
 // write makes a write and decodes its answer.
-func (c *Client) write(ctx context.Context, method, path string, body any) (control.WriteResult, error) {
+func (c *Client) write(ctx context.Context, method, path string, body any) (state.WriteResult, error) {
 	var data []byte
 	if body != nil {
 		var err error
 		if data, err = json.Marshal(body); err != nil {
-			return control.WriteResult{}, fmt.Errorf("control client: %s %s: %w", method, path, err)
+			return state.WriteResult{}, fmt.Errorf("control client: %s %s: %w", method, path, err)
 		}
 	}
 	return c.writeRaw(ctx, request{method: method, path: path, body: data})
 }
 
 // writeRaw makes a write whose body is encoded already.
-func (c *Client) writeRaw(ctx context.Context, r request) (control.WriteResult, error) {
+func (c *Client) writeRaw(ctx context.Context, r request) (state.WriteResult, error) {
 	out, err := c.send(ctx, r)
 	if err != nil {
-		return control.WriteResult{}, err
+		return state.WriteResult{}, err
 	}
-	var res control.WriteResult
+	var res state.WriteResult
 	if err := json.Unmarshal(out, &res); err != nil {
-		return control.WriteResult{}, fmt.Errorf("control client: %s %s: the answer is not a write result: %w", r.method, r.path, err)
+		return state.WriteResult{}, fmt.Errorf("control client: %s %s: the answer is not a write result: %w", r.method, r.path, err)
 	}
 	return res, nil
 }
 
 // read makes a read and decodes the data of its answer into out.
-func (c *Client) read(ctx context.Context, path string, query url.Values, out any) (control.ReadMeta, error) {
+func (c *Client) read(ctx context.Context, path string, query url.Values, out any) (state.ReadMeta, error) {
 	if c.consistent {
 		if query == nil {
 			query = url.Values{}
@@ -210,17 +223,17 @@ func (c *Client) read(ctx context.Context, path string, query url.Values, out an
 	}
 	b, err := c.send(ctx, request{method: http.MethodGet, path: path, query: query})
 	if err != nil {
-		return control.ReadMeta{}, err
+		return state.ReadMeta{}, err
 	}
 	var env struct {
-		control.ReadMeta
+		state.ReadMeta
 		Data json.RawMessage `json:"data"`
 	}
 	if err := json.Unmarshal(b, &env); err != nil {
-		return control.ReadMeta{}, fmt.Errorf("control client: GET %s: %w", path, err)
+		return state.ReadMeta{}, fmt.Errorf("control client: GET %s: %w", path, err)
 	}
 	if err := json.Unmarshal(env.Data, out); err != nil {
-		return control.ReadMeta{}, fmt.Errorf("control client: GET %s: %w", path, err)
+		return state.ReadMeta{}, fmt.Errorf("control client: GET %s: %w", path, err)
 	}
 	return env.ReadMeta, nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/control"
 	"github.com/vigil-dns/vigil/control/client"
+	"github.com/vigil-dns/vigil/control/state"
 )
 
 const (
@@ -149,7 +150,7 @@ func TestClient(t *testing.T) {
 		if got, err := c.RecordSet(ctx, "example.test.", "api", "A"); err != nil || len(got.Records) != 1 {
 			t.Fatalf("RecordSet: %+v %v", got, err)
 		}
-		if _, err := c.SetOverride(ctx, control.OverrideRequest{Kind: "unhealthy", Check: "web-1", Reason: "test", For: "1h"}); err != nil {
+		if _, err := c.SetOverride(ctx, state.OverrideRequest{Kind: "unhealthy", Check: "web-1", Reason: "test", For: "1h"}); err != nil {
 			t.Fatalf("SetOverride: %v", err)
 		}
 		ovs, err := c.Overrides(ctx)

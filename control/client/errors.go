@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/vigil-dns/vigil/config"
-	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/control/state"
 )
 
 // ErrNotFound matches (errors.Is) an *Error of a 404: the check, zone, record set or override
@@ -37,7 +37,7 @@ type Error struct {
 // newError reads the error answer body of a request.
 func newError(method, url string, code int, body []byte) *Error {
 	e := &Error{Method: method, URL: url, StatusCode: code}
-	var eb control.ErrorBody
+	var eb state.ErrorBody
 	if json.Unmarshal(body, &eb) == nil && eb.Error != "" {
 		e.Message, e.Problems = eb.Error, eb.Errors
 		return e

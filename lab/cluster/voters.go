@@ -14,6 +14,7 @@ import (
 	"github.com/vigil-dns/vigil/agent"
 	"github.com/vigil-dns/vigil/control"
 	"github.com/vigil-dns/vigil/control/client"
+	"github.com/vigil-dns/vigil/control/state"
 	"github.com/vigil-dns/vigil/internal/calibrate"
 )
 
@@ -155,10 +156,10 @@ func (c *Cluster) formed(api string, count int) error {
 }
 
 // controlView reads the control plane as the voter at api sees it, within 3s.
-func (c *Cluster) controlView(api string) (control.ClusterView, error) {
+func (c *Cluster) controlView(api string) (state.ClusterView, error) {
 	cl, err := c.client(api)
 	if err != nil {
-		return control.ClusterView{}, err
+		return state.ClusterView{}, err
 	}
 	ctx, cancel := context.WithTimeout(c.ctx, 3*time.Second)
 	defer cancel()

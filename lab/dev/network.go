@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/vigil-dns/vigil/agent"
 	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/control/state"
 	"github.com/vigil-dns/vigil/gossip"
 	"github.com/vigil-dns/vigil/internal/httpguard"
 	"github.com/vigil-dns/vigil/lab/cluster"
@@ -206,7 +207,7 @@ func (n *Network) startControl(ctx context.Context) error {
 		}
 	}
 	doc := withDevNotifications(n.cfg.Document, n.ControlURL())
-	if _, err := voter.Apply(&control.Command{Op: control.OpApplyDocument, Document: doc}); err != nil {
+	if _, err := voter.Apply(&state.Command{Op: state.OpApplyDocument, Document: doc}); err != nil {
 		return fmt.Errorf("dev: apply the document: %w", err)
 	}
 	return nil

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vigil-dns/vigil/control"
 	"github.com/vigil-dns/vigil/control/client"
+	"github.com/vigil-dns/vigil/control/state"
 	"github.com/vigil-dns/vigil/internal/calibrate"
 )
 
@@ -34,7 +34,7 @@ func TestDevOverrideEveryLocation(t *testing.T) {
 	eventually(t, 20*time.Second, "www answers us-east everywhere", allAnswer(n, regions, "www.demo.vigil.test", "192.0.2.1"))
 	ctl := controlClient(t, n)
 	set := time.Now()
-	if _, err := ctl.SetOverride(t.Context(), control.OverrideRequest{Kind: control.OverrideDrain, Zone: "demo.vigil.test", Name: "www", Type: "A",
+	if _, err := ctl.SetOverride(t.Context(), state.OverrideRequest{Kind: state.OverrideDrain, Zone: "demo.vigil.test", Name: "www", Type: "A",
 		Value: "192.0.2.1", Reason: "host swap", For: "3s"}); err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func TestDevOverrideEveryLocation(t *testing.T) {
 		t.Fatalf("audit: %+v %v", audit, err)
 	}
 	last := audit.Entries[len(audit.Entries)-1]
-	if last.Op != control.OpSetOverride || last.Token != "write-token-1" || !strings.Contains(last.Summary, "drain record www A 192.0.2.1") {
+	if last.Op != state.OpSetOverride || last.Token != "write-token-1" || !strings.Contains(last.Summary, "drain record www A 192.0.2.1") {
 		t.Errorf("audit: %+v", last)
 	}
 }

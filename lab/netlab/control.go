@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/vigil-dns/vigil/config"
-	"github.com/vigil-dns/vigil/control"
 	"github.com/vigil-dns/vigil/control/client"
+	"github.com/vigil-dns/vigil/control/state"
 )
 
 // httpClient returns a client whose every connection is dialled from inside the namespace
@@ -92,10 +92,10 @@ func (r *run) voterClient(v *Proc) (*client.Client, error) {
 }
 
 // cluster returns the cluster as the voter v sees it.
-func (r *run) cluster(ctx context.Context, v *Proc) (control.ClusterView, error) {
+func (r *run) cluster(ctx context.Context, v *Proc) (state.ClusterView, error) {
 	c, err := r.voterClient(v)
 	if err != nil {
-		return control.ClusterView{}, err
+		return state.ClusterView{}, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()

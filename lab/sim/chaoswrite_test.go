@@ -16,6 +16,7 @@ import (
 
 	"github.com/vigil-dns/vigil/control"
 	"github.com/vigil-dns/vigil/control/client"
+	"github.com/vigil-dns/vigil/control/state"
 )
 
 // startVoter starts one raft voter with its BoltDB log and its API on loopback, applies the
@@ -111,7 +112,7 @@ func TestWriterCatchesALostWrite(t *testing.T) {
 	api := startVoter(t, func(n *control.Server, h http.Handler) http.Handler {
 		return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 			if r.Method == http.MethodPut && strings.HasSuffix(r.URL.Path, victim) && lied.CompareAndSwap(false, true) {
-				_ = json.NewEncoder(rw).Encode(control.WriteResult{Index: n.State().Index})
+				_ = json.NewEncoder(rw).Encode(state.WriteResult{Index: n.State().Index})
 				return
 			}
 			h.ServeHTTP(rw, r)

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/vigil-dns/vigil/config"
-	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/control/state"
 )
 
 // startAlertmanager runs the real Prometheus Alertmanager (Debian's prometheus-alertmanager)
@@ -98,7 +98,7 @@ notifications:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := v.node.Apply(&control.Command{Op: control.OpApplyDocument, Document: doc}); err != nil {
+	if _, err := v.node.Apply(&state.Command{Op: state.OpApplyDocument, Document: doc}); err != nil {
 		t.Fatal(err)
 	}
 	loc.state.Store("unhealthy")

@@ -19,6 +19,7 @@ import (
 
 	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/control/state"
 	"github.com/vigil-dns/vigil/internal/calibrate"
 )
 
@@ -231,7 +232,7 @@ func TestOneNotificationPerEventAcrossLeaderChange(t *testing.T) {
 	leaderOf(t, vs)
 	for _, v := range vs[1:] {
 		onLeader(t, vs, "add voter "+v.id, func(l *voter) error {
-			_, err := l.node.AddVoter(control.Voter{ID: v.id}, v.raft)
+			_, err := l.node.AddVoter(state.Voter{ID: v.id}, v.raft)
 			return err
 		})
 	}
@@ -249,14 +250,14 @@ notifications:
 		t.Fatal(err)
 	}
 	onLeader(t, vs, "apply the document", func(l *voter) error {
-		_, err := l.node.Apply(&control.Command{Op: control.OpApplyDocument, Document: doc})
+		_, err := l.node.Apply(&state.Command{Op: state.OpApplyDocument, Document: doc})
 		return err
 	})
 
 	web.fail.Store(true)
 	locs[0].state.Store("unhealthy")
 	locs[1].state.Store("unhealthy")
-	var out []*control.Notification
+	var out []*state.Notification
 	var l *voter
 	waitFor(t, 10*time.Second, "the webhook to refuse the firing event twice, the others to take it", func() bool {
 		n, _ := web.snapshot()
@@ -264,7 +265,7 @@ notifications:
 		out, _ = l.node.State().Outbox()
 		return n >= 2 && len(out) == 1 && slices.Equal(out[0].Pending, []string{"hook"})
 	})
-	if out[0].Kind != control.KindFiring {
+	if out[0].Kind != state.KindFiring {
 		t.Fatalf("outbox before the kill: %+v", out[0])
 	}
 	firingKey := out[0].Key

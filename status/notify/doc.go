@@ -34,7 +34,7 @@
 //
 // # Bounds
 //
-// At most control.MaxAlerts alerts fire and control.MaxOutbox events wait (the oldest is
+// At most state.MaxAlerts alerts fire and state.MaxOutbox events wait (the oldest is
 // dropped and counted); an event a receiver has not taken within Config.GiveUpAfter, or
 // that it refuses for good (a 4xx other than 408 and 429), is given up and logged. The
 // digests are read with a timeout and a size limit, a few at a time.

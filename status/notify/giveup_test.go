@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/vigil-dns/vigil/config"
-	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/control/state"
 )
 
 // TestRefusedForGood: a receiver that refuses an event for good (400) or redirects it is
@@ -48,7 +48,7 @@ notifications:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := v.node.Apply(&control.Command{Op: control.OpApplyDocument, Document: doc}); err != nil {
+	if _, err := v.node.Apply(&state.Command{Op: state.OpApplyDocument, Document: doc}); err != nil {
 		t.Fatal(err)
 	}
 	loc.state.Store("unhealthy")

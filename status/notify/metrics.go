@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/control/state"
 )
 
 type metrics struct {
@@ -44,7 +44,7 @@ func (m *metrics) outcome(receiver, outcome string) {
 	m.deliveries.WithLabelValues(receiver, outcome).Inc()
 }
 
-func (m *metrics) decided(c *control.NotifyCommand) {
+func (m *metrics) decided(c *state.NotifyCommand) {
 	m.decisions.WithLabelValues("fire").Add(float64(len(c.Fire)))
 	m.decisions.WithLabelValues("repeat").Add(float64(len(c.Repeat)))
 	m.decisions.WithLabelValues("resolve").Add(float64(len(c.Resolve)))

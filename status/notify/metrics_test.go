@@ -10,14 +10,15 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/control/state"
 )
 
 // stateStore is a Store over a fixed state, for the metrics (it never leads).
-type stateStore struct{ s *control.State }
+type stateStore struct{ s *state.State }
 
-func (s stateStore) IsLeader() bool                         { return false }
-func (s stateStore) State() *control.State                  { return s.s }
-func (s stateStore) Apply(*control.Command) (uint64, error) { return 0, control.ErrNotLeader }
+func (s stateStore) IsLeader() bool                       { return false }
+func (s stateStore) State() *state.State                  { return s.s }
+func (s stateStore) Apply(*state.Command) (uint64, error) { return 0, control.ErrNotLeader }
 
 // TestMetricsLint: the Runner's metrics, with a value each, pass `promtool check metrics`.
 func TestMetricsLint(t *testing.T) {
@@ -25,12 +26,12 @@ func TestMetricsLint(t *testing.T) {
 		t.Skip("promtool not installed (apt-get install prometheus)")
 	}
 	reg := prometheus.NewRegistry()
-	r, err := New(Config{Store: stateStore{control.NewState(&config.Document{})}, Source: &Digests{}, Registerer: reg})
+	r, err := New(Config{Store: stateStore{state.NewState(&config.Document{})}, Source: &Digests{}, Registerer: reg})
 	if err != nil {
 		t.Fatal(err)
 	}
 	r.m.outcome("hook", "delivered")
-	r.m.decided(&control.NotifyCommand{At: time.Now()})
+	r.m.decided(&state.NotifyCommand{At: time.Now()})
 	mfs, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/control/state"
 	"github.com/vigil-dns/vigil/internal/syncbuf"
 )
 
@@ -64,7 +65,7 @@ notifications:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := v.node.Apply(&control.Command{Op: control.OpApplyDocument, Document: doc}); err != nil {
+	if _, err := v.node.Apply(&state.Command{Op: state.OpApplyDocument, Document: doc}); err != nil {
 		t.Fatal(err)
 	}
 	loc.state.Store("unhealthy")
@@ -116,7 +117,7 @@ func TestRedactError(t *testing.T) {
 		}
 	}
 	r := &config.Receiver{Name: "bad", URL: "http://h/\x7fpathSecret"}
-	if _, err := request(context.Background(), r, []*control.Notification{{Key: "k"}}, time.Now()); err == nil || strings.Contains(err.Error(), "Secret") {
+	if _, err := request(context.Background(), r, []*state.Notification{{Key: "k"}}, time.Now()); err == nil || strings.Contains(err.Error(), "Secret") {
 		t.Errorf("a URL that does not parse: %v", err)
 	}
 }

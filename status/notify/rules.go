@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/vigil-dns/vigil/config"
-	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/control/state"
 )
 
 // Observation is one location's verdicts, as its digest says them.
@@ -27,7 +27,7 @@ const unhealthy = "unhealthy"
 // conditions that hold but have not held long enough, by alert key, since when.
 type Decision struct {
 	// Command is what to commit (OpNotify).
-	Command control.NotifyCommand
+	Command state.NotifyCommand
 	// Pending maps the key of each alert whose condition holds, not yet for long enough, to
 	// since when it holds: the caller's memory for the next Decide.
 	Pending map[string]time.Time
@@ -45,15 +45,15 @@ func (d *Decision) Empty() bool {
 // (its States nil) counts neither way: an alert about it neither fires nor resolves, and a
 // global alert resolves only when the locations not reached could not make it hold. It is a
 // pure function.
-func Decide(n *config.Notifications, firing []*control.Alert, pending map[string]time.Time, obs []Observation, now time.Time) Decision {
-	d := Decision{Command: control.NotifyCommand{At: now}, Pending: map[string]time.Time{}}
+func Decide(n *config.Notifications, firing []*state.Alert, pending map[string]time.Time, obs []Observation, now time.Time) Decision {
+	d := Decision{Command: state.NotifyCommand{At: now}, Pending: map[string]time.Time{}}
 	if !slices.ContainsFunc(obs, func(o Observation) bool { return o.States != nil }) {
 		for k, v := range pending {
 			d.Pending[k] = v
 		}
 		return d
 	}
-	byKey := make(map[string]*control.Alert, len(firing))
+	byKey := make(map[string]*state.Alert, len(firing))
 	for _, a := range firing {
 		byKey[a.Key] = a
 	}
@@ -71,7 +71,7 @@ func Decide(n *config.Notifications, firing []*control.Alert, pending map[string
 		}
 		for _, id := range ids {
 			for _, c := range conditions(r, id, obs) {
-				key := control.AlertKey(r.Name, id, c.location)
+				key := state.AlertKey(r.Name, id, c.location)
 				seen[key] = true
 				d.judge(r, key, c, byKey[key], pending, now)
 			}
@@ -89,11 +89,11 @@ func Decide(n *config.Notifications, firing []*control.Alert, pending map[string
 		r := ruleOf[a.Rule]
 		switch {
 		case r == nil:
-			d.Command.Resolve = append(d.Command.Resolve, control.AlertChange{Rule: a.Rule, Check: a.Check, Location: a.Location, Silent: true})
+			d.Command.Resolve = append(d.Command.Resolve, state.AlertChange{Rule: a.Rule, Check: a.Check, Location: a.Location, Silent: true})
 		case a.Location != "" && !observed(obs, a.Location):
 			// Not heard from: hold.
 		default:
-			d.Command.Resolve = append(d.Command.Resolve, control.AlertChange{Rule: a.Rule, Check: a.Check, Location: a.Location,
+			d.Command.Resolve = append(d.Command.Resolve, state.AlertChange{Rule: a.Rule, Check: a.Check, Location: a.Location,
 				Silent: !r.Resolved(), Summary: fmt.Sprintf("%s is no longer unhealthy at %s (rule %s)", a.Check, where(a.Location), a.Rule)})
 		}
 	}
@@ -138,8 +138,8 @@ func conditions(r *config.NotifyRule, id string, obs []Observation) []condition 
 
 // judge decides one alert: fire when the condition has held for the rule's "for", repeat
 // when due, resolve when it no longer holds.
-func (d *Decision) judge(r *config.NotifyRule, key string, c condition, a *control.Alert, pending map[string]time.Time, now time.Time) {
-	ch := control.AlertChange{Rule: r.Name, Check: checkOf(key, r.Name, c.location), Location: c.location, Unhealthy: c.unhealthy}
+func (d *Decision) judge(r *config.NotifyRule, key string, c condition, a *state.Alert, pending map[string]time.Time, now time.Time) {
+	ch := state.AlertChange{Rule: r.Name, Check: checkOf(key, r.Name, c.location), Location: c.location, Unhealthy: c.unhealthy}
 	if !c.holds {
 		if a != nil && (c.ends || c.location != "") {
 			ch.Silent = !r.Resolved()

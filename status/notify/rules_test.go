@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/vigil-dns/vigil/config"
-	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/control/state"
 )
 
 func obs(loc string, states map[string]string) Observation {
@@ -27,7 +27,7 @@ func TestDecide(t *testing.T) {
 	if len(d.Command.Fire) != 1 || d.Command.Fire[0].Rule != "reg" || d.Command.Fire[0].Location != "a" || len(d.Pending) != 0 {
 		t.Fatalf("one down: %+v pending %v", d.Command, d.Pending)
 	}
-	firing := []*control.Alert{{Key: "reg/web@a", Rule: "reg", Check: "web", Location: "a", Since: t0, Receivers: []string{"r"}}}
+	firing := []*state.Alert{{Key: "reg/web@a", Rule: "reg", Check: "web", Location: "a", Since: t0, Receivers: []string{"r"}}}
 	// Two down: the global condition holds, pending for 30s.
 	two := []Observation{obs("a", down), obs("b", down), obs("c", up)}
 	d = Decide(n, firing, nil, two, t0.Add(time.Second))
@@ -37,12 +37,12 @@ func TestDecide(t *testing.T) {
 	if len(d.Command.Fire) != 1 || d.Command.Fire[0].Location != "b" {
 		t.Fatalf("two down, regional b: %+v", d.Command.Fire)
 	}
-	firing = append(firing, &control.Alert{Key: "reg/web@b", Rule: "reg", Check: "web", Location: "b", Since: t0})
+	firing = append(firing, &state.Alert{Key: "reg/web@b", Rule: "reg", Check: "web", Location: "b", Since: t0})
 	d = Decide(n, firing, d.Pending, two, t0.Add(31*time.Second))
 	if len(d.Command.Fire) != 1 || d.Command.Fire[0].Rule != "g" || d.Command.Fire[0].Summary == "" {
 		t.Fatalf("after 30s: %+v", d.Command)
 	}
-	firing = append(firing, &control.Alert{Key: "g/web", Rule: "g", Check: "web", Since: t0.Add(31 * time.Second)})
+	firing = append(firing, &state.Alert{Key: "g/web", Rule: "g", Check: "web", Since: t0.Add(31 * time.Second)})
 	// b not reached, a healthy again, c down: the global alert holds (b might still say
 	// down), the regional alert at b holds, a's resolves, c's fires.
 	d = Decide(n, firing, nil, []Observation{obs("a", up), {Location: "b"}, obs("c", down)}, t0.Add(40*time.Second))

@@ -13,7 +13,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/vigil-dns/vigil/config"
-	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/control/state"
 )
 
 // Store is the control plane as the Runner uses it; *control.Server is one.
@@ -21,9 +21,9 @@ type Store interface {
 	// IsLeader reports whether this voter leads: only the leader decides and sends.
 	IsLeader() bool
 	// State returns the replicated state.
-	State() *control.State
+	State() *state.State
 	// Apply commits a command (on the leader).
-	Apply(cmd *control.Command) (uint64, error)
+	Apply(cmd *state.Command) (uint64, error)
 }
 
 // Config configures a Runner. Zero fields take their defaults.
@@ -131,7 +131,7 @@ func (r *Runner) tick(ctx context.Context) {
 		d := Decide(n, s.Alerts(), r.pending, obs, now)
 		r.pending = d.Pending
 		if !d.Empty() {
-			if _, err := r.cfg.Store.Apply(&control.Command{Op: control.OpNotify, Notify: &d.Command}); err != nil {
+			if _, err := r.cfg.Store.Apply(&state.Command{Op: state.OpNotify, Notify: &d.Command}); err != nil {
 				r.log.Warn("notify: recording a decision", "err", err)
 			} else {
 				r.m.decided(&d.Command)
@@ -162,7 +162,7 @@ func (r *Runner) stepDown() {
 
 // wakeWorkers starts a worker for each receiver with notifications waiting (a worker leaves
 // when its term ends or its voter stops leading) and wakes them.
-func (r *Runner) wakeWorkers(s *control.State) {
+func (r *Runner) wakeWorkers(s *state.State) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.workers == nil {
@@ -214,8 +214,8 @@ func (r *Runner) work(ctx context.Context, name string, wake <-chan struct{}) {
 		} else if !r.deliver(ctx, rc, n) {
 			return
 		}
-		if _, err := r.cfg.Store.Apply(&control.Command{Op: control.OpNotify,
-			Notify: &control.NotifyCommand{At: time.Now(), Delivered: []control.Delivery{{Key: n.Key, Receiver: name}}}}); err != nil {
+		if _, err := r.cfg.Store.Apply(&state.Command{Op: state.OpNotify,
+			Notify: &state.NotifyCommand{At: time.Now(), Delivered: []state.Delivery{{Key: n.Key, Receiver: name}}}}); err != nil {
 			r.log.Warn("notify: recording a delivery", "receiver", name, "key", n.Key, "err", err)
 			if !sleep(ctx, r.cfg.MinBackoff) {
 				return
@@ -226,14 +226,14 @@ func (r *Runner) work(ctx context.Context, name string, wake <-chan struct{}) {
 
 // deliver sends n to rc until it is taken, refused for good or too old (true: done, either
 // way), or ctx ends or this voter no longer leads (false).
-func (r *Runner) deliver(ctx context.Context, rc *config.Receiver, n *control.Notification) bool {
+func (r *Runner) deliver(ctx context.Context, rc *config.Receiver, n *state.Notification) bool {
 	wait := r.cfg.MinBackoff
 	for attempt := 1; ; attempt++ {
 		if ctx.Err() != nil || !r.cfg.Store.IsLeader() {
 			return false
 		}
 		actx, cancel := context.WithTimeout(ctx, r.cfg.AttemptTimeout)
-		req, err := request(actx, rc, []*control.Notification{n}, time.Now())
+		req, err := request(actx, rc, []*state.Notification{n}, time.Now())
 		if err == nil {
 			err = post(r.cfg.Client, req)
 		}
@@ -260,7 +260,7 @@ func (r *Runner) deliver(ctx context.Context, rc *config.Receiver, n *control.No
 
 // refreshAlertmanager posts every firing alert again to the Alertmanager receivers of its
 // rule (not the events still waiting in the outbox for it: their own delivery comes).
-func (r *Runner) refreshAlertmanager(ctx context.Context, n *config.Notifications, s *control.State, now time.Time) {
+func (r *Runner) refreshAlertmanager(ctx context.Context, n *config.Notifications, s *state.State, now time.Time) {
 	if n == nil {
 		return
 	}
@@ -271,14 +271,14 @@ func (r *Runner) refreshAlertmanager(ctx context.Context, n *config.Notification
 			waiting[p+"\x00"+e.Alert] = true
 		}
 	}
-	by := map[string][]*control.Notification{}
+	by := map[string][]*state.Notification{}
 	for _, a := range s.Alerts() {
 		for _, name := range a.Receivers {
 			rc := receiverOf(n, name)
 			if rc == nil || rc.Kind != config.ReceiverAlertmanager || waiting[name+"\x00"+a.Key] {
 				continue
 			}
-			by[name] = append(by[name], &control.Notification{Key: fmt.Sprintf("%s/%d/firing", a.Key, a.Episode), Kind: control.KindFiring,
+			by[name] = append(by[name], &state.Notification{Key: fmt.Sprintf("%s/%d/firing", a.Key, a.Episode), Kind: state.KindFiring,
 				Rule: a.Rule, Check: a.Check, Location: a.Location, Since: a.Since, At: now,
 				Summary: fmt.Sprintf("%s is unhealthy (rule %s), firing since %s", a.Check, a.Rule, a.Since.Format(time.RFC3339))})
 		}
@@ -297,7 +297,7 @@ func (r *Runner) refreshAlertmanager(ctx context.Context, n *config.Notification
 }
 
 // nextFor returns the oldest notification waiting for receiver name, or nil.
-func nextFor(s *control.State, name string) *control.Notification {
+func nextFor(s *state.State, name string) *state.Notification {
 	out, _ := s.Outbox()
 	for _, n := range out {
 		if slices.Contains(n.Pending, name) {

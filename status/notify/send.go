@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/vigil-dns/vigil/config"
-	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/control/state"
 )
 
 // Event is the JSON body a webhook receiver gets: one notification.
@@ -62,7 +62,7 @@ func Verify(secret, body []byte, sig string) bool {
 	return hmac.Equal([]byte(sig), []byte(Sign(secret, body)))
 }
 
-func eventOf(n *control.Notification) Event {
+func eventOf(n *state.Notification) Event {
 	return Event{Key: n.Key, Kind: n.Kind, Repeat: n.Repeat, Rule: n.Rule, Check: n.Check, Location: n.Location,
 		Since: n.Since, At: n.At, Unhealthy: n.Unhealthy, Summary: n.Summary}
 }
@@ -82,13 +82,13 @@ const amFiringFor = 15 * time.Minute
 
 // amOf returns n as an Alertmanager alert: its labels name the alert (rule, check, location),
 // so a delivery repeated is the same alert to Alertmanager.
-func amOf(n *control.Notification, now time.Time) amAlert {
+func amOf(n *state.Notification, now time.Time) amAlert {
 	a := amAlert{Labels: map[string]string{"alertname": n.Rule, "check": n.Check, "source": "vigil"},
 		Annotations: map[string]string{"summary": n.Summary, "vigil_key": n.Key}, StartsAt: n.Since}
 	if n.Location != "" {
 		a.Labels["location"] = n.Location
 	}
-	if n.Kind == control.KindResolved {
+	if n.Kind == state.KindResolved {
 		a.EndsAt = n.At
 	} else {
 		a.EndsAt = now.Add(amFiringFor)
@@ -98,7 +98,7 @@ func amOf(n *control.Notification, now time.Time) amAlert {
 
 // request builds the HTTP request that delivers ns to receiver r (more than one only for
 // alertmanager).
-func request(ctx context.Context, r *config.Receiver, ns []*control.Notification, now time.Time) (*http.Request, error) {
+func request(ctx context.Context, r *config.Receiver, ns []*state.Notification, now time.Time) (*http.Request, error) {
 	var body []byte
 	var err error
 	url := r.URL

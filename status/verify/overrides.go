@@ -4,7 +4,7 @@ import (
 	"slices"
 
 	"github.com/vigil-dns/vigil/config"
-	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/control/state"
 	"github.com/vigil-dns/vigil/status"
 )
 
@@ -18,9 +18,9 @@ func withOverrides(rs *config.RecordSet, states map[string]string, notes []statu
 	out := rs
 	for _, n := range notes {
 		switch n.Kind {
-		case control.OverrideHealthy, control.OverrideUnhealthy:
+		case state.OverrideHealthy, state.OverrideUnhealthy:
 			states[n.Check] = n.Kind
-		case control.OverrideDrain:
+		case state.OverrideDrain:
 			if n.Name != rs.Name || n.Type != string(rs.Type) {
 				continue
 			}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/control/state"
 )
 
 const (
@@ -229,7 +230,7 @@ func TestAbuseUnauthenticatedWrites(t *testing.T) {
 		"PUT /v1/document":                                  {"PUT", "/v1/document", "application/yaml", string(demo)},
 		"PUT /v1/notifications":                             {"PUT", "/v1/notifications", "application/json", `{"receivers": [{"name": "x", "url": "http://192.0.2.9/hook"}], "rules": [{"name": "r", "receivers": ["x"]}]}`},
 		"POST /v1/overrides":                                {"POST", "/v1/overrides", "application/json", `{"kind": "unhealthy", "check": "web-us-east", "reason": "intruder", "for": "1h"}`},
-		"DELETE /v1/overrides/{id}":                         {"DELETE", "/v1/overrides/" + control.OverrideID("web-us-east", "", "", "", ""), "", ""},
+		"DELETE /v1/overrides/{id}":                         {"DELETE", "/v1/overrides/" + state.OverrideID("web-us-east", "", "", "", ""), "", ""},
 		// A rollover of a zone that does not sign: its control is that the write token gets
 		// past authentication to the handler, which refuses it.
 		"POST /v1/zones/{zone}/dnssec/rollover": {"POST", "/v1/zones/abuse.test./dnssec/rollover", "application/json", `{"role": "zsk"}`},
@@ -278,7 +279,7 @@ func TestAbuseUnauthenticatedWrites(t *testing.T) {
 					t.Errorf("%s with %s: %d %s", key, cred.name, code, out)
 					continue
 				}
-				var e control.ErrorBody
+				var e state.ErrorBody
 				if json.Unmarshal(out, &e) != nil || e.Error == "" {
 					notJSON++
 				}

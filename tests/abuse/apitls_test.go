@@ -14,6 +14,7 @@ import (
 
 	"github.com/vigil-dns/vigil/agent"
 	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/control/state"
 	"github.com/vigil-dns/vigil/internal/tlsconf"
 )
 
@@ -136,7 +137,7 @@ func TestAbuseAPIClientCerts(t *testing.T) {
 	row(t, "a location without a certificate (trusting the CA, no token) follows a voter that takes client certificates",
 		"1 location, "+time.Second.String()+" after the certified one had the configuration",
 		itoa(ci.Zones)+" zones received (watcher: "+strings.Join(strings.Fields(ci.LastError), " ")+"); control, a location with its certificate: "+itoa(good.ConfigInfo().Zones)+" zone")
-	if ci.Zones != 0 || ci.Source == control.SourceControlPlane {
+	if ci.Zones != 0 || ci.Source == state.SourceControlPlane {
 		t.Errorf("the location without a certificate got the configuration: %+v", ci)
 	}
 	// The control of the writes: an operator's certificate writes.

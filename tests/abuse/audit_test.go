@@ -22,6 +22,7 @@ import (
 
 	"github.com/vigil-dns/vigil/agent"
 	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/control/state"
 	"github.com/vigil-dns/vigil/internal/syncbuf"
 	"github.com/vigil-dns/vigil/internal/tlsconf"
 )
@@ -123,13 +124,13 @@ func TestAbuseAuditFlush(t *testing.T) {
 	if failed.Load() != 0 || next.Load() <= writes {
 		t.Fatalf("%d of %d in-scope writes failed, %d sent in %v", failed.Load(), writes, next.Load()-1, took)
 	}
-	var view control.AuditView
-	readData(t, client, v.base, fmt.Sprintf("/v1/audit?limit=%d", control.MaxAuditEntries), bearer(writeToken), &view)
+	var view state.AuditView
+	readData(t, client, v.base, fmt.Sprintf("/v1/audit?limit=%d", state.MaxAuditEntries), bearer(writeToken), &view)
 	held := map[string]int{}
 	for _, e := range view.Entries {
 		held[e.Token]++
 	}
-	report, verr := control.VerifyAudit(view)
+	report, verr := state.VerifyAudit(view)
 	// The control: a whole-log retention, the newest MaxAuditEntries entries of the same
 	// sequence (the administrator's first, then the token's), keeps none of the
 	// administrator's.
@@ -153,7 +154,7 @@ func TestAbuseAuditFlush(t *testing.T) {
 		fmt.Sprintf("%s writes in %.1f s", itoa(writes), took.Seconds()),
 		fmt.Sprintf("administrator's entries kept %d of %d (control, the old retention of the newest 10,000 overall over the same writes: %d of %d); the token keeps its newest %s; log of %s entries verifies: %v (%d links, %s pruned entries all accounted for by checkpoints)",
 			held["write-token-1"], admin, oldKept, admin, itoa(held["web-team"]), itoa(len(view.Entries)), verr == nil, report.Links, itoa(int(report.Pruned))))
-	if held["write-token-1"] != admin || held["web-team"] != control.MaxAuditPerPrincipal || verr != nil || oldKept != 0 {
+	if held["write-token-1"] != admin || held["web-team"] != state.MaxAuditPerPrincipal || verr != nil || oldKept != 0 {
 		t.Errorf("admin %d of %d, web-team %d, verify %v, old policy kept %d", held["write-token-1"], admin, held["web-team"], verr, oldKept)
 	}
 }
@@ -200,7 +201,7 @@ func TestAbuseAuditAttribution(t *testing.T) {
 	}
 	tokenClient := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
 	opClient := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: p.store(t, p.dir, "op").ClientConfig(tlsconf.Peer{})}}
-	var cv control.ClusterView
+	var cv state.ClusterView
 	if !waitFor(30*time.Second, func() bool {
 		code, body := send(t, tokenClient, api1, writeReq{"GET", "/v1/cluster", "", ""}, bearer(writeToken))
 		if code != http.StatusOK || json.Unmarshal(body, &cv) != nil {
@@ -252,8 +253,8 @@ func TestAbuseAuditAttribution(t *testing.T) {
 			codes[a.prefix][code]++
 		}
 	}
-	var view control.AuditView
-	readData(t, tokenClient, leader, fmt.Sprintf("/v1/audit?limit=%d", control.MaxAuditEntries), bearer(writeToken), &view)
+	var view state.AuditView
+	readData(t, tokenClient, leader, fmt.Sprintf("/v1/audit?limit=%d", state.MaxAuditEntries), bearer(writeToken), &view)
 	by := map[string]map[string]int{} // prefix → "token via" → entries
 	for _, e := range view.Entries {
 		for _, a := range attempts {
@@ -271,13 +272,13 @@ func TestAbuseAuditAttribution(t *testing.T) {
 			forged++
 		}
 	}
-	_, verr := control.VerifyAudit(view)
-	var fview control.AuditView
+	_, verr := state.VerifyAudit(view)
+	var fview state.AuditView
 	same := waitFor(10*time.Second, func() bool {
-		readData(t, tokenClient, follower, fmt.Sprintf("/v1/audit?limit=%d", control.MaxAuditEntries), bearer(writeToken), &fview)
+		readData(t, tokenClient, follower, fmt.Sprintf("/v1/audit?limit=%d", state.MaxAuditEntries), bearer(writeToken), &fview)
 		return fview.Newest == view.Newest
 	})
-	_, fverr := control.VerifyAudit(fview)
+	_, fverr := state.VerifyAudit(fview)
 	for _, a := range attempts {
 		row(t, "audit attribution on two voters with mutual TLS: a write with "+a.name,
 			plural(tries, "write"), fmt.Sprintf("answers %s; audit entries: %s", answerCodes(codes[a.prefix]), entriesBy(by[a.prefix])))
@@ -334,8 +335,8 @@ func TestAbuseAuditRefusals(t *testing.T) {
 			t.Fatalf("in-scope write: %d %s", code, out)
 		}
 	}
-	var before control.AuditView
-	readData(t, client, v.base, fmt.Sprintf("/v1/audit?limit=%d", control.MaxAuditEntries), bearer(writeToken), &before)
+	var before state.AuditView
+	readData(t, client, v.base, fmt.Sprintf("/v1/audit?limit=%d", state.MaxAuditEntries), bearer(writeToken), &before)
 	index := v.node.State().Index
 	from := func(ip net.IP) *http.Client {
 		d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: ip}, Timeout: 5 * time.Second}
@@ -428,10 +429,10 @@ func TestAbuseAuditRefusals(t *testing.T) {
 	ctlCode, _ := send(t, client, v.base, writeReq{"PUT", "/v1/checks/web-after", "application/json", checkBody("web-after", 443)}, bearer(v.secret))
 	time.Sleep(time.Second)
 	lateCode, _ := send(t, from(net.IPv4(127, 3, 0, 1)), v.base, writeReq{"PUT", "/v1/checks/web-late", "application/json", checkBody("web-late", 80)}, bearer("vgl_late-guess"))
-	var rv control.RefusalsView
+	var rv state.RefusalsView
 	rawRefusals := readData(t, client, v.base, "/v1/audit/refusals", bearer(writeToken), &rv)
-	var after control.AuditView
-	rawAudit := readData(t, client, v.base, fmt.Sprintf("/v1/audit?limit=%d", control.MaxAuditEntries), bearer(writeToken), &after)
+	var after state.AuditView
+	rawAudit := readData(t, client, v.base, fmt.Sprintf("/v1/audit?limit=%d", state.MaxAuditEntries), bearer(writeToken), &after)
 	kept := 0
 	bySeq := map[uint64]string{}
 	for _, e := range after.Entries {

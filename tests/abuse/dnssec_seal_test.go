@@ -22,6 +22,7 @@ import (
 	"github.com/miekg/dns"
 	"github.com/vigil-dns/vigil/agent"
 	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/control/state"
 	"github.com/vigil-dns/vigil/dnssec"
 	"github.com/vigil-dns/vigil/internal/tlsconf"
 )
@@ -54,10 +55,10 @@ func startSealVoter(t *testing.T, p pkiSet, id string, secret []byte, client *ht
 	}) {
 		t.Fatal("the write token does not write the signed demo document")
 	}
-	var view control.DNSSECView
+	var view state.DNSSECView
 	if !waitFor(15*time.Second, func() bool {
 		code, body := send(t, client, base, writeReq{"GET", "/v1/zones/demo.vigil.test./dnssec", "", ""}, bearerOf(readToken))
-		var r struct{ Data control.DNSSECView }
+		var r struct{ Data state.DNSSECView }
 		if code != http.StatusOK || json.Unmarshal(body, &r) != nil {
 			return false
 		}

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/control/state"
 )
 
 // TestAbuseCheckHeaders: with the write token, checks whose headers set what frames the
@@ -39,7 +39,7 @@ func TestAbuseCheckHeaders(t *testing.T) {
 			t.Errorf("header %s: %d %s", name, code, out)
 			continue
 		}
-		var e control.ErrorBody
+		var e state.ErrorBody
 		if json.Unmarshal(out, &e) != nil || !strings.Contains(string(out), "headers."+name) {
 			unnamed++
 			t.Errorf("header %s: the error does not name the check's header path: %s", name, out)

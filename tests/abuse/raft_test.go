@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/raft"
 	"github.com/vigil-dns/vigil/agent"
 	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/control/state"
 	"github.com/vigil-dns/vigil/internal/tlsconf"
 )
 
@@ -116,8 +117,8 @@ func attackRaft(t *testing.T, trans raft.Transport, target string, afterAppend f
 	if rpc(trans.AppendEntries("victim", to, &raft.AppendEntriesRequest{RPCHeader: hdr, Term: 0}, &stale)) {
 		term, last = stale.Term, stale.LastLog
 	}
-	data, err := json.Marshal(&control.Command{Op: control.OpDeleteZone, ZoneName: "victim.test.",
-		Audit: &control.AuditInfo{Time: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), Token: "alice", Method: "DELETE",
+	data, err := json.Marshal(&state.Command{Op: state.OpDeleteZone, ZoneName: "victim.test.",
+		Audit: &state.AuditInfo{Time: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), Token: "alice", Method: "DELETE",
 			Path: "/v1/zones/victim.test.", Summary: "delete zone victim.test."}})
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/vigil-dns/vigil/control"
+	"github.com/vigil-dns/vigil/control/state"
 	"github.com/vigil-dns/vigil/dnssec"
 )
 
@@ -145,9 +146,9 @@ func TestAbuseScopedRollover(t *testing.T) {
 		b, _ := json.Marshal(zk)
 		return string(b)
 	}
-	rollovers := func() (out []*control.AuditEntry) {
+	rollovers := func() (out []*state.AuditEntry) {
 		for _, e := range v.node.State().Audit(0, 0) {
-			if e.Op == control.OpPutZoneKeys {
+			if e.Op == state.OpPutZoneKeys {
 				out = append(out, e)
 			}
 		}
@@ -193,9 +194,9 @@ func TestAbuseScopedRollover(t *testing.T) {
 	zk, _ := v.node.State().ZoneKeys("web.example.com.")
 	earliest := time.Unix(zk.Keys[len(zk.Keys)-1].FinishAfter, 0)
 	wait := earliest.Sub(time.Unix(zk.Keys[len(zk.Keys)-1].Publish, 0))
-	_, errEarly := v.node.Rollover("web.example.com.", control.RolloverRequest{Role: dnssec.RoleCSK, Finish: true}, earliest.Add(-time.Second), nil)
-	_, errOnTime := v.node.Rollover("web.example.com.", control.RolloverRequest{Role: dnssec.RoleCSK, Finish: true}, earliest,
-		&control.AuditInfo{Time: time.Now(), Token: "web-team", Method: "POST", Path: "/v1/zones/web.example.com./dnssec/rollover"})
+	_, errEarly := v.node.Rollover("web.example.com.", state.RolloverRequest{Role: dnssec.RoleCSK, Finish: true}, earliest.Add(-time.Second), nil)
+	_, errOnTime := v.node.Rollover("web.example.com.", state.RolloverRequest{Role: dnssec.RoleCSK, Finish: true}, earliest,
+		&state.AuditInfo{Time: time.Now(), Token: "web-team", Method: "POST", Path: "/v1/zones/web.example.com./dnssec/rollover"})
 	onTime := errEarly != nil && errOnTime == nil
 	if !onTime {
 		t.Errorf("finish a second before the earliest: %v; at it: %v", errEarly, errOnTime)
