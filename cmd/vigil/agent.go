@@ -12,10 +12,12 @@ import (
 	"net/http"
 	"net/netip"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/vigil-dns/vigil/agent"
@@ -155,6 +157,7 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		defer background(ctx, func(ctx context.Context) { _ = v.Run(ctx) })()
 	}
 	printAgentBanner(stdout, n, cfg.DataDir)
+	defer ignoreHangup(ctx, log)()
 	// Under systemd (Type=notify), READY=1 when /readyz would say ready, STOPPING=1 at the end.
 	if notifier := sdnotify.New(os.Getenv("NOTIFY_SOCKET")); notifier != nil {
 		defer background(ctx, func(ctx context.Context) {
@@ -170,6 +173,30 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return 1
 	}
 	return 0
+}
+
+// ignoreHangup keeps SIGHUP from ending the agent until stop is called. Go's default handling
+// would end the process, and systemd counts an exit by SIGHUP as clean, so an operator's
+// `kill -HUP` (the reload habit of Consul and Prometheus) would leave the node down for good.
+// Certificates and token files reload on their own; the warning says that the agent file and
+// flags need a restart.
+func ignoreHangup(ctx context.Context, log *slog.Logger) (stop func()) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	done := background(ctx, func(ctx context.Context) {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-hup:
+				log.Warn("vigil agent: SIGHUP ignored: certificates and token files reload by themselves; restart the agent to apply a changed agent file or flags")
+			}
+		}
+	})
+	return func() {
+		done()
+		signal.Stop(hup)
+	}
 }
 
 // setMemoryLimit sets the runtime's soft memory limit that -memory-limit, GOMEMLIMIT or the

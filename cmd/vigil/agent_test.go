@@ -320,3 +320,59 @@ func tail(b []byte, n int) []byte {
 	}
 	return b
 }
+
+// TestAgentSurvivesHangup sends SIGHUP to a running voter, as an operator used to reloading
+// Consul or Prometheus would: the agent must keep serving and say in its log what a reload
+// needs, instead of exiting (which systemd would count as a clean stop and not restart).
+func TestAgentSurvivesHangup(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs a process")
+	}
+	bin := buildVigil(t)
+	dir := t.TempDir()
+	tokens := filepath.Join(dir, "tokens")
+	if err := os.WriteFile(tokens, []byte(agentToken+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	api := freePort(t)
+	p := &agentProc{api: "http://" + api, args: []string{"agent", "-roles", "control", "-id", "h0",
+		"-data-dir", filepath.Join(dir, "h0"), "-raft-addr", freePort(t), "-api-addr", api,
+		"-token-file", tokens, "-open-reads", "-bootstrap"}}
+	var err error
+	if p.log, err = os.Create(filepath.Join(dir, "h0.log")); err != nil {
+		t.Fatal(err)
+	}
+	p.start(t, bin)
+	defer p.stop()
+	const within = 20 * time.Second
+	waitUntil(t, within, "the voter to lead", func() bool {
+		code, _, err := request("GET", p.api+"/v1/cluster", "")
+		return err == nil && code == http.StatusOK
+	})
+	exited := make(chan error, 1)
+	go func() { exited <- p.cmd.Wait() }()
+	if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, within, "the warning about SIGHUP in the log", func() bool {
+		b, _ := os.ReadFile(p.log.Name())
+		return strings.Contains(string(b), "SIGHUP ignored")
+	})
+	select {
+	case err := <-exited:
+		b, _ := os.ReadFile(p.log.Name())
+		t.Fatalf("the agent exited on SIGHUP (%v):\n%s", err, tail(b, 2000))
+	default:
+	}
+	if code, _, err := request("GET", p.api+"/v1/cluster", ""); err != nil || code != http.StatusOK {
+		t.Fatalf("after SIGHUP: /v1/cluster answered %d, %v", code, err)
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-exited:
+	case <-time.After(30 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-exited
+	}
+	p.cmd = nil
+}
