@@ -126,6 +126,10 @@ func (sz *servedZone) served(add func(j int, field, format string, args ...any))
 			sz.belowCut(s, cut, add)
 			continue
 		}
+		if (s.typ == TypeA || s.typ == TypeAAAA) && s.owner != sz.apex && sz.get(s.owner, TypeNS) != nil {
+			sz.atCut(s, add)
+			continue
+		}
 		if s.typ == TypeNS && s.owner != sz.apex {
 			sz.delegation(s, add)
 		}
@@ -142,6 +146,22 @@ func (sz *servedZone) belowCut(s *servedSet, cut string, add func(j int, field, 
 	switch {
 	case s.typ != TypeA && s.typ != TypeAAAA || strings.HasPrefix(s.owner, "*."):
 		add(s.j, "", "%s; remove it, or the NS record set at %s", hidden, cut)
+	case !sz.targets[s.owner]:
+		add(s.j, "", "%s, and no NS record set names it, so it is not glue either; remove it, or name it as a name server", hidden)
+	case s.rs.Alias != "":
+		add(s.j, "alias", "%s except as glue, which is served as written: give it records instead of an alias", hidden)
+	case s.rs.Policy != "" && s.rs.Policy != PolicySimple:
+		add(s.j, "policy", "%s except as glue, which a referral carries whole: use simple, got %s", hidden, s.rs.Policy)
+	}
+}
+
+// atCut refuses an address record set at a delegation (beside its NS record set) that is not
+// glue: resolvers get a referral at that name, so it is served only in the additional section
+// of a referral, and only when an NS record set of the zone names it. (Other types beside
+// the NS are refused by the rules of each set.)
+func (sz *servedZone) atCut(s *servedSet, add func(j int, field, format string, args ...any)) {
+	hidden := fmt.Sprintf("%s is delegated (it has an NS record set), so resolvers get a referral there and no location answers its %s record set", s.owner, s.typ)
+	switch {
 	case !sz.targets[s.owner]:
 		add(s.j, "", "%s, and no NS record set names it, so it is not glue either; remove it, or name it as a name server", hidden)
 	case s.rs.Alias != "":

@@ -9,7 +9,8 @@ import (
 // TestNeverServedRefusedAtWrite: what a location would accept and never serve as written is
 // refused by the API with the path of the offending item and what to do, whichever record
 // set the write touches (the one written, or one that names it), and nothing is applied: a
-// delegation without its glue, records below a delegation, aliases to a missing name, to a
+// delegation without its glue, records below a delegation, an address at one that is not its
+// glue, aliases to a missing name, to a
 // CNAME, into a delegation or round a loop, deleting an alias's target or a delegation's
 // glue, and a zone's data at or below a hosted child it does not delegate. The controls, the
 // same writes made servable, are accepted.
@@ -43,6 +44,10 @@ func TestNeverServedRefusedAtWrite(t *testing.T) {
 		{"record below a delegation", "PUT", sets + "txt.deleg/TXT", `{"records": [{"value": "hidden"}]}`,
 			"", "txt.deleg.example.test. lies below the delegation at deleg.example.test."},
 		{"address below a delegation, not glue", "PUT", sets + "www.deleg/A", `{"records": [{"value": "192.0.2.80"}]}`,
+			"", "no NS record set names it"},
+		{"address at a delegation, not glue", "PUT", sets + "deleg/A", `{"records": [{"value": "192.0.2.81"}]}`,
+			"", "deleg.example.test. is delegated (it has an NS record set), so resolvers get a referral there and no location answers its A record set, and no NS record set names it"},
+		{"alias at a delegation", "PUT", sets + "deleg/AAAA", `{"alias": "www"}`,
 			"", "no NS record set names it"},
 		{"alias to a missing name", "PUT", sets + "a/A", `{"alias": "nowhere"}`,
 			"alias", "alias target nowhere.example.test. has no A record set"},
@@ -90,6 +95,11 @@ func TestNeverServedRefusedAtWrite(t *testing.T) {
 	accept("PUT", sets+"a/A", `{"alias": "alias-2"}`)
 	accept("PUT", sets+"hosted/NS", `{"records": [{"value": "ns.elsewhere.test."}]}`)
 	accept("PUT", sets+"hosted/DS", `{"records": [{"value": "60485 13 2 E06D44B80B8F1D39A95C0B0D7C65D08458E880409BBC683457104237C7F8EC8D"}]}`)
+	accept("PUT", sets+"self/A", `{"records": [{"value": "192.0.2.82"}]}`)
+	accept("PUT", sets+"self/NS", `{"records": [{"value": "self.example.test."}]}`)
+	if code, _ := do(t, "PUT", base+sets+"hosted/A", testToken, "application/json", `{"records": [{"value": "192.0.2.83"}]}`); code != http.StatusUnprocessableEntity {
+		t.Errorf("PUT an address at the delegation of the hosted child: %d, want 422", code)
+	}
 	accept("DELETE", sets+"a/A", "")
 	if code, _ := do(t, "DELETE", base+sets+"alias-1/A", testToken, "", ""); code != http.StatusUnprocessableEntity {
 		t.Errorf("DELETE alias-1, the target of alias-2: %d, want 422", code)

@@ -399,14 +399,25 @@ func (s *Server) appendSigsWith(dst []dns.RR, sg *dnssec.Signer, rrset []dns.RR,
 	return out
 }
 
-// typesAt returns the types of the record sets at node n of zone z, name: with DNSKEY at
-// the apex of a signed zone.
+// typesAt returns the types of the record sets at node n of zone z, name, as its NSEC lists
+// them (nodeTypes).
 func typesAt(z *zone, name string, n *node) []uint16 {
+	return nodeTypes(z.name, name, n)
+}
+
+// nodeTypes returns the types an NSEC record at name, node n of the zone of apex, lists: the
+// types of its record sets, with DNSKEY at the apex; at a delegation only NS and DS, the sets
+// the zone is authoritative for there (RFC 4035 §2.3), not the address glue beside them.
+func nodeTypes(apex, name string, n *node) []uint16 {
+	cut := name != apex && n.cut() != nil
 	types := make([]uint16, 0, len(n.sets)+1)
 	for _, rs := range n.sets {
+		if cut && rs.rtype != dns.TypeNS && rs.rtype != dns.TypeDS {
+			continue
+		}
 		types = append(types, rs.rtype)
 	}
-	if name == z.name {
+	if name == apex {
 		types = append(types, dns.TypeDNSKEY)
 	}
 	return types

@@ -52,18 +52,12 @@ func buildChain(z *zone) *nsecChain {
 }
 
 // link returns the NSEC record at the chain's name i, to the next name (the last to the
-// apex), listing every type of the name; made once.
+// apex), listing the name's types (nodeTypes); made once.
 func (c *nsecChain) link(i int) *dns.NSEC {
 	if nsec := c.nsecs[i].Load(); nsec != nil {
 		return nsec
 	}
-	types := make([]uint16, 0, len(c.nodes[i].sets)+1)
-	for _, rs := range c.nodes[i].sets {
-		types = append(types, rs.rtype)
-	}
-	if c.names[i] == c.apex {
-		types = append(types, dns.TypeDNSKEY)
-	}
+	types := nodeTypes(c.apex, c.names[i], c.nodes[i])
 	nsec := dnssec.Link(c.names[i], c.names[(i+1)%len(c.names)], types, c.ttl)
 	if c.nsecs[i].CompareAndSwap(nil, nsec) {
 		return nsec

@@ -267,3 +267,63 @@ func TestNSECChainWildcardNoData(t *testing.T) {
 		t.Errorf("100 names of one wildcard without the type made %d signatures", signed)
 	}
 }
+
+// The NSEC record at a delegation lists NS and DS, the sets the zone is authoritative for
+// there, and not the address glue beside them (RFC 4035 §2.3), however the zone proves
+// denials and in its transfer image: asked for the DS of a delegation whose name server is
+// the cut itself, and for a name below it (a referral, its glue in the additional section).
+func TestNSECAtDelegationListsNoGlue(t *testing.T) {
+	zone := smallZone("example.test.",
+		config.RecordSet{Name: "gl", Type: config.TypeNS, Records: []config.Record{{Value: "gl.example.test."}, {Value: "ns.gl.example.test."}}},
+		config.RecordSet{Name: "gl", Type: config.TypeA, Records: []config.Record{{Value: "192.0.2.53"}}},
+		config.RecordSet{Name: "gl", Type: config.TypeAAAA, Records: []config.Record{{Value: "2001:db8::53"}}},
+		config.RecordSet{Name: "ns.gl", Type: config.TypeA, Records: []config.Record{{Value: "192.0.2.54"}}},
+		config.RecordSet{Name: "www", Type: config.TypeA, Records: []config.Record{{Value: "192.0.2.1"}}},
+	)
+	if err := new(config.Document).ValidateZone(&zone, func(string) bool { return false }); err != nil {
+		t.Fatal(err)
+	}
+	check := func(what string, rrs []dns.RR) {
+		t.Helper()
+		var found bool
+		for _, n := range nsecs(rrs) {
+			if n.Hdr.Name != "gl.example.test." {
+				continue
+			}
+			found = true
+			if !slices.Contains(n.TypeBitMap, dns.TypeNS) || slices.Contains(n.TypeBitMap, dns.TypeA) || slices.Contains(n.TypeBitMap, dns.TypeAAAA) {
+				t.Errorf("%s: the NSEC at the delegation lists %v, want NS and no glue types", what, n.TypeBitMap)
+			}
+		}
+		if !found {
+			t.Errorf("%s: no NSEC at gl.example.test. in %v", what, rrs)
+		}
+	}
+	for _, denial := range []string{config.DenialCompact, config.DenialNSEC} {
+		z := zone
+		z.DNSSEC = &config.DNSSEC{Enabled: true, Denial: denial}
+		s := startServer(t, Config{})
+		s.SetSnapshot(mustSnapshot(t, []config.Zone{z}, nil))
+		sg := testSigner(t, dnssec.SchemeCombined)
+		s.SetSigners(map[string]*dnssec.Signer{"example.test.": sg})
+		r := respond(t, s, doQuery("gl.example.test.", dns.TypeDS, 1232))
+		if r.Rcode != dns.RcodeSuccess || len(r.Answer) != 0 {
+			t.Fatalf("%s: gl DS: want no data, got\n%v", denial, r)
+		}
+		check(denial+", gl DS", r.Ns)
+		r = respond(t, s, doQuery("www.gl.example.test.", dns.TypeA, 1232))
+		if len(r.Extra) < 3 {
+			t.Fatalf("%s: www.gl A: want a referral with its glue, got\n%v", denial, r)
+		}
+		check(denial+", the referral", r.Ns)
+		if denial == config.DenialNSEC {
+			snap := s.Snapshot()
+			zz := snap.zoneOf("example.test.")
+			img, err := s.buildImage(zz, canonicalNames(zz), s.verdicts.Load(), sg, time.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			check("the transfer image", img)
+		}
+	}
+}

@@ -300,13 +300,20 @@ func newVDCorpus(seed uint64, childDS, parentDenial string) *vdCorpus {
 	add(p, at("a.b.deep", simple(config.TypeA, ip4())))
 	name(p, "b.deep", "ent")
 	name(p, "a.b.deep", "simple")
-	// Delegations to servers elsewhere: secure (with a DS) and insecure; only their DS is
-	// asked (the rest would be looked for below the cut, at servers that do not exist).
+	// Delegations to servers elsewhere: secure (with a DS) and insecure, and one with glue;
+	// only their DS is asked (the rest would be looked for below the cut, at servers that do
+	// not exist or do not answer).
 	add(p, at("sec", simple(config.TypeNS, "ns1.elsewhere.example.")))
 	add(p, at("sec", simple(config.TypeDS, fmt.Sprintf("%d 13 2 %064X", 1+r.IntN(65000), r.Uint64()))))
 	add(p, at("ins", simple(config.TypeNS, "ns1.elsewhere.example.", "ns2.elsewhere.example.")))
+	// A delegation with glue: a name server below the cut and one at the cut itself.
+	add(p, at("gl", simple(config.TypeNS, "ns.gl."+vdParent, "gl."+vdParent)))
+	add(p, at("ns.gl", simple(config.TypeA, ip4())))
+	add(p, at("gl", simple(config.TypeA, ip4())))
+	add(p, at("gl", simple(config.TypeAAAA, ip6())))
 	c.names = append(c.names, vdName{name: "sec." + vdParent, kind: "delegation", onlyDS: true},
-		vdName{name: "ins." + vdParent, kind: "delegation", onlyDS: true})
+		vdName{name: "ins." + vdParent, kind: "delegation", onlyDS: true},
+		vdName{name: "gl." + vdParent, kind: "delegation", onlyDS: true})
 	// The hosted children: delegated to ns1, the signed one with its DS (zones adds it).
 	add(p, at("sc", simple(config.TypeNS, "ns1."+vdParent)))
 	add(p, at("uc", simple(config.TypeNS, "ns1."+vdParent)))

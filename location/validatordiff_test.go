@@ -46,7 +46,8 @@ import (
 // the test with the name, type, phase and the validator's reason.
 //
 // By default unbound is asked the whole corpus in every phase and delv a sample of it (delv
-// is one process a question); VIGIL_VALDIFF_FULL=1 asks delv everything too, and
+// is one process a question); VIGIL_VALDIFF_FULL=1 asks delv everything too (about 15
+// minutes on a loaded 2-core machine: give go test -timeout 30m), and
 // VIGIL_VALDIFF_SEED=<n> replays a corpus (the seed is printed).
 func TestValidatorDifferential(t *testing.T) {
 	if unboundtest.Binary() == "" {

@@ -65,7 +65,9 @@ func (s *Server) buildImage(z *zone, names []string, v *verdicts, sg *dnssec.Sig
 				continue
 			}
 			out = append(out, rrs...)
-			types = append(types, rs.rtype)
+			if !isCut || rs.rtype == dns.TypeNS || rs.rtype == dns.TypeDS {
+				types = append(types, rs.rtype) // glue at a cut is not in its NSEC (nodeTypes)
+			}
 			if sg != nil && !below && (!isCut || rs.rtype == dns.TypeDS) {
 				var err error
 				if out, err = sg.AppendSignatures(out, rrs, now, nil); err != nil {

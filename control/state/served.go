@@ -80,7 +80,8 @@ func (e *Edit) servedNew(apex string, own bool) []servedProblem {
 // servedMatters reports whether a change of the record set owner/typ in zone apex can change
 // what config.ServedProblems finds, without reading the zone: a set that delegates (NS) or
 // aliases, before or after the edit; one at or near a name that a delegation or an alias of
-// the zone names (servedNear); or one below a delegation or a hosted child zone.
+// the zone names (servedNear); an address at a delegation (glue or refused); or one below a
+// delegation or a hosted child zone.
 func (e *Edit) servedMatters(apex, owner string, typ config.RecordType) bool {
 	if typ == config.TypeNS {
 		return true
@@ -98,8 +99,8 @@ func (e *Edit) servedMatters(apex, owner string, typ config.RecordType) bool {
 		if _, hosted := e.Next.zones.Get(n); hosted {
 			return true
 		}
-		if n == owner {
-			continue
+		if n == owner && typ != config.TypeA && typ != config.TypeAAAA {
+			continue // an address at a delegation is glue or refused (config's atCut)
 		}
 		if _, cut := e.Next.sets.Get(setKey(apex, n, config.TypeNS)); cut {
 			return true
