@@ -337,32 +337,24 @@ func (k anyHMAC) Verify(msg []byte, t *dns.TSIG) error { return nil }
 // secondaries (those installed), all notified.
 func startDemoWithSecondaries(t *testing.T) (*Server, []*secondary) {
 	t.Helper()
-	_, knotErr := exec.LookPath("knotd")
-	if nsdtest.Binary() == "" && knotErr != nil {
-		t.Skip("neither NSD nor Knot is installed (Debian: nsd, knot; .ci/run installs them)")
-	}
-	lo := netip.MustParseAddr("127.0.0.1")
-	nsdPort, knotPort := nsdtest.FreePort(t), nsdtest.FreePort(t)
-	var secs []Secondary
-	if nsdtest.Binary() != "" {
-		secs = append(secs, Secondary{Addr: netip.AddrPortFrom(lo, uint16(nsdPort)), Key: xfrKeyName})
-	}
-	if knotErr == nil {
-		secs = append(secs, Secondary{Addr: netip.AddrPortFrom(lo, uint16(knotPort)), Key: xfrKeyName})
-	}
-	s := startXfrServer(t, t.TempDir(), nil, secs)
 	apexes := []string{}
 	for _, z := range demoDocument(t).Zones {
 		apexes = append(apexes, canonical(z.Name))
 	}
-	var out []*secondary
-	if nsdtest.Binary() != "" {
-		out = append(out, startNSDSecondary(t, nsdPort, s.Addr(), apexes))
+	return startWithSecondaries(t, apexes, func(secs []Secondary) *Server {
+		return startXfrServer(t, t.TempDir(), nil, secs)
+	})
+}
+
+// secondaryBinaries reports whether NSD and Knot are installed, skipping the test when
+// neither is.
+func secondaryBinaries(t *testing.T) (nsd, knot bool) {
+	_, knotErr := exec.LookPath("knotd")
+	nsd, knot = nsdtest.Binary() != "", knotErr == nil
+	if !nsd && !knot {
+		t.Skip("neither NSD nor Knot is installed (Debian: nsd, knot; .ci/run installs them)")
 	}
-	if knotErr == nil {
-		out = append(out, startKnotSecondary(t, knotPort, s.Addr(), apexes))
-	}
-	return s, out
+	return nsd, knot
 }
 
 // NSD and Knot, secondaries of a location with TSIG, transfer every demo zone and answer
