@@ -516,3 +516,53 @@ func TestTransferKeysRefused(t *testing.T) {
 		t.Errorf("a bad key file: %v", err)
 	}
 }
+
+// A write raises the serial of a transferred zone when it changes what the zone transfers (a
+// record, an SOA field), and IXFR carries the change; a snapshot compiled again with the same
+// zone keeps the serial, so that secondaries do not fetch a version that changed nothing.
+func TestTransferFollowsWrites(t *testing.T) {
+	s := startXfrServer(t, t.TempDir(), []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, nil)
+	doc := demoDocument(t)
+	shards := map[string][]NameServer{xfrDemoApex: ShardNameServers([]int{3, 97}, doc.NameServers.Domain, nil)}
+	first, _ := s.Serial(xfrDemoApex)
+
+	again := mustSnapshot(t, doc.Zones, shards)
+	s.SetSnapshot(again)
+	for end := time.Now().Add(5 * time.Second); (*s.xfr.versions.Load())[xfrDemoApex].zone != again.zones[xfrDemoApex]; time.Sleep(2 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatal("the transfer loop did not take the zone compiled again within 5s")
+		}
+	}
+	if serial, _ := s.Serial(xfrDemoApex); serial != first {
+		t.Fatalf("the same zone compiled again moved the serial from %d to %d", first, serial)
+	}
+
+	z := &doc.Zones[0]
+	for i := range z.RecordSets {
+		if z.RecordSets[i].Name == "static" || strings.HasPrefix(z.RecordSets[i].Name, "static.") {
+			z.RecordSets[i].Records[0].Value = "192.0.2.200"
+		}
+	}
+	s.SetSnapshot(mustSnapshot(t, doc.Zones, shards))
+	second := nextSerial(t, s, xfrDemoApex, first)
+	diff, err := transfer(s.Addr(), xfrDemoApex, true, first, xfrKeyName, xfrKeySecret)
+	if err != nil {
+		t.Fatalf("IXFR: %v", err)
+	}
+	var texts []string
+	for _, rr := range diff {
+		texts = append(texts, rr.String())
+	}
+	joined := strings.Join(texts, "\n")
+	if !strings.Contains(joined, "192.0.2.100") || !strings.Contains(joined, "192.0.2.200") || len(diff) > 8 {
+		t.Fatalf("IXFR after a write of static: %s", joined)
+	}
+
+	z.SOA.Refresh = 3600
+	s.SetSnapshot(mustSnapshot(t, doc.Zones, shards))
+	third := nextSerial(t, s, xfrDemoApex, second)
+	rrs, err := transfer(s.Addr(), xfrDemoApex, false, 0, xfrKeyName, xfrKeySecret)
+	if err != nil || rrs[0].(*dns.SOA).Refresh != 3600 || rrs[0].(*dns.SOA).Serial != third {
+		t.Fatalf("AXFR after a write of the SOA: %v %v", rrs[0], err)
+	}
+}
