@@ -2,9 +2,12 @@ package location
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"net/netip"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -158,5 +161,85 @@ func TestNotifyCoalescesChanges(t *testing.T) {
 	}
 	if n := testutil.ToFloat64(m.notifySent.WithLabelValues(apex)); int(n) != len(all) {
 		t.Errorf("sent counted %v, the secondary got %d", n, len(all))
+	}
+}
+
+// A secondary that asks for the serial a NOTIFY announces, the moment it gets the NOTIFY, is
+// served that version: the location installs a version before it announces it. With 40
+// zones changed at once, each NOTIFY's IXFR from its own serial must answer that serial
+// (the SOA alone), never the version before (which would tell the secondary nothing changed,
+// and leave it behind until its refresh).
+func TestNotifyAnnouncesAnInstalledVersion(t *testing.T) {
+	var s atomic.Pointer[Server]
+	var mu sync.Mutex
+	var checked int
+	var wrong []string
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &dns.Server{PacketConn: pc, TsigSecret: map[string]string{xfrKeyName: xfrKeySecret},
+		Handler: dns.HandlerFunc(func(w dns.ResponseWriter, r *dns.Msg) {
+			loc := s.Load()
+			if r.Opcode != dns.OpcodeNotify || w.TsigStatus() != nil || len(r.Answer) != 1 || loc == nil {
+				return
+			}
+			apex, serial := r.Question[0].Name, r.Answer[0].(*dns.SOA).Serial
+			rrs, err := transfer(loc.Addr(), apex, true, serial, xfrKeyName, xfrKeySecret)
+			mu.Lock()
+			checked++
+			if err != nil || len(rrs) == 0 || rrs[0].(*dns.SOA).Serial != serial {
+				got := "nothing"
+				if len(rrs) > 0 {
+					got = fmt.Sprintf("serial %d in %d records", rrs[0].(*dns.SOA).Serial, len(rrs))
+				}
+				wrong = append(wrong, fmt.Sprintf("%s: NOTIFY of %d, IXFR from it answered %s (%v)", apex, serial, got, err))
+			}
+			mu.Unlock()
+			m := new(dns.Msg)
+			m.SetReply(r)
+			m.SetTsig(xfrKeyName, dns.HmacSHA256, 300, time.Now().Unix())
+			_ = w.WriteMsg(m)
+		})}
+	go func() { _ = srv.ActivateAndServe() }()
+	t.Cleanup(func() { _ = srv.Shutdown() })
+	sec := pc.LocalAddr().(*net.UDPAddr).AddrPort()
+
+	var zones []config.Zone
+	transfers := map[string]ZoneTransfer{}
+	for i := range 40 {
+		z := config.DefaultZone()
+		z.Name = fmt.Sprintf("z%d.notify.test.", i)
+		z.NameServers = []string{"ns1." + z.Name}
+		z.RecordSets = []config.RecordSet{{Name: "www", Type: config.TypeA, Policy: config.PolicyFailover, Records: []config.Record{
+			{Value: "192.0.2.1", HealthCheck: "p", Role: config.RolePrimary},
+			{Value: "192.0.2.2", HealthCheck: "s", Role: config.RoleSecondary}}}}
+		zones = append(zones, z)
+		transfers[z.Name] = ZoneTransfer{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
+			Secondaries: []Secondary{{Addr: sec, Key: xfrKeyName}}}
+	}
+	loc := startServer(t, Config{MaxTCPConns: 200, MaxTCPConnsPerClient: 100,
+		Transfer: TransferConfig{MaxTransfers: 100, MaxTransfersPerClient: 100, WholeRate: -1}})
+	loc.SetSnapshot(mustSnapshot(t, zones, nil))
+	s.Store(loc)
+	if err := loc.SetTransfers(transfers, []TSIGKey{{Name: xfrKeyName, Secret: xfrKeySecret}}); err != nil {
+		t.Fatal(err)
+	}
+	acked := func() float64 {
+		var n float64
+		for _, z := range zones {
+			n += testutil.ToFloat64(loc.xfr.m.notifyAcked.WithLabelValues(z.Name))
+		}
+		return n
+	}
+	for flip := range 4 {
+		waitCount(t, "NOTIFY acked", acked, float64(40*(flip+1)), 10*time.Second)
+		loc.SetVerdicts(map[string]bool{"p": flip%2 == 1})
+	}
+	waitCount(t, "NOTIFY acked", acked, 40*5, 10*time.Second)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(wrong) > 0 {
+		t.Errorf("%d of %d NOTIFY announced a serial the location did not serve yet:\n%s", len(wrong), checked, strings.Join(wrong, "\n"))
 	}
 }
