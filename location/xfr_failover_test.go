@@ -42,7 +42,7 @@ func TestTransferFailoverLatency(t *testing.T) {
 					break
 				}
 				if time.Since(start) > 20*time.Second {
-					t.Fatalf("flip %d: %s still answers the old record after 20s\n%s", i, sec.name, sec.out.String())
+					t.Fatalf("flip %d: %s still answers the old record after 20s\n%s%s", i, sec.name, sec.out.String(), sec.log())
 				}
 				time.Sleep(2 * time.Millisecond)
 			}

@@ -86,6 +86,7 @@ func startWithSecondaries(t *testing.T, apexes []string, start func(secs []Secon
 	if knot {
 		out = append(out, startKnotSecondary(t, knotPort, s.Addr(), apexes))
 	}
+	t.Logf("location at %s; secondaries %v", s.Addr(), secs)
 	return s, out
 }
 

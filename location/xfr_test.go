@@ -428,7 +428,7 @@ func waitSerial(t testing.TB, sec *secondary, apex string, serial uint32, limit 
 		}
 		run = 0
 		if time.Now().After(end) {
-			t.Fatalf("%s did not reach serial %d of %s within %s: %v\n%s", sec.name, serial, apex, limit, r.Answer, sec.out.String())
+			t.Fatalf("%s did not reach serial %d of %s within %s: %v\n%s%s", sec.name, serial, apex, limit, r.Answer, sec.out.String(), sec.log())
 		}
 	}
 }
