@@ -24,6 +24,7 @@ func (s *Server) SetLocality(loc routing.Locality) {
 	if old == nil || old.Region != c.Region || !slices.Equal(old.Order, c.Order) {
 		// The answers follow the region and the order; the round-trip times only explain.
 		s.cache.invalidate()
+		s.xfr.poke() // a nearest set transfers the region it answers
 	}
 }
 

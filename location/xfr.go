@@ -317,13 +317,23 @@ func (x *xfr) run(ctx context.Context) {
 }
 
 // update builds the image of every transferred zone and makes a new version of each that
-// changed, then notifies its secondaries.
+// changed, then serves its serial and notifies its secondaries. The versions are installed
+// before any zone answers its new serial or notifies it: a secondary that hears of a serial
+// and asks for it must be served that version, not be told by the last one that it is
+// current (it would then wait for its next refresh).
 func (x *xfr) update(ctx context.Context) {
 	st := x.settings.Load()
 	snap, v := x.s.snap.Load(), x.s.verdicts.Load()
 	now := x.s.now()
 	old := *x.versions.Load()
 	next := make(map[string]*zoneVersion, len(st.zones))
+	type built struct {
+		apex    string
+		z       *zone
+		zt      *ZoneTransfer
+		changed bool
+	}
+	var done []built
 	for apex, zt := range st.zones {
 		z := snap.zones[apex]
 		if z == nil {
@@ -339,13 +349,18 @@ func (x *xfr) update(ctx context.Context) {
 			continue
 		}
 		next[apex] = ver
-		if z.served.Load() == nil || z.served.Load().soa.Serial != ver.serial {
-			z.served.Store(ver.soa)
-			z.gen.Add(1)
+		done = append(done, built{apex, z, zt, changed})
+	}
+	x.versions.Store(&next)
+	for _, b := range done {
+		apex, ver := b.apex, next[b.apex]
+		if b.z.served.Load() == nil || b.z.served.Load().soa.Serial != ver.serial {
+			b.z.served.Store(ver.soa)
+			b.z.gen.Add(1)
 		}
 		x.m.serial.WithLabelValues(apex).Set(float64(ver.serial))
-		if changed {
-			x.notifier.notify(ctx, apex, ver.soa.soa, zt.Secondaries, st.keys)
+		if b.changed {
+			x.notifier.notify(ctx, apex, ver.soa.soa, b.zt.Secondaries, st.keys)
 		}
 	}
 	for apex, ver := range old {
@@ -357,7 +372,6 @@ func (x *xfr) update(ctx context.Context) {
 			}
 		}
 	}
-	x.versions.Store(&next)
 }
 
 // version returns the version of zone z under verdicts v at now: prev when nothing a transfer

@@ -16,9 +16,11 @@ import (
 // query could be answered with:
 //
 //   - simple: every record; failover: the record in force (the fallback when it is answered);
-//   - weighted and multivalue: every healthy record (weighted: of weight above 0), or, in
-//     last resort, every record; a weighted set's weights are lost, so the secondary answers
-//     each with its own rotation, and a multivalue set is not cut to eight;
+//   - weighted: every record a query's answer is chosen from: the healthy records of weight
+//     above 0, else the healthy ones of weight 0, else (last resort) every record of weight
+//     above 0, else every record; the weights are lost, so the secondary answers each with
+//     its own rotation;
+//   - multivalue: every healthy record, or, in last resort, every record; not cut to eight;
 //   - no_healthy nodata: no record; fallback: the fallback record;
 //   - nearest: the region this location answers from;
 //   - an alias: its target's records, under the alias's name;
@@ -164,9 +166,11 @@ func (s *Server) transferRecords(scr *scratch, rs *rrset, v *verdicts) []dns.RR 
 		case res.Rule == routing.RuleNoData:
 		case res.Rule == routing.RuleFallback:
 			idx = res.Answer
+		case rs.cfg.Policy == config.PolicyWeighted:
+			idx = weightedPool(res.Candidates)
 		default:
 			for _, c := range res.Candidates {
-				if c.Eligible && (res.LastResort || c.Health.Healthy()) && (rs.cfg.Policy != config.PolicyWeighted || c.Weight > 0 || res.LastResort) {
+				if c.Eligible && (res.LastResort || c.Health.Healthy()) {
 					idx = append(idx, c.Index)
 				}
 			}
@@ -188,6 +192,30 @@ func (s *Server) transferRecords(scr *scratch, rs *rrset, v *verdicts) []dns.RR 
 		}
 	}
 	return out
+}
+
+// weightedPool returns the indices of the candidates of a weighted set that its answers are
+// chosen from (routing's choice of one): the healthy records of weight above 0; else the
+// healthy records of weight 0; else, in last resort, every record of weight above 0; else
+// every record.
+func weightedPool(cands []routing.Candidate) []int {
+	for _, in := range []func(c routing.Candidate) bool{
+		func(c routing.Candidate) bool { return c.Weight > 0 && c.Health.Healthy() },
+		func(c routing.Candidate) bool { return c.Weight == 0 && c.Health.Healthy() },
+		func(c routing.Candidate) bool { return c.Weight > 0 },
+		func(routing.Candidate) bool { return true },
+	} {
+		var idx []int
+		for _, c := range cands {
+			if in(c) {
+				idx = append(idx, c.Index)
+			}
+		}
+		if len(idx) > 0 {
+			return idx
+		}
+	}
+	return nil
 }
 
 // recordWeight returns the weight of record i of rs, 0 when it has none (or is the fallback).

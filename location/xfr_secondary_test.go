@@ -133,6 +133,12 @@ zone:
 	return sec
 }
 
+// log returns the secondary's log file (NSD's; Knot logs to its output, sec.out).
+func (sec *secondary) log() string {
+	b, _ := os.ReadFile(filepath.Join(sec.dir, "nsd.log"))
+	return string(b)
+}
+
 // start runs bin with args until the test ends.
 func (sec *secondary) start(t testing.TB, bin string, args ...string) {
 	t.Helper()

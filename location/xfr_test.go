@@ -1,7 +1,14 @@
 package location
 
 import (
+	"crypto/hmac"
+	"crypto/md5"
+	"crypto/sha1"
+	"crypto/sha256"
+	"crypto/sha512"
+	"encoding/base64"
 	"encoding/binary"
+	"hash"
 	"io"
 	"net"
 	"net/netip"
@@ -200,21 +207,43 @@ func TestTransferRefusals(t *testing.T) {
 	s := startXfrServer(t, t.TempDir(), []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, nil)
 	elsewhere := startXfrServer(t, t.TempDir(), []netip.Prefix{netip.MustParsePrefix("192.0.2.0/24")},
 		[]Secondary{{Addr: netip.MustParseAddrPort("192.0.2.53:53"), Key: xfrKeyName}})
+	// A location whose zones have no transfers section (the default) transfers none.
+	plain := startServer(t, Config{})
+	doc := demoDocument(t)
+	plain.SetSnapshot(mustSnapshot(t, doc.Zones, map[string][]NameServer{
+		xfrDemoApex: ShardNameServers([]int{3, 97}, doc.NameServers.Domain, nil),
+	}))
+	// The zone of another key: transferred with otherKey, which the location holds too.
+	other := startXfrServer(t, t.TempDir(), []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, nil)
+	const otherKey = "other-zone-key."
+	if err := other.SetTransfers(map[string]ZoneTransfer{
+		xfrDemoApex: {Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
+			Secondaries: []Secondary{{Addr: netip.MustParseAddrPort("127.0.0.1:9"), Key: xfrKeyName}}},
+		"example.com.": {Secondaries: []Secondary{{Addr: netip.MustParseAddrPort("127.0.0.1:9"), Key: otherKey}}},
+	}, []TSIGKey{{Name: xfrKeyName, Secret: xfrKeySecret}, {Name: otherKey, Secret: xfrWrongKey}}); err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		name         string
 		s            *Server
 		key, secret  string
+		alg          string
 		ixfr         bool
 		want, reason string
 	}{
-		{"no key", s, "", "", false, "REFUSED", refuseNoKey},
-		{"no key, IXFR", s, "", "", true, "REFUSED", refuseNoKey},
-		{"wrong secret", s, xfrKeyName, xfrWrongKey, false, "NOTAUTH", refuseBadSig},
-		{"unknown key", s, "other-key.", xfrKeySecret, false, "NOTAUTH", refuseBadKey},
-		{"network not allowed", elsewhere, xfrKeyName, xfrKeySecret, false, "REFUSED", refuseNetwork},
+		{"no transfers section", plain, xfrKeyName, xfrKeySecret, dns.HmacSHA256, false, "REFUSED", refuseNotOffer},
+		{"no key", s, "", "", "", false, "REFUSED", refuseNoKey},
+		{"no key, IXFR", s, "", "", "", true, "REFUSED", refuseNoKey},
+		{"wrong secret", s, xfrKeyName, xfrWrongKey, dns.HmacSHA256, false, "NOTAUTH", refuseBadSig},
+		{"unknown key", s, "other-key.", xfrKeySecret, dns.HmacSHA256, false, "NOTAUTH", refuseBadKey},
+		{"the key, with HMAC-MD5", s, xfrKeyName, xfrKeySecret, dns.HmacMD5, false, "NOTAUTH", refuseBadKey},
+		{"the key, with HMAC-SHA1", s, xfrKeyName, xfrKeySecret, dns.HmacSHA1, false, "NOTAUTH", refuseBadKey},
+		{"the key, with HMAC-SHA512", s, xfrKeyName, xfrKeySecret, dns.HmacSHA512, true, "NOTAUTH", refuseBadKey},
+		{"another zone's key", other, otherKey, xfrWrongKey, dns.HmacSHA256, false, "NOTAUTH", refuseBadKey},
+		{"network not allowed", elsewhere, xfrKeyName, xfrKeySecret, dns.HmacSHA256, false, "REFUSED", refuseNetwork},
 	}
 	for _, c := range cases {
-		if rcode := transferRcode(t, c.s.Addr(), xfrDemoApex, c.ixfr, c.key, c.secret); rcode != c.want {
+		if rcode := transferRcode(t, c.s.Addr(), xfrDemoApex, c.ixfr, c.key, c.secret, c.alg); rcode != c.want {
 			t.Errorf("%s: %s, want %s", c.name, rcode, c.want)
 		}
 		if n := testutil.ToFloat64(c.s.xfr.m.refused.WithLabelValues(c.reason)); n == 0 {
@@ -230,8 +259,9 @@ func TestTransferRefusals(t *testing.T) {
 }
 
 // transferRcode sends one transfer request for apex, signed with the key name and secret
-// (none when name is empty), over TCP, and returns the first response's rcode, unverified.
-func transferRcode(t testing.TB, addr netip.AddrPort, apex string, ixfr bool, name, secret string) string {
+// with the TSIG algorithm alg (none when name is empty), over TCP, and returns the first
+// response's rcode, unverified; a response that carries records fails the test.
+func transferRcode(t testing.TB, addr netip.AddrPort, apex string, ixfr bool, name, secret, alg string) string {
 	t.Helper()
 	m := new(dns.Msg)
 	if ixfr {
@@ -241,8 +271,8 @@ func transferRcode(t testing.TB, addr netip.AddrPort, apex string, ixfr bool, na
 	}
 	wire, err := m.Pack()
 	if name != "" {
-		m.SetTsig(name, dns.HmacSHA256, 300, time.Now().Unix())
-		wire, _, err = dns.TsigGenerate(m, secret, "", false)
+		m.SetTsig(name, alg, 300, time.Now().Unix())
+		wire, _, err = dns.TsigGenerateWithProvider(m, anyHMAC(secret), "", false)
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -268,39 +298,63 @@ func transferRcode(t testing.TB, addr netip.AddrPort, apex string, ixfr bool, na
 	if err := r.Unpack(buf); err != nil {
 		t.Fatal(err)
 	}
+	if len(r.Answer) > 0 && r.Rcode != dns.RcodeSuccess {
+		t.Errorf("a refusal carries %d records", len(r.Answer))
+	}
 	return dns.RcodeToString[r.Rcode]
 }
+
+// anyHMAC signs TSIG with the secret and the algorithm the record names, HMAC-MD5 (RFC 8945
+// §6, which miekg/dns no longer makes) included, so that a test can send what an old
+// secondary would.
+type anyHMAC string
+
+func (k anyHMAC) Generate(msg []byte, t *dns.TSIG) ([]byte, error) {
+	secret, err := base64.StdEncoding.DecodeString(string(k))
+	if err != nil {
+		return nil, err
+	}
+	var h hash.Hash
+	switch dns.CanonicalName(t.Algorithm) {
+	case dns.HmacMD5:
+		h = hmac.New(md5.New, secret)
+	case dns.HmacSHA1:
+		h = hmac.New(sha1.New, secret)
+	case dns.HmacSHA256:
+		h = hmac.New(sha256.New, secret)
+	case dns.HmacSHA512:
+		h = hmac.New(sha512.New, secret)
+	default:
+		return nil, dns.ErrKeyAlg
+	}
+	h.Write(msg)
+	return h.Sum(nil), nil
+}
+
+func (k anyHMAC) Verify(msg []byte, t *dns.TSIG) error { return nil }
 
 // startDemoWithSecondaries starts a location with the demo zones and NSD and Knot as their
 // secondaries (those installed), all notified.
 func startDemoWithSecondaries(t *testing.T) (*Server, []*secondary) {
 	t.Helper()
-	_, knotErr := exec.LookPath("knotd")
-	if nsdtest.Binary() == "" && knotErr != nil {
-		t.Skip("neither NSD nor Knot is installed (Debian: nsd, knot; .ci/run installs them)")
-	}
-	lo := netip.MustParseAddr("127.0.0.1")
-	nsdPort, knotPort := nsdtest.FreePort(t), nsdtest.FreePort(t)
-	var secs []Secondary
-	if nsdtest.Binary() != "" {
-		secs = append(secs, Secondary{Addr: netip.AddrPortFrom(lo, uint16(nsdPort)), Key: xfrKeyName})
-	}
-	if knotErr == nil {
-		secs = append(secs, Secondary{Addr: netip.AddrPortFrom(lo, uint16(knotPort)), Key: xfrKeyName})
-	}
-	s := startXfrServer(t, t.TempDir(), nil, secs)
 	apexes := []string{}
 	for _, z := range demoDocument(t).Zones {
 		apexes = append(apexes, canonical(z.Name))
 	}
-	var out []*secondary
-	if nsdtest.Binary() != "" {
-		out = append(out, startNSDSecondary(t, nsdPort, s.Addr(), apexes))
+	return startWithSecondaries(t, apexes, func(secs []Secondary) *Server {
+		return startXfrServer(t, t.TempDir(), nil, secs)
+	})
+}
+
+// secondaryBinaries reports whether NSD and Knot are installed, skipping the test when
+// neither is.
+func secondaryBinaries(t *testing.T) (nsd, knot bool) {
+	_, knotErr := exec.LookPath("knotd")
+	nsd, knot = nsdtest.Binary() != "", knotErr == nil
+	if !nsd && !knot {
+		t.Skip("neither NSD nor Knot is installed (Debian: nsd, knot; .ci/run installs them)")
 	}
-	if knotErr == nil {
-		out = append(out, startKnotSecondary(t, knotPort, s.Addr(), apexes))
-	}
-	return s, out
+	return nsd, knot
 }
 
 // NSD and Knot, secondaries of a location with TSIG, transfer every demo zone and answer
@@ -374,7 +428,7 @@ func waitSerial(t testing.TB, sec *secondary, apex string, serial uint32, limit 
 		}
 		run = 0
 		if time.Now().After(end) {
-			t.Fatalf("%s did not reach serial %d of %s within %s: %v\n%s", sec.name, serial, apex, limit, r.Answer, sec.out.String())
+			t.Fatalf("%s did not reach serial %d of %s within %s: %v\n%s%s", sec.name, serial, apex, limit, r.Answer, sec.out.String(), sec.log())
 		}
 	}
 }
@@ -460,5 +514,55 @@ func TestTransferKeysRefused(t *testing.T) {
 	if _, err := ReadTSIGKeys(strings.NewReader("a.:" + xfrKeySecret + "\nnot a key\n::\n")); err == nil ||
 		!strings.Contains(err.Error(), "line 2") || !strings.Contains(err.Error(), "line 3") {
 		t.Errorf("a bad key file: %v", err)
+	}
+}
+
+// A write raises the serial of a transferred zone when it changes what the zone transfers (a
+// record, an SOA field), and IXFR carries the change; a snapshot compiled again with the same
+// zone keeps the serial, so that secondaries do not fetch a version that changed nothing.
+func TestTransferFollowsWrites(t *testing.T) {
+	s := startXfrServer(t, t.TempDir(), []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, nil)
+	doc := demoDocument(t)
+	shards := map[string][]NameServer{xfrDemoApex: ShardNameServers([]int{3, 97}, doc.NameServers.Domain, nil)}
+	first, _ := s.Serial(xfrDemoApex)
+
+	again := mustSnapshot(t, doc.Zones, shards)
+	s.SetSnapshot(again)
+	for end := time.Now().Add(5 * time.Second); (*s.xfr.versions.Load())[xfrDemoApex].zone != again.zones[xfrDemoApex]; time.Sleep(2 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatal("the transfer loop did not take the zone compiled again within 5s")
+		}
+	}
+	if serial, _ := s.Serial(xfrDemoApex); serial != first {
+		t.Fatalf("the same zone compiled again moved the serial from %d to %d", first, serial)
+	}
+
+	z := &doc.Zones[0]
+	for i := range z.RecordSets {
+		if z.RecordSets[i].Name == "static" || strings.HasPrefix(z.RecordSets[i].Name, "static.") {
+			z.RecordSets[i].Records[0].Value = "192.0.2.200"
+		}
+	}
+	s.SetSnapshot(mustSnapshot(t, doc.Zones, shards))
+	second := nextSerial(t, s, xfrDemoApex, first)
+	diff, err := transfer(s.Addr(), xfrDemoApex, true, first, xfrKeyName, xfrKeySecret)
+	if err != nil {
+		t.Fatalf("IXFR: %v", err)
+	}
+	var texts []string
+	for _, rr := range diff {
+		texts = append(texts, rr.String())
+	}
+	joined := strings.Join(texts, "\n")
+	if !strings.Contains(joined, "192.0.2.100") || !strings.Contains(joined, "192.0.2.200") || len(diff) > 8 {
+		t.Fatalf("IXFR after a write of static: %s", joined)
+	}
+
+	z.SOA.Refresh = 3600
+	s.SetSnapshot(mustSnapshot(t, doc.Zones, shards))
+	third := nextSerial(t, s, xfrDemoApex, second)
+	rrs, err := transfer(s.Addr(), xfrDemoApex, false, 0, xfrKeyName, xfrKeySecret)
+	if err != nil || rrs[0].(*dns.SOA).Refresh != 3600 || rrs[0].(*dns.SOA).Serial != third {
+		t.Fatalf("AXFR after a write of the SOA: %v %v", rrs[0], err)
 	}
 }

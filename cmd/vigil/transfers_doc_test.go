@@ -25,9 +25,9 @@ func TestTransfersDoc(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to give the walkthrough a network namespace of its own (its ports are fixed)")
 	}
-	for _, tool := range []string{"ip", "dig"} {
+	for _, tool := range []string{"ip", "dig", "nsd"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("needs %s (Debian: iproute2, dnsutils)", tool)
+			t.Skipf("needs %s (Debian: iproute2, dnsutils, nsd)", tool)
 		}
 	}
 	steps := docSteps(t, "../../docs/transfers.md")
