@@ -155,3 +155,55 @@ func importChain(imports map[string][]string, from string, match func(string) bo
 	}
 	return nil
 }
+
+// layers ranks the product's packages from the leaves up, in the direction of the data flow
+// (values and rules at the bottom, the roles that use them above, the agent that wires them on
+// top). A package may import only packages of lower layers, and internal/ is below them all,
+// so an arrow that points up (a rule reaching into the server that applies it, the state into
+// its API) fails TestImportsFollowLayers, and a new package must be given its layer here.
+var layers = [][]string{
+	{"config/rdata", "dnssec", "api", "regions", "examples", "deploy/debian", "location/history", "location/nsdtest", "location/delvtest"},
+	{"config", "location/unboundtest"},
+	{"config/zonefile", "checker/shard", "quorum", "location/routing"},
+	{"checker", "control/state"},
+	{"gossip", "control", "control/client", "location"},
+	{"location/verdict", "externaldns", "status"},
+	{"status/notify", "status/verify"},
+	{"agent"},
+}
+
+// TestImportsFollowLayers fails when a product package imports one of its own layer or above,
+// or is missing from layers.
+func TestImportsFollowLayers(t *testing.T) {
+	rank := map[string]int{}
+	for i, layer := range layers {
+		for _, p := range layer {
+			rank[module+"/"+p] = i
+		}
+	}
+	rankOf := func(path string) (int, bool) {
+		if area(path) == "internal" {
+			return -1, true
+		}
+		r, ok := rank[path]
+		return r, ok
+	}
+	for _, p := range listPackages(t) {
+		if area(p.ImportPath) != "product" || p.ImportPath == module {
+			continue
+		}
+		from, ok := rankOf(p.ImportPath)
+		if !ok {
+			t.Errorf("%s has no layer: add it to layers in layout_test.go, above every package it imports", p.ImportPath)
+			continue
+		}
+		for _, imp := range p.Imports {
+			if !strings.HasPrefix(imp, module+"/") {
+				continue
+			}
+			if to, ok := rankOf(imp); ok && to >= from {
+				t.Errorf("%s (layer %d) imports %s (layer %d): an import must point to a lower layer", p.ImportPath, from, imp, to)
+			}
+		}
+	}
+}
