@@ -74,7 +74,7 @@ func runLoadWrites(ctx context.Context, args []string, stdout, stderr io.Writer)
 	}
 	fmt.Fprintf(stdout, "clients=%d kind=%s: %s\n", *clients, *kind, res)
 	if res.Errors > 0 {
-		return cf.fail(stderr, "load writes", fmt.Errorf("first error: %s", res.FirstError))
+		return cf.fail(stderr, "load writes", fmt.Errorf("first error: %w", res.FirstError))
 	}
 	return 0
 }

@@ -42,8 +42,9 @@ type WriteLoadResult struct {
 	// Writes answered 2xx, Errors the others (and failed requests), in Elapsed.
 	Writes, Errors int
 	Elapsed        time.Duration
-	// FirstError is the first failure, for the operator.
-	FirstError string
+	// FirstError is the first failure, for the operator (nil when there was none); callers
+	// may inspect it with errors.As (an *Error answer, a refused connection, TLS).
+	FirstError error
 	// P50, P99 and Max are the commit latencies of the successful writes: from sending the
 	// request to reading its answer.
 	P50, P99, Max time.Duration
@@ -151,8 +152,8 @@ func (l *WriteLoad) runClient(ctx context.Context, c int, take func() bool, t *l
 	if err != nil {
 		t.mu.Lock()
 		t.res.Errors++
-		if t.res.FirstError == "" {
-			t.res.FirstError = err.Error()
+		if t.res.FirstError == nil {
+			t.res.FirstError = err
 		}
 		t.mu.Unlock()
 		return
@@ -169,8 +170,8 @@ func (l *WriteLoad) runClient(ctx context.Context, c int, take func() bool, t *l
 		t.mu.Lock()
 		if err != nil {
 			t.res.Errors++
-			if t.res.FirstError == "" {
-				t.res.FirstError = err.Error()
+			if t.res.FirstError == nil {
+				t.res.FirstError = err
 			}
 		} else {
 			t.res.Writes++
