@@ -305,17 +305,18 @@ func (s *Server) recount(snap *Snapshot, v *verdicts, ids []string) {
 			changed[rs] = true
 		}
 	}
-	zones := map[string]bool{}
+	zones := map[*zone]bool{}
 	for rs := range changed {
-		// After the verdicts' store: the zone's cached answers are stale from here on.
-		rs.in.gen.Add(1)
 		n := withheldIn(rs, v)
 		s.zoneWithheld[rs.in.name] += n - s.withheld[rs]
 		s.setWithheld(rs, n)
-		zones[rs.in.name] = true
+		zones[rs.in] = true
 	}
-	for name := range zones {
-		s.metrics.withheld.WithLabelValues(name).Set(float64(s.zoneWithheld[name]))
+	for z := range zones {
+		// After the verdicts' store: the zone's cached answers are stale from here on. Once
+		// a zone, not once a record set: the counter is shared by every answer of the zone.
+		z.gen.Add(1)
+		s.metrics.withheld.WithLabelValues(z.name).Set(float64(s.zoneWithheld[z.name]))
 	}
 }
 
