@@ -121,7 +121,7 @@ func (n *node) cut() *rrset { return n.find(dns.TypeNS) }
 // record of each record, in the same order. An alias set has no records: cfg.Alias is the
 // absolute owner name of the record set of its type it answers as.
 type rrset struct {
-	// cfg is the configuration's record set itself (a control.State's items are never
+	// cfg is the configuration's record set itself (a control state.State's items are never
 	// changed), or a copy when its name or alias had to be made absolute: a copy per set
 	// would hold every set twice.
 	cfg *config.RecordSet
@@ -186,7 +186,7 @@ type ZonePatch struct {
 	// Zone is the zone's configuration with its record sets; nil removes the zone.
 	Zone *config.Zone
 	// Sets, when not nil, are the zone's record sets in place of Zone.RecordSets: the
-	// caller's own (a control.State's), which the snapshot keeps and shares instead of
+	// caller's own (a control state.State's), which the snapshot keeps and shares instead of
 	// holding copies; they must never change afterwards.
 	Sets []*config.RecordSet
 	// Shard is the zone's name servers, as NewSnapshot's shards give them.
@@ -408,7 +408,7 @@ func (z *zone) addSet(cs *config.RecordSet) error {
 		return nil
 	}
 	// The record set is shared with the configuration, which is never changed once installed
-	// (a control.State's items are immutable): a copy would hold every set twice. One whose
+	// (a control state.State's items are immutable): a copy would hold every set twice. One whose
 	// name (or alias) is not yet absolute is copied, and its copy made so.
 	rs := &rrset{cfg: cs, rtype: rtype, in: z}
 	if cs.Name != name {
