@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/vigil-dns/vigil/internal/calibrate"
 )
 
 // row logs one RESILIENCE.md abuse row: what was tried | how many | what got through |
@@ -32,6 +34,21 @@ func waitFor(within time.Duration, cond func() bool) bool {
 	deadline := time.Now().Add(within)
 	for !cond() {
 		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return true
+}
+
+// settled waits until cond holds for within on an idle machine, scaled by the slowdown measured
+// meanwhile (internal/calibrate): for a test's set-up (a pool formed, a node gone), never for
+// a window that an attack's measurement depends on, which waitFor keeps fixed.
+func settled(within time.Duration, cond func() bool) bool {
+	m := calibrate.Start()
+	defer m.Stop()
+	for !cond() {
+		if !m.Within(within) {
 			return false
 		}
 		time.Sleep(20 * time.Millisecond)

@@ -80,14 +80,14 @@ func TestAbuseRetiredGossipKey(t *testing.T) {
 	chk1, r3, _ := keyNode(t, &wg, "chk1", gossip.RoleChecker, old, loc1.Addr())
 	_, r4, _ := keyNode(t, &wg, "chk2", gossip.RoleChecker, old, loc1.Addr())
 	op, _, _ := keyNode(t, &wg, "operator", gossip.RoleControl, old, loc1.Addr())
-	if !waitFor(20*time.Second, func() bool { return len(loc1.Members()) == 5 && len(loc2.Members()) == 5 && len(op.Members()) == 5 }) {
+	if !settled(20*time.Second, func() bool { return len(loc1.Members()) == 5 && len(loc2.Members()) == 5 && len(op.Members()) == 5 }) {
 		t.Fatal("the pool did not form")
 	}
 	// The control: a node with the key in use joins.
 	ctl, _, leave := keyNode(t, &wg, "ctl-old", gossip.RoleChecker, old)
 	ctlJoined, _ := ctl.Join(loc1.Addr())
 	leave()
-	if !waitFor(15*time.Second, func() bool {
+	if !settled(15*time.Second, func() bool {
 		for _, n := range []*gossip.Pool{loc1, loc2, chk1, op} {
 			if slices.ContainsFunc(n.Members(), func(m gossip.Member) bool { return m.ID == "ctl-old" }) {
 				return false
@@ -128,7 +128,7 @@ func TestAbuseRetiredGossipKey(t *testing.T) {
 		p := published.Load()
 		return p > 0 && latest(loc1) >= p && latest(loc2) >= p
 	}
-	if !waitFor(10*time.Second, caughtUp) {
+	if !settled(10*time.Second, caughtUp) {
 		t.Fatal("the locations do not follow the checker")
 	}
 	before := unauthenticated(t, r1, r2, r3, r4)
