@@ -33,6 +33,29 @@ type mtlsNet struct {
 // file returns the path of a file of the voter's PKI.
 func (m mtlsNet) file(name string) string { return filepath.Join(m.pki, name) }
 
+// startTLSVoter starts a voter "control-1" (a real agent node: raft, BoltDB, the API over
+// TLS with the certificate store) whose control settings set changes, and returns its API URL
+// once it listens.
+func startTLSVoter(t *testing.T, store *tlsconf.Store, set func(*agent.ControlConfig)) string {
+	t.Helper()
+	cfg := agent.DefaultConfig()
+	cfg.ID, cfg.Roles, cfg.DataDir, cfg.HTTPAddr = "control-1", agent.RoleControl, t.TempDir(), "off"
+	cfg.TLS = store
+	cfg.Control.RaftAddr, cfg.Control.APIAddr, cfg.Control.Bootstrap = "127.0.0.1:0", "127.0.0.1:0", true
+	cfg.Control.Timing = control.Timing{Heartbeat: 300 * time.Millisecond, Election: 300 * time.Millisecond, LeaderLease: 150 * time.Millisecond, Commit: 20 * time.Millisecond}
+	set(&cfg.Control)
+	n, err := agent.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = n.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	waitUntil(t, 10*time.Second, "the voter's API address", func() bool { return strings.HasPrefix(n.Self().ControlAPI, "https://") })
+	return n.Self().ControlAPI
+}
+
 // startMTLSVoter starts a control voter (a real node: raft, BoltDB, the API) whose API
 // requires client certificates (-tls-require-client-cert) and takes agentToken, and waits
 // until it has applied the demo document through an operator's certificate.
@@ -57,22 +80,9 @@ func startMTLSVoter(t *testing.T) mtlsNet {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := agent.DefaultConfig()
-	cfg.ID, cfg.Roles, cfg.DataDir, cfg.HTTPAddr = "control-1", agent.RoleControl, t.TempDir(), "off"
-	cfg.TLS = store
-	cfg.Control.RaftAddr, cfg.Control.APIAddr, cfg.Control.Bootstrap = "127.0.0.1:0", "127.0.0.1:0", true
-	cfg.Control.WriteTokens, cfg.Control.RequireClientCert = []string{agentToken}, true
-	cfg.Control.Timing = control.Timing{Heartbeat: 300 * time.Millisecond, Election: 300 * time.Millisecond, LeaderLease: 150 * time.Millisecond, Commit: 20 * time.Millisecond}
-	n, err := agent.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); _ = n.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
-	waitUntil(t, 10*time.Second, "the voter's API address", func() bool { return strings.HasPrefix(n.Self().ControlAPI, "https://") })
-	m.api = n.Self().ControlAPI
+	m.api = startTLSVoter(t, store, func(c *agent.ControlConfig) {
+		c.WriteTokens, c.RequireClientCert = []string{agentToken}, true
+	})
 	waitUntil(t, 15*time.Second, "the demo applied with the operator's certificate", func() bool {
 		code, _, _ := vigilRun("apply", "-f", "../../examples/demo.yaml", "-server", m.api, "-timeout", "2s",
 			"-tls-ca", m.file("ca.pem"), "-tls-cert", m.file("operator.pem"), "-tls-key", m.file("operator-key.pem"))

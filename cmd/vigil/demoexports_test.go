@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -45,22 +44,10 @@ func TestComposeDemoExports(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := agent.DefaultConfig()
-	cfg.ID, cfg.Roles, cfg.DataDir, cfg.HTTPAddr = "control-1", agent.RoleControl, t.TempDir(), "off"
-	cfg.TLS = store
-	cfg.Control.RaftAddr, cfg.Control.APIAddr, cfg.Control.Bootstrap = "127.0.0.1:0", "127.0.0.1:0", true
-	cfg.Control.WriteTokens, cfg.Control.Tokens, cfg.Control.TokenFile, cfg.Control.OpenReads = tokens.Write, tokens.Named, tokenFile, true
-	cfg.Control.Timing = control.Timing{Heartbeat: 300 * time.Millisecond, Election: 300 * time.Millisecond, LeaderLease: 150 * time.Millisecond, Commit: 20 * time.Millisecond}
-	n, err := agent.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); _ = n.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
-	waitUntil(t, 10*time.Second, "the voter's API address", func() bool { return strings.HasPrefix(n.Self().ControlAPI, "https://") })
-	port := n.Self().ControlAPI[strings.LastIndex(n.Self().ControlAPI, ":")+1:]
+	api := startTLSVoter(t, store, func(c *agent.ControlConfig) {
+		c.WriteTokens, c.Tokens, c.TokenFile, c.OpenReads = tokens.Write, tokens.Named, tokenFile, true
+	})
+	port := api[strings.LastIndex(api, ":")+1:]
 
 	// The line as the shell gets it from make: $(CURDIR) is the repository root, $${...}
 	// the published port (VIGIL_CONTROL_PORT, here the test voter's).
