@@ -143,16 +143,11 @@ func (sz *servedZone) served(add func(j int, field, format string, args ...any))
 // answered whole, at a name that an NS record set of the zone names.
 func (sz *servedZone) belowCut(s *servedSet, cut string, add func(j int, field, format string, args ...any)) {
 	hidden := fmt.Sprintf("%s lies below the delegation at %s: resolvers ask the delegated zone's servers for it, so no location answers it", s.owner, cut)
-	switch {
-	case s.typ != TypeA && s.typ != TypeAAAA || strings.HasPrefix(s.owner, "*."):
+	if s.typ != TypeA && s.typ != TypeAAAA || strings.HasPrefix(s.owner, "*.") {
 		add(s.j, "", "%s; remove it, or the NS record set at %s", hidden, cut)
-	case !sz.targets[s.owner]:
-		add(s.j, "", "%s, and no NS record set names it, so it is not glue either; remove it, or name it as a name server", hidden)
-	case s.rs.Alias != "":
-		add(s.j, "alias", "%s except as glue, which is served as written: give it records instead of an alias", hidden)
-	case s.rs.Policy != "" && s.rs.Policy != PolicySimple:
-		add(s.j, "policy", "%s except as glue, which a referral carries whole: use simple, got %s", hidden, s.rs.Policy)
+		return
 	}
+	sz.glue(s, hidden, add)
 }
 
 // atCut refuses an address record set at a delegation (beside its NS record set) that is not
@@ -161,6 +156,13 @@ func (sz *servedZone) belowCut(s *servedSet, cut string, add func(j int, field, 
 // the NS are refused by the rules of each set.)
 func (sz *servedZone) atCut(s *servedSet, add func(j int, field, format string, args ...any)) {
 	hidden := fmt.Sprintf("%s is delegated (it has an NS record set), so resolvers get a referral there and no location answers its %s record set", s.owner, s.typ)
+	sz.glue(s, hidden, add)
+}
+
+// glue refuses an address record set that a referral could carry only as glue, hidden says
+// why it is never answered itself, unless it is glue: named by an NS record set of the zone,
+// with records of its own, answered whole.
+func (sz *servedZone) glue(s *servedSet, hidden string, add func(j int, field, format string, args ...any)) {
 	switch {
 	case !sz.targets[s.owner]:
 		add(s.j, "", "%s, and no NS record set names it, so it is not glue either; remove it, or name it as a name server", hidden)
