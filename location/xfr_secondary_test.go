@@ -173,7 +173,14 @@ func askAt(t testing.TB, addr netip.AddrPort, name string, qtype uint16) *dns.Ms
 	var err error
 	for range 3 {
 		var r *dns.Msg
-		if r, _, err = c.Exchange(m, addr.String()); err == nil {
+		if r, _, err = c.Exchange(m, addr.String()); err == nil && r.Truncated {
+			// As a resolver does: a truncated answer (a large one, or NSD's rate limit
+			// slipping a TC=1 answer to a client that asks hundreds of questions at once)
+			// is asked again over TCP.
+			tcp := &dns.Client{Net: "tcp", Timeout: time.Second}
+			r, _, err = tcp.Exchange(m, addr.String())
+		}
+		if err == nil {
 			return r
 		}
 	}
