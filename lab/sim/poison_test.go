@@ -13,7 +13,6 @@ import (
 	"github.com/vigil-dns/vigil/internal/calibrate"
 	"github.com/vigil-dns/vigil/lab/dev"
 	"github.com/vigil-dns/vigil/lab/oracle"
-	"github.com/vigil-dns/vigil/lab/oracle/answeraudit"
 )
 
 // TestPoison is the shuffle-sharding story: one endpoint hangs every connection, another
@@ -146,16 +145,7 @@ func TestPoison(t *testing.T) {
 		t.Skipf("%s; not judged: %d healthy flips, the oracle (%s), the schedule and the times; every other assertion was",
 			loaded, len(res.Flips), oracleSummary(res))
 	}
-	// A healthy endpoint's verdict turns when its probes fail or its reports go stale for
-	// the failure threshold's intervals; a harness that ran nothing for a probe's timeout in
-	// that time (its stalls, measured in the same run) failed them itself. Such a flip, and
-	// the pair's return to healthy after it, says nothing of the checks; any other fails.
-	if flips, excused := starvedFlips(res); len(flips) > 0 {
-		t.Errorf("healthy endpoints flipped: %v", flips)
-	} else if len(excused) > 0 {
-		t.Logf("%d flips of healthy endpoints after the harness stalled a probe's timeout or more before them (%d stalls, %v in all): %v",
-			len(excused), len(res.Stalls), stalledBetween(res.Stalls, time.Time{}, time.Now()), excused)
-	}
+	checkFlips(t, res)
 	checkOracle(t, res)
 	// By class: the pool of 64 absorbs the hangs; a single worker that holds one waits
 	// behind it, which shows that the lag is measured. A single worker that holds a flood
@@ -279,28 +269,6 @@ func hostileTimeout(t *testing.T, f *PoisonFigures) (d time.Duration) {
 		t.Fatal("no hostile check measured")
 	}
 	return f.Hostile[0].Timeout
-}
-
-// starvedFlips splits the flips of healthy endpoints in res: those that no stall of the
-// harness explains, and those after the harness stalled a probe's timeout or more (500ms,
-// poisonCheck) in the time a verdict takes to turn (the failure threshold's intervals and a
-// timeout: 4.5s), with the pair's changes back to a serving verdict after one.
-func starvedFlips(res Result) (flips, excused []answeraudit.Change) {
-	const timeout, turn = 500 * time.Millisecond, 4*time.Second + 500*time.Millisecond
-	starved := map[[2]string]bool{}
-	for _, c := range res.Flips {
-		k := [2]string{c.Location, c.Check}
-		switch {
-		case !c.Serving && stalledBetween(res.Stalls, c.At.Add(-turn), c.At) >= timeout:
-			starved[k] = true
-			excused = append(excused, c)
-		case c.Serving && starved[k]:
-			excused = append(excused, c)
-		default:
-			flips = append(flips, c)
-		}
-	}
-	return flips, excused
 }
 
 // stalledBetween returns how long the stalls lasted between from and to.

@@ -121,7 +121,7 @@ func Run(ctx context.Context, o Options) (res Result, err error) {
 	if !r.readyAt.IsZero() {
 		r.rec.judge(&res, doc, r.readyAt, end)
 	}
-	res.Flips = r.flips()
+	res.Flips, res.StarvedFlips = starvedFlips(r.flips(), res.Stalls, doc)
 	res.ReadyAt, res.Unmodelled = r.readyAt, r.unmodelled
 	n.addFigures(&res)
 	if wr != nil && runErr == nil {

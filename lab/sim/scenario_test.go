@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/lab/dev"
@@ -62,14 +63,25 @@ func runChecked(t *testing.T, sc Script) Result {
 	if n := len(res.Audit.Violations); n > 0 {
 		t.Errorf("%d history violations, first: %v", n, res.Audit.Violations[0])
 	}
-	if len(res.Flips) > 0 {
-		t.Errorf("healthy endpoints flipped: %v", res.Flips)
-	}
+	checkFlips(t, res)
 	if res.Audit.Answers < 100 {
 		t.Errorf("only %d answers recorded", res.Audit.Answers)
 	}
 	checkOracle(t, res)
 	return res
+}
+
+// checkFlips fails the test on a flip of a healthy endpoint that no stall of the harness
+// explains, and logs those that one does (Result.StarvedFlips).
+func checkFlips(t *testing.T, res Result) {
+	t.Helper()
+	if len(res.Flips) > 0 {
+		t.Errorf("healthy endpoints flipped: %v", res.Flips)
+	}
+	if n := len(res.StarvedFlips); n > 0 {
+		t.Logf("excused: %d flips of healthy endpoints after stalls ≥ probe timeout (%d stalls, %v in all): %v",
+			n, len(res.Stalls), stalledBetween(res.Stalls, time.Time{}, time.Now()), res.StarvedFlips)
+	}
 }
 
 // checkOracle fails the test unless the independent oracle judged the run and found no
