@@ -20,8 +20,10 @@ import (
 // bound, no other verdict may change, no answer may break the history (nor the independent
 // oracle's judgement), and every ordinary check must stay on schedule wherever a worker pool
 // absorbs the hostile probes; the checkers with a single worker show what a stalled worker
-// costs, and only those that hold a hang check pay it. On a machine too loaded to judge
-// schedules, only the schedule's figures and the times go unjudged.
+// costs, and only those that hold a hang check pay it. Every timing bound adds what the same
+// run measured of the machine: the controls' lag, the harness's stalls, the timers'
+// lateness. Only when the machine's own lag is as long as a hang's delay does the run skip,
+// and then only that comparison, and says so.
 func TestPoison(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a 27-node network for about 30s")
@@ -32,54 +34,31 @@ func TestPoison(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A probe should start well within its interval: a stalled worker delays the probes
-	// behind it by up to the hostile check's timeout (500ms), so half of it is the bound.
-	// Two measurements are controls, which no hostile check touches: the checkers of the
-	// default pool before the poison, and while it lasts those that hold no hostile check.
-	// (Not the single workers before the poison: each probes its checks one after another,
-	// which a busy machine lengthens past the interval with no hostile check at all.) When
-	// a control lags too, the machine itself stalled the network (other processes took the
-	// CPU) and the run says nothing about the schedule: once more, then the schedule's
-	// figures are not judged. Everything else is, whatever the load.
+	// behind it by up to the hostile check's timeout (500ms), so half of it is the bound,
+	// on top of the lag the machine itself caused in the same run. Two measurements are
+	// controls, which no hostile check touches: the checkers of the default pool before the
+	// poison, and while it lasts those that hold no hostile check (missing when checks moved
+	// while the poison lasted: then the first alone). Their lag p99 is the machine's, and
+	// every schedule bound adds it. (Not the single workers before the poison: each probes
+	// its checks one after another, which a busy machine lengthens past the interval with
+	// no hostile check at all; their own baseline is added to their bounds below.)
 	m := calibrate.Start()
 	defer m.Stop()
 	defer func() { t.Logf("the machine meanwhile: %v", m.Reading()) }()
-	var res Result
-	var lagBound, controlLag time.Duration
-	loaded := ""
-	for attempt := 1; ; attempt++ {
-		res = runPoison(t, sc)
-		lagBound = hostileTimeout(t, res.Poison) / 2
-		b := res.Poison.Baseline
-		if j := slices.IndexFunc(res.Poison.BaselineByPool, func(g ScheduleFigures) bool { return g.Pool == checker.DefaultConcurrency }); j >= 0 {
-			b = res.Poison.BaselineByPool[j]
-		}
-		i := slices.IndexFunc(res.Poison.Groups, func(g ScheduleFigures) bool {
-			return g.Pool == checker.DefaultConcurrency && g.Hangs == 0 && g.Floods == 0
-		})
-		if b.Probes == 0 {
-			t.Fatalf("no control: no probe before the poison")
-		}
-		// The second control can be missing: when checks move while the poison lasts (a
-		// checker's membership flapped on a busy machine), every checker of the default pool
-		// may have probed a hostile check at some point of it.
-		why := ""
-		controlLag = b.LagP99
-		if i >= 0 {
-			controlLag = max(controlLag, res.Poison.Groups[i].LagP99)
-		}
-		if i < 0 {
-			why = fmt.Sprintf("no checker of the default pool held no hostile check while poisoned (p99 %v before the poison; bound %v)", b.LagP99, lagBound)
-		} else if control := res.Poison.Groups[i]; b.LagP99 > lagBound || control.LagP99 > lagBound {
-			why = fmt.Sprintf("a control lagged (p99 %v before the poison, %v without a hostile check; bound %v)", b.LagP99, control.LagP99, lagBound)
-		}
-		if why == "" {
-			break
-		}
-		if attempt == 2 {
-			loaded = "twice " + why + ": the schedules cannot be judged against a control"
-			break
-		}
-		t.Logf("%s: once more", why)
+	res := runPoison(t, sc)
+	lagBound := hostileTimeout(t, res.Poison) / 2
+	b := res.Poison.Baseline
+	if j := slices.IndexFunc(res.Poison.BaselineByPool, func(g ScheduleFigures) bool { return g.Pool == checker.DefaultConcurrency }); j >= 0 {
+		b = res.Poison.BaselineByPool[j]
+	}
+	if b.Probes == 0 {
+		t.Fatalf("no control: no probe before the poison")
+	}
+	controlLag := b.LagP99
+	if i := slices.IndexFunc(res.Poison.Groups, func(g ScheduleFigures) bool {
+		return g.Pool == checker.DefaultConcurrency && g.Hangs == 0 && g.Floods == 0
+	}); i >= 0 {
+		controlLag = max(controlLag, res.Poison.Groups[i].LagP99)
 	}
 
 	// Correctness that holds however late the processes run: every answer allowed by a
@@ -118,13 +97,19 @@ func TestPoison(t *testing.T) {
 		t.Errorf("no checker of the default pool held a hang check (%v), or none with one worker held none (%v)", absorbed, spared)
 	}
 	// Every checker that probed a hostile check failed it (the reasons below). That every
-	// location turned it unhealthy needs their reports fresh there, which a machine measured
-	// too loaded (the controls lagged twice) does not deliver: then it is logged, not judged.
+	// location turned it unhealthy needs their reports fresh there: a harness that ran
+	// nothing for the freshness window or longer (its longest stall, measured in the same
+	// run) let them go stale everywhere at once, and then it is logged, not judged.
+	longestStall := time.Duration(0)
+	for _, st := range res.Stalls {
+		longestStall = max(longestStall, st.To.Sub(st.From))
+	}
+	fresh := config.DefaultDocument().Quorum.FreshnessWindow.Std()
 	for _, h := range f.Hostile {
-		if h.Probes == 0 || !h.Detected && loaded == "" {
-			t.Errorf("%s: %d probes, unhealthy everywhere: %v", h.Check, h.Probes, h.Detected)
+		if h.Probes == 0 || !h.Detected && longestStall < fresh {
+			t.Errorf("%s: %d probes, unhealthy everywhere: %v (longest stall %v, freshness window %v)", h.Check, h.Probes, h.Detected, longestStall, fresh)
 		} else if !h.Detected {
-			t.Logf("%s: %d probes, not unhealthy everywhere; not judged: %s", h.Check, h.Probes, loaded)
+			t.Logf("%s: %d probes, not unhealthy everywhere; not judged: the harness stalled %v, the freshness window %v or more", h.Check, h.Probes, longestStall, fresh)
 		}
 		// A hang ends by its timeout; a flood ends at the probe's cap (or, on a loaded
 		// machine, at its timeout); none passes.
@@ -137,14 +122,9 @@ func TestPoison(t *testing.T) {
 		}
 	}
 
-	// What needs the processes to run on time: no healthy endpoint flipped and the
-	// independent oracle's judgement (its windows assume probes and reports on schedule: a
-	// stalled machine fails probes of healthy targets for real), the schedule's figures and
-	// the times.
-	if loaded != "" {
-		t.Skipf("%s; not judged: %d healthy flips, the oracle (%s), the schedule and the times; every other assertion was",
-			loaded, len(res.Flips), oracleSummary(res))
-	}
+	// No healthy endpoint flipped and the independent oracle found nothing, but what a
+	// stall of the harness as long as a probe's timeout explains (excused, and counted in
+	// the report): a stalled process fails probes of healthy targets for real.
 	checkFlips(t, res)
 	checkOracle(t, res)
 	// By class: the pool of 64 absorbs the hangs; a single worker that holds one waits
@@ -179,11 +159,11 @@ func TestPoison(t *testing.T) {
 		}
 		return (2*b*of + bOf - 1) / bOf
 	}
-	var stalled bool
+	var hangLag time.Duration
 	for _, c := range f.Classes {
 		name := fmt.Sprintf("pool %d, holding a hang check: %v", c.Pool, c.Hangs > 0)
 		if c.Pool == smallPool && c.Hangs > 0 {
-			stalled = c.LagP99 >= lagBound
+			hangLag = c.LagP99
 			continue
 		}
 		// The single workers without a hang check are judged by group below, since holding
@@ -211,17 +191,24 @@ func TestPoison(t *testing.T) {
 			t.Errorf("pool %d, holding %d flood checks: %d probes, lag p99 %v, want under %v", g.Pool, g.Floods, g.Probes, g.LagP99, bound)
 		}
 	}
-	if !stalled {
-		t.Errorf("the single-worker checkers that held a hang check lagged less than %v: the lag is not measured", lagBound)
+	// The single workers that held a hang check show that the lag is measured: they lag
+	// the bound more than the machine's own lag for their pool (the controls', or their
+	// baseline's). When that lag is itself as long as the bound, a hang's delay cannot be
+	// told from the machine's in this run: that alone is not judged, and the test says so.
+	noise := max(controlLag, base[smallPool].LagP99)
+	unmeasured := ""
+	if hangLag < lagBound+noise {
+		if noise < lagBound {
+			t.Errorf("the single-worker checkers that held a hang check lagged %v, less than %v and the machine's %v: the lag is not measured", hangLag, lagBound, noise)
+		} else {
+			unmeasured = fmt.Sprintf("the single-worker checkers that held a hang check lagged %v (p99), and the machine itself %v (the controls' or their pool's baseline lag p99, at least the %v bound): a hang's delay cannot be told from the machine's in this run", hangLag, noise, lagBound)
+		}
 	}
 	// The detection bound is the checks' (failure threshold + 1 intervals, a timeout, a
 	// second); a stall of the harness delays every probe by its length, so the bound adds the
 	// stalls measured in the run (or the lateness, below). No probe outlives its timeout by more than another timeout
 	// and the longest stall.
-	stalledAll, longestStall := stalledBetween(res.Stalls, time.Time{}, time.Now()), time.Duration(0)
-	for _, st := range res.Stalls {
-		longestStall = max(longestStall, st.To.Sub(st.From))
-	}
+	stalledAll := stalledBetween(res.Stalls, time.Time{}, time.Now())
 	// Short of stalls, a busy machine runs every timer of the process late by a share of the
 	// time (the meter's ticks: calibrate.Reading.Late over its Wall); the probes and
 	// reports of a detection too, so the bound adds that share of it, or the stalls if more.
@@ -235,6 +222,9 @@ func TestPoison(t *testing.T) {
 		if limit := 2*h.Timeout + longestStall; h.Longest > limit {
 			t.Errorf("%s: longest probe %v, timeout %v, longest stall %v", h.Check, h.Longest, h.Timeout, longestStall)
 		}
+	}
+	if unmeasured != "" {
+		t.Skipf("not judged: %s; every other assertion was, the schedules against bounds that add the machine's lag", unmeasured)
 	}
 }
 
