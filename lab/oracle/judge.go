@@ -31,6 +31,9 @@ type judge struct {
 	down     map[string][][2]time.Time // by location: intervals it was down or starting
 	// excused are the findings that a check starved by a stall of the harness explains.
 	excused []Finding
+	// baseSlack is Bounds.Slack without the stalls' total: a starved check's recovery
+	// counts from the end of the stall that starved it, and a later stall starves it anew.
+	baseSlack time.Duration
 }
 
 // setKey names a record set: owner name and type.
@@ -51,8 +54,9 @@ func Judge(r Run, b Bounds) (Report, error) {
 		return rep, err
 	}
 	rep.Stalls, rep.Stalled = len(r.Stalls), r.stalled()
+	baseSlack := b.Slack
 	b.Slack += rep.Stalled
-	j := &judge{run: &r, m: newModel(&r, b), sets: map[setKey]*config.RecordSet{}, byLoc: map[string][]Query{}}
+	j := &judge{run: &r, m: newModel(&r, b), sets: map[setKey]*config.RecordSet{}, byLoc: map[string][]Query{}, baseSlack: baseSlack}
 	j.tl = buildTimelines(j.m, &r)
 	for _, z := range r.Document.Zones {
 		for i := range z.RecordSets {

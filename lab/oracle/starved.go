@@ -10,7 +10,8 @@ import (
 // machine, not for its target, and the checkers of every region fail it at the same instant.
 // Such a check is starved: from the start of a stall at least as long as its timeout until
 // its recovery window after the stall ended (success_threshold intervals and a timeout, plus
-// Bounds.Tick, Spread and Slack), it may be served either way. A wrong answer or a flip that
+// Bounds.Tick, Spread and Slack, without the other stalls' total: a later stall as long
+// starves it anew, a shorter one does not), it may be served either way. A wrong answer or a flip that
 // the check's other value explains is excused (Report.Excused), not counted; one that it does
 // not explain, or that comes with no such stall, still counts.
 
@@ -31,7 +32,7 @@ func (j *judge) starved(id string, from, to time.Time) (Stall, bool) {
 		return Stall{}, false
 	}
 	p := params(c)
-	back := time.Duration(p.successes)*p.interval + p.timeout + j.m.b.Tick + j.m.b.Spread + j.m.b.Slack
+	back := time.Duration(p.successes)*p.interval + p.timeout + j.m.b.Tick + j.m.b.Spread + j.baseSlack
 	for _, st := range j.run.Stalls {
 		if st.To.Sub(st.From) >= p.timeout && !st.From.After(to) && st.To.Add(back).After(from) {
 			return st, true
