@@ -155,6 +155,7 @@ func (r *runner) record(ctx, netCtx context.Context, names []string, wr *Writer)
 	stalls := &stallMonitor{}
 	r.stalls = stalls
 	wg.Go(func() { stalls.run(recCtx) })
+	wg.Go(func() { stalls.controlProbe(recCtx, shortestTimeout(r.doc)) })
 	runErr := func() error {
 		faults := NewFaults(r.regions)
 		if _, err := r.settle(ctx, faults, o.Ready); err != nil {

@@ -43,3 +43,18 @@ func TestStarvedFlips(t *testing.T) {
 		}
 	}
 }
+
+// TestStallsMerged: the monitor's and the control probe's stalls come back in order, those
+// that overlap as one.
+func TestStallsMerged(t *testing.T) {
+	t0 := time.Date(2026, 12, 4, 22, 0, 0, 0, time.UTC)
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	var m stallMonitor
+	m.add(oracle.Stall{From: at(5), To: at(6)})
+	m.add(oracle.Stall{From: at(1), To: at(2)})
+	m.add(oracle.Stall{From: at(5.5), To: at(7)})
+	got, _ := m.recorded()
+	if len(got) != 2 || !got[0].From.Equal(at(1)) || !got[1].From.Equal(at(5)) || !got[1].To.Equal(at(7)) {
+		t.Errorf("recorded %v; want [1s 2s] and [5s 7s]", got)
+	}
+}
