@@ -117,6 +117,8 @@ func Run(ctx context.Context, o Options) (res Result, err error) {
 		return res, err
 	}
 	end, runErr := r.record(ctx, netCtx, names, wr)
+	checks := checksByID(doc)
+	auditor.Starved = func(_, check string, _, to time.Time) bool { return starvedBefore(checks, check, to, res.Stalls) }
 	res.Audit = auditor.Audit(res.History)
 	if !r.readyAt.IsZero() {
 		r.rec.judge(&res, doc, r.readyAt, end)

@@ -59,6 +59,9 @@ func (r Result) WriteReport(w io.Writer) error {
 	fmt.Fprintf(&b, "  detection              %v\n", r.Detection.Round(10*time.Millisecond))
 	fmt.Fprintf(&b, "  recovery               %v\n", r.Recovery.Round(10*time.Millisecond))
 	fmt.Fprintf(&b, "  violations             %d\n", len(v.Violations))
+	if n := len(v.Excused); n > 0 {
+		fmt.Fprintf(&b, "  excused answers        %d after stalls ≥ probe timeout (only a starved check allowed them; not violations)\n", n)
+	}
 	if r.Poison != nil {
 		r.Poison.write(&b)
 	}

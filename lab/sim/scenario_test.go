@@ -78,6 +78,9 @@ func checkFlips(t *testing.T, res Result) {
 	if len(res.Flips) > 0 {
 		t.Errorf("healthy endpoints flipped: %v", res.Flips)
 	}
+	if n := len(res.Audit.Excused); n > 0 {
+		t.Logf("excused: %d answers that only a check starved by a stall ≥ probe timeout allowed, first: %v", n, res.Audit.Excused[0])
+	}
 	if n := len(res.StarvedFlips); n > 0 {
 		t.Logf("excused: %d flips of healthy endpoints after stalls ≥ probe timeout (%d stalls, %v in all): %v",
 			n, len(res.Stalls), stalledBetween(res.Stalls, time.Time{}, time.Now()), res.StarvedFlips)

@@ -20,10 +20,7 @@ const turnSlack = 1500 * time.Millisecond
 // and the pair's changes back to a served one after it, are starved; any other is a flip. A
 // calculated check is starved when one of its children is.
 func starvedFlips(flips []answeraudit.Change, stalls []oracle.Stall, doc *config.Document) (unexplained, starved []answeraudit.Change) {
-	checks := map[string]*config.Check{}
-	for i := range doc.Checks {
-		checks[doc.Checks[i].ID] = &doc.Checks[i]
-	}
+	checks := checksByID(doc)
 	pair := map[[2]string]bool{}
 	for _, c := range flips {
 		k := [2]string{c.Location, c.Check}
@@ -73,4 +70,13 @@ func starvedBefore(checks map[string]*config.Check, id string, at time.Time, sta
 		}
 	}
 	return false
+}
+
+// checksByID returns doc's checks by ID.
+func checksByID(doc *config.Document) map[string]*config.Check {
+	checks := map[string]*config.Check{}
+	for i := range doc.Checks {
+		checks[doc.Checks[i].ID] = &doc.Checks[i]
+	}
+	return checks
 }
