@@ -58,3 +58,16 @@ func TestStallsMerged(t *testing.T) {
 		t.Errorf("recorded %v; want [1s 2s] and [5s 7s]", got)
 	}
 }
+
+// TestStallSpell: stalls less than a gap apart make one spell.
+func TestStallSpell(t *testing.T) {
+	t0 := time.Date(2026, 12, 4, 22, 0, 0, 0, time.UTC)
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	stalls := []oracle.Stall{{From: at(1), To: at(2)}, {From: at(2.3), To: at(3)}, {From: at(5), To: at(5.5)}}
+	if got := stallSpell(stalls, 500*time.Millisecond); got != 2*time.Second {
+		t.Errorf("spell %v, want 2s (1s to 3s)", got)
+	}
+	if got := stallSpell(stalls, 100*time.Millisecond); got != time.Second {
+		t.Errorf("spell %v, want 1s", got)
+	}
+}
