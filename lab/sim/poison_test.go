@@ -153,6 +153,12 @@ func TestPoison(t *testing.T) {
 	for _, b := range f.BaselineByPool {
 		base[b.Pool] = b
 	}
+	concurrent := func(pool int) ScheduleFigures { // the pool's checkers without a hostile check while poisoned
+		if i := slices.IndexFunc(f.Groups, func(g ScheduleFigures) bool { return g.Pool == pool && g.Hangs == 0 && g.Floods == 0 }); i >= 0 {
+			return f.Groups[i]
+		}
+		return ScheduleFigures{}
+	}
 	share := func(of, b, bOf int) int { // twice b/bOf of `of`, rounded up
 		if bOf == 0 {
 			return 0
@@ -189,19 +195,22 @@ func TestPoison(t *testing.T) {
 		if c.Pool != smallPool && c.LagP99 > lagBound+controlLag {
 			t.Errorf("%s: %d probes, lag p99 %v, want under %v", name, c.Probes, c.LagP99, lagBound+controlLag)
 		}
-		pb := base[c.Pool]
-		if allowed := share(c.Probes, pb.Failed, pb.Probes); c.Failed > allowed {
-			t.Errorf("%s: %d of %d ordinary probes failed, want at most %d (%d of %d before the poison)", name, c.Failed, c.Probes, allowed, pb.Failed, pb.Probes)
+		// The machine's load moves: the same pool's checkers that held no hostile check
+		// while the poison lasted are a control of that time, and the larger share of the
+		// two is the machine's.
+		pb, cg := base[c.Pool], concurrent(c.Pool)
+		if allowed := max(share(c.Probes, pb.Failed, pb.Probes), share(c.Probes, cg.Failed, cg.Probes)); c.Failed > allowed {
+			t.Errorf("%s: %d of %d ordinary probes failed, want at most %d (%d of %d before the poison, %d of %d meanwhile without a hostile check)", name, c.Failed, c.Probes, allowed, pb.Failed, pb.Probes, cg.Failed, cg.Probes)
 		}
-		if allowed := c.Gaps/100 + share(c.Gaps, pb.Missed, pb.Gaps); c.Missed > allowed {
-			t.Errorf("%s: %d of %d gaps over 1.5 intervals, want at most 1%% and twice the share before the poison (%d of %d)", name, c.Missed, c.Gaps, pb.Missed, pb.Gaps)
+		if allowed := c.Gaps/100 + max(share(c.Gaps, pb.Missed, pb.Gaps), share(c.Gaps, cg.Missed, cg.Gaps)); c.Missed > allowed {
+			t.Errorf("%s: %d of %d gaps over 1.5 intervals, want at most 1%% and twice the share before the poison (%d of %d) or meanwhile without a hostile check (%d of %d)", name, c.Missed, c.Gaps, pb.Missed, pb.Gaps, cg.Missed, cg.Gaps)
 		}
 	}
 	for _, g := range f.Groups {
 		if g.Pool != smallPool || g.Hangs > 0 || unmeasured != "" {
 			continue
 		}
-		bound := lagBound + max(controlLag, base[g.Pool].LagP99)
+		bound := lagBound + max(controlLag, base[g.Pool].LagP99, concurrent(g.Pool).LagP99)
 		if g.Floods > 0 {
 			bound += floodLongest
 		}
