@@ -68,7 +68,30 @@ func runChecked(t *testing.T, sc Script) Result {
 		t.Errorf("only %d answers recorded", res.Audit.Answers)
 	}
 	checkOracle(t, res)
+	skipIfStarved(t, res)
 	return res
+}
+
+// skipIfStarved skips, after every other assertion, a run whose harness was stalled for
+// more than half of its judged time and excused something for it: such a run cannot tell a
+// fault from the machine (everything in its stalls' windows is excused), so it does not
+// count as a pass. A run that excused nothing, or stalled less, stands.
+func skipIfStarved(t *testing.T, res Result) {
+	t.Helper()
+	excused := len(res.StarvedFlips) + len(res.Audit.Excused)
+	if res.Oracle != nil {
+		excused += len(res.Oracle.Excused)
+	}
+	var end time.Time
+	for _, a := range res.History.Answers {
+		end = later(end, a.Received)
+	}
+	judged := end.Sub(res.ReadyAt)
+	stalled := stalledBetween(res.Stalls, res.ReadyAt, end)
+	if excused > 0 && judged > 0 && 2*stalled > judged {
+		t.Skipf("the harness was stalled %v of the %v judged and %d findings were excused for it: the run cannot tell a fault from the machine",
+			stalled.Round(time.Millisecond), judged.Round(time.Millisecond), excused)
+	}
 }
 
 // checkFlips fails the test on a flip of a healthy endpoint that no stall of the harness
