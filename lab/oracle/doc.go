@@ -81,6 +81,11 @@
 //     event to the first answer at each location that the new settled state allows and the old
 //     one does not, measured from the answers themselves.
 //
+// A stall of the harness at least as long as a check's probe timeout fails that check's
+// probes at every checker at once: until the check's recovery window after the stall, a
+// wrong answer or a flip that the check's other value explains is excused (Report.Excused,
+// counted in the report), not judged; one it does not explain still counts.
+//
 // Every finding carries the offending query, the queries around it at its location, what the
 // model allowed and the events in force.
 //

@@ -153,7 +153,12 @@ func (j *judge) flipsOf(loc string, rs *config.RecordSet, checks []string, value
 		for i, id := range checks {
 			masks[i] = lanes[id].at(a.Sent, b.Received)
 		}
-		out = append(out, *j.finding(b, reason, j.allowed(rs, checks, masks)))
+		f := j.finding(b, reason, j.allowed(rs, checks, masks))
+		if relaxed, st := j.relaxStarved(checks, masks, a.Sent, b.Received); st.To.After(st.From) && presenceOf(rs, checks, relaxed, value) == either {
+			j.excused = append(j.excused, excuse(f, "FLIP", st))
+			continue
+		}
+		out = append(out, *f)
 	}
 	return out
 }

@@ -29,6 +29,11 @@ type judge struct {
 	// evWindow is, by event, the longest transition window it opened at any location.
 	evWindow []time.Duration
 	down     map[string][][2]time.Time // by location: intervals it was down or starting
+	// excused are the findings that a check starved by a stall of the harness explains.
+	excused []Finding
+	// baseSlack is Bounds.Slack without the stalls' total: a starved check's recovery
+	// counts from the end of the stall that starved it, and a later stall starves it anew.
+	baseSlack time.Duration
 }
 
 // setKey names a record set: owner name and type.
@@ -49,8 +54,9 @@ func Judge(r Run, b Bounds) (Report, error) {
 		return rep, err
 	}
 	rep.Stalls, rep.Stalled = len(r.Stalls), r.stalled()
+	baseSlack := b.Slack
 	b.Slack += rep.Stalled
-	j := &judge{run: &r, m: newModel(&r, b), sets: map[setKey]*config.RecordSet{}, byLoc: map[string][]Query{}}
+	j := &judge{run: &r, m: newModel(&r, b), sets: map[setKey]*config.RecordSet{}, byLoc: map[string][]Query{}, baseSlack: baseSlack}
 	j.tl = buildTimelines(j.m, &r)
 	for _, z := range r.Document.Zones {
 		for i := range z.RecordSets {
@@ -112,6 +118,7 @@ func Judge(r Run, b Bounds) (Report, error) {
 		rep.Unanswered[l] = u
 	}
 	rep.Flips = j.flips()
+	rep.Excused = j.excused
 	rep.Timings = j.timings()
 	return rep, nil
 }
@@ -243,7 +250,24 @@ func (j *judge) answer(q Query) (bool, *Finding) {
 	if matched {
 		return onlyLast, nil
 	}
-	return false, j.finding(q, "no value the model allows for the record set's checks at this location selects this answer", j.allowed(rs, checks, masks))
+	f := j.finding(q, "no value the model allows for the record set's checks at this location selects this answer", j.allowed(rs, checks, masks))
+	if relaxed, st := j.relaxStarved(checks, masks, q.Sent, q.Received); st.To.After(st.From) && j.permitted(rs, checks, relaxed, q.Values) {
+		j.excused = append(j.excused, excuse(f, "WRONG", st))
+		return false, nil
+	}
+	return false, f
+}
+
+// permitted reports whether some value the masks allow of rs's checks selects values.
+func (j *judge) permitted(rs *config.RecordSet, checks []string, masks []served, values []string) bool {
+	ok := false
+	if !combos(checks, masks, func(serving func(string) bool) bool {
+		ok = Permitted(rs, serving).Permits(values)
+		return !ok
+	}) {
+		return true
+	}
+	return ok
 }
 
 // allowed says what the masks allow of rs, for a finding.

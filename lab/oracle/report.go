@@ -20,6 +20,9 @@ type Report struct {
 	Wrong []Finding
 	// Flips are presence changes of an address that nothing explains. Target 0.
 	Flips []Finding
+	// Excused are the wrong answers and flips that a check starved by a stall of the harness
+	// explains (a stall at least as long as its probe timeout: starved.go); not counted.
+	Excused []Finding
 	// Unanswered counts, by location, the judged queries without an answer.
 	Unanswered map[string]Unanswered
 	// Timings are the detection or recovery times, one per event that changed a settled
@@ -55,6 +58,18 @@ func (r *Report) UnansweredTotal() (counted, excused int) {
 		excused += u.Excused
 	}
 	return counted, excused
+}
+
+// ExcusedTotal returns the excused wrong answers and flips.
+func (r *Report) ExcusedTotal() (wrong, flips int) {
+	for _, f := range r.Excused {
+		if strings.HasPrefix(f.Reason, "FLIP ") {
+			flips++
+		} else {
+			wrong++
+		}
+	}
+	return wrong, flips
 }
 
 // Finding is one failure with the history around it.
@@ -130,6 +145,10 @@ func (r *Report) Write(w io.Writer) error {
 	if r.Stalls > 0 {
 		fmt.Fprintf(&b, "  harness stalls: %d, %v in all (every window allowed that much more)\n", r.Stalls, r.Stalled.Round(time.Millisecond))
 	}
+	if len(r.Excused) > 0 {
+		wrong, flips := r.ExcusedTotal()
+		fmt.Fprintf(&b, "  excused: %d wrong answers and %d flips after stalls ≥ probe timeout (the check may have been served either way; not counted)\n", wrong, flips)
+	}
 	for _, l := range slices.Sorted(maps.Keys(r.Unanswered)) {
 		u := r.Unanswered[l]
 		over := ""
@@ -169,6 +188,7 @@ func (r *Report) Write(w io.Writer) error {
 	}
 	writeFindings(&b, "WRONG", r.Wrong)
 	writeFindings(&b, "FLIP", r.Flips)
+	writeFindings(&b, "EXCUSED", r.Excused)
 	_, err := io.WriteString(w, b.String())
 	return err
 }

@@ -405,3 +405,54 @@ func TestStalls(t *testing.T) {
 		t.Errorf("a stall that ends before it begins: %v", err)
 	}
 }
+
+// A check whose probes every checker failed at once because the harness stalled longer than
+// the probe timeout: web-eu-west leaves eu-west's answers at 12s and comes back at 14s with no
+// event. Without a stall, or after one shorter than the timeout (500ms) or long past, that is a
+// wrong answer and a flip; after one as long as the timeout it is excused and said so. What a
+// starved check does not explain (the static record answered with another address) still
+// counts.
+func TestStarvedCheck(t *testing.T) {
+	tell := func(stalls []Stall, plant bool) Report {
+		s := newStory(t, 30)
+		for _, l := range demoRegions {
+			s.steady(l, 0, 30)
+			s.serve(l, "all", 0, 12, us, eu, sa)
+			s.serve(l, "all", 12, 14, us, sa)
+			s.serve(l, "all", 14, 30, us, eu, sa)
+		}
+		if plant {
+			s.replace("eu-west", "static", 12, 12.5, func(q *Query) { q.Values = []string{us} })
+		}
+		s.run.Stalls = stalls
+		return s.judge()
+	}
+	for _, c := range []struct {
+		name   string
+		stalls []Stall
+	}{
+		{"no stall", nil},
+		{"a stall shorter than the timeout", []Stall{{From: sec(11.5), To: sec(11.9)}}},
+		{"a stall long before", []Stall{{From: sec(2), To: sec(2.7)}}},
+	} {
+		rep := tell(c.stalls, false)
+		if rep.OK() || len(rep.Wrong) == 0 || len(rep.Flips) == 0 || len(rep.Excused) != 0 {
+			t.Errorf("%s: %d wrong, %d flips, %d excused; want wrong answers and flips, none excused", c.name, len(rep.Wrong), len(rep.Flips), len(rep.Excused))
+		}
+	}
+	stall := []Stall{{From: sec(11.5), To: sec(12.2)}}
+	rep := tell(stall, false)
+	wrong, flips := rep.ExcusedTotal()
+	if !rep.OK() || wrong == 0 || flips != 3*2 {
+		t.Errorf("after a 700ms stall: %d wrong, %d flips, excused %d wrong and %d flips; want all excused, two flips per location", len(rep.Wrong), len(rep.Flips), wrong, flips)
+	}
+	var b strings.Builder
+	_ = rep.Write(&b)
+	if !strings.Contains(b.String(), fmt.Sprintf("excused: %d wrong answers and %d flips after stalls ≥ probe timeout", wrong, flips)) {
+		t.Errorf("the report does not say what it excused:\n%s", b.String())
+	}
+	rep = tell(stall, true)
+	if rep.OK() || len(rep.Wrong) != 5 || !strings.Contains(rep.Wrong[0].Query.Name, "static") {
+		t.Errorf("a planted static answer during the stall: %d wrong (%v); want the 5 planted ones", len(rep.Wrong), rep.Wrong)
+	}
+}

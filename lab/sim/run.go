@@ -117,11 +117,13 @@ func Run(ctx context.Context, o Options) (res Result, err error) {
 		return res, err
 	}
 	end, runErr := r.record(ctx, netCtx, names, wr)
+	checks := checksByID(doc)
+	auditor.Starved = func(_, check string, _, to time.Time) bool { return starvedBefore(checks, check, to, res.Stalls) }
 	res.Audit = auditor.Audit(res.History)
 	if !r.readyAt.IsZero() {
 		r.rec.judge(&res, doc, r.readyAt, end)
 	}
-	res.Flips = r.flips()
+	res.Flips, res.StarvedFlips = starvedFlips(r.flips(), res.Stalls, doc)
 	res.ReadyAt, res.Unmodelled = r.readyAt, r.unmodelled
 	n.addFigures(&res)
 	if wr != nil && runErr == nil {
@@ -155,6 +157,7 @@ func (r *runner) record(ctx, netCtx context.Context, names []string, wr *Writer)
 	stalls := &stallMonitor{}
 	r.stalls = stalls
 	wg.Go(func() { stalls.run(recCtx) })
+	wg.Go(func() { stalls.controlProbe(recCtx, shortestTimeout(r.doc)) })
 	runErr := func() error {
 		faults := NewFaults(r.regions)
 		if _, err := r.settle(ctx, faults, o.Ready); err != nil {

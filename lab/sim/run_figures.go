@@ -42,6 +42,9 @@ type Result struct {
 	// Flips counts verdict changes, after the network was ready, of the (location, check)
 	// pairs the fault model kept healthy throughout: healthy endpoints flipped. Target 0.
 	Flips []answeraudit.Change
+	// StarvedFlips are the verdict changes of those pairs that a stall of the harness at
+	// least as long as the check's probe timeout explains (starved.go): not counted in Flips.
+	StarvedFlips []answeraudit.Change
 	// Counted are, by location and check, the extremes of what the verdicts counted from
 	// ready to the last repair; AfterRepair from the last repair to the end. Without a
 	// repair, AfterRepair is empty.

@@ -51,16 +51,25 @@ func (r Result) WriteReport(w io.Writer) error {
 		fmt.Fprintf(&b, "  healthy flips          not computed: the fault model cannot say what a one-way cut, loss or latency does\n")
 	} else {
 		fmt.Fprintf(&b, "  healthy flips          %d\n", len(r.Flips))
+		if n := len(r.StarvedFlips); n > 0 {
+			fmt.Fprintf(&b, "  excused flips          %d after stalls ≥ probe timeout (the harness failed the probes, not the targets; not counted)\n", n)
+		}
 	}
 	r.writeChaos(&b)
 	fmt.Fprintf(&b, "  detection              %v\n", r.Detection.Round(10*time.Millisecond))
 	fmt.Fprintf(&b, "  recovery               %v\n", r.Recovery.Round(10*time.Millisecond))
 	fmt.Fprintf(&b, "  violations             %d\n", len(v.Violations))
+	if n := len(v.Excused); n > 0 {
+		fmt.Fprintf(&b, "  excused answers        %d after stalls ≥ probe timeout (only a starved check allowed them; not violations)\n", n)
+	}
 	if r.Poison != nil {
 		r.Poison.write(&b)
 	}
 	for _, f := range r.Flips {
 		fmt.Fprintf(&b, "  FLIP %v\n", f)
+	}
+	for _, f := range r.StarvedFlips {
+		fmt.Fprintf(&b, "  EXCUSED FLIP %v\n", f)
 	}
 	for i, x := range v.Violations {
 		if i == maxViolationsShown {

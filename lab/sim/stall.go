@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -79,11 +80,25 @@ func (m *stallMonitor) add(s oracle.Stall) {
 	m.stalls = append(m.stalls, s)
 }
 
-// recorded returns the stalls kept and how many more there were.
+// recorded returns the stalls kept, in order and those that overlap merged (the monitor's
+// and the control probe's), and how many more there were.
 func (m *stallMonitor) recorded() ([]oracle.Stall, int) {
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	return append([]oracle.Stall(nil), m.stalls...), m.more
+	in := append([]oracle.Stall(nil), m.stalls...)
+	more := m.more
+	m.mu.Unlock()
+	slices.SortFunc(in, func(a, b oracle.Stall) int { return a.From.Compare(b.From) })
+	var out []oracle.Stall
+	for _, s := range in {
+		if n := len(out); n > 0 && !s.From.After(out[n-1].To) {
+			if s.To.After(out[n-1].To) {
+				out[n-1].To = s.To
+			}
+			continue
+		}
+		out = append(out, s)
+	}
+	return out, more
 }
 
 // since returns how long the harness stalled after t, in the stalls recorded so far (a stall

@@ -177,3 +177,23 @@ func TestNewNames(t *testing.T) {
 		t.Errorf("%d record sets, want the 4 of type A", len(c.Sets))
 	}
 }
+
+// TestStarvedExcused: an answer that drops a record whose verdict the samples show healthy is
+// a violation, unless the check is starved (Auditor.Starved): then it is excused and counted
+// apart. What a starved check does not explain (an address of no record) stays a violation.
+func TestStarvedExcused(t *testing.T) {
+	all := "all.example.test."
+	h := History{Changes: allHealthy(), Answers: []Answer{
+		ans(all, 10, "10.0.0.1", "10.0.0.3"),
+		ans(all, 11, "10.0.0.1", "10.0.0.7"),
+	}}
+	c := New(testDoc(), 0)
+	if f := c.Audit(h); len(f.Violations) != 2 || len(f.Excused) != 0 {
+		t.Fatalf("without a starved check: %d violations, %d excused; want 2 and 0", len(f.Violations), len(f.Excused))
+	}
+	c.Starved = func(_, check string, _, _ time.Time) bool { return check == "b" }
+	f := c.Audit(h)
+	if len(f.Violations) != 1 || len(f.Excused) != 1 || !strings.Contains(f.Excused[0].String(), "starved") {
+		t.Errorf("with b starved: violations %v, excused %v; want the unknown address a violation, the drop of b excused", f.Violations, f.Excused)
+	}
+}
