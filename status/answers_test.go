@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/vigil-dns/vigil/internal/testproc"
 )
 
 // TestAnswersView: the DNS view lists every record set of the demo that consults a health
@@ -74,7 +76,7 @@ func TestDNSViewInBrowser(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Chromium")
 	}
-	bin := chromium(t)
+	bin := testproc.Chromium(t)
 	loc := newTestLocation(t)
 	demoScenario(loc)
 	loc.reports["web-us-east"] = loc.reports["web-eu-west"]

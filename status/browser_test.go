@@ -15,19 +15,8 @@ import (
 	"time"
 
 	"github.com/vigil-dns/vigil/control/state"
+	"github.com/vigil-dns/vigil/internal/testproc"
 )
-
-// chromium returns the path of a Chromium binary, or skips the test.
-func chromium(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "headless_shell"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	t.Skip("no chromium binary on PATH (Debian: apt-get install chromium; .ci/run installs it)")
-	return ""
-}
 
 // runChromium runs headless Chromium with args and the page URL, and returns its stdout.
 // Virtual time lets the page's script fetch and draw before the DOM is dumped.
@@ -65,7 +54,7 @@ func TestPageInBrowser(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Chromium")
 	}
-	bin := chromium(t)
+	bin := testproc.Chromium(t)
 	loc := newTestLocation(t)
 	demoScenario(loc)
 	a, _, _ := newTestAPI(t, loc, nil)
@@ -153,7 +142,7 @@ func TestForcedCheckInBrowser(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Chromium")
 	}
-	bin := chromium(t)
+	bin := testproc.Chromium(t)
 	loc := newTestLocation(t)
 	demoScenario(loc)
 	a, _, _ := newTestAPI(t, nil, nil)

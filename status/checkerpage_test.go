@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/vigil-dns/vigil/internal/testproc"
 )
 
 // checkerNode is the test node seen as a checker: the node us-1, without the location role.
@@ -26,7 +28,7 @@ func TestCheckerPageInBrowser(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Chromium and probes real HTTP servers")
 	}
-	bin := chromium(t)
+	bin := testproc.Chromium(t)
 	report, err := os.ReadFile("testdata/verification.json") // a verify.Report (verify's TestStatusPageFixture)
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vigil-dns/vigil/internal/testproc"
 	"github.com/vigil-dns/vigil/location/history"
 )
 
@@ -34,7 +35,7 @@ func TestNetworkPageInBrowser(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Chromium")
 	}
-	bin := chromium(t)
+	bin := testproc.Chromium(t)
 	locs := fakeNetwork(120)
 	members, urls, _ := fakePeers(t, locs)
 	now := time.Now()
@@ -99,7 +100,7 @@ func TestVerificationPageInBrowser(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Chromium")
 	}
-	bin := chromium(t)
+	bin := testproc.Chromium(t)
 	report, err := os.ReadFile("testdata/verification.json") // a verify.Report (verify's TestStatusPageFixture)
 	if err != nil {
 		t.Fatal(err)

@@ -37,3 +37,16 @@ func Start(t testing.TB, cmd *exec.Cmd) (out *syncbuf.Buffer, exited <-chan stru
 	})
 	return out, done
 }
+
+// Chromium returns the path of a Chromium binary for a headless browser test, or skips the
+// test saying how to install one.
+func Chromium(t testing.TB) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "headless_shell"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	t.Skip("no chromium binary on PATH (Debian: apt-get install chromium; .ci/run installs it)")
+	return ""
+}

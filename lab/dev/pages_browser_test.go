@@ -11,20 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vigil-dns/vigil/internal/testproc"
 	"github.com/vigil-dns/vigil/quorum"
 )
-
-// devChromium returns the path of a Chromium binary, or skips the test.
-func devChromium(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "headless_shell"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	t.Skip("no chromium binary on PATH (Debian: apt-get install chromium; .ci/run installs it)")
-	return ""
-}
 
 // renderedPage loads url in headless Chromium, lets its script run (the page's first refresh
 // answers within the virtual time budget) and returns the DOM it drew.
@@ -67,7 +56,7 @@ func TestDevPagesInBrowser(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a dev network and starts Chromium")
 	}
-	bin := devChromium(t)
+	bin := testproc.Chromium(t)
 	checkerHTTP := "127.0.0.1:" + strconv.Itoa(freePort(t))
 	n := startEdited(t, func(cfg *Config) {
 		cfg.CheckerHTTP = map[string][]string{"us-east": {checkerHTTP}}

@@ -24,9 +24,9 @@ func startLocation(t *testing.T, rrl location.RRLConfig) (string, *prometheus.Re
 	return startLocationWith(t, location.Config{RRL: rrl})
 }
 
-// startLocationWith is startLocation with the server's configuration (its address, registry
-// and logger are set here).
-func startLocationWith(t *testing.T, cfg location.Config) (string, *prometheus.Registry) {
+// demoSnapshot returns the location's snapshot of examples/demo.yaml, its zone served by four
+// virtual name servers.
+func demoSnapshot(t *testing.T) *location.Snapshot {
 	t.Helper()
 	data, err := os.ReadFile("../../examples/demo.yaml")
 	if err != nil {
@@ -42,6 +42,14 @@ func startLocationWith(t *testing.T, cfg location.Config) (string, *prometheus.R
 	if err != nil {
 		t.Fatal(err)
 	}
+	return snap
+}
+
+// startLocationWith is startLocation with the server's configuration (its address, registry
+// and logger are set here).
+func startLocationWith(t *testing.T, cfg location.Config) (string, *prometheus.Registry) {
+	t.Helper()
+	snap := demoSnapshot(t)
 	reg := prometheus.NewRegistry()
 	cfg.Addr, cfg.Registerer, cfg.Logger = "127.0.0.1:0", reg, logger()
 	s, err := location.New(cfg)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
-	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -13,7 +12,6 @@ import (
 
 	"github.com/miekg/dns"
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/vigil-dns/vigil/config"
 	"github.com/vigil-dns/vigil/dnssec"
 	"github.com/vigil-dns/vigil/location"
 )
@@ -22,20 +20,7 @@ import (
 // budget of rate new signatures a second, all of it the zone's: it is the only signed zone) on a real UDP socket on 127.0.0.1 until the test ends.
 func startSignedLocation(t *testing.T, rate int) (string, *dnssec.Signer, *prometheus.Registry) {
 	t.Helper()
-	data, err := os.ReadFile("../../examples/demo.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc, err := config.Parse(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	snap, err := location.NewSnapshot(doc.Zones, map[string][]location.NameServer{
-		"demo.vigil.test.": location.ShardNameServers([]int{3, 97, 1024, 2047}, doc.NameServers.Domain, nil),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	snap := demoSnapshot(t)
 	sealer, err := dnssec.NewSealer([]byte("abuse-test-dnssec-secret-0000000"))
 	if err != nil {
 		t.Fatal(err)
