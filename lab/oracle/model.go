@@ -140,6 +140,13 @@ func params(c *config.Check) checkParams {
 	return p
 }
 
+// ProbeTiming returns check c's probe interval, timeout and failure threshold, the
+// configuration's defaults where c leaves them unset.
+func ProbeTiming(c *config.Check) (interval, timeout time.Duration, failures int) {
+	p := params(c)
+	return p.interval, p.timeout, p.failures
+}
+
 // regionsOf returns the regions that probe c: its own, or every region of the topology.
 func (m *model) regionsOf(c *config.Check) []string {
 	if len(c.Regions) > 0 {

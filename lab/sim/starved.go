@@ -52,17 +52,7 @@ func starvedBefore(checks map[string]*config.Check, id string, at time.Time, sta
 		}
 		return false
 	}
-	d := config.DefaultCheck()
-	interval, timeout, failures := c.Interval.Std(), c.Timeout.Std(), c.FailureThreshold
-	if interval <= 0 {
-		interval = d.Interval.Std()
-	}
-	if timeout <= 0 {
-		timeout = d.Timeout.Std()
-	}
-	if failures <= 0 {
-		failures = d.FailureThreshold
-	}
+	interval, timeout, failures := oracle.ProbeTiming(c)
 	from := at.Add(-(time.Duration(failures)*interval + timeout + turnSlack))
 	for _, st := range stalls {
 		if st.To.Sub(st.From) >= timeout && st.From.Before(at) && st.To.After(from) {
