@@ -146,9 +146,16 @@ func testRaftSecret(t testing.TB) []byte {
 	return s
 }
 
+// freeAddr returns a TCP address on 127.0.0.1 whose port was free a moment ago.
 func freeAddr(t testing.TB) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	return freeAddrOn(t, "127.0.0.1")
+}
+
+// freeAddrOn returns a TCP address on ip whose port was free a moment ago.
+func freeAddrOn(t testing.TB, ip string) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"syscall"
 	"testing"
@@ -140,9 +141,14 @@ func TestKillRestartVoter(t *testing.T) {
 		t.Fatal(err)
 	}
 	voters := make([]*killVoter, 3)
+	// Each voter's process binds its ports again at every restart, long after they were
+	// chosen: on a loopback address of their own, no other process's outgoing connection
+	// (whose source is 127.0.0.1) can take one in between.
+	host := fmt.Sprintf("127.%d.%d.", 1+rand.IntN(250), 1+rand.IntN(250))
 	for i := range voters {
+		ip := host + strconv.Itoa(1+i)
 		v := &killVoter{id: fmt.Sprintf("v%d", i), dir: filepath.Join(work, fmt.Sprintf("v%d", i)),
-			raft: freeAddr(t), api: freeAddr(t), log: filepath.Join(work, fmt.Sprintf("v%d.log", i))}
+			raft: freeAddrOn(t, ip), api: freeAddrOn(t, ip), log: filepath.Join(work, fmt.Sprintf("v%d.log", i))}
 		v.args = []string{"agent", "-roles", "control", "-id", v.id, "-data-dir", v.dir, "-raft-addr", v.raft,
 			"-api-addr", v.api, "-token-file", tokenFile, "-open-reads", "-log-level", "warn"}
 		if i == 0 {
